@@ -1,0 +1,42 @@
+# Every target creates .venv by itself when it is missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-dev
+RUN_STAMP := $(VENV)/.installed
+export QT_QPA_PLATFORM ?= $(if $(DISPLAY)$(WAYLAND_DISPLAY),,offscreen)
+
+.PHONY: run test demo bench lint package windows-installer windows-smoke screenshots clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@ $(RUN_STAMP)
+
+run: $(RUN_STAMP)
+	$(VENV)/bin/yupana
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+
+demo: $(RUN_STAMP)
+	$(VENV)/bin/yupana demo
+
+bench: $(RUN_STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+lint: $(STAMP)
+	$(PY) -m ruff check app tests bench
+
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m app.gui.screenshots docs/screenshots
+
+clean:
+	rm -rf build dist .pytest_cache
