@@ -39,6 +39,7 @@ from .errors import ErrorCode, YupanaError, invalid
 from .events import EventBus
 from .logs import close_logging, setup_logging
 from .paths import data_home, database_path
+from .secrets import SecretStore
 from .settings import Settings
 from .storage import Storage
 
@@ -81,6 +82,7 @@ class Engine:
         self.storage = Storage.open(database_path(self.home))
         self.settings = Settings(self.storage)
         self.companies = Companies(self.storage)
+        self.secrets = SecretStore(self.storage)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
         self._lock = threading.RLock()

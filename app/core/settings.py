@@ -117,3 +117,20 @@ class Settings:
     def all(self) -> dict[str, str]:
         stored = {r["key"]: r["value"] for r in self._storage.query("SELECT key, value FROM settings")}
         return {key: stored.get(key, s.default) for key, s in SETTINGS.items()}
+
+
+def markdown() -> str:
+    """docs/configuration.md, generated from SETTINGS so the two never disagree."""
+    lines = ["# Configuración", "",
+             "Generado con `python -m app.core.settings > docs/configuration.md`; un test comprueba que está al día.",
+             "", "Se leen y cambian con `yupana config get|set|list` o en la ventana Ajustes.", "",
+             "| clave | por defecto | significado |", "|---|---|---|"]
+    for s in SETTINGS.values():
+        lines.append(f"| `{s.key}` | `{s.default}` | {s.description} |")
+    lines += ["", "Los secretos (claves privadas, clave SOL, tokens) no son configuración: se guardan cifrados "
+              "(ver docs/security.md).", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
