@@ -137,7 +137,7 @@ def test_signing_material_is_loaded_once(engine, material):
                            wraps=certificates.serialization.load_der_private_key) as loads:
         first = engine.certificates.signing_material(info.certificado_id)
         for _ in range(5):
-            assert engine.certificates.signing_material(info.certificado_id) is first
+            assert engine.certificates.signing_material(info.certificado_id)[0] is first[0]
     assert loads.call_count == 1
 
 

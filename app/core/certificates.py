@@ -84,6 +84,11 @@ def ruc_in_subject(subject: x509.Name) -> str | None:
     return None
 
 
+_READABLE_NAMES = {NameOID.SERIAL_NUMBER: "serialNumber", NameOID.ORGANIZATION_IDENTIFIER: "organizationIdentifier",
+                   NameOID.EMAIL_ADDRESS: "emailAddress", NameOID.GIVEN_NAME: "GN", NameOID.SURNAME: "SN",
+                   NameOID.TITLE: "title"}
+
+
 def _utc(moment: dt.datetime) -> dt.datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
@@ -128,9 +133,9 @@ def describe(certificate: x509.Certificate, *, is_test: bool = False) -> Certifi
     fingerprint = certificate.fingerprint(hashes.SHA256()).hex()
     return CertificateInfo(
         certificado_id=f"cert-{fingerprint[:16]}",
-        sujeto=certificate.subject.rfc4514_string(),
+        sujeto=certificate.subject.rfc4514_string(_READABLE_NAMES),
         ruc=ruc_in_subject(certificate.subject) or "",
-        emisor=certificate.issuer.rfc4514_string(),
+        emisor=certificate.issuer.rfc4514_string(_READABLE_NAMES),
         serie=format(certificate.serial_number, "x"),
         valido_desde=_utc(certificate.not_valid_before_utc),
         valido_hasta=_utc(certificate.not_valid_after_utc),
@@ -231,7 +236,7 @@ class CertificateStore:
     def __init__(self, storage: Storage, secrets: SecretStore) -> None:
         self._storage = storage
         self._secrets = secrets
-        self._loaded: dict[str, tuple[rsa.RSAPrivateKey, x509.Certificate]] = {}
+        self._loaded: dict[str, tuple[CertificateInfo, rsa.RSAPrivateKey, x509.Certificate]] = {}
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- adding
@@ -354,19 +359,23 @@ class CertificateStore:
 
     def signing_material(self, certificate_id: str) -> tuple[rsa.RSAPrivateKey, x509.Certificate]:
         """The loaded key and certificate; read and decrypted once, then served from memory."""
+        _info, key, certificate = self.for_signing(certificate_id)
+        return key, certificate
+
+    def for_signing(self, certificate_id: str) -> tuple[CertificateInfo, rsa.RSAPrivateKey, x509.Certificate]:
+        """What signing needs, from memory after the first call (a certificate never changes once stored)."""
         with self._lock:
-            material = self._loaded.get(certificate_id)
-        if material is not None:
-            return material
-        row = self._storage.query_one("SELECT certificate_pem FROM certificates WHERE id = ?", (certificate_id,))
-        if row is None:
-            self.get(certificate_id)  # raises the 404
-        der_key = self._secrets.get(_secret_name(certificate_id))
-        if der_key is None:
+            cached = self._loaded.get(certificate_id)
+        if cached is not None:
+            return cached
+        info = self.get(certificate_id)
+        row = self._storage.query_one("SELECT certificate_pem FROM certificates WHERE id = ?", (info.certificado_id,))
+        der_key = self._secrets.get(_secret_name(info.certificado_id))
+        if row is None or der_key is None:
             raise conflict("certificado_id", f"La clave privada del certificado «{certificate_id}» no está "
                                              "guardada: vuelva a importar el certificado.")
         key = _rsa_key(serialization.load_der_private_key(der_key, None))
-        material = (key, x509.load_pem_x509_certificate(row["certificate_pem"].encode("ascii")))
+        cached = (info, key, x509.load_pem_x509_certificate(row["certificate_pem"].encode("ascii")))
         with self._lock:
-            self._loaded[certificate_id] = material
-        return material
+            self._loaded[certificate_id] = cached
+        return cached
