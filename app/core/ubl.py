@@ -72,7 +72,7 @@ class Line:
 
     @property
     def scheme(self) -> TaxScheme:
-        return SCHEME_BY_AFFECTATION[self.afectacion]
+        return SCHEME_BY_AFFECTATION.get(self.afectacion, IGV)  # unknown codes are refused before rendering
 
 
 @dataclass

@@ -160,7 +160,8 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
             if not item.igv.is_finite() or abs(item.igv - igv) > Decimal("0.01"):
                 problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
                              f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
-                continue
+                if not item.igv.is_finite():
+                    continue
             igv = money(item.igv)
         precio = ((valor_venta + igv) / item.cantidad).quantize(PRICE_PLACES) if afectacion == "10" \
             else item.precio_unitario
@@ -234,8 +235,9 @@ def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
         catalogue = "09" if request.tipo == "07" else "10"
         problems.add("codigo_motivo", f"El campo «codigo_motivo» debe ser un código del catálogo {catalogue}: "
                      f"{', '.join(reasons)}.", "2172" if request.tipo == "07" else "2173")
-        return reference, None, letter
-    description = request.descripcion_motivo or reasons[code]
+        if not code:
+            return reference, None, letter
+    description = request.descripcion_motivo or reasons.get(code or "", "-")
     pv.check_text(problems, "descripcion_motivo", description, 250, "2136")
     return reference, (code, description), letter
 
