@@ -35,6 +35,7 @@ UNITS = frozenset({"NIU", "ZZ", "KGM", "GRM", "LTR", "MTR", "MTK", "MTQ", "BX", 
 BOLETA_ID_THRESHOLD = Decimal("700")
 INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 MAX_DESCRIPTION = 500
+MAX_REASON = 499  # SUNAT's pattern for a note's reason: one line, up to 499 characters
 MAX_DECIMALS = 10
 
 

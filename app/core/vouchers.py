@@ -155,7 +155,8 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
         if not pv.check_quantity_and_price(problems, index, item.cantidad, item.precio_unitario):
             continue
         valor_venta = money(item.cantidad * item.precio_unitario)
-        igv = money(valor_venta * IGV_RATE) if afectacion == "10" else ZERO
+        taxed = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV) is ubl.IGV  # unknown codes are refused anyway
+        igv = money(valor_venta * IGV_RATE) if taxed else ZERO
         if item.igv is not None:
             if not item.igv.is_finite() or abs(item.igv - igv) > Decimal("0.01"):
                 problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
@@ -163,8 +164,7 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
                 if not item.igv.is_finite():
                     continue
             igv = money(item.igv)
-        precio = ((valor_venta + igv) / item.cantidad).quantize(PRICE_PLACES) if afectacion == "10" \
-            else item.precio_unitario
+        precio = ((valor_venta + igv) / item.cantidad).quantize(PRICE_PLACES) if taxed else item.precio_unitario
         lines.append(ubl.Line(item.descripcion, item.cantidad, unidad, item.codigo, afectacion,
                               item.precio_unitario, precio, valor_venta, igv))
     return lines
@@ -220,7 +220,7 @@ def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
     reference = None
     if ref is None:
         problems.add("documento_referencia", "El campo «documento_referencia» (comprobante que modifica la nota) "
-                     "es obligatorio.", "2524")
+                     "es obligatorio.", "2128")
     elif ref.tipo not in pv.SERIE_LETTER:
         problems.add("documento_referencia.tipo", "El campo «documento_referencia.tipo» debe ser 01 (factura) o "
                      "03 (boleta).", "2116" if request.tipo == "07" else "2204")
@@ -234,11 +234,13 @@ def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
     if code not in reasons:
         catalogue = "09" if request.tipo == "07" else "10"
         problems.add("codigo_motivo", f"El campo «codigo_motivo» debe ser un código del catálogo {catalogue}: "
-                     f"{', '.join(reasons)}.", "2172" if request.tipo == "07" else "2173")
+                     f"{', '.join(reasons)}.", "2172")
         if not code:
             return reference, None, letter
     description = request.descripcion_motivo or reasons.get(code or "", "-")
-    pv.check_text(problems, "descripcion_motivo", description, 250, "2136")
+    pv.check_text(problems, "descripcion_motivo", description, pv.MAX_REASON, "2135")
+    if "\n" in description or "\r" in description:
+        problems.add("descripcion_motivo", "El campo «descripcion_motivo» debe ser una sola línea.", "2135")
     return reference, (code, description), letter
 
 
