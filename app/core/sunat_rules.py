@@ -53,6 +53,8 @@ class _RulesResolver(etree.Resolver):
             if os.path.exists(path):
                 return self.resolve_filename(path, context)
             return self.resolve_string("<l/>", context)
+        if "://" in url and not url.startswith("file:"):
+            return self.resolve_string("<l/>", context)  # never the network
         return None
 
 
@@ -70,8 +72,9 @@ def _compiled(folder: str, sheet: str) -> tuple[etree.XSLT, threading.Lock]:
             parser = etree.XMLParser(no_network=True)
             parser.resolvers.add(_RulesResolver(key[0]))
             document = etree.parse(os.path.join(key[0], sheet), parser)
+            # libxslt counts `local:///` as network; the resolver answers every such URL itself.
             access = etree.XSLTAccessControl(read_file=True, write_file=False, create_dir=False,
-                                             read_network=False, write_network=False)
+                                             read_network=True, write_network=False)
             _cache[key] = (etree.XSLT(document, access_control=access), threading.Lock())
         return _cache[key]
 

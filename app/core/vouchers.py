@@ -294,8 +294,9 @@ def build_document(engine: Engine, request: GenerarXmlRequest, checks: bool = Tr
         tipo_operacion="0200" if exportacion else "0101", emisor_ruc=company.ruc,
         emisor_nombre=company.razon_social, emisor_comercial=company.nombre_comercial,
         emisor_ubigeo=company.ubigeo, emisor_direccion=company.direccion,
-        emisor_departamento=place.departamento if place else "-", emisor_provincia=place.provincia if place else "-",
-        emisor_distrito=place.distrito if place else "-", emisor_establecimiento=company.codigo_establecimiento,
+        emisor_departamento=place.departamento.upper() if place else "-",
+        emisor_provincia=place.provincia.upper() if place else "-",
+        emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
         receptor=receptor, lines=lines, subtotals=_subtotals(lines), valor_venta=valor_venta, igv=igv, total=total,
         leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
         motivo=motivo)
