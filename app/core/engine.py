@@ -157,6 +157,15 @@ class Engine:
     def list_companies(self) -> list[Company]:
         return self.companies.all()
 
+    def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
+        return vouchers.list_vouchers(self, search, status, limit)
+
+    def voucher(self, voucher_id: int) -> dict | None:
+        return vouchers.get(self, voucher_id)
+
+    def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
+        return vouchers.next_numero(self, emisor_ruc, tipo, serie)
+
     def import_certificate(self, data: bytes, password: str | bytes | None = None, *,
                            key_data: bytes | None = None) -> CertificateInfo:
         info = self.certificates.import_file(data, password, key_data=key_data)
