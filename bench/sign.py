@@ -68,22 +68,31 @@ def main() -> None:
             requests = [ten_line_factura(n) for n in range(1, count + 1)]
             key, _certificate = engine.certificates.signing_material(certificado_id)
             rsa_before = raw_rsa_rate(key, count // 2)
+            # Two timed phases (all generated, then all signed) so the figures show where the time goes;
+            # their sum is the generate+sign time of the COUNT vouchers.
             started = time.perf_counter()
-            for request in requests:
-                generated = engine.generar_xml(request)
-                engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
-            elapsed = time.perf_counter() - started
+            generated = [engine.generar_xml(request).xml for request in requests]
+            generating = time.perf_counter() - started
+            started = time.perf_counter()
+            for xml in generated:
+                engine.firmar({"xml": xml, "certificado_id": certificado_id})
+            signing = time.perf_counter() - started
             rsa_after = raw_rsa_rate(key, count // 2)
         finally:
             engine.close()
+    elapsed = generating + signing
     rsa_rate = (rsa_before + rsa_after) / 2
     vouchers_per_s = count / elapsed
     ratio = vouchers_per_s / rsa_rate
-    print(f"one core ({pinned}): {count} ten-line facturas generated and signed in {elapsed:.3f} s, "
-          f"{vouchers_per_s:.0f}/s; raw RSA-2048 sign {rsa_rate:.0f}/s; ratio {ratio:.2f} (target 0.60)")
+    print(f"one core ({pinned}): {count} ten-line facturas generated in {generating:.3f} s "
+          f"({count / generating:.0f}/s) and signed in {signing:.3f} s ({count / signing:.0f}/s)")
+    print(f"generate+sign {vouchers_per_s:.0f}/s; raw RSA-2048 sign {rsa_rate:.0f}/s; ratio {ratio:.2f} "
+          f"(target 0.60); signing alone {count / signing / rsa_rate:.2f} of the raw rate")
     print(json.dumps({"benchmark": "sign", "vouchers": count, "lines_each": 10, "seconds": round(elapsed, 3),
                       "ms_per_voucher": round(elapsed / count * 1000, 4), "vouchers_per_s": round(vouchers_per_s, 1),
-                      "rsa_sign_per_s": round(rsa_rate, 1), "ratio": round(ratio, 3)}))
+                      "rsa_sign_per_s": round(rsa_rate, 1), "ratio": round(ratio, 3),
+                      "generate_per_s": round(count / generating, 1), "sign_per_s": round(count / signing, 1),
+                      "sign_ratio": round(count / signing / rsa_rate, 3)}))
 
 
 if __name__ == "__main__":

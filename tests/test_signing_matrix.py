@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.skipif(MATRIX is None, reason="tests/voucher_matrix.py
               pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1 is not installed")]
 
 
+@pytest.mark.slow  # about 30 vouchers through SUNAT's schema and rule sheets
 def test_every_matrix_voucher_signed_passes_the_oracle(engine, company, tmp_path):
     oracle = load_sunat_check()
     certificado_id = engine.create_test_certificate(company.ruc).certificado_id
