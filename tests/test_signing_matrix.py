@@ -9,14 +9,9 @@ import pytest
 
 from app.core import signing
 from tests.test_signing import load_sunat_check
+from tests.voucher_matrix import MATRIX
 
-try:
-    from tests.voucher_matrix import MATRIX
-except ImportError:  # before the vouchers issue lands
-    MATRIX = None
-
-pytestmark = [pytest.mark.skipif(MATRIX is None, reason="tests/voucher_matrix.py has not landed yet"),
-              pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1 is not installed")]
+pytestmark = pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1 is not installed")
 
 
 @pytest.mark.slow  # about 30 vouchers through SUNAT's schema and rule sheets
