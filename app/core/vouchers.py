@@ -102,6 +102,9 @@ def _registry_name(engine: Engine, ruc: str) -> str | None:
 def _customer(engine: Engine, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
     """The customer as catalogue 06 type, number and name, checked against the voucher type."""
     receptor = request.receptor
+    pv.check_characters(problems, "receptor.razon_social", receptor.razon_social)
+    pv.check_characters(problems, "receptor.numero_documento", receptor.numero_documento)
+    pv.check_characters(problems, "receptor.ruc", receptor.ruc)
     tipo = request.tipo if request.tipo in ("01", "03") else (
         request.documento_referencia.tipo if request.documento_referencia else "01")
     boleta = tipo == "03"
@@ -152,6 +155,7 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
         unidad = item.unidad or "NIU"
         pv.check_text(problems, f"items[{index}].descripcion", item.descripcion, pv.MAX_DESCRIPTION, "2027")
         pv.check_line_code(problems, index, unidad, afectacion)
+        pv.check_characters(problems, f"items[{index}].codigo", item.codigo)
         if not pv.check_quantity_and_price(problems, index, item.cantidad, item.precio_unitario):
             continue
         valor_venta = money(item.cantidad * item.precio_unitario)
