@@ -506,7 +506,7 @@ def sign_request(engine: Engine, request: FirmarRequest) -> FirmarResult:
         return _sign_parsed(engine, request)
     # A stored canonical text is well-formed, unsigned and a voucher: the checks of _sign_parsed hold.
     info, key, certificate = _certificate_for(engine, request.certificado_id, row["emisor_ruc"])
-    if row["signature"] is not None or row["has_xml_firmado"]:
+    if row["signed"]:
         return _stored_signature(engine, row["id"], info)
     signed = sign_canonical(request.xml, key, certificate, algorithm=engine.settings.get("signature_algorithm"))
     signed_sha256 = hashlib.sha256(signed.xml.encode("utf-8")).hexdigest()

@@ -57,13 +57,42 @@ def m001_vouchers(db) -> None:
 
 
 @migrations()
-def m002_signature_fragment(db) -> None:
-    # `canonical`: the text is ubl.XML_DECLARATION + its own C14N, so it is signed without parsing.
-    # `signature` + `signature_offset`: the ds:Signature text and where it goes in `xml`; the signed XML is
-    # rebuilt from them when read instead of storing the whole document a second time (docs/signing.md).
-    db.execute("ALTER TABLE vouchers ADD COLUMN canonical INTEGER NOT NULL DEFAULT 0")
-    db.execute("ALTER TABLE vouchers ADD COLUMN signature TEXT")
-    db.execute("ALTER TABLE vouchers ADD COLUMN signature_offset INTEGER")
+def m002_texts_apart(db) -> None:
+    """The large texts move to their own table, written once; the voucher's row stays small.
+
+    Signing and status changes rewrite the row: with the ~15 kB XML inside, that was ~10 pages through the WAL
+    each time. `canonical` marks texts written as ubl.XML_DECLARATION + their own C14N (signed without parsing);
+    `signature` + `signature_offset` are the ds:Signature text and where it goes in the XML: the signed XML is
+    rebuilt from them when read instead of being stored a second time (docs/signing.md).
+    """
+    db.execute("CREATE TABLE voucher_texts (voucher_id INTEGER PRIMARY KEY, xml_firmado TEXT,"
+               " request_json TEXT NOT NULL, xml TEXT NOT NULL)")
+    db.execute("INSERT INTO voucher_texts (voucher_id, xml_firmado, request_json, xml)"
+               " SELECT id, xml_firmado, request_json, xml FROM vouchers")
+    db.execute(
+        """CREATE TABLE vouchers_m002 (
+            id INTEGER PRIMARY KEY,
+            emisor_ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero INTEGER NOT NULL,
+            nombre_archivo TEXT NOT NULL, hash TEXT NOT NULL, xml_sha256 TEXT NOT NULL,
+            content_key TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'generado',
+            receptor_tipo_documento TEXT, receptor_numero_documento TEXT, receptor_nombre TEXT,
+            moneda TEXT NOT NULL, total TEXT NOT NULL, fecha_emision TEXT NOT NULL,
+            signed_sha256 TEXT, digest_value TEXT, signature_value TEXT, certificado_id TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            canonical INTEGER NOT NULL DEFAULT 0, signature TEXT, signature_offset INTEGER,
+            UNIQUE (emisor_ruc, tipo, serie, numero)
+        )""")
+    kept = ("id, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256, content_key, status,"
+            " receptor_tipo_documento, receptor_numero_documento, receptor_nombre, moneda, total, fecha_emision,"
+            " signed_sha256, digest_value, signature_value, certificado_id, created_at, updated_at")
+    db.execute(f"INSERT INTO vouchers_m002 ({kept}) SELECT {kept} FROM vouchers")
+    db.execute("DROP TABLE vouchers")
+    db.execute("ALTER TABLE vouchers_m002 RENAME TO vouchers")
+    db.execute("CREATE INDEX vouchers_xml_sha256 ON vouchers (xml_sha256)")
+    # Partial: an unsigned voucher adds no entry (one page less to write per generation).
+    db.execute("CREATE INDEX vouchers_signed_sha256 ON vouchers (signed_sha256) WHERE signed_sha256 IS NOT NULL")
+    db.execute("CREATE INDEX vouchers_status ON vouchers (status, id)")
 
 
 # ---------------------------------------------------------------- hashes and keys
@@ -378,15 +407,16 @@ def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
     digest, xml_sha256 = xml_hashes(xml)
     try:
         with engine.storage.write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, xml, hash, xml_sha256,"
-                " request_json, content_key, status, receptor_tipo_documento, receptor_numero_documento,"
+            voucher_id = conn.execute(
+                "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"
+                " content_key, status, receptor_tipo_documento, receptor_numero_documento,"
                 " receptor_nombre, moneda, total, fecha_emision, canonical)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,'generado',?,?,?,?,?,?,1)",
-                (doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml, digest, xml_sha256, canonical,
-                 content_key, doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
-                 doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat()))
-            voucher_id = cursor.lastrowid
+                " VALUES (?,?,?,?,?,?,?,?,'generado',?,?,?,?,?,?,1)",
+                (doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, digest, xml_sha256, content_key,
+                 doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
+                 doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat())).lastrowid
+            conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
+                         (voucher_id, canonical, xml))
     except sqlite3.IntegrityError:  # another thread issued the same serie-número meanwhile
         stored = _existing(engine, request, content_key)
         if stored is None:
@@ -409,29 +439,34 @@ def splice_signature(xml: str, offset: int, signature: str) -> str:
     return xml[:offset] + signature + xml[offset:]
 
 
+# A whole voucher: its row and its texts (xml, request_json, xml_firmado).
+_VOUCHER = "SELECT v.*, t.xml, t.request_json, t.xml_firmado FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id"
+
+
+def _voucher(engine: Engine, where: str, params: tuple) -> dict | None:
+    return _complete(engine.storage.query_one(f"{_VOUCHER} WHERE {where}", params))
+
+
 def find(engine: Engine, emisor_ruc: str, tipo: str, serie: str, numero: int) -> dict | None:
-    return _complete(engine.storage.query_one(
-        "SELECT * FROM vouchers WHERE emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
-        (emisor_ruc, tipo, serie, numero)))
+    return _voucher(engine, "v.emisor_ruc = ? AND v.tipo = ? AND v.serie = ? AND v.numero = ?",
+                    (emisor_ruc, tipo, serie, numero))
 
 
 def get(engine: Engine, voucher_id: int) -> dict | None:
-    return _complete(engine.storage.query_one("SELECT * FROM vouchers WHERE id = ?", (voucher_id,)))
+    return _voucher(engine, "v.id = ?", (voucher_id,))
 
 
 def find_by_xml(engine: Engine, xml: str) -> dict | None:
-    return _complete(engine.storage.query_one(
-        "SELECT * FROM vouchers WHERE xml_sha256 = ? ORDER BY id DESC LIMIT 1", (sha256_hex(xml),)))
+    return _voucher(engine, "v.xml_sha256 = ? ORDER BY v.id DESC LIMIT 1", (sha256_hex(xml),))
 
 
 def find_by_signed_xml(engine: Engine, xml_firmado: str) -> dict | None:
-    return _complete(engine.storage.query_one(
-        "SELECT * FROM vouchers WHERE signed_sha256 = ? ORDER BY id DESC LIMIT 1", (sha256_hex(xml_firmado),)))
+    return _voucher(engine, "v.signed_sha256 = ? ORDER BY v.id DESC LIMIT 1", (sha256_hex(xml_firmado),))
 
 
 # What operation 2 needs of a voucher found by its text; the text itself is the caller's, so it is not read back.
 SIGNING_COLUMNS = ("id, emisor_ruc, tipo, serie, numero, canonical, certificado_id, digest_value, signature_value,"
-                   " signature, signature_offset, xml_firmado IS NOT NULL AS has_xml_firmado")
+                   " signature, signature_offset, signed_sha256 IS NOT NULL AS signed")
 
 
 def find_for_signing(engine: Engine, xml: str) -> dict | None:
@@ -448,11 +483,10 @@ def record_signature(engine: Engine, voucher_id: int, xml_firmado: str, digest_v
                      certificado_id: str) -> None:
     with engine.storage.write() as conn:
         changed = conn.execute(
-            "UPDATE vouchers SET xml_firmado = ?, signed_sha256 = ?, digest_value = ?, signature_value = ?,"
-            " certificado_id = ?, status = 'firmado', updated_at = ?, signature = NULL, signature_offset = NULL"
-            " WHERE id = ?",
-            (xml_firmado, sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, _now(),
-             voucher_id)).rowcount
+            "UPDATE vouchers SET signed_sha256 = ?, digest_value = ?, signature_value = ?, certificado_id = ?,"
+            " status = 'firmado', updated_at = ?, signature = NULL, signature_offset = NULL WHERE id = ?",
+            (sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, _now(), voucher_id)).rowcount
+        conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?", (xml_firmado, voucher_id))
     if not changed:
         raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
     engine.events.emit("voucher.changed", {"id": voucher_id, "status": "firmado"})
@@ -467,7 +501,7 @@ def record_signature_fragment(engine: Engine, voucher_id: int, signature: str, o
         changed = conn.execute(
             "UPDATE vouchers SET signature = ?, signature_offset = ?, signed_sha256 = ?, digest_value = ?,"
             " signature_value = ?, certificado_id = ?, status = 'firmado', updated_at = ?"
-            " WHERE id = ? AND signature IS NULL AND xml_firmado IS NULL",
+            " WHERE id = ? AND signed_sha256 IS NULL",
             (signature, offset, signed_sha256, digest_value, signature_value, certificado_id, _now(),
              voucher_id)).rowcount
     if changed:
