@@ -52,15 +52,23 @@ def stem(numero: str = "00000031") -> str:
     return f"{SAMPLE_RUC}-01-F002-{numero}"
 
 
-@pytest.fixture
-def sandbox():
-    """A SUNAT sandbox on loopback (port 0), stopped after the test."""
+@pytest.fixture(scope="session")
+def _running_sandbox():
+    """One SUNAT sandbox on loopback (port 0) for the session, stopped at its end."""
     from app.sandbox.sunat import SunatSandbox
 
     server = SunatSandbox(hold_limit_s=20)
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def sandbox(_running_sandbox):
+    """The shared sandbox, with nothing registered, counted or pending."""
+    _running_sandbox.reset()
+    yield _running_sandbox
+    _running_sandbox.release()  # let go of anything a test left held
 
 
 @pytest.fixture

@@ -109,6 +109,7 @@ def _check_signature(xml: bytes) -> None:
 def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
     xml = request.xml_firmado.encode("utf-8")
     _, doc = _read_voucher(xml)
+    sol_credentials(engine, doc.ruc, request.ambiente)  # no credentials: say so now, queue nothing
     known = _known_voucher(engine, request.xml_firmado)
     if known is None:
         _check_signature(xml)

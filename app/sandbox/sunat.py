@@ -130,6 +130,17 @@ class SunatSandbox(Sandbox):
         with self._lock:
             self._failures.extend([mode] * count)
 
+    def reset(self) -> None:
+        """Forget every voucher, count and pending failure (tests share one running sandbox)."""
+        with self._lock:
+            self._failures.clear()
+            self._registered.clear()
+            self._tickets.clear()
+            for counter in (self.received_counts, self.processed_counts, self.consult_counts):
+                counter.clear()
+        self.received.clear()
+        self._release.clear()
+
     def release(self) -> None:
         """Let held requests go on (they are also released by `stop()`)."""
         self._release.set()
@@ -273,6 +284,12 @@ class SunatSandbox(Sandbox):
             raise Fault("0160")
         return xml
 
+    @staticmethod
+    def _key(stem: str) -> str:
+        """SUNAT knows a voucher by RUC, type, series and the number's value (F001-00000007 is F001-7)."""
+        ruc, tipo, serie, numero = stem.split("-")
+        return f"{ruc}-{tipo}-{serie}-{int(numero)}"
+
     def _register(self, stem: str, xml: bytes) -> bytes:
         """Judge one voucher and keep its CDR; a second voucher with the same name is 1033."""
         with self._lock:
@@ -281,13 +298,13 @@ class SunatSandbox(Sandbox):
         cdr_zip = self._cdr_zip(stem, outcome)
         with self._lock:
             self._refuse_duplicate(stem)
-            self._registered[stem] = (cdr_zip, outcome.code)
+            self._registered[self._key(stem)] = (cdr_zip, outcome.code)
             self.processed_counts[stem] += 1
         return cdr_zip
 
     def _refuse_duplicate(self, stem: str) -> None:
         """1033 when the number was registered; 1032 when it was registered as rejected."""
-        known = self._registered.get(stem)
+        known = self._registered.get(self._key(stem))
         if known is not None:
             raise Fault("1032" if 2000 <= int(known[1]) <= 3999 else "1033")
 
@@ -353,7 +370,7 @@ class SunatSandbox(Sandbox):
             raise Fault("0012")
         with self._lock:
             self.consult_counts[stem] += 1
-            known = self._registered.get(stem)
+            known = self._registered.get(self._key(stem))
         if known is None:
             status = [("statusCode", "0011"), ("statusMessage", sunat_errors.describe("0011"))]
         else:
