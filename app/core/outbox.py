@@ -226,6 +226,7 @@ class Outbox:
         with self.engine.storage.write() as conn:
             conn.execute("UPDATE sunat_submissions SET attempts = attempts + 1, must_reconcile = 1 WHERE id = ?",
                          (row["id"],))
+        self._set_voucher_status(row.get("voucher_id"), "enviado")
         zip_name, zip_bytes = zip_document(row["file_name"] + ".xml", row["xml"])
         log.info("sendBill %s (attempt %s)", zip_name, row["attempts"] + 1)
         try:
@@ -273,7 +274,7 @@ class Outbox:
                 "fault_code = ?, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                 "WHERE id = ?", (DONE if answer.estado else FAILED, None if answer.estado else answer.codigo,
                                  row["id"]))
-            self._set_voucher_status(row.get("voucher_id"), answer.estado or "pendiente")
+        self._set_voucher_status(row.get("voucher_id"), answer.estado)
         log.info("CDR %s: %s %s", row["file_name"], answer.codigo, answer.estado)
         self.engine.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": answer.codigo,
                                               "estado": answer.estado})
@@ -281,14 +282,16 @@ class Outbox:
             return Attempt("fault", fault_code=answer.codigo, fault_text=answer.descripcion)
         return Attempt("cdr", cdr=stored_cdr(self.engine, row["id"]))
 
-    def _set_voucher_status(self, voucher_id: int | None, status: str) -> None:
-        if voucher_id is None:
+    def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:
+        """Mirror the submission on the voucher (after the CDR is safe: a failure here loses nothing)."""
+        if voucher_id is None or status is None:
             return
         from . import vouchers
 
-        set_status = getattr(vouchers, "set_status", None)
-        if set_status is not None:
-            set_status(self.engine, voucher_id, status)
+        try:
+            vouchers.set_status(self.engine, voucher_id, status)
+        except YupanaError as exc:
+            log.warning("voucher %s: status %s not recorded: %s", voucher_id, status, exc.message)
 
     def _fail(self, row: dict, fault: SoapFault) -> Attempt:
         with self.engine.storage.write() as conn:
@@ -312,6 +315,7 @@ class Outbox:
                 "claimed_until = NULL, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                 "WHERE id = ? AND state = ?", (int(must_reconcile), self.clock() + delay, reason[:500], row["id"],
                                                PENDING))
+        self._set_voucher_status(row.get("voucher_id"), "pendiente")
         log.info("submission %s queued: %s; next try in %.2f s", row["file_name"], reason, delay)
         self.wake()
         return Attempt("queued")
@@ -323,7 +327,7 @@ class Outbox:
             self._settled.notify_all()
 
     def wait_settled(self, submission_id: int, timeout: float) -> dict | None:
-        """Block until the submission is no longer pending (True) or `timeout` passes; returns the row."""
+        """Block until the submission is no longer pending or `timeout` passes; returns its row."""
         deadline = time.monotonic() + timeout
         with self._settled:
             while True:

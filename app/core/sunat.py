@@ -87,8 +87,7 @@ def _read_voucher(xml: bytes) -> tuple[etree._Element, DocumentId]:
 def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
     from . import vouchers
 
-    find = getattr(vouchers, "find_by_signed_xml", None)
-    return find(engine, xml_firmado) if find is not None else None
+    return vouchers.find_by_signed_xml(engine, xml_firmado)
 
 
 def _check_signature(xml: bytes) -> None:
