@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from lxml import etree
 
 from app.sandbox.sunat_signer import self_signed

@@ -7,14 +7,7 @@ import base64
 from app.core import cdr
 from app.core.errors import ErrorCode
 from app.sandbox.sunat_signer import signature_is_valid
-from tests.sunat_support import (  # noqa: F401
-    SAMPLE_RUC,
-    _running_sandbox,
-    sandbox,
-    signed_sample,
-    stem,
-    sunat_engine,
-)
+from tests.sunat_support import SAMPLE_RUC, signed_sample, stem
 
 
 def enviar(engine, xml: bytes, ambiente: str = "beta") -> tuple[int, dict]:

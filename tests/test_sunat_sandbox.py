@@ -12,7 +12,7 @@ import pytest
 
 from app.core import cdr, soap
 from app.sandbox.sunat_signer import signature_is_valid
-from tests.sunat_support import SAMPLE_RUC, _running_sandbox, sandbox, signed_sample, stem, unsigned_sample  # noqa: F401
+from tests.sunat_support import SAMPLE_RUC, signed_sample, stem, unsigned_sample
 
 USER = f"{SAMPLE_RUC}MODDATOS"
 

@@ -26,8 +26,9 @@ def sign_xml(xml, private_key, certificate, *, algorithm="rsa-sha1", signature_i
 
 
 def verify_xml(xml):
-    from cryptography import x509
     import base64
+
+    from cryptography import x509
 
     try:
         root = etree.fromstring(xml)
