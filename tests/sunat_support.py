@@ -7,6 +7,7 @@ import re
 import pytest
 from lxml import etree
 
+from app.core.signing import sign_xml
 from app.sandbox.sunat_signer import self_signed
 from tests.conftest import SHARED
 
@@ -24,10 +25,6 @@ def _credentials():
 
 
 def sign(xml: bytes) -> bytes:
-    try:
-        from app.core.signing import sign_xml
-    except ImportError:
-        from app.sandbox._interim_signing import sign_xml
     key, cert = _credentials()
     return sign_xml(xml, key, cert, algorithm="rsa-sha1").xml
 

@@ -19,6 +19,7 @@ from .cdr import Cdr, safe_parser
 from .contract import EnviarRequest, EnviarResult
 from .errors import ErrorCode, ErrorDetail, YupanaError, invalid, not_configured
 from .identifiers import check_ruc
+from .signing import verify_xml
 from .soap import SunatClient
 from .ubl_identity import DocumentId, identify
 
@@ -92,12 +93,7 @@ def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
 
 def _check_signature(xml: bytes) -> None:
     """A voucher Yupana did not generate is accepted only when its signature verifies."""
-    from . import signing
-
-    verify = getattr(signing, "verify_xml", None)
-    if verify is None:
-        return
-    result = verify(xml)
+    result = verify_xml(xml)
     if not result.valid:
         raise invalid("xml_firmado", f"La firma del campo «xml_firmado» no es válida ({result.reason}): SUNAT lo "
                                      "rechazaría con el código 2335.", "2335")

@@ -13,6 +13,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
+from app.core.signing import sign_xml, verify_xml
+
 
 def self_signed(common_name: str = "SUNAT SANDBOX YUPANA", days: int = 365) -> tuple[rsa.RSAPrivateKey,
                                                                                       x509.Certificate]:
@@ -34,20 +36,10 @@ class SandboxSigner:
         self.private_key, self.certificate = self_signed()
 
     def sign(self, xml: bytes) -> bytes:
-        try:
-            from app.core.signing import sign_xml
-        except ImportError:  # TEMPORARY until the signing work lands
-            from app.sandbox._interim_signing import sign_xml
-
         return sign_xml(xml, self.private_key, self.certificate, algorithm="rsa-sha1",
                         signature_id="SignSUNAT").xml
 
 
 def signature_is_valid(xml: bytes) -> bool:
     """The voucher's enveloped signature verifies against the certificate it carries."""
-    try:
-        from app.core.signing import verify_xml
-    except ImportError:  # TEMPORARY until the signing work lands
-        from app.sandbox._interim_signing import verify_xml
-
     return verify_xml(xml).valid
