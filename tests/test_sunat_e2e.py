@@ -19,7 +19,7 @@ from app.core import cdr
 from app.sandbox.sunat import SunatSandbox
 from tests.conftest import ISSUER_RUC, RULES_DIR, SUNAT_CHECK, run_cli
 from tests.sunat_support import sign
-from tests.voucher_matrix import factura, item
+from tests.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
 
 
 def oracle(path: Path) -> dict:
@@ -115,3 +115,23 @@ def test_altered_foreign_voucher_is_refused_before_sending(folder, rules_sandbox
     assert code == 1
     assert sent["error"]["details"][0]["sunat_code"] == "2335"
     assert rules_sandbox.send_count(f"{ISSUER_RUC}-01-F001-4") == 0
+
+
+def test_observations_come_back_as_observado(folder, tmp_path):
+    """A boleta whose payable total is off is accepted with observation 4312, as SUNAT treats it."""
+    home, _ = folder
+    code, envelope = call(home, "xml", boleta("B001", 1, [item("Menú del día", "1", "100")], DNI_CUSTOMER))
+    assert code == 0, envelope
+    xml = envelope["data"]["xml"]
+    wrong = xml.replace('<cbc:PayableAmount currencyID="PEN">118.00', '<cbc:PayableAmount currencyID="PEN">128.00', 1)
+    assert wrong != xml
+    signed = sign(wrong.encode("utf-8"))
+    path = tmp_path / f"{ISSUER_RUC}-03-B001-1.xml"
+    path.write_bytes(signed)
+    verdict = oracle(path)["sunat"]
+    assert verdict["rejection"] is None and verdict["observations"]
+    code, sent = call(home, "enviar", {"xml_firmado": signed.decode("utf-8")})
+    assert code == 0, sent
+    data = sent["data"]
+    assert (data["codigo_respuesta"], data["estado"]) == ("0", "observado")
+    assert [note.split(" - ")[0] for note in data["observaciones"]] == verdict["observations"]

@@ -147,3 +147,30 @@ def test_fault_envelope_shape(sandbox):
     assert answer.status_code == 500
     assert b"<faultcode>soap-env:Client.0151</faultcode>" in answer.content
     assert json.loads(httpx.get(sandbox.base_url + "/control/stats").text)["received"] == {}
+
+
+def test_yupana_sandbox_sunat_prints_its_url_and_configures_the_folder(home):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from app.core.engine import Engine
+    from tests.conftest import ROOT
+
+    process = subprocess.Popen([sys.executable, "-m", "app", "sandbox", "sunat", "--port", "0", "--configure"],
+                               cwd=ROOT, env=dict(os.environ, YUPANA_HOME=str(home)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        line = json.loads(process.stdout.readline())
+        assert line["name"] == "sunat" and line["base_url"].startswith("http://127.0.0.1:")
+        with Engine(home) as engine:
+            assert engine.config_get("sunat_url_beta") == line["base_url"] + "/ol-ti-itcpfegem-beta/billService"
+            assert engine.config_get("sunat_url_consulta") == line["base_url"] + "/ol-it-wsconscpegem/billConsultService"
+            assert engine.config_get("sunat_url_produccion").startswith("https://e-factura.sunat.gob.pe")
+        stats = httpx.get(line["base_url"] + "/control/stats").json()
+        assert stats["received"] == {}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(10)
+    assert process.returncode == 0
