@@ -263,6 +263,8 @@ class Outbox:
 
     def _store(self, row: dict, answer: cdr_reader.Cdr) -> Attempt:
         """The CDR and the row's end in one transaction; the voucher's status follows."""
+        if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
+            return self._fail(row, SoapFault("cdr", answer.descripcion, answer.codigo))
         with self.engine.storage.write() as conn:
             conn.execute(
                 "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip) "
@@ -271,15 +273,12 @@ class Outbox:
                  answer.estado, answer.hash_cdr, answer.zip))
             conn.execute(
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
-                "fault_code = ?, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE id = ?", (DONE if answer.estado else FAILED, None if answer.estado else answer.codigo,
-                                 row["id"]))
+                "fault_code = NULL, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                "WHERE id = ?", (DONE, row["id"]))
         self._set_voucher_status(row.get("voucher_id"), answer.estado)
         log.info("CDR %s: %s %s", row["file_name"], answer.codigo, answer.estado)
         self.engine.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": answer.codigo,
                                               "estado": answer.estado})
-        if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
-            return Attempt("fault", fault_code=answer.codigo, fault_text=answer.descripcion)
         return Attempt("cdr", cdr=stored_cdr(self.engine, row["id"]))
 
     def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:
