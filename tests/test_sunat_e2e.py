@@ -43,9 +43,7 @@ def folder(engine, company, rules_sandbox, home):
     """A data folder with the demo issuer, pointed at the sandbox, with a test certificate."""
     rules_sandbox.reset()
     rules_sandbox.configure(engine)
-    created = run_cli("cert", "new-test", "--ruc", ISSUER_RUC, home=home)
-    assert created.returncode == 0, created.stderr
-    return home, created.stdout.decode().strip().splitlines()[-1]
+    return home, engine.create_test_certificate(ISSUER_RUC).certificado_id
 
 
 def call(home, operation: str, body: dict) -> tuple[int, dict]:
@@ -57,6 +55,12 @@ def generate(home, numero: int) -> str:
     code, envelope = call(home, "xml", factura("F001", numero, [item("Servicio de consultoría", "1", "100")]))
     assert code == 0, envelope
     return envelope["data"]["xml"]
+
+
+def signed_by_the_engine(engine, certificado_id: str, numero: int) -> str:
+    """Generated and signed in-process (the CLI path is the first test's); sent through `yupana call`."""
+    xml = engine.generar_xml(factura("F001", numero, [item("Servicio de consultoría", "1", "100")])).xml
+    return engine.firmar({"xml": xml, "certificado_id": certificado_id}).xml_firmado
 
 
 def test_generate_sign_send_is_accepted_with_a_signed_cdr(folder, engine, rules_sandbox, tmp_path):
@@ -78,9 +82,9 @@ def test_generate_sign_send_is_accepted_with_a_signed_cdr(folder, engine, rules_
     assert rules_sandbox.send_count(f"{ISSUER_RUC}-01-F001-1") == 1
 
 
-def test_voucher_the_rules_reject_is_rechazado_with_the_rules_code(folder, rules_sandbox, tmp_path):
+def test_voucher_the_rules_reject_is_rechazado_with_the_rules_code(folder, engine, rules_sandbox, tmp_path):
     home, _ = folder
-    xml = generate(home, 2)
+    xml = engine.generar_xml(factura("F001", 2, [item("Servicio de consultoría", "1", "100")])).xml
     wrong = xml.replace('<cbc:PayableAmount currencyID="PEN">118.00', '<cbc:PayableAmount currencyID="PEN">128.00', 1)
     assert wrong != xml
     signed = sign(wrong.encode("utf-8"))  # a voucher signed elsewhere: accepted because its signature verifies
@@ -98,8 +102,7 @@ def test_voucher_the_rules_reject_is_rechazado_with_the_rules_code(folder, rules
 def test_wrong_sol_credentials_are_the_0102_fault(folder, engine):
     home, certificado_id = folder
     engine.set_sol_credentials(ISSUER_RUC, "MODDATOS", "no-es-esta")
-    code, signed = call(home, "firmar", {"xml": generate(home, 3), "certificado_id": certificado_id})
-    code, sent = call(home, "enviar", {"xml_firmado": signed["data"]["xml_firmado"]})
+    code, sent = call(home, "enviar", {"xml_firmado": signed_by_the_engine(engine, certificado_id, 3)})
     assert code == 1
     assert sent["success"] is False
     assert sent["error"]["code"] == "UPSTREAM_REJECTED"
@@ -107,22 +110,19 @@ def test_wrong_sol_credentials_are_the_0102_fault(folder, engine):
     assert "Usuario o contrasena incorrectos" in sent["error"]["message"]
 
 
-def test_altered_foreign_voucher_is_refused_before_sending(folder, rules_sandbox):
+def test_altered_foreign_voucher_is_refused_before_sending(folder, engine, rules_sandbox):
     home, certificado_id = folder
-    code, signed = call(home, "firmar", {"xml": generate(home, 4), "certificado_id": certificado_id})
-    altered = signed["data"]["xml_firmado"].replace("Servicio de consultoría", "Servicio alterado")
+    altered = signed_by_the_engine(engine, certificado_id, 4).replace("Servicio de consultoría", "Servicio alterado")
     code, sent = call(home, "enviar", {"xml_firmado": altered})
     assert code == 1
     assert sent["error"]["details"][0]["sunat_code"] == "2335"
     assert rules_sandbox.send_count(f"{ISSUER_RUC}-01-F001-4") == 0
 
 
-def test_observations_come_back_as_observado(folder, tmp_path):
+def test_observations_come_back_as_observado(folder, engine, tmp_path):
     """A boleta whose payable total is off is accepted with observation 4312, as SUNAT treats it."""
     home, _ = folder
-    code, envelope = call(home, "xml", boleta("B001", 1, [item("Menú del día", "1", "100")], DNI_CUSTOMER))
-    assert code == 0, envelope
-    xml = envelope["data"]["xml"]
+    xml = engine.generar_xml(boleta("B001", 1, [item("Menú del día", "1", "100")], DNI_CUSTOMER)).xml
     wrong = xml.replace('<cbc:PayableAmount currencyID="PEN">118.00', '<cbc:PayableAmount currencyID="PEN">128.00', 1)
     assert wrong != xml
     signed = sign(wrong.encode("utf-8"))
