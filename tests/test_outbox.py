@@ -105,7 +105,9 @@ def test_unreachable_sunat_stays_queued(sunat_engine, sandbox):
     assert_queued(*enviar(sunat_engine, signed_sample()))
     row = only_submission(sunat_engine)
     assert row["state"] == outbox.PENDING and row["must_reconcile"] == 0  # refused: it never arrived
-    assert_queued(*enviar(sunat_engine, signed_sample()))  # asking again while waiting: still queued
+    attempts = row["attempts"]
+    assert_queued(*enviar(sunat_engine, signed_sample()))  # asking again while it waits: still queued,
+    assert only_submission(sunat_engine)["attempts"] == attempts  # and SUNAT is not asked before its time
 
 
 def test_backoff_is_exponential_with_jitter_and_capped(engine):

@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 
 # SUNAT's public test credentials for beta (the user is RUC + MODDATOS).
 BETA_USUARIO, BETA_CLAVE = "MODDATOS", "moddatos"
-WAIT_FOR_OTHER_SENDER_S = 0.0  # a voucher someone else is sending: answer "queued" at once
 
 
 # ---------------------------------------------------------------- SOL credentials
@@ -113,6 +112,9 @@ def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
     if stored is not None:
         log.info("submission %s already has its CDR: not sent again", doc.stem)
         return result_from(stored)
+    if row["next_attempt_at"] > engine.outbox.clock():  # waiting out its backoff: asking again does not hurry SUNAT
+        engine.outbox.wake()
+        raise queued_error(doc)
     attempt = engine.outbox.attempt(row["id"])
     if attempt.kind == "cdr" and attempt.cdr is not None:
         return result_from(attempt.cdr)
