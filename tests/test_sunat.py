@@ -85,3 +85,20 @@ def test_the_password_never_reaches_the_log(sunat_engine, sandbox):
     sunat_engine.set_sol_credentials(SAMPLE_RUC, "MODDATOS", "clave-que-no-se-ve")
     enviar(sunat_engine, signed_sample())
     assert "clave-que-no-se-ve" not in sunat_engine.log_file.read_text(encoding="utf-8")
+
+
+def test_yupana_sol_set_keeps_the_clave_out_of_sight(home):
+    from tests.conftest import run_cli
+
+    done = run_cli("sol", "set", SAMPLE_RUC, "--usuario", "ventas01", "--clave-stdin", stdin="Clave-Muy-Secreta\n",
+                   home=home)
+    assert done.returncode == 0, done.stderr
+    shown = run_cli("sol", "show", SAMPLE_RUC, "--ambiente", "produccion", home=home)
+    assert shown.stdout.decode().strip() == f"{SAMPLE_RUC}VENTAS01"
+    assert b"Clave-Muy-Secreta" not in done.stdout + shown.stdout
+    from app.core.engine import Engine
+
+    with Engine(home) as engine:
+        assert engine.sol_credentials(SAMPLE_RUC, "produccion") == ("VENTAS01", "Clave-Muy-Secreta")
+    refused = run_cli("sol", "set", "20100066604", "--usuario", "x", "--clave-stdin", stdin="y\n", home=home)
+    assert refused.returncode == 1 and "dígito verificador" in refused.stderr.decode()
