@@ -18,11 +18,11 @@ from . import messaging, outbox, registry, signing, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
+    CeRecord,
     ChatSendRequest,
     ChatSendResult,
     ChatWebhookRequest,
     ChatWebhookResult,
-    CeRecord,
     ContractModel,
     EnviarRequest,
     EnviarResult,
