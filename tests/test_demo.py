@@ -10,4 +10,4 @@ def test_demo_passes_every_step(home):
     assert "✗" not in out
     assert "CDR 0" in out and "firma del CDR verificada" in out
     assert "Demostración completa" in out
-    assert list(home.iterdir()) == [] or not (home / "yupana.db").exists()  # the user's folder is untouched
+    assert not (home / "yupana.db").exists()  # the demo works in a folder of its own
