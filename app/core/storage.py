@@ -9,6 +9,13 @@ Concurrency discipline (docs/architecture.md):
 - a write block must not call sqlite-utils helpers that commit by themselves (`insert_all`,
   `upsert`…): inside it, use SQL on the connection it yields.
 
+Checkpoints run off the writers' path (docs/architecture.md, «Storage discipline»): connections
+set `wal_autocheckpoint=0` and a checkpointer thread owned by the Storage copies the WAL back into
+the database in the background (PASSIVE, about every 4 MiB of WAL or after a quiet second), then a
+TRUNCATE checkpoint at close. If it falls behind, the WAL is still bounded: past a hard cap the
+checkpoint is completed while holding the writer lock, and writers check themselves in its place
+should the thread not keep up at all.
+
 Each concept module declares its own `sqlite_utils.Migrations` set and registers it with
 `register_migrations`; `Storage.open` applies every pending one, under an inter-process file
 lock so two processes opening a new folder at once do not both migrate.
@@ -16,20 +23,30 @@ lock so two processes opening a new folder at once do not both migrate.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import sqlite_utils
 from sqlite_utils import Migrations
+from typing import Any
 
 BUSY_TIMEOUT_MS = 10_000
+# WAL sizes in pages (4 KiB each by default): the checkpointer aims at SOFT, completes a checkpoint
+# under the writer lock past HARD; a writer checkpoints inline if HARD_COMMITS pass with none done.
+WAL_SOFT_PAGES = 1024
+WAL_HARD_PAGES = 8 * WAL_SOFT_PAGES
+QUIET_CHECKPOINT_S = 1.0
+HARD_COMMITS = 4096
 
 _MIGRATION_SETS: list[Migrations] = []
+
+log = logging.getLogger(__name__)
 
 
 def register_migrations(migrations: Migrations) -> Migrations:
@@ -100,11 +117,13 @@ class Storage:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
+        self._checkpointer = _Checkpointer(self)
 
     @classmethod
     def open(cls, path: Path) -> Storage:
         storage = cls(path)
         storage.migrate()
+        storage._checkpointer.start()
         return storage
 
     def _connect(self) -> sqlite3.Connection:
@@ -113,6 +132,7 @@ class Storage:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer thread does it (see module doc)
         conn.execute("PRAGMA foreign_keys = ON")
         with self._connections_lock:
             self._connections.append(conn)
@@ -149,6 +169,7 @@ class Storage:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            self._checkpointer.committed(conn)
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict]:
         cursor = self.conn().execute(sql, params)
@@ -172,7 +193,19 @@ class Storage:
                         applied += [f"{migrations.name}:{name}" for name in pending]
         return applied
 
+    def checkpoint(self, mode: str = "PASSIVE") -> tuple[int, int, int]:
+        """Run a WAL checkpoint on this thread's connection: (busy, pages in the WAL, pages copied back)."""
+        return self._checkpointer.run(self.conn(), mode)
+
     def close(self) -> None:
+        self._checkpointer.stop()
+        if not self._closed:
+            try:
+                conn = self.conn()
+                conn.execute("PRAGMA busy_timeout = 1000")  # another process busy: its own close will do it
+                self.checkpoint("TRUNCATE")  # leave an empty WAL behind when no one else is using it
+            except sqlite3.Error:
+                log.warning("final checkpoint of %s failed", self.path, exc_info=True)
         self._closed = True
         with self._connections_lock:
             for conn in self._connections:
@@ -181,3 +214,116 @@ class Storage:
                 except sqlite3.ProgrammingError:
                     pass  # closed from another thread already
             self._connections.clear()
+
+
+class _Checkpointer:
+    """The Storage's background thread copying the WAL back into the database, off the writers' path.
+
+    Writers call `committed()` (a counter and, now and then, an Event). The thread wakes about every
+    WAL_SOFT_PAGES pages of WAL (estimated from the pages per commit its last checkpoint saw) or after
+    QUIET_CHECKPOINT_S without commits, and runs a PASSIVE checkpoint, which never blocks writers. While
+    writers keep writing, a passive checkpoint never catches up with the last frames, and the WAL cannot
+    restart from its beginning; past WAL_HARD_PAGES the thread therefore finishes one holding the writer
+    lock (a short one: most frames are copied already).
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self.commits = 0  # commits by this process, only written under the writer lock
+        self._checked_at = 0  # `commits` when the last checkpoint started
+        self._every = 64  # commits between checkpoints, re-estimated after each one
+        self._wal_pages = 0  # pages in the WAL at the last checkpoint
+        self.checkpoints = 0  # checkpoints run so far (by the thread, a writer or close)
+        self.done = threading.Condition()  # notified after each checkpoint
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="yupana-checkpointer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+
+    def committed(self, conn: sqlite3.Connection) -> None:
+        """Called by a writer after its COMMIT, still holding the writer lock."""
+        self.commits += 1
+        pending = self.commits - self._checked_at
+        if pending >= self._every:
+            self._wake.set()
+        if pending >= HARD_COMMITS:  # the thread is not keeping up: do its work here, once
+            self.run(conn, "PASSIVE")
+
+    def run(self, conn: sqlite3.Connection, mode: str) -> tuple[int, int, int]:
+        started_at = self.commits
+        busy, wal_pages, copied = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        commits = started_at - self._checked_at
+        added = wal_pages - self._wal_pages if wal_pages >= self._wal_pages else wal_pages  # else it restarted
+        if commits > 0 and added > 0:
+            self._every = max(8, min(1024, WAL_SOFT_PAGES * commits // added))
+        self._checked_at, self._wal_pages = started_at, wal_pages
+        with self.done:
+            self.checkpoints += 1
+            self.done.notify_all()
+        return busy, wal_pages, copied
+
+    def _loop(self) -> None:
+        conn = None
+        while not self._stopping:
+            self._wake.wait(QUIET_CHECKPOINT_S)  # woken by writers, or a quiet second went by
+            self._wake.clear()
+            if self._stopping or self.commits == self._checked_at:
+                continue
+            try:
+                conn = conn or self._storage._connect()
+                self._checkpoint(conn)
+            except sqlite3.Error:
+                log.warning("background checkpoint of %s failed", self._storage.path, exc_info=True)
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+        _busy, wal_pages, _copied = self.run(conn, "PASSIVE")
+        if wal_pages > WAL_HARD_PAGES:
+            with self._storage._write_lock:  # no writer of this process appends meanwhile: the WAL restarts
+                self.run(conn, "PASSIVE")
+
+
+class ReadCache:
+    """Values read from the database kept in memory (company profiles, settings), for reads on every operation.
+
+    Correct across threads and processes: the owner calls `clear()` after writing them, and any commit by
+    another connection (another process, or another thread of this one) drops everything, detected by
+    `PRAGMA data_version` on the reading thread's connection, which changes exactly then. A value read
+    while a `clear()` happened is returned but not kept.
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._values: dict[Any, Any] = {}
+        self._generation = 0
+        self._lock = threading.Lock()
+        self._seen = threading.local()  # the data_version this thread's connection showed last
+
+    def get(self, key: Any, load: Callable[[], Any]) -> Any:
+        version = self._storage.conn().execute("PRAGMA data_version").fetchone()[0]
+        if getattr(self._seen, "version", None) != version:
+            self._seen.version = version
+            self.clear()
+        try:
+            return self._values[key]
+        except KeyError:
+            pass
+        generation = self._generation
+        value = load()
+        with self._lock:
+            if generation == self._generation:
+                self._values[key] = value
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self._generation += 1
