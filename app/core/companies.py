@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from . import ubigeo
 from .errors import invalid
 from .identifiers import check_ruc
-from .storage import Storage
+from .storage import ReadCache, Storage
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ def validate(company: Company) -> Company:
 class Companies:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
+        self._cache = ReadCache(storage)  # every generation reads its issuer: kept in memory until written
 
     def save(self, company: Company) -> Company:
         company = validate(company)
@@ -62,9 +63,13 @@ class Companies:
                 (company.ruc, company.razon_social.strip(), company.nombre_comercial, company.ubigeo,
                  company.direccion.strip(), company.codigo_establecimiento),
             )
+        self._cache.clear()
         return company
 
     def get(self, ruc: str) -> Company | None:
+        return self._cache.get(ruc, lambda: self._read(ruc))
+
+    def _read(self, ruc: str) -> Company | None:
         row = self._storage.query_one(
             "SELECT ruc, razon_social, nombre_comercial, ubigeo, direccion, codigo_establecimiento "
             "FROM companies WHERE ruc = ?", (ruc,))
@@ -78,4 +83,6 @@ class Companies:
 
     def delete(self, ruc: str) -> bool:
         with self._storage.write() as conn:
-            return conn.execute("DELETE FROM companies WHERE ruc = ?", (ruc,)).rowcount > 0
+            deleted = conn.execute("DELETE FROM companies WHERE ruc = ?", (ruc,)).rowcount > 0
+        self._cache.clear()
+        return deleted

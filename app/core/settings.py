@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import invalid
-from .storage import Storage
+from .storage import ReadCache, Storage
 
 
 def _choice(*allowed: str) -> Callable[[str], str]:
@@ -106,6 +106,7 @@ class Settings:
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
+        self._cache = ReadCache(storage)  # read on every operation: kept in memory until written
 
     @staticmethod
     def _definition(key: str) -> Setting:
@@ -115,8 +116,11 @@ class Settings:
 
     def get(self, key: str) -> str:
         definition = self._definition(key)
-        row = self._storage.query_one("SELECT value FROM settings WHERE key = ?", (key,))
-        return row["value"] if row else definition.default
+        return self._stored().get(key, definition.default)
+
+    def _stored(self) -> dict[str, str]:
+        return self._cache.get("settings", lambda: {
+            r["key"]: r["value"] for r in self._storage.query("SELECT key, value FROM settings")})
 
     def get_int(self, key: str) -> int:
         return int(self.get(key))
@@ -130,10 +134,11 @@ class Settings:
         with self._storage.write() as conn:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                          "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, clean))
+        self._cache.clear()
         return clean
 
     def all(self) -> dict[str, str]:
-        stored = {r["key"]: r["value"] for r in self._storage.query("SELECT key, value FROM settings")}
+        stored = self._stored()
         return {key: stored.get(key, s.default) for key, s in SETTINGS.items()}
 
 
