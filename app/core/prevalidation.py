@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 
+from . import identifiers
 from .errors import ErrorDetail, invalid_many
-from .identifiers import ruc_problem
 
 SERIE_LETTER = {"01": "F", "03": "B"}
 SERIE_PATTERN = re.compile(r"^[FB][A-Z0-9]{3}$")
@@ -38,6 +39,16 @@ MAX_DESCRIPTION = 500
 MAX_REASON = 499  # SUNAT's pattern for a note's reason: one line, up to 499 characters
 MAX_DECIMALS = 10
 AMOUNT_LIMIT = Decimal(10) ** 12  # 12 integer digits
+ZERO = Decimal(0)
+
+
+_cached_ruc_problem = lru_cache(maxsize=4096)(identifiers.ruc_problem)
+
+
+def ruc_problem(value: str) -> str | None:
+    """`identifiers.ruc_problem`, remembered for RUC-sized texts: asked for the issuer and customer of every
+    voucher (and only short texts are kept, whatever a request carries)."""
+    return _cached_ruc_problem(value) if len(value) == 11 else identifiers.ruc_problem(value)
 
 
 @dataclass
@@ -101,8 +112,29 @@ def decimals(value: Decimal) -> int:
     return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
 
+def _usable_number(value: Decimal, low: Decimal, low_allowed: bool) -> bool:
+    """Finite, from `low` (excluded unless `low_allowed`) up to 12 integer digits, at most 10 decimals."""
+    return (value.is_finite() and (low <= value if low_allowed else low < value) and value < AMOUNT_LIMIT
+            and value.as_tuple().exponent >= -MAX_DECIMALS)
+
+
+def check_line(problems: Problems, index: int, descripcion: str, codigo: str | None, unidad: str,
+               afectacion: str) -> None:
+    """The description, catalogue codes and product code of line `index`. Runs for every line of every
+    voucher: the usual case (all fine) is decided first, and messages are written only for a problem."""
+    if (descripcion and len(descripcion) <= MAX_DESCRIPTION and not INVALID_XML_CHARS.search(descripcion)
+            and unidad in UNITS and afectacion in AFFECTATIONS
+            and not (codigo and INVALID_XML_CHARS.search(codigo))):
+        return
+    check_text(problems, f"items[{index}].descripcion", descripcion, MAX_DESCRIPTION, "2027")
+    check_line_code(problems, index, unidad, afectacion)
+    check_characters(problems, f"items[{index}].codigo", codigo)
+
+
 def check_quantity_and_price(problems: Problems, index: int, cantidad: Decimal, precio: Decimal) -> bool:
     """True when both are usable numbers (positive quantity, non-negative price, ≤ 10 decimals)."""
+    if _usable_number(cantidad, ZERO, False) and _usable_number(precio, ZERO, True):
+        return True
     ok = True
     prefix = f"items[{index}]"
     if not cantidad.is_finite() or cantidad <= 0 or decimals(cantidad) > MAX_DECIMALS or cantidad >= AMOUNT_LIMIT:

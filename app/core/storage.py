@@ -31,10 +31,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 from sqlite_utils import Migrations
-from typing import Any
 
 BUSY_TIMEOUT_MS = 10_000
 # WAL sizes in pages (4 KiB each by default): the checkpointer aims at SOFT, completes a checkpoint
