@@ -412,14 +412,18 @@ def _run_sunat_rules(engine: Engine, xml: str, name: str) -> list[str]:
 def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
     canonical = request_json(request)
     content_key = _content_key(canonical)
-    # Read first (one index lookup): a repeated request is answered without building anything.
-    stored = _existing(engine, request, content_key)
-    if stored is not None:
+    # Built first, without asking whether the number was issued (almost never): the unique index answers at the
+    # insert, and a refusal on the way also checks, so that an issued number still answers for itself.
+    try:
+        doc = build_document(engine, request)
+        xml = ubl.render(doc)
+        name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
+        observations = _run_sunat_rules(engine, xml, name)
+    except YupanaError:
+        stored = _existing(engine, request, content_key)
+        if stored is None:
+            raise
         return stored
-    doc = build_document(engine, request)
-    xml = ubl.render(doc)
-    name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
-    observations = _run_sunat_rules(engine, xml, name)
     digest, xml_sha256 = xml_hashes(xml)
     try:
         with engine.storage.write() as conn:
@@ -433,7 +437,7 @@ def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
                  doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat())).lastrowid
             conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
                          (voucher_id, canonical, xml))
-    except sqlite3.IntegrityError:  # another thread issued the same serie-número meanwhile
+    except sqlite3.IntegrityError:  # issued before, or by another thread meanwhile
         stored = _existing(engine, request, content_key)
         if stored is None:
             raise
