@@ -7,9 +7,6 @@ import sys
 from PySide6.QtWidgets import QApplication
 
 from app import APP_NAME, __version__
-from app.core.engine import Engine
-
-from .main_window import MainWindow
 
 
 def application() -> QApplication:
@@ -20,12 +17,31 @@ def application() -> QApplication:
     return app
 
 
+def start_sandbox_if_chosen(window: object) -> None:
+    """In sandbox mode the local stand-ins start in the background once the window is up."""
+
+    def work() -> None:
+        if window.engine.config_get("environment") == "sandbox":
+            window.context.sandboxes.start()
+            window.engine.events.emit("settings.changed", {"key": "sandbox"})
+
+    window.workers.run(window, work)
+
+
 def run(home: str | None = None) -> int:
+    from app.core.engine import Engine
+
+    from .crash import install_excepthook
+    from .main_window import MainWindow
+
     app = application()
     engine = Engine(home)
     window = MainWindow(engine)
+    install_excepthook(window, engine.log_file)
     window.show()
+    start_sandbox_if_chosen(window)
     try:
         return app.exec()
     finally:
+        window.workers.wait(15_000)
         engine.close()
