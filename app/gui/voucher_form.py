@@ -80,6 +80,7 @@ class VoucherForm(QDialog):
         layout.addLayout(top)
         layout.addWidget(self._items_box(), 1)
         layout.addLayout(self._footer())
+        self.add_line()
         self._load()
 
     # ------------------------------------------------------------ layout
@@ -193,7 +194,6 @@ class VoucherForm(QDialog):
         layout.addWidget(self.items, 1)
         layout.addWidget(self.errors.label_for("items"))
         layout.addLayout(buttons)
-        self.add_line()
         return box
 
     def _footer(self) -> QHBoxLayout:

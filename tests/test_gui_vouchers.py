@@ -1,0 +1,110 @@
+"""Comprobantes: the form's live totals and field errors, the outcome in plain words, exports."""
+
+from __future__ import annotations
+
+import base64
+import io
+import zipfile
+from decimal import Decimal
+
+from app.gui.emission import export, plain_outcome
+from app.gui.totals import Line, compute, parse_decimal
+from app.gui.voucher_form import VoucherForm
+from app.gui.vouchers import VouchersPage
+from tests import test_gui_support as support
+from tests.conftest import ISSUER_RUC
+from tests.test_gui_support import wait_idle
+
+context = support.context  # shared fixture
+
+
+def open_form(qtbot, context) -> VoucherForm:
+    form = VoucherForm(context)
+    qtbot.addWidget(form)
+    form.show()
+    wait_idle(qtbot, context.workers)
+    return form
+
+
+def test_totals_follow_sunat_rounding():
+    totals = compute([Line(Decimal("3"), Decimal("3.333"), "10"), Line(Decimal("1"), Decimal("5"), "20")])
+    assert totals.gravadas == Decimal("10.00")  # 9.999 rounds half-up per line
+    assert totals.igv == Decimal("1.80")
+    assert totals.exoneradas == Decimal("5.00")
+    assert totals.total == Decimal("16.80")
+    assert parse_decimal("1,5") == Decimal("1.5") and parse_decimal("abc") is None
+
+
+def test_form_shows_live_totals(qtbot, context, company):
+    form = open_form(qtbot, context)
+    assert form.emisor.currentData() == ISSUER_RUC
+    form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz 5 kg", "2", "10.00", "10"),
+                                                         ("Libro", "1", "5", "20")])
+    assert form.total_labels["gravadas"].text() == "20.00"
+    assert form.total_labels["igv"].text() == "3.60"
+    assert form.total_labels["exoneradas"].text() == "5.00"
+    assert form.total_labels["total"].text() == "28.60"
+    form.items.item(0, 1).setText("3")  # editing a cell updates the totals at once
+    assert form.total_labels["total"].text() == "40.40"
+
+
+def test_a_bad_line_is_marked_before_sending(qtbot, context, company):
+    form = open_form(qtbot, context)
+    form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz", "dos", "10", "10")])
+    form.emit_button.click()
+    assert "Línea 1: la cantidad" in form.errors.visible()["items"]
+    assert form.items.item(0, 1).toolTip().startswith("Línea 1")
+    assert form.emit_button.isEnabled()
+
+
+def test_type_change_proposes_serie_and_document(qtbot, context, company):
+    form = open_form(qtbot, context)
+    form.tipo.setCurrentIndex(form.tipo.findData("03"))
+    assert form.serie.text() == "B001"
+    assert form.doc_type.currentData() == "1"
+    request_types = form.request()
+    assert request_types["tipo"] == "03" and request_types["emisor"] == {"ruc": ISSUER_RUC}
+
+
+def test_emitir_shows_the_engine_answer_in_the_window(qtbot, context, company):
+    form = open_form(qtbot, context)
+    form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz", "1", "10", "10")])
+    form.emit_button.click()
+    assert not form.emit_button.isEnabled()
+    wait_idle(qtbot, context.workers)
+    assert form.emit_button.isEnabled()
+    # Whatever the engine answers (an outcome or an error), the window shows it; it never stays silent.
+    assert form.outcome is not None or form.banner.text.text()
+
+
+def test_list_page_shows_state_without_fake_rows(qtbot, context):
+    page = VouchersPage(context)
+    qtbot.addWidget(page)
+    wait_idle(qtbot, context.workers)
+    if not hasattr(context.engine, "list_vouchers"):
+        assert page.table.rowCount() == 0
+        assert "disponible" in page.banner.text.text()
+    else:
+        assert "Todavía no hay comprobantes" in page.empty.text()
+
+
+def test_outcomes_in_plain_words():
+    headline, text = plain_outcome({"estado": "rechazado", "codigo_respuesta": "2017",
+                                    "descripcion": "El numero de documento de identidad del receptor debe ser RUC",
+                                    "nombre_archivo": "20100066603-01-F001-1"})
+    assert headline == "Rechazado por SUNAT"
+    assert "código 2017" in text and "debe ser RUC" in text and "no debe entregarse" in text
+    headline, text = plain_outcome({"estado": "observado", "observaciones": ["4252 - falta el código de producto"]})
+    assert headline == "Aceptado con observaciones" and "4252" in text
+
+
+def test_export_writes_xml_cdr_and_zip(tmp_path):
+    cdr = io.BytesIO()
+    with zipfile.ZipFile(cdr, "w") as archive:
+        archive.writestr("R-X.xml", "<ApplicationResponse/>")
+    record = {"nombre_archivo": "20100066603-01-F001-1", "xml_firmado": "<Invoice/>",
+              "cdr": base64.b64encode(cdr.getvalue()).decode()}
+    assert export(record, tmp_path, "xml").read_text(encoding="utf-8") == "<Invoice/>"
+    assert export(record, tmp_path, "cdr").name == "R-20100066603-01-F001-1.zip"
+    with zipfile.ZipFile(export(record, tmp_path, "zip")) as archive:
+        assert archive.read("20100066603-01-F001-1.xml") == b"<Invoice/>"
