@@ -155,6 +155,15 @@ class Engine:
     def list_companies(self) -> list[Company]:
         return self.companies.all()
 
+    def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
+        return vouchers.list_vouchers(self, search, status, limit)
+
+    def voucher(self, voucher_id: int) -> dict | None:
+        return vouchers.get(self, voucher_id)
+
+    def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
+        return vouchers.next_numero(self, emisor_ruc, tipo, serie)
+
     def config_get(self, key: str) -> str:
         return self.settings.get(key)
 
