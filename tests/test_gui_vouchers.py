@@ -108,3 +108,58 @@ def test_export_writes_xml_cdr_and_zip(tmp_path):
     assert export(record, tmp_path, "cdr").name == "R-20100066603-01-F001-1.zip"
     with zipfile.ZipFile(export(record, tmp_path, "zip")) as archive:
         assert archive.read("20100066603-01-F001-1.xml") == b"<Invoice/>"
+
+
+def generate_one(engine, numero: int = 1, customer: str = "CLIENTE UNO S.A.C.") -> None:
+    engine.generar_xml({"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": ISSUER_RUC},
+                        "receptor": {"ruc": "20601030013", "razon_social": customer},
+                        "items": [{"descripcion": "Arroz", "cantidad": Decimal("2"), "precio_unitario": Decimal("10")}]})
+
+
+def test_list_search_filter_and_detail(qtbot, context, company, engine):
+    if not hasattr(engine, "list_vouchers"):
+        return
+    generate_one(engine, 1, "BODEGA UNO S.A.C.")
+    generate_one(engine, 2, "FERRETERIA DOS S.A.C.")
+    page = VouchersPage(context)
+    qtbot.addWidget(page)
+    wait_idle(qtbot, context.workers)
+    assert page.table.rowCount() == 2
+    assert page.table.item(0, 1).text() == "F001-2"
+    assert page.table.item(0, 3).text() == "PEN 23.60"
+    assert page.status_of(0) == "generado"
+    page.search.setText("FERRETERIA")
+    qtbot.waitUntil(lambda: page.table.rowCount() == 1)
+    assert page.table.item(0, 2).text() == "FERRETERIA DOS S.A.C."
+    page.status.setCurrentIndex(page.status.findData("aceptado"))
+    qtbot.waitUntil(lambda: page.table.rowCount() == 0)
+    assert "Ningún comprobante" in page.empty.text()
+    page.search.clear()
+    page.status.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: page.table.rowCount() == 2)
+    detail = page.open_detail(0)
+    qtbot.waitUntil(lambda: bool(detail.record))
+    assert "<Invoice" in detail.xml_view.toPlainText()
+    assert "F001-2" in detail.title.text()
+    assert not detail.resend_button.isEnabled()  # not signed yet
+
+
+def test_next_numero_and_past_customers_in_the_form(qtbot, context, company, engine):
+    if not hasattr(engine, "next_numero"):
+        return
+    generate_one(engine, 7, "BODEGA SIETE S.A.C.")
+    form = open_form(qtbot, context)
+    assert form.numero.value() == 8
+    assert "20601030013" in form.completer_model.stringList()
+    form._customer_chosen("20601030013")
+    assert form.customer_name.text() == "BODEGA SIETE S.A.C."
+
+
+def test_engine_field_errors_land_next_to_the_fields(qtbot, context, company, engine):
+    form = open_form(qtbot, context)
+    form.fill_example("20100066604", "", [("Arroz", "1", "10", "10")])  # wrong check digit
+    form.emit_button.click()
+    wait_idle(qtbot, context.workers)
+    shown = form.errors.visible()
+    assert "receptor.numero_documento" in shown, (shown, form.banner.text.text())
+    assert "20100066604" in shown["receptor.numero_documento"]

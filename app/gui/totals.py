@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 
-IGV_RATE = Decimal("0.18")
-CENT = Decimal("0.01")
+from app.core.amounts import IGV_RATE, money
+
 AFFECTATIONS = {  # catalogue 07 code: label
     "10": "Gravado (IGV)",
     "20": "Exonerado",
     "30": "Inafecto",
 }
-
-
-def money(value: Decimal) -> Decimal:
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def parse_decimal(text: str) -> Decimal | None:
