@@ -181,6 +181,8 @@ class VoucherForm(QDialog):
         self.items = QTableWidget(0, len(ITEM_COLUMNS))
         self.items.setHorizontalHeaderLabels(ITEM_COLUMNS)
         self.items.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column, width in ((1, 80), (2, 170), (3, 150), (4, 110), (5, 90)):
+            self.items.setColumnWidth(column, width)
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.items.itemChanged.connect(self.update_totals)
         buttons = QHBoxLayout()
