@@ -33,6 +33,8 @@ def test_assistant_leaves_a_sandbox_setup(qtbot, context, engine):
     assert engine.config_get("environment") == "sandbox"
     assert any("sandbox" in line.lower() for line in assistant.result_lines)
     assert not assistant.isVisible()
+    if hasattr(engine, "default_certificate"):  # a test certificate signs from the first voucher on
+        assert engine.default_certificate(ISSUER_RUC).es_prueba
 
 
 def test_assistant_returns_to_the_wrong_field(qtbot, context, engine):

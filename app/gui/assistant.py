@@ -55,8 +55,9 @@ def apply_setup(context: Context, company: Any, environment: str, certificate: t
             path, password = certificate
             cert = require(engine, "import_certificate")(Path(path).read_bytes(), password)
             done.append(f"Certificado «{Path(path).name}» importado.")
-        if hasattr(engine, "set_default_certificate") and value_of(cert, "id") is not None:
-            engine.set_default_certificate(saved.ruc, value_of(cert, "id"))
+        cert_id = value_of(cert, "certificado_id")
+        if cert_id and hasattr(engine, "set_default_certificate") and not value_of(cert, "predeterminado"):
+            engine.set_default_certificate(saved.ruc, cert_id)
     except YupanaError as exc:
         if exc.code != ErrorCode.NOT_CONFIGURED:
             raise

@@ -63,6 +63,17 @@ def expiry(valid_until: date | None, today: date | None = None) -> tuple[str, st
     return "Vigente", "#2e7d32"
 
 
+def certificate_badge(cert: Any, until: date | None) -> tuple[str, str]:
+    """The store's own verdict when it gives one (same 30-day rule), else from the date."""
+    if hasattr(cert, "vencido") and hasattr(cert, "por_vencer"):
+        if cert.vencido():
+            return "Vencido", "#c62828"
+        if cert.por_vencer():
+            return f"Vence en {max(cert.dias_restantes(), 0)} días", "#e65100"
+        return "Vigente", "#2e7d32"
+    return expiry(until)
+
+
 class CertificatesPage(QWidget):
     def __init__(self, context: Context) -> None:
         super().__init__()
@@ -118,7 +129,7 @@ class CertificatesPage(QWidget):
                 for company in companies:
                     chosen = self.engine.default_certificate(company.ruc)
                     if chosen is not None:
-                        defaults[company.ruc] = value_of(chosen, "id", chosen)
+                        defaults[company.ruc] = first(chosen, "certificado_id", "id") or chosen
             return companies, list(certificates), defaults
 
         self.context.workers.run(self, load, done=self._show, failed=self._unavailable)
@@ -142,16 +153,17 @@ class CertificatesPage(QWidget):
         self.certificates = certificates
         self.table.setRowCount(len(certificates))
         for row, cert in enumerate(certificates):
-            until = as_date(first(cert, "valid_until", "not_after", "valido_hasta", "vence"))
-            since = as_date(first(cert, "valid_from", "not_before", "valido_desde"))
+            until = as_date(first(cert, "valido_hasta", "valid_until"))
+            since = as_date(first(cert, "valido_desde", "valid_from"))
             ruc = first(cert, "ruc") or ""
-            is_default = bool(first(cert, "is_default", "default", "predeterminado")) or \
-                defaults.get(ruc) == first(cert, "id")
-            values = [first(cert, "subject", "titular", "common_name") or "", ruc,
+            is_default = bool(first(cert, "predeterminado")) or \
+                defaults.get(ruc) == first(cert, "certificado_id", "id")
+            test = " (prueba)" if first(cert, "es_prueba") else ""
+            values = [(first(cert, "sujeto", "subject") or "") + test, ruc,
                       since.isoformat() if since else "", until.isoformat() if until else ""]
             for column, text in enumerate(values):
                 self.table.setItem(row, column, QTableWidgetItem(str(text)))
-            text, colour = expiry(until)
+            text, colour = certificate_badge(cert, until)
             self.table.setCellWidget(row, 4, Badge(text, colour))
             mark = QTableWidgetItem("★ sí" if is_default else "")
             mark.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -206,7 +218,7 @@ class CertificatesPage(QWidget):
         if cert is None:
             self.banner.show_message("Elija un certificado de la lista.", "warning")
             return
-        ruc, cert_id = first(cert, "ruc"), first(cert, "id")
+        ruc, cert_id = first(cert, "ruc"), first(cert, "certificado_id", "id")
         self.context.workers.run(self, lambda: require(self.engine, "set_default_certificate")(ruc, cert_id),
                                  done=lambda _: self._done("Certificado predeterminado actualizado.", None),
                                  failed=self.banner.show_error, busy=[self.default_button])
@@ -216,13 +228,13 @@ class CertificatesPage(QWidget):
         if cert is None:
             self.banner.show_message("Elija un certificado de la lista.", "warning")
             return
-        name = first(cert, "subject", "titular") or first(cert, "id")
+        name = first(cert, "sujeto", "subject") or first(cert, "certificado_id", "id")
         self.confirm_box = confirm(self, "Eliminar certificado",
                                    f"¿Eliminar el certificado «{name}»? No podrá firmar con él después.",
                                    lambda: self.delete(cert))
 
     def delete(self, cert: Any) -> None:
-        cert_id = first(cert, "id")
+        cert_id = first(cert, "certificado_id", "id")
         self.context.workers.run(self, lambda: require(self.engine, "delete_certificate")(cert_id),
                                  done=lambda _: self._done("Certificado eliminado.", None),
                                  failed=self.banner.show_error, busy=[self.delete_button])

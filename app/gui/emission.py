@@ -26,7 +26,7 @@ def default_certificate_id(engine: Any, ruc: str) -> str:
     if chosen is None:
         raise not_configured(f"No hay un certificado para firmar los comprobantes del RUC {ruc}. "
                              "Importe uno o cree uno de prueba en la sección Certificados.")
-    return str(value_of(chosen, "id", chosen))
+    return str(value_of(chosen, "certificado_id") or value_of(chosen, "id"))
 
 
 def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[Any], None]) -> dict[str, Any]:
