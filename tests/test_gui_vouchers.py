@@ -94,6 +94,9 @@ def test_outcomes_in_plain_words():
                                     "nombre_archivo": "20100066603-01-F001-1"})
     assert headline == "Rechazado por SUNAT"
     assert "código 2017" in text and "debe ser RUC" in text and "no debe entregarse" in text
+    headline, text = plain_outcome({"estado": "no_enviado", "codigo_respuesta": "0102",
+                                    "descripcion": "Usuario o contraseña incorrectos"})
+    assert headline == "SUNAT no lo recibió" and "0102" in text and "reenvíelo" in text
     headline, text = plain_outcome({"estado": "observado", "observaciones": ["4252 - falta el código de producto"]})
     assert headline == "Aceptado con observaciones" and "4252" in text
 

@@ -16,7 +16,7 @@ from .workers import require
 
 STEPS = ["Generando el XML…", "Firmando…", "Enviando a SUNAT…"]
 STATUS_COLOURS = {
-    "generado": "#607d8b", "firmado": "#5c6bc0", "enviado": "#0277bd", "aceptado": "#2e7d32",
+    "no_enviado": "#ad1457", "generado": "#607d8b", "firmado": "#5c6bc0", "enviado": "#0277bd", "aceptado": "#2e7d32",
     "observado": "#f9a825", "rechazado": "#c62828", "pendiente": "#ef6c00",
 }
 
@@ -54,10 +54,17 @@ def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[
     return outcome
 
 
+def is_rejection_code(code: str) -> bool:
+    """SUNAT's codes 2000-3999 reject the voucher itself (its number is spent); lower ones are exceptions
+    of the submission (credentials, file name...): nothing was registered and it can be sent again."""
+    return code.isdigit() and 2000 <= int(code) <= 3999
+
+
 def rejection(exc: YupanaError) -> dict[str, Any]:
     codes = [d.sunat_code for d in exc.details if d.sunat_code]
-    return {"estado": "rechazado", "codigo_respuesta": codes[0] if codes else "", "descripcion": exc.message,
-            "observaciones": [d.message for d in exc.details if d.message != exc.message]}
+    code = codes[0] if codes else ""
+    return {"estado": "rechazado" if is_rejection_code(code) else "no_enviado", "codigo_respuesta": code,
+            "descripcion": exc.message, "observaciones": [d.message for d in exc.details if d.message != exc.message]}
 
 
 def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
@@ -77,6 +84,11 @@ def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
         return "Pendiente de envío", (f"{name} quedó firmado y guardado; se enviará a SUNAT en cuanto haya "
                                       f"conexión. Motivo: {description}")
     reason = description or "SUNAT no indicó el motivo."
+    if estado == "no_enviado":
+        return "SUNAT no lo recibió", (f"{name} está firmado pero SUNAT no lo registró.\n"
+                                       f"Motivo{f' (código {code})' if code else ''}: {reason}\n"
+                                       "Corrija lo indicado y reenvíelo desde el detalle del comprobante; "
+                                       "no necesita un número nuevo.")
     extra = "".join(f"\n• {o}" for o in observations)
     return "Rechazado por SUNAT", (f"{name} no es válido y no debe entregarse al cliente.\n"
                                    f"Motivo{f' (código {code})' if code else ''}: {reason}{extra}\n"
