@@ -122,3 +122,23 @@ def test_event_loop_keeps_turning_while_a_slow_answer_is_pending(window, qtbot):
         release.set()
         server.shutdown()
         server.server_close()
+
+
+def test_run_opens_the_window_and_closes_cleanly(home, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QApplication
+
+    from app.gui.app import run
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    seen = []
+
+    def look_and_quit():
+        seen.extend(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
+        for widget in seen:
+            widget.close()
+        QApplication.instance().exit(0)
+
+    QTimer.singleShot(0, look_and_quit)
+    assert run(str(home)) == 0
+    assert len(seen) == 1
+    assert sys.excepthook is not sys.__excepthook__  # the crash dialog hook is in place

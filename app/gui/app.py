@@ -17,17 +17,6 @@ def application() -> QApplication:
     return app
 
 
-def start_sandbox_if_chosen(window: object) -> None:
-    """In sandbox mode the local stand-ins start in the background once the window is up."""
-
-    def work() -> None:
-        if window.engine.config_get("environment") == "sandbox":
-            window.context.sandboxes.start()
-            window.engine.events.emit("settings.changed", {"key": "sandbox"})
-
-    window.workers.run(window, work)
-
-
 def run(home: str | None = None) -> int:
     from app.core.engine import Engine
 
@@ -39,7 +28,8 @@ def run(home: str | None = None) -> int:
     window = MainWindow(engine)
     install_excepthook(window, engine.log_file)
     window.show()
-    start_sandbox_if_chosen(window)
+    # In sandbox mode the local stand-ins start in the background once the window is up.
+    window.workers.run(window, window.start_sandbox_if_chosen)
     try:
         return app.exec()
     finally:

@@ -161,9 +161,16 @@ class MainWindow(QMainWindow):
                 self.open_assistant()
 
     def _on_event(self, name: str, payload: dict) -> None:
-        if name in ("settings.changed", "voucher.changed", "company.saved", "listener.changed",
-                    "submission.changed"):
+        if name in ("settings.changed", "voucher.changed", "company.saved") or \
+                name.startswith(("listener.", "submission.", "sunat.")):
             self.refresh_status()
+        if name == "settings.changed" and payload.get("key") == "environment":
+            self.workers.run(self, self.start_sandbox_if_chosen)
+
+    def start_sandbox_if_chosen(self) -> None:
+        """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up."""
+        if self.engine.config_get("environment") == "sandbox":
+            self.context.sandboxes.start()
 
     # ------------------------------------------------------------ assistant and errors
 

@@ -88,7 +88,7 @@ class VouchersPage(QWidget):
         self.reload()
 
     def _on_event(self, name: str, payload: dict) -> None:
-        if name.startswith("voucher") or name.startswith("submission"):
+        if name.startswith(("voucher", "submission", "sunat.")):
             self.reload()
 
     def reload(self) -> None:
