@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from datetime import date
 
-from app.gui.certificates import CertificatesPage, expiry
+from app.gui.certificates import CertificatesPage, common_name, expiry
 from tests import test_gui_support as support
 from tests.test_gui_support import wait_idle
 
 context = support.context  # shared fixture
+
+
+def test_holder_name_is_the_common_name():
+    assert common_name("serialNumber=RUC20100066603,CN=YUPANA PRUEBA,O=COMERCIAL YUPANA S.A.C.") == "YUPANA PRUEBA"
+    assert common_name("CN=PEREZ\\, JUAN,C=PE") == "PEREZ, JUAN"
+    assert common_name("O=SIN NOMBRE") == "O=SIN NOMBRE"
 
 
 def test_expiry_badges_differ():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,12 @@ def expiry(valid_until: date | None, today: date | None = None) -> tuple[str, st
     return "Vigente", "#2e7d32"
 
 
+def common_name(subject: str) -> str:
+    """The holder's name (CN) out of a distinguished name; the whole text when there is none."""
+    match = re.search(r"(?:^|,)\s*CN=((?:\\,|[^,])+)", subject)
+    return match.group(1).replace("\\,", ",").strip() if match else subject
+
+
 def certificate_badge(cert: Any, until: date | None) -> tuple[str, str]:
     """The store's own verdict when it gives one (same 30-day rule), else from the date."""
     if hasattr(cert, "vencido") and hasattr(cert, "por_vencer"):
@@ -91,6 +98,7 @@ class CertificatesPage(QWidget):
         buttons = QHBoxLayout()
         self.import_button = QPushButton("Importar PFX/P12…")
         self.company = QComboBox()
+        self.company.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.create_button = QPushButton("Crear certificado de prueba")
         self.default_button = QPushButton("Usar como predeterminado")
         self.delete_button = QPushButton("Eliminar…")
@@ -159,10 +167,12 @@ class CertificatesPage(QWidget):
             is_default = bool(first(cert, "predeterminado")) or \
                 defaults.get(ruc) == first(cert, "certificado_id", "id")
             test = " (prueba)" if first(cert, "es_prueba") else ""
-            values = [(first(cert, "sujeto", "subject") or "") + test, ruc,
+            subject = first(cert, "sujeto", "subject") or ""
+            values = [common_name(subject) + test, ruc,
                       since.isoformat() if since else "", until.isoformat() if until else ""]
             for column, text in enumerate(values):
                 self.table.setItem(row, column, QTableWidgetItem(str(text)))
+            self.table.item(row, 0).setToolTip(subject)
             text, colour = certificate_badge(cert, until)
             self.table.setCellWidget(row, 4, Badge(text, colour))
             mark = QTableWidgetItem("★ sí" if is_default else "")

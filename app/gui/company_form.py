@@ -113,6 +113,8 @@ class CompanyForm(QWidget):
         self.list.clear()
         for company in companies:
             self.list.addItem(f"{company.razon_social}\n{company.ruc}")
+        if companies and not self.ruc.text():
+            self.list.setCurrentRow(0)
         self.companies_loaded.emit(companies)
 
     def _select(self, row: int) -> None:
