@@ -124,21 +124,15 @@ def test_event_loop_keeps_turning_while_a_slow_answer_is_pending(window, qtbot):
         server.server_close()
 
 
-def test_run_opens_the_window_and_closes_cleanly(home, qtbot, monkeypatch):
-    from PySide6.QtWidgets import QApplication
-
-    from app.gui.app import run
+def test_start_opens_the_window_and_shutdown_closes_cleanly(home, qtbot, monkeypatch):
+    from app.gui.app import shutdown, start
 
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    seen = []
-
-    def look_and_quit():
-        seen.extend(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
-        for widget in seen:
-            widget.close()
-        QApplication.instance().exit(0)
-
-    QTimer.singleShot(0, look_and_quit)
-    assert run(str(home)) == 0
-    assert len(seen) == 1
+    engine, main = start(str(home))
+    qtbot.waitExposed(main)
+    assert isinstance(main, MainWindow) and main.isVisible()
     assert sys.excepthook is not sys.__excepthook__  # the crash dialog hook is in place
+    qtbot.waitUntil(lambda: main.assistant is not None)  # a new data folder: the assistant opens
+    main.assistant.close()
+    shutdown(engine, main)
+    assert not main.isVisible() and main.workers.pool.activeThreadCount() == 0
