@@ -238,3 +238,20 @@ def test_real_sunat_peer_signature_verifies():
     result = signing.verify_xml((SHARED / "sunat" / "samples" / "vouchers" / "20600055519-01-F001-00000001.xml")
                                 .read_bytes())
     assert result.valid, result.reason
+
+
+def test_signed_text_is_the_source_plus_the_signature(key_and_cert):
+    key, cert = key_and_cert
+    source = unsigned_sample()
+    signed = signing.sign_xml(source, key, cert)
+    without = re.sub(rb"<ds:Signature .*</ds:Signature>", b"", signed.xml, flags=re.S)
+    assert without == source.replace(b"<ext:ExtensionContent/>", b"<ext:ExtensionContent></ext:ExtensionContent>")
+
+
+def test_text_in_another_declared_encoding_is_serialised_and_verifies(key_and_cert):
+    key, cert = key_and_cert
+    source = unsigned_sample().decode("utf-8").replace("encoding='UTF-8'", "encoding='ISO-8859-1'")
+    assert "ISO-8859-1" in source
+    signed = signing.sign_xml(source, key, cert)
+    assert signed.xml.startswith(b"<?xml version='1.0' encoding='UTF-8'?>")
+    assert signing.verify_xml(signed.xml).valid

@@ -37,6 +37,7 @@ INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\u
 MAX_DESCRIPTION = 500
 MAX_REASON = 499  # SUNAT's pattern for a note's reason: one line, up to 499 characters
 MAX_DECIMALS = 10
+AMOUNT_LIMIT = Decimal(10) ** 12  # 12 integer digits
 
 
 @dataclass
@@ -98,11 +99,11 @@ def check_quantity_and_price(problems: Problems, index: int, cantidad: Decimal, 
     """True when both are usable numbers (positive quantity, non-negative price, ≤ 10 decimals)."""
     ok = True
     prefix = f"items[{index}]"
-    if not cantidad.is_finite() or cantidad <= 0 or decimals(cantidad) > MAX_DECIMALS or cantidad >= 10 ** 12:
+    if not cantidad.is_finite() or cantidad <= 0 or decimals(cantidad) > MAX_DECIMALS or cantidad >= AMOUNT_LIMIT:
         problems.add(f"{prefix}.cantidad", f"El campo «{prefix}.cantidad» debe ser mayor que cero, con hasta "
                      f"12 enteros y {MAX_DECIMALS} decimales.", "2780")
         ok = False
-    if not precio.is_finite() or precio < 0 or decimals(precio) > MAX_DECIMALS or precio >= 10 ** 12:
+    if not precio.is_finite() or precio < 0 or decimals(precio) > MAX_DECIMALS or precio >= AMOUNT_LIMIT:
         problems.add(f"{prefix}.precio_unitario", f"El campo «{prefix}.precio_unitario» debe ser un número no "
                      f"negativo, con hasta 12 enteros y {MAX_DECIMALS} decimales.", "2369")
         ok = False

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -220,12 +221,15 @@ def sign_xml(xml: bytes | str, private_key: rsa.RSAPrivateKey, certificate: x509
              algorithm: str = "rsa-sha1", signature_id: str | None = None) -> SignedXml:
     """Sign a UBL document (Invoice, CreditNote, DebitNote, ApplicationResponse…) with an enveloped signature
     placed in its first empty `ext:ExtensionContent`. Raises a 400 on `xml` when it cannot be signed."""
-    return sign_tree(parse_xml(xml), private_key, certificate, algorithm=algorithm, signature_id=signature_id)
+    return sign_tree(parse_xml(xml), private_key, certificate, algorithm=algorithm, signature_id=signature_id,
+                     source=xml)
 
 
 def sign_tree(tree: etree._ElementTree, private_key: rsa.RSAPrivateKey, certificate: x509.Certificate, *,
-              algorithm: str = "rsa-sha1", signature_id: str | None = None) -> SignedXml:
-    """`sign_xml` on an already parsed document (the tree is modified)."""
+              algorithm: str = "rsa-sha1", signature_id: str | None = None,
+              source: bytes | str | None = None) -> SignedXml:
+    """`sign_xml` on an already parsed document. With `source` (the text the tree was parsed from) the
+    Signature is spliced into that text, which is otherwise returned byte for byte; else the tree is serialised."""
     chosen = _algorithm(algorithm)
     root = tree.getroot()
     if find_signatures(root):
@@ -255,12 +259,38 @@ def sign_tree(tree: etree._ElementTree, private_key: rsa.RSAPrivateKey, certific
                      f"<ds:SignatureValue>{signature_value}</ds:SignatureValue>"
                      f"<ds:KeyInfo><ds:X509Data><ds:X509Certificate>{_certificate_base64(certificate)}"
                      "</ds:X509Certificate></ds:X509Data></ds:KeyInfo></ds:Signature>").encode()
+    spliced = _splice(source, root, signature_xml) if source is not None else None
+    if spliced is not None:
+        return SignedXml(spliced, digest_value, signature_value)
     target.append(etree.Comment(_PLACEHOLDER))
     try:
         out = etree.tostring(tree, xml_declaration=True, encoding="UTF-8")
     finally:
         target.remove(target[-1])
     return SignedXml(out.replace(_PLACEHOLDER_BYTES, signature_xml, 1), digest_value, signature_value)
+
+
+_EMPTY_CONTENT = re.compile(rb"<((?:[A-Za-z_][\w.-]*:)?)ExtensionContent(?:\s[^>]*)?(?:/>|>(\s*)</\1ExtensionContent>)")
+_DECLARED_ENCODING = re.compile(r"^\s*<\?xml[^>]*encoding=[\"']([^\"']+)")
+
+
+def _splice(source: bytes | str, root: etree._Element, signature_xml: bytes) -> bytes | None:
+    """The source text with the Signature inside its empty ExtensionContent, or None when that place cannot be
+    found unambiguously in the text (then the caller serialises the tree instead)."""
+    if isinstance(source, str):
+        declared = _DECLARED_ENCODING.match(source)
+        if declared and declared.group(1).lower().replace("_", "-") not in ("utf-8", "utf8"):
+            return None
+        source = source.encode("utf-8")
+    matches = list(_EMPTY_CONTENT.finditer(source))
+    empties = [c for c in root.iter(f"{{{EXT}}}ExtensionContent") if len(c) == 0 and not (c.text or "").strip()]
+    if len(matches) != 1 or len(empties) != 1:
+        return None
+    found = matches[0]
+    prefix, space = found.group(1), found.group(2) or b""
+    opening = found.group(0)[: found.group(0).index(b">") + 1].removesuffix(b"/>").removesuffix(b">") + b">"
+    element = opening + space + signature_xml + b"</" + prefix + b"ExtensionContent>"
+    return source[: found.start()] + element + source[found.end():]
 
 
 # ------------------------------------------------------------------ verification
@@ -428,7 +458,8 @@ def sign_request(engine: Engine, request: FirmarRequest) -> FirmarResult:
                                              f"certificado «{row['certificado_id']}».")
         return FirmarResult(xml_firmado=row["xml_firmado"], digest_value=row["digest_value"],
                             signature_value=row["signature_value"], certificado_por_vencer=info.por_vencer() or None)
-    signed = sign_tree(tree, key, certificate, algorithm=engine.settings.get("signature_algorithm"))
+    signed = sign_tree(tree, key, certificate, algorithm=engine.settings.get("signature_algorithm"),
+                       source=request.xml)
     xml_firmado = signed.xml.decode("utf-8")
     vouchers.record_signature(engine, row["id"], xml_firmado, signed.digest_value, signed.signature_value,
                               info.certificado_id)

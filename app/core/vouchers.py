@@ -12,9 +12,9 @@ import base64
 import hashlib
 import json
 import sqlite3
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlite_utils import Migrations
 
@@ -386,7 +386,7 @@ def find_by_signed_xml(engine: Engine, xml_firmado: str) -> dict | None:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def record_signature(engine: Engine, voucher_id: int, xml_firmado: str, digest_value: str, signature_value: str,
