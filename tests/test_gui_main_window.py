@@ -136,3 +136,17 @@ def test_start_opens_the_window_and_shutdown_closes_cleanly(home, qtbot, monkeyp
     main.assistant.close()
     shutdown(engine, main)
     assert not main.isVisible() and main.workers.pool.activeThreadCount() == 0
+
+
+def test_an_unhandled_engine_error_opens_a_non_blocking_dialog_with_details(window, qtbot):
+    from PySide6.QtCore import QObject
+
+    from app.core.errors import invalid
+
+    owner = QObject()  # no banner of its own
+    window.workers.run(owner, lambda: (_ for _ in ()).throw(invalid("serie", "La serie «X» no es válida.")))
+    qtbot.waitUntil(lambda: getattr(window, "error_box", None) is not None and window.error_box.isVisible())
+    assert window.error_box.text() == "La serie «X» no es válida."
+    assert "serie" in window.error_box.detailedText()
+    assert not window.error_box.isModal()
+    window.error_box.close()

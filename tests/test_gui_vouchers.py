@@ -166,3 +166,21 @@ def test_engine_field_errors_land_next_to_the_fields(qtbot, context, company, en
     shown = form.errors.visible()
     assert "receptor.numero_documento" in shown, (shown, form.banner.text.text())
     assert "20100066604" in shown["receptor.numero_documento"]
+
+
+def test_detail_exports_the_xml_from_the_window(qtbot, context, company, engine, tmp_path):
+    if not hasattr(engine, "voucher"):
+        return
+    generate_one(engine, 3)
+    page = VouchersPage(context)
+    qtbot.addWidget(page)
+    wait_idle(qtbot, context.workers)
+    detail = page.open_detail(0)
+    wait_idle(qtbot, context.workers)
+    assert not detail.export_buttons["cdr"].isEnabled()  # no CDR before sending
+    detail.export_to("xml", str(tmp_path))
+    wait_idle(qtbot, context.workers)
+    written = tmp_path / f"{detail.record['nombre_archivo']}.xml"
+    assert written.read_text(encoding="utf-8").startswith("<?xml")
+    assert str(written) in detail.banner.text.text()
+    assert not detail.pdf_button.isEnabled() or hasattr(engine, "voucher_pdf")

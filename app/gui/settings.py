@@ -40,6 +40,7 @@ TABS = {  # tab title: setting keys; keys of later features land in «Otros» un
     "Proveedores": ["registry_providers", "registry_timeout_s", "registry_cache_ttl_s"],
     "Reglas SUNAT": ["sunat_rules_dir"],
     "Datos y registro": ["log_level"],
+    "API local": ["api_host", "api_port"],
 }
 LOG_TAIL_BYTES = 64 * 1024
 
@@ -175,6 +176,12 @@ class SettingsPage(QWidget):
                 tab_layout.addWidget(browse)
             if title == "Datos y registro":
                 tab_layout.addWidget(self._data_box(), 1)
+            if title == "API local":
+                note = QLabel("La API local atiende solo a este equipo (p. ej. un punto de venta). Se inicia con "
+                              "«yupana serve»; «yupana serve --show-token» muestra el token que deben usar los "
+                              "programas.")
+                note.setWordWrap(True)
+                tab_layout.addWidget(note)
             tab_layout.addStretch(0)
             self.tabs.addTab(tab, title)
         self.reload()

@@ -1,8 +1,8 @@
 """The worker pool: engine calls that touch disk, network or crypto never run on the GUI thread.
 
 A job runs `fn(*args)` on a QThreadPool thread; its outcome comes back through Qt signals of a
-small relay object owned by the widget that asked, so it is delivered on the GUI thread and
-dropped silently if that widget is gone. Widgets listed as `busy` are disabled while it runs.
+small relay object living on the GUI thread, so it is delivered there, and dropped silently if the
+widget that asked is gone by then. Widgets listed as `busy` are disabled while it runs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+import shiboken6
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
 from app.core.errors import ErrorCode, YupanaError
@@ -21,12 +22,44 @@ log = logging.getLogger(__name__)
 
 
 class Relay(QObject):
-    """Lives on the GUI thread; the worker emits, the owner's callbacks receive."""
+    """Lives on the GUI thread, owned by the pool (never by the asking widget, so a worker never emits on
+    a deleted object); it forwards each outcome to the owner's callbacks only while the owner exists."""
 
     succeeded = Signal(object)
     failed = Signal(object)
     progressed = Signal(object)
     ended = Signal()
+
+    def __init__(self, owner: QObject, done: Callable[[Any], None] | None, failed: Callable[[BaseException], None],
+                 progress: Callable[[Any], None] | None, finish: Callable[[Relay], None]) -> None:
+        super().__init__()
+        self.owner, self.done, self.on_failure, self.progress, self.finish = owner, done, failed, progress, finish
+        self.succeeded.connect(self._succeeded)
+        self.failed.connect(self._failed)
+        self.progressed.connect(self._progressed)
+        self.ended.connect(self._ended)
+
+    def _owner_alive(self) -> bool:
+        return shiboken6.isValid(self.owner)
+
+    @Slot(object)
+    def _succeeded(self, value: Any) -> None:
+        if self.done and self._owner_alive():
+            self.done(value)
+
+    @Slot(object)
+    def _failed(self, exc: BaseException) -> None:
+        if self._owner_alive():
+            self.on_failure(exc)
+
+    @Slot(object)
+    def _progressed(self, value: Any) -> None:
+        if self.progress and self._owner_alive():
+            self.progress(value)
+
+    @Slot()
+    def _ended(self) -> None:
+        self.finish(self)
 
 
 class Job:
@@ -93,6 +126,7 @@ class Workers(QObject):
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(threads)
         self.running = 0
+        self._relays: set[Relay] = set()
         # Fallback handlers for a failure nobody handles (set by the main window).
         self.on_error: Callable[[QObject, BaseException], None] | None = None
 
@@ -102,19 +136,15 @@ class Workers(QObject):
             progress: Callable[[Any], None] | None = None,
             busy: Iterable[QWidget] = (), pass_job: bool = False, **kwargs: Any) -> Job:
         """Run `fn(*args)` (or `fn(job, *args)` with `pass_job`, for progress and cancel) on the pool."""
-        relay = Relay(owner)
+        widgets = [w for w in busy if w is not None]
+        relay = Relay(owner, done, failed or (lambda exc: self._unhandled(owner, exc)), progress,
+                      lambda finished: self._finish(finished, widgets))
+        self._relays.add(relay)
         job = Job(relay)
         if pass_job:
             args = (job, *args)
-        widgets = [w for w in busy if w is not None]
         for widget in widgets:
             widget.setEnabled(False)
-        if done:
-            relay.succeeded.connect(done)
-        relay.failed.connect(failed or (lambda exc: self._unhandled(owner, exc)))
-        if progress:
-            relay.progressed.connect(progress)
-        relay.ended.connect(lambda: self._finish(relay, widgets))
         self.running += 1
         self.busy_changed.emit(self.running)
         self.pool.start(_Task(job, fn, args, kwargs))
@@ -122,12 +152,11 @@ class Workers(QObject):
 
     def _finish(self, relay: Relay, widgets: list[QWidget]) -> None:
         for widget in widgets:
-            try:
+            if shiboken6.isValid(widget):
                 widget.setEnabled(True)
-            except RuntimeError:
-                pass
         self.running -= 1
         self.busy_changed.emit(self.running)
+        self._relays.discard(relay)
         relay.deleteLater()
 
     def _unhandled(self, owner: QObject, exc: BaseException) -> None:
