@@ -94,6 +94,11 @@ class MainWindow(QMainWindow):
         self.navigation.currentRowChanged.connect(self._open_row)
         self.navigation.setCurrentRow(0)
         self.context.events.event.connect(self._on_event)
+        # Bursts of engine events (a voucher going generado → firmado → aceptado) refresh the bar once.
+        self.status_timer = QTimer(self)
+        self.status_timer.setSingleShot(True)
+        self.status_timer.setInterval(100)
+        self.status_timer.timeout.connect(self.refresh_status)
         QTimer.singleShot(0, self.refresh_status)
 
     # ------------------------------------------------------------ pages
@@ -163,7 +168,7 @@ class MainWindow(QMainWindow):
     def _on_event(self, name: str, payload: dict) -> None:
         if name in ("settings.changed", "voucher.changed", "company.saved") or \
                 name.startswith(("listener.", "submission.", "sunat.")):
-            self.refresh_status()
+            self.status_timer.start()
         if name == "settings.changed" and payload.get("key") == "environment":
             self.workers.run(self, self.start_sandbox_if_chosen)
 

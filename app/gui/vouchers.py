@@ -41,6 +41,7 @@ class VouchersPage(QWidget):
         self.context = context
         self.engine = context.engine
         self.rows: list[dict[str, Any]] = []
+        self.generation = 0
         self.form = None
         self.detail = None
         layout = QVBoxLayout(self)
@@ -93,8 +94,15 @@ class VouchersPage(QWidget):
 
     def reload(self) -> None:
         search, status = self.search.text().strip() or None, self.status.currentData()
+        self.generation += 1
+        generation = self.generation
+
+        def show_if_latest(rows: list[dict[str, Any]]) -> None:
+            if generation == self.generation:  # an older, slower answer must not overwrite a newer one
+                self._show(rows)
+
         self.context.workers.run(self, lambda: require(self.engine, "list_vouchers")(search=search, status=status),
-                                 done=self._show, failed=self._unavailable, busy=[self.refresh_button])
+                                 done=show_if_latest, failed=self._unavailable)
 
     def _unavailable(self, exc: BaseException) -> None:
         self.rows = []
