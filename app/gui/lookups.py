@@ -149,13 +149,15 @@ class LookupsPage(QWidget):
                                  done=self._show_register_status, failed=self._register_unavailable)
 
     def _show_register_status(self, status: Any) -> None:
-        loaded = value_of(status, "fecha") or value_of(status, "loaded_at") or value_of(status, "imported_at")
-        rows = value_of(status, "filas") or value_of(status, "rows") or value_of(status, "count")
-        if loaded:
-            extra = f" ({rows:,} contribuyentes)".replace(",", " ") if isinstance(rows, int) else ""
-            self.register_status.setText(f"Padrón cargado el {loaded}{extra}.")
+        if value_of(status, "loaded"):
+            rows, source = value_of(status, "rows"), value_of(status, "source")
+            loaded_at = str(value_of(status, "loaded_at") or "").replace("T", " ")[:16]
+            count = f"{rows:,}".replace(",", " ") if isinstance(rows, int) else rows
+            origin = f" de «{source}»" if source else ""
+            self.register_status.setText(f"Padrón cargado el {loaded_at}: {count} contribuyentes{origin}.")
         else:
-            self.register_status.setText("Todavía no se cargó ningún padrón.")
+            self.register_status.setText("Todavía no se cargó ningún padrón. Descargue padron_reducido_ruc.zip "
+                                         "de la página de SUNAT e impórtelo aquí.")
 
     def _register_unavailable(self, exc: BaseException) -> None:
         self.register_status.setText(f"Padrón: {getattr(exc, 'message', 'no disponible')}")
@@ -174,6 +176,7 @@ class LookupsPage(QWidget):
         self.progress.setValue(0)
         self.progress.show()
         self.cancel_button.setEnabled(True)
+        self.register_status.setText("Importando… las consultas siguen usando el padrón anterior hasta terminar.")
 
         def work(job: Job) -> Any:
             return require(self.engine, "import_padron")(path, progress=job.report, cancel=job.cancelled.is_set)
@@ -194,12 +197,18 @@ class LookupsPage(QWidget):
             self.cancel_button.setEnabled(False)
             self.register_status.setText("Cancelando la importación…")
 
-    def _imported(self, result: Any) -> None:
+    def _imported(self, summary: Any) -> None:
         self.cancel_button.setEnabled(False)
         self.import_job = None
-        self.progress.setValue(100)
-        rows = value_of(result, "filas") or value_of(result, "rows") or value_of(result, "imported")
-        self.banner.show_message(f"Padrón importado{f': {rows} contribuyentes' if rows else ''}.", "success")
+        if value_of(summary, "cancelled"):
+            self.progress.hide()
+            self.banner.show_message("Importación cancelada: se mantiene el padrón anterior.", "info")
+        else:
+            self.progress.setValue(100)
+            loaded, skipped = value_of(summary, "rows_loaded"), value_of(summary, "rows_skipped")
+            damaged = f"; se omitieron {skipped} líneas dañadas" if skipped else ""
+            self.banner.show_message(f"Padrón importado: {loaded} contribuyentes{damaged} "
+                                     f"({value_of(summary, 'seconds')} s).", "success")
         self.refresh_register_status()
 
     def _import_failed(self, exc: BaseException) -> None:
