@@ -87,3 +87,16 @@ def test_log_viewer_shows_the_log(qtbot, context, engine):
     page.log_refresh.click()
     wait_idle(qtbot, context.workers)
     assert "línea de prueba del registro" in page.log_view.toPlainText()
+
+
+def test_settings_of_later_features_find_their_tab():
+    from app.gui.settings import keys_by_tab
+
+    tabs = keys_by_tab(["environment", "sunat_rules_dir", "sunat_timeout_s", "registry_yupana_url", "api_port",
+                        "gateway_url", "algo_nuevo"])
+    assert tabs["Reglas SUNAT"] == ["sunat_rules_dir"]  # an exact name beats the «sunat_*» prefix
+    assert tabs["Entorno y servicios"] == ["environment", "sunat_timeout_s"]
+    assert tabs["Proveedores"] == ["registry_yupana_url"]
+    assert tabs["Mensajería"] == ["gateway_url"]
+    assert tabs["API local"] == ["api_port"]
+    assert tabs["Otros"] == ["algo_nuevo"]

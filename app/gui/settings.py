@@ -34,14 +34,31 @@ CHOICES = {
     "signature_algorithm": [("rsa-sha1", "RSA-SHA1 (el que usa SUNAT)"), ("rsa-sha256", "RSA-SHA256")],
     "log_level": [(v, v) for v in ("DEBUG", "INFO", "WARNING", "ERROR")],
 }
-TABS = {  # tab title: setting keys; keys of later features land in «Otros» until placed
-    "Entorno y servicios": ["environment", "sunat_url_beta", "sunat_url_produccion", "sunat_url_consulta",
-                            "sunat_timeout_s", "signature_algorithm"],
-    "Proveedores": ["registry_providers", "registry_timeout_s", "registry_cache_ttl_s"],
+TABS = {  # tab title: setting keys or prefixes («name_*»); a key nobody claims lands in «Otros»
+    "Entorno y servicios": ["environment", "sunat_url_*", "sunat_*", "signature_algorithm"],
+    "Proveedores": ["registry_providers", "registry_*"],
+    "Mensajería": ["gateway_*", "chat_*", "listener_*", "webhook_*"],
     "Reglas SUNAT": ["sunat_rules_dir"],
     "Datos y registro": ["log_level"],
-    "API local": ["api_host", "api_port"],
+    "API local": ["api_*"],
 }
+
+
+def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
+    """Each setting under the first tab that names it: exact names first, then prefixes."""
+    placed: dict[str, str] = {}
+    for exact in (True, False):
+        for title, patterns in TABS.items():
+            for pattern in patterns:
+                for key in keys:
+                    if key in placed:
+                        continue
+                    if (exact and key == pattern) or (not exact and pattern.endswith("*")
+                                                      and key.startswith(pattern[:-1])):
+                        placed[key] = title
+    tabs = {title: [k for k in keys if placed.get(k) == title] for title in TABS}
+    tabs["Otros"] = [k for k in keys if k not in placed]
+    return {title: found for title, found in tabs.items() if found}
 LOG_TAIL_BYTES = 64 * 1024
 
 
@@ -157,12 +174,7 @@ class SettingsPage(QWidget):
         self.tabs.addTab(self._companies_tab(), "Empresas")
         self.tabs.addTab(self._sol_tab(), "Clave SOL")
         self.forms: dict[str, SettingsForm] = {}
-        placed = {key for keys in TABS.values() for key in keys}
-        others = [key for key in SETTINGS if key not in placed]
-        for title, keys in {**TABS, "Otros": others}.items():
-            keys = [k for k in keys if k in SETTINGS]
-            if not keys:
-                continue
+        for title, keys in keys_by_tab(list(SETTINGS)).items():
             form = SettingsForm(context, keys, self.banner)
             self.forms[title] = form
             tab = QWidget()
