@@ -84,3 +84,23 @@ def test_event_loop_turns_while_the_sandbox_holds_the_answer(qtbot, context, sun
     wait_idle(qtbot, context.workers, timeout=30_000)
     timer.stop()
     assert form.emit_button.isEnabled()
+
+
+def test_resend_from_the_detail_after_fixing_the_credentials(qtbot, context, sunat, engine, company):
+    engine.set_sol_credentials(company.ruc, "MODDATOS", "clave-equivocada")
+    form = filled_form(qtbot, context)
+    form.emit_button.click()
+    wait_idle(qtbot, context.workers, timeout=30_000)
+    assert form.outcome["estado"] == "no_enviado"
+    engine.set_sol_credentials(company.ruc, "MODDATOS", "moddatos")
+    page = VouchersPage(context)
+    qtbot.addWidget(page)
+    wait_idle(qtbot, context.workers)
+    detail = page.open_detail(0)
+    wait_idle(qtbot, context.workers)
+    assert detail.resend_button.isEnabled()
+    detail.resend_button.click()
+    wait_idle(qtbot, context.workers, timeout=30_000)
+    assert detail.banner.tone == "success", detail.banner.text.text()
+    assert detail.status_badge.text().strip() == "aceptado"
+    assert not detail.resend_button.isEnabled()

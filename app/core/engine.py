@@ -208,6 +208,10 @@ class Engine:
     def default_certificate(self, ruc: str) -> CertificateInfo | None:
         return self.certificates.default_for(ruc)
 
+    def voucher_cdr(self, voucher_id: int) -> dict | None:
+        """SUNAT's latest answer for a voucher: codigo, descripcion, notas, estado, hash_cdr, cdr_zip."""
+        return outbox.cdr_for_voucher(self, voucher_id)
+
     def verify_signature(self, xml: bytes | str) -> signing.Verification:
         return signing.verify_xml(xml)
 

@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self.assistant = None
         self.crash = None
         self.snapshot: dict[str, Any] = {}
+        self.closing = False
         self.setWindowTitle(f"{APP_NAME} {__version__}")
         self.resize(1180, 760)
         self.navigation = QListWidget()
@@ -149,6 +150,8 @@ class MainWindow(QMainWindow):
             lambda n: self.busy_label.setText(f"Trabajando… ({n})" if n else ""))
 
     def refresh_status(self) -> None:
+        if self.closing:
+            return
         self.workers.run(self, status_snapshot, self.engine, done=self._show_status)
 
     def _show_status(self, snapshot: dict[str, Any]) -> None:
@@ -201,6 +204,8 @@ class MainWindow(QMainWindow):
             self.crash = crash_dialog(self, exc, self.engine.log_file)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        self.closing = True
+        self.status_timer.stop()
         self.context.events.stop()
         self.workers.wait(15_000)
         super().closeEvent(event)

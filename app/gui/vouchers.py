@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.errors import not_found
+
 from .context import Context
 from .emission import STATUS_COLOURS, cdr_text, export, plain_outcome, resend
 from .voucher_form import TYPES, open_form
@@ -145,6 +147,19 @@ class VouchersPage(QWidget):
         return self.detail
 
 
+def load_voucher(engine: Any, voucher_id: Any) -> dict[str, Any]:
+    """The voucher with SUNAT's latest answer (CDR) merged in, when there is one."""
+    record = require(engine, "voucher")(voucher_id)
+    if record is None:
+        raise not_found("voucher_id", f"No existe el comprobante {voucher_id}.")
+    record = dict(record)
+    answer = engine.voucher_cdr(voucher_id) if hasattr(engine, "voucher_cdr") else None
+    if answer:
+        record.update(cdr=answer["cdr_zip"], codigo_respuesta=answer["codigo"], descripcion=answer["descripcion"],
+                      observaciones=answer["notas"], hash_cdr=answer["hash_cdr"])
+    return record
+
+
 class VoucherDetail(QDialog):
     """One voucher: its data, XML, CDR, the signature's hash; resend and export."""
 
@@ -204,7 +219,7 @@ class VoucherDetail(QDialog):
         self.whatsapp_button.setToolTip("Disponible cuando la mensajería y el PDF estén configurados.")
 
     def reload(self) -> None:
-        self.context.workers.run(self, lambda: require(self.engine, "voucher")(self.voucher_id), done=self.show_record,
+        self.context.workers.run(self, load_voucher, self.engine, self.voucher_id, done=self.show_record,
                                  failed=self.banner.show_error)
 
     def show_record(self, record: dict[str, Any]) -> None:
@@ -219,12 +234,17 @@ class VoucherDetail(QDialog):
         for label, key in [("Archivo", "nombre_archivo"), ("Emisor", "emisor_ruc"), ("Cliente", "receptor_nombre"),
                            ("Documento del cliente", "receptor_numero_documento"), ("Fecha", "fecha_emision"),
                            ("Moneda", "moneda"), ("Total", "total"), ("Hash de la firma (DigestValue)", "digest_value"),
-                           ("Código de respuesta SUNAT", "codigo_respuesta"), ("Respuesta de SUNAT", "descripcion")]:
+                           ("Código de respuesta SUNAT", "codigo_respuesta"), ("Respuesta de SUNAT", "descripcion"),
+                           ("Hash del CDR", "hash_cdr")]:
             if record.get(key) not in (None, ""):
                 value = QLabel(str(record[key]))
                 value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 value.setWordWrap(True)
                 self.summary_form.addRow(label + ":", value)
+        if record.get("observaciones"):
+            notes = QLabel("\n".join(f"• {note}" for note in record["observaciones"]))
+            notes.setWordWrap(True)
+            self.summary_form.addRow("Observaciones de SUNAT:", notes)
         self.xml_view.setPlainText(record.get("xml_firmado") or record.get("xml") or "")
         self.cdr_view.setPlainText(cdr_text(record) or "Todavía no hay respuesta (CDR) de SUNAT.")
         self.resend_button.setEnabled(bool(record.get("xml_firmado")) and status not in ("aceptado", "observado"))

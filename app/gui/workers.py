@@ -154,9 +154,11 @@ class Workers(QObject):
         for widget in widgets:
             if shiboken6.isValid(widget):
                 widget.setEnabled(True)
+        self._relays.discard(relay)
+        if not shiboken6.isValid(self):  # the window that owned the pool is gone
+            return
         self.running -= 1
         self.busy_changed.emit(self.running)
-        self._relays.discard(relay)
         relay.deleteLater()
 
     def _unhandled(self, owner: QObject, exc: BaseException) -> None:
