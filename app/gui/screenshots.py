@@ -28,19 +28,24 @@ def _settle(app, window) -> None:
     app.processEvents()
 
 
-def _sample_data(engine) -> None:
+def _sample_data(engine, sandboxes) -> None:
+    """A company, a test certificate and four facturas sent to the local SUNAT sandbox."""
     from app.core.companies import Company
+
+    from .emission import emit
 
     engine.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                direccion="AV. ABANCAY 123, CERCADO DE LIMA", nombre_comercial="YUPANA"))
     if hasattr(engine, "create_test_certificate"):
         engine.create_test_certificate("20100066603")
+    sandboxes.start()
     for numero, (ruc, name) in enumerate(SAMPLE_CUSTOMERS, start=1):
+        request = {"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": "20100066603"},
+                   "receptor": {"ruc": ruc, "razon_social": name},
+                   "items": [{"descripcion": "Arroz extra 5 kg", "cantidad": Decimal(numero * 3),
+                              "precio_unitario": Decimal("21.50")}]}
         try:
-            engine.generar_xml({"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": "20100066603"},
-                                "receptor": {"ruc": ruc, "razon_social": name},
-                                "items": [{"descripcion": "Arroz extra 5 kg", "cantidad": Decimal(numero * 3),
-                                           "precio_unitario": Decimal("21.50")}]})
+            emit(engine, request, "beta", lambda _: None)
         except Exception as exc:  # noqa: BLE001 - a screenshot without that row is still useful
             print(f"aviso: no se generó el comprobante de ejemplo {numero}: {exc}", file=sys.stderr)
 
@@ -52,6 +57,7 @@ def render(folder: Path) -> list[Path]:
     from app.core.engine import Engine
     from app.gui.app import application
     from app.gui.main_window import SECTIONS, MainWindow
+    from app.gui.sandbox_mode import SandboxMode
 
     folder.mkdir(parents=True, exist_ok=True)
     app = application()
@@ -59,8 +65,9 @@ def render(folder: Path) -> list[Path]:
     with tempfile.TemporaryDirectory(prefix="yupana-shots-") as home:
         engine = Engine(home)
         try:
-            _sample_data(engine)
-            window = MainWindow(engine, first_run=False)
+            sandboxes = SandboxMode(engine)
+            _sample_data(engine, sandboxes)
+            window = MainWindow(engine, sandboxes, first_run=False)
             window.show()
             _settle(app, window)
             for name in SECTIONS:
@@ -68,6 +75,7 @@ def render(folder: Path) -> list[Path]:
                 _settle(app, window)
                 saved.append(_save(window, folder / f"{name.lower()}.png"))
             saved.append(_save_form(app, window, folder))
+            saved.append(_save_detail(app, window, folder))
             saved.append(_save_assistant(app, window, folder))
             window.close()
         finally:
@@ -90,6 +98,16 @@ def _save_form(app, window, folder: Path) -> Path:
     _settle(app, window)
     path = _save(form, folder / "nuevo-comprobante.png")
     form.close()
+    return path
+
+
+def _save_detail(app, window, folder: Path) -> Path:
+    page = window.show_section("Comprobantes")
+    _settle(app, window)
+    detail = page.open_detail(0)
+    _settle(app, window)
+    path = _save(detail, folder / "detalle-comprobante.png")
+    detail.close()
     return path
 
 
