@@ -104,3 +104,32 @@ def test_resend_from_the_detail_after_fixing_the_credentials(qtbot, context, sun
     assert detail.banner.tone == "success", detail.banner.text.text()
     assert detail.status_badge.text().strip() == "aceptado"
     assert not detail.resend_button.isEnabled()
+
+
+def test_sunat_down_leaves_it_pending_and_the_status_bar_counts_it(qtbot, engine, company, sunat_window):
+    window, sunat = sunat_window
+    sunat.fail_next("500", count=50)
+    form = window.show_section("Comprobantes").new_voucher()
+    wait_idle(qtbot, window.workers)
+    form.fill_example("20601030013", "BODEGA SAN MARTÍN S.A.C.", [("Arroz extra 5 kg", "2", "21.50", "10")])
+    form.emit_button.click()
+    wait_idle(qtbot, window.workers, timeout=60_000)
+    assert form.outcome is not None, form.banner.text.text()
+    assert form.outcome["estado"] == "pendiente"
+    assert form.result_badge.text().strip() == "Pendiente de envío"
+    qtbot.waitUntil(lambda: window.pending_label.text() == "Envíos pendientes: 1", timeout=10_000)
+    form.close()
+
+
+@pytest.fixture
+def sunat_window(qtbot, engine, company):
+    from app.gui.main_window import MainWindow
+
+    main = MainWindow(engine, first_run=False)
+    qtbot.addWidget(main)
+    main.show()
+    main.context.sandboxes.start()
+    engine.create_test_certificate(company.ruc)
+    wait_idle(qtbot, main.workers)
+    yield main, main.context.sandboxes.running["sunat"]
+    main.close()
