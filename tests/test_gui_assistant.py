@@ -35,6 +35,17 @@ def test_assistant_leaves_a_sandbox_setup(qtbot, context, engine):
     assert not assistant.isVisible()
     if hasattr(engine, "default_certificate"):  # a test certificate signs from the first voucher on
         assert engine.default_certificate(ISSUER_RUC).es_prueba
+    if "sunat" in context.sandboxes.running:  # working: a factura goes all the way to «aceptado», offline
+        from decimal import Decimal
+
+        from app.gui.emission import emit
+
+        outcome = emit(engine, {"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
+                                "receptor": {"ruc": "20601030013", "razon_social": "BODEGA SAN MARTÍN S.A.C."},
+                                "items": [{"descripcion": "Arroz", "cantidad": Decimal("1"),
+                                           "precio_unitario": Decimal("10")}]},
+                       context.ambiente(engine.config_get("environment")), lambda _: None)
+        assert outcome["estado"] == "aceptado"
 
 
 def test_assistant_returns_to_the_wrong_field(qtbot, context, engine):
