@@ -87,7 +87,7 @@ def test_lookup_through_the_sandbox_and_a_bad_plate(qtbot, context, page, regist
     page.search_button.click()
     wait_idle(qtbot, context.workers)
     assert page.card.isHidden()
-    assert page.errors.visible().get("numero") or page.banner.text.text()
+    assert "no es válida" in (page.errors.visible().get("numero") or page.banner.text.text())
 
 
 def test_event_loop_turns_while_the_registry_sandbox_is_slow(qtbot, context, page, registry):
@@ -127,3 +127,13 @@ def test_assistant_fills_the_company_from_the_ruc(qtbot, context, registry, engi
     assistant.accept()
     qtbot.waitUntil(lambda: assistant.completed, timeout=15_000)
     assert engine.company(ruc).razon_social == record["razon_social"]
+
+
+def test_a_wrong_file_is_explained_and_nothing_changes(qtbot, context, page, engine, tmp_path):
+    wrong = tmp_path / "otro.txt"
+    wrong.write_text("a|b|c\n", encoding="latin-1")
+    page.import_register(str(wrong))
+    wait_idle(qtbot, context.workers)
+    assert page.banner.tone == "error" and "padrón" in page.banner.text.text()
+    assert engine.padron_status()["loaded"] is False
+    assert page.import_button.isEnabled() and not page.cancel_button.isEnabled()
