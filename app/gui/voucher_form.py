@@ -278,8 +278,13 @@ class VoucherForm(QDialog):
     def lookup_customer(self) -> None:
         number = self.doc_number.text().strip()
         self.errors.clear()
-        if number in self.customers and len(number) != 11:
+        if number in self.customers:
             self._customer_chosen(number)
+            return
+        if self.doc_type.currentData() != "6":  # the registries answer RUCs; other documents are typed in
+            label = self.errors.labels["receptor.numero_documento"]
+            label.setText("Solo se pueden buscar RUC; escriba el nombre del cliente.")
+            label.show()
             return
         self.context.workers.run(self, lambda: self.engine.ruc(number), done=self._customer_found,
                                  failed=self._customer_not_found, busy=[self.lookup_button])
