@@ -86,3 +86,23 @@ def test_missing_engine_feature_is_not_configured():
         assert exc.code == "NOT_CONFIGURED" and "disponible" in exc.message
     else:
         raise AssertionError("expected NOT_CONFIGURED")
+
+
+def test_garbage_is_collected_on_the_gui_thread(qtbot):
+    import gc
+
+    from PySide6.QtCore import QObject
+
+    from app.gui.collector import GuiThreadCollector
+
+    holder = QObject()
+    collector = GuiThreadCollector(holder, interval_ms=5)
+    try:
+        assert not gc.isenabled()
+        for _ in range(gc.get_threshold()[0] + 10):  # enough new objects to pass generation 0's threshold
+            cycle = []
+            cycle.append(cycle)
+        qtbot.waitUntil(lambda: gc.get_count()[0] < gc.get_threshold()[0])
+    finally:
+        collector.stop()
+    assert gc.isenabled()

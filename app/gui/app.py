@@ -21,10 +21,13 @@ def start(home: str | None = None):
     """Open the engine and show the main window (with the crash hook); `run` adds the event loop."""
     from app.core.engine import Engine
 
+    from .collector import GuiThreadCollector
     from .crash import install_excepthook
     from .main_window import MainWindow
 
-    application()
+    app = application()
+    if not hasattr(app, "collector"):
+        app.collector = GuiThreadCollector(app)
     engine = Engine(home)
     window = MainWindow(engine)
     install_excepthook(window, engine.log_file)
@@ -38,6 +41,10 @@ def shutdown(engine, window) -> None:
     window.close()
     window.workers.wait(15_000)
     engine.close()
+    collector = getattr(QApplication.instance(), "collector", None)
+    if collector is not None:
+        collector.stop()
+        del QApplication.instance().collector
 
 
 def run(home: str | None = None) -> int:
