@@ -1,0 +1,362 @@
+"""SUNAT's "padrón reducido de RUC" as an offline register: streaming import and lookups.
+
+Design (docs/registry.md):
+- the register lives in its OWN SQLite file in the data folder (`padron/padron-<stamp>.db`), one
+  rowid table keyed by the RUC as an integer, the other fourteen fields kept as the file's own
+  ISO-8859-1 bytes (`datos`), parsed only when a RUC is looked up; the 1.5 GB bulk load never
+  goes through the main database's WAL;
+- an import writes a new file with journal and syncing off, and only once it is complete does it
+  record the new file name in the main database (`padron_current`): lookups keep answering from
+  the old file until that single-row switch, so they never see a half-loaded register;
+- lookups open the current file read-only and immutable, one connection per thread;
+- parsing (decompress, split, check every line) runs in a second process for big files, so the two
+  cores parse and insert at the same time; small files are parsed in-process.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import secrets
+import sqlite3
+import threading
+import time
+import unicodedata
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from operator import itemgetter
+from pathlib import Path
+from typing import IO, Any
+
+from sqlite_utils import Migrations
+
+from .errors import ErrorCode, YupanaError, invalid
+from .storage import Storage, register_migrations
+
+log = logging.getLogger(__name__)
+
+migrations = register_migrations(Migrations("yupana.padron"))
+
+
+@migrations()
+def m001_padron_current(db) -> None:
+    db.execute("""CREATE TABLE padron_current (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        file TEXT NOT NULL,
+        rows INTEGER NOT NULL,
+        skipped INTEGER NOT NULL,
+        seconds REAL NOT NULL,
+        source TEXT NOT NULL,
+        loaded_at TEXT NOT NULL)""")
+
+
+CHUNK_BYTES = 1 << 20
+PARALLEL_FROM_BYTES = 64 << 20  # below this, starting a second process costs more than it saves
+FIELDS = 15
+RUC_PREFIXES = {b"10", b"15", b"16", b"17", b"20"}
+# The header's column names, without accents (the real file's accents are not always intact).
+HEADER_COLUMNS = ("RUC", "NOMBRE O RAZON SOCIAL", "ESTADO DEL CONTRIBUYENTE", "CONDICION DE DOMICILIO", "UBIGEO",
+                  "TIPO DE VIA", "NOMBRE DE VIA", "CODIGO DE ZONA", "TIPO DE ZONA", "NUMERO", "INTERIOR", "LOTE",
+                  "DEPARTAMENTO", "MANZANA", "KILOMETRO")
+
+Progress = Callable[[int, int], Any]
+Cancel = Callable[[], bool]
+
+
+# ------------------------------------------------------------------ reading the file
+
+def _plain(text: str) -> str:
+    """Upper-case without accents, for comparing header names."""
+    decomposed = unicodedata.normalize("NFKD", text.strip().upper())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def check_header(line: bytes) -> None:
+    """Refuse anything that is not SUNAT's padrón reducido, before loading a single row."""
+    names = [_plain(name) for name in line.decode("latin-1").rstrip("\r\n").rstrip("|").split("|")]
+    if tuple(names) != HEADER_COLUMNS:
+        shown = line.decode("latin-1").strip()[:80]
+        raise invalid("archivo", f"El archivo no es el padrón reducido de RUC de SUNAT: su primera línea («{shown}») "
+                                 "no es la cabecera esperada «RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|…».")
+
+
+@contextmanager
+def open_padron(path: str | os.PathLike[str]) -> Iterator[tuple[IO[bytes], int]]:
+    """The text of the padrón (inside the zip or as is) as a binary stream, and its size in bytes."""
+    path = Path(path)
+    if not path.is_file():
+        raise invalid("archivo", f"No existe el archivo «{path}».")
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            members = [m for m in archive.infolist() if m.filename.lower().endswith(".txt")]
+            if not members:
+                raise invalid("archivo", f"El archivo «{path.name}» no contiene el padrón (ningún .txt dentro).")
+            with archive.open(members[0]) as stream:
+                yield stream, members[0].file_size
+    else:
+        with open(path, "rb") as stream:
+            yield stream, path.stat().st_size
+
+
+def _checked(lines: list[bytes]) -> list[bytes]:
+    """The lines that are whole records with a valid RUC (11 digits, known prefix, módulo-11 digit)."""
+    # One comprehension, no function calls per line: this is the import's hot loop.
+    return [
+        line for line in lines
+        if line.count(b"|") == FIELDS and line[11:12] == b"|" and line[:11].isdigit() and line[:2] in RUC_PREFIXES
+        and (11 - (line[0] * 5 + line[1] * 4 + line[2] * 3 + line[3] * 2 + line[4] * 7 + line[5] * 6 + line[6] * 5
+                   + line[7] * 4 + line[8] * 3 + line[9] * 2 - 48 * 41) % 11) % 10 == line[10] - 48
+    ]
+
+
+def parse_chunks(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, int, int, int]]:
+    """Stream the padrón: yields (good lines joined by newlines, damaged lines, bytes read, total bytes)."""
+    with open_padron(path) as (stream, total):
+        header = stream.readline()
+        check_header(header)
+        done = len(header)
+        tail = b""
+        while chunk := stream.read(CHUNK_BYTES):
+            done += len(chunk)
+            if b"\r" in chunk:
+                chunk = chunk.replace(b"\r", b"")
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop()
+            good = _checked(lines)
+            yield b"\n".join(good), len(lines) - len(good), done, total
+        if tail:
+            good = _checked([tail])
+            yield b"\n".join(good), 1 - len(good), done, total
+
+
+def _parse_in_child(path: str, pipe: Any) -> None:
+    """Body of the parsing process: sends every chunk, then None (or an error message)."""
+    try:
+        for item in parse_chunks(path):
+            pipe.send(item)
+        pipe.send(None)
+    except YupanaError as exc:
+        pipe.send(("error", exc.message))
+    except Exception as exc:  # reported to the parent, which raises it as its own error
+        pipe.send(("error", f"No se pudo leer el padrón: {exc}"))
+    finally:
+        pipe.close()
+
+
+@contextmanager
+def parsed_chunks(path: Path, parallel: bool | None) -> Iterator[Iterator[tuple[bytes, int, int, int]]]:
+    """parse_chunks, run in a second process when `parallel` (by default: for big files)."""
+    if parallel is None:
+        parallel = path.stat().st_size >= PARALLEL_FROM_BYTES and (os.cpu_count() or 1) > 1
+    if not parallel:
+        yield parse_chunks(path)
+        return
+    context = multiprocessing.get_context("spawn")  # fork is unsafe in a process with Qt and threads
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_parse_in_child, args=(str(path), sender), name="padron-parser", daemon=True)
+    child.start()
+    sender.close()
+
+    def received() -> Iterator[tuple[bytes, int, int, int]]:
+        while True:
+            try:
+                item = receiver.recv()
+            except EOFError:
+                raise YupanaError(ErrorCode.INTERNAL, "El proceso que lee el padrón terminó inesperadamente.") from None
+            if item is None:
+                return
+            if item[0] == "error":
+                raise invalid("archivo", item[1])
+            yield item
+
+    try:
+        yield received()
+    finally:
+        receiver.close()
+        if child.is_alive():
+            child.terminate()
+        child.join(timeout=10)
+
+
+# ------------------------------------------------------------------ the register file
+
+RUC_OF = itemgetter(slice(0, 11))
+DATOS_OF = itemgetter(slice(12, -1))  # the fourteen fields after the RUC, without the trailing '|'
+
+
+def _new_register(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "page_size = 8192",
+                   "cache_size = -65536"):
+        conn.execute(f"PRAGMA {pragma}")
+    conn.execute("CREATE TABLE padron (ruc INTEGER PRIMARY KEY, datos BLOB NOT NULL)")
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("BEGIN")
+    return conn
+
+
+def _load(conn: sqlite3.Connection, chunks: Iterator[tuple[bytes, int, int, int]], progress: Progress | None,
+          cancel: Cancel | None) -> tuple[int, int, bool]:
+    """Insert every good line; returns (rows loaded, rows skipped, cancelled)."""
+    loaded = skipped = 0
+    insert = "INSERT OR IGNORE INTO padron (ruc, datos) VALUES (?, ?)"  # a repeated RUC keeps its first line
+    for blob, bad, done, total in chunks:
+        skipped += bad
+        if blob:
+            lines = blob.split(b"\n")
+            before = conn.total_changes
+            # zip/map keep the per-row work in C: no Python bytecode per line here.
+            conn.executemany(insert, zip(map(int, map(RUC_OF, lines)), map(DATOS_OF, lines), strict=True))
+            added = conn.total_changes - before
+            loaded += added
+            skipped += len(lines) - added
+        if progress is not None:
+            progress(done, total)
+        if cancel is not None and cancel():
+            return loaded, skipped, True
+    return loaded, skipped, False
+
+
+# ------------------------------------------------------------------ the register as the engine sees it
+
+class PadronRegister:
+    """Import into a new file, switch atomically, look up from the current file."""
+
+    def __init__(self, storage: Storage, home: Path) -> None:
+        self._storage = storage
+        self.folder = home / "padron"
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
+
+    # -------------------------------------------------------------- import
+
+    def import_file(self, source: str | os.PathLike[str], progress: Progress | None = None,
+                    cancel: Cancel | None = None, parallel: bool | None = None) -> dict[str, Any]:
+        source = Path(source)
+        started = time.perf_counter()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._remove_leftovers()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        name = f"padron-{stamp}-{secrets.token_hex(3)}.db"
+        partial = self.folder / (name + ".part")
+        conn = _new_register(partial)
+        try:
+            with parsed_chunks(source, parallel) as chunks:
+                loaded, skipped, cancelled = _load(conn, chunks, progress, cancel)
+            seconds = round(time.perf_counter() - started, 3)
+            summary = {"rows_loaded": loaded, "rows_skipped": skipped, "seconds": seconds}
+            if cancelled:
+                conn.execute("ROLLBACK")
+                conn.close()
+                partial.unlink(missing_ok=True)
+                return {**summary, "cancelled": True}
+            loaded_at = datetime.now(UTC).isoformat(timespec="seconds")
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
+                             [("rows", str(loaded)), ("source", source.name), ("loaded_at", loaded_at)])
+            conn.execute("COMMIT")
+            conn.close()
+        except BaseException:
+            conn.close()
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(self.folder / name)
+        self._switch_to(name, loaded, skipped, seconds, source.name, loaded_at)
+        log.info("padrón imported from %s: %s", source.name, summary)
+        return summary
+
+    def _switch_to(self, name: str, rows: int, skipped: int, seconds: float, source: str, loaded_at: str) -> None:
+        previous = self.current_file()
+        with self._storage.write() as conn:
+            conn.execute("INSERT INTO padron_current (id, file, rows, skipped, seconds, source, loaded_at) "
+                         "VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET file = excluded.file, "
+                         "rows = excluded.rows, skipped = excluded.skipped, seconds = excluded.seconds, "
+                         "source = excluded.source, loaded_at = excluded.loaded_at",
+                         (name, rows, skipped, seconds, source, loaded_at))
+        if previous and previous != name:
+            self._try_remove(self.folder / previous)  # readers still holding it keep reading (POSIX)
+
+    def _remove_leftovers(self) -> None:
+        """Old registers that could not be deleted at the last switch (Windows keeps open files)."""
+        current = self.current_file()
+        for old in self.folder.glob("padron-*.db"):
+            if old.name != current:
+                self._try_remove(old)
+
+    @staticmethod
+    def _try_remove(path: Path) -> None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            log.info("old register %s still in use; removed at the next import", path.name)
+
+    # -------------------------------------------------------------- lookups
+
+    def current_file(self) -> str | None:
+        row = self._storage.query_one("SELECT file FROM padron_current WHERE id = 1")
+        return row["file"] if row else None
+
+    def status(self) -> dict[str, Any]:
+        row = self._storage.query_one("SELECT file, rows, skipped, seconds, source, loaded_at "
+                                      "FROM padron_current WHERE id = 1")
+        if row is None:
+            return {"loaded": False, "rows": 0, "loaded_at": None, "source": None, "file": None}
+        return {"loaded": True, **row}
+
+    def _connection(self, name: str) -> sqlite3.Connection | None:
+        held = getattr(self._local, "held", None)
+        if held is not None and held[0] == name:
+            return held[1]
+        path = self.folder / name
+        try:
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        except sqlite3.OperationalError:
+            return None  # switched and removed between reading its name and opening it
+        if held is not None:
+            self._forget(held[1])
+        self._local.held = (name, conn)
+        with self._opened_lock:
+            self._opened.append(conn)
+        return conn
+
+    def _forget(self, conn: sqlite3.Connection) -> None:
+        with self._opened_lock:
+            if conn in self._opened:
+                self._opened.remove(conn)
+        conn.close()
+
+    def find(self, ruc: str) -> list[str | None] | None:
+        """The register's fifteen fields of `ruc` ('-' as None), or None when it is not there."""
+        for _attempt in range(3):
+            name = self.current_file()
+            if name is None:
+                return None
+            conn = self._connection(name)
+            if conn is None:
+                continue
+            try:
+                row = conn.execute("SELECT datos FROM padron WHERE ruc = ?", (int(ruc),)).fetchone()
+            except sqlite3.DatabaseError:
+                self._forget(conn)
+                self._local.held = None
+                continue
+            if row is None:
+                return None
+            fields = row[0].decode("latin-1").split("|")
+            return [ruc] + [None if value.strip() in ("", "-") else value.strip() for value in fields]
+        return None
+
+    def is_loaded(self) -> bool:
+        return self.current_file() is not None
+
+    def close(self) -> None:
+        with self._opened_lock:
+            for conn in self._opened:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass
+            self._opened.clear()
