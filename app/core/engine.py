@@ -173,9 +173,9 @@ class Engine:
         return self.settings.all()
 
     def import_padron(self, path: str | Path, progress: Callable[[int, int], Any] | None = None,
-                      cancel: Callable[[], bool] | None = None) -> dict[str, Any]:
+                      cancel: Callable[[], bool] | None = None, parallel: bool | None = None) -> dict[str, Any]:
         """Load SUNAT's padrón reducido (zip or txt); lookups use the old data until it is complete."""
-        summary = self.padron.import_file(path, progress=progress, cancel=cancel)
+        summary = self.padron.import_file(path, progress=progress, cancel=cancel, parallel=parallel)
         self.events.emit("padron.imported", summary)
         return summary
 
