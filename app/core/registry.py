@@ -87,6 +87,7 @@ def _lookup(engine: Engine, kind: Kind, numero: str, from_register: dict[str, An
         raise
     if from_register is not None:
         record = {**from_register, **{k: v for k, v in record.items() if v is not None}}
+        record.pop("fuente", None)
     record[RECORD_FIELDS[kind][0]] = numero
     _cache_put(engine, kind, numero, record)
     return model(**record, fuente=name)

@@ -150,13 +150,19 @@ class RegistrySandbox(Sandbox):
     def __init__(self, host: str = "127.0.0.1", port: int = 0, records_per_kind: int = 100, token: str = TOKEN,
                  slow_seconds: float = 3.0) -> None:
         super().__init__(host, port)
-        self.records = generate_records(records_per_kind)
+        self.records_per_kind = records_per_kind
         self.token = token
         self.slow_seconds = slow_seconds
-        self.requests = 0
-        self._failures: list[str] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the seeded records, no pending failures and a zero request count."""
+        with self._lock:
+            self.records = generate_records(self.records_per_kind)
+            self.requests = 0
+            self._failures: list[str] = []
 
     @property
     def contract_url(self) -> str:
