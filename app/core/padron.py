@@ -150,7 +150,8 @@ def _parse_in_child(path: str, pipe: Any) -> None:
 def parsed_chunks(path: Path, parallel: bool | None) -> Iterator[Iterator[tuple[bytes, int, int, int]]]:
     """parse_chunks, run in a second process when `parallel` (by default: for big files)."""
     if parallel is None:
-        parallel = path.stat().st_size >= PARALLEL_FROM_BYTES and (os.cpu_count() or 1) > 1
+        with open_padron(path) as (_stream, size):
+            parallel = size >= PARALLEL_FROM_BYTES and (os.cpu_count() or 1) > 1
     if not parallel:
         yield parse_chunks(path)
         return
@@ -189,7 +190,7 @@ DATOS_OF = itemgetter(slice(12, -1))  # the fourteen fields after the RUC, witho
 
 def _new_register(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "page_size = 8192",
+    for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "page_size = 4096",
                    "cache_size = -65536"):
         conn.execute(f"PRAGMA {pragma}")
     conn.execute("CREATE TABLE padron (ruc INTEGER PRIMARY KEY, datos BLOB NOT NULL)")
