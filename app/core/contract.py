@@ -107,8 +107,9 @@ class GenerarXmlRequest(ContractModel):
 
 class GenerarXmlResult(ContractModel):
     xml: str
-    hash: str
+    hash: str  # base64 of the SHA-256 of the UTF-8 bytes of `xml`
     nombre_archivo: str
+    observaciones: list[str] = extra(default_factory=list)  # SUNAT's observation codes, when its rules ran
 
 
 # ---------------------------------------------------------------- 2. POST /api/v1/facturacion/firmar
@@ -244,12 +245,12 @@ def success_envelope(result: ContractModel) -> dict[str, Any]:
 
 def parse_json(body: bytes | str | None) -> Any:
     """Parse a JSON body with exact decimals; a clear 400 (never a traceback) when it is not JSON."""
+    if isinstance(body, (bytes, bytearray, str)) and len(body) > MAX_BODY_BYTES:
+        raise YupanaError(ErrorCode.PAYLOAD_TOO_LARGE,
+                          f"La solicitud supera el tamaño máximo de {MAX_BODY_BYTES // (1024 * 1024)} MiB.")
     if body is None or (isinstance(body, (bytes, str)) and not body.strip()):
         raise YupanaError(ErrorCode.INVALID_JSON, "El cuerpo de la solicitud está vacío: se esperaba un objeto JSON.",
                           [ErrorDetail(None, "Cuerpo vacío.")])
-    if isinstance(body, (bytes, bytearray)) and len(body) > MAX_BODY_BYTES:
-        raise YupanaError(ErrorCode.PAYLOAD_TOO_LARGE,
-                          f"La solicitud supera el tamaño máximo de {MAX_BODY_BYTES // (1024 * 1024)} MiB.")
     try:
         return json.loads(body, parse_float=Decimal)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import messaging, padron, providers, registry, signing, sunat, vouchers
+from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
     ChatSendRequest,
@@ -83,6 +84,7 @@ class Engine:
         self.settings = Settings(self.storage)
         self.companies = Companies(self.storage)
         self.secrets = SecretStore(self.storage)
+        self.certificates = CertificateStore(self.storage, self.secrets)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
         self.padron = padron.PadronRegister(self.storage, self.home)
@@ -158,6 +160,49 @@ class Engine:
 
     def list_companies(self) -> list[Company]:
         return self.companies.all()
+
+    def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
+        return vouchers.list_vouchers(self, search, status, limit)
+
+    def voucher(self, voucher_id: int) -> dict | None:
+        return vouchers.get(self, voucher_id)
+
+    def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
+        return vouchers.next_numero(self, emisor_ruc, tipo, serie)
+
+    def import_certificate(self, data: bytes, password: str | bytes | None = None, *,
+                           key_data: bytes | None = None) -> CertificateInfo:
+        info = self.certificates.import_file(data, password, key_data=key_data)
+        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        return info
+
+    def create_test_certificate(self, ruc: str) -> CertificateInfo:
+        company = self.companies.get(ruc.strip())
+        info = (self.certificates.create_test_certificate(ruc, company.razon_social) if company
+                else self.certificates.create_test_certificate(ruc))
+        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        return info
+
+    def list_certificates(self, ruc: str | None = None) -> list[CertificateInfo]:
+        return self.certificates.all(ruc)
+
+    def certificate(self, certificado_id: str) -> CertificateInfo:
+        return self.certificates.get(certificado_id)
+
+    def delete_certificate(self, certificado_id: str) -> None:
+        self.certificates.delete(certificado_id)
+        self.events.emit("certificate.deleted", {"certificado_id": certificado_id})
+
+    def set_default_certificate(self, ruc: str, certificado_id: str) -> CertificateInfo:
+        info = self.certificates.set_default(ruc, certificado_id)
+        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        return info
+
+    def default_certificate(self, ruc: str) -> CertificateInfo | None:
+        return self.certificates.default_for(ruc)
+
+    def verify_signature(self, xml: bytes | str) -> signing.Verification:
+        return signing.verify_xml(xml)
 
     def config_get(self, key: str) -> str:
         return self.settings.get(key)
