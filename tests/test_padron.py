@@ -12,6 +12,7 @@ from conftest import run_cli
 from padron_files import make_padron
 
 from app.core.errors import ErrorCode, YupanaError
+from app.core.padron import _checked
 from app.core.ubigeo import lookup as ubigeo_lookup
 
 ROWS, BAD = 2000, 20
@@ -176,3 +177,22 @@ def test_cli_refuses_a_wrong_file_in_spanish(home, tmp_path):
     done = run_cli("padron", "import", str(wrong), "--quiet", home=home)
     assert done.returncode == 1
     assert "no es el padrón reducido de RUC de SUNAT" in done.stderr.decode()
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_file_out_of_ruc_order_with_a_repeated_ruc_still_answers_every_row(engine, padron_zip, tmp_path, parallel):
+    path, known = padron_zip
+    lines = _text_of(path).split(b"\n")
+    body = lines[1:-1]  # the file ends with a newline
+    original = next(line for line in body if line.startswith(known[0][0].encode() + b"|"))
+    repeated = original.replace(b"|", b" REPETIDO|", 2).replace(b" REPETIDO|", b"|", 1)
+    in_a_block = _checked(body[1500:])[0]
+    block_repeat = in_a_block.replace(b"|", b" REPETIDO|", 2).replace(b" REPETIDO|", b"|", 1)
+    out = tmp_path / "desordenado.txt"
+    out.write_bytes(b"\n".join([lines[0], *body[1000:], *body[:1000], repeated, block_repeat]) + b"\n")
+    summary = engine.import_padron(out, parallel=parallel)
+    assert (summary["rows_loaded"], summary["rows_skipped"]) == (ROWS - BAD, BAD + 2)  # the repeats are skipped
+    ruc, name = in_a_block.decode("latin-1").split("|")[:2]
+    assert engine.ruc(ruc).razon_social == name
+    for fields in known:
+        assert engine.ruc(fields[0]).razon_social == fields[1]  # the first line of a repeated RUC answers

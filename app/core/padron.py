@@ -1,10 +1,12 @@
 """SUNAT's "padrón reducido de RUC" as an offline register: streaming import and lookups.
 
 Design (docs/registry.md):
-- the register lives in its OWN SQLite file in the data folder (`padron/padron-<stamp>.db`), one
-  rowid table keyed by the RUC as an integer, the other fourteen fields kept as the file's own
-  ISO-8859-1 bytes (`datos`), parsed only when a RUC is looked up; the 1.5 GB bulk load never
-  goes through the main database's WAL;
+- the register lives in its OWN SQLite file in the data folder (`padron/padron-<stamp>.db`); the
+  1.5 GB bulk load never goes through the main database's WAL;
+- the file comes sorted by RUC, so it is stored in blocks of BLOCK_LINES consecutive lines, as the
+  file's own ISO-8859-1 bytes, keyed by the first RUC of the block (`bloques`): an insert per 32
+  lines instead of one per line, and a lookup is one index seek plus a search inside 3 KB; the
+  rare lines out of order go one by one into `sueltos`; fields are parsed only when looked up;
 - an import writes a new file with journal and syncing off, and only once it is complete does it
   record the new file name in the main database (`padron_current`): lookups keep answering from
   the old file until that single-row switch, so they never see a half-loaded register;
@@ -24,16 +26,17 @@ import threading
 import time
 import unicodedata
 import zipfile
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from operator import itemgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from sqlite_utils import Migrations
 
-from .errors import ErrorCode, YupanaError, invalid
+from .errors import invalid
 from .storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
@@ -54,6 +57,7 @@ def m001_padron_current(db) -> None:
 
 
 CHUNK_BYTES = 1 << 20
+BLOCK_LINES = 32  # ~2.8 KB: one block fits in one 4 KiB page
 PARALLEL_FROM_BYTES = 64 << 20  # below this, starting a second process costs more than it saves
 FIELDS = 15
 RUC_PREFIXES = {b"10", b"15", b"16", b"17", b"20"}
@@ -61,6 +65,8 @@ RUC_PREFIXES = {b"10", b"15", b"16", b"17", b"20"}
 HEADER_COLUMNS = ("RUC", "NOMBRE O RAZON SOCIAL", "ESTADO DEL CONTRIBUYENTE", "CONDICION DE DOMICILIO", "UBIGEO",
                   "TIPO DE VIA", "NOMBRE DE VIA", "CODIGO DE ZONA", "TIPO DE ZONA", "NUMERO", "INTERIOR", "LOTE",
                   "DEPARTAMENTO", "MANZANA", "KILOMETRO")
+
+RUC_OF = itemgetter(slice(0, 11))
 
 Progress = Callable[[int, int], Any]
 Cancel = Callable[[], bool]
@@ -112,8 +118,20 @@ def _checked(lines: list[bytes]) -> list[bytes]:
     ]
 
 
-def parse_chunks(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, int, int, int]]:
-    """Stream the padrón: yields (good lines joined by newlines, damaged lines, bytes read, total bytes)."""
+class Chunk(NamedTuple):
+    """One piece of the file, parsed: blocks of consecutive lines keyed by their first RUC, lines out of
+    RUC order (kept one by one), how many damaged lines were dropped, and the bytes read so far."""
+
+    starts: list[int]
+    blocks: list[bytes]
+    loose: list[bytes]
+    bad: int
+    done: int
+    total: int
+
+
+def raw_chunks(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, int, int]]:
+    """Stream the padrón after checking its header: (whole lines, bytes read so far, total bytes)."""
     with open_padron(path) as (stream, total):
         header = stream.readline()
         check_header(header)
@@ -121,104 +139,146 @@ def parse_chunks(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, int, int
         tail = b""
         while chunk := stream.read(CHUNK_BYTES):
             done += len(chunk)
-            if b"\r" in chunk:
-                chunk = chunk.replace(b"\r", b"")
-            lines = (tail + chunk).split(b"\n")
-            tail = lines.pop()
-            good = _checked(lines)
-            yield b"\n".join(good), len(lines) - len(good), done, total
+            data = tail + chunk
+            cut = data.rfind(b"\n") + 1
+            tail = data[cut:]
+            yield data[:cut], done, total
         if tail:
-            good = _checked([tail])
-            yield b"\n".join(good), 1 - len(good), done, total
+            yield tail + b"\n", done, total
 
 
-def _parse_in_child(path: str, pipe: Any) -> None:
-    """Body of the parsing process: sends every chunk, then None (or an error message)."""
-    try:
-        for item in parse_chunks(path):
-            pipe.send(item)
-        pipe.send(None)
-    except YupanaError as exc:
-        pipe.send(("error", exc.message))
-    except Exception as exc:  # reported to the parent, which raises it as its own error
-        pipe.send(("error", f"No se pudo leer el padrón: {exc}"))
-    finally:
-        pipe.close()
+def check_lines(raw: bytes) -> tuple[bytes, int, bool]:
+    """The good lines of `raw` joined by newlines, how many were damaged, and whether the good ones
+    are in strictly increasing RUC order. This is the costly part: pool workers run it."""
+    if b"\r" in raw:
+        raw = raw.replace(b"\r", b"")
+    lines = raw.split(b"\n")
+    lines.pop()  # raw ends with a newline
+    good = _checked(lines)
+    # C-level checks over the whole list: sorted as bytes, and no RUC twice.
+    ordered = good == sorted(good) and len(set(map(RUC_OF, good))) == len(good)
+    return b"\n".join(good), len(lines) - len(good), ordered
 
 
-@contextmanager
-def parsed_chunks(path: Path, parallel: bool | None) -> Iterator[Iterator[tuple[bytes, int, int, int]]]:
-    """parse_chunks, run in a second process when `parallel` (by default: for big files)."""
+def _in_order(good: list[bytes], last: bytes) -> tuple[list[bytes], list[bytes]]:
+    """Split lines into those continuing the strictly increasing RUC order after `last` and the rest."""
+    ordered, loose = [], []
+    for line in good:
+        if line[:11] > last:
+            ordered.append(line)
+            last = line[:11]
+        else:
+            loose.append(line)
+    return ordered, loose
+
+
+class ChunkAssembler:
+    """Turns checked pieces, in file order, into Chunks of blocks; remembers the last RUC between pieces."""
+
+    def __init__(self) -> None:
+        self.last = b""
+
+    def __call__(self, checked: tuple[bytes, int, bool], done: int, total: int) -> Chunk:
+        blob, bad, ordered = checked
+        good = blob.split(b"\n") if blob else []
+        loose: list[bytes] = []
+        if not ordered or (good and good[0][:11] <= self.last):  # rare: a file not sorted by RUC
+            good, loose = _in_order(good, self.last)
+        if good:
+            self.last = good[-1][:11]
+        starts = [int(good[i][:11]) for i in range(0, len(good), BLOCK_LINES)]
+        blocks = [b"\n".join(good[i:i + BLOCK_LINES]) for i in range(0, len(good), BLOCK_LINES)]
+        return Chunk(starts, blocks, loose, bad, done, total)
+
+
+def parse_chunks(path: str | os.PathLike[str]) -> Generator[Chunk, None, None]:
+    """The whole parse in this process (small files)."""
+    assemble = ChunkAssembler()
+    for raw, done, total in raw_chunks(path):
+        yield assemble(check_lines(raw), done, total)
+
+
+def parse_chunks_in_pool(path: str | os.PathLike[str], workers: int) -> Generator[Chunk, None, None]:
+    """The same with the line checks spread over `workers` processes: a bounded number of pieces in
+    flight (memory stays flat), results taken back in file order. Closing the generator stops the pool."""
+    assemble = ChunkAssembler()
+    context = multiprocessing.get_context("spawn")  # fork is unsafe in a process with Qt and threads
+    with context.Pool(workers) as pool:
+        pending: deque[tuple[Any, int, int]] = deque()
+        for raw, done, total in raw_chunks(path):
+            pending.append((pool.apply_async(check_lines, (raw,)), done, total))
+            if len(pending) >= 2 * workers:
+                result, done_then, total_then = pending.popleft()
+                yield assemble(result.get(), done_then, total_then)
+        while pending:
+            result, done_then, total_then = pending.popleft()
+            yield assemble(result.get(), done_then, total_then)
+
+
+def parsed_chunks(path: Path, parallel: bool | None) -> Generator[Chunk, None, None]:
+    """parse_chunks, with a pool of processes when `parallel` (by default: for big files on 2+ cores)."""
+    cores = os.cpu_count() or 1
     if parallel is None:
         with open_padron(path) as (_stream, size):
-            parallel = size >= PARALLEL_FROM_BYTES and (os.cpu_count() or 1) > 1
+            parallel = size >= PARALLEL_FROM_BYTES and cores > 1
     if not parallel:
-        yield parse_chunks(path)
-        return
-    context = multiprocessing.get_context("spawn")  # fork is unsafe in a process with Qt and threads
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_parse_in_child, args=(str(path), sender), name="padron-parser", daemon=True)
-    child.start()
-    sender.close()
-
-    def received() -> Iterator[tuple[bytes, int, int, int]]:
-        while True:
-            try:
-                item = receiver.recv()
-            except EOFError:
-                raise YupanaError(ErrorCode.INTERNAL, "El proceso que lee el padrón terminó inesperadamente.") from None
-            if item is None:
-                return
-            if item[0] == "error":
-                raise invalid("archivo", item[1])
-            yield item
-
-    try:
-        yield received()
-    finally:
-        receiver.close()
-        if child.is_alive():
-            child.terminate()
-        child.join(timeout=10)
+        return parse_chunks(path)
+    return parse_chunks_in_pool(path, max(2, min(cores, 4)))
 
 
 # ------------------------------------------------------------------ the register file
 
-RUC_OF = itemgetter(slice(0, 11))
-DATOS_OF = itemgetter(slice(12, -1))  # the fourteen fields after the RUC, without the trailing '|'
-
-
 def _new_register(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "page_size = 4096",
-                   "cache_size = -65536"):
+                   "cache_size = -16384"):
         conn.execute(f"PRAGMA {pragma}")
-    conn.execute("CREATE TABLE padron (ruc INTEGER PRIMARY KEY, datos BLOB NOT NULL)")
+    # bloques: BLOCK_LINES consecutive lines of the file as they are, keyed by the first line's RUC;
+    # sueltos: the rare lines out of RUC order, one by one.
+    conn.execute("CREATE TABLE bloques (ruc INTEGER PRIMARY KEY, lineas BLOB NOT NULL)")
+    conn.execute("CREATE TABLE sueltos (ruc INTEGER PRIMARY KEY, linea BLOB NOT NULL)")
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("BEGIN")
     return conn
 
 
-def _load(conn: sqlite3.Connection, chunks: Iterator[tuple[bytes, int, int, int]], progress: Progress | None,
+def _load(conn: sqlite3.Connection, chunks: Iterator[Chunk], progress: Progress | None,
           cancel: Cancel | None) -> tuple[int, int, bool]:
-    """Insert every good line; returns (rows loaded, rows skipped, cancelled)."""
+    """Write every chunk; returns (rows loaded, rows skipped, cancelled)."""
     loaded = skipped = 0
-    insert = "INSERT OR IGNORE INTO padron (ruc, datos) VALUES (?, ?)"  # a repeated RUC keeps its first line
-    for blob, bad, done, total in chunks:
-        skipped += bad
-        if blob:
-            lines = blob.split(b"\n")
+    for chunk in chunks:
+        skipped += chunk.bad
+        conn.executemany("INSERT INTO bloques (ruc, lineas) VALUES (?, ?)", zip(chunk.starts, chunk.blocks, strict=True))
+        loaded += sum(block.count(b"\n") + 1 for block in chunk.blocks)
+        if chunk.loose:
             before = conn.total_changes
-            # zip/map keep the per-row work in C: no Python bytecode per line here.
-            conn.executemany(insert, zip(map(int, map(RUC_OF, lines)), map(DATOS_OF, lines), strict=True))
+            # A repeated RUC keeps its first line: any earlier line of it is already written (in a block
+            # or among the loose ones), since a loose line's RUC is not after the last one written.
+            conn.executemany("INSERT OR IGNORE INTO sueltos (ruc, linea) VALUES (?, ?)",
+                             ((int(line[:11]), line) for line in chunk.loose
+                              if _find_line(conn, line[:11].decode()) is None))
             added = conn.total_changes - before
             loaded += added
-            skipped += len(lines) - added
+            skipped += len(chunk.loose) - added
         if progress is not None:
-            progress(done, total)
+            progress(chunk.done, chunk.total)
         if cancel is not None and cancel():
             return loaded, skipped, True
     return loaded, skipped, False
+
+
+def _find_line(conn: sqlite3.Connection, ruc: str) -> bytes | None:
+    """The file's line of `ruc`: in the block that starts at or before it, else among the loose lines."""
+    row = conn.execute("SELECT lineas FROM bloques WHERE ruc <= ? ORDER BY ruc DESC LIMIT 1", (int(ruc),)).fetchone()
+    if row is not None:
+        lines: bytes = row[0]
+        key = ruc.encode() + b"|"
+        start = 0 if lines.startswith(key) else lines.find(b"\n" + key) + 1
+        if start or lines.startswith(key):
+            end = lines.find(b"\n", start)
+            return lines[start:] if end < 0 else lines[start:end]
+    row = conn.execute("SELECT linea FROM sueltos WHERE ruc = ?", (int(ruc),)).fetchone()
+    return row[0] if row else None
 
 
 # ------------------------------------------------------------------ the register as the engine sees it
@@ -246,8 +306,11 @@ class PadronRegister:
         partial = self.folder / (name + ".part")
         conn = _new_register(partial)
         try:
-            with parsed_chunks(source, parallel) as chunks:
+            chunks = parsed_chunks(source, parallel)
+            try:
                 loaded, skipped, cancelled = _load(conn, chunks, progress, cancel)
+            finally:
+                chunks.close()  # stops the pool of a cancelled or failed import
             seconds = round(time.perf_counter() - started, 3)
             summary = {"rows_loaded": loaded, "rows_skipped": skipped, "seconds": seconds}
             if cancelled:
@@ -339,15 +402,15 @@ class PadronRegister:
             if conn is None:
                 continue
             try:
-                row = conn.execute("SELECT datos FROM padron WHERE ruc = ?", (int(ruc),)).fetchone()
+                line = _find_line(conn, ruc)
             except sqlite3.DatabaseError:
                 self._forget(conn)
                 self._local.held = None
                 continue
-            if row is None:
+            if line is None:
                 return None
-            fields = row[0].decode("latin-1").split("|")
-            return [ruc] + [None if value.strip() in ("", "-") else value.strip() for value in fields]
+            fields = line.decode("latin-1").rstrip("|").split("|")
+            return [None if value.strip() in ("", "-") else value.strip() for value in fields]
         return None
 
     def is_loaded(self) -> bool:
