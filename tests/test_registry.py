@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import httpx
 import pytest
+from conftest import ROOT
 from padron_files import make_padron
 
 from app.core import registry
@@ -209,3 +215,21 @@ def test_providers_add_what_the_register_lacks(configured, sandbox, tmp_path):
     assert record.tipo_contribuyente == extra["tipo_contribuyente"]
     assert record.actividad_economica == extra["actividad_economica"]
     assert record.fuente == "factiliza"
+
+
+def test_sandbox_command_serves_both_shapes_and_takes_failures_from_another_process(home):
+    process = subprocess.Popen([sys.executable, "-m", "app", "sandbox", "registry"], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=dict(os.environ))
+    try:
+        base_url = json.loads(process.stdout.readline())["base_url"]
+        box = RegistrySandbox()  # same seed: the same records as the process serves
+        ruc = first(box, "ruc")["ruc"]
+        auth = {"Authorization": "Bearer sandbox-registry-token"}
+        assert httpx.post(base_url + "/_control/fail", json={"mode": "500"}).status_code == 200
+        assert httpx.get(f"{base_url}/api/v1/ruc/{ruc}", headers=auth).status_code == 500
+        answer = httpx.get(f"{base_url}/v1/ruc/info/{ruc}", headers=auth).json()
+        assert answer["success"] is True and answer["data"]["nombre_o_razon_social"] == first(box, "ruc")["razon_social"]
+        assert httpx.get(f"{base_url}/api/v1/ruc/{ruc}").status_code == 401  # no token
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
