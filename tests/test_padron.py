@@ -12,7 +12,7 @@ from conftest import run_cli
 from padron_files import make_padron
 
 from app.core.errors import ErrorCode, YupanaError
-from app.core.padron import _checked
+from app.core.padron import MAX_OPEN_CONNECTIONS, _checked
 from app.core.ubigeo import lookup as ubigeo_lookup
 
 ROWS, BAD = 2000, 20
@@ -196,3 +196,17 @@ def test_a_file_out_of_ruc_order_with_a_repeated_ruc_still_answers_every_row(eng
     assert engine.ruc(ruc).razon_social == name
     for fields in known:
         assert engine.ruc(fields[0]).razon_social == fields[1]  # the first line of a repeated RUC answers
+
+
+def test_lookups_from_many_short_lived_threads_keep_open_files_bounded(engine, padron_zip):
+    path, known = padron_zip
+    engine.import_padron(path)
+    assert engine.ruc(known[1][0]).razon_social == known[1][1]  # this thread's connection, soon the oldest
+    names: list[str] = []
+    for _ in range(MAX_OPEN_CONNECTIONS + 8):
+        worker = threading.Thread(target=lambda: names.append(engine.ruc(known[0][0]).razon_social))
+        worker.start()
+        worker.join(timeout=10)
+    assert names == [known[0][1]] * (MAX_OPEN_CONNECTIONS + 8)
+    assert len(engine.padron._opened) <= MAX_OPEN_CONNECTIONS
+    assert engine.ruc(known[1][0]).razon_social == known[1][1]  # closed as the oldest: reopened

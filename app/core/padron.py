@@ -60,6 +60,7 @@ CHUNK_BYTES = 1 << 20
 BLOCK_LINES = 32  # ~2.8 KB: one block fits in one 4 KiB page
 PARALLEL_FROM_BYTES = 64 << 20  # below this, starting a second process costs more than it saves
 FIELDS = 15
+MAX_OPEN_CONNECTIONS = 32
 RUC_PREFIXES = {b"10", b"15", b"16", b"17", b"20"}
 # The header's column names, without accents (the real file's accents are not always intact).
 HEADER_COLUMNS = ("RUC", "NOMBRE O RAZON SOCIAL", "ESTADO DEL CONTRIBUYENTE", "CONDICION DE DOMICILIO", "UBIGEO",
@@ -384,6 +385,12 @@ class PadronRegister:
         self._local.held = (name, conn)
         with self._opened_lock:
             self._opened.append(conn)
+            # Threads come and go (GUI workers): keep the number of open files bounded. A thread whose
+            # connection was closed here gets an error on its next lookup and reopens (see find).
+            stale = self._opened[:-MAX_OPEN_CONNECTIONS]
+            del self._opened[:-MAX_OPEN_CONNECTIONS]
+        for old in stale:
+            old.close()
         return conn
 
     def _forget(self, conn: sqlite3.Connection) -> None:

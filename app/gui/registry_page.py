@@ -7,6 +7,7 @@ minutes); results come back to the window through Qt signals, so the window neve
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -49,6 +50,9 @@ class RegistryPage(QWidget):
         self.signals = Signals()
         self._cancel = threading.Event()
         self._worker: threading.Thread | None = None
+        # one reused thread for lookups, so its database connections are reused too
+        self._lookups = ThreadPoolExecutor(max_workers=1, thread_name_prefix="registry-lookup")
+        self.destroyed.connect(lambda *_: self._lookups.shutdown(wait=False))
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Consultas</h2>"))
 
@@ -105,7 +109,7 @@ class RegistryPage(QWidget):
             status, envelope = self.engine.call(operation, numero=numero)
             self.signals.looked_up.emit(status, envelope)
 
-        threading.Thread(target=work, name="registry-lookup", daemon=True).start()
+        self._lookups.submit(work)
 
     def _show_result(self, status: int, envelope: dict[str, Any]) -> None:
         self.lookup_button.setEnabled(True)
