@@ -37,13 +37,14 @@ TAILS = ["ACTIVO|HABIDO|150101|AV.|GRAU|-|URB.|123|-|-|-|-|-|", "ACTIVO|HABIDO|0
 def write_register(path: Path, rows: int) -> list[str]:
     """Write `rows` taxpayers in RUC order; returns every 97th RUC written (the known ones)."""
     known = []
-    step = max(1, 10 ** 8 // (rows // 2 + 1))
+    half = rows // 2
+    step = max(1, 10 ** 8 // (rows - half + 1))
     with open(path, "w", encoding="latin-1", newline="\n") as out:
         out.write(HEADER + "\n")
         batch = []
         for i in range(rows):
-            prefix = "10" if i < rows // 2 else "20"
-            first10 = f"{prefix}{(i % (rows // 2 + 1)) * step:08d}"
+            prefix, j = ("10", i) if i < half else ("20", i - half)  # each half in increasing order
+            first10 = f"{prefix}{j * step:08d}"
             ruc = first10 + ruc_check_digit(first10)
             batch.append(f"{ruc}|{NAMES[i % 4]}|{TAILS[i % 3]}\n")
             if i % 97 == 0:

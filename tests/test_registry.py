@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 from padron_files import make_padron
 
-from app.core import registry
+from app.core import providers, registry
 from app.core.errors import ErrorCode, YupanaError
 from app.core.identifiers import normalize_ce, normalize_plate
 from app.core.providers import FactilizaProvider
@@ -171,12 +171,14 @@ def test_fresh_cache_answers_without_asking_and_expired_cache_is_served_stale(co
     plate = first(sandbox, "placa")["placa"]
     clock = [1_000_000.0]
     monkeypatch.setattr(registry, "now", lambda: clock[0])
+    monkeypatch.setattr(providers, "clock", lambda: clock[0])
     assert configured.placa(plate).fuente == "factiliza"
     assert configured.placa(plate).fuente == "cache" and sandbox.requests == 1
     clock[0] += configured.settings.get_int("registry_cache_ttl_s") + 1
     sandbox.fail_next("500", count=2)
     stale = configured.placa(plate)
     assert stale.desactualizado is True and stale.fuente == "cache" and stale.marca == first(sandbox, "placa")["marca"]
+    clock[0] += providers.BACKOFF_S
     assert configured.placa(plate).fuente == "factiliza"  # provider back: refreshed
     assert configured.placa(plate).desactualizado is None
 
@@ -233,3 +235,15 @@ def test_sandbox_command_serves_both_shapes_and_takes_failures_from_another_proc
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_provider_that_timed_out_is_not_asked_again_for_a_while(configured, sandbox, monkeypatch):
+    clock = [500.0]
+    monkeypatch.setattr(providers, "clock", lambda: clock[0])
+    configured.config_set("registry_providers", "factiliza")
+    ce = first(sandbox, "ce")["ce"]
+    sandbox.fail_next("slow")
+    assert configured.call("ce", numero=ce)[0] == 504
+    assert configured.call("ce", numero=ce)[0] == 504 and sandbox.requests == 1  # answered without waiting
+    clock[0] += providers.BACKOFF_S
+    assert configured.ce(ce).fuente == "factiliza" and sandbox.requests == 2

@@ -9,6 +9,7 @@ Time-outs come from `registry_timeout_s`, so a provider never hangs the caller.
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -164,13 +165,39 @@ class FactilizaProvider(Provider):
 PROVIDERS: dict[str, type[Provider]] = {p.name: p for p in (YupanaProvider, FactilizaProvider)}
 
 
+# After a provider times out or is unreachable, it is not asked again for this long: lookups answer
+# at once (from the register, a stale cache entry or the same error) instead of waiting each time.
+BACKOFF_S = 30.0
+
+
+def clock() -> float:
+    """Monotonic seconds; tests replace it."""
+    return time.monotonic()
+
+
 class ProviderHub:
-    """Builds the configured providers in order; keeps one HTTP client (and its connections) per time-out."""
+    """Builds the configured providers in order; keeps one HTTP client (and its connections) per time-out,
+    and remembers which providers are down for BACKOFF_S."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._clients: dict[int, httpx.Client] = {}
         self._lock = threading.Lock()
+        self._down: dict[str, tuple[float, YupanaError]] = {}
+
+    def fetch(self, provider: Provider, kind: Kind, numero: str) -> dict[str, Any]:
+        """provider.fetch, unless the provider failed to answer less than BACKOFF_S ago."""
+        down = self._down.get(provider.name)
+        if down is not None and clock() < down[0]:
+            raise down[1]
+        try:
+            record = provider.fetch(kind, numero)
+        except YupanaError as exc:
+            if exc.code in (ErrorCode.UPSTREAM_TIMEOUT, ErrorCode.UPSTREAM_UNAVAILABLE):
+                self._down[provider.name] = (clock() + BACKOFF_S, exc)
+            raise
+        self._down.pop(provider.name, None)
+        return record
 
     def names(self) -> list[str]:
         raw = self._engine.settings.get("registry_providers")

@@ -75,7 +75,7 @@ def _lookup(engine: Engine, kind: Kind, numero: str, from_register: dict[str, An
     if from_register is not None and not providers:
         return model(**from_register)
     try:
-        name, record = _ask_providers(providers, kind, numero)
+        name, record = _ask_providers(engine, providers, kind, numero)
     except YupanaError as exc:
         if from_register is not None:
             log.info("providers failed for %s %s (%s); answering from the register", kind, numero, exc.code)
@@ -93,7 +93,7 @@ def _lookup(engine: Engine, kind: Kind, numero: str, from_register: dict[str, An
     return model(**record, fuente=name)
 
 
-def _ask_providers(providers: list[Provider], kind: Kind, numero: str) -> tuple[str, dict[str, Any]]:
+def _ask_providers(engine: Engine, providers: list[Provider], kind: Kind, numero: str) -> tuple[str, dict[str, Any]]:
     """The first provider's answer, in order; a 404 from any of them wins over the others' failures."""
     if not providers:
         raise not_configured(f"No se puede consultar {WHAT[kind]} «{numero}»: no hay un proveedor de consultas "
@@ -102,7 +102,7 @@ def _ask_providers(providers: list[Provider], kind: Kind, numero: str) -> tuple[
     missing: YupanaError | None = None
     for provider in providers:
         try:
-            return provider.name, provider.fetch(kind, numero)
+            return provider.name, engine.providers.fetch(provider, kind, numero)
         except YupanaError as exc:
             log.info("provider %s: %s %s -> %s", provider.name, kind, numero, exc.code)
             if exc.code == ErrorCode.NOT_FOUND:
