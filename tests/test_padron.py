@@ -12,7 +12,8 @@ from conftest import run_cli
 from padron_files import make_padron
 
 from app.core.errors import ErrorCode, YupanaError
-from app.core.padron import MAX_OPEN_CONNECTIONS, _checked
+from app.core.padron import MAX_OPEN_CONNECTIONS
+from app.core.padron_lines import _checked
 from app.core.ubigeo import lookup as ubigeo_lookup
 
 ROWS, BAD = 2000, 20

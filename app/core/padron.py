@@ -30,13 +30,13 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from sqlite_utils import Migrations
 
 from .errors import invalid
+from .padron_lines import check_lines
 from .storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
@@ -59,15 +59,11 @@ def m001_padron_current(db) -> None:
 CHUNK_BYTES = 1 << 20
 BLOCK_LINES = 32  # ~2.8 KB; about 22 blocks fill a 64 KiB page
 PARALLEL_FROM_BYTES = 64 << 20  # below this, starting a second process costs more than it saves
-FIELDS = 15
 MAX_OPEN_CONNECTIONS = 32
-RUC_PREFIXES = {b"10", b"15", b"16", b"17", b"20"}
 # The header's column names, without accents (the real file's accents are not always intact).
 HEADER_COLUMNS = ("RUC", "NOMBRE O RAZON SOCIAL", "ESTADO DEL CONTRIBUYENTE", "CONDICION DE DOMICILIO", "UBIGEO",
                   "TIPO DE VIA", "NOMBRE DE VIA", "CODIGO DE ZONA", "TIPO DE ZONA", "NUMERO", "INTERIOR", "LOTE",
                   "DEPARTAMENTO", "MANZANA", "KILOMETRO")
-
-RUC_OF = itemgetter(slice(0, 11))
 
 Progress = Callable[[int, int], Any]
 Cancel = Callable[[], bool]
@@ -108,17 +104,6 @@ def open_padron(path: str | os.PathLike[str]) -> Iterator[tuple[IO[bytes], int]]
             yield stream, path.stat().st_size
 
 
-def _checked(lines: list[bytes]) -> list[bytes]:
-    """The lines that are whole records with a valid RUC (11 digits, known prefix, módulo-11 digit)."""
-    # One comprehension, no function calls per line: this is the import's hot loop.
-    return [
-        line for line in lines
-        if line.count(b"|") == FIELDS and line[11:12] == b"|" and line[:11].isdigit() and line[:2] in RUC_PREFIXES
-        and (11 - (line[0] * 5 + line[1] * 4 + line[2] * 3 + line[3] * 2 + line[4] * 7 + line[5] * 6 + line[6] * 5
-                   + line[7] * 4 + line[8] * 3 + line[9] * 2 - 48 * 41) % 11) % 10 == line[10] - 48
-    ]
-
-
 class Chunk(NamedTuple):
     """One piece of the file, parsed: blocks of consecutive lines keyed by their first RUC, lines out of
     RUC order (kept one by one), how many damaged lines were dropped, and the bytes read so far."""
@@ -146,19 +131,6 @@ def raw_chunks(path: str | os.PathLike[str]) -> Iterator[tuple[bytes, int, int]]
             yield data[:cut], done, total
         if tail:
             yield tail + b"\n", done, total
-
-
-def check_lines(raw: bytes) -> tuple[bytes, int, bool]:
-    """The good lines of `raw` joined by newlines, how many were damaged, and whether the good ones
-    are in strictly increasing RUC order. This is the costly part: pool workers run it."""
-    if b"\r" in raw:
-        raw = raw.replace(b"\r", b"")
-    lines = raw.split(b"\n")
-    lines.pop()  # raw ends with a newline
-    good = _checked(lines)
-    # C-level checks over the whole list: sorted as bytes, and no RUC twice.
-    ordered = good == sorted(good) and len(set(map(RUC_OF, good))) == len(good)
-    return b"\n".join(good), len(lines) - len(good), ordered
 
 
 def _in_order(good: list[bytes], last: bytes) -> tuple[list[bytes], list[bytes]]:
