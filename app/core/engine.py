@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import messaging, padron, providers, registry, signing, sunat, vouchers
+from . import messaging, outbox, padron, providers, registry, signing, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
+    CeRecord,
     ChatSendRequest,
     ChatSendResult,
     ChatWebhookRequest,
     ChatWebhookResult,
-    CeRecord,
     ContractModel,
     EnviarRequest,
     EnviarResult,
@@ -93,6 +93,10 @@ class Engine:
         self.on_close(self.providers.close)
         self._lock = threading.RLock()
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
+        # Submissions to SUNAT: the worker starts at once only when a submission is waiting.
+        self.outbox = outbox.Outbox(self, lambda ambiente, ruc: sunat.client_for(self, ambiente, ruc))
+        self.on_close(self.outbox.stop)
+        self.outbox.start_if_pending()
         log.info("engine opened on %s", self.home)
 
     # ------------------------------------------------------------ the contract's operations
@@ -160,6 +164,13 @@ class Engine:
 
     def list_companies(self) -> list[Company]:
         return self.companies.all()
+
+    def set_sol_credentials(self, ruc: str, usuario: str, clave: str) -> None:
+        """Usuario and clave SOL of a company, kept encrypted in the secret store."""
+        sunat.set_sol_credentials(self, ruc, usuario, clave)
+
+    def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
+        return sunat.sol_credentials(self, ruc, ambiente)
 
     def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
         return vouchers.list_vouchers(self, search, status, limit)
