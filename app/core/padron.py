@@ -319,8 +319,9 @@ class PadronRegister:
     def _remove_leftovers(self) -> None:
         """Old registers that could not be deleted at the last switch (Windows keeps open files)."""
         current = self.current_file()
+        settled = time.time() - 600  # a file just finished by another process may not be current yet
         for old in self.folder.glob("padron-*.db"):
-            if old.name != current:
+            if old.name != current and old.stat().st_mtime < settled:
                 self._try_remove(old)
 
     @staticmethod
