@@ -13,6 +13,8 @@ from conftest import ROOT
 from padron_files import make_padron
 
 from app.core import providers, registry
+from app.core.api import LocalApi
+from app.core.engine import Engine
 from app.core.errors import ErrorCode, YupanaError
 from app.core.identifiers import normalize_ce, normalize_plate
 from app.core.providers import FactilizaProvider
@@ -247,3 +249,25 @@ def test_a_provider_that_timed_out_is_not_asked_again_for_a_while(configured, sa
     assert configured.call("ce", numero=ce)[0] == 504 and sandbox.requests == 1  # answered without waiting
     clock[0] += providers.BACKOFF_S
     assert configured.ce(ce).fuente == "factiliza" and sandbox.requests == 2
+
+
+def test_one_yupana_answers_another_through_the_contract_provider(engine, tmp_path):
+    """Yupana A serves its padrón on its local API; Yupana B asks A with the "yupana" provider."""
+    path = tmp_path / "padron.zip"
+    known = make_padron(300, path)
+    engine.import_padron(path)
+    server = LocalApi(engine, port=0)
+    server.start()
+    other = Engine(tmp_path / "otra-yupana")
+    try:
+        other.config_set("registry_yupana_url", server.base_url)
+        other.config_set("registry_providers", "yupana")
+        other.set_provider_token("yupana", server.token)
+        record = other.ruc(known[0][0])
+        assert (record.razon_social, record.fuente) == (known[0][1], "yupana")
+        assert record.departamento == engine.ruc(known[0][0]).departamento
+        status, _ = other.call("ruc", numero="20100066603")  # valid, unknown to A: A's 404 is B's 404
+        assert status == 404
+    finally:
+        other.close()
+        server.stop()
