@@ -3,9 +3,6 @@ the registry sandbox (result card; the loop keeps turning on a slow answer), the
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from PySide6.QtCore import QTimer
 
@@ -13,20 +10,13 @@ from app.core.engine import Engine
 from app.gui.assistant import SetupAssistant
 from app.gui.lookups import LookupsPage
 from tests import test_gui_support as support
-from tests.conftest import SHARED
+from tests.padron_files import make_padron
 from tests.test_gui_support import wait_idle
 
 if not hasattr(Engine, "import_padron"):
     pytest.skip("the padrón import comes with the registry work", allow_module_level=True)
 
 context = support.context  # shared fixture
-
-
-def make_padron(path, rows: int, bad: int = 0) -> list[str]:
-    """A synthetic register in SUNAT's layout (shared tool); returns the first line's fields."""
-    made = subprocess.run([sys.executable, str(SHARED / "tools" / "make_padron.py"), str(rows), str(path),
-                           "--seed", "7", "--bad", str(bad)], capture_output=True, text=True, check=True)
-    return made.stderr.splitlines()[0].split("|")
 
 
 @pytest.fixture
@@ -45,7 +35,7 @@ def registry(context):
 
 
 def test_import_register_reaches_100_then_lookup_shows_the_card(qtbot, context, page, tmp_path):
-    first = make_padron(tmp_path / "padron_reducido_ruc.zip", 3000, bad=5)
+    first = make_padron(3000, tmp_path / "padron_reducido_ruc.zip", bad=5)[0]
     assert "Todavía no se cargó" in page.register_status.text()
     seen = []
     page.progress.valueChanged.connect(seen.append)
@@ -66,7 +56,7 @@ def test_import_register_reaches_100_then_lookup_shows_the_card(qtbot, context, 
 
 
 def test_cancelled_import_keeps_the_previous_state(qtbot, context, page, engine, tmp_path):
-    make_padron(tmp_path / "padron.zip", 3000)
+    make_padron(3000, tmp_path / "padron.zip")
     page.import_register(str(tmp_path / "padron.zip"))
     page.cancel_import()
     wait_idle(qtbot, context.workers, timeout=60_000)
