@@ -33,3 +33,20 @@ def test_progress_reports_in_any_shape():
     assert progress_percent({"done": 1, "total": 4}) == 25
     assert progress_percent(100) == 100
     assert progress_percent("?") is None
+
+
+def test_result_card_copies_a_field_and_everything(qtbot):
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QToolButton
+
+    from app.gui.lookups import LABELS
+    from app.gui.widgets import ResultCard
+
+    card = ResultCard()
+    qtbot.addWidget(card)
+    card.show_record({"ruc": "20100066603", "razon_social": "COMERCIAL YUPANA S.A.C.", "estado": None}, LABELS)
+    assert list(card.values) == ["ruc", "razon_social"]  # empty fields are left out
+    card.findChildren(QToolButton)[1].click()
+    assert QGuiApplication.clipboard().text() == "COMERCIAL YUPANA S.A.C."
+    card.copy_all.click()
+    assert QGuiApplication.clipboard().text() == "RUC: 20100066603\nRazón social: COMERCIAL YUPANA S.A.C."

@@ -71,8 +71,10 @@ def render(folder: Path) -> list[Path]:
             window.show()
             _settle(app, window)
             for name in SECTIONS:
-                window.show_section(name)
+                page = window.show_section(name)
                 _settle(app, window)
+                if name == "Consultas":
+                    _look_up_a_sample(app, window, page, sandboxes)
                 saved.append(_save(window, folder / f"{name.lower()}.png"))
             saved.append(_save_form(app, window, folder))
             saved.append(_save_detail(app, window, folder))
@@ -99,6 +101,15 @@ def _save_form(app, window, folder: Path) -> Path:
     path = _save(form, folder / "nuevo-comprobante.png")
     form.close()
     return path
+
+
+def _look_up_a_sample(app, window, page, sandboxes) -> None:
+    registry = sandboxes.running.get("registry")
+    if registry is None:
+        return
+    page.number.setText(next(iter(registry.records["ruc"])))
+    page.search()
+    _settle(app, window)
 
 
 def _save_detail(app, window, folder: Path) -> Path:

@@ -194,6 +194,7 @@ class ResultCard(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.form = QFormLayout(self)
         self.values: dict[str, str] = {}
+        self.labels: dict[str, str] = {}
         self.copy_all = QPushButton("Copiar todo")
         self.copy_all.clicked.connect(self._copy_all)
 
@@ -201,6 +202,7 @@ class ResultCard(QFrame):
         while self.form.rowCount():
             self.form.removeRow(0)
         self.values = {}
+        self.labels = {}
         self.copy_all = QPushButton("Copiar todo")
         self.copy_all.clicked.connect(self._copy_all)
         for key, value in record.items():
@@ -208,7 +210,8 @@ class ResultCard(QFrame):
                 continue
             text = "sí" if value is True else "no" if value is False else str(value)
             self.values[key] = text
-            self.form.addRow(labels.get(key, key.replace("_", " ").capitalize()) + ":", self._row(text))
+            self.labels[key] = labels.get(key, key.replace("_", " ").capitalize())
+            self.form.addRow(self.labels[key] + ":", self._row(text))
         self.form.addRow("", self.copy_all)
 
     def _row(self, text: str) -> QWidget:
@@ -227,4 +230,4 @@ class ResultCard(QFrame):
         return row
 
     def _copy_all(self) -> None:
-        QGuiApplication.clipboard().setText("\n".join(f"{k}: {v}" for k, v in self.values.items()))
+        QGuiApplication.clipboard().setText("\n".join(f"{self.labels[k]}: {v}" for k, v in self.values.items()))
