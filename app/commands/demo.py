@@ -159,7 +159,8 @@ def _register_steps(get_engine: Callable[[], Any], registry: Any, home: Path,
 
     def look_up() -> str:
         record = get_engine().ruc(state["known_ruc"])
-        return f"RUC {record.ruc}: {record.razon_social} ({record.distrito}, {record.departamento})"
+        return (f"RUC {record.ruc}: {record.razon_social} ({record.distrito}, {record.departamento}); "
+                f"fuente: {record.fuente or 'padrón'}")
 
     return [("Cargar un padrón reducido de RUC pequeño", load_register),
             ("Consultar un RUC en el padrón", look_up)]

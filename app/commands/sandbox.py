@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import signal
 import sys
-import threading
 
+from app.commands import wait_until_stopped
 from app.sandbox import SANDBOXES
 from app.sandbox.base import Sandbox
 
@@ -63,12 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 engine.close()
         for sandbox in running:
             print(json.dumps({"name": sandbox.name, "base_url": sandbox.base_url}), flush=True)
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        try:
-            stop.wait()
-        except KeyboardInterrupt:
-            pass
+        wait_until_stopped()
     finally:
         for sandbox in running:
             sandbox.stop()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import threading
+
+from app.commands import wait_until_stopped
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -29,12 +29,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         api = LocalApi(engine, port=args.port)
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        try:
-            stop.wait()
-        except KeyboardInterrupt:
-            pass
+        wait_until_stopped()
         return 0
     finally:
         engine.close()

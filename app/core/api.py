@@ -13,12 +13,12 @@ import json
 import logging
 import re
 import secrets as random
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from .contract import MAX_BODY_BYTES
 from .errors import ErrorCode, YupanaError, invalid
+from .httpserver import ServerThread
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -127,34 +127,22 @@ class LocalApi:
         if not is_loopback(self.host):
             raise invalid("api_host", f"La API local solo escucha en este equipo (127.0.0.1); «{self.host}» no se permite.")
         self.token = api_token(engine)
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = ServerThread("local-api")
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.base_url
 
     def start(self) -> str:
         handler = type("LocalApiHandler", (_Handler,), {"api": self})
         try:
-            self._server = ThreadingHTTPServer((self.host, self.port), handler)
+            self._server.start(self.host, self.port, handler)
         except OSError as exc:
             raise YupanaError(ErrorCode.CONFLICT,
                               f"No se pudo abrir la API local en {self.host}:{self.port}: {exc.strerror}.") from None
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="local-api", daemon=True)
-        self._thread.start()
         self.engine.on_close(self.stop)
         log.info("local API listening on %s", self.base_url)
         return self.base_url
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._server.stop()

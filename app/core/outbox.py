@@ -123,6 +123,17 @@ def stored_cdr(engine: Engine, submission_id: int) -> cdr_reader.Cdr | None:
                           hash_cdr=row["hash_cdr"], zip=row["cdr_zip"])
 
 
+def cdr_for_voucher(engine: Engine, voucher_id: int) -> dict | None:
+    """The latest CDR received for a voucher Yupana generated (the detail window shows it), or None."""
+    row = engine.storage.query_one(
+        "SELECT c.codigo, c.descripcion, c.notas, c.estado, c.hash_cdr, c.cdr_zip, c.received_at "
+        "FROM sunat_cdrs c JOIN sunat_submissions s ON s.id = c.submission_id "
+        "WHERE s.voucher_id = ? ORDER BY c.id DESC LIMIT 1", (voucher_id,))
+    if row is None:
+        return None
+    return {**row, "notas": json.loads(row["notas"])}
+
+
 def due_ids(engine: Engine, now: float) -> list[int]:
     rows = engine.storage.query(
         "SELECT id FROM sunat_submissions WHERE state = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id",

@@ -7,9 +7,6 @@ import sys
 from PySide6.QtWidgets import QApplication
 
 from app import APP_NAME, __version__
-from app.core.engine import Engine
-
-from .main_window import MainWindow
 
 
 def application() -> QApplication:
@@ -20,12 +17,39 @@ def application() -> QApplication:
     return app
 
 
-def run(home: str | None = None) -> int:
+def start(home: str | None = None):
+    """Open the engine and show the main window (with the crash hook); `run` adds the event loop."""
+    from app.core.engine import Engine
+
+    from .collector import GuiThreadCollector
+    from .crash import install_excepthook
+    from .main_window import MainWindow
+
     app = application()
+    if not hasattr(app, "collector"):
+        app.collector = GuiThreadCollector(app)
     engine = Engine(home)
     window = MainWindow(engine)
+    install_excepthook(window, engine.log_file)
     window.show()
+    # In sandbox mode the local stand-ins start in the background once the window is up.
+    window.workers.run(window, window.start_sandbox_if_chosen)
+    return engine, window
+
+
+def shutdown(engine, window) -> None:
+    window.close()
+    window.workers.wait(15_000)
+    engine.close()
+    collector = getattr(QApplication.instance(), "collector", None)
+    if collector is not None:
+        collector.stop()
+        del QApplication.instance().collector
+
+
+def run(home: str | None = None) -> int:
+    engine, window = start(home)
     try:
-        return app.exec()
+        return application().exec()
     finally:
-        engine.close()
+        shutdown(engine, window)

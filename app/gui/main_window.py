@@ -1,59 +1,211 @@
-"""The main window: a side navigation and one page per section."""
+"""The main window: a side navigation, one page per section (built when first opened), a status bar."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import importlib
+import logging
+from typing import Any
+
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
     QMainWindow,
     QStackedWidget,
-    QVBoxLayout,
     QWidget,
 )
 
 from app import APP_NAME, __version__
-from app.core.engine import Engine
+
+from .bridge import EngineEvents
+from .context import ENVIRONMENTS, Context
+from .crash import crash_dialog
+from .pages import NotAvailablePage
+from .sandbox_mode import SandboxMode
+from .widgets import Badge
+from .workers import Workers
+
+log = logging.getLogger(__name__)
 
 SECTIONS = ["Comprobantes", "Certificados", "Mensajes", "Consultas", "Ajustes"]
 
+# Section → "module:Class". The messaging work plugs its window in here (app.gui.messages:MessagesPage);
+# until that module exists the section says so plainly.
+SECTION_PAGES = {
+    "Comprobantes": "app.gui.vouchers:VouchersPage",
+    "Certificados": "app.gui.certificates:CertificatesPage",
+    "Mensajes": "app.gui.messages:MessagesPage",
+    "Consultas": "app.gui.lookups:LookupsPage",
+    "Ajustes": "app.gui.settings:SettingsPage",
+}
 
-def placeholder_page(title: str, text: str) -> QWidget:
-    page = QWidget()
-    layout = QVBoxLayout(page)
-    heading = QLabel(f"<h2>{title}</h2>")
-    body = QLabel(text)
-    body.setWordWrap(True)
-    layout.addWidget(heading)
-    layout.addWidget(body)
-    layout.addStretch(1)
-    return page
+
+def load_page_class(target: str) -> type | None:
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        return None
+    return getattr(module, class_name)
+
+
+def status_snapshot(engine: Any) -> dict[str, Any]:
+    """Read (on a worker) what the status bar shows."""
+    pending = None
+    if hasattr(engine, "pending_submissions"):
+        pending = engine.pending_submissions()
+    elif hasattr(engine, "list_vouchers"):
+        pending = len(engine.list_vouchers(status="pendiente"))
+    listener = engine.listener_status() if hasattr(engine, "listener_status") else None
+    return {"environment": engine.config_get("environment"), "pending": pending, "listener": listener,
+            "companies": len(engine.list_companies())}
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Any, sandboxes: SandboxMode | None = None, first_run: bool | None = None) -> None:
         super().__init__()
         self.engine = engine
+        self.workers = Workers(parent=self)
+        self.workers.on_error = self.show_error
+        self.context = Context(engine, self.workers, EngineEvents(engine, self), sandboxes or SandboxMode(engine))
+        self.first_run = first_run  # None: open the assistant when no company exists yet
+        self.assistant = None
+        self.crash = None
+        self.snapshot: dict[str, Any] = {}
+        self.closing = False
         self.setWindowTitle(f"{APP_NAME} {__version__}")
-        self.resize(1100, 720)
+        self.resize(1180, 760)
         self.navigation = QListWidget()
         self.navigation.addItems(SECTIONS)
-        self.navigation.setFixedWidth(180)
+        self.navigation.setFixedWidth(170)
+        self.navigation.setStyleSheet("QListWidget { font-size: 15px; } QListWidget::item { padding: 10px; }")
         self.pages = QStackedWidget()
-        for section in SECTIONS:
-            self.pages.addWidget(placeholder_page(section, "Esta sección aún no está configurada."))
-        self.navigation.currentRowChanged.connect(self.pages.setCurrentIndex)
-        self.navigation.setCurrentRow(0)
+        self.built: dict[str, QWidget] = {}
+        for _ in SECTIONS:
+            self.pages.addWidget(QWidget())  # replaced by the real page when first opened
         central = QWidget()
         layout = QHBoxLayout(central)
         layout.addWidget(self.navigation)
         layout.addWidget(self.pages, 1)
         self.setCentralWidget(central)
-        environment = engine.config_get("environment").upper()
-        self.environment_label = QLabel(f" {environment} ")
-        self.environment_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.statusBar().addPermanentWidget(self.environment_label)
+        self._build_status_bar()
+        self.navigation.currentRowChanged.connect(self._open_row)
+        self.navigation.setCurrentRow(0)
+        self.context.events.event.connect(self._on_event)
+        # Bursts of engine events (a voucher going generado → firmado → aceptado) refresh the bar once.
+        self.status_timer = QTimer(self)
+        self.status_timer.setSingleShot(True)
+        self.status_timer.setInterval(100)
+        self.status_timer.timeout.connect(self.refresh_status)
+        QTimer.singleShot(0, self.refresh_status)
 
-    def show_section(self, name: str) -> None:
+    # ------------------------------------------------------------ pages
+
+    def page(self, name: str) -> QWidget:
+        """The section's page, built on first use."""
+        if name not in self.built:
+            cls = load_page_class(SECTION_PAGES[name])
+            page = cls(self.context) if cls else NotAvailablePage(name, self._unavailable_text(name))
+            index = SECTIONS.index(name)
+            old = self.pages.widget(index)
+            self.pages.removeWidget(old)
+            old.deleteLater()
+            self.pages.insertWidget(index, page)
+            self.built[name] = page
+        return self.built[name]
+
+    @staticmethod
+    def _unavailable_text(name: str) -> str:
+        if name == "Mensajes":
+            return ("La mensajería por WhatsApp (instancias, envío, bandeja de entrada y suscripciones) todavía no "
+                    "está configurada en esta versión de Yupana.")
+        return "Esta sección todavía no está disponible en esta versión de Yupana."
+
+    def _open_row(self, row: int) -> None:
+        if row < 0:
+            return
+        self.page(SECTIONS[row])
+        self.pages.setCurrentIndex(row)
+
+    def show_section(self, name: str) -> QWidget:
         self.navigation.setCurrentRow(SECTIONS.index(name))
+        return self.page(name)
+
+    # ------------------------------------------------------------ status bar
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.environment_label = Badge("…", "#777")
+        self.listener_label = QLabel("Mensajería: no configurada")
+        self.pending_label = QLabel("Envíos pendientes: …")
+        self.busy_label = QLabel("")
+        bar.addWidget(self.busy_label, 1)
+        bar.addPermanentWidget(self.pending_label)
+        bar.addPermanentWidget(self.listener_label)
+        bar.addPermanentWidget(self.environment_label)
+        self.workers.busy_changed.connect(
+            lambda n: self.busy_label.setText(f"Trabajando… ({n})" if n else ""))
+
+    def refresh_status(self) -> None:
+        if self.closing:
+            return
+        self.workers.run(self, status_snapshot, self.engine, done=self._show_status)
+
+    def _show_status(self, snapshot: dict[str, Any]) -> None:
+        self.snapshot = snapshot
+        text, colour = ENVIRONMENTS.get(snapshot["environment"], (snapshot["environment"].upper(), "#555"))
+        self.environment_label.set(text, colour)
+        self.environment_label.setToolTip("Entorno de trabajo (Ajustes → Entorno)")
+        pending = snapshot["pending"]
+        self.pending_label.setText("Envíos pendientes: —" if pending is None else f"Envíos pendientes: {pending}")
+        listener = snapshot["listener"]
+        self.listener_label.setText(f"Mensajería: {listener}" if listener else "Mensajería: no configurada")
+        if self.first_run is None:
+            self.first_run = snapshot["companies"] == 0
+            if self.first_run:
+                self.open_assistant()
+
+    def _on_event(self, name: str, payload: dict) -> None:
+        if name in ("settings.changed", "voucher.changed", "company.saved") or \
+                name.startswith(("listener.", "submission.", "sunat.")):
+            self.status_timer.start()
+        if name == "settings.changed" and payload.get("key") == "environment":
+            self.workers.run(self, self.start_sandbox_if_chosen)
+
+    def start_sandbox_if_chosen(self) -> None:
+        """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up."""
+        if self.engine.config_get("environment") == "sandbox":
+            self.context.sandboxes.start()
+
+    # ------------------------------------------------------------ assistant and errors
+
+    def open_assistant(self) -> Any:
+        from .assistant import SetupAssistant
+
+        self.assistant = SetupAssistant(self.context, self)
+        self.assistant.show()
+        return self.assistant
+
+    def show_error(self, owner: Any, exc: BaseException) -> None:
+        """A failure no window handled: inline on the owner page if it can, otherwise a non-blocking dialog."""
+        banner = getattr(owner, "banner", None)
+        from app.core.errors import YupanaError
+
+        if isinstance(exc, YupanaError) and banner is not None:
+            banner.show_error(exc)
+        elif isinstance(exc, YupanaError):
+            from .dialogs import error_dialog
+
+            self.error_box = error_dialog(self, exc)
+        else:
+            self.crash = crash_dialog(self, exc, self.engine.log_file)
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        self.closing = True
+        self.status_timer.stop()
+        self.context.events.stop()
+        self.workers.wait(15_000)
+        super().closeEvent(event)

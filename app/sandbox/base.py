@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, ClassVar
+
+from app.core.httpserver import ServerThread
 
 if TYPE_CHECKING:
     from app.core.engine import Engine
@@ -43,32 +44,18 @@ class Sandbox:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host = host
         self.port = port
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = ServerThread(f"sandbox-{self.name}")
 
     @property
     def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError(f"the {self.name} sandbox is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.base_url
 
     def start(self) -> str:
         handler = type(f"{type(self).__name__}Handler", (self.handler,), {"sandbox": self})
-        self._server = ThreadingHTTPServer((self.host, self.port), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name=f"sandbox-{self.name}", daemon=True)
-        self._thread.start()
-        return self.base_url
+        return self._server.start(self.host, self.port, handler)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._server.stop()
 
     def configure(self, engine: Engine) -> None:
         """Point `engine`'s settings at this running sandbox (used by `yupana sandbox --configure`)."""

@@ -1,0 +1,194 @@
+"""The first-run assistant: company profile, certificate, environment (sandbox by default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+    QWizard,
+    QWizardPage,
+)
+
+from app.core.errors import ErrorCode, YupanaError
+
+from .company_form import CompanyForm
+from .context import Context
+from .widgets import MessageBanner, value_of
+from .workers import require
+
+ENVIRONMENT_CHOICES = [
+    ("sandbox", "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
+    ("beta", "SUNAT beta: el servidor de pruebas de SUNAT (necesita internet; los comprobantes no valen)."),
+    ("produccion", "Producción: comprobantes reales ante SUNAT (necesita certificado real y clave SOL)."),
+]
+
+
+def apply_setup(context: Context, company: Any, environment: str, certificate: tuple[str, str] | None) -> list[str]:
+    """Save the choices in a safe order; returns what was done, in Spanish, for the last page."""
+    engine = context.engine
+    done = []
+    saved = engine.set_company(company)
+    done.append(f"Empresa {saved.razon_social} ({saved.ruc}) registrada.")
+    engine.config_set("environment", environment)
+    if environment == "sandbox":
+        started = context.sandboxes.start()
+        done.append("Modo sandbox activo" + (f": {', '.join(sorted(started))}." if started else "."))
+    else:
+        done.append(f"Entorno: {environment}.")
+    try:
+        if certificate is None:
+            cert = require(engine, "create_test_certificate")(saved.ruc)
+            done.append("Certificado de prueba creado.")
+        else:
+            path, password = certificate
+            cert = require(engine, "import_certificate")(Path(path).read_bytes(), password)
+            done.append(f"Certificado «{Path(path).name}» importado.")
+        cert_id = value_of(cert, "certificado_id")
+        if cert_id and hasattr(engine, "set_default_certificate") and not value_of(cert, "predeterminado"):
+            engine.set_default_certificate(saved.ruc, cert_id)
+    except YupanaError as exc:
+        if exc.code != ErrorCode.NOT_CONFIGURED:
+            raise
+        done.append("Certificados: todavía no disponibles en esta versión; configúrelos después en Certificados.")
+    return done
+
+
+class CompanyPage(QWizardPage):
+    def __init__(self, context: Context) -> None:
+        super().__init__()
+        self.setTitle("1. Su empresa")
+        self.setSubTitle("Escriba su RUC y pulse «Buscar en SUNAT» para llenar la razón social y la dirección.")
+        layout = QVBoxLayout(self)
+        self.banner = MessageBanner()
+        self.form = CompanyForm(context, self.banner, with_list=False)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.form)
+
+
+class CertificatePage(QWizardPage):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setTitle("2. Certificado digital")
+        self.setSubTitle("Con él se firman los comprobantes. Para probar, basta uno de prueba.")
+        layout = QVBoxLayout(self)
+        self.create_test = QRadioButton("Crear un certificado de prueba (recomendado para empezar)")
+        self.import_own = QRadioButton("Importar mi certificado (.pfx o .p12)")
+        self.create_test.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.create_test)
+        group.addButton(self.import_own)
+        self.path = QLineEdit()
+        self.path.setPlaceholderText("archivo .pfx o .p12")
+        browse = QPushButton("Elegir…")
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.details = QWidget()
+        form = QFormLayout(self.details)
+        row = QHBoxLayout()
+        row.addWidget(self.path, 1)
+        row.addWidget(browse)
+        form.addRow("Archivo:", row)
+        form.addRow("Contraseña:", self.password)
+        self.details.setEnabled(False)
+        self.import_own.toggled.connect(self.details.setEnabled)
+        browse.clicked.connect(self._browse)
+        layout.addWidget(self.create_test)
+        layout.addWidget(self.import_own)
+        layout.addWidget(self.details)
+        layout.addStretch(1)
+
+    def _browse(self) -> None:
+        dialog = QFileDialog(self, "Elegir el certificado digital")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.setNameFilter("Certificados (*.pfx *.p12)")
+        dialog.fileSelected.connect(self.path.setText)
+        dialog.open()
+        self.file_dialog = dialog
+
+    def choice(self) -> tuple[str, str] | None:
+        return (self.path.text().strip(), self.password.text()) if self.import_own.isChecked() else None
+
+
+class EnvironmentPage(QWizardPage):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setTitle("3. Entorno de trabajo")
+        self.setSubTitle("Puede cambiarlo cuando quiera en Ajustes → Entorno y servicios.")
+        layout = QVBoxLayout(self)
+        self.buttons: dict[str, QRadioButton] = {}
+        for value, text in ENVIRONMENT_CHOICES:
+            button = QRadioButton(text)
+            self.buttons[value] = button
+            layout.addWidget(button)
+        self.buttons["sandbox"].setChecked(True)
+        self.banner = MessageBanner()
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.summary)
+        layout.addStretch(1)
+
+    def choice(self) -> str:
+        return next(value for value, button in self.buttons.items() if button.isChecked())
+
+
+class SetupAssistant(QWizard):
+    def __init__(self, context: Context, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.result_lines: list[str] = []
+        self.completed = False
+        self.setWindowTitle("Bienvenido a Yupana")
+        self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
+        self.setWindowModality(Qt.WindowModality.NonModal)
+        self.company_page = CompanyPage(context)
+        self.certificate_page = CertificatePage()
+        self.environment_page = EnvironmentPage()
+        for page in (self.company_page, self.certificate_page, self.environment_page):
+            self.addPage(page)
+        self.setButtonText(QWizard.WizardButton.NextButton, "Siguiente >")
+        self.setButtonText(QWizard.WizardButton.BackButton, "< Atrás")
+        self.setButtonText(QWizard.WizardButton.FinishButton, "Terminar")
+        self.setButtonText(QWizard.WizardButton.CancelButton, "Ahora no")
+        self.resize(720, 520)
+        # In sandbox mode the RUC lookup of page 1 already answers from the local registry sandbox.
+        context.workers.run(self, self._start_sandbox_if_chosen, failed=lambda exc: None)
+
+    def _start_sandbox_if_chosen(self) -> None:
+        if self.context.engine.config_get("environment") == "sandbox":
+            self.context.sandboxes.start()
+
+    def accept(self) -> None:  # «Terminar»: save everything on a worker, close only when it worked
+        page = self.environment_page
+        page.banner.clear()
+        company = self.company_page.form.company()
+        self.context.workers.run(self, apply_setup, self.context, company, page.choice(),
+                                 self.certificate_page.choice(), done=self._finished, failed=self._failed,
+                                 busy=[self.button(QWizard.WizardButton.FinishButton),
+                                       self.button(QWizard.WizardButton.BackButton)])
+
+    def _finished(self, lines: list[str]) -> None:
+        self.result_lines = lines
+        self.completed = True
+        super().accept()
+
+    def _failed(self, exc: BaseException) -> None:
+        fields = [d.field for d in getattr(exc, "details", []) if d.field]
+        company_fields = {"ruc", "razon_social", "ubigeo", "direccion", "codigo_establecimiento", "numero"}
+        if fields and set(fields) <= company_fields:
+            self.restart()  # back to page 1, where the fields are
+            self.company_page.form.show_errors(exc)
+        else:
+            self.environment_page.banner.show_error(exc)

@@ -1,0 +1,182 @@
+"""The company profile form: RUC looked up to fill the name and address; used by Ajustes and the assistant."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .context import Context
+from .widgets import FieldErrors, MessageBanner, value_of
+
+
+def _plain(text: str | None) -> str:
+    decomposed = unicodedata.normalize("NFKD", (text or "").strip().upper())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def find_ubigeo(departamento: str | None, provincia: str | None, distrito: str | None) -> str | None:
+    """The six-digit code of a place named by SUNAT's register (case and accents ignored)."""
+    from app.core import ubigeo
+
+    wanted = (_plain(departamento), _plain(provincia), _plain(distrito))
+    if not all(wanted):
+        return None
+    for code, place in ubigeo.table().items():
+        if (_plain(place.departamento), _plain(place.provincia), _plain(place.distrito)) == wanted:
+            return code
+    return None
+
+
+FIELDS = [  # contract/company field, label, placeholder
+    ("razon_social", "Razón social", ""),
+    ("nombre_comercial", "Nombre comercial", "opcional"),
+    ("direccion", "Dirección fiscal", "p. ej. AV. ABANCAY 123"),
+    ("ubigeo", "Ubigeo", "6 dígitos, p. ej. 150101 (Lima, Lima, Lima)"),
+    ("codigo_establecimiento", "Código de establecimiento", "0000 para el domicilio fiscal"),
+]
+
+
+class CompanyForm(QWidget):
+    companies_loaded = Signal(list)
+    saved = Signal(object)
+
+    def __init__(self, context: Context, banner: MessageBanner, with_list: bool = True) -> None:
+        super().__init__()
+        self.context, self.banner = context, banner
+        self.engine = context.engine
+        self.errors = FieldErrors()
+        self.companies: list = []
+        self.ruc = QLineEdit()
+        self.ruc.setPlaceholderText("11 dígitos")
+        self.lookup_button = QPushButton("Buscar en SUNAT")
+        self.inputs: dict[str, QLineEdit] = {}
+        form = QFormLayout()
+        ruc_row = QHBoxLayout()
+        ruc_row.addWidget(self.ruc, 1)
+        ruc_row.addWidget(self.lookup_button)
+        form.addRow("RUC:", self._column(ruc_row, "ruc"))
+        for name, label, placeholder in FIELDS:
+            line = QLineEdit()
+            line.setPlaceholderText(placeholder)
+            self.inputs[name] = line
+            form.addRow(f"{label}:", self._column(line, name))
+        self.inputs["codigo_establecimiento"].setText("0000")
+        self.save_button = QPushButton("Guardar empresa")
+        form.addRow("", self.save_button)
+        layout = QHBoxLayout(self)
+        self.list = QListWidget()
+        self.list.setMaximumWidth(300)
+        if with_list:
+            left = QVBoxLayout()
+            new = QPushButton("Nueva empresa")
+            new.clicked.connect(self.clear)
+            left.addWidget(self.list, 1)
+            left.addWidget(new)
+            layout.addLayout(left)
+            self.save_button.clicked.connect(self.save)
+        else:
+            self.save_button.hide()
+        layout.addLayout(form, 1)
+        self.list.currentRowChanged.connect(self._select)
+        self.lookup_button.clicked.connect(self.lookup)
+        self.ruc.returnPressed.connect(self.lookup)
+
+    def _column(self, item: Any, field: str) -> QWidget:
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        if isinstance(item, QWidget):
+            column.addWidget(item)
+        else:
+            column.addLayout(item)
+        column.addWidget(self.errors.label_for(field))
+        return box
+
+    # ------------------------------------------------------------ list
+
+    def reload_companies(self) -> None:
+        self.context.workers.run(self, self.engine.list_companies, done=self._show_companies)
+
+    def _show_companies(self, companies: list) -> None:
+        self.companies = companies
+        self.list.clear()
+        for company in companies:
+            self.list.addItem(f"{company.razon_social}\n{company.ruc}")
+        if companies and not self.ruc.text():
+            self.list.setCurrentRow(0)
+        self.companies_loaded.emit(companies)
+
+    def _select(self, row: int) -> None:
+        if 0 <= row < len(self.companies):
+            self.fill(self.companies[row])
+
+    def fill(self, company: Any) -> None:
+        self.ruc.setText(company.ruc)
+        for name in self.inputs:
+            self.inputs[name].setText(getattr(company, name, None) or "")
+
+    def clear(self) -> None:
+        self.list.clearSelection()
+        self.ruc.clear()
+        for line in self.inputs.values():
+            line.clear()
+        self.inputs["codigo_establecimiento"].setText("0000")
+        self.errors.clear()
+
+    # ------------------------------------------------------------ lookup and save
+
+    def lookup(self) -> None:
+        self.errors.clear()
+        self.context.workers.run(self, lambda n: self.engine.ruc(n), self.ruc.text().strip(),
+                                 done=self._fill_from_register, failed=self._lookup_failed,
+                                 busy=[self.lookup_button])
+
+    def _fill_from_register(self, record: Any) -> None:
+        for name in ("razon_social", "direccion"):
+            if value_of(record, name):
+                self.inputs[name].setText(value_of(record, name))
+        code = find_ubigeo(value_of(record, "departamento"), value_of(record, "provincia"),
+                           value_of(record, "distrito"))
+        if code:
+            self.inputs["ubigeo"].setText(code)
+        estado, condicion = value_of(record, "estado"), value_of(record, "condicion")
+        if estado and (estado.upper() != "ACTIVO" or (condicion or "HABIDO").upper() != "HABIDO"):
+            self.banner.show_message(f"Atención: SUNAT registra este RUC como {estado} / {condicion}.", "warning")
+
+    def _lookup_failed(self, exc: BaseException) -> None:
+        if self.errors.show(exc) or not getattr(exc, "details", None):
+            self.banner.show_error(exc)
+
+    def company(self) -> Any:
+        from app.core.companies import Company
+
+        values = {name: line.text().strip() for name, line in self.inputs.items()}
+        return Company(ruc=self.ruc.text().strip(), razon_social=values["razon_social"], ubigeo=values["ubigeo"],
+                       direccion=values["direccion"], nombre_comercial=values["nombre_comercial"] or None,
+                       codigo_establecimiento=values["codigo_establecimiento"] or "0000")
+
+    def save(self) -> None:
+        self.errors.clear()
+        self.context.workers.run(self, self.engine.set_company, self.company(), done=self._saved,
+                                 failed=self.show_errors, busy=[self.save_button])
+
+    def _saved(self, company: Any) -> None:
+        self.banner.show_message(f"Empresa {company.razon_social} ({company.ruc}) guardada.", "success")
+        self.saved.emit(company)
+        self.reload_companies()
+
+    def show_errors(self, exc: BaseException) -> None:
+        """Field problems under their field; the rest in the banner."""
+        if self.errors.show(exc) or not getattr(exc, "details", None):
+            self.banner.show_error(exc)

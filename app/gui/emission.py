@@ -1,0 +1,156 @@
+"""«Emitir»: generate → sign → send, run on a worker, reporting each step; also resend and export."""
+
+from __future__ import annotations
+
+import base64
+import io
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import ErrorCode, YupanaError, not_configured
+
+from .widgets import as_dict, value_of
+from .workers import require
+
+STEPS = ["Generando el XML…", "Firmando…", "Enviando a SUNAT…"]
+STATUS_COLOURS = {
+    "no_enviado": "#ad1457", "generado": "#607d8b", "firmado": "#5c6bc0", "enviado": "#0277bd", "aceptado": "#2e7d32",
+    "observado": "#f9a825", "rechazado": "#c62828", "pendiente": "#ef6c00",
+}
+
+
+def default_certificate_id(engine: Any, ruc: str) -> str:
+    chosen = require(engine, "default_certificate")(ruc)
+    if chosen is None:
+        raise not_configured(f"No hay un certificado para firmar los comprobantes del RUC {ruc}. "
+                             "Importe uno o cree uno de prueba en la sección Certificados.")
+    return str(value_of(chosen, "certificado_id") or value_of(chosen, "id"))
+
+
+def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[Any], None]) -> dict[str, Any]:
+    """Run the three operations; the outcome says how far it got (a rejection is an outcome, not a crash)."""
+    report((0, STEPS[0]))
+    generated = engine.generar_xml(request)
+    report((1, STEPS[1]))
+    cert_id = default_certificate_id(engine, request["emisor"]["ruc"])
+    signed = engine.firmar({"xml": generated.xml, "certificado_id": cert_id})
+    report((2, STEPS[2]))
+    outcome: dict[str, Any] = {"nombre_archivo": generated.nombre_archivo, "digest_value": signed.digest_value}
+    try:
+        sent = engine.enviar({"xml_firmado": signed.xml_firmado, "ambiente": ambiente})
+    except YupanaError as exc:
+        if exc.code == ErrorCode.UPSTREAM_REJECTED:
+            outcome.update(rejection(exc))
+            return outcome
+        if exc.code in (ErrorCode.QUEUED, ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.UPSTREAM_TIMEOUT):
+            outcome.update(estado="pendiente", descripcion=exc.message, observaciones=[])
+            return outcome
+        raise
+    report((3, "Listo"))
+    outcome.update(as_dict(sent))
+    outcome.setdefault("estado", "aceptado" if sent.codigo_respuesta == "0" else "rechazado")
+    return outcome
+
+
+def is_rejection_code(code: str) -> bool:
+    """SUNAT's codes 2000-3999 reject the voucher itself (its number is spent); lower ones are exceptions
+    of the submission (credentials, file name...): nothing was registered and it can be sent again."""
+    return code.isdigit() and 2000 <= int(code) <= 3999
+
+
+def rejection(exc: YupanaError) -> dict[str, Any]:
+    codes = [d.sunat_code for d in exc.details if d.sunat_code]
+    code = codes[0] if codes else ""
+    return {"estado": "rechazado" if is_rejection_code(code) else "no_enviado", "codigo_respuesta": code,
+            "descripcion": exc.message, "observaciones": [d.message for d in exc.details if d.message != exc.message]}
+
+
+def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
+    """(headline, explanation) in plain words for the shop owner."""
+    estado = outcome.get("estado", "")
+    code = outcome.get("codigo_respuesta") or ""
+    description = outcome.get("descripcion") or ""
+    observations = outcome.get("observaciones") or []
+    name = outcome.get("nombre_archivo", "El comprobante")
+    if estado == "aceptado":
+        return "Aceptado por SUNAT", f"{name}: {description or 'SUNAT aceptó el comprobante.'} (código {code or 0})"
+    if estado == "observado":
+        lines = "\n".join(f"• {o}" for o in observations)
+        return "Aceptado con observaciones", (f"{name}: SUNAT aceptó el comprobante pero anotó observaciones que "
+                                              f"conviene corregir en los próximos:\n{lines}")
+    if estado == "pendiente":
+        return "Pendiente de envío", (f"{name} quedó firmado y guardado; se enviará a SUNAT en cuanto haya "
+                                      f"conexión. Motivo: {description}")
+    reason = description or "SUNAT no indicó el motivo."
+    if estado == "no_enviado":
+        return "SUNAT no lo recibió", (f"{name} está firmado pero SUNAT no lo registró.\n"
+                                       f"Motivo{f' (código {code})' if code else ''}: {reason}\n"
+                                       "Corrija lo indicado y reenvíelo desde el detalle del comprobante; "
+                                       "no necesita un número nuevo.")
+    extra = "".join(f"\n• {o}" for o in observations)
+    return "Rechazado por SUNAT", (f"{name} no es válido y no debe entregarse al cliente.\n"
+                                   f"Motivo{f' (código {code})' if code else ''}: {reason}{extra}\n"
+                                   "Corrija el dato y emita un comprobante nuevo.")
+
+
+def resend(engine: Any, record: dict[str, Any], ambiente: str) -> dict[str, Any]:
+    signed = record.get("xml_firmado")
+    if not signed:
+        raise YupanaError(ErrorCode.CONFLICT, "Este comprobante no está firmado: no se puede enviar.")
+    outcome = {"nombre_archivo": record.get("nombre_archivo"), "digest_value": record.get("digest_value")}
+    try:
+        outcome.update(as_dict(engine.enviar({"xml_firmado": signed, "ambiente": ambiente})))
+    except YupanaError as exc:
+        if exc.code != ErrorCode.UPSTREAM_REJECTED:
+            raise
+        outcome.update(rejection(exc))
+    return outcome
+
+
+def cdr_bytes(record: dict[str, Any]) -> bytes | None:
+    cdr = record.get("cdr")
+    if not cdr:
+        return None
+    if isinstance(cdr, bytes):
+        return cdr
+    try:
+        return base64.b64decode(cdr, validate=True)
+    except ValueError:
+        return cdr.encode("utf-8")
+
+
+def cdr_text(record: dict[str, Any]) -> str:
+    """The CDR's XML for reading (it arrives zipped and base64-encoded)."""
+    if record.get("cdr_xml"):
+        return record["cdr_xml"]
+    data = cdr_bytes(record)
+    if not data:
+        return ""
+    if data[:2] == b"PK":
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = [n for n in archive.namelist() if n.lower().endswith(".xml")]
+            return archive.read(names[0]).decode("utf-8", errors="replace") if names else ""
+    return data.decode("utf-8", errors="replace")
+
+
+def export(record: dict[str, Any], folder: str | Path, what: str) -> Path:
+    """Write the signed XML, the CDR or the zip SUNAT receives into `folder`; returns the file."""
+    folder = Path(folder)
+    name = record.get("nombre_archivo") or f"comprobante-{record.get('id')}"
+    xml = record.get("xml_firmado") or record.get("xml") or ""
+    if what == "xml":
+        target = folder / f"{name}.xml"
+        target.write_text(xml, encoding="utf-8")
+    elif what == "cdr":
+        data = cdr_bytes(record)
+        if not data:
+            raise YupanaError(ErrorCode.NOT_FOUND, "Este comprobante todavía no tiene CDR de SUNAT.")
+        target = folder / (f"R-{name}.zip" if data[:2] == b"PK" else f"R-{name}.xml")
+        target.write_bytes(data)
+    else:
+        target = folder / f"{name}.zip"
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(f"{name}.xml", xml)
+    return target

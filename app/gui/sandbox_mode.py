@@ -1,0 +1,42 @@
+"""«Modo sandbox»: the local stand-ins for SUNAT, the registry and the gateway, started in-process.
+
+Each available sandbox starts on a free loopback port and points the engine's settings at itself,
+so a newcomer can try everything offline. They stop when the engine closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class SandboxMode:
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.running: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        engine.on_close(self.stop)
+
+    def start(self) -> dict[str, str]:
+        """Start (once) every sandbox of this version and configure the engine; returns name → base URL."""
+        from app.commands.sandbox import available
+
+        with self._lock:
+            for name, cls in available().items():
+                if name in self.running:
+                    continue
+                sandbox = cls(host="127.0.0.1", port=0)
+                sandbox.start()
+                self.running[name] = sandbox
+                sandbox.configure(self.engine)
+                log.info("sandbox %s running at %s", name, sandbox.base_url)
+            return {name: sandbox.base_url for name, sandbox in self.running.items()}
+
+    def stop(self) -> None:
+        with self._lock:
+            for sandbox in self.running.values():
+                sandbox.stop()
+            self.running.clear()

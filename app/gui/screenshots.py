@@ -1,0 +1,147 @@
+"""`python -m app.gui.screenshots FOLDER`: render each window offscreen with sample data into FOLDER.
+
+Used by `make screenshots` (docs/screenshots/, shown in the README). Sample data lives in a
+throw-away data folder; nothing touches the user's own.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+SAMPLE_CUSTOMERS = [("20601030013", "BODEGA SAN MARTÍN S.A.C."), ("20100070970", "SUPERMERCADOS PERUANOS S.A."),
+                    ("20131312955", "SUNAT"), ("20100047218", "BANCO DE CRÉDITO DEL PERÚ")]
+
+
+def _settle(app, window) -> None:
+    """Let background work finish and the widgets repaint."""
+    from PySide6.QtTest import QTest
+
+    for _ in range(50):
+        app.processEvents()
+        if window.workers.running == 0:
+            break
+        QTest.qWait(20)
+    app.processEvents()
+
+
+def _sample_data(engine, sandboxes) -> None:
+    """A company, a test certificate and four facturas sent to the local SUNAT sandbox."""
+    from app.core.companies import Company
+
+    from .emission import emit
+
+    engine.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                               direccion="AV. ABANCAY 123, CERCADO DE LIMA", nombre_comercial="YUPANA"))
+    if hasattr(engine, "create_test_certificate"):
+        engine.create_test_certificate("20100066603")
+    sandboxes.start()
+    for numero, (ruc, name) in enumerate(SAMPLE_CUSTOMERS, start=1):
+        request = {"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": "20100066603"},
+                   "receptor": {"ruc": ruc, "razon_social": name},
+                   "items": [{"descripcion": "Arroz extra 5 kg", "cantidad": Decimal(numero * 3),
+                              "precio_unitario": Decimal("21.50")}]}
+        try:
+            emit(engine, request, "beta", lambda _: None)
+        except Exception as exc:  # noqa: BLE001 - a screenshot without that row is still useful
+            print(f"aviso: no se generó el comprobante de ejemplo {numero}: {exc}", file=sys.stderr)
+
+
+def render(folder: Path) -> list[Path]:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("YUPANA_KEYRING", "0")
+    os.environ.setdefault("YUPANA_PASSPHRASE", "capturas de pantalla")
+    from app.core.engine import Engine
+    from app.gui.app import application
+    from app.gui.main_window import SECTIONS, MainWindow
+    from app.gui.sandbox_mode import SandboxMode
+
+    folder.mkdir(parents=True, exist_ok=True)
+    app = application()
+    saved = []
+    with tempfile.TemporaryDirectory(prefix="yupana-shots-") as home:
+        engine = Engine(home)
+        try:
+            sandboxes = SandboxMode(engine)
+            _sample_data(engine, sandboxes)
+            window = MainWindow(engine, sandboxes, first_run=False)
+            window.show()
+            _settle(app, window)
+            for name in SECTIONS:
+                page = window.show_section(name)
+                _settle(app, window)
+                if name == "Consultas":
+                    _look_up_a_sample(app, window, page, sandboxes)
+                saved.append(_save(window, folder / f"{name.lower()}.png"))
+            saved.append(_save_form(app, window, folder))
+            saved.append(_save_detail(app, window, folder))
+            saved.append(_save_assistant(app, window, folder))
+            window.close()
+        finally:
+            engine.close()
+    return saved
+
+
+def _save(widget, path: Path) -> Path:
+    widget.grab().save(str(path))
+    return path
+
+
+def _save_form(app, window, folder: Path) -> Path:
+    page = window.show_section("Comprobantes")
+    form = page.new_voucher()
+    _settle(app, window)
+    form.fill_example("20601030013", "BODEGA SAN MARTÍN S.A.C.",
+                      [("Arroz extra 5 kg", "4", "21.50", "10"), ("Aceite vegetal 1 L", "6", "8.90", "10"),
+                       ("Libro de contabilidad", "1", "35.00", "20")])
+    _settle(app, window)
+    path = _save(form, folder / "nuevo-comprobante.png")
+    form.close()
+    return path
+
+
+def _look_up_a_sample(app, window, page, sandboxes) -> None:
+    registry = sandboxes.running.get("registry")
+    if registry is None:
+        return
+    page.number.setText(next(iter(registry.records["ruc"])))
+    page.search()
+    _settle(app, window)
+
+
+def _save_detail(app, window, folder: Path) -> Path:
+    page = window.show_section("Comprobantes")
+    _settle(app, window)
+    detail = page.open_detail(0)
+    _settle(app, window)
+    path = _save(detail, folder / "detalle-comprobante.png")
+    detail.close()
+    return path
+
+
+def _save_assistant(app, window, folder: Path) -> Path:
+    assistant = window.open_assistant()
+    form = assistant.company_page.form
+    form.ruc.setText("20100066603")
+    form.inputs["razon_social"].setText("COMERCIAL YUPANA S.A.C.")
+    form.inputs["direccion"].setText("AV. ABANCAY 123, CERCADO DE LIMA")
+    form.inputs["ubigeo"].setText("150101")
+    _settle(app, window)
+    path = _save(assistant, folder / "asistente.png")
+    assistant.close()
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    folder = Path(args[0] if args else "docs/screenshots")
+    for path in render(folder):
+        print(f"captura: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,345 @@
+"""Ajustes: company profiles, SOL credentials, environment and endpoints, providers, rules, data and log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import ErrorDetail, YupanaError, invalid_many
+
+from .company_form import CompanyForm
+from .context import Context
+from .widgets import FieldErrors, MessageBanner, heading, value_of
+from .workers import require
+
+CHOICES = {
+    "environment": [("sandbox", "Sandbox (todo local, sin internet)"), ("beta", "SUNAT beta (pruebas)"),
+                    ("produccion", "Producción (comprobantes reales)")],
+    "signature_algorithm": [("rsa-sha1", "RSA-SHA1 (el que usa SUNAT)"), ("rsa-sha256", "RSA-SHA256")],
+    "log_level": [(v, v) for v in ("DEBUG", "INFO", "WARNING", "ERROR")],
+}
+TABS = {  # tab title: setting keys or prefixes («name_*»); a key nobody claims lands in «Otros»
+    "Entorno y servicios": ["environment", "sunat_url_*", "sunat_*", "signature_algorithm"],
+    "Proveedores": ["registry_providers", "registry_*"],
+    "Mensajería": ["gateway_*", "chat_*", "listener_*", "webhook_*"],
+    "Reglas SUNAT": ["sunat_rules_dir"],
+    "Datos y registro": ["log_level"],
+    "API local": ["api_*"],
+}
+
+
+def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
+    """Each setting under the first tab that names it: exact names first, then prefixes."""
+    placed: dict[str, str] = {}
+    for exact in (True, False):
+        for title, patterns in TABS.items():
+            for pattern in patterns:
+                for key in keys:
+                    if key in placed:
+                        continue
+                    if (exact and key == pattern) or (not exact and pattern.endswith("*")
+                                                      and key.startswith(pattern[:-1])):
+                        placed[key] = title
+    tabs = {title: [k for k in keys if placed.get(k) == title] for title in TABS}
+    tabs["Otros"] = [k for k in keys if k not in placed]
+    return {title: found for title, found in tabs.items() if found}
+LOG_TAIL_BYTES = 64 * 1024
+
+
+def save_settings(engine: Any, values: dict[str, str]) -> dict[str, str]:
+    """Save every changed value; the problems of all keys are reported together, each under its key."""
+    problems: list[ErrorDetail] = []
+    saved = {}
+    for key, value in values.items():
+        try:
+            saved[key] = engine.config_set(key, value)
+        except YupanaError as exc:
+            problems.extend(exc.details or [ErrorDetail(key, exc.message)])
+    if problems:
+        raise invalid_many(problems)
+    return saved
+
+
+def read_log_tail(path: Path) -> str:
+    if not Path(path).exists():
+        return "El registro todavía está vacío."
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - LOG_TAIL_BYTES))
+        return handle.read().decode("utf-8", errors="replace")
+
+
+class SettingsForm(QWidget):
+    """Setting keys as fields (with their Spanish description), saved together."""
+
+    def __init__(self, context: Context, keys: list[str], banner: MessageBanner) -> None:
+        super().__init__()
+        from app.core.settings import SETTINGS
+
+        self.context, self.banner = context, banner
+        self.errors = FieldErrors()
+        self.fields: dict[str, QWidget] = {}
+        self.loaded: dict[str, str] = {}
+        self.form = QFormLayout(self)
+        for key in keys:
+            setting = SETTINGS[key]
+            widget = self._field(key)
+            widget.setToolTip(setting.description)
+            self.fields[key] = widget
+            column = QVBoxLayout()
+            column.addWidget(widget)
+            hint = QLabel(setting.description)
+            hint.setWordWrap(True)
+            hint.setStyleSheet("color: #666; font-size: 11px;")
+            column.addWidget(hint)
+            column.addWidget(self.errors.label_for(key))
+            self.form.addRow(f"{key}:", column)
+        self.save_button = QPushButton("Guardar")
+        self.form.addRow("", self.save_button)
+        self.save_button.clicked.connect(self.save)
+
+    def _field(self, key: str) -> QWidget:
+        if key in CHOICES:
+            combo = QComboBox()
+            for value, label in CHOICES[key]:
+                combo.addItem(label, value)
+            return combo
+        return QLineEdit()
+
+    def value(self, key: str) -> str:
+        widget = self.fields[key]
+        return widget.currentData() if isinstance(widget, QComboBox) else widget.text().strip()
+
+    def set_value(self, key: str, value: str) -> None:
+        widget = self.fields[key]
+        if isinstance(widget, QComboBox):
+            index = widget.findData(value)
+            if index < 0:
+                widget.addItem(value, value)
+                index = widget.count() - 1
+            widget.setCurrentIndex(index)
+        else:
+            widget.setText(value)
+
+    def load(self, values: dict[str, str]) -> None:
+        for key in self.fields:
+            self.set_value(key, values.get(key, ""))
+            self.loaded[key] = values.get(key, "")
+
+    def save(self) -> None:
+        changed = {k: self.value(k) for k in self.fields if self.value(k) != self.loaded.get(k)}
+        self.errors.clear()
+        self.context.workers.run(self, save_settings, self.context.engine, changed, done=self._saved,
+                                 failed=self._failed, busy=[self.save_button])
+
+    def _saved(self, saved: dict[str, str]) -> None:
+        self.loaded.update(saved)
+        self.banner.show_message("Ajustes guardados." if saved else "No había cambios que guardar.", "success")
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors.show(exc)
+        self.banner.show_error(exc)
+
+
+class SettingsPage(QWidget):
+    def __init__(self, context: Context) -> None:
+        super().__init__()
+        from app.core.settings import SETTINGS
+
+        self.context = context
+        self.engine = context.engine
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading("Ajustes"))
+        self.banner = MessageBanner()
+        layout.addWidget(self.banner)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.tabs.addTab(self._companies_tab(), "Empresas")
+        self.tabs.addTab(self._sol_tab(), "Clave SOL")
+        self.forms: dict[str, SettingsForm] = {}
+        for title, keys in keys_by_tab(list(SETTINGS)).items():
+            form = SettingsForm(context, keys, self.banner)
+            self.forms[title] = form
+            tab = QWidget()
+            tab_layout = QVBoxLayout(tab)
+            tab_layout.addWidget(form)
+            if title == "Proveedores":
+                tab_layout.addWidget(self._token_box())
+            if title == "Reglas SUNAT":
+                browse = QPushButton("Elegir carpeta…")
+                browse.clicked.connect(self._choose_rules_dir)
+                tab_layout.addWidget(browse)
+            if title == "Datos y registro":
+                tab_layout.addWidget(self._data_box(), 1)
+            if title == "API local":
+                note = QLabel("La API local atiende solo a este equipo (p. ej. un punto de venta). Se inicia con "
+                              "«yupana serve»; «yupana serve --show-token» muestra el token que deben usar los "
+                              "programas.")
+                note.setWordWrap(True)
+                tab_layout.addWidget(note)
+            tab_layout.addStretch(0)
+            self.tabs.addTab(tab, title)
+        self.reload()
+
+    def reload(self) -> None:
+        self.context.workers.run(self, self.engine.config_list, done=self._loaded)
+        self.company_form.reload_companies()
+
+    def _loaded(self, values: dict[str, str]) -> None:
+        for form in self.forms.values():
+            form.load(values)
+
+    # ------------------------------------------------------------ companies and SOL
+
+    def _companies_tab(self) -> QWidget:
+        self.company_form = CompanyForm(self.context, self.banner)
+        self.company_form.companies_loaded.connect(self._fill_sol_companies)
+        return self.company_form
+
+    def _sol_tab(self) -> QWidget:
+        tab = QWidget()
+        form = QFormLayout(tab)
+        self.sol_errors = FieldErrors()
+        self.sol_company = QComboBox()
+        self.sol_user = QLineEdit()
+        self.sol_user.setPlaceholderText("p. ej. MODDATOS")
+        self.sol_password = QLineEdit()
+        self.sol_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.sol_password.setPlaceholderText("se guarda cifrada; déjela vacía para no cambiarla")
+        self.sol_save = QPushButton("Guardar clave SOL")
+        form.addRow("Empresa:", self.sol_company)
+        form.addRow("Usuario SOL:", self._with_error(self.sol_user, "usuario"))
+        form.addRow("Clave SOL:", self._with_error(self.sol_password, "clave"))
+        form.addRow("", self.sol_save)
+        note = QLabel("La clave SOL se guarda cifrada en este equipo y nunca se muestra ni se escribe en el registro.")
+        note.setWordWrap(True)
+        form.addRow("", note)
+        self.sol_save.clicked.connect(self.save_sol)
+        self.sol_company.currentIndexChanged.connect(self._load_sol)
+        return tab
+
+    def _with_error(self, widget: QWidget, field: str) -> QWidget:
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(widget)
+        column.addWidget(self.sol_errors.label_for(field))
+        return box
+
+    def _fill_sol_companies(self, companies: list) -> None:
+        current = self.sol_company.currentData()
+        self.sol_company.clear()
+        for company in companies:
+            self.sol_company.addItem(f"{company.ruc} — {company.razon_social}", company.ruc)
+        index = self.sol_company.findData(current)
+        self.sol_company.setCurrentIndex(max(index, 0))
+
+    def _load_sol(self) -> None:
+        ruc = self.sol_company.currentData()
+        if ruc:
+            self.context.workers.run(self, lambda: require(self.engine, "sol_credentials")(ruc),
+                                     done=self._show_sol, failed=lambda exc: self.sol_user.clear())
+
+    def _show_sol(self, credentials: Any) -> None:
+        user = value_of(credentials, "usuario") if credentials else None
+        if credentials and user is None and isinstance(credentials, tuple | list):
+            user = credentials[0]
+        self.sol_user.setText(user or "")
+
+    def save_sol(self) -> None:
+        ruc, user, password = self.sol_company.currentData(), self.sol_user.text().strip(), self.sol_password.text()
+        self.sol_errors.clear()
+        if not ruc:
+            self.banner.show_message("Primero registre una empresa en la pestaña Empresas.", "warning")
+            return
+        self.context.workers.run(self, lambda: require(self.engine, "set_sol_credentials")(ruc, user, password),
+                                 done=self._sol_saved, failed=self._sol_failed, busy=[self.sol_save])
+
+    def _sol_saved(self, _: Any) -> None:
+        self.sol_password.clear()
+        self.banner.show_message("Usuario y clave SOL guardados (cifrados).", "success")
+
+    def _sol_failed(self, exc: BaseException) -> None:
+        self.sol_errors.show(exc)
+        self.banner.show_error(exc)
+
+    # ------------------------------------------------------------ providers, rules, data
+
+    def _token_box(self) -> QWidget:
+        box = QWidget()
+        row = QHBoxLayout(box)
+        self.token_provider = QLineEdit()
+        self.token_provider.setPlaceholderText("proveedor, p. ej. factiliza")
+        self.token_value = QLineEdit()
+        self.token_value.setEchoMode(QLineEdit.EchoMode.Password)
+        self.token_value.setPlaceholderText("token (se guarda cifrado)")
+        self.token_save = QPushButton("Guardar token")
+        row.addWidget(QLabel("Token de proveedor:"))
+        row.addWidget(self.token_provider)
+        row.addWidget(self.token_value, 1)
+        row.addWidget(self.token_save)
+        self.token_save.clicked.connect(self.save_token)
+        return box
+
+    def save_token(self) -> None:
+        name, token = self.token_provider.text().strip(), self.token_value.text()
+        self.context.workers.run(self, lambda: require(self.engine, "set_provider_token")(name, token),
+                                 done=lambda _: (self.token_value.clear(),
+                                                 self.banner.show_message(f"Token de «{name}» guardado (cifrado).",
+                                                                          "success")),
+                                 failed=self.banner.show_error, busy=[self.token_save])
+
+    def _choose_rules_dir(self) -> None:
+        dialog = QFileDialog(self, "Carpeta de reglas de SUNAT (VALI)")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.fileSelected.connect(lambda path: self.forms["Reglas SUNAT"].set_value("sunat_rules_dir", path))
+        dialog.open()
+        self.file_dialog = dialog
+
+    def _data_box(self) -> QWidget:
+        box = QWidget()
+        column = QVBoxLayout(box)
+        folder = QLabel(f"Carpeta de datos: {self.engine.home}\n(para usar otra, inicie Yupana con la variable "
+                        "YUPANA_HOME o la opción --home)")
+        folder.setWordWrap(True)
+        open_folder = QPushButton("Abrir la carpeta de datos")
+        open_folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.engine.home))))
+        self.log_view = QPlainTextEdit()
+        self.log_view.setReadOnly(True)
+        self.log_view.setPlaceholderText("Pulse «Ver registro» para mostrar las últimas líneas.")
+        self.log_refresh = QPushButton("Ver registro")
+        self.log_refresh.clicked.connect(self.show_log)
+        row = QHBoxLayout()
+        row.addWidget(open_folder)
+        row.addWidget(self.log_refresh)
+        row.addStretch(1)
+        column.addWidget(folder)
+        column.addLayout(row)
+        column.addWidget(QLabel(f"Registro: {self.engine.log_file}"))
+        column.addWidget(self.log_view, 1)
+        return box
+
+    def show_log(self) -> None:
+        self.context.workers.run(self, read_log_tail, self.engine.log_file, done=self._show_log_text,
+                                 busy=[self.log_refresh])
+
+    def _show_log_text(self, text: str) -> None:
+        self.log_view.setPlainText(text)
+        self.log_view.verticalScrollBar().setValue(self.log_view.verticalScrollBar().maximum())

@@ -1,0 +1,502 @@
+"""The voucher form: type, serie and número, customer with lookup, items with live totals, «Emitir»."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from PySide6.QtCore import QDate, QStringListModel, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QCompleter,
+    QDateEdit,
+    QDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import ErrorDetail, invalid_many
+
+from .context import Context
+from .emission import STATUS_COLOURS, STEPS, emit, plain_outcome
+from .totals import AFFECTATIONS, Line, compute, parse_decimal
+from .widgets import Badge, FieldErrors, MessageBanner, value_of
+
+TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001")}
+DOCUMENT_TYPES = {"6": "RUC", "1": "DNI", "4": "Carnet de extranjería", "7": "Pasaporte", "0": "Sin documento"}
+ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Afectación", "Valor de venta", "IGV"]
+ERROR_BRUSH = QBrush(QColor("#f8d7da"))
+
+
+def past_customers(engine: Any) -> dict[str, dict[str, str]]:
+    """Customers of earlier vouchers, by document number (for autocompletion)."""
+    if not hasattr(engine, "list_vouchers"):
+        return {}
+    customers: dict[str, dict[str, str]] = {}
+    for row in engine.list_vouchers(limit=500):
+        number = row.get("receptor_numero_documento")
+        if number and number not in customers:
+            customers[number] = {"nombre": row.get("receptor_nombre") or "",
+                                 "tipo_documento": row.get("receptor_tipo_documento") or ""}
+    return customers
+
+
+class VoucherForm(QDialog):
+    """Non-modal; emits `emitted(outcome)` when a voucher went through the three steps."""
+
+    emitted = Signal(dict)
+
+    def __init__(self, context: Context, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.engine = context.engine
+        self.customers: dict[str, dict[str, str]] = {}
+        self.environment = "sandbox"
+        self.outcome: dict[str, Any] | None = None
+        self.setWindowTitle("Nuevo comprobante")
+        self.resize(980, 720)
+        self.errors = FieldErrors()
+        self.banner = MessageBanner()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.banner)
+        top = QHBoxLayout()
+        top.addWidget(self._header_box(), 1)
+        top.addWidget(self._customer_box(), 1)
+        layout.addLayout(top)
+        layout.addWidget(self._items_box(), 1)
+        layout.addLayout(self._footer())
+        self.add_line()
+        self._load()
+
+    # ------------------------------------------------------------ layout
+
+    def _field(self, widget: QWidget, name: str) -> QWidget:
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(widget)
+        column.addWidget(self.errors.label_for(name))
+        return box
+
+    def _header_box(self) -> QGroupBox:
+        box = QGroupBox("Comprobante")
+        form = QFormLayout(box)
+        self.emisor = QComboBox()
+        self.tipo = QComboBox()
+        for code, (label, _) in TYPES.items():
+            self.tipo.addItem(label, code)
+        self.serie = QLineEdit("F001")
+        self.serie.setMaxLength(4)
+        self.numero = QSpinBox()
+        self.numero.setRange(1, 99_999_999)
+        self.fecha = QDateEdit(QDate.currentDate())
+        self.fecha.setCalendarPopup(True)
+        self.fecha.setDisplayFormat("dd/MM/yyyy")
+        self.moneda = QComboBox()
+        self.moneda.addItem("Soles (PEN)", "PEN")
+        self.moneda.addItem("Dólares (USD)", "USD")
+        self.forma_pago = QComboBox()
+        self.forma_pago.addItem("Contado", "Contado")
+        self.forma_pago.addItem("Crédito (una cuota)", "Credito")
+        self.vencimiento = QDateEdit(QDate.currentDate().addDays(30))
+        self.vencimiento.setCalendarPopup(True)
+        self.vencimiento.setDisplayFormat("dd/MM/yyyy")
+        self.vencimiento.setEnabled(False)
+        form.addRow("Emisor:", self._field(self.emisor, "emisor"))
+        form.addRow("Tipo:", self._field(self.tipo, "tipo"))
+        serie_row = QWidget()
+        row = QHBoxLayout(serie_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.serie)
+        row.addWidget(QLabel("Número:"))
+        row.addWidget(self.numero, 1)
+        form.addRow("Serie:", self._field(serie_row, "serie"))
+        self.errors.labels["numero"] = self.errors.labels["serie"]
+        form.addRow("Fecha de emisión:", self._field(self.fecha, "fecha_emision"))
+        form.addRow("Moneda:", self._field(self.moneda, "moneda"))
+        pago = QWidget()
+        row = QHBoxLayout(pago)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.forma_pago)
+        row.addWidget(QLabel("Vence:"))
+        row.addWidget(self.vencimiento)
+        form.addRow("Forma de pago:", self._field(pago, "forma_pago"))
+        self.tipo.currentIndexChanged.connect(self._type_changed)
+        self.emisor.currentIndexChanged.connect(self.propose_numero)
+        self.serie.editingFinished.connect(self.propose_numero)
+        self.forma_pago.currentIndexChanged.connect(
+            lambda: self.vencimiento.setEnabled(self.forma_pago.currentData() == "Credito"))
+        return box
+
+    def _customer_box(self) -> QGroupBox:
+        box = QGroupBox("Cliente")
+        form = QFormLayout(box)
+        self.doc_type = QComboBox()
+        for code, label in DOCUMENT_TYPES.items():
+            self.doc_type.addItem(label, code)
+        self.doc_number = QLineEdit()
+        self.doc_number.setPlaceholderText("RUC (11 dígitos) o DNI (8 dígitos)")
+        self.completer_model = QStringListModel()
+        completer = QCompleter(self.completer_model, self)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        completer.activated.connect(self._customer_chosen)
+        self.doc_number.setCompleter(completer)
+        self.lookup_button = QPushButton("Buscar")
+        self.customer_name = QLineEdit()
+        self.customer_address = QLineEdit()
+        self.customer_address.setPlaceholderText("opcional")
+        number_row = QWidget()
+        row = QHBoxLayout(number_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.doc_number, 1)
+        row.addWidget(self.lookup_button)
+        form.addRow("Documento:", self._field(self.doc_type, "receptor.tipo_documento"))
+        form.addRow("Número:", self._field(number_row, "receptor.numero_documento"))
+        self.errors.labels["receptor.ruc"] = self.errors.labels["receptor.numero_documento"]
+        self.errors.labels["receptor"] = self.errors.labels["receptor.numero_documento"]
+        form.addRow("Nombre o razón social:", self._field(self.customer_name, "receptor.razon_social"))
+        form.addRow("Dirección:", self._field(self.customer_address, "receptor.direccion"))
+        self.lookup_button.clicked.connect(self.lookup_customer)
+        return box
+
+    def _items_box(self) -> QGroupBox:
+        box = QGroupBox("Detalle")
+        layout = QVBoxLayout(box)
+        self.items = QTableWidget(0, len(ITEM_COLUMNS))
+        self.items.setHorizontalHeaderLabels(ITEM_COLUMNS)
+        self.items.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column, width in ((1, 80), (2, 170), (3, 150), (4, 110), (5, 90)):
+            self.items.setColumnWidth(column, width)
+        self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.items.itemChanged.connect(self.update_totals)
+        buttons = QHBoxLayout()
+        self.add_line_button = QPushButton("Agregar línea")
+        self.remove_line_button = QPushButton("Quitar línea")
+        buttons.addWidget(self.add_line_button)
+        buttons.addWidget(self.remove_line_button)
+        buttons.addStretch(1)
+        self.add_line_button.clicked.connect(lambda: self.add_line())
+        self.remove_line_button.clicked.connect(self.remove_line)
+        layout.addWidget(self.items, 1)
+        layout.addWidget(self.errors.label_for("items"))
+        layout.addLayout(buttons)
+        return box
+
+    def _footer(self) -> QHBoxLayout:
+        footer = QHBoxLayout()
+        result = QVBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, len(STEPS))
+        self.progress.hide()
+        self.step_label = QLabel("")
+        self.result_badge = Badge()
+        self.result_badge.hide()
+        self.result_text = QLabel("")
+        self.result_text.setWordWrap(True)
+        self.result_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        result.addWidget(self.progress)
+        result.addWidget(self.step_label)
+        result.addWidget(self.result_badge, 0, Qt.AlignmentFlag.AlignLeft)
+        result.addWidget(self.result_text)
+        result.addStretch(1)
+        totals = QGridLayout()
+        self.total_labels: dict[str, QLabel] = {}
+        for row, (key, label) in enumerate([("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"),
+                                            ("inafectas", "Op. inafectas"), ("igv", "IGV (18 %)"),
+                                            ("total", "Importe total")]):
+            value = QLabel("0.00")
+            value.setAlignment(Qt.AlignmentFlag.AlignRight)
+            if key == "total":
+                value.setStyleSheet("font-weight: bold; font-size: 16px;")
+            self.total_labels[key] = value
+            totals.addWidget(QLabel(label + ":"), row, 0)
+            totals.addWidget(value, row, 1)
+        self.emit_button = QPushButton("Emitir")
+        self.emit_button.setDefault(True)
+        self.emit_button.setMinimumHeight(38)
+        self.emit_button.setStyleSheet("font-weight: bold; font-size: 15px;")
+        totals.addWidget(self.emit_button, 5, 0, 1, 2)
+        self.emit_button.clicked.connect(self.emit_voucher)
+        footer.addLayout(result, 2)
+        footer.addLayout(totals, 1)
+        return footer
+
+    # ------------------------------------------------------------ loading and proposals
+
+    def _load(self) -> None:
+        def load() -> tuple[list, str, dict]:
+            return self.engine.list_companies(), self.engine.config_get("environment"), past_customers(self.engine)
+
+        self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
+
+    def _loaded(self, loaded: tuple[list, str, dict]) -> None:
+        companies, self.environment, self.customers = loaded
+        self.emisor.blockSignals(True)
+        for company in companies:
+            self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
+        self.emisor.blockSignals(False)
+        self.completer_model.setStringList(sorted(self.customers))
+        if not companies:
+            self.banner.show_message("Primero registre su empresa en Ajustes → Empresas.", "warning")
+        self.propose_numero()
+
+    def _type_changed(self) -> None:
+        code = self.tipo.currentData()
+        self.serie.setText(TYPES[code][1])
+        self.doc_type.setCurrentIndex(self.doc_type.findData("6" if code == "01" else "1"))
+        self.propose_numero()
+
+    def propose_numero(self) -> None:
+        ruc, tipo, serie = self.emisor.currentData(), self.tipo.currentData(), self.serie.text().strip().upper()
+        if not ruc or not serie or not hasattr(self.engine, "next_numero"):
+            return
+        self.context.workers.run(self, self.engine.next_numero, ruc, tipo, serie,
+                                 done=self.numero.setValue, failed=lambda exc: None)
+
+    def _customer_chosen(self, number: str) -> None:
+        known = self.customers.get(number, {})
+        self.customer_name.setText(known.get("nombre", ""))
+        if known.get("tipo_documento"):
+            self.doc_type.setCurrentIndex(max(self.doc_type.findData(known["tipo_documento"]), 0))
+
+    def lookup_customer(self) -> None:
+        number = self.doc_number.text().strip()
+        self.errors.clear()
+        if number in self.customers:
+            self._customer_chosen(number)
+            return
+        if self.doc_type.currentData() != "6":  # the registries answer RUCs; other documents are typed in
+            label = self.errors.labels["receptor.numero_documento"]
+            label.setText("Solo se pueden buscar RUC; escriba el nombre del cliente.")
+            label.show()
+            return
+        self.context.workers.run(self, lambda: self.engine.ruc(number), done=self._customer_found,
+                                 failed=self._customer_not_found, busy=[self.lookup_button])
+
+    def _customer_found(self, record: Any) -> None:
+        self.doc_type.setCurrentIndex(self.doc_type.findData("6"))
+        self.customer_name.setText(value_of(record, "razon_social") or "")
+        self.customer_address.setText(value_of(record, "direccion") or "")
+
+    def _customer_not_found(self, exc: BaseException) -> None:
+        label = self.errors.labels["receptor.numero_documento"]
+        label.setText(getattr(exc, "message", str(exc)))
+        label.show()
+
+    # ------------------------------------------------------------ items and totals
+
+    def add_line(self, descripcion: str = "", cantidad: str = "1", valor: str = "", afectacion: str = "10") -> int:
+        self.items.blockSignals(True)
+        row = self.items.rowCount()
+        self.items.insertRow(row)
+        for column, text in enumerate([descripcion, cantidad, valor]):
+            self.items.setItem(row, column, QTableWidgetItem(text))
+        combo = QComboBox()
+        for code, label in AFFECTATIONS.items():
+            combo.addItem(label, code)
+        combo.setCurrentIndex(combo.findData(afectacion))
+        combo.currentIndexChanged.connect(self.update_totals)
+        self.items.setCellWidget(row, 3, combo)
+        for column in (4, 5):
+            item = QTableWidgetItem("")
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.items.setItem(row, column, item)
+        self.items.blockSignals(False)
+        self.update_totals()
+        return row
+
+    def remove_line(self) -> None:
+        row = self.items.currentRow()
+        if row >= 0:
+            self.items.removeRow(row)
+            self.update_totals()
+
+    def _text(self, row: int, column: int) -> str:
+        item = self.items.item(row, column)
+        return item.text().strip() if item else ""
+
+    def _affectation(self, row: int) -> str:
+        return self.items.cellWidget(row, 3).currentData()
+
+    def read_lines(self) -> tuple[list[dict[str, Any]], list[ErrorDetail]]:
+        """The table as contract items, plus the problems a person can fix before sending."""
+        items, problems = [], []
+        for row in range(self.items.rowCount()):
+            descripcion = self._text(row, 0)
+            cantidad, valor = parse_decimal(self._text(row, 1)), parse_decimal(self._text(row, 2))
+            if not descripcion and not self._text(row, 2):
+                continue  # an empty line is ignored
+            if not descripcion:
+                problems.append(ErrorDetail(f"items[{row}].descripcion", f"Línea {row + 1}: falta la descripción."))
+            if cantidad is None or cantidad <= 0:
+                problems.append(ErrorDetail(f"items[{row}].cantidad",
+                                            f"Línea {row + 1}: la cantidad debe ser un número mayor que cero."))
+            if valor is None or valor < 0:
+                problems.append(ErrorDetail(f"items[{row}].precio_unitario",
+                                            f"Línea {row + 1}: el valor unitario debe ser un número (sin IGV)."))
+            items.append({"descripcion": descripcion, "cantidad": cantidad or Decimal(0),
+                          "precio_unitario": valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
+                          "unidad": "NIU"})
+        return items, problems
+
+    def update_totals(self) -> None:
+        lines = []
+        self.items.blockSignals(True)
+        for row in range(self.items.rowCount()):
+            cantidad, valor = parse_decimal(self._text(row, 1)), parse_decimal(self._text(row, 2))
+            if cantidad is None or valor is None:
+                self.items.item(row, 4).setText("")
+                self.items.item(row, 5).setText("")
+                continue
+            line = Line(cantidad, valor, self._affectation(row))
+            lines.append(line)
+            self.items.item(row, 4).setText(f"{line.valor_venta:,.2f}")
+            self.items.item(row, 5).setText(f"{line.igv:,.2f}")
+        self.items.blockSignals(False)
+        totals = compute(lines)
+        for key, label in self.total_labels.items():
+            label.setText(f"{getattr(totals, key):,.2f}")
+        self.totals = totals
+
+    def _mark_cells(self, details: list[ErrorDetail]) -> None:
+        for row in range(self.items.rowCount()):
+            for column in range(3):
+                item = self.items.item(row, column)
+                if item:
+                    item.setBackground(QBrush())
+                    item.setToolTip("")
+        columns = {"descripcion": 0, "cantidad": 1, "precio_unitario": 2}
+        for detail in details:
+            field = detail.field or ""
+            if not field.startswith("items["):
+                continue
+            row = int(field[6:field.index("]")])
+            column = columns.get(field.rpartition(".")[2], 0)
+            item = self.items.item(row, column)
+            if item:
+                item.setBackground(ERROR_BRUSH)
+                item.setToolTip(detail.message)
+
+    # ------------------------------------------------------------ the request and «Emitir»
+
+    def request(self) -> dict[str, Any]:
+        items, problems = self.read_lines()
+        if problems:
+            raise invalid_many(problems)
+        doc_type, number = self.doc_type.currentData(), self.doc_number.text().strip()
+        receptor: dict[str, Any] = {"tipo_documento": doc_type, "numero_documento": number or None,
+                                    "razon_social": self.customer_name.text().strip() or None,
+                                    "direccion": self.customer_address.text().strip() or None}
+        if doc_type == "6":
+            receptor["ruc"] = number
+        request: dict[str, Any] = {
+            "tipo": self.tipo.currentData(), "serie": self.serie.text().strip().upper(),
+            "numero": self.numero.value(), "emisor": {"ruc": self.emisor.currentData() or ""},
+            "receptor": {k: v for k, v in receptor.items() if v is not None}, "items": items,
+            "fecha_emision": self.fecha.date().toPython(), "moneda": self.moneda.currentData(),
+        }
+        if self.forma_pago.currentData() == "Credito":
+            due: date = self.vencimiento.date().toPython()
+            request["forma_pago"] = {"tipo": "Credito", "cuotas": [
+                {"monto": self.totals.total, "fecha_vencimiento": max(due, request["fecha_emision"] + timedelta(1))}]}
+        else:
+            request["forma_pago"] = {"tipo": "Contado"}
+        return request
+
+    def emit_voucher(self) -> None:
+        self.banner.clear()
+        self.errors.clear()
+        self._mark_cells([])
+        self.result_badge.hide()
+        self.result_text.clear()
+        try:
+            request = self.request()
+        except Exception as exc:  # noqa: BLE001 - local problems are shown like the engine's
+            self.show_failure(exc)
+            return
+        self.progress.setValue(0)
+        self.progress.show()
+        ambiente = self.context.ambiente(self.environment)
+        self.context.workers.run(self, lambda job: emit(self.engine, request, ambiente, job.report), pass_job=True,
+                                 progress=self._step, done=self.show_outcome, failed=self.show_failure,
+                                 busy=[self.emit_button])
+
+    def _step(self, step: tuple[int, str]) -> None:
+        self.progress.setValue(step[0])
+        self.step_label.setText(step[1])
+
+    def show_outcome(self, outcome: dict[str, Any]) -> None:
+        self.outcome = outcome
+        self.progress.setValue(len(STEPS))
+        self.step_label.setText("")
+        headline, text = plain_outcome(outcome)
+        self.result_badge.set(headline, STATUS_COLOURS.get(outcome.get("estado", ""), "#555"))
+        self.result_badge.show()
+        self.result_text.setText(text)
+        self.emitted.emit(outcome)
+        if outcome.get("estado") in ("aceptado", "observado", "pendiente"):
+            self.emit_button.setText("Emitir otro")
+            self.emit_button.clicked.disconnect()
+            self.emit_button.clicked.connect(self.start_next)
+
+    def start_next(self) -> None:
+        """Keep issuer, type and serie; clear the rest for the next sale."""
+        self.emit_button.setText("Emitir")
+        self.emit_button.clicked.disconnect()
+        self.emit_button.clicked.connect(self.emit_voucher)
+        self.items.setRowCount(0)
+        self.add_line()
+        for widget in (self.doc_number, self.customer_name, self.customer_address):
+            widget.clear()
+        self.result_badge.hide()
+        self.result_text.clear()
+        self.progress.hide()
+        self.outcome = None
+        self.context.workers.run(self, past_customers, self.engine,
+                                 done=lambda c: (self.customers.update(c), self.completer_model.setStringList(sorted(c))))
+        self.propose_numero()
+
+    def show_failure(self, exc: BaseException) -> None:
+        self.progress.hide()
+        self.step_label.setText("")
+        details = list(getattr(exc, "details", []))
+        self._mark_cells(details)
+        unplaced = self.errors.show(exc)
+        if unplaced or not details:
+            self.banner.show_error(exc)
+        else:
+            self.banner.show_message("Revise los campos marcados en rojo.", "error",
+                                     "\n".join(f"• {d.message}" for d in details))
+
+    # kept for tests and the screenshot script
+    def fill_example(self, number: str, name: str, lines: list[tuple[str, str, str, str]]) -> None:
+        self.doc_number.setText(number)
+        self.customer_name.setText(name)
+        self.items.setRowCount(0)
+        for line in lines:
+            self.add_line(*line)
+
+
+def open_form(context: Context, parent: QWidget | None = None) -> VoucherForm:
+    form = VoucherForm(context, parent)
+    form.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    form.show()
+    return form
+

@@ -1,0 +1,233 @@
+"""Small widgets every window uses: the inline message banner, field error labels, badges, cards."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import ErrorCode, YupanaError
+
+ERROR_STYLE = "color: #b00020;"
+TONES = {
+    "error": ("#fdecea", "#b00020"),
+    "warning": ("#fff4e5", "#8a5300"),
+    "info": ("#e8f1fb", "#0b4f8a"),
+    "success": ("#e9f6ec", "#1b5e20"),
+}
+
+
+def value_of(record: Any, name: str, default: Any = None) -> Any:
+    """Read `name` from a dict, a dataclass or a contract model alike."""
+    if isinstance(record, Mapping):
+        return record.get(name, default)
+    return getattr(record, name, default)
+
+
+def as_dict(record: Any) -> dict[str, Any]:
+    if isinstance(record, Mapping):
+        return dict(record)
+    if hasattr(record, "to_json"):
+        return record.to_json()
+    if hasattr(record, "__dict__"):
+        return {k: v for k, v in vars(record).items() if not k.startswith("_")}
+    return {"valor": record}
+
+
+def heading(text: str) -> QLabel:
+    label = QLabel(text)
+    font = label.font()
+    font.setPointSize(font.pointSize() + 5)
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+def describe(exc: BaseException) -> tuple[str, str, str]:
+    """(tone, headline, details) of an error, in Spanish, for a person."""
+    if isinstance(exc, YupanaError):
+        lines = [f"Código: {exc.code}"]
+        for detail in exc.details:
+            where = f"{detail.field}: " if detail.field else ""
+            code = f" (SUNAT {detail.sunat_code})" if detail.sunat_code else ""
+            lines.append(f"• {where}{detail.message}{code}")
+        tone = "warning" if exc.code == ErrorCode.NOT_CONFIGURED else "error"
+        return tone, exc.message, "\n".join(lines)
+    return "error", "Ocurrió un error inesperado. Los detalles están en el registro.", f"{type(exc).__name__}: {exc}"
+
+
+class MessageBanner(QFrame):
+    """An inline message at the top of a window, with expandable details; hidden when empty."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.toggle = QToolButton()
+        self.toggle.setText("Detalles")
+        self.toggle.setCheckable(True)
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Cerrar el mensaje")
+        self.details = QPlainTextEdit()
+        self.details.setReadOnly(True)
+        self.details.setMaximumHeight(110)
+        self.details.hide()
+        top = QHBoxLayout()
+        top.addWidget(self.text, 1)
+        top.addWidget(self.toggle)
+        top.addWidget(self.close_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.addLayout(top)
+        layout.addWidget(self.details)
+        self.toggle.toggled.connect(self.details.setVisible)
+        self.close_button.clicked.connect(self.clear)
+        self.tone = ""
+        self.hide()
+
+    def show_message(self, text: str, tone: str = "info", details: str = "") -> None:
+        background, foreground = TONES[tone]
+        self.tone = tone
+        self.setStyleSheet(f"#banner {{ background: {background}; border: 1px solid {foreground}; border-radius: 4px; }}"
+                           f" #banner QLabel {{ color: {foreground}; }}")
+        self.text.setText(text)
+        self.details.setPlainText(details)
+        self.toggle.setVisible(bool(details))
+        self.toggle.setChecked(False)
+        self.show()
+
+    def show_error(self, exc: BaseException) -> None:
+        tone, text, details = describe(exc)
+        self.show_message(text, tone, details)
+
+    def clear(self) -> None:
+        self.text.clear()
+        self.details.clear()
+        self.tone = ""
+        self.hide()
+
+
+class FieldErrors:
+    """Error labels under form fields, keyed by the contract's field path (e.g. «receptor.numero_documento»)."""
+
+    def __init__(self) -> None:
+        self.labels: dict[str, QLabel] = {}
+
+    def label_for(self, field: str) -> QLabel:
+        label = QLabel()
+        label.setStyleSheet(ERROR_STYLE)
+        label.setWordWrap(True)
+        label.hide()
+        self.labels[field] = label
+        return label
+
+    def clear(self) -> None:
+        for label in self.labels.values():
+            label.clear()
+            label.hide()
+
+    def show(self, exc: BaseException) -> list[str]:
+        """Put each detail next to its field; returns the fields that had no place in the form."""
+        self.clear()
+        unplaced = []
+        for detail in getattr(exc, "details", []):
+            label = self._match(detail.field)
+            if label is None:
+                unplaced.append(detail.field or "")
+                continue
+            text = detail.message if not label.text() else f"{label.text()}\n{detail.message}"
+            label.setText(text)
+            label.show()
+        return unplaced
+
+    def _match(self, field: str | None) -> QLabel | None:
+        if not field:
+            return None
+        if field in self.labels:
+            return self.labels[field]
+        # «items[2].igv» belongs under the items table, «emisor.ruc» under «emisor»...
+        generic = re.sub(r"\[\d+\]", "", field)
+        for candidate in (generic, generic.split(".")[0], field.split(".")[0]):
+            if candidate in self.labels:
+                return self.labels[candidate]
+        return None
+
+    def visible(self) -> dict[str, str]:
+        return {field: label.text() for field, label in self.labels.items() if label.text()}
+
+
+class Badge(QLabel):
+    """A coloured pill: environment, certificate expiry, voucher status."""
+
+    def __init__(self, text: str = "", colour: str = "#666", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.set(text, colour)
+
+    def set(self, text: str, colour: str) -> None:
+        self.colour = colour
+        self.setText(f" {text} ")
+        self.setStyleSheet(f"background: {colour}; color: white; border-radius: 6px; padding: 1px 8px; font-weight: bold;")
+
+
+class ResultCard(QFrame):
+    """A lookup result: one row per field, each with a copy button."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.form = QFormLayout(self)
+        self.values: dict[str, str] = {}
+        self.labels: dict[str, str] = {}
+        self.copy_all = QPushButton("Copiar todo")
+        self.copy_all.clicked.connect(self._copy_all)
+
+    def show_record(self, record: Mapping[str, Any], labels: Mapping[str, str]) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.values = {}
+        self.labels = {}
+        self.copy_all = QPushButton("Copiar todo")
+        self.copy_all.clicked.connect(self._copy_all)
+        for key, value in record.items():
+            if value in (None, ""):
+                continue
+            text = "sí" if value is True else "no" if value is False else str(value)
+            self.values[key] = text
+            self.labels[key] = labels.get(key, key.replace("_", " ").capitalize())
+            self.form.addRow(self.labels[key] + ":", self._row(text))
+        self.form.addRow("", self.copy_all)
+
+    def _row(self, text: str) -> QWidget:
+        row = QWidget()
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        value = QLabel(text)
+        value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        value.setWordWrap(True)
+        copy = QToolButton()
+        copy.setText("Copiar")
+        copy.setToolTip("Copiar al portapapeles")
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(text))
+        layout.addWidget(value, 1)
+        layout.addWidget(copy)
+        return row
+
+    def _copy_all(self) -> None:
+        QGuiApplication.clipboard().setText("\n".join(f"{self.labels[k]}: {v}" for k, v in self.values.items()))

@@ -1,0 +1,102 @@
+"""Ajustes: settings saved with errors next to their field, company profiles, SOL, data folder and log."""
+
+from __future__ import annotations
+
+from app.gui.settings import SettingsPage
+from tests import test_gui_support as support
+from tests.conftest import ISSUER_RUC
+from tests.test_gui_support import wait_idle
+
+context = support.context  # shared fixture
+
+
+def open_page(qtbot, context) -> SettingsPage:
+    page = SettingsPage(context)
+    qtbot.addWidget(page)
+    wait_idle(qtbot, context.workers)
+    return page
+
+
+def test_settings_are_loaded_and_saved(qtbot, context, engine):
+    page = open_page(qtbot, context)
+    form = page.forms["Entorno y servicios"]
+    assert form.value("environment") == "sandbox"
+    form.set_value("environment", "beta")
+    form.fields["sunat_timeout_s"].setText("45")
+    form.save_button.click()
+    wait_idle(qtbot, context.workers)
+    assert engine.config_get("environment") == "beta"
+    assert engine.config_get("sunat_timeout_s") == "45"
+    assert page.banner.tone == "success"
+
+
+def test_a_wrong_value_is_shown_next_to_its_field(qtbot, context, engine):
+    page = open_page(qtbot, context)
+    form = page.forms["Entorno y servicios"]
+    form.fields["sunat_timeout_s"].setText("mucho")
+    form.fields["sunat_url_beta"].setText("ftp://x")
+    form.save_button.click()
+    wait_idle(qtbot, context.workers)
+    shown = form.errors.visible()
+    assert "sunat_timeout_s" in shown["sunat_timeout_s"] and "entero" in shown["sunat_timeout_s"]
+    assert "http" in shown["sunat_url_beta"]
+    assert engine.config_get("sunat_timeout_s") == "30"
+    assert form.save_button.isEnabled()
+
+
+def test_every_setting_has_a_place(qtbot, context):
+    from app.core.settings import SETTINGS
+
+    page = open_page(qtbot, context)
+    placed = {key for form in page.forms.values() for key in form.fields}
+    assert placed == set(SETTINGS)
+
+
+def test_company_profile_saved_and_errors_by_field(qtbot, context, engine):
+    page = open_page(qtbot, context)
+    form = page.company_form
+    form.ruc.setText(ISSUER_RUC)
+    form.inputs["razon_social"].setText("BODEGA LA ESQUINA S.A.C.")
+    form.inputs["direccion"].setText("JR. DE LA UNIÓN 456")
+    form.inputs["ubigeo"].setText("999999")
+    form.save_button.click()
+    wait_idle(qtbot, context.workers)
+    assert "ubigeo" in form.errors.visible()["ubigeo"]
+    assert engine.company(ISSUER_RUC) is None
+    form.inputs["ubigeo"].setText("150101")
+    form.save_button.click()
+    wait_idle(qtbot, context.workers)
+    assert engine.company(ISSUER_RUC).razon_social == "BODEGA LA ESQUINA S.A.C."
+    assert form.list.count() == 1
+    assert page.sol_company.currentData() == ISSUER_RUC
+
+
+def test_sol_password_is_masked(qtbot, context):
+    from PySide6.QtWidgets import QLineEdit
+
+    page = open_page(qtbot, context)
+    assert page.sol_password.echoMode() == QLineEdit.EchoMode.Password
+    assert page.token_value.echoMode() == QLineEdit.EchoMode.Password
+
+
+def test_log_viewer_shows_the_log(qtbot, context, engine):
+    import logging
+
+    logging.getLogger("app.test").warning("línea de prueba del registro")
+    page = open_page(qtbot, context)
+    page.log_refresh.click()
+    wait_idle(qtbot, context.workers)
+    assert "línea de prueba del registro" in page.log_view.toPlainText()
+
+
+def test_settings_of_later_features_find_their_tab():
+    from app.gui.settings import keys_by_tab
+
+    tabs = keys_by_tab(["environment", "sunat_rules_dir", "sunat_timeout_s", "registry_yupana_url", "api_port",
+                        "gateway_url", "algo_nuevo"])
+    assert tabs["Reglas SUNAT"] == ["sunat_rules_dir"]  # an exact name beats the «sunat_*» prefix
+    assert tabs["Entorno y servicios"] == ["environment", "sunat_timeout_s"]
+    assert tabs["Proveedores"] == ["registry_yupana_url"]
+    assert tabs["Mensajería"] == ["gateway_url"]
+    assert tabs["API local"] == ["api_port"]
+    assert tabs["Otros"] == ["algo_nuevo"]
