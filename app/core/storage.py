@@ -264,7 +264,7 @@ class _Checkpointer:
         commits = started_at - self._checked_at
         added = wal_pages - self._wal_pages if wal_pages >= self._wal_pages else wal_pages  # else it restarted
         if commits > 0 and added > 0:
-            self._every = max(8, min(1024, WAL_SOFT_PAGES * commits // added))
+            self._every = max(1, min(1024, WAL_SOFT_PAGES * commits // added))
         self._checked_at, self._wal_pages = started_at, wal_pages
         with self.done:
             self.checkpoints += 1
