@@ -1,0 +1,207 @@
+"""`yupana --self-test [--screenshot PATH]`: prove that an installed bundle works.
+
+Used by `make package` (Linux bundle), `make windows-smoke` (installer under
+Wine) and the Windows CI workflow. It starts Qt offscreen, opens the database
+in the data folder, signs and verifies a small XML document (lxml, signxml and
+cryptography's native code), builds the main window and optionally saves a
+screenshot of it. Each step is reported on stdout (when there is one: a
+windowed Windows build has none) and in `<data folder>/logs/self-test.log`.
+
+Returns the process exit code: 0 when every step passed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from app import APP_NAME, __version__
+
+LOG_NAME = "self-test.log"
+
+
+def _data_home() -> Path:
+    try:
+        from app.core.paths import data_home
+    except ImportError:  # foundation not there yet: same rule by hand
+        import platformdirs
+
+        raw = os.environ.get("YUPANA_HOME") or platformdirs.user_data_dir(APP_NAME, appauthor=False)
+        home = Path(raw).expanduser().resolve()
+        home.mkdir(parents=True, exist_ok=True)
+        return home
+    return data_home()
+
+
+class _Report:
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = log_path
+        self.failures = 0
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path.open("w", encoding="utf-8")
+
+    def line(self, text: str) -> None:
+        self._log.write(text + "\n")
+        self._log.flush()
+        stream = sys.stdout
+        if stream is not None:
+            try:
+                stream.write(text + "\n")
+                stream.flush()
+            except (OSError, ValueError, UnicodeError):
+                pass
+
+    def step(self, name: str, action: Callable[[], str]) -> None:
+        start = time.perf_counter()
+        try:
+            detail = action()
+        except Exception:  # noqa: BLE001 - every failure is reported, none stops the test
+            self.failures += 1
+            self.line(f"FALLA {name}")
+            for text in traceback.format_exc().rstrip().splitlines():
+                self.line(f"      {text}")
+            return
+        self.line(f"OK    {name} ({(time.perf_counter() - start) * 1000:.0f} ms): {detail}")
+
+    def close(self) -> None:
+        self._log.close()
+
+
+def _check_database(home: Path) -> str:
+    import sqlite_utils
+
+    try:
+        from app.core.paths import database_path
+    except ImportError:
+        path = home / "yupana.db"
+    else:
+        path = database_path(home)
+    db = sqlite_utils.Database(path)
+    try:
+        tables = db.table_names()
+        version = db.execute("select sqlite_version()").fetchone()[0]
+    finally:
+        db.close()
+    return f"{path} (SQLite {version}, {len(tables)} tablas)"
+
+
+def _check_signature() -> str:
+    from cryptography import __version__ as crypto_version
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+    from lxml import etree
+    from signxml import XMLSigner, XMLVerifier
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Yupana autoprueba")])
+    now = _dt.datetime.now(_dt.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _dt.timedelta(minutes=5))
+        .not_valid_after(now + _dt.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    document = etree.fromstring(b"<Invoice><ID>F001-1</ID><Total>118.00</Total></Invoice>")
+    signed = XMLSigner().sign(document, key=key, cert=[cert])
+    XMLVerifier().verify(signed, x509_cert=cert)
+    return f"XML firmado y verificado (cryptography {crypto_version}, lxml {etree.__version__})"
+
+
+def _check_libraries() -> str:
+    import httpx
+    import keyring
+    import pydantic
+
+    class Sample(pydantic.BaseModel):
+        ruc: str
+        total: float
+
+    Sample.model_validate({"ruc": "20123456789", "total": "118.00"})
+    with httpx.Client(timeout=1):
+        pass
+    backend = type(keyring.get_keyring()).__name__
+    return f"httpx {httpx.__version__}, pydantic {pydantic.__version__}, keyring {backend}"
+
+
+def _main_window():
+    """The app's main window when the GUI exists, otherwise a stand-in."""
+    try:
+        import app.gui.app as gui
+    except ImportError:
+        gui = None
+    for factory in ("create_main_window", "build_main_window", "MainWindow"):
+        if gui is not None and callable(getattr(gui, factory, None)):
+            return getattr(gui, factory)(), f"app.gui.app.{factory}"
+    from PySide6.QtWidgets import QLabel, QMainWindow
+
+    window = QMainWindow()
+    window.setWindowTitle(f"{APP_NAME} {__version__}")
+    label = QLabel(f"{APP_NAME} {__version__}\nAutoprueba del paquete instalado")
+    label.setMargin(40)
+    window.setCentralWidget(label)
+    return window, "ventana provisional"
+
+
+def _check_gui(screenshot: str | None) -> str:
+    from PySide6.QtCore import qVersion
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yupana"])
+    window, origin = _main_window()
+    window.resize(1000, 680)
+    window.show()
+    for _ in range(5):
+        app.processEvents()
+    detail = f"Qt {qVersion()} ({app.platformName()}), {origin}"
+    if screenshot:
+        target = Path(screenshot).expanduser().resolve()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pixmap = window.grab()
+        if pixmap.isNull() or not pixmap.save(str(target), "PNG"):
+            raise RuntimeError(f"no se pudo guardar la captura en {target}")
+        detail += f", captura {target} ({pixmap.width()}x{pixmap.height()})"
+    window.close()
+    app.processEvents()
+    return detail
+
+
+def run_self_test(screenshot: str | None = None) -> int:
+    """Run every check; return 0 when all passed. A frozen build exits the process itself."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    home = _data_home()
+    try:
+        from app.core.paths import log_dir
+    except ImportError:
+        logs = home / "logs"
+    else:
+        logs = log_dir(home)
+    report = _Report(logs / LOG_NAME)
+    frozen = bool(getattr(sys, "frozen", False))
+    report.line(f"Autoprueba de {APP_NAME} {__version__}")
+    report.line(f"  Python {sys.version.split()[0]} en {sys.platform}, empaquetado: {'sí' if frozen else 'no'}")
+    report.line(f"  carpeta de datos: {home}")
+    report.step("base de datos", lambda: _check_database(home))
+    report.step("firma XML", _check_signature)
+    report.step("bibliotecas", _check_libraries)
+    report.step("interfaz", lambda: _check_gui(screenshot))
+    code = 0 if report.failures == 0 else 1
+    report.line("AUTOPRUEBA CORRECTA" if code == 0 else f"AUTOPRUEBA FALLIDA: {report.failures} paso(s)")
+    report.close()
+    if frozen:
+        # Tearing Qt down can hang under Wine (QApplication.quit()); a bundle has
+        # nothing left to flush, so leave at once.
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        os._exit(code)
+    return code
