@@ -179,6 +179,9 @@ def _check_gui(screenshot: str | None) -> str:
 def run_self_test(screenshot: str | None = None) -> int:
     """Run every check; return 0 when all passed. A frozen build exits the process itself."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if sys.platform == "win32" and os.environ["QT_QPA_PLATFORM"] == "offscreen" and "QT_QPA_FONTDIR" not in os.environ:
+        # Qt's offscreen platform does not ask Windows for fonts; point it at them.
+        os.environ["QT_QPA_FONTDIR"] = os.path.join(os.environ.get("WINDIR", r"C:\Windows"), "Fonts")
     home = _data_home()
     try:
         from app.core.paths import log_dir

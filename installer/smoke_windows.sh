@@ -10,6 +10,8 @@ SHOT="$ROOT/docs/screenshots/windows-wine.png"
 [ -f "$SETUP" ] || { echo "no $SETUP: run 'make windows-installer' first" >&2; exit 1; }
 [ -f "$WINEPREFIX/.yupana-prefix" ] || { echo "no Wine prefix in $WINEPREFIX: run 'make windows-installer' first" >&2; exit 1; }
 
+isolate_prefix
+
 fail() { echo "SMOKE FAILED: $*" >&2; exit 1; }
 
 # Where a per-user install lands (Wine has no FOLDERID_UserProgramFiles, NSIS falls back to this).
@@ -55,10 +57,13 @@ rm -f "$SHOT"
 t1=$SECONDS
 rc=0
 QT_QPA_PLATFORM=offscreen YUPANA_HOME="$(winpath "$HOME_DIR")" \
-    wine_run 300 "$INSTDIR/yupana.exe" --self-test --screenshot "$(winpath "$SHOT")" || rc=$?
+    wine_run 300 "$INSTDIR/yupana.exe" --self-test --screenshot "$(winpath "$SHOT")" >"$HOME_DIR/console.txt" || rc=$?
 wine_wait
 LOG_FILE="$HOME_DIR/logs/self-test.log"
-if [ -f "$LOG_FILE" ]; then
+if [ ! -f "$LOG_FILE" ]; then
+    echo "----- console output (no self-test.log was written) -----"
+    cat "$HOME_DIR/console.txt"
+else
     echo "----- self-test.log (installed app under Wine) -----"
     tr -d '\r' <"$LOG_FILE"
     echo "----------------------------------------------------"

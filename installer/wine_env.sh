@@ -11,8 +11,9 @@ DOWNLOADS="$CACHE/downloads"
 export WINEPREFIX="$CACHE/wineprefix"
 export WINEARCH=win64
 export WINEDEBUG=-all
-# No Mono/Gecko prompts: the app needs neither.
-export WINEDLLOVERRIDES="mscoree,mshtml="
+# No Mono/Gecko prompts (the app needs neither) and no menu entries or
+# .desktop files written into the host's home by winemenubuilder.
+export WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d"
 WIN_C="$WINEPREFIX/drive_c"
 PYDIR="$WIN_C/yupana-build/python"
 
@@ -28,9 +29,9 @@ VERSION="$(sed -n 's/^__version__ *= *["'\'']\([^"'\'']*\)["'\''].*/\1/p' "$ROOT
 
 # pip on the build host; drops the noise about this machine's absent local index folders.
 host_pip() {
-    local rc=0
-    "${PYTHON:-python3}" -m pip "$@" 2>&1 | grep -v "^WARNING: Location 'file:" || true
-    rc="${PIPESTATUS[0]}"
+    local out rc=0
+    out="$("${PYTHON:-python3}" -m pip "$@" 2>&1)" || rc=$?
+    printf '%s\n' "$out" | grep -v -e "^WARNING: Location 'file:" -e '^$' || true
     return "$rc"
 }
 
@@ -50,6 +51,34 @@ wine_run() {
         -u PIP_EXTRA_INDEX_URL -u PYTHONPATH -u PYTHONHOME -u VIRTUAL_ENV \
         "$WINE" "$@" </dev/null 2>&1 | cat
     return "${PIPESTATUS[0]}"
+}
+
+# Wine links Desktop, Documents... to the host's home; the installer's desktop
+# shortcut must land inside the prefix instead.
+isolate_prefix() {
+    prefix_fonts
+    local user_dir link
+    for user_dir in "$WIN_C"/users/*/; do
+        for link in "$user_dir"*; do
+            if [ -L "$link" ]; then
+                rm -f "$link"
+                mkdir -p "$link"
+            fi
+        done
+    done
+}
+
+# Wine keeps its fonts outside C:\windows\Fonts, where Qt's offscreen platform
+# looks for them (app/selftest.py); put Wine's Tahoma (and DejaVu Sans when
+# the host has it) there, as a real Windows would have its fonts.
+prefix_fonts() {
+    local fonts="$WIN_C/windows/Fonts" font
+    mkdir -p "$fonts"
+    for font in /usr/share/wine/fonts/tahoma.ttf /usr/share/wine/fonts/tahomabd.ttf \
+        /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf; do
+        [ -f "$font" ] && [ ! -f "$fonts/$(basename "$font")" ] && cp "$font" "$fonts/"
+    done
+    return 0
 }
 
 # Let the prefix settle (wineserver writes the registry on exit).
