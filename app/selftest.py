@@ -1,10 +1,11 @@
 """`yupana --self-test [--screenshot PATH]`: prove that an installed bundle works.
 
 Used by `make package` (Linux bundle), `make windows-smoke` (installer under
-Wine) and the Windows CI workflow. It starts Qt offscreen, opens the database
-in the data folder, signs and verifies a small XML document (lxml, signxml and
-cryptography's native code), builds the main window and optionally saves a
-screenshot of it. Each step is reported on stdout (when there is one: a
+Wine), the Windows CI workflow, tests and support staff. It starts Qt
+offscreen, opens the engine and its database in the data folder
+($YUPANA_HOME or the user data folder) and runs SQLite's quick_check, signs
+and verifies a small XML document (lxml, signxml and cryptography's native
+code), opens the main window and optionally saves a screenshot of it. Each step is reported on stdout (when there is one: a
 windowed Windows build has none) and in `<data folder>/logs/self-test.log`.
 
 Returns the process exit code: 0 when every step passed.
@@ -23,19 +24,6 @@ from pathlib import Path
 from app import APP_NAME, __version__
 
 LOG_NAME = "self-test.log"
-
-
-def _data_home() -> Path:
-    try:
-        from app.core.paths import data_home
-    except ImportError:  # foundation not there yet: same rule by hand
-        import platformdirs
-
-        raw = os.environ.get("YUPANA_HOME") or platformdirs.user_data_dir(APP_NAME, appauthor=False)
-        home = Path(raw).expanduser().resolve()
-        home.mkdir(parents=True, exist_ok=True)
-        return home
-    return data_home()
 
 
 class _Report:
@@ -72,22 +60,13 @@ class _Report:
         self._log.close()
 
 
-def _check_database(home: Path) -> str:
-    import sqlite_utils
-
-    try:
-        from app.core.paths import database_path
-    except ImportError:
-        path = home / "yupana.db"
-    else:
-        path = database_path(home)
-    db = sqlite_utils.Database(path)
-    try:
-        tables = db.table_names()
-        version = db.execute("select sqlite_version()").fetchone()[0]
-    finally:
-        db.close()
-    return f"{path} (SQLite {version}, {len(tables)} tablas)"
+def _check_database(engine) -> str:
+    check = engine.storage.query_one("PRAGMA quick_check")
+    result = next(iter(check.values())) if check else None
+    if result != "ok":
+        raise RuntimeError(f"la base de datos {engine.storage.path} está dañada: {check}")
+    tables = engine.storage.query_one("select count(*) as n from sqlite_master where type = 'table'")
+    return f"{engine.storage.path} (quick_check ok, {tables['n']} tablas)"
 
 
 def _check_signature() -> str:
@@ -101,7 +80,7 @@ def _check_signature() -> str:
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Yupana autoprueba")])
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.now(_dt.UTC)
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)
@@ -134,36 +113,18 @@ def _check_libraries() -> str:
     return f"httpx {httpx.__version__}, pydantic {pydantic.__version__}, keyring {backend}"
 
 
-def _main_window():
-    """The app's main window when the GUI exists, otherwise a stand-in."""
-    try:
-        import app.gui.app as gui
-    except ImportError:
-        gui = None
-    for factory in ("create_main_window", "build_main_window", "MainWindow"):
-        if gui is not None and callable(getattr(gui, factory, None)):
-            return getattr(gui, factory)(), f"app.gui.app.{factory}"
-    from PySide6.QtWidgets import QLabel, QMainWindow
-
-    window = QMainWindow()
-    window.setWindowTitle(f"{APP_NAME} {__version__}")
-    label = QLabel(f"{APP_NAME} {__version__}\nAutoprueba del paquete instalado")
-    label.setMargin(40)
-    window.setCentralWidget(label)
-    return window, "ventana provisional"
-
-
-def _check_gui(screenshot: str | None) -> str:
+def _check_gui(engine, screenshot: str | None) -> str:
     from PySide6.QtCore import qVersion
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yupana"])
-    window, origin = _main_window()
-    window.resize(1000, 680)
+    from app.gui.app import application
+    from app.gui.main_window import MainWindow
+
+    app = application()
+    window = MainWindow(engine)
     window.show()
     for _ in range(5):
         app.processEvents()
-    detail = f"Qt {qVersion()} ({app.platformName()}), {origin}"
+    detail = f"Qt {qVersion()} ({app.platformName()}), ventana principal «{window.windowTitle()}»"
     if screenshot:
         target = Path(screenshot).expanduser().resolve()
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -182,24 +143,34 @@ def run_self_test(screenshot: str | None = None) -> int:
     if sys.platform == "win32" and os.environ["QT_QPA_PLATFORM"] == "offscreen" and "QT_QPA_FONTDIR" not in os.environ:
         # Qt's offscreen platform does not ask Windows for fonts; point it at them.
         os.environ["QT_QPA_FONTDIR"] = os.path.join(os.environ.get("WINDIR", r"C:\Windows"), "Fonts")
-    home = _data_home()
-    try:
-        from app.core.paths import log_dir
-    except ImportError:
-        logs = home / "logs"
-    else:
-        logs = log_dir(home)
-    report = _Report(logs / LOG_NAME)
+    from app.core.paths import data_home, log_dir
+
+    home = data_home()
+    report = _Report(log_dir(home) / LOG_NAME)
     frozen = bool(getattr(sys, "frozen", False))
     report.line(f"Autoprueba de {APP_NAME} {__version__}")
     report.line(f"  Python {sys.version.split()[0]} en {sys.platform}, empaquetado: {'sí' if frozen else 'no'}")
     report.line(f"  carpeta de datos: {home}")
-    report.step("base de datos", lambda: _check_database(home))
+    engine = None
+    try:
+        from app.core.engine import Engine
+
+        engine = Engine(home)
+        report.line(f"OK    motor abierto en {home}")
+    except Exception:  # noqa: BLE001
+        report.failures += 1
+        report.line("FALLA motor")
+        for text in traceback.format_exc().rstrip().splitlines():
+            report.line(f"      {text}")
+    if engine is not None:
+        report.step("base de datos", lambda: _check_database(engine))
     report.step("firma XML", _check_signature)
     report.step("bibliotecas", _check_libraries)
-    report.step("interfaz", lambda: _check_gui(screenshot))
+    if engine is not None:
+        report.step("interfaz", lambda: _check_gui(engine, screenshot))
+        engine.close()
     code = 0 if report.failures == 0 else 1
-    report.line("AUTOPRUEBA CORRECTA" if code == 0 else f"AUTOPRUEBA FALLIDA: {report.failures} paso(s)")
+    report.line("autoprueba correcta" if code == 0 else f"AUTOPRUEBA FALLIDA: {report.failures} paso(s)")
     report.close()
     if frozen:
         # Tearing Qt down can hang under Wine (QApplication.quit()); a bundle has

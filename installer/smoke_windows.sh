@@ -69,7 +69,7 @@ else
     echo "----------------------------------------------------"
 fi
 [ "$rc" -eq 0 ] || fail "self-test exited with $rc"
-grep -q "AUTOPRUEBA CORRECTA" "$LOG_FILE" 2>/dev/null || fail "self-test log does not report success"
+grep -q "^autoprueba correcta" "$LOG_FILE" 2>/dev/null || fail "self-test log does not report success"
 [ -s "$SHOT" ] || fail "no screenshot at $SHOT"
 log "self-test passed in $((SECONDS - t1)) s; screenshot $SHOT"
 rm -rf "$HOME_DIR"

@@ -1,0 +1,263 @@
+"""The `yupana` command: a thin layer over the engine's facade.
+
+Its shape is part of the product (scripts and support staff rely on it):
+    yupana                              start the windows
+    yupana call OPERATION [FILE|-]      one contract operation, JSON in, JSON envelope out
+    yupana call ruc|ce|placa NUMERO
+    yupana company set|show             issuer profiles
+    yupana config get|set|list          settings
+    yupana cert|sandbox|serve|padron|demo ...   one module each under app/commands/
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from app import __version__
+
+# argparse's own words, in Spanish (it reads them through gettext's `_`).
+_ARGPARSE_ES = {
+    "usage: ": "uso: ",
+    "positional arguments": "argumentos",
+    "options": "opciones",
+    "optional arguments": "opciones",
+    "show this help message and exit": "muestra esta ayuda y termina",
+    "show program's version number and exit": "muestra la versión y termina",
+    "the following arguments are required: %s": "faltan argumentos obligatorios: %s",
+    "unrecognized arguments: %s": "argumentos no reconocidos: %s",
+    "invalid choice: %(value)r (choose from %(choices)s)": "opción no válida: %(value)r (elija entre %(choices)s)",
+    "%(prog)s: error: %(message)s\n": "%(prog)s: error: %(message)s\n",
+    "expected one argument": "se esperaba un argumento",
+    "argument %(argument_name)s: %(message)s": "argumento %(argument_name)s: %(message)s",
+    "invalid %(type)s value: %(value)r": "valor %(type)s no válido: %(value)r",
+    "not allowed with argument %s": "no se permite junto con el argumento %s",
+}
+argparse._ = lambda text: _ARGPARSE_ES.get(text, text)  # type: ignore[attr-defined]
+
+# Commands that live in their own module under app/commands/ (each has `register(subparsers)`).
+FEATURE_COMMANDS = {
+    "cert": "certificados digitales: importar, crear de prueba, listar, borrar",
+    "sandbox": "servidores de prueba locales (SUNAT, mensajería, consultas)",
+    "serve": "API HTTP local en /api/v1 para un punto de venta en este equipo",
+    "padron": "padrón reducido de RUC de SUNAT: importar y consultar sin internet",
+    "demo": "demostración completa sin internet",
+}
+
+LOOKUPS = ("ruc", "ce", "placa")
+
+
+def open_engine(args: argparse.Namespace) -> Any:
+    from app.core.engine import Engine
+
+    return Engine(getattr(args, "home", None))
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+# ------------------------------------------------------------------ call
+
+def _read_body(source: str | None) -> bytes:
+    if source in (None, "-"):
+        return sys.stdin.buffer.read()
+    try:
+        with open(source, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        from app.core.errors import invalid
+
+        raise invalid("FILE", f"No se pudo leer el archivo «{source}»: {exc.strerror}.") from None
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from app.core.errors import YupanaError
+
+    engine = open_engine(args)
+    try:
+        if args.operation in LOOKUPS:
+            status, envelope = engine.call(args.operation, numero=args.argument or "")
+        else:
+            try:
+                body = _read_body(args.argument)
+            except YupanaError as exc:
+                status, envelope = exc.http_status, exc.to_envelope()
+            else:
+                status, envelope = engine.call(args.operation, body)
+    finally:
+        engine.close()
+    print_json(envelope)
+    return 0 if envelope.get("success") else 1
+
+
+# ------------------------------------------------------------------ company
+
+def cmd_company_set(args: argparse.Namespace) -> int:
+    from app.core.companies import Company
+
+    engine = open_engine(args)
+    try:
+        company = engine.set_company(Company(
+            ruc=args.ruc, razon_social=args.razon_social, ubigeo=args.ubigeo, direccion=args.direccion,
+            nombre_comercial=args.nombre_comercial, codigo_establecimiento=args.codigo_establecimiento))
+        print_json(company.to_json())
+    finally:
+        engine.close()
+    return 0
+
+
+def cmd_company_show(args: argparse.Namespace) -> int:
+    engine = open_engine(args)
+    try:
+        if args.ruc:
+            company = engine.company(args.ruc)
+            if company is None:
+                print(f"No hay una empresa con RUC {args.ruc}. Regístrela con `yupana company set`.", file=sys.stderr)
+                return 1
+            print_json(company.to_json())
+        else:
+            print_json([c.to_json() for c in engine.list_companies()])
+    finally:
+        engine.close()
+    return 0
+
+
+# ------------------------------------------------------------------ config
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from app.core.settings import SETTINGS
+
+    engine = open_engine(args)
+    try:
+        if args.config_action == "get":
+            print(engine.config_get(args.key))
+        elif args.config_action == "set":
+            print(engine.config_set(args.key, args.value))
+        else:
+            values = engine.config_list()
+            if args.json:
+                print_json(values)
+            else:
+                for key, value in values.items():
+                    print(f"{key} = {value}\n    {SETTINGS[key].description}")
+    finally:
+        engine.close()
+    return 0
+
+
+# ------------------------------------------------------------------ GUI and self-test
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    from app.gui.app import run
+
+    return run(getattr(args, "home", None))
+
+
+def cmd_self_test(args: argparse.Namespace) -> int:
+    from app.selftest import run_self_test
+
+    return run_self_test(screenshot=args.screenshot)
+
+
+# ------------------------------------------------------------------ parser
+
+def _placeholder(name: str) -> Callable[[argparse.Namespace], int]:
+    def handler(args: argparse.Namespace) -> int:
+        print(f"El comando «yupana {name}» todavía no está disponible en esta versión.", file=sys.stderr)
+        return 2
+
+    return handler
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="yupana",
+        description="Yupana: comprobantes electrónicos SUNAT, mensajería y consultas. Sin argumentos abre la aplicación.")
+    parser.add_argument("--version", action="version", version=f"Yupana {__version__}",
+                        help="muestra la versión y termina")
+    parser.add_argument("--home", metavar="CARPETA",
+                        help="carpeta de datos (por defecto la del usuario, o la variable YUPANA_HOME)")
+    parser.add_argument("--self-test", action="store_true",
+                        help="prueba de arranque: abre la aplicación sin pantalla, verifica la base de datos y termina")
+    parser.add_argument("--screenshot", metavar="PNG", help="con --self-test: guarda una captura de la ventana")
+    sub = parser.add_subparsers(dest="command", metavar="COMANDO", title="comandos")
+
+    call = sub.add_parser("call", help="ejecuta una operación del contrato con una solicitud JSON",
+                          description="Ejecuta una operación con una solicitud JSON (archivo o entrada estándar) "
+                                      "e imprime la respuesta JSON. Termina con 0 si tuvo éxito y 1 si no.")
+    call.add_argument("operation", metavar="OPERACION",
+                      choices=["xml", "firmar", "enviar", "chat-send", "chat-webhook", *LOOKUPS],
+                      help="xml, firmar, enviar, chat-send, chat-webhook, ruc, ce o placa")
+    call.add_argument("argument", nargs="?", metavar="ARCHIVO|-|NUMERO",
+                      help="archivo JSON o - para la entrada estándar; para ruc, ce y placa, el número")
+    call.set_defaults(func=cmd_call)
+
+    company = sub.add_parser("company", help="empresas emisoras (perfil del emisor)")
+    company_sub = company.add_subparsers(dest="company_action", metavar="ACCION", required=True)
+    company_set = company_sub.add_parser("set", help="registra o actualiza una empresa emisora")
+    company_set.add_argument("--ruc", required=True, help="RUC de la empresa (11 dígitos)")
+    company_set.add_argument("--razon-social", required=True, help="razón social")
+    company_set.add_argument("--ubigeo", required=True, help="ubigeo del domicilio fiscal (6 dígitos)")
+    company_set.add_argument("--direccion", required=True, help="dirección del domicilio fiscal")
+    company_set.add_argument("--nombre-comercial", help="nombre comercial (opcional)")
+    company_set.add_argument("--codigo-establecimiento", default="0000",
+                             help="código de establecimiento anexo (0000: domicilio fiscal)")
+    company_set.set_defaults(func=cmd_company_set)
+    company_show = company_sub.add_parser("show", help="muestra una empresa, o todas")
+    company_show.add_argument("ruc", nargs="?", help="RUC de la empresa")
+    company_show.set_defaults(func=cmd_company_show)
+
+    config = sub.add_parser("config", help="configuración (ver docs/configuration.md)")
+    config_sub = config.add_subparsers(dest="config_action", metavar="ACCION", required=True)
+    config_get = config_sub.add_parser("get", help="muestra un valor")
+    config_get.add_argument("key", metavar="CLAVE")
+    config_set = config_sub.add_parser("set", help="cambia un valor")
+    config_set.add_argument("key", metavar="CLAVE")
+    config_set.add_argument("value", metavar="VALOR")
+    config_list = config_sub.add_parser("list", help="muestra toda la configuración")
+    config_list.add_argument("--json", action="store_true", help="en formato JSON")
+    config.set_defaults(func=cmd_config)
+
+    for name, summary in FEATURE_COMMANDS.items():
+        try:
+            module = importlib.import_module(f"app.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"app.commands.{name}":
+                raise
+            sub.add_parser(name, help=summary + " (próximamente)").set_defaults(func=_placeholder(name))
+        else:
+            module.register(sub, summary)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from app.core.errors import YupanaError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.home:
+        import os
+
+        os.environ["YUPANA_HOME"] = args.home
+    try:
+        if args.self_test:
+            return cmd_self_test(args)
+        if args.command is None:
+            return cmd_gui(args)
+        return args.func(args)
+    except YupanaError as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        for detail in exc.details[1:]:
+            print(f"  - {detail.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

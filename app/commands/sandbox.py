@@ -1,0 +1,75 @@
+"""`yupana sandbox [NAME] [--port N] [--configure]`: start the local sandboxes and keep them running."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import signal
+import sys
+import threading
+
+from app.sandbox import SANDBOXES
+from app.sandbox.base import Sandbox
+
+
+def available() -> dict[str, type[Sandbox]]:
+    """The sandboxes whose module exists in this version, by name."""
+    found = {}
+    for name, target in SANDBOXES.items():
+        module_name, _, class_name = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        found[name] = getattr(module, class_name)
+    return found
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser("sandbox", help=summary,
+                            description="Inicia servidores locales que se comportan como SUNAT beta, los proveedores "
+                                        "de consultas y la pasarela de mensajería. Imprime una línea JSON por servidor.")
+    parser.add_argument("name", nargs="?", metavar="NOMBRE", help="solo este servidor (sunat, registry, gateway)")
+    parser.add_argument("--port", type=int, default=0, help="puerto (con NOMBRE); 0 elige uno libre")
+    parser.add_argument("--host", default="127.0.0.1", help="dirección (por defecto 127.0.0.1)")
+    parser.add_argument("--configure", action="store_true",
+                        help="apunta la configuración de la carpeta de datos actual a estos servidores")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    classes = available()
+    if args.name and args.name not in classes:
+        print(f"No existe el servidor de prueba «{args.name}». Disponibles: {', '.join(classes)}.", file=sys.stderr)
+        return 2
+    chosen = {args.name: classes[args.name]} if args.name else classes
+    running = []
+    try:
+        for name, cls in chosen.items():
+            sandbox = cls(host=args.host, port=args.port if args.name else 0)
+            sandbox.start()
+            running.append(sandbox)
+        if args.configure:
+            from app.cli import open_engine
+
+            engine = open_engine(args)
+            try:
+                for sandbox in running:
+                    sandbox.configure(engine)
+            finally:
+                engine.close()
+        for sandbox in running:
+            print(json.dumps({"name": sandbox.name, "base_url": sandbox.base_url}), flush=True)
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+    finally:
+        for sandbox in running:
+            sandbox.stop()
+    return 0

@@ -1,0 +1,1 @@
+"""The engine: contract, operations, storage, adapters and listeners. It never imports Qt."""

@@ -1,0 +1,189 @@
+"""The engine's facade: one object opened on a data folder, exposing the contract's operations.
+
+The windows, the `yupana` command and the local HTTP API all go through this object and nothing
+else. Operations take and return the contract's models; `call()` is the same thing in JSON
+envelopes, for the thin layers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import messaging, registry, signing, sunat, vouchers
+from .companies import Companies, Company
+from .contract import (
+    ChatSendRequest,
+    ChatSendResult,
+    ChatWebhookRequest,
+    ChatWebhookResult,
+    CeRecord,
+    ContractModel,
+    EnviarRequest,
+    EnviarResult,
+    FirmarRequest,
+    FirmarResult,
+    GenerarXmlRequest,
+    GenerarXmlResult,
+    PlacaRecord,
+    RucRecord,
+    parse_json,
+    parse_model,
+    success_envelope,
+)
+from .errors import ErrorCode, YupanaError, invalid
+from .events import EventBus
+from .logs import close_logging, setup_logging
+from .paths import data_home, database_path
+from .secrets import SecretStore
+from .settings import Settings
+from .storage import Storage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One contract endpoint: its path, method, request model and engine method."""
+
+    name: str
+    method: str
+    path: str
+    request: type[ContractModel] | None
+    handler: str
+
+
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in [
+        Operation("xml", "POST", "/api/v1/facturacion/xml", GenerarXmlRequest, "generar_xml"),
+        Operation("firmar", "POST", "/api/v1/facturacion/firmar", FirmarRequest, "firmar"),
+        Operation("enviar", "POST", "/api/v1/facturacion/enviar", EnviarRequest, "enviar"),
+        Operation("chat-send", "POST", "/api/v1/chat/send", ChatSendRequest, "chat_send"),
+        Operation("chat-webhook", "POST", "/api/v1/chat/webhook", ChatWebhookRequest, "chat_webhook"),
+        Operation("ruc", "GET", "/api/v1/ruc/{numero}", None, "ruc"),
+        Operation("ce", "GET", "/api/v1/ce/{numero}", None, "ce"),
+        Operation("placa", "GET", "/api/v1/placa/{numero}", None, "placa"),
+    ]
+}
+
+
+class Engine:
+    """The local engine of one data folder. Thread-safe: the GUI thread, workers and listeners share it."""
+
+    def __init__(self, home: str | Path | None = None) -> None:
+        self.home = data_home(home)
+        level = "INFO"
+        self.log_file = setup_logging(self.home, level)
+        self.storage = Storage.open(database_path(self.home))
+        self.settings = Settings(self.storage)
+        self.companies = Companies(self.storage)
+        self.secrets = SecretStore(self.storage)
+        self.events = EventBus()
+        self._closers: list[Callable[[], None]] = []
+        self._lock = threading.RLock()
+        logging.getLogger("app").setLevel(self.settings.get("log_level"))
+        log.info("engine opened on %s", self.home)
+
+    # ------------------------------------------------------------ the contract's operations
+
+    def generar_xml(self, request: GenerarXmlRequest | dict) -> GenerarXmlResult:
+        return vouchers.generate(self, parse_model(GenerarXmlRequest, request))
+
+    def firmar(self, request: FirmarRequest | dict) -> FirmarResult:
+        return signing.sign_request(self, parse_model(FirmarRequest, request))
+
+    def enviar(self, request: EnviarRequest | dict) -> EnviarResult:
+        return sunat.submit(self, parse_model(EnviarRequest, request))
+
+    def chat_send(self, request: ChatSendRequest | dict) -> ChatSendResult:
+        return messaging.send(self, parse_model(ChatSendRequest, request))
+
+    def chat_webhook(self, request: ChatWebhookRequest | dict) -> ChatWebhookResult:
+        return messaging.subscribe(self, parse_model(ChatWebhookRequest, request))
+
+    def ruc(self, numero: str) -> RucRecord:
+        return registry.lookup_ruc(self, numero)
+
+    def ce(self, numero: str) -> CeRecord:
+        return registry.lookup_ce(self, numero)
+
+    def placa(self, numero: str) -> PlacaRecord:
+        return registry.lookup_placa(self, numero)
+
+    # ------------------------------------------------------------ the same in JSON envelopes
+
+    def call(self, operation: str, body: bytes | str | dict | None = None,
+             numero: str | None = None) -> tuple[int, dict[str, Any]]:
+        """Run one operation from JSON; returns (HTTP status, envelope). Never raises."""
+        try:
+            op = OPERATIONS.get(operation)
+            if op is None:
+                raise invalid("operation", f"La operación «{operation}» no existe. Válidas: {', '.join(OPERATIONS)}.")
+            handler = getattr(self, op.handler)
+            if op.request is None:
+                if numero is None or not str(numero).strip():
+                    raise invalid("numero", "El campo «numero» es obligatorio.")
+                result = handler(str(numero).strip())
+            else:
+                payload = body if isinstance(body, dict) else parse_json(body)
+                result = handler(payload)
+            return 200, success_envelope(result)
+        except YupanaError as exc:
+            log.info("operation %s answered %s: %s", operation, exc.code, exc.message)
+            return exc.http_status, exc.to_envelope()
+        except Exception:
+            log.exception("operation %s failed unexpectedly", operation)
+            error = YupanaError(ErrorCode.INTERNAL,
+                                f"Error interno de Yupana. Los detalles están en el registro: {self.log_file}")
+            return error.http_status, error.to_envelope()
+
+    # ------------------------------------------------------------ what the windows need
+
+    def set_company(self, company: Company) -> Company:
+        saved = self.companies.save(company)
+        self.events.emit("company.saved", {"ruc": saved.ruc})
+        return saved
+
+    def company(self, ruc: str) -> Company | None:
+        return self.companies.get(ruc)
+
+    def list_companies(self) -> list[Company]:
+        return self.companies.all()
+
+    def config_get(self, key: str) -> str:
+        return self.settings.get(key)
+
+    def config_set(self, key: str, value: str) -> str:
+        clean = self.settings.set(key, value)
+        if key == "log_level":
+            logging.getLogger("app").setLevel(clean)
+        self.events.emit("settings.changed", {"key": key})
+        return clean
+
+    def config_list(self) -> dict[str, str]:
+        return self.settings.all()
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Register something (a listener thread, a worker) to stop when the engine closes."""
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        for closer in reversed(self._closers):
+            try:
+                closer()
+            except Exception:
+                log.exception("closing a component failed")
+        self._closers.clear()
+        self.storage.close()
+        close_logging(self.home)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

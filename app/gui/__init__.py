@@ -1,0 +1,1 @@
+"""The Qt windows. They call only the engine's public facade (app.core.engine.Engine)."""

@@ -1,0 +1,81 @@
+"""A loopback HTTP server in a background thread: the common part of every sandbox."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """Request handler that does not write to stderr, speaks HTTP/1.1 and knows its sandbox."""
+
+    protocol_version = "HTTP/1.1"
+    sandbox: Sandbox
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def reply(self, status: int, body: bytes, content_type: str = "application/json; charset=utf-8",
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Sandbox:
+    """Start with `start()` (port 0 picks a free port), read `base_url`, stop with `stop()`."""
+
+    name: ClassVar[str] = "sandbox"
+    handler: ClassVar[type[QuietHandler]] = QuietHandler
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self.port = port
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError(f"the {self.name} sandbox is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> str:
+        handler = type(f"{type(self).__name__}Handler", (self.handler,), {"sandbox": self})
+        self._server = ThreadingHTTPServer((self.host, self.port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name=f"sandbox-{self.name}", daemon=True)
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def configure(self, engine: Engine) -> None:
+        """Point `engine`'s settings at this running sandbox (used by `yupana sandbox --configure`)."""
+
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
