@@ -122,6 +122,10 @@ def test_built_bundle_holds_no_wine_dll(bundle: Path):
 def test_built_bundle_leaves_unused_qt_out(bundle: Path):
     if not bundle.is_dir():
         pytest.skip(f"no bundle at {bundle.relative_to(ROOT)}")
-    names = {path.name for path in bundle.rglob("*")}
-    for module in ("QtQml", "QtQuick", "QtNetwork", "QtSql", "QtTest"):
+    names = {path.name.lower() for path in bundle.rglob("*")}
+    for module in ("qtqml", "qtquick", "qtnetwork", "qtsql", "qttest"):
         assert not any(name.startswith(f"{module}.") for name in names), module
+    assert not any("qt6network" in name or "qt6quick" in name or "qt6qml" in name for name in names)
+    assert "opengl32sw.dll" not in names
+    translations = [name for name in names if name.endswith(".qm")]
+    assert all(name.endswith("_es.qm") for name in translations), translations
