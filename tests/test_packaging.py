@@ -100,13 +100,14 @@ def _wine_stub_names() -> set[str]:
 
 def test_wine_stubs_are_the_expected_ones():
     assert _wine_stub_names() == {"bcryptprimitives.dll", "icuuc.dll"}
+    for source in STUB_DIR.glob("*.c"):
+        assert "YUPANA-WINE-BUILD-STUB" in source.read_text(encoding="utf-8"), source
 
 
 def _is_wine_built(path: Path) -> bool:
     data = path.read_bytes()
-    # Wine's own DLLs carry "Wine builtin DLL"; our stubs are MinGW builds with these exports.
-    return b"Wine builtin DLL" in data or b"Wine placeholder DLL" in data or b"ucnv_countAvailable" in data \
-        or (b"ProcessPrng" in data and b"SystemFunction036" in data)
+    # Wine's own DLLs carry "Wine builtin DLL"; our stubs carry a marker string.
+    return any(mark in data for mark in (b"Wine builtin DLL", b"Wine placeholder DLL", b"YUPANA-WINE-BUILD-STUB"))
 
 
 @pytest.mark.parametrize("bundle", BUNDLES, ids=lambda p: p.name if p.parent.name != "dist" else p.parent.name)
@@ -136,3 +137,14 @@ def test_built_bundle_leaves_unused_qt_out(bundle: Path):
     assert "opengl32sw.dll" not in names
     translations = [name for name in names if name.endswith(".qm")]
     assert all(name.endswith("_es.qm") for name in translations), translations
+
+
+def test_wine_dll_check_recognises_stubs_and_wine_builtins(tmp_path):
+    stub = tmp_path / "stub.dll"
+    stub.write_bytes(b"MZ\0\0...YUPANA-WINE-BUILD-STUB\0")
+    builtin = tmp_path / "kernel32.dll"
+    builtin.write_bytes(b"MZ\0\0This program cannot be run in DOS mode.\0Wine builtin DLL\0")
+    real = tmp_path / "Qt6Core.dll"
+    real.write_bytes(b"MZ\0\0ucnv_open\0ucnv_countAvailable\0icuuc.dll\0")
+    assert _is_wine_built(stub) and _is_wine_built(builtin)
+    assert not _is_wine_built(real)
