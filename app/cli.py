@@ -46,6 +46,7 @@ FEATURE_COMMANDS = {
     "serve": "API HTTP local en /api/v1 para un punto de venta en este equipo",
     "padron": "padrón reducido de RUC de SUNAT: importar y consultar sin internet",
     "demo": "demostración completa sin internet",
+    "sol": "usuario y clave SOL de una empresa (envío a SUNAT)",
 }
 
 LOOKUPS = ("ruc", "ce", "placa")

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# The SUNAT submission tests' fixtures (sandbox, sunat_engine) live beside their helpers.
+pytest_plugins = ["tests.sunat_support"]
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = (ROOT.parent / "shared").resolve()
 SUNAT_CHECK = SHARED / "tools" / "sunat_check.py"

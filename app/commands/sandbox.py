@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     chosen = {args.name: classes[args.name]} if args.name else classes
     running = []
     try:
-        for name, cls in chosen.items():
+        for cls in chosen.values():
             sandbox = cls(host=args.host, port=args.port if args.name else 0)
             sandbox.start()
             running.append(sandbox)

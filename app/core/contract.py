@@ -107,8 +107,9 @@ class GenerarXmlRequest(ContractModel):
 
 class GenerarXmlResult(ContractModel):
     xml: str
-    hash: str
+    hash: str  # base64 of the SHA-256 of the UTF-8 bytes of `xml`
     nombre_archivo: str
+    observaciones: list[str] = extra(default_factory=list)  # SUNAT's observation codes, when its rules ran
 
 
 # ---------------------------------------------------------------- 2. POST /api/v1/facturacion/firmar

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import messaging, registry, signing, sunat, vouchers
+from . import messaging, outbox, registry, signing, sunat, vouchers
+from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
+    CeRecord,
     ChatSendRequest,
     ChatSendResult,
     ChatWebhookRequest,
     ChatWebhookResult,
-    CeRecord,
     ContractModel,
     EnviarRequest,
     EnviarResult,
@@ -83,10 +84,15 @@ class Engine:
         self.settings = Settings(self.storage)
         self.companies = Companies(self.storage)
         self.secrets = SecretStore(self.storage)
+        self.certificates = CertificateStore(self.storage, self.secrets)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
         self._lock = threading.RLock()
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
+        # Submissions to SUNAT: the worker starts at once only when a submission is waiting.
+        self.outbox = outbox.Outbox(self, lambda ambiente, ruc: sunat.client_for(self, ambiente, ruc))
+        self.on_close(self.outbox.stop)
+        self.outbox.start_if_pending()
         log.info("engine opened on %s", self.home)
 
     # ------------------------------------------------------------ the contract's operations
@@ -154,6 +160,56 @@ class Engine:
 
     def list_companies(self) -> list[Company]:
         return self.companies.all()
+
+    def set_sol_credentials(self, ruc: str, usuario: str, clave: str) -> None:
+        """Usuario and clave SOL of a company, kept encrypted in the secret store."""
+        sunat.set_sol_credentials(self, ruc, usuario, clave)
+
+    def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
+        return sunat.sol_credentials(self, ruc, ambiente)
+
+    def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
+        return vouchers.list_vouchers(self, search, status, limit)
+
+    def voucher(self, voucher_id: int) -> dict | None:
+        return vouchers.get(self, voucher_id)
+
+    def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
+        return vouchers.next_numero(self, emisor_ruc, tipo, serie)
+
+    def import_certificate(self, data: bytes, password: str | bytes | None = None, *,
+                           key_data: bytes | None = None) -> CertificateInfo:
+        info = self.certificates.import_file(data, password, key_data=key_data)
+        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        return info
+
+    def create_test_certificate(self, ruc: str) -> CertificateInfo:
+        company = self.companies.get(ruc.strip())
+        info = (self.certificates.create_test_certificate(ruc, company.razon_social) if company
+                else self.certificates.create_test_certificate(ruc))
+        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        return info
+
+    def list_certificates(self, ruc: str | None = None) -> list[CertificateInfo]:
+        return self.certificates.all(ruc)
+
+    def certificate(self, certificado_id: str) -> CertificateInfo:
+        return self.certificates.get(certificado_id)
+
+    def delete_certificate(self, certificado_id: str) -> None:
+        self.certificates.delete(certificado_id)
+        self.events.emit("certificate.deleted", {"certificado_id": certificado_id})
+
+    def set_default_certificate(self, ruc: str, certificado_id: str) -> CertificateInfo:
+        info = self.certificates.set_default(ruc, certificado_id)
+        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        return info
+
+    def default_certificate(self, ruc: str) -> CertificateInfo | None:
+        return self.certificates.default_for(ruc)
+
+    def verify_signature(self, xml: bytes | str) -> signing.Verification:
+        return signing.verify_xml(xml)
 
     def config_get(self, key: str) -> str:
         return self.settings.get(key)

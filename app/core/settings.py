@@ -31,6 +31,19 @@ def _integer(low: int, high: int) -> Callable[[str], str]:
     return check
 
 
+def _seconds(low: float, high: float) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not low <= number <= high:
+            raise ValueError(f"debe ser un número de segundos entre {low:g} y {high:g}")
+        return f"{number:g}"
+
+    return check
+
+
 def _url(value: str) -> str:
     if value and not value.startswith(("http://", "https://")):
         raise ValueError("debe empezar por http:// o https://")
@@ -69,6 +82,11 @@ SETTINGS: dict[str, Setting] = {
                 "Servicio billConsultService (consulta de CDR) de SUNAT.", _url),
         Setting("sunat_timeout_s", "30", "Tiempo máximo de espera de una respuesta de SUNAT, en segundos.",
                 _integer(1, 600)),
+        Setting("sunat_retry_base_s", "5",
+                "Espera antes del primer reintento de un envío a SUNAT sin respuesta, en segundos; se duplica en "
+                "cada reintento (con variación al azar).", _seconds(0.001, 3600)),
+        Setting("sunat_retry_max_s", "900", "Espera máxima entre reintentos de un envío a SUNAT, en segundos.",
+                _seconds(0.001, 86400)),
         Setting("registry_cache_ttl_s", "86400",
                 "Vigencia de una consulta (RUC, CE, placa) guardada en caché, en segundos.", _integer(0, 10 ** 8)),
         Setting("registry_providers", "",

@@ -1,15 +1,143 @@
-"""Operation 3: submission to SUNAT (SOAP, CDR, outbox) — filled in by the submission issue."""
+"""Operation 3: submission of a signed voucher to SUNAT (SOAP sendBill), answered with its CDR.
+
+The answer is final and stored before the caller hears it: accepted (`"0"`), accepted with
+observations, or rejected, each with the CDR. A SOAP fault is an error envelope with SUNAT's code
+and the catalogue's text. When SUNAT cannot be reached the submission stays in the outbox
+(app/core/outbox.py) and the caller gets a 503 saying so; calling again with the same voucher
+returns the final answer once there is one. docs/sunat.md explains the choices.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
+from lxml import etree
+
+from . import outbox, sunat_errors
+from .cdr import Cdr, safe_parser
 from .contract import EnviarRequest, EnviarResult
-from .errors import not_configured
+from .errors import ErrorCode, ErrorDetail, YupanaError, invalid, not_configured
+from .identifiers import check_ruc
+from .signing import verify_xml
+from .soap import SunatClient
+from .ubl_identity import DocumentId, identify
 
 if TYPE_CHECKING:
     from .engine import Engine
 
+log = logging.getLogger(__name__)
+
+# SUNAT's public test credentials for beta (the user is RUC + MODDATOS).
+BETA_USUARIO, BETA_CLAVE = "MODDATOS", "moddatos"
+
+
+# ---------------------------------------------------------------- SOL credentials
+
+def _secret_names(ruc: str) -> tuple[str, str]:
+    return f"sol.{ruc}.usuario", f"sol.{ruc}.clave"
+
+
+def set_sol_credentials(engine: Engine, ruc: str, usuario: str, clave: str) -> None:
+    """Keep a company's usuario and clave SOL in the secret store (encrypted; never a setting)."""
+    check_ruc(ruc)
+    usuario, clave = usuario.strip().upper(), clave
+    if not usuario:
+        raise invalid("usuario", "El campo «usuario» (usuario SOL) es obligatorio.")
+    if not clave:
+        raise invalid("clave", "El campo «clave» (clave SOL) es obligatorio.")
+    user_name, password_name = _secret_names(ruc)
+    engine.secrets.put(user_name, usuario.encode("utf-8"))
+    engine.secrets.put(password_name, clave.encode("utf-8"))
+
+
+def sol_credentials(engine: Engine, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
+    """(usuario, clave) of a company; beta falls back to SUNAT's public test credentials."""
+    user_name, password_name = _secret_names(ruc)
+    usuario, clave = engine.secrets.get(user_name), engine.secrets.get(password_name)
+    if usuario is not None and clave is not None:
+        return usuario.decode("utf-8"), clave.decode("utf-8")
+    if ambiente == "beta":
+        return BETA_USUARIO, BETA_CLAVE
+    raise not_configured(f"La empresa {ruc} no tiene usuario y clave SOL guardados: regístrelos antes de enviar "
+                         "a SUNAT producción.")
+
+
+def client_for(engine: Engine, ambiente: str, ruc: str) -> SunatClient:
+    usuario, clave = sol_credentials(engine, ruc, ambiente)
+    url = engine.settings.get(f"sunat_url_{ambiente}")
+    return SunatClient(url, f"{ruc}{usuario}", clave, timeout=float(engine.settings.get("sunat_timeout_s")),
+                       consult_url=engine.settings.get("sunat_url_consulta"))
+
+
+# ---------------------------------------------------------------- the voucher
+
+def _read_voucher(xml: bytes) -> tuple[etree._Element, DocumentId]:
+    try:
+        root = etree.fromstring(xml, safe_parser())
+    except etree.XMLSyntaxError as exc:
+        raise invalid("xml_firmado", f"El campo «xml_firmado» no es XML válido: {exc.msg}.", "0306") from None
+    doc = identify(root)
+    if doc is None:
+        raise invalid("xml_firmado", "El campo «xml_firmado» no es un comprobante UBL con RUC del emisor, tipo, "
+                                     "serie y número.", "0301")
+    return root, doc
+
+
+def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
+    from . import vouchers
+
+    return vouchers.find_by_signed_xml(engine, xml_firmado)
+
+
+def _check_signature(xml: bytes) -> None:
+    """A voucher Yupana did not generate is accepted only when its signature verifies."""
+    result = verify_xml(xml)
+    if not result.valid:
+        raise invalid("xml_firmado", f"La firma del campo «xml_firmado» no es válida ({result.reason}): SUNAT lo "
+                                     "rechazaría con el código 2335.", "2335")
+
+
+# ---------------------------------------------------------------- operation 3
 
 def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
-    raise not_configured("El envío a SUNAT todavía no está disponible en esta versión de Yupana.")
+    xml = request.xml_firmado.encode("utf-8")
+    _, doc = _read_voucher(xml)
+    sol_credentials(engine, doc.ruc, request.ambiente)  # no credentials: say so now, queue nothing
+    known = _known_voucher(engine, request.xml_firmado)
+    if known is None:
+        _check_signature(xml)
+    row = outbox.enqueue(engine, doc, xml, request.ambiente, known["id"] if known else None)
+    stored = outbox.stored_cdr(engine, row["id"])
+    if stored is not None:
+        log.info("submission %s already has its CDR: not sent again", doc.stem)
+        return result_from(stored)
+    if row["next_attempt_at"] > engine.outbox.clock():  # waiting out its backoff: asking again does not hurry SUNAT
+        engine.outbox.wake()
+        raise queued_error(doc)
+    attempt = engine.outbox.attempt(row["id"])
+    if attempt.kind == "cdr" and attempt.cdr is not None:
+        return result_from(attempt.cdr)
+    if attempt.kind == "fault":
+        raise fault_error(engine, attempt.fault_code, attempt.fault_text)
+    raise queued_error(doc)
+
+
+def result_from(answer: Cdr) -> EnviarResult:
+    return EnviarResult(codigo_respuesta=answer.codigo, descripcion=answer.descripcion, cdr=answer.zip_base64,
+                        hash_cdr=answer.hash_cdr, estado=answer.estado, observaciones=answer.notas)
+
+
+def fault_error(engine: Engine, code: str, sunat_text: str) -> YupanaError:
+    """A SOAP fault (or an exception code in a CDR): SUNAT's code and the catalogue's Spanish text."""
+    text = sunat_errors.describe(code, engine.settings.get("sunat_rules_dir")) if code else sunat_text
+    message = f"SUNAT no aceptó el envío del campo «xml_firmado» (código {code or 'sin código'}): {text}."
+    detail = ErrorDetail("xml_firmado", f"{text}. Respuesta de SUNAT: {sunat_text}" if sunat_text else text,
+                         sunat_code=code or None)
+    return YupanaError(ErrorCode.UPSTREAM_REJECTED, message, [detail])
+
+
+def queued_error(doc: DocumentId) -> YupanaError:
+    message = (f"SUNAT no respondió al envío de {doc.stem}: quedó en cola y se reintentará automáticamente. "
+               "Vuelva a enviar el mismo «xml_firmado» para obtener la respuesta final.")
+    return YupanaError(ErrorCode.QUEUED, message, [ErrorDetail("xml_firmado", message)])

@@ -1,15 +1,445 @@
-"""Operation 1: UBL 2.1 vouchers (factura, boleta, notas) — filled in by the vouchers issue."""
+"""Operation 1 (POST /api/v1/facturacion/xml) and the voucher store.
+
+`generate` turns the contract's small request into a complete UBL 2.1 voucher: the issuer from
+its company profile, the customer's name from the request or the registry, lines, taxes, totals
+and legend computed here in Decimal. A serie-número is issued once: the same request again gets
+the stored document back, a different one a 409. See docs/vouchers.md.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import sqlite3
+from datetime import UTC, date, datetime, time, timedelta, timezone
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from sqlite_utils import Migrations
+
+from . import prevalidation as pv
+from . import ubl
+from .amounts import IGV_RATE, ZERO, amount_in_words, money
 from .contract import GenerarXmlRequest, GenerarXmlResult
-from .errors import not_configured
+from .errors import YupanaError, conflict, invalid, not_found
+from .storage import register_migrations
 
 if TYPE_CHECKING:
+    from .companies import Company
     from .engine import Engine
+
+LIMA = timezone(timedelta(hours=-5))  # Peru keeps UTC-5 all year
+STATUSES = ("generado", "firmado", "enviado", "aceptado", "observado", "rechazado", "pendiente")
+PRICE_PLACES = Decimal("1E-10")
+
+migrations = register_migrations(Migrations("yupana.vouchers"))
+
+
+@migrations()
+def m001_vouchers(db) -> None:
+    db.execute(
+        """CREATE TABLE vouchers (
+            id INTEGER PRIMARY KEY,
+            emisor_ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero INTEGER NOT NULL,
+            nombre_archivo TEXT NOT NULL, xml TEXT NOT NULL, hash TEXT NOT NULL, xml_sha256 TEXT NOT NULL,
+            request_json TEXT NOT NULL, content_key TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'generado',
+            receptor_tipo_documento TEXT, receptor_numero_documento TEXT, receptor_nombre TEXT,
+            moneda TEXT NOT NULL, total TEXT NOT NULL, fecha_emision TEXT NOT NULL,
+            xml_firmado TEXT, signed_sha256 TEXT, digest_value TEXT, signature_value TEXT, certificado_id TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (emisor_ruc, tipo, serie, numero)
+        )""")
+    db.execute("CREATE INDEX vouchers_xml_sha256 ON vouchers (xml_sha256)")
+    db.execute("CREATE INDEX vouchers_signed_sha256 ON vouchers (signed_sha256)")
+    db.execute("CREATE INDEX vouchers_status ON vouchers (status, id)")
+
+
+# ---------------------------------------------------------------- hashes and keys
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def xml_hash(xml: str) -> str:
+    """The contract's `hash`: base64 of the SHA-256 of the returned XML's UTF-8 bytes."""
+    return base64.b64encode(hashlib.sha256(xml.encode("utf-8")).digest()).decode("ascii")
+
+
+def file_name(emisor_ruc: str, tipo: str, serie: str, numero: int) -> str:
+    return f"{emisor_ruc}-{tipo}-{serie}-{numero}.xml"
+
+
+def request_json(request: GenerarXmlRequest) -> str:
+    """The request as canonical JSON: equal content gives equal text (the idempotency key's input)."""
+    data = request.model_dump(mode="json", exclude_none=True)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------- building the document
+
+def _issuer(engine: Engine, problems: pv.Problems, ruc: str) -> Company | None:
+    problem = pv.ruc_problem(ruc)
+    if problem:
+        problems.add("emisor.ruc", f"El RUC «{ruc}» del campo «emisor.ruc» no es válido: {problem}.")
+        return None
+    company = engine.company(ruc)
+    if company is None:
+        problems.add("emisor.ruc", f"No hay una empresa emisora con RUC «{ruc}» (campo «emisor.ruc»). "
+                     "Regístrela con `yupana company set`.")
+    return company
+
+
+def _registry_name(engine: Engine, ruc: str) -> str | None:
+    try:
+        record = engine.ruc(ruc)
+    except YupanaError:
+        return None
+    return (record.razon_social or "").strip() or None
+
+
+def _customer(engine: Engine, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
+    """The customer as catalogue 06 type, number and name, checked against the voucher type."""
+    receptor = request.receptor
+    tipo = request.tipo if request.tipo in ("01", "03") else (
+        request.documento_referencia.tipo if request.documento_referencia else "01")
+    boleta = tipo == "03"
+    tipo_doc = receptor.tipo_documento or ("6" if receptor.ruc else None)
+    numero = receptor.ruc if tipo_doc == "6" and receptor.ruc else (receptor.numero_documento or "")
+    name = receptor.razon_social or ""
+    if tipo_doc is None:
+        if not boleta:
+            problems.add("receptor.ruc", "El campo «receptor.ruc» es obligatorio en una factura y sus notas.", "2014")
+            return ubl.Party("6", "-", name or "-")
+        return ubl.Party("0", "-", name or "CLIENTES VARIOS")
+    if tipo_doc not in pv.DOCUMENT_TYPES:
+        problems.add("receptor.tipo_documento", f"El tipo de documento «{tipo_doc}» del campo "
+                     "«receptor.tipo_documento» no es válido: use 1 (DNI), 4 (CE), 6 (RUC), 7 (pasaporte), "
+                     "A (cédula diplomática) o 0 (sin documento).", "2800")
+        return ubl.Party("0", "-", name or "-")
+    if not boleta and (tipo_doc != "6") != exportacion:
+        detail = ("una exportación se emite a un cliente no domiciliado (sin RUC)" if exportacion
+                  else "una factura y sus notas se emiten a un RUC (tipo 6)")
+        problems.add("receptor.tipo_documento", f"El campo «receptor.tipo_documento» no es válido: {detail}.", "2800")
+    if tipo_doc == "6":
+        pv.check_customer_ruc(problems, numero, "receptor.ruc" if receptor.ruc else "receptor.numero_documento")
+        if not name and not problems.details:
+            name = _registry_name(engine, numero) or ""
+            if not name:
+                problems.add("receptor.razon_social", f"No se pudo obtener la razón social del RUC «{numero}»: "
+                             "indique el campo «receptor.razon_social».", "2021")
+        return ubl.Party("6", numero, name or "-")
+    if tipo_doc == "0":
+        numero = numero or "-"
+    elif not numero:
+        problems.add("receptor.numero_documento", "El campo «receptor.numero_documento» es obligatorio para el "
+                     f"tipo de documento {tipo_doc}.", "2014")
+    pv.check_identity(problems, tipo_doc, numero, boleta)
+    if not name:
+        if tipo_doc == "0":
+            name = "CLIENTES VARIOS"
+        else:
+            problems.add("receptor.razon_social", "El campo «receptor.razon_social» (nombre del cliente) es "
+                         f"obligatorio para el tipo de documento {tipo_doc}.", "2021")
+    return ubl.Party(tipo_doc, numero or "-", name or "-")
+
+
+def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
+    lines = []
+    for index, item in enumerate(request.items):
+        afectacion = item.tipo_afectacion_igv or "10"
+        unidad = item.unidad or "NIU"
+        pv.check_text(problems, f"items[{index}].descripcion", item.descripcion, pv.MAX_DESCRIPTION, "2027")
+        pv.check_line_code(problems, index, unidad, afectacion)
+        if not pv.check_quantity_and_price(problems, index, item.cantidad, item.precio_unitario):
+            continue
+        valor_venta = money(item.cantidad * item.precio_unitario)
+        taxed = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV) is ubl.IGV  # unknown codes are refused anyway
+        igv = money(valor_venta * IGV_RATE) if taxed else ZERO
+        if item.igv is not None:
+            if not item.igv.is_finite() or abs(item.igv - igv) > Decimal("0.01"):
+                problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
+                             f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
+                if not item.igv.is_finite():
+                    continue
+            igv = money(item.igv)
+        precio = ((valor_venta + igv) / item.cantidad).quantize(PRICE_PLACES) if taxed else item.precio_unitario
+        lines.append(ubl.Line(item.descripcion, item.cantidad, unidad, item.codigo, afectacion,
+                              item.precio_unitario, precio, valor_venta, igv))
+    return lines
+
+
+def _subtotals(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Decimal]]:
+    sums: dict[str, tuple[Decimal, Decimal]] = {}
+    for line in lines:
+        taxable, tax = sums.get(line.scheme.code, (ZERO, ZERO))
+        sums[line.scheme.code] = (taxable + line.valor_venta, tax + line.igv)
+    return [(scheme, *sums[scheme.code]) for scheme in ubl.SCHEME_ORDER if scheme.code in sums]
+
+
+def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, fecha: date
+             ) -> tuple[str | None, list[tuple[Decimal, date]]]:
+    forma = request.forma_pago
+    if request.tipo not in ("01", "03"):
+        return None, []
+    if forma is None:
+        return ("Contado" if request.tipo == "01" else None), []
+    if forma.tipo == "Contado":
+        if forma.cuotas:
+            problems.add("forma_pago.cuotas", "El campo «forma_pago.cuotas» solo se admite con pago al Credito.",
+                         "3252")
+        return "Contado", []
+    if not forma.cuotas:
+        problems.add("forma_pago.cuotas", "Una venta al Credito necesita al menos una cuota en «forma_pago.cuotas».",
+                     "3249")
+    cuotas = []
+    for index, cuota in enumerate(forma.cuotas):
+        if not cuota.monto.is_finite() or cuota.monto <= 0 or pv.decimals(cuota.monto) > 2:
+            problems.add(f"forma_pago.cuotas[{index}].monto", f"El campo «forma_pago.cuotas[{index}].monto» debe ser "
+                         "mayor que cero, con hasta 2 decimales.", "3253")
+        if cuota.fecha_vencimiento <= fecha:
+            problems.add(f"forma_pago.cuotas[{index}].fecha_vencimiento", f"El campo «forma_pago.cuotas[{index}]."
+                         "fecha_vencimiento» debe ser posterior a la fecha de emisión.", "3267")
+        cuotas.append((cuota.monto, cuota.fecha_vencimiento))
+    pending = sum((amount for amount, _ in cuotas), ZERO)
+    if pending > total:
+        problems.add("forma_pago.cuotas", f"La suma de «forma_pago.cuotas» ({pending}) supera el importe total "
+                     f"({total}).", "3265")
+    return "Credito", cuotas
+
+
+def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
+                    ) -> tuple[tuple[str, str] | None, tuple[str, str] | None, str | None]:
+    """(reference, reason, serie letter) of a note; for invoices (None, None, letter of the type)."""
+    if request.tipo in pv.SERIE_LETTER:
+        return None, None, pv.SERIE_LETTER[request.tipo]
+    ref = request.documento_referencia
+    reasons = pv.CREDIT_REASONS if request.tipo == "07" else pv.DEBIT_REASONS
+    letter = None
+    reference = None
+    if ref is None:
+        problems.add("documento_referencia", "El campo «documento_referencia» (comprobante que modifica la nota) "
+                     "es obligatorio.", "2128")
+    elif ref.tipo not in pv.SERIE_LETTER:
+        problems.add("documento_referencia.tipo", "El campo «documento_referencia.tipo» debe ser 01 (factura) o "
+                     "03 (boleta).", "2116" if request.tipo == "07" else "2204")
+    else:
+        letter = pv.SERIE_LETTER[ref.tipo]
+        if not (pv.SERIE_PATTERN.match(ref.serie) and ref.serie[0] == letter and 1 <= ref.numero <= pv.MAX_NUMERO):
+            problems.add("documento_referencia.serie", f"«documento_referencia» ({ref.serie}-{ref.numero}) no es "
+                         f"una serie-número válida de tipo {ref.tipo}.", "2117" if request.tipo == "07" else "2205")
+        reference = (ref.tipo, f"{ref.serie}-{ref.numero}")
+    code = request.codigo_motivo
+    if code not in reasons:
+        catalogue = "09" if request.tipo == "07" else "10"
+        problems.add("codigo_motivo", f"El campo «codigo_motivo» debe ser un código del catálogo {catalogue}: "
+                     f"{', '.join(reasons)}.", "2172")
+        if not code:
+            return reference, None, letter
+    description = request.descripcion_motivo or reasons.get(code or "", "-")
+    pv.check_text(problems, "descripcion_motivo", description, pv.MAX_REASON, "2135")
+    if "\n" in description or "\r" in description:
+        problems.add("descripcion_motivo", "El campo «descripcion_motivo» debe ser una sola línea.", "2135")
+    return reference, (code, description), letter
+
+
+def _when(request: GenerarXmlRequest) -> tuple[date, time]:
+    now = datetime.now(LIMA)
+    return request.fecha_emision or now.date(), (request.hora_emision or now.time()).replace(microsecond=0,
+                                                                                               tzinfo=None)
+
+
+def build_document(engine: Engine, request: GenerarXmlRequest, checks: bool = True) -> ubl.Document:
+    """Compute the whole voucher from the request; raise one 400 listing every problem found.
+
+    `checks=False` (tests only) keeps only what is needed to render, so SUNAT's own sheets can be
+    asked what they say about a voucher Yupana would have refused.
+    """
+    problems = pv.Problems()
+    if request.tipo not in ubl.LAYOUT:
+        raise invalid("tipo", f"El campo «tipo» ({request.tipo}) debe ser 01 (factura), 03 (boleta), "
+                      "07 (nota de crédito) u 08 (nota de débito).", "1003")
+    company = _issuer(engine, problems, request.emisor.ruc)
+    reference, motivo, letter = _note_reference(request, problems)
+    pv.check_serie_numero(problems, request.tipo, request.serie, request.numero, letter)
+    moneda = (request.moneda or "PEN").upper()
+    if moneda not in pv.CURRENCIES:
+        problems.add("moneda", f"El campo «moneda» ({moneda}) debe ser PEN o USD.", "3088")
+    if not request.items:
+        problems.add("items", "El campo «items» debe tener al menos una línea.", "2023")
+    lines = _lines(request, problems)
+    exportacion = bool(lines) and all(line.afectacion == "40" for line in lines)
+    if not exportacion and any(line.afectacion == "40" for line in lines):
+        index = next(i for i, line in enumerate(lines) if line.afectacion == "40")
+        problems.add(f"items[{index}].tipo_afectacion_igv", "Una exportación (afectación 40) no se mezcla con "
+                     "ventas internas en un mismo comprobante.", "2642")
+    receptor = _customer(engine, request, problems, exportacion)
+    valor_venta = sum((line.valor_venta for line in lines), ZERO)
+    igv = sum((line.igv for line in lines), ZERO)
+    total = valor_venta + igv
+    fecha, hora = _when(request)
+    forma_pago, cuotas = _payment(request, problems, total, fecha)
+    if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"
+            and total > pv.BOLETA_ID_THRESHOLD):
+        problems.add("receptor.numero_documento", "Una boleta de más de S/ 700.00 debe identificar al cliente "
+                     "(«receptor.tipo_documento» y «receptor.numero_documento»).", "2396")
+    if checks:
+        problems.raise_if_any()
+    if company is None:
+        raise invalid("emisor.ruc", f"No hay una empresa emisora con RUC «{request.emisor.ruc}».")
+    place = company.place
+    return ubl.Document(
+        tipo=request.tipo, serie=request.serie, numero=request.numero, fecha=fecha, hora=hora, moneda=moneda,
+        tipo_operacion="0200" if exportacion else "0101", emisor_ruc=company.ruc,
+        emisor_nombre=company.razon_social, emisor_comercial=company.nombre_comercial,
+        emisor_ubigeo=company.ubigeo, emisor_direccion=company.direccion,
+        emisor_departamento=place.departamento.upper() if place else "-",
+        emisor_provincia=place.provincia.upper() if place else "-",
+        emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
+        receptor=receptor, lines=lines, subtotals=_subtotals(lines), valor_venta=valor_venta, igv=igv, total=total,
+        leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
+        motivo=motivo)
+
+
+# ---------------------------------------------------------------- operation 1
+
+def _result(row: dict) -> GenerarXmlResult:
+    return GenerarXmlResult(xml=row["xml"], hash=row["hash"], nombre_archivo=row["nombre_archivo"])
+
+
+def _existing(engine: Engine, request: GenerarXmlRequest, content_key: str) -> GenerarXmlResult | None:
+    row = find(engine, request.emisor.ruc, request.tipo, request.serie, request.numero)
+    if row is None:
+        return None
+    if row["content_key"] != content_key:
+        raise conflict("numero", f"El comprobante {request.serie}-{request.numero} (tipo {request.tipo}) ya fue "
+                       "generado con otro contenido: use el siguiente número "
+                       f"({next_numero(engine, request.emisor.ruc, request.tipo, request.serie)}).")
+    return _result(row)
+
+
+def _run_sunat_rules(engine: Engine, xml: str, name: str) -> list[str]:
+    """SUNAT's own sheets, when a rule folder is configured: a rejection is a 400, observations are returned."""
+    rules_dir = engine.settings.get("sunat_rules_dir")
+    if not rules_dir:
+        return []
+    from . import sunat_rules
+
+    verdict = sunat_rules.check(rules_dir, xml, name)
+    if verdict.rejection:
+        raise invalid(None, f"Las reglas de SUNAT rechazan el comprobante con el código {verdict.rejection}: "
+                      f"{verdict.message}", verdict.rejection)
+    return verdict.observations
 
 
 def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
-    raise not_configured("La generación de comprobantes todavía no está disponible en esta versión de Yupana.")
+    canonical = request_json(request)
+    content_key = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    stored = _existing(engine, request, content_key)
+    if stored is not None:
+        return stored
+    doc = build_document(engine, request)
+    xml = ubl.render(doc)
+    name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
+    observations = _run_sunat_rules(engine, xml, name)
+    digest = xml_hash(xml)
+    try:
+        with engine.storage.write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, xml, hash, xml_sha256,"
+                " request_json, content_key, status, receptor_tipo_documento, receptor_numero_documento,"
+                " receptor_nombre, moneda, total, fecha_emision) VALUES (?,?,?,?,?,?,?,?,?,?,'generado',?,?,?,?,?,?)",
+                (doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml, digest, sha256_hex(xml), canonical,
+                 content_key, doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
+                 doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat()))
+            voucher_id = cursor.lastrowid
+    except sqlite3.IntegrityError:  # another thread issued the same serie-número meanwhile
+        stored = _existing(engine, request, content_key)
+        if stored is None:
+            raise
+        return stored
+    engine.events.emit("voucher.changed", {"id": voucher_id, "status": "generado"})
+    return GenerarXmlResult(xml=xml, hash=digest, nombre_archivo=name, observaciones=observations)
+
+
+# ---------------------------------------------------------------- the store, for signing, sending and the GUI
+
+def find(engine: Engine, emisor_ruc: str, tipo: str, serie: str, numero: int) -> dict | None:
+    return engine.storage.query_one(
+        "SELECT * FROM vouchers WHERE emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
+        (emisor_ruc, tipo, serie, numero))
+
+
+def get(engine: Engine, voucher_id: int) -> dict | None:
+    return engine.storage.query_one("SELECT * FROM vouchers WHERE id = ?", (voucher_id,))
+
+
+def find_by_xml(engine: Engine, xml: str) -> dict | None:
+    return engine.storage.query_one("SELECT * FROM vouchers WHERE xml_sha256 = ? ORDER BY id DESC LIMIT 1",
+                                    (sha256_hex(xml),))
+
+
+def find_by_signed_xml(engine: Engine, xml_firmado: str) -> dict | None:
+    return engine.storage.query_one("SELECT * FROM vouchers WHERE signed_sha256 = ? ORDER BY id DESC LIMIT 1",
+                                    (sha256_hex(xml_firmado),))
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def record_signature(engine: Engine, voucher_id: int, xml_firmado: str, digest_value: str, signature_value: str,
+                     certificado_id: str) -> None:
+    with engine.storage.write() as conn:
+        changed = conn.execute(
+            "UPDATE vouchers SET xml_firmado = ?, signed_sha256 = ?, digest_value = ?, signature_value = ?,"
+            " certificado_id = ?, status = 'firmado', updated_at = ? WHERE id = ?",
+            (xml_firmado, sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, _now(),
+             voucher_id)).rowcount
+    if not changed:
+        raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
+    engine.events.emit("voucher.changed", {"id": voucher_id, "status": "firmado"})
+
+
+def set_status(engine: Engine, voucher_id: int, status: str) -> None:
+    if status not in STATUSES:
+        raise invalid("status", f"El estado «{status}» no es válido: {', '.join(STATUSES)}.")
+    with engine.storage.write() as conn:
+        changed = conn.execute("UPDATE vouchers SET status = ?, updated_at = ? WHERE id = ?",
+                               (status, _now(), voucher_id)).rowcount
+    if not changed:
+        raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
+    engine.events.emit("voucher.changed", {"id": voucher_id, "status": status})
+
+
+LIST_COLUMNS = ("id, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, status, receptor_tipo_documento,"
+                " receptor_numero_documento, receptor_nombre, moneda, total, fecha_emision, digest_value,"
+                " created_at, updated_at")
+
+
+def list_vouchers(engine: Engine, search: str | None = None, status: str | None = None,
+                  limit: int = 200) -> list[dict]:
+    """Newest first; `search` matches serie-número, customer number or name, or file name."""
+    where, params = [], []  # type: list[str], list[Any]
+    if status:
+        where.append("status = ?")
+        params.append(status)
+    if search and search.strip():
+        like = f"%{search.strip()}%"
+        where.append("(serie || '-' || numero LIKE ? OR receptor_numero_documento LIKE ? OR receptor_nombre LIKE ?"
+                     " OR nombre_archivo LIKE ?)")
+        params += [like, like, like, like]
+    sql = f"SELECT {LIST_COLUMNS} FROM vouchers"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY id DESC LIMIT ?"
+    params.append(max(1, int(limit)))
+    return engine.storage.query(sql, tuple(params))
+
+
+def next_numero(engine: Engine, emisor_ruc: str, tipo: str, serie: str) -> int:
+    row = engine.storage.query_one(
+        "SELECT MAX(numero) AS last FROM vouchers WHERE emisor_ruc = ? AND tipo = ? AND serie = ?",
+        (emisor_ruc, tipo, serie))
+    return int(row["last"] or 0) + 1 if row else 1

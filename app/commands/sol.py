@@ -1,0 +1,46 @@
+"""`yupana sol set|show`: a company's usuario and clave SOL for sending to SUNAT (kept encrypted)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from app.cli import open_engine
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser("sol", help=summary,
+                            description="Usuario y clave SOL de una empresa, con los que Yupana envía a SUNAT. Se "
+                                        "guardan cifrados; la clave nunca se muestra.")
+    sol_sub = parser.add_subparsers(dest="sol_action", metavar="ACCION", required=True)
+    put = sol_sub.add_parser("set", help="guarda el usuario y la clave SOL de una empresa")
+    put.add_argument("ruc", metavar="RUC")
+    put.add_argument("--usuario", required=True, help="usuario SOL (sin el RUC)")
+    put.add_argument("--clave-stdin", action="store_true", help="lee la clave SOL de la entrada estándar")
+    put.set_defaults(func=cmd_set)
+    show = sol_sub.add_parser("show", help="muestra el usuario SOL con el que se enviará (nunca la clave)")
+    show.add_argument("ruc", metavar="RUC")
+    show.add_argument("--ambiente", choices=["beta", "produccion"], default="beta")
+    show.set_defaults(func=cmd_show)
+
+
+def cmd_set(args: argparse.Namespace) -> int:
+    clave = sys.stdin.readline().rstrip("\r\n") if args.clave_stdin else getpass.getpass("Clave SOL: ")
+    engine = open_engine(args)
+    try:
+        engine.set_sol_credentials(args.ruc, args.usuario, clave)
+    finally:
+        engine.close()
+    print(f"Usuario y clave SOL guardados para el RUC {args.ruc}.")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    engine = open_engine(args)
+    try:
+        usuario, _ = engine.sol_credentials(args.ruc, args.ambiente)
+    finally:
+        engine.close()
+    print(f"{args.ruc}{usuario}")
+    return 0

@@ -1,0 +1,383 @@
+"""The durable outbox of submissions to SUNAT, and the background worker that finishes them.
+
+Every submission is written to the database before anything is sent. One attempt (by the caller
+of operation 3, or later by the worker) is:
+1. claim the row (a lease, so two threads or processes never send the same voucher at once);
+2. if an earlier attempt may have reached SUNAT (time-out, dropped connection, 5xx, a process
+   killed mid-send, a 1033 answer), ask getStatusCdr first and take that CDR when there is one;
+3. otherwise mark the attempt (committed) and sendBill;
+4. a CDR is stored in the same transaction that finishes the row, before anyone is answered;
+   a fault finishes the row as failed; a network problem schedules a retry with exponential
+   backoff and jitter.
+A row with a CDR is never sent again: resending the voucher returns the stored CDR.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlite_utils import Migrations
+
+from . import cdr as cdr_reader
+from .errors import YupanaError
+from .soap import SoapFault, SunatClient, TransportFailure, zip_document
+from .storage import register_migrations
+from .ubl_identity import DocumentId
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+log = logging.getLogger(__name__)
+
+migrations = register_migrations(Migrations("yupana.outbox"))
+
+RECONCILE_CODES = {"1033"}  # "registrado previamente": SUNAT has it; fetch its CDR, never resend blindly
+PENDING, DONE, FAILED = "pendiente", "terminado", "fallido"
+
+
+@migrations()
+def m001_outbox(db) -> None:
+    # voucher_id is vouchers.id for a voucher Yupana generated (NULL for a foreign one); no FOREIGN
+    # KEY clause so this module does not depend on the order the vouchers module migrates in.
+    db.execute("""CREATE TABLE sunat_submissions (
+        id INTEGER PRIMARY KEY,
+        voucher_id INTEGER,
+        ambiente TEXT NOT NULL,
+        ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        xml BLOB NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pendiente',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        must_reconcile INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at REAL NOT NULL DEFAULT 0,
+        claimed_by TEXT, claimed_until REAL,
+        fault_code TEXT, last_error TEXT,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+        updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+        UNIQUE (ambiente, ruc, tipo, serie, numero))""")
+    db.execute("CREATE INDEX sunat_submissions_due ON sunat_submissions (state, next_attempt_at)")
+    db.execute("""CREATE TABLE sunat_cdrs (
+        id INTEGER PRIMARY KEY,
+        submission_id INTEGER NOT NULL UNIQUE REFERENCES sunat_submissions(id),
+        codigo TEXT NOT NULL, descripcion TEXT NOT NULL, notas TEXT NOT NULL, estado TEXT,
+        hash_cdr TEXT NOT NULL, cdr_zip BLOB NOT NULL,
+        received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))""")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """How one attempt ended: `cdr`, `fault` (code, text) or `queued` (retry later or in progress)."""
+
+    kind: str
+    cdr: cdr_reader.Cdr | None = None
+    fault_code: str = ""
+    fault_text: str = ""
+
+
+# ---------------------------------------------------------------- rows
+
+def enqueue(engine: Engine, doc: DocumentId, xml: bytes, ambiente: str, voucher_id: int | None) -> dict:
+    """The submission of this voucher, written before anything is sent (or the existing one).
+
+    A failed row (a fault: wrong credentials, a bad file) takes the new XML and becomes pending
+    again; a pending row that never went out takes the new XML; anything that may have reached
+    SUNAT keeps the XML it had.
+    """
+    key = (ambiente, doc.ruc, doc.tipo, doc.serie, doc.numero)
+    with engine.storage.write() as conn:
+        conn.execute(
+            "INSERT INTO sunat_submissions (voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ambiente, ruc, tipo, serie, numero) DO NOTHING",
+            (voucher_id, *key, doc.stem, xml))
+        conn.execute(
+            "UPDATE sunat_submissions SET xml = ?, state = ?, fault_code = NULL, next_attempt_at = 0, "
+            "voucher_id = COALESCE(?, voucher_id), updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+            "WHERE ambiente = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ? "
+            "AND (state = ? OR (state = ? AND attempts = 0 AND must_reconcile = 0))",
+            (xml, PENDING, voucher_id, *key, FAILED, PENDING))
+    row = engine.storage.query_one(
+        "SELECT * FROM sunat_submissions WHERE ambiente = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
+        key)
+    assert row is not None
+    return row
+
+
+def submission(engine: Engine, submission_id: int) -> dict | None:
+    return engine.storage.query_one("SELECT * FROM sunat_submissions WHERE id = ?", (submission_id,))
+
+
+def stored_cdr(engine: Engine, submission_id: int) -> cdr_reader.Cdr | None:
+    row = engine.storage.query_one("SELECT * FROM sunat_cdrs WHERE submission_id = ?", (submission_id,))
+    if row is None:
+        return None
+    return cdr_reader.Cdr(codigo=row["codigo"], descripcion=row["descripcion"], notas=json.loads(row["notas"]),
+                          hash_cdr=row["hash_cdr"], zip=row["cdr_zip"])
+
+
+def due_ids(engine: Engine, now: float) -> list[int]:
+    rows = engine.storage.query(
+        "SELECT id FROM sunat_submissions WHERE state = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id",
+        (PENDING, now))
+    return [r["id"] for r in rows]
+
+
+def next_due_at(engine: Engine) -> float | None:
+    row = engine.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions WHERE state = ?",
+                                   (PENDING,))
+    return row["at"] if row else None
+
+
+def _owner_alive(owner: str | None) -> bool:
+    """Whether the process that holds a lease still runs (a SIGKILLed one leaves its lease behind)."""
+    if not owner:
+        return False
+    try:
+        pid = int(owner.split(":", 1)[0])
+    except ValueError:
+        return True
+    if pid == os.getpid() or os.name == "nt":
+        return True  # same process: trust the lease's time; Windows: no cheap check, the lease expires
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+# ---------------------------------------------------------------- the outbox
+
+class Outbox:
+    """The outbox of one engine: attempts, retry schedule and the worker thread."""
+
+    def __init__(self, engine: Engine, client_factory: Callable[[str, str], SunatClient],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.engine = engine
+        self.client_factory = client_factory  # (ambiente, ruc) -> SunatClient
+        self.clock = clock
+        self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self._settled = threading.Condition()
+
+    # ------------------------------------------------------------ schedule
+
+    def backoff(self, attempts: int) -> float:
+        """Exponential with "equal jitter": half fixed, half random, capped."""
+        base = float(self.engine.settings.get("sunat_retry_base_s"))
+        cap = float(self.engine.settings.get("sunat_retry_max_s"))
+        delay = min(cap, base * 2 ** max(0, attempts - 1))
+        return delay / 2 + random.uniform(0, delay / 2)
+
+    def lease_seconds(self) -> float:
+        return 2 * float(self.engine.settings.get("sunat_timeout_s")) + 15
+
+    def _claim(self, submission_id: int) -> bool:
+        now = self.clock()
+        with self.engine.storage.write() as conn:
+            row = conn.execute("SELECT state, claimed_by, claimed_until FROM sunat_submissions WHERE id = ?",
+                               (submission_id,)).fetchone()
+            if row is None or row[0] != PENDING:
+                return False
+            state, owner, until = row
+            if owner and owner != self.owner and until and until > now and _owner_alive(owner):
+                return False
+            conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
+                         (self.owner, now + self.lease_seconds(), submission_id))
+        return True
+
+    # ------------------------------------------------------------ one attempt
+
+    def attempt(self, submission_id: int) -> Attempt:
+        if not self._claim(submission_id):
+            return Attempt("queued")
+        row = submission(self.engine, submission_id)
+        assert row is not None
+        try:
+            client = self.client_factory(row["ambiente"], row["ruc"])
+            answer = self._reconcile(client, row) if row["must_reconcile"] else None
+            if answer is None:
+                answer = self._send(client, row)
+        except TransportFailure as failure:
+            return self._retry_later(row, failure.may_have_arrived or bool(row["must_reconcile"]), str(failure))
+        except YupanaError as exc:  # an unreadable CDR: SUNAT may hold a good one, ask for it later
+            return self._retry_later(row, True, exc.message)
+        except Exception as exc:
+            log.exception("submission %s: unexpected failure", row["file_name"])
+            return self._retry_later(row, True, type(exc).__name__)
+        finally:
+            self._notify()
+        return answer
+
+    def _send(self, client: SunatClient, row: dict) -> Attempt:
+        # Committed before the request leaves: if this process dies now, the next attempt reconciles.
+        with self.engine.storage.write() as conn:
+            conn.execute("UPDATE sunat_submissions SET attempts = attempts + 1, must_reconcile = 1 WHERE id = ?",
+                         (row["id"],))
+        self._set_voucher_status(row.get("voucher_id"), "enviado")
+        zip_name, zip_bytes = zip_document(row["file_name"] + ".xml", row["xml"])
+        log.info("sendBill %s (attempt %s)", zip_name, row["attempts"] + 1)
+        try:
+            cdr_zip = client.send_bill(zip_name, zip_bytes)
+        except SoapFault as fault:
+            if fault.code in RECONCILE_CODES:
+                found = self._reconcile(client, row, after_fault=fault)
+                if found is not None:
+                    return found
+            return self._fail(row, fault)
+        except TransportFailure as failure:
+            if not failure.may_have_arrived:
+                self._set_reconcile(row["id"], bool(row["must_reconcile"]))
+            raise
+        return self._store(row, cdr_reader.read_zip(cdr_zip))
+
+    def _reconcile(self, client: SunatClient, row: dict, after_fault: SoapFault | None = None) -> Attempt | None:
+        """getStatusCdr: SUNAT's CDR for this voucher if it has one; None means "send it"."""
+        log.info("getStatusCdr %s", row["file_name"])
+        try:
+            status = client.get_status_cdr(row["ruc"], row["tipo"], row["serie"], int(row["numero"]))
+        except SoapFault as fault:  # e.g. no look-up service for beta: fall back to sending
+            log.info("getStatusCdr %s answered fault %s", row["file_name"], fault.code)
+            if after_fault is not None:
+                return self._fail(row, after_fault)
+            return None
+        if status.content:
+            return self._store(row, cdr_reader.read_zip(status.content))
+        if after_fault is not None:
+            return self._fail(row, after_fault)
+        return None
+
+    # ------------------------------------------------------------ endings
+
+    def _store(self, row: dict, answer: cdr_reader.Cdr) -> Attempt:
+        """The CDR and the row's end in one transaction; the voucher's status follows."""
+        if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
+            return self._fail(row, SoapFault("cdr", answer.descripcion, answer.codigo))
+        with self.engine.storage.write() as conn:
+            conn.execute(
+                "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
+                (row["id"], answer.codigo, answer.descripcion, json.dumps(answer.notas, ensure_ascii=False),
+                 answer.estado, answer.hash_cdr, answer.zip))
+            conn.execute(
+                "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
+                "fault_code = NULL, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                "WHERE id = ?", (DONE, row["id"]))
+        self._set_voucher_status(row.get("voucher_id"), answer.estado)
+        log.info("CDR %s: %s %s", row["file_name"], answer.codigo, answer.estado)
+        self.engine.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": answer.codigo,
+                                              "estado": answer.estado})
+        return Attempt("cdr", cdr=stored_cdr(self.engine, row["id"]))
+
+    def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:
+        """Mirror the submission on the voucher (after the CDR is safe: a failure here loses nothing)."""
+        if voucher_id is None or status is None:
+            return
+        from . import vouchers
+
+        try:
+            vouchers.set_status(self.engine, voucher_id, status)
+        except YupanaError as exc:
+            log.warning("voucher %s: status %s not recorded: %s", voucher_id, status, exc.message)
+
+    def _fail(self, row: dict, fault: SoapFault) -> Attempt:
+        with self.engine.storage.write() as conn:
+            conn.execute(
+                "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
+                "fault_code = ?, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+                (FAILED, fault.code, fault.faultstring[:500], row["id"]))
+        log.info("submission %s: SUNAT fault %s", row["file_name"], fault.code)
+        return Attempt("fault", fault_code=fault.code, fault_text=fault.faultstring)
+
+    def _set_reconcile(self, submission_id: int, value: bool) -> None:
+        with self.engine.storage.write() as conn:
+            conn.execute("UPDATE sunat_submissions SET must_reconcile = ? WHERE id = ?", (int(value), submission_id))
+
+    def _retry_later(self, row: dict, must_reconcile: bool, reason: str) -> Attempt:
+        current = submission(self.engine, row["id"]) or row
+        delay = self.backoff(max(1, current["attempts"]))
+        with self.engine.storage.write() as conn:
+            conn.execute(
+                "UPDATE sunat_submissions SET must_reconcile = ?, next_attempt_at = ?, claimed_by = NULL, "
+                "claimed_until = NULL, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                "WHERE id = ? AND state = ?", (int(must_reconcile), self.clock() + delay, reason[:500], row["id"],
+                                               PENDING))
+        self._set_voucher_status(row.get("voucher_id"), "pendiente")
+        log.info("submission %s queued: %s; next try in %.2f s", row["file_name"], reason, delay)
+        self.wake()
+        return Attempt("queued")
+
+    # ------------------------------------------------------------ waiting for an end
+
+    def _notify(self) -> None:
+        with self._settled:
+            self._settled.notify_all()
+
+    def wait_settled(self, submission_id: int, timeout: float) -> dict | None:
+        """Block until the submission is no longer pending or `timeout` passes; returns its row."""
+        deadline = time.monotonic() + timeout
+        with self._settled:
+            while True:
+                row = submission(self.engine, submission_id)
+                left = deadline - time.monotonic()
+                if row is None or row["state"] != PENDING or left <= 0:
+                    return row
+                self._settled.wait(min(left, 0.5))  # other processes finish rows too: look again now and then
+
+    # ------------------------------------------------------------ the worker thread
+
+    def start_if_pending(self) -> None:
+        if next_due_at(self.engine) is not None:
+            self.start()
+
+    def start(self) -> None:
+        with self._thread_lock:
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(target=self._run, name="sunat-outbox", daemon=True)
+                self._thread.start()
+
+    def wake(self) -> None:
+        self.start()
+        self._wake.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                for submission_id in due_ids(self.engine, self.clock()):
+                    if self._stop.is_set():
+                        return
+                    self.attempt(submission_id)
+                wait = self._seconds_to_next()
+            except Exception:
+                if self._stop.is_set():
+                    return
+                log.exception("outbox worker round failed")
+                wait = 5.0
+            self._wake.wait(wait)
+            self._wake.clear()
+
+    def _seconds_to_next(self) -> float:
+        at = next_due_at(self.engine)
+        if at is None:
+            return 300.0
+        # a row claimed by someone else stays due: look again once its lease could have run out
+        return max(0.05, min(300.0, at - self.clock()) if at > self.clock() else 0.25)

@@ -1,0 +1,103 @@
+"""SUNAT's own validation sheets (the VALI folder of Facturador SUNAT), run under lxml's libxslt.
+
+The sheets expect SUNAT's DataPower environment: data files under `local:///commons/...` and the
+sent file name through `dp:variable('var://context/cpe/nombreArchivoEnviado')`. Here `local:///`
+maps onto the configured folder (a missing data file reads as an empty `<l/>`), catalogue paths
+are found wherever they are written, and `dp:variable` answers the current file name.
+A rejection ends the sheet with a message holding `errorCode NNNN`; observations are non-fatal
+messages that start with their 4xxx code. Compiled sheets are cached: compiling takes seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+DATAPOWER_NS = "http://www.datapower.com/extensions"
+SHEETS = {"01": "ValidaExprRegFactura-2.0.1.xsl", "03": "ValidaExprRegBoleta-2.0.1.xsl",
+          "07": "ValidaExprRegNC-2.0.1.xsl", "08": "ValidaExprRegND-2.0.1.xsl"}
+_REJECTION = re.compile(r"errorCode\s+(\d{4})")
+_OBSERVATION = re.compile(r"\s*(\d{4})")
+
+_current = threading.local()  # the file name the running transformation asks for
+_cache: dict[tuple[str, str], tuple[etree.XSLT, threading.Lock]] = {}
+_cache_lock = threading.Lock()
+
+
+@dataclass
+class Verdict:
+    rejection: str | None
+    message: str = ""
+    observations: list[str] = field(default_factory=list)
+
+
+def safe_parser() -> etree.XMLParser:
+    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+
+
+class _RulesResolver(etree.Resolver):
+    def __init__(self, folder: str) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def resolve(self, url, pubid, context):  # noqa: ANN001 - lxml's signature
+        if "cpe/catalogo/" in url:
+            name = url.split("cpe/catalogo/", 1)[1]
+            return self.resolve_filename(os.path.join(self.folder, "commons", "cpe", "catalogo", name), context)
+        if url.startswith("local:///"):
+            path = os.path.join(self.folder, url[len("local:///"):])
+            if os.path.exists(path):
+                return self.resolve_filename(path, context)
+            return self.resolve_string("<l/>", context)
+        if "://" in url and not url.startswith("file:"):
+            return self.resolve_string("<l/>", context)  # never the network
+        return None
+
+
+def _sent_file_name(_context: object, name: object) -> str:
+    return getattr(_current, "file_name", "") if "nombreArchivoEnviado" in str(name) else ""
+
+
+etree.FunctionNamespace(DATAPOWER_NS)["variable"] = _sent_file_name
+
+
+def _compiled(folder: str, sheet: str) -> tuple[etree.XSLT, threading.Lock]:
+    key = (os.path.abspath(folder), sheet)
+    with _cache_lock:
+        if key not in _cache:
+            parser = etree.XMLParser(no_network=True)
+            parser.resolvers.add(_RulesResolver(key[0]))
+            document = etree.parse(os.path.join(key[0], sheet), parser)
+            # libxslt counts `local:///` as network; the resolver answers every such URL itself.
+            access = etree.XSLTAccessControl(read_file=True, write_file=False, create_dir=False,
+                                             read_network=True, write_network=False)
+            _cache[key] = (etree.XSLT(document, access_control=access), threading.Lock())
+        return _cache[key]
+
+
+def check(folder: str, xml: str | bytes, file_name: str) -> Verdict:
+    """Run the sheet for the voucher type named in `file_name` (RUC-TT-SERIE-NUMERO.xml)."""
+    tipo = file_name[12:14]
+    sheet = SHEETS.get(tipo)
+    if sheet is None or not os.path.exists(os.path.join(folder, sheet)):
+        return Verdict(None, f"sin hoja de reglas para el tipo {tipo} en {folder}")
+    data = xml.encode("utf-8") if isinstance(xml, str) else xml
+    document = etree.fromstring(data, safe_parser()).getroottree()
+    transform, lock = _compiled(folder, sheet)
+    with lock:
+        _current.file_name = file_name
+        try:
+            transform(document, nombreArchivoEnviado=etree.XSLT.strparam(file_name))
+            rejection, message = None, ""
+        except etree.XSLTApplyError as exc:
+            message = str(exc)
+            found = _REJECTION.search(message)
+            rejection = found.group(1) if found else "0000"
+        observations = sorted({m.group(1) for entry in transform.error_log
+                               if not entry.message.startswith("ERROR:")
+                               and (m := _OBSERVATION.match(entry.message))})
+    return Verdict(rejection, message[:400], observations)

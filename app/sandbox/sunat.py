@@ -1,0 +1,470 @@
+"""A local SUNAT beta: billService and billConsultService on one loopback SOAP server.
+
+It checks what SUNAT's front door checks, in SUNAT's order, and answers as SUNAT shapes it:
+WS-Security credentials (fault 0102), zip and file names (0151, 0155-0161), duplicates (1033),
+the voucher's signature (2335), its own consistency checks (0301, 1003, 1034-1036) and, when a
+folder of SUNAT's rule sheets is given, SUNAT's rules (a rejected CDR with the rule's code, or
+an accepted CDR with the observations as notes). A CDR is an ApplicationResponse signed with the
+sandbox's own self-signed certificate (made at start, kept in memory), zipped as R-<name>.zip.
+
+Failure injection for tests: `fail_next(mode, count)` or POST /control/fail {"mode", "count"}:
+- "timeout": process the voucher, then hold the answer until the client gives up (a lost CDR);
+- "hang": hold the request before processing it (until `release()` or `hold_limit_s`);
+- "500": answer HTTP 500 with no SOAP fault, processing nothing;
+- "drop_after_receive": process the voucher, then close the connection without answering.
+docs/sunat.md has the details.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import collections
+import datetime as dt
+import io
+import json
+import logging
+import random
+import threading
+import zipfile
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lxml import etree
+
+from app.core import sunat_errors
+from app.core.cdr import safe_parser
+from app.core.soap import SERVICE_NS, SOAP_ENV, WSSE
+from app.core.ubl_identity import FILE_NAME, identify
+from app.sandbox import sunat_signer
+from app.sandbox.base import QuietHandler, Sandbox
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+log = logging.getLogger(__name__)
+
+BILL_PATH = "/ol-ti-itcpfegem-beta/billService"
+CONSULT_PATH = "/ol-it-wsconscpegem/billConsultService"
+SUNAT_RUC = "20131312955"
+UBL_ROOTS = {"Invoice", "CreditNote", "DebitNote"}
+FAILURE_MODES = ("timeout", "hang", "500", "drop_after_receive")
+TYPE_NAMES = {"01": "Factura", "03": "Boleta de Venta", "07": "Nota de Crédito", "08": "Nota de Débito"}
+AR = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
+CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+EXT = "urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2"
+
+
+class Fault(Exception):
+    """Answer with a SOAP fault `soap-env:Client.<code>` carrying the catalogue's text."""
+
+    def __init__(self, code: str, detail: str = "") -> None:
+        super().__init__(code)
+        self.code = code
+        self.detail = detail
+
+
+@dataclass
+class Outcome:
+    """What the sandbox decided about one voucher: SUNAT's code, text and observations."""
+
+    code: str
+    description: str
+    notes: list[str]
+
+
+class SunatHandler(QuietHandler):
+    sandbox: SunatSandbox
+
+    def do_POST(self) -> None:  # noqa: N802 - the base class's name
+        body = self.read_body()
+        if self.path.startswith("/control/"):
+            self.reply(*self.sandbox.control(self.path, body))
+            return
+        if not self.path.endswith(("billService", "billConsultService")):
+            self.reply(404, b"not found", "text/plain")
+            return
+        self.sandbox.handle_soap(self, body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/control/stats":
+            self.reply(200, json.dumps(self.sandbox.stats()).encode())
+        elif self.path.endswith(("billService", "billConsultService")) and self.path.count("?wsdl"):
+            self.reply(200, b"<definitions/>", "text/xml")
+        else:
+            self.reply(404, b"not found", "text/plain")
+
+    def drop(self) -> None:
+        """Close the connection without a single byte of answer."""
+        self.close_connection = True
+
+
+class SunatSandbox(Sandbox):
+    name: ClassVar[str] = "sunat"
+    handler: ClassVar[type[QuietHandler]] = SunatHandler
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, usuario: str = "MODDATOS",
+                 clave: str = "moddatos", rules_dir: str = "", hold_limit_s: float = 60.0) -> None:
+        super().__init__(host, port)
+        self.usuario = usuario
+        self.clave = clave
+        self.rules_dir = rules_dir
+        self.hold_limit_s = hold_limit_s
+        self._lock = threading.Lock()
+        self._failures: collections.deque[str] = collections.deque()
+        self._release = threading.Event()
+        self.received = threading.Event()  # set when a sendBill has been read in full
+        self.received_counts: collections.Counter[str] = collections.Counter()  # sendBill calls per zip
+        self.processed_counts: collections.Counter[str] = collections.Counter()  # vouchers registered
+        self.consult_counts: collections.Counter[str] = collections.Counter()
+        self._registered: dict[str, tuple[bytes, str]] = {}  # file stem -> (CDR zip, response code)
+        self._tickets: dict[str, bytes] = {}
+        self.signer = sunat_signer.SandboxSigner()
+
+    # ------------------------------------------------------------ test controls
+
+    def fail_next(self, mode: str, count: int = 1) -> None:
+        if mode not in FAILURE_MODES:
+            raise ValueError(f"unknown failure mode {mode!r}; valid: {', '.join(FAILURE_MODES)}")
+        with self._lock:
+            self._failures.extend([mode] * count)
+
+    def reset(self) -> None:
+        """Forget every voucher, count and pending failure (tests share one running sandbox)."""
+        with self._lock:
+            self._failures.clear()
+            self._registered.clear()
+            self._tickets.clear()
+            for counter in (self.received_counts, self.processed_counts, self.consult_counts):
+                counter.clear()
+        self.received.clear()
+        self._release.clear()
+
+    def release(self) -> None:
+        """Let held requests go on (they are also released by `stop()`)."""
+        self._release.set()
+
+    def send_count(self, stem: str) -> int:
+        return self.received_counts[stem.removesuffix(".zip")]
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {"received": dict(self.received_counts), "processed": dict(self.processed_counts),
+                    "consulted": dict(self.consult_counts), "pending_failures": list(self._failures)}
+
+    def control(self, path: str, body: bytes) -> tuple[int, bytes]:
+        try:
+            if path == "/control/fail":
+                request = json.loads(body or b"{}")
+                self.fail_next(str(request.get("mode")), int(request.get("count", 1)))
+            elif path == "/control/release":
+                self.release()
+            else:
+                return 404, b'{"error": "not found"}'
+        except (ValueError, TypeError) as exc:
+            return 400, json.dumps({"error": str(exc)}).encode()
+        return 200, json.dumps(self.stats()).encode()
+
+    def _next_failure(self) -> str | None:
+        with self._lock:
+            return self._failures.popleft() if self._failures else None
+
+    def _hold(self) -> None:
+        self._release.wait(self.hold_limit_s)
+
+    def stop(self) -> None:
+        self._release.set()
+        super().stop()
+
+    # ------------------------------------------------------------ settings of a data folder
+
+    @property
+    def bill_url(self) -> str:
+        return self.base_url + BILL_PATH
+
+    @property
+    def consult_url(self) -> str:
+        return self.base_url + CONSULT_PATH
+
+    def configure(self, engine: Engine) -> None:
+        """Beta and the CDR look-up point here; production is never redirected (docs/sunat.md)."""
+        engine.config_set("sunat_url_beta", self.bill_url)
+        engine.config_set("sunat_url_consulta", self.consult_url)
+        if not self.rules_dir:
+            self.rules_dir = engine.config_get("sunat_rules_dir")
+
+    # ------------------------------------------------------------ SOAP
+
+    def handle_soap(self, request: SunatHandler, body: bytes) -> None:
+        try:
+            operation, fields, username, password = self._read_envelope(body)
+            ruc = self._authenticate(username, password)
+            handler = {"sendBill": self._send_bill, "getStatusCdr": self._get_status_cdr,
+                       "sendSummary": self._send_summary, "getStatus": self._get_status}.get(operation)
+            if handler is None:
+                raise Fault("0200", f"operación {operation} no disponible")
+            answer = handler(request, ruc, fields)
+        except Fault as fault:
+            request.reply(500, fault_envelope(fault.code, fault.detail, self.rules_dir), "text/xml; charset=utf-8")
+            return
+        if answer is not None:
+            request.reply(200, answer, "text/xml; charset=utf-8")
+
+    def _read_envelope(self, body: bytes) -> tuple[str, dict[str, str], str, str]:
+        try:
+            root = etree.fromstring(body, safe_parser())
+        except etree.XMLSyntaxError:
+            raise Fault("0306") from None
+        security = root.find(f"{{{SOAP_ENV}}}Header/{{{WSSE}}}Security/{{{WSSE}}}UsernameToken")
+        call = root.find(f"{{{SOAP_ENV}}}Body/*")
+        if call is None or etree.QName(call).namespace != SERVICE_NS:
+            raise Fault("0301")
+        username = security.findtext(f"{{{WSSE}}}Username") if security is not None else None
+        password = security.findtext(f"{{{WSSE}}}Password") if security is not None else None
+        fields = {etree.QName(child).localname: (child.text or "").strip() for child in call}
+        return etree.QName(call).localname, fields, (username or "").strip(), password or ""
+
+    def _authenticate(self, username: str, password: str) -> str:
+        """SUNAT beta: the user is RUC + usuario SOL; answers 0102 to anything else."""
+        ruc, usuario = username[:11], username[11:]
+        if not (ruc.isdigit() and len(ruc) == 11 and usuario == self.usuario and password == self.clave):
+            raise Fault("0102")
+        return ruc
+
+    def _send_bill(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
+        zip_name = fields.get("fileName", "")
+        stem = zip_name.removesuffix(".zip")
+        match = FILE_NAME.match(stem)
+        if not zip_name.endswith(".zip") or match is None:
+            raise Fault("0151")
+        if match["ruc"] != ruc:
+            raise Fault("0154")
+        with self._lock:
+            self.received_counts[stem] += 1
+        self.received.set()
+        failure = self._next_failure()
+        if failure == "hang":
+            self._hold()
+        if failure == "500":
+            request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
+            return None
+        xml = self._unzip(stem, fields.get("contentFile", ""))
+        cdr_zip = self._register(stem, xml)
+        if failure == "timeout":
+            self._hold()
+            request.drop()
+            return None
+        if failure == "drop_after_receive":
+            request.drop()
+            return None
+        return answer_envelope("sendBillResponse", [("applicationResponse", base64.b64encode(cdr_zip).decode())])
+
+    def _unzip(self, stem: str, content: str) -> bytes:
+        try:
+            data = base64.b64decode(content, validate=True)
+            archive = zipfile.ZipFile(io.BytesIO(data))
+        except (binascii.Error, ValueError, zipfile.BadZipFile):
+            raise Fault("0156") from None
+        with archive:
+            members = [m for m in archive.infolist() if not m.is_dir()]
+            if not members:
+                raise Fault("0155")
+            if len(members) > 1:
+                raise Fault("0158")
+            member = members[0]
+            if not member.filename.lower().endswith(".xml"):
+                raise Fault("0157")
+            if member.filename != f"{stem}.xml":
+                raise Fault("0161")
+            if member.file_size > 10 * 1024 * 1024:
+                raise Fault("0156", "archivo demasiado grande")
+            xml = archive.read(member)
+        if not xml.strip():
+            raise Fault("0160")
+        return xml
+
+    @staticmethod
+    def _key(stem: str) -> str:
+        """SUNAT knows a voucher by RUC, type, series and the number's value (F001-00000007 is F001-7)."""
+        ruc, tipo, serie, numero = stem.split("-")
+        return f"{ruc}-{tipo}-{serie}-{int(numero)}"
+
+    def _register(self, stem: str, xml: bytes) -> bytes:
+        """Judge one voucher and keep its CDR; a second voucher with the same name is 1033."""
+        with self._lock:
+            self._refuse_duplicate(stem)
+        outcome = self._judge(stem, xml)
+        cdr_zip = self._cdr_zip(stem, outcome)
+        with self._lock:
+            self._refuse_duplicate(stem)
+            self._registered[self._key(stem)] = (cdr_zip, outcome.code)
+            self.processed_counts[stem] += 1
+        return cdr_zip
+
+    def _refuse_duplicate(self, stem: str) -> None:
+        """1033 when the number was registered; 1032 when it was registered as rejected."""
+        known = self._registered.get(self._key(stem))
+        if known is not None:
+            raise Fault("1032" if 2000 <= int(known[1]) <= 3999 else "1033")
+
+    def _judge(self, stem: str, xml: bytes) -> Outcome:
+        try:
+            root = etree.fromstring(xml, safe_parser())
+        except etree.XMLSyntaxError:
+            raise Fault("0306") from None
+        if etree.QName(root).localname not in UBL_ROOTS:
+            raise Fault("0301")
+        if not sunat_signer.signature_is_valid(xml):
+            raise Fault("2335")
+        self._check_identity(stem, root)
+        rejection, observations = self._run_rules(stem, xml)
+        ruc, tipo, serie, numero = stem.split("-")
+        name = f"La {TYPE_NAMES[tipo]} numero {serie}-{numero}"
+        if rejection is not None:
+            code, text = rejection
+            if int(code) < 2000:
+                raise Fault(code, text)
+            return Outcome(code, text or sunat_errors.describe(code, self.rules_dir), [])
+        notes = [f"{code} - {text or sunat_errors.describe(code, self.rules_dir)}" for code, text in observations]
+        return Outcome("0", f"{name}, ha sido aceptada", notes)
+
+    def _check_identity(self, stem: str, root: etree._Element) -> None:
+        ruc, tipo, serie, numero = stem.split("-")
+        found = identify(root)
+        if found is None:
+            raise Fault("1049")
+        if found.ruc != ruc:
+            raise Fault("1034")
+        if found.tipo != tipo:
+            raise Fault("1003")
+        if found.serie != serie:
+            raise Fault("1035")
+        if found.numero != numero:
+            raise Fault("1036")
+
+    def _run_rules(self, stem: str, xml: bytes) -> tuple[tuple[str, str] | None, list[tuple[str, str]]]:
+        """SUNAT's own sheets, when a folder of them was given and Yupana's sheet runner is present."""
+        if not self.rules_dir:
+            return None, []
+        from app.sandbox import sunat_rules_bridge
+
+        return sunat_rules_bridge.run(self.rules_dir, xml, f"{stem}.xml")
+
+    def _cdr_zip(self, stem: str, outcome: Outcome) -> bytes:
+        xml = self.signer.sign(application_response(stem, outcome))
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("dummy/", b"")  # SUNAT's zips carry this empty entry too
+            archive.writestr(f"R-{stem}.xml", xml)
+        return buffer.getvalue()
+
+    def _get_status_cdr(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes:
+        try:
+            numero = int(fields.get("numeroComprobante", ""))
+        except ValueError:
+            raise Fault("0010") from None
+        stem = f"{fields.get('rucComprobante', '')}-{fields.get('tipoComprobante', '')}-" \
+               f"{fields.get('serieComprobante', '')}-{numero}"
+        if fields.get("rucComprobante") != ruc:
+            raise Fault("0012")
+        with self._lock:
+            self.consult_counts[stem] += 1
+            known = self._registered.get(self._key(stem))
+        if known is None:
+            status = [("statusCode", "0011"), ("statusMessage", sunat_errors.describe("0011"))]
+        else:
+            status = [("content", base64.b64encode(known[0]).decode()), ("statusCode", "0004"),
+                      ("statusMessage", "La constancia existe")]
+        return answer_envelope("getStatusCdrResponse", [], wrapper=("statusCdr", status))
+
+    def _send_summary(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes:
+        stem = fields.get("fileName", "").removesuffix(".zip")
+        parts = stem.split("-")
+        if len(parts) != 4 or parts[0] != ruc or parts[1] not in ("RC", "RA"):
+            raise Fault("0151")
+        ticket = f"{random.randrange(10 ** 14, 10 ** 15)}"
+        outcome = Outcome("0", f"El Resumen {parts[1]}-{parts[2]}-{parts[3]}, ha sido aceptado", [])
+        cdr = io.BytesIO()
+        with zipfile.ZipFile(cdr, "w") as archive:
+            archive.writestr(f"R-{stem}.xml", self.signer.sign(application_response(stem, outcome)))
+        with self._lock:
+            self._tickets[ticket] = cdr.getvalue()
+        return answer_envelope("sendSummaryResponse", [("ticket", ticket)])
+
+    def _get_status(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes:
+        with self._lock:
+            cdr_zip = self._tickets.get(fields.get("ticket", ""))
+        if cdr_zip is None:
+            raise Fault("0127")
+        return answer_envelope("getStatusResponse", [], wrapper=("status", [
+            ("content", base64.b64encode(cdr_zip).decode()), ("statusCode", "0")]))
+
+
+# ---------------------------------------------------------------- what goes on the wire
+
+def fault_envelope(code: str, detail: str = "", rules_dir: str = "") -> bytes:
+    """A SOAP 1.1 fault as SUNAT writes it: faultcode soap-env:Client.NNNN, the catalogue's text."""
+    soap = f"{{{SOAP_ENV}}}"
+    envelope = etree.Element(soap + "Envelope", nsmap={"soap-env": SOAP_ENV})
+    etree.SubElement(envelope, soap + "Header")
+    fault = etree.SubElement(etree.SubElement(envelope, soap + "Body"), soap + "Fault")
+    etree.SubElement(fault, "faultcode").text = f"soap-env:Client.{code}"
+    text = sunat_errors.describe(code, rules_dir)
+    etree.SubElement(fault, "faultstring").text = f"{text} - Detalle: {detail}" if detail else text
+    return etree.tostring(envelope, xml_declaration=True, encoding="UTF-8")
+
+
+def answer_envelope(element: str, fields: list[tuple[str, str]],
+                    wrapper: tuple[str, list[tuple[str, str]]] | None = None) -> bytes:
+    soap = f"{{{SOAP_ENV}}}"
+    envelope = etree.Element(soap + "Envelope", nsmap={"soap-env": SOAP_ENV})
+    etree.SubElement(envelope, soap + "Header")
+    answer = etree.SubElement(etree.SubElement(envelope, soap + "Body"), f"{{{SERVICE_NS}}}{element}",
+                              nsmap={"br": SERVICE_NS})
+    for name, value in fields:
+        etree.SubElement(answer, name).text = value
+    if wrapper is not None:
+        inner = etree.SubElement(answer, wrapper[0])
+        for name, value in wrapper[1]:
+            etree.SubElement(inner, name).text = value
+    return etree.tostring(envelope, xml_declaration=True, encoding="UTF-8")
+
+
+def application_response(stem: str, outcome: Outcome) -> bytes:
+    """The CDR in the shape of SUNAT's (UBL 2.0 ApplicationResponse), unsigned."""
+    ruc, tipo, serie, numero = (stem.split("-") + ["", "", "", ""])[:4]
+    now = dt.datetime.now(dt.timezone(dt.timedelta(hours=-5)))
+    cbc, cac, ext = f"{{{CBC}}}", f"{{{CAC}}}", f"{{{EXT}}}"
+    root = etree.Element(f"{{{AR}}}ApplicationResponse",
+                         nsmap={None: AR, "cac": CAC, "cbc": CBC, "ext": EXT,
+                                "ds": "http://www.w3.org/2000/09/xmldsig#"})
+    etree.SubElement(etree.SubElement(etree.SubElement(root, ext + "UBLExtensions"), ext + "UBLExtension"),
+                     ext + "ExtensionContent")
+    for name, value in [("UBLVersionID", "2.0"), ("CustomizationID", "1.0"),
+                        ("ID", str(random.randrange(10 ** 14, 10 ** 15))),
+                        ("IssueDate", now.date().isoformat()), ("IssueTime", now.strftime("%H:%M:%S")),
+                        ("ResponseDate", now.date().isoformat()), ("ResponseTime", now.strftime("%H:%M:%S"))]:
+        etree.SubElement(root, cbc + name).text = value
+    for note in outcome.notes:
+        etree.SubElement(root, cbc + "Note").text = note
+    signature = etree.SubElement(root, cac + "Signature")
+    etree.SubElement(signature, cbc + "ID").text = "SignSUNAT"
+    party = etree.SubElement(signature, cac + "SignatoryParty")
+    etree.SubElement(etree.SubElement(party, cac + "PartyIdentification"), cbc + "ID").text = SUNAT_RUC
+    etree.SubElement(etree.SubElement(party, cac + "PartyName"), cbc + "Name").text = "SUNAT"
+    attachment = etree.SubElement(etree.SubElement(signature, cac + "DigitalSignatureAttachment"),
+                                  cac + "ExternalReference")
+    etree.SubElement(attachment, cbc + "URI").text = "#SignSUNAT"
+    etree.SubElement(etree.SubElement(etree.SubElement(root, cac + "SenderParty"), cac + "PartyIdentification"),
+                     cbc + "ID").text = SUNAT_RUC
+    etree.SubElement(etree.SubElement(etree.SubElement(root, cac + "ReceiverParty"), cac + "PartyIdentification"),
+                     cbc + "ID").text = ruc
+    document = etree.SubElement(root, cac + "DocumentResponse")
+    response = etree.SubElement(document, cac + "Response")
+    reference = f"{serie}-{numero}" if numero else f"{tipo}-{serie}"
+    etree.SubElement(response, cbc + "ReferenceID").text = reference
+    etree.SubElement(response, cbc + "ResponseCode").text = outcome.code
+    etree.SubElement(response, cbc + "Description").text = outcome.description
+    etree.SubElement(etree.SubElement(document, cac + "DocumentReference"), cbc + "ID").text = reference
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")

@@ -1,0 +1,13 @@
+"""`yupana demo` runs every step offline and says so in Spanish."""
+
+from tests.conftest import run_cli
+
+
+def test_demo_passes_every_step(home):
+    done = run_cli("demo", timeout=300)
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    assert "✗" not in out
+    assert "CDR 0" in out and "firma del CDR verificada" in out
+    assert "Demostración completa" in out
+    assert not (home / "yupana.db").exists()  # the demo works in a folder of its own

@@ -1,0 +1,118 @@
+"""The voucher matrix: requests for operation 1 that SUNAT's schema and rules must accept.
+
+`MATRIX` is a list of (name, request). Every type (01, 03, 07, 08), PEN and USD, every IGV
+affectation and mixed lines, boletas to a DNI and without document, Contado and Crédito with
+instalments, credit notes 01/06/07 and debit notes, large quantities and many-decimal prices.
+The issuer is tests.conftest.ISSUER_RUC; the customers' names are given (no registry needed).
+The signing tests sign each one and run the full oracle on it.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from decimal import Decimal
+
+ISSUER = "20100066603"
+CUSTOMER_RUC = "20601030013"
+CUSTOMER_NAME = "DISTRIBUIDORA ANDINA S.A.C."
+TODAY = date.today()
+
+
+def _due(days: int) -> str:
+    return (TODAY + timedelta(days=days)).isoformat()
+
+
+def item(descripcion: str, cantidad: str, precio: str, afectacion: str | None = None, **extra: object) -> dict:
+    out: dict = {"descripcion": descripcion, "cantidad": Decimal(cantidad), "precio_unitario": Decimal(precio)}
+    if afectacion:
+        out["tipo_afectacion_igv"] = afectacion
+    out.update(extra)
+    return out
+
+
+def factura(serie: str, numero: int, items: list[dict], **extra: object) -> dict:
+    request: dict = {"tipo": "01", "serie": serie, "numero": numero, "emisor": {"ruc": ISSUER},
+                     "receptor": {"ruc": CUSTOMER_RUC, "razon_social": CUSTOMER_NAME}, "items": items}
+    request.update(extra)
+    return request
+
+
+def boleta(serie: str, numero: int, items: list[dict], receptor: dict | None = None, **extra: object) -> dict:
+    request: dict = {"tipo": "03", "serie": serie, "numero": numero, "emisor": {"ruc": ISSUER}, "items": items}
+    if receptor is not None:
+        request["receptor"] = receptor
+    request.update(extra)
+    return request
+
+
+def nota(tipo: str, serie: str, numero: int, ref: tuple[str, str, int], motivo: str, items: list[dict],
+         receptor: dict | None = None, **extra: object) -> dict:
+    request: dict = {"tipo": tipo, "serie": serie, "numero": numero, "emisor": {"ruc": ISSUER},
+                     "receptor": receptor or {"ruc": CUSTOMER_RUC, "razon_social": CUSTOMER_NAME},
+                     "items": items, "documento_referencia": {"tipo": ref[0], "serie": ref[1], "numero": ref[2]},
+                     "codigo_motivo": motivo}
+    request.update(extra)
+    return request
+
+
+DNI_CUSTOMER = {"tipo_documento": "1", "numero_documento": "45678912", "razon_social": "MARÍA QUISPE MAMANI"}
+CE_CUSTOMER = {"tipo_documento": "4", "numero_documento": "001234567", "razon_social": "JOHN SMITH"}
+FOREIGN_CUSTOMER = {"tipo_documento": "0", "numero_documento": "US-88412", "razon_social": "ACME TRADING LLC"}
+CREDITO = {"tipo": "Credito", "cuotas": [{"monto": Decimal("59.00"), "fecha_vencimiento": _due(30)},
+                                         {"monto": Decimal("59.00"), "fecha_vencimiento": _due(60)}]}
+
+MATRIX: list[tuple[str, dict]] = [
+    ("factura-simple", factura("F001", 1, [item("Servicio de consultoría", "1", "100")])),
+    ("factura-igv-dado", factura("F001", 2, [item("Laptop 14 pulgadas", "2", "1500.00", igv=Decimal("540.00"))])),
+    ("factura-varias-lineas", factura("F001", 3, [item(f"Producto {n}", str(n), f"{n * 3}.75", codigo=f"P{n:03d}")
+                                                  for n in range(1, 11)])),
+    ("factura-exonerada", factura("F001", 4, [item("Libros escolares", "12", "35.50", "20")])),
+    ("factura-inafecta", factura("F001", 5, [item("Papa amarilla", "150", "2.80", "30", unidad="KGM")])),
+    ("factura-mixta", factura("F001", 6, [item("Arroz extra", "50", "4.20", "20", unidad="KGM"),
+                                          item("Aceite vegetal", "10", "8.90"),
+                                          item("Camote", "30", "1.50", "30", unidad="KGM")])),
+    ("factura-usd", factura("F001", 7, [item("Licencia de software anual", "3", "250.00")], moneda="USD")),
+    ("factura-usd-mixta", factura("F001", 8, [item("Equipo médico", "1", "1999.99", "20"),
+                                              item("Instalación", "1", "300")], moneda="USD")),
+    ("factura-credito", factura("F001", 9, [item("Mercadería", "1", "100")], forma_pago=CREDITO)),
+    ("factura-credito-3-cuotas", factura("F001", 10, [item("Maquinaria", "1", "12000")], forma_pago={
+        "tipo": "Credito", "cuotas": [{"monto": Decimal("4720.00"), "fecha_vencimiento": _due(30)},
+                                      {"monto": Decimal("4720.00"), "fecha_vencimiento": _due(60)},
+                                      {"monto": Decimal("4720.00"), "fecha_vencimiento": _due(90)}]})),
+    ("factura-contado-explicito", factura("F002", 1, [item("Servicio técnico", "1", "85")],
+                                          forma_pago={"tipo": "Contado"}, fecha_emision=TODAY.isoformat(),
+                                          hora_emision="10:30:00")),
+    ("factura-exportacion", factura("F002", 2, [item("Café orgánico de exportación", "1000", "18.40", "40",
+                                                     unidad="KGM")], receptor=FOREIGN_CUSTOMER, moneda="USD")),
+    ("factura-cantidad-grande", factura("F002", 3, [item("Tornillos", "1250000", "0.0125"),
+                                                    item("Arandelas", "999999.5", "0.003")])),
+    ("factura-precio-decimales", factura("F002", 4, [item("Gasolina 90", "37.123", "14.4067796610", unidad="GLL"),
+                                                     item("Servicio por horas", "2.5", "33.3333333333",
+                                                          unidad="HUR")])),
+    ("factura-texto-especial", factura("F002", 5, [item('Caja <grande> & "fuerte" d\'acero ñandú 😀', "1", "10")])),
+    ("factura-monto-grande", factura("F002", 6, [item("Edificio comercial", "1", "1234567.89")])),
+    ("boleta-sin-documento", boleta("B001", 1, [item("Menú del día", "2", "12.71")])),
+    ("boleta-dni", boleta("B001", 2, [item("Zapatillas", "1", "211.86")], DNI_CUSTOMER)),
+    ("boleta-dni-grande", boleta("B001", 3, [item("Refrigeradora", "1", "2541.53")], DNI_CUSTOMER)),
+    ("boleta-ce-usd", boleta("B001", 4, [item("Tour Machu Picchu", "2", "150")], CE_CUSTOMER, moneda="USD")),
+    ("boleta-ruc", boleta("B001", 5, [item("Útiles de oficina", "5", "4.24")],
+                          {"ruc": CUSTOMER_RUC, "razon_social": CUSTOMER_NAME})),
+    ("boleta-mixta", boleta("B001", 6, [item("Pan", "20", "0.30", "20"), item("Gaseosa", "3", "2.54"),
+                                        item("Frutas", "2", "3.10", "30", unidad="KGM")])),
+    ("boleta-contado", boleta("B002", 1, [item("Corte de cabello", "1", "25.42")], DNI_CUSTOMER,
+                              forma_pago={"tipo": "Contado"})),
+    ("nc-anulacion-factura", nota("07", "F001", 1, ("01", "F001", 1), "01", [item("Servicio de consultoría", "1",
+                                                                                  "100")])),
+    ("nc-devolucion-total", nota("07", "F001", 2, ("01", "F001", 6), "06",
+                                 [item("Arroz extra", "50", "4.20", "20", unidad="KGM"),
+                                  item("Aceite vegetal", "10", "8.90")])),
+    ("nc-devolucion-item", nota("07", "F001", 3, ("01", "F001", 3), "07", [item("Producto 2", "1", "6.75")],
+                                descripcion_motivo="Devolución de una unidad dañada")),
+    ("nc-boleta", nota("07", "B001", 1, ("03", "B001", 2), "07", [item("Zapatillas", "1", "211.86")],
+                       receptor=DNI_CUSTOMER)),
+    ("nc-usd", nota("07", "F001", 4, ("01", "F001", 7), "07", [item("Licencia de software anual", "1", "250.00")],
+                    moneda="USD")),
+    ("nd-intereses", nota("08", "F001", 1, ("01", "F001", 9), "01", [item("Intereses por mora", "1", "15.25")])),
+    ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
+                               receptor=DNI_CUSTOMER)),
+]
