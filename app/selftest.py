@@ -5,7 +5,9 @@ Wine), the Windows CI workflow, tests and support staff. It starts Qt
 offscreen, opens the engine and its database in the data folder
 ($YUPANA_HOME or the user data folder) and runs SQLite's quick_check, signs
 and verifies a small XML document (lxml, signxml and cryptography's native
-code), opens the main window and optionally saves a screenshot of it. Each step is reported on stdout (when there is one: a
+code), opens the main window and optionally saves a screenshot of it, then
+generates, signs and verifies a factura with a test certificate in a
+throw-away folder (the user's data is left alone). Each step is reported on stdout (when there is one: a
 windowed Windows build has none) and in `<data folder>/logs/self-test.log`.
 
 Returns the process exit code: 0 when every step passed.
@@ -113,6 +115,47 @@ def _check_libraries() -> str:
     return f"httpx {httpx.__version__}, pydantic {pydantic.__version__}, keyring {backend}"
 
 
+def _check_voucher() -> str:
+    """Generate, sign and verify a factura in a throw-away data folder.
+
+    The user's folder, certificates and keyring are never touched: the scratch
+    engine keeps its secrets under a random passphrase (YUPANA_KEYRING=0).
+    """
+    import secrets
+    import tempfile
+
+    from app.core.companies import Company
+    from app.core.engine import Engine
+
+    ruc = "20100066603"
+    saved = {name: os.environ.get(name) for name in ("YUPANA_KEYRING", "YUPANA_PASSPHRASE")}
+    os.environ["YUPANA_KEYRING"] = "0"
+    os.environ["YUPANA_PASSPHRASE"] = secrets.token_urlsafe(24)
+    try:
+        with tempfile.TemporaryDirectory(prefix="yupana-autoprueba-", ignore_cleanup_errors=True) as scratch:
+            with Engine(scratch) as engine:
+                engine.set_company(Company(ruc=ruc, razon_social="EMPRESA DE AUTOPRUEBA S.A.C.", ubigeo="150101",
+                                           direccion="AV. AUTOPRUEBA 1, CERCADO DE LIMA"))
+                certificate = engine.create_test_certificate(ruc)
+                generated = engine.generar_xml({
+                    "tipo": "01", "serie": "F001", "numero": 1,
+                    "emisor": {"ruc": ruc},
+                    "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE DE AUTOPRUEBA S.A.C."},
+                    "items": [{"descripcion": "Servicio de autoprueba", "cantidad": 1, "precio_unitario": "100.00"}],
+                })
+                signed = engine.firmar({"xml": generated.xml, "certificado_id": certificate.certificado_id})
+                verification = engine.verify_signature(signed.xml_firmado)
+                if not verification.valid:
+                    raise RuntimeError(f"la firma del comprobante no es válida: {verification.reason}")
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value})"
+
+
 def _check_gui(engine, screenshot: str | None) -> str:
     from PySide6.QtCore import qVersion
 
@@ -169,6 +212,7 @@ def run_self_test(screenshot: str | None = None) -> int:
     if engine is not None:
         report.step("interfaz", lambda: _check_gui(engine, screenshot))
         engine.close()
+    report.step("comprobante", _check_voucher)
     code = 0 if report.failures == 0 else 1
     report.line("autoprueba correcta" if code == 0 else f"AUTOPRUEBA FALLIDA: {report.failures} paso(s)")
     report.close()
