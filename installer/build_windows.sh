@@ -15,6 +15,7 @@ DIST_WIN="$ROOT/dist/windows"
 BUNDLE="$DIST_WIN/yupana"
 SETUP="$ROOT/dist/Yupana-Setup-$VERSION.exe"
 mkdir -p "$CACHE" "$DOWNLOADS" "$WHEELS"
+lock_cache
 
 need() {
     command -v "$1" >/dev/null 2>&1 || { echo "missing tool: $1 (see installer/ci_packaging.sh)" >&2; exit 1; }

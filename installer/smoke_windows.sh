@@ -10,6 +10,7 @@ SHOT="$ROOT/docs/screenshots/windows-wine.png"
 [ -f "$SETUP" ] || { echo "no $SETUP: run 'make windows-installer' first" >&2; exit 1; }
 [ -f "$WINEPREFIX/.yupana-prefix" ] || { echo "no Wine prefix in $WINEPREFIX: run 'make windows-installer' first" >&2; exit 1; }
 
+lock_cache
 isolate_prefix
 
 fail() { echo "SMOKE FAILED: $*" >&2; exit 1; }

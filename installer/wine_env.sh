@@ -35,6 +35,16 @@ host_pip() {
     return "$rc"
 }
 
+# One Wine build or smoke test at a time per cache (a developer and CI may share it).
+lock_cache() {
+    mkdir -p "$CACHE"
+    exec 9>"$CACHE/.lock"
+    if ! flock -n 9; then
+        echo "waiting for another Yupana Windows build using $CACHE ..." >&2
+        flock -w 1800 9 || { echo "gave up waiting for $CACHE/.lock" >&2; exit 1; }
+    fi
+}
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 # A Unix path as Wine sees it (drive Z: maps /).
