@@ -121,7 +121,7 @@ def test_store_api_for_signing_and_sending(engine, company):
     assert vouchers.find_by_xml(engine, result.xml + " ") is None
     seen = []
     engine.events.subscribe(lambda name, payload: seen.append(payload))
-    signed = result.xml.replace("<ext:ExtensionContent/>", "<ext:ExtensionContent>firma</ext:ExtensionContent>")
+    signed = result.xml.replace("<ext:ExtensionContent></ext:ExtensionContent>", "<ext:ExtensionContent>firma</ext:ExtensionContent>")
     vouchers.record_signature(engine, row["id"], signed, "ZGlnZXN0", "c2ln", "cert-1")
     stored = vouchers.find_by_signed_xml(engine, signed)
     assert stored["status"] == "firmado" and stored["digest_value"] == "ZGlnZXN0" and stored["certificado_id"] == "cert-1"

@@ -86,7 +86,7 @@ def test_sunat_accepts(name, generated, oracle, tmp_path):
     xsd_errors, rules = oracle
     data = generated[name]
     xml = data["xml"]
-    assert xml.count("<ext:ExtensionContent/>") == 1 and "<cac:Signature><cbc:ID>SignatureSP</cbc:ID>" in xml
+    assert xml.count("<ext:ExtensionContent></ext:ExtensionContent>") == 1 and "<cac:Signature><cbc:ID>SignatureSP</cbc:ID>" in xml
     unsigned = tmp_path / data["nombre_archivo"]
     unsigned.write_text(xml, encoding="utf-8")
     verdict = rules(unsigned, data["nombre_archivo"])
@@ -94,5 +94,5 @@ def test_sunat_accepts(name, generated, oracle, tmp_path):
     assert verdict["observations"] == []
     assert all("ExtensionContent" in error for error in xsd_errors(unsigned))  # only the empty slot
     filled = tmp_path / "filled.xml"
-    filled.write_text(xml.replace("<ext:ExtensionContent/>", PLACEHOLDER), encoding="utf-8")
+    filled.write_text(xml.replace("<ext:ExtensionContent></ext:ExtensionContent>", PLACEHOLDER), encoding="utf-8")
     assert xsd_errors(filled) == []

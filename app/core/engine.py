@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import messaging, outbox, registry, signing, sunat, vouchers
+from . import messaging, outbox, padron, providers, registry, signing, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
@@ -87,6 +87,10 @@ class Engine:
         self.certificates = CertificateStore(self.storage, self.secrets)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
+        self.padron = padron.PadronRegister(self.storage, self.home)
+        self.providers = providers.ProviderHub(self)
+        self.on_close(self.padron.close)
+        self.on_close(self.providers.close)
         self._lock = threading.RLock()
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
         # Submissions to SUNAT: the worker starts at once only when a submission is waiting.
@@ -223,6 +227,22 @@ class Engine:
 
     def config_list(self) -> dict[str, str]:
         return self.settings.all()
+
+    def import_padron(self, path: str | Path, progress: Callable[[int, int], Any] | None = None,
+                      cancel: Callable[[], bool] | None = None, parallel: bool | None = None) -> dict[str, Any]:
+        """Load SUNAT's padrón reducido (zip or txt); lookups use the old data until it is complete."""
+        summary = self.padron.import_file(path, progress=progress, cancel=cancel, parallel=parallel)
+        self.events.emit("padron.imported", summary)
+        return summary
+
+    def padron_status(self) -> dict[str, Any]:
+        return self.padron.status()
+
+    def set_provider_token(self, name: str, token: str) -> None:
+        """Keep a registry provider's access token in the secret store (never in settings or logs)."""
+        if name not in providers.PROVIDERS:
+            raise invalid("proveedor", f"El proveedor «{name}» no existe. Válidos: {', '.join(providers.PROVIDERS)}.")
+        self.secrets.put(providers.token_secret_name(name), token.strip().encode())
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register something (a listener thread, a worker) to stop when the engine closes."""

@@ -90,6 +90,12 @@ def check_text(problems: Problems, field_name: str, text: str, max_length: int, 
         problems.add(field_name, f"El campo «{field_name}» contiene caracteres de control no permitidos.", code)
 
 
+def check_characters(problems: Problems, field_name: str, text: str | None) -> None:
+    """Text that goes into the XML must be XML characters: the generated document is always well-formed."""
+    if text and INVALID_XML_CHARS.search(text):
+        problems.add(field_name, f"El campo «{field_name}» contiene caracteres de control no permitidos.")
+
+
 def decimals(value: Decimal) -> int:
     exponent = value.as_tuple().exponent
     return -exponent if isinstance(exponent, int) and exponent < 0 else 0

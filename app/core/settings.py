@@ -50,6 +50,14 @@ def _url(value: str) -> str:
     return value.rstrip("/") if value else value
 
 
+def _providers(value: str) -> str:
+    names = [name.strip().lower() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ("yupana", "factiliza")]
+    if unknown:
+        raise ValueError(f"proveedor desconocido {', '.join(unknown)}; válidos: yupana, factiliza")
+    return ",".join(names)
+
+
 def _text(value: str) -> str:
     return value
 
@@ -90,7 +98,13 @@ SETTINGS: dict[str, Setting] = {
         Setting("registry_cache_ttl_s", "86400",
                 "Vigencia de una consulta (RUC, CE, placa) guardada en caché, en segundos.", _integer(0, 10 ** 8)),
         Setting("registry_providers", "",
-                "Proveedores de consultas, en orden, separados por comas (p. ej. yupana,factiliza)."),
+                "Proveedores de consultas, en orden, separados por comas (p. ej. yupana,factiliza).", _providers),
+        Setting("registry_yupana_url", "",
+                "Dirección base de otro servicio Yupana (o compatible con este contrato) para consultas; "
+                "su token se guarda cifrado.", _url),
+        Setting("registry_factiliza_url", "https://api.factiliza.com/v1",
+                "Dirección base de un proveedor de consultas con la forma de Factiliza (/ruc/info/…); "
+                "su token se guarda cifrado.", _url),
         Setting("registry_timeout_s", "8", "Tiempo máximo de espera de un proveedor de consultas, en segundos.",
                 _integer(1, 120)),
         Setting("api_host", "127.0.0.1", "Dirección de la API local (solo este equipo)."),

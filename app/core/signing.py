@@ -12,8 +12,12 @@ the whole work per document is one canonicalisation of the tree, one hash and on
 - The signed document is serialised once with a placeholder where the Signature goes, which is then
   replaced by the Signature's bytes.
 
-Pure functions (`sign_xml`, `verify_xml`) know nothing about the store; `sign_request` is operation 2
-on the engine (certificate from the store, voucher from the vouchers module).
+Vouchers this engine generated are already canonical text (`app.core.ubl`): `sign_canonical` signs
+them with no parsing at all (hash the bytes after the XML declaration, sign the SignedInfo text,
+insert the Signature text). `sign_xml` parses, for anything else (the sandbox's CDRs, old rows).
+
+Pure functions (`sign_xml`, `sign_canonical`, `verify_xml`) know nothing about the store; `sign_request`
+is operation 2 on the engine (certificate from the store, voucher from the vouchers module).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from lxml import etree
 
+from . import ubl
 from .contract import FirmarRequest, FirmarResult
 from .errors import conflict, invalid
 
@@ -78,6 +83,17 @@ _PLACEHOLDER_BYTES = f"<!--{_PLACEHOLDER}-->".encode()
 @dataclass(frozen=True)
 class SignedXml:
     xml: bytes
+    digest_value: str
+    signature_value: str
+
+
+@dataclass(frozen=True)
+class CanonicalSignature:
+    """A canonical voucher signed: the Signature's text and where it goes; `xml` is the signed document."""
+
+    signature: str
+    offset: int
+    xml: str
     digest_value: str
     signature_value: str
 
@@ -254,11 +270,7 @@ def sign_tree(tree: etree._ElementTree, private_key: rsa.RSAPrivateKey, certific
     signature_value = base64.b64encode(signature).decode("ascii")
 
     declare_ds = "" if target.nsmap.get("ds") == DS else f' xmlns:ds="{DS}"'
-    signature_xml = (f'<ds:Signature{declare_ds} Id="{_escape_attribute(sig_id)}">'
-                     f"<ds:SignedInfo>{body}</ds:SignedInfo>"
-                     f"<ds:SignatureValue>{signature_value}</ds:SignatureValue>"
-                     f"<ds:KeyInfo><ds:X509Data><ds:X509Certificate>{_certificate_base64(certificate)}"
-                     "</ds:X509Certificate></ds:X509Data></ds:KeyInfo></ds:Signature>").encode()
+    signature_xml = _signature_element(declare_ds, sig_id, body, signature_value, certificate).encode()
     spliced = _splice(source, root, signature_xml) if source is not None else None
     if spliced is not None:
         return SignedXml(spliced, digest_value, signature_value)
@@ -268,6 +280,49 @@ def sign_tree(tree: etree._ElementTree, private_key: rsa.RSAPrivateKey, certific
     finally:
         target.remove(target[-1])
     return SignedXml(out.replace(_PLACEHOLDER_BYTES, signature_xml, 1), digest_value, signature_value)
+
+
+def _signature_element(declare_ds: str, sig_id: str, signed_info_body: str, signature_value: str,
+                       certificate: x509.Certificate) -> str:
+    return (f'<ds:Signature{declare_ds} Id="{_escape_attribute(sig_id)}">'
+            f"<ds:SignedInfo>{signed_info_body}</ds:SignedInfo>"
+            f"<ds:SignatureValue>{signature_value}</ds:SignatureValue>"
+            f"<ds:KeyInfo><ds:X509Data><ds:X509Certificate>{_certificate_base64(certificate)}"
+            "</ds:X509Certificate></ds:X509Data></ds:KeyInfo></ds:Signature>")
+
+
+_DS_DECLARATION = f' xmlns:ds="{DS}"'
+_EXT_DECLARATION = f' xmlns:ext="{EXT}"'
+
+
+def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.Certificate, *,
+                   algorithm: str = "rsa-sha1", signature_id: str = ubl.SIGNATURE_ID) -> CanonicalSignature:
+    """Sign a voucher written by `app.core.ubl`, without parsing it.
+
+    Precondition (the generator's, checked by tests/test_canonical.py): `xml` is `ubl.XML_DECLARATION`
+    followed by its own inclusive C14N, every namespace declared on the root (ds and ext among them), no
+    xml:* attribute, one empty `ext:ExtensionContent` and no signature. Then the enveloped digest is the
+    hash of the bytes after the declaration, and the SignedInfo's canonical form declares the root's
+    namespaces. The cheap parts of that precondition are checked here (ValueError otherwise).
+    """
+    chosen = _algorithm(algorithm)
+    start = len(ubl.XML_DECLARATION)
+    root_end = xml.find(">", start)
+    slot = xml.find(ubl.EMPTY_EXTENSION_CONTENT, root_end)
+    root_attributes = xml[xml.find(" ", start, root_end):root_end]
+    if (not xml.startswith(ubl.XML_DECLARATION) or slot < 0 or _DS_DECLARATION not in root_attributes
+            or _EXT_DECLARATION not in root_attributes or xml.find(ubl.EMPTY_EXTENSION_CONTENT, slot + 1) >= 0):
+        raise ValueError("not a canonical voucher written by app.core.ubl")
+    document = xml[start:].encode("utf-8")
+    digest_value = base64.b64encode(hashlib.new(chosen.hashlib_name, document).digest()).decode("ascii")
+    body = _signed_info_body(chosen, digest_value)
+    # In inclusive C14N the apex of a subset carries every namespace in scope: here, the root's declarations.
+    canonical = f"<ds:SignedInfo{root_attributes}>{body}</ds:SignedInfo>".encode()
+    signature_value = base64.b64encode(private_key.sign(canonical, padding.PKCS1v15(), chosen.hash())).decode()
+    signature = _signature_element("", signature_id, body, signature_value, certificate)
+    offset = slot + len("<ext:ExtensionContent>")
+    return CanonicalSignature(signature, offset, xml[:offset] + signature + xml[offset:], digest_value,
+                              signature_value)
 
 
 _EMPTY_CONTENT = re.compile(rb"<((?:[A-Za-z_][\w.-]*:)?)ExtensionContent(?:\s[^>]*)?(?:/>|>(\s*)</\1ExtensionContent>)")
@@ -438,12 +493,46 @@ def sign_request(engine: Engine, request: FirmarRequest) -> FirmarResult:
     """Operation 2: sign a voucher that this engine generated, with a stored certificate of its issuer.
 
     Foreign XML (not generated by this engine) is refused: Yupana signs only what it validated, and
-    the signed XML is stored next to its voucher for sending and reprinting.
+    the signature is stored next to its voucher for sending and reprinting. A voucher is found by the
+    SHA-256 of its text; when that text is canonical (every voucher written by this version) it is signed
+    without parsing, else it is parsed and checked as any XML would be.
     """
     from . import vouchers
 
     if not request.xml.strip():
         raise invalid("xml", "El campo «xml» es obligatorio.")
+    row = vouchers.find_for_signing(engine, request.xml)
+    if row is None or not row["canonical"]:
+        return _sign_parsed(engine, request)
+    # A stored canonical text is well-formed, unsigned and a voucher: the checks of _sign_parsed hold.
+    info, key, certificate = _certificate_for(engine, request.certificado_id, row["emisor_ruc"])
+    if row["signed"]:
+        return _stored_signature(engine, row["id"], info)
+    signed = sign_canonical(request.xml, key, certificate, algorithm=engine.settings.get("signature_algorithm"))
+    signed_sha256 = hashlib.sha256(signed.xml.encode("utf-8")).hexdigest()
+    if not vouchers.record_signature_fragment(engine, row["id"], signed.signature, signed.offset, signed_sha256,
+                                              signed.digest_value, signed.signature_value, info.certificado_id):
+        return _stored_signature(engine, row["id"], info)  # signed by another request meanwhile
+    return FirmarResult(xml_firmado=signed.xml, digest_value=signed.digest_value,
+                        signature_value=signed.signature_value, certificado_por_vencer=info.por_vencer() or None)
+
+
+def _stored_signature(engine: Engine, voucher_id: int, info) -> FirmarResult:
+    """Signing again: the stored signature with the same certificate (idempotent), a 409 with another."""
+    from . import vouchers
+
+    row = vouchers.get(engine, voucher_id)
+    if row.get("certificado_id") != info.certificado_id:
+        raise conflict("certificado_id", f"El comprobante {row['serie']}-{row['numero']} ya fue firmado con el "
+                                         f"certificado «{row['certificado_id']}».")
+    return FirmarResult(xml_firmado=row["xml_firmado"], digest_value=row["digest_value"],
+                        signature_value=row["signature_value"], certificado_por_vencer=info.por_vencer() or None)
+
+
+def _sign_parsed(engine: Engine, request: FirmarRequest) -> FirmarResult:
+    """Operation 2 for a text that is not a canonical stored voucher: parse, check, then sign the tree."""
+    from . import vouchers
+
     tree = parse_xml(request.xml)
     _check_voucher(tree.getroot())
     row = vouchers.find_by_xml(engine, request.xml)
@@ -453,11 +542,7 @@ def sign_request(engine: Engine, request: FirmarRequest) -> FirmarResult:
                              "devuelto.")
     info, key, certificate = _certificate_for(engine, request.certificado_id, issuer_ruc(tree.getroot()))
     if row.get("xml_firmado"):
-        if row.get("certificado_id") != info.certificado_id:
-            raise conflict("certificado_id", f"El comprobante {row['serie']}-{row['numero']} ya fue firmado con el "
-                                             f"certificado «{row['certificado_id']}».")
-        return FirmarResult(xml_firmado=row["xml_firmado"], digest_value=row["digest_value"],
-                            signature_value=row["signature_value"], certificado_por_vencer=info.por_vencer() or None)
+        return _stored_signature(engine, row["id"], info)
     signed = sign_tree(tree, key, certificate, algorithm=engine.settings.get("signature_algorithm"),
                        source=request.xml)
     xml_firmado = signed.xml.decode("utf-8")

@@ -1,9 +1,15 @@
 """UBL 2.1 text of SUNAT vouchers (factura, boleta, notas de crédito y débito), built as text.
 
 Built from precomputed fragments rather than an lxml tree: generation must cost a small fraction
-of an RSA signature (docs/vouchers.md). Every user text goes through `esc`; amounts arrive
-already rounded. The document leaves an empty `ext:ExtensionContent` for the signature and a
-`cac:Signature` block whose id is SIGNATURE_ID (the signer's `ds:Signature/@Id`).
+of an RSA signature (docs/vouchers.md). Every user text goes through `esc` (element content) or
+`esc_attr` (attribute values); amounts arrive already rounded. The document leaves an empty
+`ext:ExtensionContent` for the signature and a `cac:Signature` block whose id is SIGNATURE_ID (the
+signer's `ds:Signature/@Id`).
+
+The text after the XML declaration is already in canonical form (inclusive C14N 1.0): namespaces
+declared once on the root in canonical order, at most one attribute per element, explicit end tags,
+and C14N's escaping. So the enveloped-signature digest is the hash of those bytes as they are, and
+the signer never parses its own documents (docs/signing.md, tests/test_canonical.py).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, time
 from decimal import Decimal
+from functools import cached_property
 
 from .amounts import plain
 
@@ -38,6 +45,7 @@ class TaxScheme:
     name: str
     type_code: str
 
+    @cached_property
     def xml(self) -> str:
         return (f"<cac:TaxScheme><cbc:ID>{self.code}</cbc:ID><cbc:Name>{self.name}</cbc:Name>"
                 f"<cbc:TaxTypeCode>{self.type_code}</cbc:TaxTypeCode></cac:TaxScheme>")
@@ -50,12 +58,24 @@ EXP = TaxScheme("9995", "EXP", "FRE")
 SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP}
 SCHEME_ORDER = (IGV, EXO, INA, EXP)
 
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+# The XML declaration, then the canonical document: its C14N is the text after this prefix.
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+EMPTY_EXTENSION_CONTENT = "<ext:ExtensionContent></ext:ExtensionContent>"
+
+# C14N 1.0 escaping: element content escapes & < > and CR; attribute values & < " TAB LF CR.
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#xD;"})
+_ATTRIBUTE_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", '"': "&quot;", "\t": "&#x9;", "\n": "&#xA;",
+                                    "\r": "&#xD;"})
 
 
 def esc(text: str) -> str:
-    """Escape text for element content and attribute values."""
-    return text.translate(_ESCAPES)
+    """Escape text for element content, exactly as C14N writes it."""
+    return text.translate(_TEXT_ESCAPES)
+
+
+def esc_attr(text: str) -> str:
+    """Escape an attribute value (always written between double quotes), exactly as C14N writes it."""
+    return text.translate(_ATTRIBUTE_ESCAPES)
 
 
 @dataclass
@@ -116,32 +136,32 @@ class Document:
 
 
 def _amount(tag: str, value: Decimal, currency: str) -> str:
-    return f'<cbc:{tag} currencyID="{currency}">{value:.2f}</cbc:{tag}>'
+    return f'<cbc:{tag} currencyID="{esc_attr(currency)}">{value:.2f}</cbc:{tag}>'
 
 
 def _header(doc: Document, root: str) -> str:
     parts = [
-        '<?xml version="1.0" encoding="UTF-8"?>\n',
+        XML_DECLARATION,
         f'<{root} xmlns="urn:oasis:names:specification:ubl:schema:xsd:{root}-2" {NS}>',
-        "<ext:UBLExtensions><ext:UBLExtension><ext:ExtensionContent/></ext:UBLExtension></ext:UBLExtensions>",
+        f"<ext:UBLExtensions><ext:UBLExtension>{EMPTY_EXTENSION_CONTENT}</ext:UBLExtension></ext:UBLExtensions>",
         "<cbc:UBLVersionID>2.1</cbc:UBLVersionID><cbc:CustomizationID>2.0</cbc:CustomizationID>",
-        f"<cbc:ID>{doc.serie}-{doc.numero}</cbc:ID>",
+        f"<cbc:ID>{esc(doc.serie)}-{doc.numero}</cbc:ID>",
         f"<cbc:IssueDate>{doc.fecha.isoformat()}</cbc:IssueDate>",
-        f"<cbc:IssueTime>{doc.hora.strftime('%H:%M:%S')}</cbc:IssueTime>",
+        f"<cbc:IssueTime>{doc.hora.isoformat(timespec='seconds')}</cbc:IssueTime>",
     ]
     if root == "Invoice":
         if doc.forma_pago == "Credito" and doc.cuotas:
             parts.append(f"<cbc:DueDate>{max(d for _, d in doc.cuotas).isoformat()}</cbc:DueDate>")
-        parts.append(f'<cbc:InvoiceTypeCode listID="{doc.tipo_operacion}">{doc.tipo}</cbc:InvoiceTypeCode>')
+        parts.append(f'<cbc:InvoiceTypeCode listID="{doc.tipo_operacion}">{esc(doc.tipo)}</cbc:InvoiceTypeCode>')
     parts.append(f'<cbc:Note languageLocaleID="1000">{esc(doc.leyenda)}</cbc:Note>')
-    parts.append(f"<cbc:DocumentCurrencyCode>{doc.moneda}</cbc:DocumentCurrencyCode>")
+    parts.append(f"<cbc:DocumentCurrencyCode>{esc(doc.moneda)}</cbc:DocumentCurrencyCode>")
     if doc.motivo and doc.referencia:
         code, reason = doc.motivo
         parts.append(f"<cac:DiscrepancyResponse><cbc:ReferenceID>{esc(doc.referencia[1])}</cbc:ReferenceID>"
-                     f"<cbc:ResponseCode>{code}</cbc:ResponseCode>"
+                     f"<cbc:ResponseCode>{esc(code)}</cbc:ResponseCode>"
                      f"<cbc:Description>{esc(reason)}</cbc:Description></cac:DiscrepancyResponse>")
         parts.append(f"<cac:BillingReference><cac:InvoiceDocumentReference><cbc:ID>{esc(doc.referencia[1])}</cbc:ID>"
-                     f"<cbc:DocumentTypeCode>{doc.referencia[0]}</cbc:DocumentTypeCode>"
+                     f"<cbc:DocumentTypeCode>{esc(doc.referencia[0])}</cbc:DocumentTypeCode>"
                      "</cac:InvoiceDocumentReference></cac:BillingReference>")
     return "".join(parts)
 
@@ -173,7 +193,7 @@ def _parties(doc: Document) -> str:
     )
     customer = (
         "<cac:AccountingCustomerParty><cac:Party><cac:PartyIdentification>"
-        f'<cbc:ID schemeID="{doc.receptor.tipo_documento}">{esc(doc.receptor.numero_documento)}</cbc:ID>'
+        f'<cbc:ID schemeID="{esc_attr(doc.receptor.tipo_documento)}">{esc(doc.receptor.numero_documento)}</cbc:ID>'
         "</cac:PartyIdentification><cac:PartyLegalEntity>"
         f"<cbc:RegistrationName>{esc(doc.receptor.nombre)}</cbc:RegistrationName>"
         "</cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>"
@@ -201,7 +221,7 @@ def _tax_total(doc: Document) -> str:
     parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv, cur)]
     for scheme, taxable, tax in doc.subtotals:
         parts.append(f"<cac:TaxSubtotal>{_amount('TaxableAmount', taxable, cur)}{_amount('TaxAmount', tax, cur)}"
-                     f"<cac:TaxCategory>{scheme.xml()}</cac:TaxCategory></cac:TaxSubtotal>")
+                     f"<cac:TaxCategory>{scheme.xml}</cac:TaxCategory></cac:TaxSubtotal>")
     parts.append("</cac:TaxTotal>")
     return "".join(parts)
 
@@ -213,21 +233,24 @@ def _monetary_total(doc: Document, element: str) -> str:
 
 
 def _line(index: int, line: Line, cur: str, element: str, quantity_tag: str) -> str:
+    # One f-string per line, each amount formatted once: this runs ten times per ten-line voucher.
     scheme = line.scheme
-    percent = "18" if scheme is IGV else "0"
+    value = f"{line.valor_venta:.2f}"
+    tax = f"{line.igv:.2f}"
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
     return (
         f"<cac:{element}><cbc:ID>{index}</cbc:ID>"
-        f'<cbc:{quantity_tag} unitCode="{esc(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
-        f"{_amount('LineExtensionAmount', line.valor_venta, cur)}"
+        f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
+        f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
         f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>01</cbc:PriceTypeCode>"
         "</cac:AlternativeConditionPrice></cac:PricingReference>"
-        f"<cac:TaxTotal>{_amount('TaxAmount', line.igv, cur)}<cac:TaxSubtotal>"
-        f"{_amount('TaxableAmount', line.valor_venta, cur)}{_amount('TaxAmount', line.igv, cur)}"
-        f"<cac:TaxCategory><cbc:Percent>{percent}</cbc:Percent>"
-        f"<cbc:TaxExemptionReasonCode>{line.afectacion}</cbc:TaxExemptionReasonCode>{scheme.xml()}"
+        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount><cac:TaxSubtotal>'
+        f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
+        f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>'
+        f"<cac:TaxCategory><cbc:Percent>{'18' if scheme is IGV else '0'}</cbc:Percent>"
+        f"<cbc:TaxExemptionReasonCode>{esc(line.afectacion)}</cbc:TaxExemptionReasonCode>{scheme.xml}"
         "</cac:TaxCategory></cac:TaxSubtotal></cac:TaxTotal>"
         f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
         f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{plain(line.valor_unitario)}</cbc:PriceAmount></cac:Price>'
@@ -238,7 +261,7 @@ def _line(index: int, line: Line, cur: str, element: str, quantity_tag: str) -> 
 def render(doc: Document) -> str:
     """The voucher's UBL 2.1 XML text, unsigned."""
     root, line_element, quantity_tag, total_element = LAYOUT[doc.tipo]
-    cur = doc.moneda
+    cur = esc_attr(doc.moneda)
     body = [_header(doc, root), _signature(doc), _parties(doc)]
     if root == "Invoice":
         body.append(_payment_terms(doc))

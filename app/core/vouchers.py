@@ -56,6 +56,45 @@ def m001_vouchers(db) -> None:
     db.execute("CREATE INDEX vouchers_status ON vouchers (status, id)")
 
 
+@migrations()
+def m002_texts_apart(db) -> None:
+    """The large texts move to their own table, written once; the voucher's row stays small.
+
+    Signing and status changes rewrite the row: with the ~15 kB XML inside, that was ~10 pages through the WAL
+    each time. `canonical` marks texts written as ubl.XML_DECLARATION + their own C14N (signed without parsing);
+    `signature` + `signature_offset` are the ds:Signature text and where it goes in the XML: the signed XML is
+    rebuilt from them when read instead of being stored a second time (docs/signing.md).
+    """
+    db.execute("CREATE TABLE voucher_texts (voucher_id INTEGER PRIMARY KEY, xml_firmado TEXT,"
+               " request_json TEXT NOT NULL, xml TEXT NOT NULL)")
+    db.execute("INSERT INTO voucher_texts (voucher_id, xml_firmado, request_json, xml)"
+               " SELECT id, xml_firmado, request_json, xml FROM vouchers")
+    db.execute(
+        """CREATE TABLE vouchers_m002 (
+            id INTEGER PRIMARY KEY,
+            emisor_ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero INTEGER NOT NULL,
+            nombre_archivo TEXT NOT NULL, hash TEXT NOT NULL, xml_sha256 TEXT NOT NULL,
+            content_key TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'generado',
+            receptor_tipo_documento TEXT, receptor_numero_documento TEXT, receptor_nombre TEXT,
+            moneda TEXT NOT NULL, total TEXT NOT NULL, fecha_emision TEXT NOT NULL,
+            signed_sha256 TEXT, digest_value TEXT, signature_value TEXT, certificado_id TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            canonical INTEGER NOT NULL DEFAULT 0, signature TEXT, signature_offset INTEGER,
+            UNIQUE (emisor_ruc, tipo, serie, numero)
+        )""")
+    kept = ("id, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256, content_key, status,"
+            " receptor_tipo_documento, receptor_numero_documento, receptor_nombre, moneda, total, fecha_emision,"
+            " signed_sha256, digest_value, signature_value, certificado_id, created_at, updated_at")
+    db.execute(f"INSERT INTO vouchers_m002 ({kept}) SELECT {kept} FROM vouchers")
+    db.execute("DROP TABLE vouchers")
+    db.execute("ALTER TABLE vouchers_m002 RENAME TO vouchers")
+    db.execute("CREATE INDEX vouchers_xml_sha256 ON vouchers (xml_sha256)")
+    # Partial: an unsigned voucher adds no entry (one page less to write per generation).
+    db.execute("CREATE INDEX vouchers_signed_sha256 ON vouchers (signed_sha256) WHERE signed_sha256 IS NOT NULL")
+    db.execute("CREATE INDEX vouchers_status ON vouchers (status, id)")
+
+
 # ---------------------------------------------------------------- hashes and keys
 
 def sha256_hex(text: str) -> str:
@@ -67,14 +106,31 @@ def xml_hash(xml: str) -> str:
     return base64.b64encode(hashlib.sha256(xml.encode("utf-8")).digest()).decode("ascii")
 
 
+def xml_hashes(xml: str) -> tuple[str, str]:
+    """(`hash` of the contract, hex `xml_sha256` of the store) from one SHA-256 of the text."""
+    digest = hashlib.sha256(xml.encode("utf-8")).digest()
+    return base64.b64encode(digest).decode("ascii"), digest.hex()
+
+
 def file_name(emisor_ruc: str, tipo: str, serie: str, numero: int) -> str:
     return f"{emisor_ruc}-{tipo}-{serie}-{numero}.xml"
 
 
 def request_json(request: GenerarXmlRequest) -> str:
-    """The request as canonical JSON: equal content gives equal text (the idempotency key's input)."""
+    """The validated request as JSON, fields in the model's order and `None` left out: equal content gives
+    equal text (the idempotency key's input). Serialised by pydantic's core, a few times cheaper than a dump
+    to a dict re-encoded by `json`."""
+    return request.model_dump_json(exclude_none=True)
+
+
+def legacy_request_json(request: GenerarXmlRequest) -> str:
+    """The key's input before `request_json` (sorted keys): still accepted for rows stored by older versions."""
     data = request.model_dump(mode="json", exclude_none=True)
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _content_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------- building the document
@@ -102,6 +158,9 @@ def _registry_name(engine: Engine, ruc: str) -> str | None:
 def _customer(engine: Engine, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
     """The customer as catalogue 06 type, number and name, checked against the voucher type."""
     receptor = request.receptor
+    pv.check_characters(problems, "receptor.razon_social", receptor.razon_social)
+    pv.check_characters(problems, "receptor.numero_documento", receptor.numero_documento)
+    pv.check_characters(problems, "receptor.ruc", receptor.ruc)
     tipo = request.tipo if request.tipo in ("01", "03") else (
         request.documento_referencia.tipo if request.documento_referencia else "01")
     boleta = tipo == "03"
@@ -152,6 +211,7 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
         unidad = item.unidad or "NIU"
         pv.check_text(problems, f"items[{index}].descripcion", item.descripcion, pv.MAX_DESCRIPTION, "2027")
         pv.check_line_code(problems, index, unidad, afectacion)
+        pv.check_characters(problems, f"items[{index}].codigo", item.codigo)
         if not pv.check_quantity_and_price(problems, index, item.cantidad, item.precio_unitario):
             continue
         valor_venta = money(item.cantidad * item.precio_unitario)
@@ -312,7 +372,7 @@ def _existing(engine: Engine, request: GenerarXmlRequest, content_key: str) -> G
     row = find(engine, request.emisor.ruc, request.tipo, request.serie, request.numero)
     if row is None:
         return None
-    if row["content_key"] != content_key:
+    if row["content_key"] != content_key and row["content_key"] != _content_key(legacy_request_json(request)):
         raise conflict("numero", f"El comprobante {request.serie}-{request.numero} (tipo {request.tipo}) ya fue "
                        "generado con otro contenido: use el siguiente número "
                        f"({next_numero(engine, request.emisor.ruc, request.tipo, request.serie)}).")
@@ -335,7 +395,8 @@ def _run_sunat_rules(engine: Engine, xml: str, name: str) -> list[str]:
 
 def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
     canonical = request_json(request)
-    content_key = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    content_key = _content_key(canonical)
+    # Read first (one index lookup): a repeated request is answered without building anything.
     stored = _existing(engine, request, content_key)
     if stored is not None:
         return stored
@@ -343,17 +404,19 @@ def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
     xml = ubl.render(doc)
     name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
     observations = _run_sunat_rules(engine, xml, name)
-    digest = xml_hash(xml)
+    digest, xml_sha256 = xml_hashes(xml)
     try:
         with engine.storage.write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, xml, hash, xml_sha256,"
-                " request_json, content_key, status, receptor_tipo_documento, receptor_numero_documento,"
-                " receptor_nombre, moneda, total, fecha_emision) VALUES (?,?,?,?,?,?,?,?,?,?,'generado',?,?,?,?,?,?)",
-                (doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml, digest, sha256_hex(xml), canonical,
-                 content_key, doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
-                 doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat()))
-            voucher_id = cursor.lastrowid
+            voucher_id = conn.execute(
+                "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"
+                " content_key, status, receptor_tipo_documento, receptor_numero_documento,"
+                " receptor_nombre, moneda, total, fecha_emision, canonical)"
+                " VALUES (?,?,?,?,?,?,?,?,'generado',?,?,?,?,?,?,1)",
+                (doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, digest, xml_sha256, content_key,
+                 doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
+                 doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat())).lastrowid
+            conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
+                         (voucher_id, canonical, xml))
     except sqlite3.IntegrityError:  # another thread issued the same serie-número meanwhile
         stored = _existing(engine, request, content_key)
         if stored is None:
@@ -365,24 +428,51 @@ def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
 
 # ---------------------------------------------------------------- the store, for signing, sending and the GUI
 
+def _complete(row: dict | None) -> dict | None:
+    """A stored row as the store API shows it: `xml_firmado` rebuilt when only the Signature was stored."""
+    if row is not None and row.get("signature") is not None and row.get("xml_firmado") is None:
+        row["xml_firmado"] = splice_signature(row["xml"], row["signature_offset"], row["signature"])
+    return row
+
+
+def splice_signature(xml: str, offset: int, signature: str) -> str:
+    return xml[:offset] + signature + xml[offset:]
+
+
+# A whole voucher: its row and its texts (xml, request_json, xml_firmado).
+_VOUCHER = "SELECT v.*, t.xml, t.request_json, t.xml_firmado FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id"
+
+
+def _voucher(engine: Engine, where: str, params: tuple) -> dict | None:
+    return _complete(engine.storage.query_one(f"{_VOUCHER} WHERE {where}", params))
+
+
 def find(engine: Engine, emisor_ruc: str, tipo: str, serie: str, numero: int) -> dict | None:
-    return engine.storage.query_one(
-        "SELECT * FROM vouchers WHERE emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
-        (emisor_ruc, tipo, serie, numero))
+    return _voucher(engine, "v.emisor_ruc = ? AND v.tipo = ? AND v.serie = ? AND v.numero = ?",
+                    (emisor_ruc, tipo, serie, numero))
 
 
 def get(engine: Engine, voucher_id: int) -> dict | None:
-    return engine.storage.query_one("SELECT * FROM vouchers WHERE id = ?", (voucher_id,))
+    return _voucher(engine, "v.id = ?", (voucher_id,))
 
 
 def find_by_xml(engine: Engine, xml: str) -> dict | None:
-    return engine.storage.query_one("SELECT * FROM vouchers WHERE xml_sha256 = ? ORDER BY id DESC LIMIT 1",
-                                    (sha256_hex(xml),))
+    return _voucher(engine, "v.xml_sha256 = ? ORDER BY v.id DESC LIMIT 1", (sha256_hex(xml),))
 
 
 def find_by_signed_xml(engine: Engine, xml_firmado: str) -> dict | None:
-    return engine.storage.query_one("SELECT * FROM vouchers WHERE signed_sha256 = ? ORDER BY id DESC LIMIT 1",
-                                    (sha256_hex(xml_firmado),))
+    return _voucher(engine, "v.signed_sha256 = ? ORDER BY v.id DESC LIMIT 1", (sha256_hex(xml_firmado),))
+
+
+# What operation 2 needs of a voucher found by its text; the text itself is the caller's, so it is not read back.
+SIGNING_COLUMNS = ("id, emisor_ruc, tipo, serie, numero, canonical, certificado_id, digest_value, signature_value,"
+                   " signature, signature_offset, signed_sha256 IS NOT NULL AS signed")
+
+
+def find_for_signing(engine: Engine, xml: str) -> dict | None:
+    """The voucher whose generated text is exactly `xml`, with the columns operation 2 needs (not the text)."""
+    return engine.storage.query_one(
+        f"SELECT {SIGNING_COLUMNS} FROM vouchers WHERE xml_sha256 = ? ORDER BY id DESC LIMIT 1", (sha256_hex(xml),))
 
 
 def _now() -> str:
@@ -393,13 +483,30 @@ def record_signature(engine: Engine, voucher_id: int, xml_firmado: str, digest_v
                      certificado_id: str) -> None:
     with engine.storage.write() as conn:
         changed = conn.execute(
-            "UPDATE vouchers SET xml_firmado = ?, signed_sha256 = ?, digest_value = ?, signature_value = ?,"
-            " certificado_id = ?, status = 'firmado', updated_at = ? WHERE id = ?",
-            (xml_firmado, sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, _now(),
-             voucher_id)).rowcount
+            "UPDATE vouchers SET signed_sha256 = ?, digest_value = ?, signature_value = ?, certificado_id = ?,"
+            " status = 'firmado', updated_at = ?, signature = NULL, signature_offset = NULL WHERE id = ?",
+            (sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, _now(), voucher_id)).rowcount
+        conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?", (xml_firmado, voucher_id))
     if not changed:
         raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
     engine.events.emit("voucher.changed", {"id": voucher_id, "status": "firmado"})
+
+
+def record_signature_fragment(engine: Engine, voucher_id: int, signature: str, offset: int, signed_sha256: str,
+                              digest_value: str, signature_value: str, certificado_id: str) -> bool:
+    """`record_signature` storing only the Signature and where it goes in the stored text (the signed XML is
+    `splice_signature(xml, offset, signature)`, of SHA-256 `signed_sha256`). False, and nothing written, when
+    the voucher was signed meanwhile (or does not exist)."""
+    with engine.storage.write() as conn:
+        changed = conn.execute(
+            "UPDATE vouchers SET signature = ?, signature_offset = ?, signed_sha256 = ?, digest_value = ?,"
+            " signature_value = ?, certificado_id = ?, status = 'firmado', updated_at = ?"
+            " WHERE id = ? AND signed_sha256 IS NULL",
+            (signature, offset, signed_sha256, digest_value, signature_value, certificado_id, _now(),
+             voucher_id)).rowcount
+    if changed:
+        engine.events.emit("voucher.changed", {"id": voucher_id, "status": "firmado"})
+    return bool(changed)
 
 
 def set_status(engine: Engine, voucher_id: int, status: str) -> None:

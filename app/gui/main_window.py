@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from app import APP_NAME, __version__
 from app.core.engine import Engine
+from app.gui.registry_page import RegistryPage
 
 SECTIONS = ["Comprobantes", "Certificados", "Mensajes", "Consultas", "Ajustes"]
 
@@ -43,6 +44,7 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         for section in SECTIONS:
             self.pages.addWidget(placeholder_page(section, "Esta sección aún no está configurada."))
+        self._replace_page("Consultas", RegistryPage(engine))
         self.navigation.currentRowChanged.connect(self.pages.setCurrentIndex)
         self.navigation.setCurrentRow(0)
         central = QWidget()
@@ -54,6 +56,13 @@ class MainWindow(QMainWindow):
         self.environment_label = QLabel(f" {environment} ")
         self.environment_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.statusBar().addPermanentWidget(self.environment_label)
+
+    def _replace_page(self, section: str, page: QWidget) -> None:
+        index = SECTIONS.index(section)
+        old = self.pages.widget(index)
+        self.pages.removeWidget(old)
+        old.deleteLater()
+        self.pages.insertWidget(index, page)
 
     def show_section(self, name: str) -> None:
         self.navigation.setCurrentRow(SECTIONS.index(name))

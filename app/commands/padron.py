@@ -1,0 +1,79 @@
+"""`yupana padron import FILE` and `yupana padron status`: SUNAT's padrón reducido, offline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TextIO
+
+
+class ProgressBar:
+    """A one-line bar on stderr, redrawn at most a few times a second."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO = sys.stderr, every_s: float = 0.2) -> None:
+        self.stream = stream
+        self.every_s = every_s
+        self._last = 0.0
+        self._started = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self._last < self.every_s and done < total:
+            return
+        self._last = now
+        fraction = min(1.0, done / total) if total else 1.0
+        filled = int(fraction * self.WIDTH)
+        mib = done / (1024 * 1024)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:6.1%}  {mib:,.0f} MiB  "
+                          f"{now - self._started:,.0f} s")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser("padron", help=summary,
+                            description="Padrón reducido de RUC de SUNAT (padron_reducido_ruc.zip) para consultar RUC "
+                                        "sin internet.")
+    actions = parser.add_subparsers(dest="padron_action", metavar="ACCION", required=True)
+    load = actions.add_parser("import", help="importa el padrón (.zip de SUNAT o el .txt que contiene)",
+                              description="Importa el padrón sin cargarlo en memoria. Las consultas siguen usando el "
+                                          "padrón anterior hasta que el nuevo esté completo. Muestra el avance en la "
+                                          "salida de errores y termina con una línea JSON de resumen.")
+    load.add_argument("file", metavar="ARCHIVO", help="padron_reducido_ruc.zip o padron_reducido_ruc.txt")
+    load.add_argument("--quiet", action="store_true", help="sin barra de avance")
+    load.set_defaults(func=cmd_import)
+    status = actions.add_parser("status", help="muestra el padrón cargado (filas, fecha, archivo)")
+    status.set_defaults(func=cmd_status)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from app.cli import open_engine
+
+    engine = open_engine(args)
+    bar = None if args.quiet else ProgressBar()
+    try:
+        summary = engine.import_padron(args.file, progress=bar)
+    finally:
+        if bar is not None:
+            bar.finish()
+        engine.close()
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from app.cli import open_engine, print_json
+
+    engine = open_engine(args)
+    try:
+        print_json(engine.padron_status())
+    finally:
+        engine.close()
+    return 0
