@@ -115,6 +115,22 @@ def _check_libraries() -> str:
     return f"httpx {httpx.__version__}, pydantic {pydantic.__version__}, keyring {backend}"
 
 
+def _square(number: int) -> int:
+    return number * number
+
+
+def _check_processes() -> str:
+    """A worker process started with "spawn", as app.core.padron does (needs freeze_support when frozen)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        result = pool.apply(_square, (12,))
+    if result != 144:
+        raise RuntimeError(f"el proceso auxiliar respondió {result}")
+    return "proceso auxiliar (spawn) respondió"
+
+
 def _check_voucher() -> str:
     """Generate, sign and verify a factura in a throw-away data folder.
 
@@ -213,6 +229,7 @@ def run_self_test(screenshot: str | None = None) -> int:
         report.step("interfaz", lambda: _check_gui(engine, screenshot))
         engine.close()
     report.step("comprobante", _check_voucher)
+    report.step("procesos", _check_processes)
     code = 0 if report.failures == 0 else 1
     report.line("autoprueba correcta" if code == 0 else f"AUTOPRUEBA FALLIDA: {report.failures} paso(s)")
     report.close()

@@ -57,6 +57,11 @@ def test_spec_finds_app_modules_on_disk():
     assert 'collect_submodules("app")' not in text
 
 
+def test_entry_script_supports_frozen_multiprocessing():
+    text = (INSTALLER / "entry.py").read_text(encoding="utf-8")
+    assert text.index("multiprocessing.freeze_support()") < text.index("from app.cli import main")
+
+
 def test_project_depends_on_essentials_not_full_pyside6():
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'"PySide6-Essentials', pyproject)
