@@ -40,3 +40,23 @@ screenshots: $(STAMP)
 
 clean:
 	rm -rf build dist .pytest_cache
+
+# --- Packaging (issue 8; see docs/packaging.md) --------------------------
+PYINSTALLER_VERSION ?= 6.22.3
+PYI_STAMP := $(VENV)/.installed-pyinstaller-$(PYINSTALLER_VERSION)
+
+$(PYI_STAMP): $(RUN_STAMP)
+	$(PY) -m pip install -q "pyinstaller==$(PYINSTALLER_VERSION)"
+	touch $@
+
+# Native Linux bundle in dist/linux/yupana, then its --self-test.
+package: $(PYI_STAMP)
+	bash installer/build_linux.sh $(PY)
+
+# dist/Yupana-Setup-<version>.exe, built on Linux with Wine + makensis.
+windows-installer:
+	bash installer/build_windows.sh
+
+# Silent install under Wine, self-test + screenshot, silent uninstall.
+windows-smoke:
+	bash installer/smoke_windows.sh

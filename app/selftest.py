@@ -1,46 +1,242 @@
-"""`yupana --self-test`: start the app offscreen, check the database, show the main window, exit 0.
+"""`yupana --self-test [--screenshot PATH]`: prove that an installed bundle works.
 
-Used by `make package`, the Windows installer smoke test and support staff. It prints each step
-in Spanish and returns non-zero at the first one that fails.
+Used by `make package` (Linux bundle), `make windows-smoke` (installer under
+Wine), the Windows CI workflow, tests and support staff. It starts Qt
+offscreen, opens the engine and its database in the data folder
+($YUPANA_HOME or the user data folder) and runs SQLite's quick_check, signs
+and verifies a small XML document (lxml, signxml and cryptography's native
+code), opens the main window and optionally saves a screenshot of it, then
+generates, signs and verifies a factura with a test certificate in a
+throw-away folder (the user's data is left alone). Each step is reported on stdout (when there is one: a
+windowed Windows build has none) and in `<data folder>/logs/self-test.log`.
+
+Returns the process exit code: 0 when every step passed.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import sys
-import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from app import APP_NAME, __version__
+
+LOG_NAME = "self-test.log"
 
 
-def _step(text: str) -> None:
-    print(f"[autoprueba] {text}", flush=True)
+class _Report:
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = log_path
+        self.failures = 0
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path.open("w", encoding="utf-8")
+
+    def line(self, text: str) -> None:
+        self._log.write(text + "\n")
+        self._log.flush()
+        stream = sys.stdout
+        if stream is not None:
+            try:
+                stream.write(text + "\n")
+                stream.flush()
+            except (OSError, ValueError, UnicodeError):
+                pass
+
+    def step(self, name: str, action: Callable[[], str]) -> None:
+        start = time.perf_counter()
+        try:
+            detail = action()
+        except Exception:  # noqa: BLE001 - every failure is reported, none stops the test
+            self.failures += 1
+            self.line(f"FALLA {name}")
+            for text in traceback.format_exc().rstrip().splitlines():
+                self.line(f"      {text}")
+            return
+        self.line(f"OK    {name} ({(time.perf_counter() - start) * 1000:.0f} ms): {detail}")
+
+    def close(self) -> None:
+        self._log.close()
 
 
-def run_self_test(screenshot: str | None = None) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+def _check_database(engine) -> str:
+    check = engine.storage.query_one("PRAGMA quick_check")
+    result = next(iter(check.values())) if check else None
+    if result != "ok":
+        raise RuntimeError(f"la base de datos {engine.storage.path} está dañada: {check}")
+    tables = engine.storage.query_one("select count(*) as n from sqlite_master where type = 'table'")
+    return f"{engine.storage.path} (quick_check ok, {tables['n']} tablas)"
+
+
+def _check_signature() -> str:
+    from cryptography import __version__ as crypto_version
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+    from lxml import etree
+    from signxml import XMLSigner, XMLVerifier
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Yupana autoprueba")])
+    now = _dt.datetime.now(_dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _dt.timedelta(minutes=5))
+        .not_valid_after(now + _dt.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    document = etree.fromstring(b"<Invoice><ID>F001-1</ID><Total>118.00</Total></Invoice>")
+    signed = XMLSigner().sign(document, key=key, cert=[cert])
+    XMLVerifier().verify(signed, x509_cert=cert)
+    return f"XML firmado y verificado (cryptography {crypto_version}, lxml {etree.__version__})"
+
+
+def _check_libraries() -> str:
+    import httpx
+    import keyring
+    import pydantic
+
+    class Sample(pydantic.BaseModel):
+        ruc: str
+        total: float
+
+    Sample.model_validate({"ruc": "20123456789", "total": "118.00"})
+    with httpx.Client(timeout=1):
+        pass
+    backend = type(keyring.get_keyring()).__name__
+    return f"httpx {httpx.__version__}, pydantic {pydantic.__version__}, keyring {backend}"
+
+
+def _square(number: int) -> int:
+    return number * number
+
+
+def _check_processes() -> str:
+    """A worker process started with "spawn", as app.core.padron does (needs freeze_support when frozen)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        result = pool.apply(_square, (12,))
+    if result != 144:
+        raise RuntimeError(f"el proceso auxiliar respondió {result}")
+    return "proceso auxiliar (spawn) respondió"
+
+
+def _check_voucher() -> str:
+    """Generate, sign and verify a factura in a throw-away data folder.
+
+    The user's folder, certificates and keyring are never touched: the scratch
+    engine keeps its secrets under a random passphrase (YUPANA_KEYRING=0).
+    """
+    import secrets
+    import tempfile
+
+    from app.core.companies import Company
     from app.core.engine import Engine
+
+    ruc = "20100066603"
+    saved = {name: os.environ.get(name) for name in ("YUPANA_KEYRING", "YUPANA_PASSPHRASE")}
+    os.environ["YUPANA_KEYRING"] = "0"
+    os.environ["YUPANA_PASSPHRASE"] = secrets.token_urlsafe(24)
+    try:
+        with tempfile.TemporaryDirectory(prefix="yupana-autoprueba-", ignore_cleanup_errors=True) as scratch:
+            with Engine(scratch) as engine:
+                engine.set_company(Company(ruc=ruc, razon_social="EMPRESA DE AUTOPRUEBA S.A.C.", ubigeo="150101",
+                                           direccion="AV. AUTOPRUEBA 1, CERCADO DE LIMA"))
+                certificate = engine.create_test_certificate(ruc)
+                generated = engine.generar_xml({
+                    "tipo": "01", "serie": "F001", "numero": 1,
+                    "emisor": {"ruc": ruc},
+                    "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE DE AUTOPRUEBA S.A.C."},
+                    "items": [{"descripcion": "Servicio de autoprueba", "cantidad": 1, "precio_unitario": "100.00"}],
+                })
+                signed = engine.firmar({"xml": generated.xml, "certificado_id": certificate.certificado_id})
+                verification = engine.verify_signature(signed.xml_firmado)
+                if not verification.valid:
+                    raise RuntimeError(f"la firma del comprobante no es válida: {verification.reason}")
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value})"
+
+
+def _check_gui(engine, screenshot: str | None) -> str:
+    from PySide6.QtCore import qVersion
+
     from app.gui.app import application
     from app.gui.main_window import MainWindow
 
-    with tempfile.TemporaryDirectory(prefix="yupana-selftest-") as scratch:
-        home = os.environ.get("YUPANA_HOME") or scratch
-        app = application()
+    app = application()
+    window = MainWindow(engine)
+    window.show()
+    for _ in range(5):
+        app.processEvents()
+    detail = f"Qt {qVersion()} ({app.platformName()}), ventana principal «{window.windowTitle()}»"
+    if screenshot:
+        target = Path(screenshot).expanduser().resolve()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pixmap = window.grab()
+        if pixmap.isNull() or not pixmap.save(str(target), "PNG"):
+            raise RuntimeError(f"no se pudo guardar la captura en {target}")
+        detail += f", captura {target} ({pixmap.width()}x{pixmap.height()})"
+    window.close()
+    app.processEvents()
+    return detail
+
+
+def run_self_test(screenshot: str | None = None) -> int:
+    """Run every check; return 0 when all passed. A frozen build exits the process itself."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if sys.platform == "win32" and os.environ["QT_QPA_PLATFORM"] == "offscreen" and "QT_QPA_FONTDIR" not in os.environ:
+        # Qt's offscreen platform does not ask Windows for fonts; point it at them.
+        os.environ["QT_QPA_FONTDIR"] = os.path.join(os.environ.get("WINDIR", r"C:\Windows"), "Fonts")
+    from app.core.paths import data_home, log_dir
+
+    home = data_home()
+    report = _Report(log_dir(home) / LOG_NAME)
+    frozen = bool(getattr(sys, "frozen", False))
+    report.line(f"Autoprueba de {APP_NAME} {__version__}")
+    report.line(f"  Python {sys.version.split()[0]} en {sys.platform}, empaquetado: {'sí' if frozen else 'no'}")
+    report.line(f"  carpeta de datos: {home}")
+    engine = None
+    try:
+        from app.core.engine import Engine
+
         engine = Engine(home)
-        try:
-            check = engine.storage.query_one("PRAGMA quick_check")
-            if not check or next(iter(check.values())) != "ok":
-                _step(f"la base de datos {engine.storage.path} está dañada: {check}")
-                return 1
-            _step(f"base de datos correcta: {engine.storage.path}")
-            window = MainWindow(engine)
-            window.show()
-            app.processEvents()
-            _step("ventana principal abierta")
-            if screenshot:
-                window.grab().save(screenshot)
-                _step(f"captura guardada en {screenshot}")
-            window.close()
-        finally:
-            engine.close()
-    _step("autoprueba correcta")
-    sys.stdout.flush()
-    return 0
+        report.line(f"OK    motor abierto en {home}")
+    except Exception:  # noqa: BLE001
+        report.failures += 1
+        report.line("FALLA motor")
+        for text in traceback.format_exc().rstrip().splitlines():
+            report.line(f"      {text}")
+    if engine is not None:
+        report.step("base de datos", lambda: _check_database(engine))
+    report.step("firma XML", _check_signature)
+    report.step("bibliotecas", _check_libraries)
+    if engine is not None:
+        report.step("interfaz", lambda: _check_gui(engine, screenshot))
+        engine.close()
+    report.step("comprobante", _check_voucher)
+    report.step("procesos", _check_processes)
+    code = 0 if report.failures == 0 else 1
+    report.line("autoprueba correcta" if code == 0 else f"AUTOPRUEBA FALLIDA: {report.failures} paso(s)")
+    report.close()
+    if frozen:
+        # Tearing Qt down can hang under Wine (QApplication.quit()); a bundle has
+        # nothing left to flush, so leave at once.
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        os._exit(code)
+    return code

@@ -133,3 +133,20 @@ def sunat_window(qtbot, engine, company):
     wait_idle(qtbot, main.workers)
     yield main, main.context.sandboxes.running["sunat"]
     main.close()
+
+
+def test_a_rejected_factura_shows_sunats_reason_in_plain_words(qtbot, context, sunat, engine):
+    sunat.fail_next("reject:2800")  # the sandbox answers a rejection CDR, as SUNAT shapes one
+    form = filled_form(qtbot, context)
+    form.emit_button.click()
+    wait_idle(qtbot, context.workers, timeout=30_000)
+    assert form.outcome is not None, form.banner.text.text()
+    assert form.outcome["estado"] == "rechazado"
+    assert form.outcome["codigo_respuesta"] == "2800"
+    assert form.result_badge.text().strip().startswith("Rechazado")
+    assert "2800" in form.result_text.text()
+    assert "documento" in form.result_text.text().lower()  # SUNAT's own words for 2800, not just the number
+    page = VouchersPage(context)
+    qtbot.addWidget(page)
+    wait_idle(qtbot, context.workers)
+    assert page.status_of(0) == "rechazado"

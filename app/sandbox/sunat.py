@@ -25,6 +25,7 @@ import io
 import json
 import logging
 import random
+import re
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ CONSULT_PATH = "/ol-it-wsconscpegem/billConsultService"
 SUNAT_RUC = "20131312955"
 UBL_ROOTS = {"Invoice", "CreditNote", "DebitNote"}
 FAILURE_MODES = ("timeout", "hang", "500", "drop_after_receive")
+REJECT_MODE = re.compile(r"^reject:(?P<code>[234]\d{3})$")  # answer a CDR with this code, as SUNAT would
 TYPE_NAMES = {"01": "Factura", "03": "Boleta de Venta", "07": "Nota de Crédito", "08": "Nota de Débito"}
 AR = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
 CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
@@ -125,8 +127,8 @@ class SunatSandbox(Sandbox):
     # ------------------------------------------------------------ test controls
 
     def fail_next(self, mode: str, count: int = 1) -> None:
-        if mode not in FAILURE_MODES:
-            raise ValueError(f"unknown failure mode {mode!r}; valid: {', '.join(FAILURE_MODES)}")
+        if mode not in FAILURE_MODES and not REJECT_MODE.match(mode):
+            raise ValueError(f"unknown failure mode {mode!r}; valid: {', '.join(FAILURE_MODES)}, reject:NNNN")
         with self._lock:
             self._failures.extend([mode] * count)
 
@@ -250,7 +252,8 @@ class SunatSandbox(Sandbox):
             request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
             return None
         xml = self._unzip(stem, fields.get("contentFile", ""))
-        cdr_zip = self._register(stem, xml)
+        forced = REJECT_MODE.match(failure or "")
+        cdr_zip = self._register(stem, xml, forced["code"] if forced else None)
         if failure == "timeout":
             self._hold()
             request.drop()
@@ -290,11 +293,16 @@ class SunatSandbox(Sandbox):
         ruc, tipo, serie, numero = stem.split("-")
         return f"{ruc}-{tipo}-{serie}-{int(numero)}"
 
-    def _register(self, stem: str, xml: bytes) -> bytes:
+    def _register(self, stem: str, xml: bytes, forced_code: str | None = None) -> bytes:
         """Judge one voucher and keep its CDR; a second voucher with the same name is 1033."""
         with self._lock:
             self._refuse_duplicate(stem)
         outcome = self._judge(stem, xml)
+        if forced_code is not None:
+            described = sunat_errors.describe(forced_code, self.rules_dir)
+            notes = [f"{forced_code} - {described}"] if forced_code.startswith("4") else []
+            outcome = Outcome(forced_code if not notes else "0", described if not notes else outcome.description,
+                              notes)
         cdr_zip = self._cdr_zip(stem, outcome)
         with self._lock:
             self._refuse_duplicate(stem)
