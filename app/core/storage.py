@@ -256,7 +256,10 @@ class _Checkpointer:
         if pending >= self._every:
             self._wake.set()
         if pending >= HARD_COMMITS:  # the thread is not keeping up: do its work here, once
-            self.run(conn, "PASSIVE")
+            try:
+                self.run(conn, "PASSIVE")
+            except sqlite3.Error:  # the commit stands; the next commit tries again
+                log.warning("inline checkpoint of %s failed", self._storage.path, exc_info=True)
 
     def run(self, conn: sqlite3.Connection, mode: str) -> tuple[int, int, int]:
         started_at = self.commits
