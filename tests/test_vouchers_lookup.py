@@ -65,3 +65,17 @@ def test_an_issued_number_answers_for_itself_even_when_its_request_no_longer_bui
                                direccion="AV. ABANCAY 123"))
     status, envelope = engine.call("xml", other)  # buildable again, refused by the unique index at the insert
     assert status == 409 and envelope["error"]["code"] == "CONFLICT"
+
+
+def test_the_signed_hash_taken_over_slices_equals_the_hash_of_the_signed_text(engine, company, test_cert):
+    import hashlib
+
+    from app.core import signing
+
+    key, certificate = engine.certificates.signing_material(test_cert.certificado_id)
+    for name in ("factura-simple", "factura-texto-especial"):  # ASCII, and accents, ñ and an emoji
+        xml = engine.generar_xml(copy.deepcopy(dict(MATRIX)[name])).xml
+        for encoded in (None, xml.encode("utf-8")):
+            signed = signing.sign_canonical(xml, key, certificate, encoded=encoded)
+            assert signed.sha256 == hashlib.sha256(signed.xml.encode("utf-8")).hexdigest()
+    assert not xml.isascii()

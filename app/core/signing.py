@@ -96,6 +96,7 @@ class CanonicalSignature:
     xml: str
     digest_value: str
     signature_value: str
+    sha256: str  # hex SHA-256 of `xml` in UTF-8
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,8 @@ _EXT_DECLARATION = f' xmlns:ext="{EXT}"'
 
 
 def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.Certificate, *,
-                   algorithm: str = "rsa-sha1", signature_id: str = ubl.SIGNATURE_ID) -> CanonicalSignature:
+                   algorithm: str = "rsa-sha1", signature_id: str = ubl.SIGNATURE_ID,
+                   encoded: bytes | None = None) -> CanonicalSignature:
     """Sign a voucher written by `app.core.ubl`, without parsing it.
 
     Precondition (the generator's, checked by tests/test_canonical.py): `xml` is `ubl.XML_DECLARATION`
@@ -304,6 +306,9 @@ def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.C
     xml:* attribute, one empty `ext:ExtensionContent` and no signature. Then the enveloped digest is the
     hash of the bytes after the declaration, and the SignedInfo's canonical form declares the root's
     namespaces. The cheap parts of that precondition are checked here (ValueError otherwise).
+
+    `encoded` is `xml` in UTF-8 when the caller has it: a voucher with accents or ñ costs ~15 µs per encoding of
+    its ~14 kB, so the text is encoded once and both hashes are taken over slices of those bytes.
     """
     chosen = _algorithm(algorithm)
     start = len(ubl.XML_DECLARATION)
@@ -313,7 +318,8 @@ def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.C
     if (not xml.startswith(ubl.XML_DECLARATION) or slot < 0 or _DS_DECLARATION not in root_attributes
             or _EXT_DECLARATION not in root_attributes or xml.find(ubl.EMPTY_EXTENSION_CONTENT, slot + 1) >= 0):
         raise ValueError("not a canonical voucher written by app.core.ubl")
-    document = xml[start:].encode("utf-8")
+    data = encoded if encoded is not None else xml.encode("utf-8")
+    document = memoryview(data)[start:]  # the declaration is ASCII: its bytes are its characters
     digest_value = base64.b64encode(hashlib.new(chosen.hashlib_name, document).digest()).decode("ascii")
     body = _signed_info_body(chosen, digest_value)
     # In inclusive C14N the apex of a subset carries every namespace in scope: here, the root's declarations.
@@ -321,8 +327,16 @@ def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.C
     signature_value = base64.b64encode(private_key.sign(canonical, padding.PKCS1v15(), chosen.hash())).decode()
     signature = _signature_element("", signature_id, body, signature_value, certificate)
     offset = slot + len("<ext:ExtensionContent>")
-    return CanonicalSignature(signature, offset, xml[:offset] + signature + xml[offset:], digest_value,
-                              signature_value)
+    signed = xml[:offset] + signature + xml[offset:]
+    if xml.isascii() or xml[:offset].isascii():  # then the character offset is also the byte offset
+        whole = memoryview(data)
+        signed_hash = hashlib.sha256(whole[:offset])
+        signed_hash.update(signature.encode("utf-8"))
+        signed_hash.update(whole[offset:])
+        signed_sha256 = signed_hash.hexdigest()
+    else:
+        signed_sha256 = hashlib.sha256(signed.encode("utf-8")).hexdigest()
+    return CanonicalSignature(signature, offset, signed, digest_value, signature_value, signed_sha256)
 
 
 _EMPTY_CONTENT = re.compile(rb"<((?:[A-Za-z_][\w.-]*:)?)ExtensionContent(?:\s[^>]*)?(?:/>|>(\s*)</\1ExtensionContent>)")
@@ -501,16 +515,17 @@ def sign_request(engine: Engine, request: FirmarRequest) -> FirmarResult:
 
     if not request.xml.strip():
         raise invalid("xml", "El campo «xml» es obligatorio.")
-    row = vouchers.find_for_signing(engine, request.xml)
+    encoded = request.xml.encode("utf-8")
+    row = vouchers.find_for_signing(engine, request.xml, encoded)
     if row is None or not row["canonical"]:
         return _sign_parsed(engine, request)
     # A stored canonical text is well-formed, unsigned and a voucher: the checks of _sign_parsed hold.
     info, key, certificate = _certificate_for(engine, request.certificado_id, row["emisor_ruc"])
     if row["signed"]:
         return _stored_signature(engine, row["id"], info)
-    signed = sign_canonical(request.xml, key, certificate, algorithm=engine.settings.get("signature_algorithm"))
-    signed_sha256 = hashlib.sha256(signed.xml.encode("utf-8")).hexdigest()
-    if not vouchers.record_signature_fragment(engine, row["id"], signed.signature, signed.offset, signed_sha256,
+    signed = sign_canonical(request.xml, key, certificate, algorithm=engine.settings.get("signature_algorithm"),
+                            encoded=encoded)
+    if not vouchers.record_signature_fragment(engine, row["id"], signed.signature, signed.offset, signed.sha256,
                                               signed.digest_value, signed.signature_value, info.certificado_id):
         return _stored_signature(engine, row["id"], info)  # signed by another request meanwhile
     return FirmarResult(xml_firmado=signed.xml, digest_value=signed.digest_value,

@@ -64,24 +64,24 @@ XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 EMPTY_EXTENSION_CONTENT = "<ext:ExtensionContent></ext:ExtensionContent>"
 
 # C14N 1.0 escaping: element content escapes & < > and CR; attribute values & < " TAB LF CR.
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#xD;"})
-_ATTRIBUTE_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", '"': "&quot;", "\t": "&#x9;", "\n": "&#xA;",
-                                    "\r": "&#xD;"})
-
-
 _NEEDS_TEXT_ESCAPE = re.compile("[&<>\r]")
 _NEEDS_ATTRIBUTE_ESCAPE = re.compile('[&<"\t\n\r]')
 
 
 def esc(text: str) -> str:
     """Escape text for element content, exactly as C14N writes it."""
-    # Most texts need nothing: a search is several times cheaper than translate with a mapping.
-    return text.translate(_TEXT_ESCAPES) if _NEEDS_TEXT_ESCAPE.search(text) else text
+    # Most texts need nothing, and a search is cheap; chained replaces are ~5 times cheaper than translate.
+    if not _NEEDS_TEXT_ESCAPE.search(text):
+        return text
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#xD;")
 
 
 def esc_attr(text: str) -> str:
     """Escape an attribute value (always written between double quotes), exactly as C14N writes it."""
-    return text.translate(_ATTRIBUTE_ESCAPES) if _NEEDS_ATTRIBUTE_ESCAPE.search(text) else text
+    if not _NEEDS_ATTRIBUTE_ESCAPE.search(text):
+        return text
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("\t", "&#x9;")
+            .replace("\n", "&#xA;").replace("\r", "&#xD;"))
 
 
 @dataclass(slots=True)

@@ -508,8 +508,8 @@ def key_of_text(xml: str) -> tuple[str, str, str, int] | None:
     return ruc, tipo, serie, int(numero)
 
 
-def _by_text(engine: Engine, columns: str, hash_column: str, text: str) -> dict | None:
-    digest = sha256_hex(text)
+def _by_text(engine: Engine, columns: str, hash_column: str, text: str, encoded: bytes | None = None) -> dict | None:
+    digest = hashlib.sha256(encoded if encoded is not None else text.encode("utf-8")).hexdigest()
     key = key_of_text(text)
     if key is not None:
         row = engine.storage.query_one(
@@ -537,9 +537,10 @@ SIGNING_COLUMNS = ("id, emisor_ruc, tipo, serie, numero, canonical, certificado_
                    " signature, signature_offset, signed_sha256 IS NOT NULL AS signed")
 
 
-def find_for_signing(engine: Engine, xml: str) -> dict | None:
-    """The voucher whose generated text is exactly `xml`, with the columns operation 2 needs (not the text)."""
-    return _by_text(engine, SIGNING_COLUMNS, "xml_sha256", xml)
+def find_for_signing(engine: Engine, xml: str, encoded: bytes | None = None) -> dict | None:
+    """The voucher whose generated text is exactly `xml` (`encoded`: its UTF-8, when the caller has it), with the
+    columns operation 2 needs (not the text)."""
+    return _by_text(engine, SIGNING_COLUMNS, "xml_sha256", xml, encoded)
 
 
 def _now() -> str:
