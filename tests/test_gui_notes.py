@@ -89,6 +89,12 @@ def test_credit_note_against_an_issued_factura_is_accepted(qtbot, context, sunat
     xml = stored(engine, "07")["xml_firmado"]
     assert "<cac:BillingReference>" in xml and ">F001-1<" in xml
     assert ">06<" in xml and "Devolución total de la mercadería" in xml
+    form.emit_button.click()  # «Emitir otro»: the next note starts clean, numbered after this one
+    wait_idle(qtbot, context.workers)
+    assert form.note.fields() == {"documento_referencia": {"tipo": "01", "serie": "", "numero": 0},
+                                  "codigo_motivo": "01", "descripcion_motivo": None}
+    assert form.serie.text() == "FC01" and form.numero.value() == 2
+    assert form.note.pick.count() == 2  # a note is not a voucher another note modifies
 
 
 def test_debit_note_is_accepted(qtbot, context, sunat, engine):

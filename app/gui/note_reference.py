@@ -101,6 +101,18 @@ class NoteReferenceBox(QGroupBox):
             self.pick.addItem(describe_voucher(row), index)
         self.pick.blockSignals(False)
 
+    def clear(self) -> None:
+        """For the next note: no modified voucher, the first reason, no description."""
+        for widget in (self.pick, self.ref_serie, self.ref_numero):
+            widget.blockSignals(True)
+        self.pick.setCurrentIndex(0)
+        self.ref_serie.clear()
+        self.ref_numero.setValue(0)
+        for widget in (self.pick, self.ref_serie, self.ref_numero):
+            widget.blockSignals(False)
+        self.motivo.setCurrentIndex(0)
+        self.descripcion.clear()
+
     def choose(self, row_index: int) -> None:
         """Pick the `row_index`-th issued voucher (as the user would in the list)."""
         self.pick.setCurrentIndex(self.pick.findData(row_index))

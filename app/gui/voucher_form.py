@@ -519,7 +519,7 @@ class VoucherForm(QDialog):
         self.progress.hide()
         self.outcome = None
         self.instalments.reset()
-        self.note.descripcion.clear()
+        self.note.clear()
         self.context.workers.run(self, lambda: (past_customers(self.engine), issued_vouchers(self.engine)),
                                  done=self._reloaded)
         self.propose_numero()
