@@ -12,13 +12,13 @@ Its shape is part of the product (scripts and support staff rely on it):
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from app import __version__
+from app.optional import load_optional
 
 # argparse's own words, in Spanish (it reads them through gettext's `_`).
 _ARGPARSE_ES = {
@@ -225,11 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     config.set_defaults(func=cmd_config)
 
     for name, summary in FEATURE_COMMANDS.items():
-        try:
-            module = importlib.import_module(f"app.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"app.commands.{name}":
-                raise
+        module = load_optional(f"app.commands.{name}")
+        if module is None:
             sub.add_parser(name, help=summary + " (próximamente)").set_defaults(func=_placeholder(name))
         else:
             module.register(sub, summary)

@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 
 from app.commands import wait_until_stopped
+from app.optional import load_optional
 from app.sandbox import SANDBOXES
 from app.sandbox.base import Sandbox
 
 
 def available() -> dict[str, type[Sandbox]]:
     """The sandboxes whose module exists in this version, by name."""
-    found = {}
-    for name, target in SANDBOXES.items():
-        module_name, _, class_name = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        found[name] = getattr(module, class_name)
-    return found
+    classes = {name: load_optional(target) for name, target in SANDBOXES.items()}
+    return {name: cls for name, cls in classes.items() if cls is not None}
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import Any
 
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
+from app.optional import load_optional
 
 from .bridge import EngineEvents
 from .context import ENVIRONMENTS, Context
@@ -39,17 +39,6 @@ SECTION_PAGES = {
     "Consultas": "app.gui.lookups:LookupsPage",
     "Ajustes": "app.gui.settings:SettingsPage",
 }
-
-
-def load_page_class(target: str) -> type | None:
-    module_name, _, class_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        return None
-    return getattr(module, class_name)
 
 
 def status_snapshot(engine: Any) -> dict[str, Any]:
@@ -107,7 +96,7 @@ class MainWindow(QMainWindow):
     def page(self, name: str) -> QWidget:
         """The section's page, built on first use."""
         if name not in self.built:
-            cls = load_page_class(SECTION_PAGES[name])
+            cls = load_optional(SECTION_PAGES[name])
             page = cls(self.context) if cls else NotAvailablePage(name, self._unavailable_text(name))
             index = SECTIONS.index(name)
             old = self.pages.widget(index)

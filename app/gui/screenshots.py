@@ -77,6 +77,7 @@ def render(folder: Path) -> list[Path]:
                     _look_up_a_sample(app, window, page, sandboxes)
                 saved.append(_save(window, folder / f"{name.lower()}.png"))
             saved.append(_save_form(app, window, folder))
+            saved.append(_save_note(app, window, folder))
             saved.append(_save_detail(app, window, folder))
             saved.append(_save_assistant(app, window, folder))
             window.close()
@@ -97,8 +98,27 @@ def _save_form(app, window, folder: Path) -> Path:
     form.fill_example("20601030013", "BODEGA SAN MARTÍN S.A.C.",
                       [("Arroz extra 5 kg", "4", "21.50", "10"), ("Aceite vegetal 1 L", "6", "8.90", "10"),
                        ("Libro de contabilidad", "1", "35.00", "20")])
+    form.forma_pago.setCurrentIndex(form.forma_pago.findData("Credito"))
+    form.instalments.add_cuota()
     _settle(app, window)
     path = _save(form, folder / "nuevo-comprobante.png")
+    form.close()
+    return path
+
+
+def _save_note(app, window, folder: Path) -> Path:
+    """A credit note against the first sample factura."""
+    form = window.show_section("Comprobantes").new_voucher()
+    _settle(app, window)
+    form.tipo.setCurrentIndex(form.tipo.findData("07"))
+    if form.note.pick.count() > 1:
+        form.note.choose(form.note.pick.count() - 2)
+    form.note.motivo.setCurrentIndex(form.note.motivo.findData("07"))
+    form.note.descripcion.setText("Devolución de 1 bolsa dañada")
+    form.items.setRowCount(0)
+    form.add_line("Arroz extra 5 kg", "1", "21.50", "10")
+    _settle(app, window)
+    path = _save(form, folder / "nota-de-credito.png")
     form.close()
     return path
 

@@ -1,8 +1,8 @@
-"""The voucher form: type, serie and número, customer with lookup, items with live totals, «Emitir»."""
+"""The voucher form: type, serie and número, customer with lookup, items with live totals, payment terms,
+the modified voucher of a note, «Emitir»."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -34,10 +34,14 @@ from app.core.errors import ErrorDetail, invalid_many
 
 from .context import Context
 from .emission import STATUS_COLOURS, STEPS, emit, plain_outcome
+from .instalments import InstalmentsBox
+from .note_reference import NoteReferenceBox, issued_vouchers
 from .totals import AFFECTATIONS, Line, compute, parse_decimal
 from .widgets import Badge, FieldErrors, MessageBanner, value_of
 
-TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001")}
+TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001"),
+         "07": ("Nota de crédito", "FC01"), "08": ("Nota de débito", "FD01")}  # notes: F/B follows the reference
+NOTE_TYPES = ("07", "08")
 DOCUMENT_TYPES = {"6": "RUC", "1": "DNI", "4": "Carnet de extranjería", "7": "Pasaporte", "0": "Sin documento"}
 ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Afectación", "Valor de venta", "IGV"]
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
@@ -66,6 +70,7 @@ class VoucherForm(QDialog):
         self.context = context
         self.engine = context.engine
         self.customers: dict[str, dict[str, str]] = {}
+        self.issued: list[dict[str, Any]] = []
         self.environment = "sandbox"
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
@@ -76,8 +81,19 @@ class VoucherForm(QDialog):
         layout.addWidget(self.banner)
         top = QHBoxLayout()
         top.addWidget(self._header_box(), 1)
-        top.addWidget(self._customer_box(), 1)
+        right = QVBoxLayout()
+        right.addWidget(self._customer_box())
+        self.instalments = InstalmentsBox(self.errors)
+        self.instalments.hide()
+        right.addWidget(self.instalments)
+        right.addStretch(1)
+        top.addLayout(right, 1)
         layout.addLayout(top)
+        self.note = NoteReferenceBox(self.errors)
+        self.note.hide()
+        self.note.reference_chosen.connect(self._reference_chosen)
+        self.note.letter_changed.connect(self._reference_letter_changed)
+        layout.addWidget(self.note)
         layout.addWidget(self._items_box(), 1)
         layout.addLayout(self._footer())
         self.add_line()
@@ -112,11 +128,8 @@ class VoucherForm(QDialog):
         self.moneda.addItem("Dólares (USD)", "USD")
         self.forma_pago = QComboBox()
         self.forma_pago.addItem("Contado", "Contado")
-        self.forma_pago.addItem("Crédito (una cuota)", "Credito")
-        self.vencimiento = QDateEdit(QDate.currentDate().addDays(30))
-        self.vencimiento.setCalendarPopup(True)
-        self.vencimiento.setDisplayFormat("dd/MM/yyyy")
-        self.vencimiento.setEnabled(False)
+        self.forma_pago.addItem("Crédito (en cuotas)", "Credito")
+        self.header_form = form
         form.addRow("Emisor:", self._field(self.emisor, "emisor"))
         form.addRow("Tipo:", self._field(self.tipo, "tipo"))
         serie_row = QWidget()
@@ -129,18 +142,11 @@ class VoucherForm(QDialog):
         self.errors.labels["numero"] = self.errors.labels["serie"]
         form.addRow("Fecha de emisión:", self._field(self.fecha, "fecha_emision"))
         form.addRow("Moneda:", self._field(self.moneda, "moneda"))
-        pago = QWidget()
-        row = QHBoxLayout(pago)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.forma_pago)
-        row.addWidget(QLabel("Vence:"))
-        row.addWidget(self.vencimiento)
-        form.addRow("Forma de pago:", self._field(pago, "forma_pago"))
+        form.addRow("Forma de pago:", self.forma_pago)  # its errors show under the cuotas
         self.tipo.currentIndexChanged.connect(self._type_changed)
-        self.emisor.currentIndexChanged.connect(self.propose_numero)
+        self.emisor.currentIndexChanged.connect(self._issuer_changed)
         self.serie.editingFinished.connect(self.propose_numero)
-        self.forma_pago.currentIndexChanged.connect(
-            lambda: self.vencimiento.setEnabled(self.forma_pago.currentData() == "Credito"))
+        self.forma_pago.currentIndexChanged.connect(self._payment_changed)
         return box
 
     def _customer_box(self) -> QGroupBox:
@@ -240,13 +246,14 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, str, dict]:
-            return self.engine.list_companies(), self.engine.config_get("environment"), past_customers(self.engine)
+        def load() -> tuple[list, str, dict, list]:
+            return (self.engine.list_companies(), self.engine.config_get("environment"), past_customers(self.engine),
+                    issued_vouchers(self.engine))
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, str, dict]) -> None:
-        companies, self.environment, self.customers = loaded
+    def _loaded(self, loaded: tuple[list, str, dict, list]) -> None:
+        companies, self.environment, self.customers, self.issued = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
@@ -254,13 +261,48 @@ class VoucherForm(QDialog):
         self.completer_model.setStringList(sorted(self.customers))
         if not companies:
             self.banner.show_message("Primero registre su empresa en Ajustes → Empresas.", "warning")
-        self.propose_numero()
+        self._issuer_changed()
+
+    def is_note(self) -> bool:
+        return self.tipo.currentData() in NOTE_TYPES
 
     def _type_changed(self) -> None:
         code = self.tipo.currentData()
-        self.serie.setText(TYPES[code][1])
-        self.doc_type.setCurrentIndex(self.doc_type.findData("6" if code == "01" else "1"))
+        note = code in NOTE_TYPES
+        self.note.setVisible(note)
+        self.header_form.setRowVisible(self.forma_pago, not note)  # a note carries no payment terms
+        self._payment_changed()
+        if note:
+            self.note.set_note_type(code)
+            self.serie.setText(self.note.letter() + TYPES[code][1][1:])
+            self.doc_type.setCurrentIndex(self.doc_type.findData("6" if self.note.letter() == "F" else "1"))
+        else:
+            self.serie.setText(TYPES[code][1])
+            self.doc_type.setCurrentIndex(self.doc_type.findData("6" if code == "01" else "1"))
         self.propose_numero()
+
+    def _payment_changed(self) -> None:
+        self.instalments.setVisible(not self.is_note() and self.forma_pago.currentData() == "Credito")
+
+    def _issuer_changed(self) -> None:
+        """The issued vouchers a note may modify are the chosen issuer's."""
+        ruc = self.emisor.currentData()
+        self.note.set_issued([row for row in self.issued if row.get("emisor_ruc") == ruc])
+        self.propose_numero()
+
+    def _reference_letter_changed(self, letter: str) -> None:
+        """A note's serie starts with the letter of the voucher it modifies (F… factura, B… boleta)."""
+        serie = self.serie.text().strip().upper()
+        self.serie.setText(letter + (serie[1:] if len(serie) == 4 else TYPES[self.tipo.currentData()][1][1:]))
+        self.propose_numero()
+
+    def _reference_chosen(self, row: dict[str, Any]) -> None:
+        """The note goes to the customer (and in the currency) of the voucher it modifies."""
+        kind = row.get("receptor_tipo_documento") or ("6" if row.get("tipo") == "01" else "1")
+        self.doc_type.setCurrentIndex(max(self.doc_type.findData(kind), 0))
+        self.doc_number.setText(row.get("receptor_numero_documento") or "")
+        self.customer_name.setText(row.get("receptor_nombre") or "")
+        self.moneda.setCurrentIndex(max(self.moneda.findData(row.get("moneda") or "PEN"), 0))
 
     def propose_numero(self) -> None:
         ruc, tipo, serie = self.emisor.currentData(), self.tipo.currentData(), self.serie.text().strip().upper()
@@ -374,6 +416,7 @@ class VoucherForm(QDialog):
         for key, label in self.total_labels.items():
             label.setText(f"{getattr(totals, key):,.2f}")
         self.totals = totals
+        self.instalments.set_total(totals.total)
 
     def _mark_cells(self, details: list[ErrorDetail]) -> None:
         for row in range(self.items.rowCount()):
@@ -398,6 +441,8 @@ class VoucherForm(QDialog):
 
     def request(self) -> dict[str, Any]:
         items, problems = self.read_lines()
+        cuotas, cuota_problems = self.instalments.read() if self._on_credit() else ([], [])
+        problems += cuota_problems
         if problems:
             raise invalid_many(problems)
         doc_type, number = self.doc_type.currentData(), self.doc_number.text().strip()
@@ -412,18 +457,22 @@ class VoucherForm(QDialog):
             "receptor": {k: v for k, v in receptor.items() if v is not None}, "items": items,
             "fecha_emision": self.fecha.date().toPython(), "moneda": self.moneda.currentData(),
         }
-        if self.forma_pago.currentData() == "Credito":
-            due: date = self.vencimiento.date().toPython()
-            request["forma_pago"] = {"tipo": "Credito", "cuotas": [
-                {"monto": self.totals.total, "fecha_vencimiento": max(due, request["fecha_emision"] + timedelta(1))}]}
+        if self.is_note():
+            request.update(self.note.fields())
+        elif self._on_credit():
+            request["forma_pago"] = {"tipo": "Credito", "cuotas": cuotas}
         else:
             request["forma_pago"] = {"tipo": "Contado"}
         return request
+
+    def _on_credit(self) -> bool:
+        return not self.is_note() and self.forma_pago.currentData() == "Credito"
 
     def emit_voucher(self) -> None:
         self.banner.clear()
         self.errors.clear()
         self._mark_cells([])
+        self.instalments.mark([])
         self.result_badge.hide()
         self.result_text.clear()
         try:
@@ -469,15 +518,25 @@ class VoucherForm(QDialog):
         self.result_text.clear()
         self.progress.hide()
         self.outcome = None
-        self.context.workers.run(self, past_customers, self.engine,
-                                 done=lambda c: (self.customers.update(c), self.completer_model.setStringList(sorted(c))))
+        self.instalments.reset()
+        self.note.clear()
+        self.context.workers.run(self, lambda: (past_customers(self.engine), issued_vouchers(self.engine)),
+                                 done=self._reloaded)
         self.propose_numero()
+
+    def _reloaded(self, loaded: tuple[dict, list]) -> None:
+        """What the last voucher added: a customer to complete, a voucher a note may modify."""
+        customers, self.issued = loaded
+        self.customers.update(customers)
+        self.completer_model.setStringList(sorted(self.customers))
+        self._issuer_changed()
 
     def show_failure(self, exc: BaseException) -> None:
         self.progress.hide()
         self.step_label.setText("")
         details = list(getattr(exc, "details", []))
         self._mark_cells(details)
+        self.instalments.mark(details)
         unplaced = self.errors.show(exc)
         if unplaced or not details:
             self.banner.show_error(exc)
