@@ -8,7 +8,6 @@ envelopes, for the thin layers.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +77,7 @@ class Engine:
 
     def __init__(self, home: str | Path | None = None) -> None:
         self.home = data_home(home)
-        level = "INFO"
-        self.log_file = setup_logging(self.home, level)
+        self.log_file = setup_logging(self.home)
         self.storage = Storage.open(database_path(self.home))
         self.settings = Settings(self.storage)
         self.companies = Companies(self.storage)
@@ -91,7 +89,6 @@ class Engine:
         self.providers = providers.ProviderHub(self)
         self.on_close(self.padron.close)
         self.on_close(self.providers.close)
-        self._lock = threading.RLock()
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
         # Submissions to SUNAT: the worker starts at once only when a submission is waiting.
         self.outbox = outbox.Outbox(self, lambda ambiente, ruc: sunat.client_for(self, ambiente, ruc))
