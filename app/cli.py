@@ -79,8 +79,7 @@ def _read_body(source: str | None) -> bytes:
 def cmd_call(args: argparse.Namespace) -> int:
     from app.core.errors import YupanaError
 
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         if args.operation in LOOKUPS:
             status, envelope = engine.call(args.operation, numero=args.argument or "")
         else:
@@ -90,8 +89,6 @@ def cmd_call(args: argparse.Namespace) -> int:
                 status, envelope = exc.http_status, exc.to_envelope()
             else:
                 status, envelope = engine.call(args.operation, body)
-    finally:
-        engine.close()
     print_json(envelope)
     return 0 if envelope.get("success") else 1
 
@@ -101,20 +98,16 @@ def cmd_call(args: argparse.Namespace) -> int:
 def cmd_company_set(args: argparse.Namespace) -> int:
     from app.core.companies import Company
 
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         company = engine.set_company(Company(
             ruc=args.ruc, razon_social=args.razon_social, ubigeo=args.ubigeo, direccion=args.direccion,
             nombre_comercial=args.nombre_comercial, codigo_establecimiento=args.codigo_establecimiento))
         print_json(company.to_json())
-    finally:
-        engine.close()
     return 0
 
 
 def cmd_company_show(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         if args.ruc:
             company = engine.company(args.ruc)
             if company is None:
@@ -123,8 +116,6 @@ def cmd_company_show(args: argparse.Namespace) -> int:
             print_json(company.to_json())
         else:
             print_json([c.to_json() for c in engine.list_companies()])
-    finally:
-        engine.close()
     return 0
 
 
@@ -133,8 +124,7 @@ def cmd_company_show(args: argparse.Namespace) -> int:
 def cmd_config(args: argparse.Namespace) -> int:
     from app.core.settings import SETTINGS
 
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         if args.config_action == "get":
             print(engine.config_get(args.key))
         elif args.config_action == "set":
@@ -146,8 +136,6 @@ def cmd_config(args: argparse.Namespace) -> int:
             else:
                 for key, value in values.items():
                     print(f"{key} = {value}\n    {SETTINGS[key].description}")
-    finally:
-        engine.close()
     return 0
 
 

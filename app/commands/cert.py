@@ -81,11 +81,8 @@ def _warn_if_expiring(info: CertificateInfo) -> None:
 
 
 def cmd_new_test(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         info = engine.create_test_certificate(args.ruc)
-    finally:
-        engine.close()
     print(f"Certificado de prueba creado para el RUC {info.ruc} (solo para SUNAT beta y el sandbox).")
     print(info.certificado_id)
     return 0
@@ -95,22 +92,16 @@ def cmd_import(args: argparse.Namespace) -> int:
     data = _read(args.file, "ARCHIVO")
     key_data = _read(args.key, "ARCHIVO_CLAVE") if args.key else None
     password = _password(args, key_data or data)
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         info = engine.import_certificate(data, password, key_data=key_data)
-    finally:
-        engine.close()
     _warn_if_expiring(info)
     print(info.certificado_id)
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         found = engine.list_certificates(args.ruc)
-    finally:
-        engine.close()
     if args.json:
         print_json([info.to_json() for info in found])
     elif not found:
@@ -123,30 +114,21 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         print_json(engine.certificate(args.id).to_json())
-    finally:
-        engine.close()
     return 0
 
 
 def cmd_default(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         info = engine.set_default_certificate(args.ruc, args.id)
-    finally:
-        engine.close()
     print(f"El RUC {info.ruc} firmará con {info.certificado_id}.")
     return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         engine.delete_certificate(args.id)
-    finally:
-        engine.close()
     print(f"Certificado {args.id} borrado, con su clave privada.")
     return 0
 

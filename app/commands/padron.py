@@ -71,9 +71,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from app.cli import open_engine, print_json
 
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         print_json(engine.padron_status())
-    finally:
-        engine.close()
     return 0

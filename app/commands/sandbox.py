@@ -45,12 +45,9 @@ def run(args: argparse.Namespace) -> int:
         if args.configure:
             from app.cli import open_engine
 
-            engine = open_engine(args)
-            try:
+            with open_engine(args) as engine:
                 for sandbox in running:
                     sandbox.configure(engine)
-            finally:
-                engine.close()
         for sandbox in running:
             print(json.dumps({"name": sandbox.name, "base_url": sandbox.base_url}), flush=True)
         wait_until_stopped()

@@ -22,8 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from app.cli import open_engine
     from app.core.api import LocalApi, api_token
 
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         if args.new_token or args.show_token:
             print(api_token(engine, renew=args.new_token))
             return 0
@@ -31,5 +30,3 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
         wait_until_stopped()
         return 0
-    finally:
-        engine.close()

@@ -27,20 +27,14 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 def cmd_set(args: argparse.Namespace) -> int:
     clave = sys.stdin.readline().rstrip("\r\n") if args.clave_stdin else getpass.getpass("Clave SOL: ")
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         engine.set_sol_credentials(args.ruc, args.usuario, clave)
-    finally:
-        engine.close()
     print(f"Usuario y clave SOL guardados para el RUC {args.ruc}.")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
-    try:
+    with open_engine(args) as engine:
         usuario, _ = engine.sol_credentials(args.ruc, args.ambiente)
-    finally:
-        engine.close()
     print(f"{args.ruc}{usuario}")
     return 0
