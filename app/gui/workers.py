@@ -36,10 +36,12 @@ class Relay(QObject):
     ended = Signal()
 
     def __init__(self, owner: QObject, done: Callable[[Any], None] | None, failed: Callable[[BaseException], None],
-                 progress: Callable[[Any], None] | None, finish: Callable[[Relay], None]) -> None:
+                 progress: Callable[[Any], None] | None, finish: Callable[[Relay], None],
+                 release: Callable[[], None] | None = None) -> None:
         super().__init__()
         self.owner = weakref.ref(owner)
         self.done, self.on_failure, self.progress, self.finish = done, failed, progress, finish
+        self.release = release
         self.succeeded.connect(self._succeeded)
         self.failed.connect(self._failed)
         self.progressed.connect(self._progressed)
@@ -49,13 +51,20 @@ class Relay(QObject):
         owner = self.owner()
         return owner is not None and shiboken6.isValid(owner)
 
+    def _release_busy(self) -> None:
+        # Busy widgets come back before the outcome is shown, so the outcome's own state wins.
+        if self.release:
+            self.release()
+
     @Slot(object)
     def _succeeded(self, value: Any) -> None:
+        self._release_busy()
         if self.done and self._owner_alive():
             self.done(value)
 
     @Slot(object)
     def _failed(self, exc: BaseException) -> None:
+        self._release_busy()
         if self.on_failure and self._owner_alive():
             self.on_failure(exc)
 
@@ -71,7 +80,7 @@ class Relay(QObject):
 
     def forget(self) -> None:
         """Drop the callbacks (closures over widgets) on the GUI thread."""
-        self.done = self.on_failure = self.progress = self.finish = None
+        self.done = self.on_failure = self.progress = self.finish = self.release = None
 
 
 class Job:
@@ -160,7 +169,7 @@ class Workers(QObject):
         widgets = [w for w in busy if w is not None]
         owner_ref = weakref.ref(owner)
         relay = Relay(owner, done, failed or (lambda exc: self._unhandled(owner_ref(), exc)), progress,
-                      lambda finished: self._finish(finished, widgets))
+                      lambda finished: self._finish(finished, widgets), lambda: self._release(widgets))
         job = Job(relay, fn, args, kwargs)
         if pass_job:
             job.args = (job, *args)
@@ -172,10 +181,16 @@ class Workers(QObject):
         self.pool.start(_Task(job))
         return job
 
-    def _finish(self, relay: Relay, widgets: list[QWidget]) -> None:
+    @staticmethod
+    def _release(widgets: list[QWidget]) -> None:
+        """Enable the job's busy widgets once (the outcome or the job's end, whichever comes first)."""
         for widget in widgets:
             if shiboken6.isValid(widget):
                 widget.setEnabled(True)
+        widgets.clear()
+
+    def _finish(self, relay: Relay, widgets: list[QWidget]) -> None:
+        self._release(widgets)
         job = self._jobs.pop(relay)
         relay.forget()
         job.release()
