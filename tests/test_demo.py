@@ -9,5 +9,6 @@ def test_demo_passes_every_step(home):
     assert done.returncode == 0, out + done.stderr.decode()
     assert "✗" not in out
     assert "CDR 0" in out and "firma del CDR verificada" in out
+    assert "fuente: padron" in out  # the register answered with no provider configured
     assert "Demostración completa" in out
     assert not (home / "yupana.db").exists()  # the demo works in a folder of its own

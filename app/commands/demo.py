@@ -158,12 +158,14 @@ def _register_steps(get_engine: Callable[[], Any], registry: Any, home: Path,
         return f"{summary['rows_loaded']} contribuyentes cargados, {summary['rows_skipped']} líneas omitidas"
 
     def look_up() -> str:
-        record = get_engine().ruc(state["known_ruc"])
+        engine = get_engine()
+        engine.config_set("registry_providers", "")  # no provider: the answer can only come from the register
+        record = engine.ruc(state["known_ruc"])
         return (f"RUC {record.ruc}: {record.razon_social} ({record.distrito}, {record.departamento}); "
                 f"fuente: {record.fuente or 'padrón'}")
 
     return [("Cargar un padrón reducido de RUC pequeño", load_register),
-            ("Consultar un RUC en el padrón", look_up)]
+            ("Consultar un RUC en el padrón, sin proveedores en línea", look_up)]
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
