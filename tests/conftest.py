@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from app.gui.collector import collect_if_due
 
 # The SUNAT submission tests' fixtures (sandbox, sunat_engine) live beside their helpers.
 pytest_plugins = ["tests.sunat_support"]
@@ -20,6 +23,17 @@ RULES_DIR = SHARED / "sunat" / "validation"
 # A real, valid RUC used as the demo issuer throughout the tests.
 ISSUER_RUC = "20100066603"
 TEST_PASSPHRASE = "frase de prueba de los tests"
+
+
+@pytest.fixture(autouse=True)
+def _garbage_collected_on_the_main_thread():
+    """Automatic collection may start on a worker thread and free a cycle holding a Qt object there,
+    which crashes Qt (the app itself uses app.gui.collector for the same reason). In tests, cycles are
+    collected between tests, on the main thread."""
+    gc.disable()
+    yield
+    gc.disable()  # a test of the collector turns it back on
+    collect_if_due()
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,14 @@ import gc
 from PySide6.QtCore import QObject, QTimer
 
 
+def collect_if_due(thresholds: tuple[int, int, int] | None = None) -> None:
+    """Collect the oldest generation whose count passed its threshold, as automatic collection would."""
+    counts, limits = gc.get_count(), thresholds or gc.get_threshold()
+    generation = max((g for g in range(3) if counts[g] > limits[g]), default=None)
+    if generation is not None:
+        gc.collect(generation)
+
+
 class GuiThreadCollector(QObject):
     def __init__(self, parent: QObject, interval_ms: int = 500) -> None:
         super().__init__(parent)
@@ -23,10 +31,7 @@ class GuiThreadCollector(QObject):
         self.timer.start()
 
     def check(self) -> None:
-        counts = gc.get_count()
-        generation = max((g for g in range(3) if counts[g] > self.thresholds[g]), default=None)
-        if generation is not None:
-            gc.collect(generation)
+        collect_if_due(self.thresholds)
 
     def stop(self) -> None:
         self.timer.stop()
