@@ -8,7 +8,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -25,6 +24,7 @@ from app.core.errors import ErrorCode, YupanaError
 
 from .company_form import CompanyForm
 from .context import Context
+from .dialogs import choose_path
 from .widgets import MessageBanner, value_of
 from .workers import require
 
@@ -110,12 +110,7 @@ class CertificatePage(QWizardPage):
         layout.addStretch(1)
 
     def _browse(self) -> None:
-        dialog = QFileDialog(self, "Elegir el certificado digital")
-        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
-        dialog.setNameFilter("Certificados (*.pfx *.p12)")
-        dialog.fileSelected.connect(self.path.setText)
-        dialog.open()
-        self.file_dialog = dialog
+        choose_path(self, "Elegir el certificado digital", self.path.setText, name_filter="Certificados (*.pfx *.p12)")
 
     def choice(self) -> tuple[str, str] | None:
         return (self.path.text().strip(), self.password.text()) if self.import_own.isChecked() else None

@@ -11,7 +11,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -23,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from .context import Context
-from .dialogs import PasswordDialog, confirm
+from .dialogs import PasswordDialog, choose_path, confirm
 from .widgets import Badge, MessageBanner, heading, value_of
 from .workers import require
 
@@ -188,12 +187,8 @@ class CertificatesPage(QWidget):
     # ------------------------------------------------------------ actions
 
     def choose_file(self) -> None:
-        dialog = QFileDialog(self, "Elegir el certificado digital")
-        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
-        dialog.setNameFilter("Certificados (*.pfx *.p12);;Todos los archivos (*)")
-        dialog.fileSelected.connect(self.ask_password)
-        dialog.open()
-        self.file_dialog = dialog
+        choose_path(self, "Elegir el certificado digital", self.ask_password,
+                    name_filter="Certificados (*.pfx *.p12);;Todos los archivos (*)")
 
     def ask_password(self, path: str) -> PasswordDialog:
         self.password_dialog = PasswordDialog(

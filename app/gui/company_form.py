@@ -65,12 +65,12 @@ class CompanyForm(QWidget):
         ruc_row = QHBoxLayout()
         ruc_row.addWidget(self.ruc, 1)
         ruc_row.addWidget(self.lookup_button)
-        form.addRow("RUC:", self._column(ruc_row, "ruc"))
+        form.addRow("RUC:", self.errors.wrap(ruc_row, "ruc"))
         for name, label, placeholder in FIELDS:
             line = QLineEdit()
             line.setPlaceholderText(placeholder)
             self.inputs[name] = line
-            form.addRow(f"{label}:", self._column(line, name))
+            form.addRow(f"{label}:", self.errors.wrap(line, name))
         self.inputs["codigo_establecimiento"].setText("0000")
         self.save_button = QPushButton("Guardar empresa")
         form.addRow("", self.save_button)
@@ -91,17 +91,6 @@ class CompanyForm(QWidget):
         self.list.currentRowChanged.connect(self._select)
         self.lookup_button.clicked.connect(self.lookup)
         self.ruc.returnPressed.connect(self.lookup)
-
-    def _column(self, item: Any, field: str) -> QWidget:
-        box = QWidget()
-        column = QVBoxLayout(box)
-        column.setContentsMargins(0, 0, 0, 0)
-        if isinstance(item, QWidget):
-            column.addWidget(item)
-        else:
-            column.addLayout(item)
-        column.addWidget(self.errors.label_for(field))
-        return box
 
     # ------------------------------------------------------------ list
 

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QLabel,
     QLineEdit,
     QMessageBox,
@@ -16,6 +17,20 @@ from PySide6.QtWidgets import (
 )
 
 from .widgets import describe
+
+
+def choose_path(parent: QWidget, title: str, on_chosen: Callable[[str], None], *,
+                name_filter: str | None = None, folder: bool = False) -> QFileDialog:
+    """Open a non-blocking file (or folder) chooser; `on_chosen(path)` runs when the user picks one.
+    The dialog is kept on `parent.file_dialog` so tests can reach it and it is not collected early."""
+    dialog = QFileDialog(parent, title)
+    dialog.setFileMode(QFileDialog.FileMode.Directory if folder else QFileDialog.FileMode.ExistingFile)
+    if name_filter:
+        dialog.setNameFilter(name_filter)
+    dialog.fileSelected.connect(on_chosen)
+    dialog.open()
+    parent.file_dialog = dialog
+    return dialog
 
 
 def error_dialog(parent: QWidget | None, exc: BaseException) -> QMessageBox:

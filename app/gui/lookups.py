@@ -6,7 +6,6 @@ from typing import Any
 
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from .context import Context
+from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner, ResultCard, as_dict, heading, value_of
 from .workers import Job, require
 
@@ -164,12 +164,8 @@ class LookupsPage(QWidget):
         self.import_button.setEnabled(False)
 
     def choose_register(self) -> None:
-        dialog = QFileDialog(self, "Elegir el padrón reducido de RUC (padron_reducido_ruc.zip o .txt)")
-        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
-        dialog.setNameFilter("Padrón de SUNAT (*.zip *.txt);;Todos los archivos (*)")
-        dialog.fileSelected.connect(self.import_register)
-        dialog.open()
-        self.file_dialog = dialog
+        choose_path(self, "Elegir el padrón reducido de RUC (padron_reducido_ruc.zip o .txt)", self.import_register,
+                    name_filter="Padrón de SUNAT (*.zip *.txt);;Todos los archivos (*)")
 
     def import_register(self, path: str) -> Job:
         self.banner.clear()

@@ -9,7 +9,6 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -25,6 +24,7 @@ from app.core.errors import ErrorDetail, YupanaError, invalid_many
 
 from .company_form import CompanyForm
 from .context import Context
+from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner, heading, value_of
 from .workers import require
 
@@ -225,8 +225,8 @@ class SettingsPage(QWidget):
         self.sol_password.setPlaceholderText("se guarda cifrada; déjela vacía para no cambiarla")
         self.sol_save = QPushButton("Guardar clave SOL")
         form.addRow("Empresa:", self.sol_company)
-        form.addRow("Usuario SOL:", self._with_error(self.sol_user, "usuario"))
-        form.addRow("Clave SOL:", self._with_error(self.sol_password, "clave"))
+        form.addRow("Usuario SOL:", self.sol_errors.wrap(self.sol_user, "usuario"))
+        form.addRow("Clave SOL:", self.sol_errors.wrap(self.sol_password, "clave"))
         form.addRow("", self.sol_save)
         note = QLabel("La clave SOL se guarda cifrada en este equipo y nunca se muestra ni se escribe en el registro.")
         note.setWordWrap(True)
@@ -234,14 +234,6 @@ class SettingsPage(QWidget):
         self.sol_save.clicked.connect(self.save_sol)
         self.sol_company.currentIndexChanged.connect(self._load_sol)
         return tab
-
-    def _with_error(self, widget: QWidget, field: str) -> QWidget:
-        box = QWidget()
-        column = QVBoxLayout(box)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(widget)
-        column.addWidget(self.sol_errors.label_for(field))
-        return box
 
     def _fill_sol_companies(self, companies: list) -> None:
         current = self.sol_company.currentData()
@@ -307,11 +299,8 @@ class SettingsPage(QWidget):
                                  failed=self.banner.show_error, busy=[self.token_save])
 
     def _choose_rules_dir(self) -> None:
-        dialog = QFileDialog(self, "Carpeta de reglas de SUNAT (VALI)")
-        dialog.setFileMode(QFileDialog.FileMode.Directory)
-        dialog.fileSelected.connect(lambda path: self.forms["Reglas SUNAT"].set_value("sunat_rules_dir", path))
-        dialog.open()
-        self.file_dialog = dialog
+        choose_path(self, "Carpeta de reglas de SUNAT (VALI)",
+                    lambda path: self.forms["Reglas SUNAT"].set_value("sunat_rules_dir", path), folder=True)
 
     def _data_box(self) -> QWidget:
         box = QWidget()

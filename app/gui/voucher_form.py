@@ -101,14 +101,6 @@ class VoucherForm(QDialog):
 
     # ------------------------------------------------------------ layout
 
-    def _field(self, widget: QWidget, name: str) -> QWidget:
-        box = QWidget()
-        column = QVBoxLayout(box)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(widget)
-        column.addWidget(self.errors.label_for(name))
-        return box
-
     def _header_box(self) -> QGroupBox:
         box = QGroupBox("Comprobante")
         form = QFormLayout(box)
@@ -130,18 +122,18 @@ class VoucherForm(QDialog):
         self.forma_pago.addItem("Contado", "Contado")
         self.forma_pago.addItem("Crédito (en cuotas)", "Credito")
         self.header_form = form
-        form.addRow("Emisor:", self._field(self.emisor, "emisor"))
-        form.addRow("Tipo:", self._field(self.tipo, "tipo"))
+        form.addRow("Emisor:", self.errors.wrap(self.emisor, "emisor"))
+        form.addRow("Tipo:", self.errors.wrap(self.tipo, "tipo"))
         serie_row = QWidget()
         row = QHBoxLayout(serie_row)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.serie)
         row.addWidget(QLabel("Número:"))
         row.addWidget(self.numero, 1)
-        form.addRow("Serie:", self._field(serie_row, "serie"))
+        form.addRow("Serie:", self.errors.wrap(serie_row, "serie"))
         self.errors.labels["numero"] = self.errors.labels["serie"]
-        form.addRow("Fecha de emisión:", self._field(self.fecha, "fecha_emision"))
-        form.addRow("Moneda:", self._field(self.moneda, "moneda"))
+        form.addRow("Fecha de emisión:", self.errors.wrap(self.fecha, "fecha_emision"))
+        form.addRow("Moneda:", self.errors.wrap(self.moneda, "moneda"))
         form.addRow("Forma de pago:", self.forma_pago)  # its errors show under the cuotas
         self.tipo.currentIndexChanged.connect(self._type_changed)
         self.emisor.currentIndexChanged.connect(self._issuer_changed)
@@ -172,12 +164,12 @@ class VoucherForm(QDialog):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.doc_number, 1)
         row.addWidget(self.lookup_button)
-        form.addRow("Documento:", self._field(self.doc_type, "receptor.tipo_documento"))
-        form.addRow("Número:", self._field(number_row, "receptor.numero_documento"))
+        form.addRow("Documento:", self.errors.wrap(self.doc_type, "receptor.tipo_documento"))
+        form.addRow("Número:", self.errors.wrap(number_row, "receptor.numero_documento"))
         self.errors.labels["receptor.ruc"] = self.errors.labels["receptor.numero_documento"]
         self.errors.labels["receptor"] = self.errors.labels["receptor.numero_documento"]
-        form.addRow("Nombre o razón social:", self._field(self.customer_name, "receptor.razon_social"))
-        form.addRow("Dirección:", self._field(self.customer_address, "receptor.direccion"))
+        form.addRow("Nombre o razón social:", self.errors.wrap(self.customer_name, "receptor.razon_social"))
+        form.addRow("Dirección:", self.errors.wrap(self.customer_address, "receptor.direccion"))
         self.lookup_button.clicked.connect(self.lookup_customer)
         return box
 

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDialog,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import not_found
 
 from .context import Context
+from .dialogs import choose_path
 from .emission import STATUS_COLOURS, cdr_text, export, plain_outcome, resend
 from .voucher_form import TYPES, open_form
 from .widgets import Badge, MessageBanner, heading
@@ -264,11 +264,7 @@ class VoucherDetail(QDialog):
         self.reload()
 
     def choose_export(self, what: str) -> None:
-        dialog = QFileDialog(self, "Elegir la carpeta donde guardar")
-        dialog.setFileMode(QFileDialog.FileMode.Directory)
-        dialog.fileSelected.connect(lambda folder: self.export_to(what, folder))
-        dialog.open()
-        self.file_dialog = dialog
+        choose_path(self, "Elegir la carpeta donde guardar", lambda folder: self.export_to(what, folder), folder=True)
 
     def export_to(self, what: str, folder: str) -> None:
         self.context.workers.run(self, export, self.record, folder, what,

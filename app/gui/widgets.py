@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -137,6 +138,18 @@ class FieldErrors:
         label.hide()
         self.labels[field] = label
         return label
+
+    def wrap(self, item: QWidget | QLayout, field: str) -> QWidget:
+        """`item` (a widget or a layout) with the error label of `field` right under it, for a form row."""
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        if isinstance(item, QWidget):
+            column.addWidget(item)
+        else:
+            column.addLayout(item)
+        column.addWidget(self.label_for(field))
+        return box
 
     def clear(self) -> None:
         for label in self.labels.values():
