@@ -6,7 +6,7 @@ from datetime import date
 
 from app.gui.certificates import CertificatesPage, common_name, expiry
 from tests import test_gui_support as support
-from tests.test_gui_support import wait_idle
+from tests.test_gui_support import open_widget, wait_idle
 
 context = support.context  # shared fixture
 
@@ -36,10 +36,7 @@ def test_page_lists_or_says_why_not(qtbot, context, company):
 
 
 def open_page(qtbot, context) -> CertificatesPage:
-    page = CertificatesPage(context)
-    qtbot.addWidget(page)
-    wait_idle(qtbot, context.workers)
-    return page
+    return open_widget(qtbot, context, CertificatesPage)
 
 
 def test_import_a_pfx_through_the_password_dialog(qtbot, context, company, engine, tmp_path):

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from app.gui.lookups import LookupsPage, progress_percent
 from tests import test_gui_support as support
-from tests.test_gui_support import wait_idle
+from tests.test_gui_support import open_widget, wait_idle
 
 context = support.context  # shared fixture
 
 
 def open_page(qtbot, context) -> LookupsPage:
-    page = LookupsPage(context)
-    qtbot.addWidget(page)
-    wait_idle(qtbot, context.workers)
-    return page
+    return open_widget(qtbot, context, LookupsPage)
 
 
 def test_a_wrong_ruc_is_explained_under_the_field(qtbot, context):

@@ -10,28 +10,17 @@ from app.gui.instalments import split_evenly
 from app.gui.voucher_form import VoucherForm
 from tests import test_gui_support as support
 from tests.conftest import ISSUER_RUC
-from tests.test_gui_support import wait_idle
+from tests.test_gui_support import open_widget, wait_idle
 
 pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
 
-context = support.context  # shared fixture
+context = support.context  # shared fixtures
+sunat = support.sunat
 CUSTOMER_RUC, CUSTOMER = "20601030013", "BODEGA SAN MARTÍN S.A.C."
 
 
-@pytest.fixture
-def sunat(context, company, engine):
-    """Modo sandbox as the GUI starts it, plus a test certificate for the issuer."""
-    context.sandboxes.start()
-    engine.create_test_certificate(company.ruc)
-    return context.sandboxes.running["sunat"]
-
-
 def open_form(qtbot, context) -> VoucherForm:
-    form = VoucherForm(context)
-    qtbot.addWidget(form)
-    form.show()
-    wait_idle(qtbot, context.workers)
-    return form
+    return open_widget(qtbot, context, VoucherForm, show=True)
 
 
 def emit_and_wait(qtbot, context, form: VoucherForm) -> dict:

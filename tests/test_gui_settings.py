@@ -5,16 +5,13 @@ from __future__ import annotations
 from app.gui.settings import SettingsPage
 from tests import test_gui_support as support
 from tests.conftest import ISSUER_RUC
-from tests.test_gui_support import wait_idle
+from tests.test_gui_support import open_widget, wait_idle
 
 context = support.context  # shared fixture
 
 
 def open_page(qtbot, context) -> SettingsPage:
-    page = SettingsPage(context)
-    qtbot.addWidget(page)
-    wait_idle(qtbot, context.workers)
-    return page
+    return open_widget(qtbot, context, SettingsPage)
 
 
 def test_settings_are_loaded_and_saved(qtbot, context, engine):

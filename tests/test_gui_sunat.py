@@ -8,26 +8,16 @@ from PySide6.QtCore import QTimer
 from app.gui.voucher_form import VoucherForm
 from app.gui.vouchers import VouchersPage
 from tests import test_gui_support as support
-from tests.test_gui_support import wait_idle
+from tests.test_gui_support import open_widget, wait_idle
 
 pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
 
-context = support.context  # shared fixture
-
-
-@pytest.fixture
-def sunat(context, company, engine):
-    """Modo sandbox as the GUI starts it, plus a test certificate for the issuer."""
-    context.sandboxes.start()
-    engine.create_test_certificate(company.ruc)
-    return context.sandboxes.running["sunat"]
+context = support.context  # shared fixtures
+sunat = support.sunat
 
 
 def filled_form(qtbot, context) -> VoucherForm:
-    form = VoucherForm(context)
-    qtbot.addWidget(form)
-    form.show()
-    wait_idle(qtbot, context.workers)
+    form = open_widget(qtbot, context, VoucherForm, show=True)
     form.fill_example("20601030013", "BODEGA SAN MARTÍN S.A.C.", [("Arroz extra 5 kg", "2", "21.50", "10")])
     return form
 

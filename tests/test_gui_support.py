@@ -10,6 +10,25 @@ def wait_idle(qtbot, workers, timeout: int = 10_000) -> None:
     qtbot.waitUntil(lambda: workers.running == 0, timeout=timeout)
 
 
+def open_widget(qtbot, context, cls, *, show: bool = False):
+    """A real page or form of the app on the shared context, once its first background loads are in."""
+    widget = cls(context)
+    qtbot.addWidget(widget)
+    if show:
+        widget.show()
+    wait_idle(qtbot, context.workers)
+    return widget
+
+
+@pytest.fixture
+def sunat(context, company, engine):
+    """Modo sandbox as the GUI starts it, plus a test certificate for the issuer; the SUNAT sandbox."""
+    pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
+    context.sandboxes.start()
+    engine.create_test_certificate(company.ruc)
+    return context.sandboxes.running["sunat"]
+
+
 @pytest.fixture
 def context(qtbot, engine):
     from app.gui.bridge import EngineEvents

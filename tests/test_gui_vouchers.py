@@ -13,17 +13,13 @@ from app.gui.voucher_form import VoucherForm
 from app.gui.vouchers import VouchersPage
 from tests import test_gui_support as support
 from tests.conftest import ISSUER_RUC
-from tests.test_gui_support import wait_idle
+from tests.test_gui_support import open_widget, wait_idle
 
 context = support.context  # shared fixture
 
 
 def open_form(qtbot, context) -> VoucherForm:
-    form = VoucherForm(context)
-    qtbot.addWidget(form)
-    form.show()
-    wait_idle(qtbot, context.workers)
-    return form
+    return open_widget(qtbot, context, VoucherForm, show=True)
 
 
 def test_totals_follow_sunat_rounding():

@@ -106,3 +106,21 @@ def test_garbage_is_collected_on_the_gui_thread(qtbot):
     finally:
         collector.stop()
     assert gc.isenabled()
+
+
+def test_the_outcome_decides_the_busy_widgets_state(qtbot):
+    """Busy widgets are given back before the outcome is shown, so a callback that disables one (e.g. a
+    voucher just accepted cannot be resent) is not overridden when the job ends."""
+    owner, button = QWidget(), QPushButton("Reenviar")
+    qtbot.addWidget(owner)
+    workers = Workers()
+    seen: dict = {}
+
+    def done(value: str) -> None:
+        seen["enabled_when_shown"] = button.isEnabled()
+        button.setEnabled(False)
+
+    workers.run(owner, lambda: "aceptado", done=done, busy=[button])
+    qtbot.waitUntil(lambda: workers.running == 0)
+    assert seen["enabled_when_shown"] is True
+    assert not button.isEnabled()
