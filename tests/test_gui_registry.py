@@ -3,6 +3,8 @@ the registry sandbox (result card; the loop keeps turning on a slow answer), the
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from PySide6.QtCore import QTimer
 
@@ -55,10 +57,24 @@ def test_import_register_reaches_100_then_lookup_shows_the_card(qtbot, context, 
     assert page.card.values["ruc"] == first[0] and page.card.values["razon_social"] == first[1]
 
 
-def test_cancelled_import_keeps_the_previous_state(qtbot, context, page, engine, tmp_path):
+def test_cancelled_import_keeps_the_previous_state(qtbot, context, page, engine, tmp_path, monkeypatch):
     make_padron(3000, tmp_path / "padron.zip")
+    # A small file is read in milliseconds: hold the real import at its first progress report until the
+    # user has pressed Cancelar, so the test does not race the worker.
+    cancel_pressed = threading.Event()
+    real_import = context.engine.import_padron
+
+    def held_import(path, progress=None, cancel=None):
+        def report(*args):
+            assert cancel_pressed.wait(10), "Cancelar was never pressed"
+            if progress is not None:
+                progress(*args)
+        return real_import(path, progress=report, cancel=cancel)
+
+    monkeypatch.setattr(context.engine, "import_padron", held_import)
     page.import_register(str(tmp_path / "padron.zip"))
     page.cancel_import()
+    cancel_pressed.set()
     wait_idle(qtbot, context.workers, timeout=60_000)
     assert "cancelada" in page.banner.text.text()
     assert engine.padron_status()["loaded"] is False
