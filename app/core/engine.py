@@ -8,12 +8,12 @@ envelopes, for the thin layers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import messaging, outbox, padron, providers, registry, signing, sunat, vouchers
+from . import batches, messaging, outbox, padron, providers, registry, signing, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
@@ -121,6 +121,12 @@ class Engine:
 
     def placa(self, numero: str) -> PlacaRecord:
         return registry.lookup_placa(self, numero)
+
+    def emitir_lote(self, requests: Iterable[Any], certificado_id: str | None = None, *,
+                    progress: Callable[[int, int | None], Any] | None = None,
+                    cancel: Callable[[], bool] | None = None) -> Iterator[dict[str, Any]]:
+        """Operations 1 and 2 for many vouchers at once (app.core.batches): one envelope per request, in order."""
+        return batches.issue(self, requests, certificado_id, progress=progress, cancel=cancel)
 
     # ------------------------------------------------------------ the same in JSON envelopes
 

@@ -39,6 +39,7 @@ MAX_DESCRIPTION = 500
 MAX_REASON = 499  # SUNAT's pattern for a note's reason: one line, up to 499 characters
 MAX_DECIMALS = 10
 AMOUNT_LIMIT = Decimal(10) ** 12  # 12 integer digits
+DECIMAL_STEP = Decimal(1).scaleb(-MAX_DECIMALS)
 ZERO = Decimal(0)
 
 
@@ -112,10 +113,16 @@ def decimals(value: Decimal) -> int:
     return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
 
+def _has_few_decimals(value: Decimal) -> bool:
+    """At most 10 decimals once trailing zeros are dropped (as the XML writes it). For a finite value under
+    AMOUNT_LIMIT only (the quantize stays within the context's precision); ~3 times cheaper than as_tuple()."""
+    return value == value.quantize(DECIMAL_STEP)
+
+
 def _usable_number(value: Decimal, low: Decimal, low_allowed: bool) -> bool:
     """Finite, from `low` (excluded unless `low_allowed`) up to 12 integer digits, at most 10 decimals."""
     return (value.is_finite() and (low <= value if low_allowed else low < value) and value < AMOUNT_LIMIT
-            and value.as_tuple().exponent >= -MAX_DECIMALS)
+            and _has_few_decimals(value))
 
 
 def check_line(problems: Problems, index: int, descripcion: str, codigo: str | None, unidad: str,
@@ -137,11 +144,12 @@ def check_quantity_and_price(problems: Problems, index: int, cantidad: Decimal, 
         return True
     ok = True
     prefix = f"items[{index}]"
-    if not cantidad.is_finite() or cantidad <= 0 or decimals(cantidad) > MAX_DECIMALS or cantidad >= AMOUNT_LIMIT:
+    if (not cantidad.is_finite() or cantidad <= 0 or cantidad >= AMOUNT_LIMIT
+            or not _has_few_decimals(cantidad)):
         problems.add(f"{prefix}.cantidad", f"El campo «{prefix}.cantidad» debe ser mayor que cero, con hasta "
                      f"12 enteros y {MAX_DECIMALS} decimales.", "2780")
         ok = False
-    if not precio.is_finite() or precio < 0 or decimals(precio) > MAX_DECIMALS or precio >= AMOUNT_LIMIT:
+    if not precio.is_finite() or precio < 0 or precio >= AMOUNT_LIMIT or not _has_few_decimals(precio):
         problems.add(f"{prefix}.precio_unitario", f"El campo «{prefix}.precio_unitario» debe ser un número no "
                      f"negativo, con hasta 12 enteros y {MAX_DECIMALS} decimales.", "2369")
         ok = False

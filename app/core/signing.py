@@ -27,7 +27,6 @@ import hashlib
 import re
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from cryptography import x509
@@ -220,9 +219,20 @@ def _signed_info_body(algorithm: Algorithm, digest_value: str) -> str:
             "</ds:Reference>")
 
 
-@lru_cache(maxsize=64)
+_certificate_texts: dict[int, tuple[x509.Certificate, str]] = {}
+
+
 def _certificate_base64(certificate: x509.Certificate) -> str:
-    return base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode("ascii")
+    # Keyed by identity: hashing a Certificate (its DER) costs more than the rest of this lookup. The entry keeps
+    # its certificate alive, so an id is not reused while it is in the table; bounded like an LRU of 64.
+    entry = _certificate_texts.get(id(certificate))
+    if entry is not None and entry[0] is certificate:
+        return entry[1]
+    text = base64.b64encode(certificate.public_bytes(serialization.Encoding.DER)).decode("ascii")
+    if len(_certificate_texts) >= 64:
+        _certificate_texts.clear()
+    _certificate_texts[id(certificate)] = (certificate, text)
+    return text
 
 
 def _algorithm(name: str) -> Algorithm:
@@ -310,6 +320,44 @@ def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.C
     `encoded` is `xml` in UTF-8 when the caller has it: a voucher with accents or ñ costs ~15 µs per encoding of
     its ~14 kB, so the text is encoded once and both hashes are taken over slices of those bytes.
     """
+    pending = prepare_canonical(xml, algorithm=algorithm, encoded=encoded)
+    return pending.complete(private_key.sign(pending.signed_info, padding.PKCS1v15(), pending.algorithm.hash()),
+                            certificate, signature_id)
+
+
+@dataclass(slots=True)
+class PendingSignature:
+    """A canonical voucher's signature before and after the RSA operation (`sign_canonical` in two steps, so
+    that a batch can run its RSA operations together)."""
+
+    xml: str
+    data: bytes
+    slot: int
+    algorithm: Algorithm
+    digest_value: str
+    body: str
+    signed_info: bytes  # the canonical SignedInfo: what RSA signs
+
+    def complete(self, signature_bytes: bytes, certificate: x509.Certificate,
+                 signature_id: str = ubl.SIGNATURE_ID) -> CanonicalSignature:
+        xml = self.xml
+        signature_value = base64.b64encode(signature_bytes).decode("ascii")
+        signature = _signature_element("", signature_id, self.body, signature_value, certificate)
+        offset = self.slot + len("<ext:ExtensionContent>")
+        signed = xml[:offset] + signature + xml[offset:]
+        if xml.isascii() or xml[:offset].isascii():  # then the character offset is also the byte offset
+            whole = memoryview(self.data)
+            signed_hash = hashlib.sha256(whole[:offset])
+            signed_hash.update(signature.encode("utf-8"))
+            signed_hash.update(whole[offset:])
+            signed_sha256 = signed_hash.hexdigest()
+        else:
+            signed_sha256 = hashlib.sha256(signed.encode("utf-8")).hexdigest()
+        return CanonicalSignature(signature, offset, signed, self.digest_value, signature_value, signed_sha256)
+
+
+def prepare_canonical(xml: str, *, algorithm: str = "rsa-sha1", encoded: bytes | None = None) -> PendingSignature:
+    """The digest and canonical SignedInfo of a canonical voucher (see `sign_canonical`)."""
     chosen = _algorithm(algorithm)
     start = len(ubl.XML_DECLARATION)
     root_end = xml.find(">", start)
@@ -323,20 +371,8 @@ def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.C
     digest_value = base64.b64encode(hashlib.new(chosen.hashlib_name, document).digest()).decode("ascii")
     body = _signed_info_body(chosen, digest_value)
     # In inclusive C14N the apex of a subset carries every namespace in scope: here, the root's declarations.
-    canonical = f"<ds:SignedInfo{root_attributes}>{body}</ds:SignedInfo>".encode()
-    signature_value = base64.b64encode(private_key.sign(canonical, padding.PKCS1v15(), chosen.hash())).decode()
-    signature = _signature_element("", signature_id, body, signature_value, certificate)
-    offset = slot + len("<ext:ExtensionContent>")
-    signed = xml[:offset] + signature + xml[offset:]
-    if xml.isascii() or xml[:offset].isascii():  # then the character offset is also the byte offset
-        whole = memoryview(data)
-        signed_hash = hashlib.sha256(whole[:offset])
-        signed_hash.update(signature.encode("utf-8"))
-        signed_hash.update(whole[offset:])
-        signed_sha256 = signed_hash.hexdigest()
-    else:
-        signed_sha256 = hashlib.sha256(signed.encode("utf-8")).hexdigest()
-    return CanonicalSignature(signature, offset, signed, digest_value, signature_value, signed_sha256)
+    signed_info = f"<ds:SignedInfo{root_attributes}>{body}</ds:SignedInfo>".encode()
+    return PendingSignature(xml, data, slot, chosen, digest_value, body, signed_info)
 
 
 _EMPTY_CONTENT = re.compile(rb"<((?:[A-Za-z_][\w.-]*:)?)ExtensionContent(?:\s[^>]*)?(?:/>|>(\s*)</\1ExtensionContent>)")
@@ -492,7 +528,7 @@ def _check_voucher(root: etree._Element) -> None:
                              f"«{etree.QName(root).localname}».")
 
 
-def _certificate_for(engine: Engine, certificado_id: str, ruc: str):
+def certificate_for(engine: Engine, certificado_id: str, ruc: str):
     info, key, certificate = engine.certificates.for_signing(certificado_id)
     if info.vencido():
         raise invalid("certificado_id", f"El certificado «{info.certificado_id}» (campo «certificado_id») venció el "
@@ -520,7 +556,7 @@ def sign_request(engine: Engine, request: FirmarRequest) -> FirmarResult:
     if row is None or not row["canonical"]:
         return _sign_parsed(engine, request)
     # A stored canonical text is well-formed, unsigned and a voucher: the checks of _sign_parsed hold.
-    info, key, certificate = _certificate_for(engine, request.certificado_id, row["emisor_ruc"])
+    info, key, certificate = certificate_for(engine, request.certificado_id, row["emisor_ruc"])
     if row["signed"]:
         return _stored_signature(engine, row["id"], info)
     signed = sign_canonical(request.xml, key, certificate, algorithm=engine.settings.get("signature_algorithm"),
@@ -555,7 +591,7 @@ def _sign_parsed(engine: Engine, request: FirmarRequest) -> FirmarResult:
         raise invalid("xml", "El campo «xml» no es un comprobante generado por Yupana en esta carpeta de datos (o "
                              "fue modificado): genérelo con /api/v1/facturacion/xml y firme exactamente el XML "
                              "devuelto.")
-    info, key, certificate = _certificate_for(engine, request.certificado_id, issuer_ruc(tree.getroot()))
+    info, key, certificate = certificate_for(engine, request.certificado_id, issuer_ruc(tree.getroot()))
     if row.get("xml_firmado"):
         return _stored_signature(engine, row["id"], info)
     signed = sign_tree(tree, key, certificate, algorithm=engine.settings.get("signature_algorithm"),

@@ -23,6 +23,7 @@ lock so two processes opening a new folder at once do not both migrate.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sqlite3
@@ -107,6 +108,8 @@ def _file_lock(path: Path, timeout: float = 60.0) -> Iterator[None]:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+_STEADY_EPOCHS = itertools.count(1)  # unique ids of steady_reads blocks
+
 class Storage:
     """The database of one data folder, shared by the GUI thread, workers and listener threads."""
 
@@ -118,6 +121,7 @@ class Storage:
         self._connections_lock = threading.Lock()
         self._closed = False
         self._checkpointer = _Checkpointer(self)
+        self._steady = threading.local()
 
     @classmethod
     def open(cls, path: Path) -> Storage:
@@ -170,6 +174,22 @@ class Storage:
                 raise
             conn.execute("COMMIT")
             self._checkpointer.committed(conn)
+
+    @contextmanager
+    def steady_reads(self) -> Iterator[None]:
+        """Within the block, this thread's cached reads (ReadCache) check for other writers once instead of at
+        every read: for a batch that reads the same company and settings for each of its vouchers. A change
+        made by another connection meanwhile is seen after the block."""
+        previous = getattr(self._steady, "epoch", 0)
+        self._steady.epoch = next(_STEADY_EPOCHS)
+        try:
+            yield
+        finally:
+            self._steady.epoch = previous
+
+    def steady_epoch(self) -> int:
+        """The current `steady_reads` block of this thread (0: none)."""
+        return getattr(self._steady, "epoch", 0)
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict]:
         cursor = self.conn().execute(sql, params)
@@ -311,10 +331,13 @@ class ReadCache:
         self._seen = threading.local()  # the data_version this thread's connection showed last
 
     def get(self, key: Any, load: Callable[[], Any]) -> Any:
-        version = self._storage.conn().execute("PRAGMA data_version").fetchone()[0]
-        if getattr(self._seen, "version", None) != version:
-            self._seen.version = version
-            self.clear()
+        steady = self._storage.steady_epoch()
+        if not steady or getattr(self._seen, "steady", 0) != steady:
+            self._seen.steady = steady
+            version = self._storage.conn().execute("PRAGMA data_version").fetchone()[0]
+            if getattr(self._seen, "version", None) != version:
+                self._seen.version = version
+                self.clear()
         try:
             return self._values[key]
         except KeyError:

@@ -96,6 +96,9 @@ class Line:
     valor_venta: Decimal  # cantidad × valor_unitario, rounded
     igv: Decimal
     scheme: TaxScheme = None  # type: ignore[assignment]  # from the affectation when not given
+    # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
+    # vouchers (app.core.vouchers keeps repeated lines), so it is written once.
+    rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.scheme is None:
@@ -250,15 +253,21 @@ TAX_CATEGORIES = {code: _tax_category(code, scheme) for code, scheme in SCHEME_B
 
 
 def _line(index: int, line: Line, cur: str, element: str, quantity_tag: str) -> str:
-    # One f-string per line, each amount formatted once: this runs ten times per ten-line voucher. Line amounts
-    # are rounded to cents (exponent -2), so str() writes them with two decimals, as the schema wants.
+    rendered = line.rendered
+    if rendered is None or rendered[0] != cur or rendered[1] != element:
+        rendered = line.rendered = (cur, element, _line_body(line, cur, element, quantity_tag))
+    return f"<cac:{element}><cbc:ID>{index}</cbc:ID>{rendered[2]}"
+
+
+def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
+    """A line's XML after its ID. One f-string per line, each amount formatted once. Line amounts are rounded
+    to cents (exponent -2), so str() writes them with two decimals, as the schema wants."""
     value = str(line.valor_venta)
     tax = str(line.igv)
     category = TAX_CATEGORIES.get(line.afectacion) or _tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
     return (
-        f"<cac:{element}><cbc:ID>{index}</cbc:ID>"
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'

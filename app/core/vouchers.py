@@ -21,7 +21,7 @@ from sqlite_utils import Migrations
 from . import prevalidation as pv
 from . import ubl
 from .amounts import CENT, IGV_RATE, ZERO, amount_in_words, money
-from .contract import GenerarXmlRequest, GenerarXmlResult
+from .contract import GenerarXmlRequest, GenerarXmlResult, Item
 from .errors import YupanaError, conflict, invalid, not_found
 from .storage import register_migrations
 
@@ -119,7 +119,12 @@ def xml_hash(xml: str) -> str:
 
 def xml_hashes(xml: str) -> tuple[str, str]:
     """(`hash` of the contract, hex `xml_sha256` of the store) from one SHA-256 of the text."""
-    digest = hashlib.sha256(xml.encode("utf-8")).digest()
+    return bytes_hashes(xml.encode("utf-8"))
+
+
+def bytes_hashes(encoded: bytes) -> tuple[str, str]:
+    """`xml_hashes` of a text already in UTF-8."""
+    digest = hashlib.sha256(encoded).digest()
     return base64.b64encode(digest).decode("ascii"), digest.hex()
 
 
@@ -140,7 +145,7 @@ def legacy_request_json(request: GenerarXmlRequest) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _content_key(text: str) -> str:
+def content_key_of(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -215,31 +220,56 @@ def _customer(engine: Engine, request: GenerarXmlRequest, problems: pv.Problems,
     return ubl.Party(tipo_doc, numero or "-", name or "-")
 
 
+# Lines repeat: a shop sells the same products in the same quantities all day, and a batch of boletas is made of
+# them. A line's values, checks and XML depend only on its item's fields, so a line that passed its checks is kept
+# and reused as it is (ubl.Line also keeps its rendered XML). Equal Decimals (1 and 1.00) give the same line: amounts
+# are written without trailing zeros. Bounded: emptied when full.
+_LINE_CACHE_SIZE = 4096
+_line_cache: dict[tuple, ubl.Line] = {}
+
+
 def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
     # Ten of these per ten-line voucher: checks take their fast path when all is fine, no helper calls.
     lines = []
     for index, item in enumerate(request.items):
-        afectacion = item.tipo_afectacion_igv or "10"
-        unidad = item.unidad or "NIU"
-        cantidad, valor_unitario = item.cantidad, item.precio_unitario
-        pv.check_line(problems, index, item.descripcion, item.codigo, unidad, afectacion)
-        if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
-            continue
-        valor_venta = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
-        scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
-        taxed = scheme is ubl.IGV
-        igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
-        if item.igv is not None:
-            if not item.igv.is_finite() or abs(item.igv - igv) > CENT:
-                problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
-                             f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
-                if not item.igv.is_finite():
-                    continue
-            igv = money(item.igv)
-        precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES) if taxed else valor_unitario
-        lines.append(ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
-                              valor_venta, igv, scheme))
+        key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
+               item.tipo_afectacion_igv)
+        line = _line_cache.get(key)
+        if line is None:
+            before = len(problems.details)
+            line = _new_line(problems, index, item)
+            if line is None:
+                continue
+            if len(problems.details) == before:  # only a line without problems is kept
+                if len(_line_cache) >= _LINE_CACHE_SIZE:
+                    _line_cache.clear()
+                _line_cache[key] = line
+        lines.append(line)
     return lines
+
+
+def _new_line(problems: pv.Problems, index: int, item: Item) -> ubl.Line | None:
+    """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`."""
+    afectacion = item.tipo_afectacion_igv or "10"
+    unidad = item.unidad or "NIU"
+    cantidad, valor_unitario = item.cantidad, item.precio_unitario
+    pv.check_line(problems, index, item.descripcion, item.codigo, unidad, afectacion)
+    if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
+        return None
+    valor_venta = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
+    scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
+    taxed = scheme is ubl.IGV
+    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
+    if item.igv is not None:
+        if not item.igv.is_finite() or abs(item.igv - igv) > CENT:
+            problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
+                         f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
+            if not item.igv.is_finite():
+                return None
+        igv = money(item.igv)
+    precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES) if taxed else valor_unitario
+    return ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
+                    valor_venta, igv, scheme)
 
 
 def _subtotals(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Decimal]]:
@@ -388,14 +418,14 @@ def _existing(engine: Engine, request: GenerarXmlRequest, content_key: str) -> G
     if issued is None:
         return None
     row = get(engine, issued[0])
-    if row["content_key"] != content_key and row["content_key"] != _content_key(legacy_request_json(request)):
+    if row["content_key"] != content_key and row["content_key"] != content_key_of(legacy_request_json(request)):
         raise conflict("numero", f"El comprobante {request.serie}-{request.numero} (tipo {request.tipo}) ya fue "
                        "generado con otro contenido: use el siguiente número "
                        f"({next_numero(engine, request.emisor.ruc, request.tipo, request.serie)}).")
     return _result(row)
 
 
-def _run_sunat_rules(engine: Engine, xml: str, name: str) -> list[str]:
+def run_sunat_rules(engine: Engine, xml: str, name: str) -> list[str]:
     """SUNAT's own sheets, when a rule folder is configured: a rejection is a 400, observations are returned."""
     rules_dir = engine.settings.get("sunat_rules_dir")
     if not rules_dir:
@@ -411,14 +441,14 @@ def _run_sunat_rules(engine: Engine, xml: str, name: str) -> list[str]:
 
 def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
     canonical = request_json(request)
-    content_key = _content_key(canonical)
+    content_key = content_key_of(canonical)
     # Built first, without asking whether the number was issued (almost never): the unique index answers at the
     # insert, and a refusal on the way also checks, so that an issued number still answers for itself.
     try:
         doc = build_document(engine, request)
         xml = ubl.render(doc)
         name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
-        observations = _run_sunat_rules(engine, xml, name)
+        observations = run_sunat_rules(engine, xml, name)
     except YupanaError:
         stored = _existing(engine, request, content_key)
         if stored is None:
@@ -543,7 +573,7 @@ def find_for_signing(engine: Engine, xml: str, encoded: bytes | None = None) -> 
     return _by_text(engine, SIGNING_COLUMNS, "xml_sha256", xml, encoded)
 
 
-def _now() -> str:
+def now_text() -> str:
     """UTC now as «2024-01-31T12:00:00.000000Z» (isoformat: cheaper than strftime, same text)."""
     return datetime.now(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
@@ -554,7 +584,7 @@ def record_signature(engine: Engine, voucher_id: int, xml_firmado: str, digest_v
         changed = conn.execute(
             "UPDATE vouchers SET signed_sha256 = ?, digest_value = ?, signature_value = ?, certificado_id = ?,"
             " status = 'firmado', updated_at = ?, signature = NULL, signature_offset = NULL WHERE id = ?",
-            (sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, _now(), voucher_id)).rowcount
+            (sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, now_text(), voucher_id)).rowcount
         conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?", (xml_firmado, voucher_id))
     if not changed:
         raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
@@ -571,7 +601,7 @@ def record_signature_fragment(engine: Engine, voucher_id: int, signature: str, o
             "UPDATE vouchers SET signature = ?, signature_offset = ?, signed_sha256 = ?, digest_value = ?,"
             " signature_value = ?, certificado_id = ?, status = 'firmado', updated_at = ?"
             " WHERE id = ? AND signed_sha256 IS NULL",
-            (signature, offset, signed_sha256, digest_value, signature_value, certificado_id, _now(),
+            (signature, offset, signed_sha256, digest_value, signature_value, certificado_id, now_text(),
              voucher_id)).rowcount
     if changed:
         engine.events.emit("voucher.changed", {"id": voucher_id, "status": "firmado"})
@@ -583,7 +613,7 @@ def set_status(engine: Engine, voucher_id: int, status: str) -> None:
         raise invalid("status", f"El estado «{status}» no es válido: {', '.join(STATUSES)}.")
     with engine.storage.write() as conn:
         changed = conn.execute("UPDATE vouchers SET status = ?, updated_at = ? WHERE id = ?",
-                               (status, _now(), voucher_id)).rowcount
+                               (status, now_text(), voucher_id)).rowcount
     if not changed:
         raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
     engine.events.emit("voucher.changed", {"id": voucher_id, "status": status})
