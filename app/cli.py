@@ -6,7 +6,7 @@ Its shape is part of the product (scripts and support staff rely on it):
     yupana call ruc|ce|placa NUMERO
     yupana company set|show             issuer profiles
     yupana config get|set|list          settings
-    yupana cert|sandbox|serve|padron|demo ...   one module each under app/commands/
+    yupana cert|sandbox|serve|padron|demo|lote ...   one module each under app/commands/
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ FEATURE_COMMANDS = {
     "padron": "padrón reducido de RUC de SUNAT: importar y consultar sin internet",
     "demo": "demostración completa sin internet",
     "sol": "usuario y clave SOL de una empresa (envío a SUNAT)",
+    "lote": "genera y firma varios comprobantes de un archivo (JSON Lines o arreglo JSON)",
 }
 
 LOOKUPS = ("ruc", "ce", "placa")

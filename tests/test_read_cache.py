@@ -69,3 +69,19 @@ def test_a_write_by_another_process_is_seen(engine, company, home):
     assert configured.returncode == 0, configured.stderr.decode()
     assert engine.company(ISSUER_RUC).razon_social == "DESDE OTRO PROCESO S.A.C."
     assert engine.config_get("environment") == "beta"
+
+
+def test_steady_reads_check_once_per_block_and_see_changes_after_it(engine, company, home):
+    engine.company(ISSUER_RUC)
+    engine.config_get("signature_algorithm")
+    with engine.storage.steady_reads():
+        inside = _statements(engine, lambda: [(engine.company(ISSUER_RUC), engine.config_get("signature_algorithm"))
+                                              for _ in range(50)])
+        other = Engine(home)
+        try:
+            other.config_set("signature_algorithm", "rsa-sha256")
+        finally:
+            other.close()
+        assert engine.config_get("signature_algorithm") == "rsa-sha1"  # the block keeps what it read
+    assert inside == ["PRAGMA data_version", "PRAGMA data_version"]  # one per cache, not 100
+    assert engine.config_get("signature_algorithm") == "rsa-sha256"  # seen once the block ends

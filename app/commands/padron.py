@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 
@@ -14,9 +15,11 @@ class ProgressBar:
 
     WIDTH = 30
 
-    def __init__(self, stream: TextIO = sys.stderr, every_s: float = 0.2) -> None:
+    def __init__(self, stream: TextIO = sys.stderr, every_s: float = 0.2,
+                 amount: Callable[[int], str] = lambda done: f"{done / (1024 * 1024):,.0f} MiB") -> None:
         self.stream = stream
         self.every_s = every_s
+        self.amount = amount
         self._last = 0.0
         self._started = time.monotonic()
 
@@ -27,8 +30,7 @@ class ProgressBar:
         self._last = now
         fraction = min(1.0, done / total) if total else 1.0
         filled = int(fraction * self.WIDTH)
-        mib = done / (1024 * 1024)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:6.1%}  {mib:,.0f} MiB  "
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:6.1%}  {self.amount(done)}  "
                           f"{now - self._started:,.0f} s")
         self.stream.flush()
 

@@ -166,10 +166,16 @@ def issue_one(engine: Engine, raw: Any, certificado_id: str | None) -> dict[str,
         payload = parse_json(raw) if isinstance(raw, str | bytes) else _as_payload(raw)
     except YupanaError as exc:
         return exc.to_envelope()
-    chosen = certificado_id or _default_certificate(engine, payload)
+    ruc = _issuer_ruc(payload)
+    chosen = certificado_id or _default_certificate(engine, ruc)
     if chosen is None:
         return invalid("certificado_id", "El emisor no tiene un certificado predeterminado: indique "
                                          "«certificado_id» o elija uno en Certificados.").to_envelope()
+    if ruc is not None:
+        try:  # a certificate that cannot sign (unknown, expired, another RUC's) is said before generating
+            signing.certificate_for(engine, chosen, ruc)
+        except YupanaError as exc:
+            return exc.to_envelope()
     _, generated = engine.call("xml", payload)
     if not generated["success"]:
         return generated
@@ -184,10 +190,14 @@ def _as_payload(raw: Any) -> Any:
     return raw.model_dump(mode="json", exclude_none=True) if isinstance(raw, GenerarXmlRequest) else raw
 
 
-def _default_certificate(engine: Engine, payload: Any) -> str | None:
+def _issuer_ruc(payload: Any) -> str | None:
     emisor = payload.get("emisor") if isinstance(payload, dict) else None
     ruc = emisor.get("ruc") if isinstance(emisor, dict) else None
-    info = engine.certificates.default_for(ruc) if isinstance(ruc, str) and ruc else None
+    return ruc.strip() if isinstance(ruc, str) and ruc.strip() else None
+
+
+def _default_certificate(engine: Engine, ruc: str | None) -> str | None:
+    info = engine.certificates.default_for(ruc) if ruc else None
     return info.certificado_id if info else None
 
 

@@ -1,0 +1,92 @@
+"""`yupana lote ARCHIVO`: generate and sign many vouchers at once (app.core.batches)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from app.commands.padron import ProgressBar
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser(
+        "lote", help=summary,
+        description="Genera y firma varios comprobantes de una vez: un archivo JSON Lines (una solicitud de "
+                    "/api/v1/facturacion/xml por línea) o un arreglo JSON. Escribe una línea JSON por comprobante, en "
+                    "el orden del archivo, y al final una línea de resumen. Volver a ejecutar el mismo archivo "
+                    "devuelve los comprobantes ya emitidos, sin duplicarlos.")
+    parser.add_argument("file", metavar="ARCHIVO", help="solicitudes: .jsonl (una por línea) o .json (arreglo)")
+    parser.add_argument("--certificado", metavar="ID",
+                        help="certificado_id con el que se firma (por defecto, el predeterminado de cada emisor)")
+    parser.add_argument("--salida", metavar="CARPETA", help="guarda cada XML firmado en esta carpeta")
+    parser.add_argument("--quiet", action="store_true", help="sin barra de avance")
+    parser.set_defaults(func=cmd_lote)
+
+
+def read_requests(path: Path) -> list[Any]:
+    """A JSON array's items, or the non-blank lines of a JSON Lines file as text (each is parsed, and a bad one
+    refused, on its own)."""
+    text = path.read_text(encoding="utf-8-sig")
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"Error: {path} no es un arreglo JSON válido (línea {exc.lineno}): {exc.msg}.") from None
+        return list(items)
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def cmd_lote(args: argparse.Namespace) -> int:
+    from app.cli import open_engine
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"Error: no existe el archivo {path}.", file=sys.stderr)
+        return 2
+    requests = read_requests(path)
+    out_dir = Path(args.salida) if args.salida else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    bar = None if args.quiet else ProgressBar(amount=lambda done: f"{done:,} comprobantes")
+    started = time.monotonic()
+    issued = failed = 0
+    engine = open_engine(args)
+    try:
+        for number, envelope in enumerate(engine.emitir_lote(requests, args.certificado, progress=bar), start=1):
+            print(json.dumps(_line(number, envelope, out_dir), ensure_ascii=False), flush=True)
+            if envelope["success"]:
+                issued += 1
+            else:
+                failed += 1
+    except KeyboardInterrupt:
+        print("Interrumpido: los comprobantes ya mostrados quedaron guardados; vuelva a ejecutar el archivo para "
+              "continuar.", file=sys.stderr)
+        return 130
+    except (OSError, sqlite3.Error) as exc:  # the disk or the database: the block being written was not kept
+        logging.getLogger(__name__).exception("batch stopped")
+        print(f"Error: el lote se detuvo al guardar ({exc}). Los comprobantes ya mostrados quedaron guardados; "
+              "vuelva a ejecutar el archivo para continuar.", file=sys.stderr)
+        return 1
+    finally:
+        if bar is not None:
+            bar.finish()
+        engine.close()
+    print(json.dumps({"emitidos": issued, "con_error": failed, "segundos": round(time.monotonic() - started, 3)}),
+          flush=True)
+    return 0 if failed == 0 else 1
+
+
+def _line(number: int, envelope: dict[str, Any], out_dir: Path | None) -> dict[str, Any]:
+    if not envelope["success"]:
+        return {"item": number, "success": False, "error": envelope["error"]}
+    data = envelope["data"]
+    if out_dir is not None:
+        (out_dir / data["nombre_archivo"]).write_text(data["xml_firmado"], encoding="utf-8")
+    shown = {key: value for key, value in data.items() if key != "xml_firmado"}
+    return {"item": number, "success": True, **shown}
