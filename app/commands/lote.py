@@ -29,21 +29,9 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser.set_defaults(func=cmd_lote)
 
 
-def read_requests(path: Path) -> list[Any]:
-    """A JSON array's items, or the non-blank lines of a JSON Lines file as text (each is parsed, and a bad one
-    refused, on its own)."""
-    text = path.read_text(encoding="utf-8-sig")
-    if text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"Error: {path} no es un arreglo JSON válido (línea {exc.lineno}): {exc.msg}.") from None
-        return list(items)
-    return [line for line in text.splitlines() if line.strip()]
-
-
 def cmd_lote(args: argparse.Namespace) -> int:
     from app.cli import open_engine
+    from app.core.batches import read_requests
 
     path = Path(args.file)
     if not path.is_file():

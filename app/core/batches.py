@@ -13,9 +13,13 @@ through operations 1 and 2 one voucher at a time, so a batch answers exactly as 
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.asymmetric import padding
@@ -49,25 +53,44 @@ class _Prepared:
     signed: signing.CanonicalSignature | None = None
 
 
+def read_requests(path: str | os.PathLike[str]) -> list[Any]:
+    """The requests of a batch file: a JSON array's items, or the non-blank lines of a JSON Lines file as text
+    (each line is parsed, and a bad one refused, on its own)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise invalid("archivo", f"El archivo {Path(path).name} no está en UTF-8: guárdelo como UTF-8.") from None
+    except OSError as exc:
+        raise invalid("archivo", f"No se pudo leer el archivo {Path(path).name}: {exc.strerror}.") from None
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text, parse_float=Decimal)
+        except json.JSONDecodeError as exc:
+            raise invalid("archivo", f"El archivo {Path(path).name} no es un arreglo JSON válido (línea "
+                                     f"{exc.lineno}, columna {exc.colno}).") from None
+        return list(items)
+    return [line for line in text.splitlines() if line.strip()]
+
+
 def issue(engine: Engine, requests: Iterable[Any], certificado_id: str | None = None, *,
           progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> Iterator[dict[str, Any]]:
     """Generate and sign every request; yields one envelope per request, in order.
 
     A success's `data` joins both operations' results: `nombre_archivo`, `hash`, `xml_firmado`,
     `digest_value`, `signature_value` (and `observaciones`, `certificado_por_vencer` when they apply).
-    `certificado_id` None: each issuer's default certificate. Cancelling stops between blocks; what was
-    yielded is stored.
+    `certificado_id` None: each issuer's default certificate. `cancel` is asked after each block: a batch stops
+    between blocks, and what was yielded is stored.
     """
     items = requests if isinstance(requests, list) else list(requests)
     total = len(items)
     signer = _Signer(engine, certificado_id)
     for first in range(0, total, BLOCK):
-        if cancel is not None and cancel():
-            return
         block = items[first:first + BLOCK]
         yield from _issue_block(engine, signer, block, first)
         if progress is not None:
             progress(first + len(block), total)
+        if cancel is not None and cancel():
+            return
 
 
 def _issue_block(engine: Engine, signer: _Signer, block: list[Any], first: int) -> Iterator[dict[str, Any]]:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from .context import Context
 from .dialogs import choose_path
-from .widgets import FieldErrors, MessageBanner, ResultCard, as_dict, heading, value_of
+from .widgets import FieldErrors, MessageBanner, ResultCard, as_dict, heading, progress_percent, value_of
 from .workers import Job, require
 
 KINDS = {  # label: (engine method, placeholder)
@@ -36,23 +36,6 @@ LABELS = {
     "nacionalidad": "Nacionalidad", "placa": "Placa", "marca": "Marca", "modelo": "Modelo", "color": "Color",
     "año": "Año", "clase": "Clase", "serie": "Serie", "motor": "Motor",
 }
-
-
-def progress_percent(value: Any) -> int | None:
-    """Accept what the engine reports: a fraction, a percentage, (done, total) or a dict with them."""
-    if isinstance(value, dict):
-        done = value.get("done", value.get("procesados", value.get("rows")))
-        total = value.get("total")
-        if done is not None and total:
-            return int(100 * done / total)
-        value = value.get("percent", value.get("fraction"))
-    if isinstance(value, tuple | list) and len(value) == 2 and value[1]:
-        return int(100 * value[0] / value[1])
-    if isinstance(value, float) and value <= 1:
-        return int(value * 100)
-    if isinstance(value, int | float):
-        return int(value)
-    return None
 
 
 class LookupsPage(QWidget):

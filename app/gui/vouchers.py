@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import not_found
 
+from .batch_issue import BatchIssuer
 from .context import Context
 from .dialogs import choose_path
 from .emission import STATUS_COLOURS, cdr_text, export, plain_outcome, resend
@@ -49,11 +50,13 @@ class VouchersPage(QWidget):
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
         top.addWidget(heading("Comprobantes"), 1)
+        self.banner = MessageBanner()
+        self.batch = BatchIssuer(context, self.banner)
+        top.addWidget(self.batch)
         self.new_button = QPushButton("Nuevo comprobante")
         self.new_button.setStyleSheet("font-weight: bold;")
         top.addWidget(self.new_button)
         layout.addLayout(top)
-        self.banner = MessageBanner()
         layout.addWidget(self.banner)
         filters = QHBoxLayout()
         self.search = QLineEdit()

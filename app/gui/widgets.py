@@ -39,6 +39,23 @@ def value_of(record: Any, name: str, default: Any = None) -> Any:
     return getattr(record, name, default)
 
 
+def progress_percent(value: Any) -> int | None:
+    """Accept what the engine reports: a fraction, a percentage, (done, total) or a dict with them."""
+    if isinstance(value, dict):
+        done = value.get("done", value.get("procesados", value.get("rows")))
+        total = value.get("total")
+        if done is not None and total:
+            return int(100 * done / total)
+        value = value.get("percent", value.get("fraction"))
+    if isinstance(value, tuple | list) and len(value) == 2 and value[1]:
+        return int(100 * value[0] / value[1])
+    if isinstance(value, float) and value <= 1:
+        return int(value * 100)
+    if isinstance(value, int | float):
+        return int(value)
+    return None
+
+
 def as_dict(record: Any) -> dict[str, Any]:
     if isinstance(record, Mapping):
         return dict(record)

@@ -1,0 +1,106 @@
+"""«Emitir lote…»: generate and sign a file of vouchers (JSON Lines or a JSON array) with each issuer's default
+certificate, with a progress bar and cancel; the result says how many were issued and why the others were not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
+
+from .context import Context
+from .dialogs import choose_path
+from .widgets import MessageBanner, progress_percent
+from .workers import Job, require
+
+SHOWN_ERRORS = 8
+
+
+class BatchIssuer(QWidget):
+    """The button, its progress bar and cancel; results go to `banner`."""
+
+    finished = Signal(dict)  # {"emitidos", "con_error", "cancelado"}
+
+    def __init__(self, context: Context, banner: MessageBanner) -> None:
+        super().__init__()
+        self.context = context
+        self.banner = banner
+        self.job: Job | None = None
+        self.start_button = QPushButton("Emitir lote…")
+        self.start_button.setToolTip("Genera y firma los comprobantes de un archivo JSON Lines (una solicitud por "
+                                     "línea) o de un arreglo JSON, con el certificado predeterminado de cada emisor.")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.hide()
+        self.cancel_button = QPushButton("Cancelar lote")
+        self.cancel_button.hide()
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.progress)
+        row.addWidget(self.cancel_button)
+        row.addWidget(self.start_button)
+        self.start_button.clicked.connect(self.choose_file)
+        self.cancel_button.clicked.connect(self.cancel)
+
+    def choose_file(self) -> None:
+        choose_path(self, "Elegir el archivo del lote", self.issue_file,
+                    name_filter="Lotes de comprobantes (*.jsonl *.json);;Todos los archivos (*)")
+
+    def issue_file(self, path: str) -> Job:
+        self.banner.clear()
+        self.progress.setValue(0)
+        self.progress.show()
+        self.cancel_button.show()
+        self.cancel_button.setEnabled(True)
+        engine = self.context.engine
+
+        def work(job: Job) -> dict[str, Any]:
+            from app.core.batches import read_requests
+
+            requests = read_requests(path)
+            results = list(require(engine, "emitir_lote")(requests, progress=job.report,
+                                                          cancel=job.cancelled.is_set))
+            errors = [(number, result["error"]["message"]) for number, result in enumerate(results, start=1)
+                      if not result["success"]]
+            return {"emitidos": len(results) - len(errors), "con_error": len(errors), "errores": errors,
+                    "total": len(requests), "cancelado": len(results) < len(requests)}
+
+        self.job = self.context.workers.run(self, work, pass_job=True, done=self._done, failed=self._failed,
+                                            progress=self._progress, busy=[self.start_button])
+        return self.job
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.cancel_button.setEnabled(False)
+
+    def _progress(self, value: Any) -> None:
+        percent = progress_percent(value)
+        if percent is not None:
+            self.progress.setValue(max(0, min(100, percent)))
+
+    def _ended(self) -> None:
+        self.job = None
+        self.progress.hide()
+        self.cancel_button.hide()
+
+    def _done(self, summary: dict[str, Any]) -> None:
+        self._ended()
+        issued, failed = summary["emitidos"], summary["con_error"]
+        noun = "comprobante emitido y firmado" if issued == 1 else "comprobantes emitidos y firmados"
+        text = f"Lote: {issued} {noun}."
+        if summary["cancelado"]:
+            text += (f" Cancelado: quedaron sin emitir {summary['total'] - issued - failed}; vuelva a emitir el mismo "
+                     "archivo para continuar (lo ya emitido no se repite).")
+        details = "\n".join(f"Comprobante {number} del archivo: {message}"
+                            for number, message in summary["errores"][:SHOWN_ERRORS])
+        if failed:
+            more = failed - SHOWN_ERRORS
+            text += f" {failed} con error; ver el detalle."
+            details += f"\n… y {more} más." if more > 0 else ""
+        self.banner.show_message(text, "warning" if failed or summary["cancelado"] else "success", details)
+        self.finished.emit({key: summary[key] for key in ("emitidos", "con_error", "cancelado")})
+
+    def _failed(self, exc: BaseException) -> None:
+        self._ended()
+        self.banner.show_error(exc)
