@@ -98,7 +98,7 @@ def test_lookup_through_the_sandbox_and_a_bad_plate(qtbot, context, page, regist
 
 def test_event_loop_turns_while_the_registry_sandbox_is_slow(qtbot, context, page, registry):
     ruc, record = next(iter(registry.records["ruc"].items()))
-    registry.slow_seconds = 1.0
+    registry.slow_seconds = 30.0  # held until released below
     registry.fail_next("slow")
     ticks = []
     timer = QTimer()
@@ -108,8 +108,13 @@ def test_event_loop_turns_while_the_registry_sandbox_is_slow(qtbot, context, pag
     page.kind.setCurrentText("RUC")
     page.number.setText(ruc)
     page.search_button.click()
-    qtbot.waitUntil(lambda: len(ticks) >= 20, timeout=5000)  # the loop turns while the answer is pending
-    assert not page.search_button.isEnabled() and page.card.isHidden()
+    try:
+        qtbot.waitUntil(registry.slow_received.is_set, timeout=10_000)  # the lookup is at the provider, held
+        start = len(ticks)
+        qtbot.waitUntil(lambda: len(ticks) >= start + 20, timeout=5000)  # the loop turns while it is pending
+        assert not page.search_button.isEnabled() and page.card.isHidden()
+    finally:
+        registry.release()
     wait_idle(qtbot, context.workers, timeout=15_000)
     timer.stop()
     assert page.card.values.get("razon_social") == record["razon_social"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote
 
@@ -155,6 +156,8 @@ class RegistrySandbox(Sandbox):
         self.slow_seconds = slow_seconds
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._released = threading.Event()
+        self.slow_received = threading.Event()  # set when a "slow" lookup arrives (tests wait on it)
         self.reset()
 
     def reset(self) -> None:
@@ -188,7 +191,19 @@ class RegistrySandbox(Sandbox):
             self.requests += 1
 
     def wait_slow(self) -> None:
-        self._stopping.wait(self.slow_seconds)  # returns at once when the sandbox stops
+        """Hold a "slow" answer for `slow_seconds`, or until `release()` or the sandbox stops."""
+        self._released.clear()
+        self.slow_received.set()
+        deadline = time.monotonic() + self.slow_seconds
+        while not (self._stopping.is_set() or self._released.is_set()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._released.wait(min(left, 0.05))
+
+    def release(self) -> None:
+        """Let a held "slow" answer go now."""
+        self._released.set()
 
     def start(self) -> str:
         self._stopping.clear()
