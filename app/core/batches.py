@@ -14,6 +14,7 @@ through operations 1 and 2 one voucher at a time, so a batch answers exactly as 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +31,8 @@ from .errors import ErrorCode, YupanaError, invalid
 
 if TYPE_CHECKING:
     from .engine import Engine
+
+log = logging.getLogger(__name__)
 
 BLOCK = 250  # vouchers per transaction: large enough to make a commit's cost vanish, small for progress
 
@@ -102,7 +105,10 @@ def _issue_block(engine: Engine, signer: _Signer, block: list[Any], first: int) 
         for offset, raw in enumerate(block):
             try:
                 prepared.append(_prepare(engine, signer, first + offset, raw))
-            except Exception:  # noqa: BLE001 - a refusal (or anything odd) is answered by operations 1 and 2 below
+            except YupanaError:  # a refusal: operations 1 and 2 answer it below, as they would alone
+                one_by_one.append(offset)
+            except Exception:  # one odd voucher must not sink its block; operations 1 and 2 answer it below
+                log.exception("batch: voucher %d could not be prepared; issued one by one", first + offset + 1)
                 one_by_one.append(offset)
     for item in prepared:
         _info, key, certificate = item.material
