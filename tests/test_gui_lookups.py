@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app.gui.lookups import LookupsPage, progress_percent
+from app.gui.lookups import LookupsPage
+from app.gui.widgets import progress_percent
 from tests import test_gui_support as support
 from tests.test_gui_support import open_widget, wait_idle
 

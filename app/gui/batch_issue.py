@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 from .context import Context
 from .dialogs import choose_path
-from .widgets import MessageBanner, progress_percent
+from .widgets import MessageBanner, show_progress
 from .workers import Job, require
 
 SHOWN_ERRORS = 8
@@ -66,7 +66,8 @@ class BatchIssuer(QWidget):
                     "total": len(requests), "cancelado": len(results) < len(requests)}
 
         self.job = self.context.workers.run(self, work, pass_job=True, done=self._done, failed=self._failed,
-                                            progress=self._progress, busy=[self.start_button])
+                                            progress=lambda value: show_progress(self.progress, value),
+                                            busy=[self.start_button])
         return self.job
 
     def cancel(self) -> None:
@@ -74,10 +75,6 @@ class BatchIssuer(QWidget):
             self.job.cancel()
             self.cancel_button.setEnabled(False)
 
-    def _progress(self, value: Any) -> None:
-        percent = progress_percent(value)
-        if percent is not None:
-            self.progress.setValue(max(0, min(100, percent)))
 
     def _ended(self) -> None:
         self.job = None

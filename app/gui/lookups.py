@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from .context import Context
 from .dialogs import choose_path
-from .widgets import FieldErrors, MessageBanner, ResultCard, as_dict, heading, progress_percent, value_of
+from .widgets import FieldErrors, MessageBanner, ResultCard, as_dict, heading, show_progress, value_of
 from .workers import Job, require
 
 KINDS = {  # label: (engine method, placeholder)
@@ -161,14 +161,11 @@ class LookupsPage(QWidget):
             return require(self.engine, "import_padron")(path, progress=job.report, cancel=job.cancelled.is_set)
 
         job = self.context.workers.run(self, work, pass_job=True, done=self._imported, failed=self._import_failed,
-                                       progress=self._progress, busy=[self.import_button])
+                                       progress=lambda value: show_progress(self.progress, value),
+                                       busy=[self.import_button])
         self.import_job = job
         return job
 
-    def _progress(self, value: Any) -> None:
-        percent = progress_percent(value)
-        if percent is not None:
-            self.progress.setValue(max(0, min(100, percent)))
 
     def cancel_import(self) -> None:
         if self.import_job:

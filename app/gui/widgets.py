@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLayout,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -54,6 +55,13 @@ def progress_percent(value: Any) -> int | None:
     if isinstance(value, int | float):
         return int(value)
     return None
+
+
+def show_progress(bar: QProgressBar, value: Any) -> None:
+    """Move `bar` to what the engine reported (see `progress_percent`); a report it cannot read is ignored."""
+    percent = progress_percent(value)
+    if percent is not None:
+        bar.setValue(max(0, min(100, percent)))
 
 
 def as_dict(record: Any) -> dict[str, Any]:
