@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from . import signing, ubl, vouchers
 from .contract import GenerarXmlRequest, parse_json, parse_model
-from .errors import ErrorCode, YupanaError, invalid
+from .errors import YupanaError, invalid
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -198,8 +198,7 @@ def issue_one(engine: Engine, raw: Any, certificado_id: str | None) -> dict[str,
     ruc = _issuer_ruc(payload)
     chosen = certificado_id or _default_certificate(engine, ruc)
     if chosen is None:
-        return invalid("certificado_id", "El emisor no tiene un certificado predeterminado: indique "
-                                         "«certificado_id» o elija uno en Certificados.").to_envelope()
+        return _no_default_certificate().to_envelope()
     if ruc is not None:
         try:  # a certificate that cannot sign (unknown, expired, another RUC's) is said before generating
             signing.certificate_for(engine, chosen, ruc)
@@ -230,6 +229,11 @@ def _default_certificate(engine: Engine, ruc: str | None) -> str | None:
     return info.certificado_id if info else None
 
 
+def _no_default_certificate() -> YupanaError:
+    return invalid("certificado_id", "El emisor no tiene un certificado predeterminado: indique «certificado_id» "
+                                     "o elija uno en Certificados.")
+
+
 class _Signer:
     """Signing material per issuer, checked once per batch (expiry, RUC) as operation 2 checks it."""
 
@@ -246,7 +250,7 @@ class _Signer:
             if chosen is None:
                 default = self.engine.certificates.default_for(ruc)
                 if default is None:
-                    raise YupanaError(ErrorCode.INVALID_INPUT, "sin certificado")  # answered one by one
+                    raise _no_default_certificate()
                 chosen = default.certificado_id
             material = self._by_ruc[ruc] = signing.certificate_for(self.engine, chosen, ruc)
         return material

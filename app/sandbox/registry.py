@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote
 
@@ -155,8 +154,7 @@ class RegistrySandbox(Sandbox):
         self.token = token
         self.slow_seconds = slow_seconds
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._released = threading.Event()
+        self._released = threading.Event()  # lets held "slow" answers go (release() or stop())
         self.slow_received = threading.Event()  # set when a "slow" lookup arrives (tests wait on it)
         self.reset()
 
@@ -181,6 +179,8 @@ class RegistrySandbox(Sandbox):
             raise ValueError(f"modo desconocido {mode!r}; válidos: {', '.join(MODES)}")
         with self._lock:
             self._failures += [mode] * count
+        if mode == "slow":
+            self._released.clear()  # held again until released, after an earlier release()
 
     def take_failure(self) -> str | None:
         with self._lock:
@@ -192,25 +192,19 @@ class RegistrySandbox(Sandbox):
 
     def wait_slow(self) -> None:
         """Hold a "slow" answer for `slow_seconds`, or until `release()` or the sandbox stops."""
-        self._released.clear()
         self.slow_received.set()
-        deadline = time.monotonic() + self.slow_seconds
-        while not (self._stopping.is_set() or self._released.is_set()):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            self._released.wait(min(left, 0.05))
+        self._released.wait(self.slow_seconds)
 
     def release(self) -> None:
-        """Let a held "slow" answer go now."""
+        """Let held "slow" answers go now."""
         self._released.set()
 
     def start(self) -> str:
-        self._stopping.clear()
+        self._released.clear()
         return super().start()
 
     def stop(self) -> None:
-        self._stopping.set()
+        self._released.set()
         super().stop()
 
     def configure(self, engine: Engine) -> None:
