@@ -1,0 +1,143 @@
+"""An ASGI application served by uvicorn in a background thread of this process.
+
+One home for how Yupana runs an HTTP server of its own: the local API (`/api/v1/...`) and the
+embedded webhook listener both use it, in the app (a daemon thread beside the windows) and alone
+(`yupana serve`). The socket is bound here, before the thread starts, so a busy port is an
+`OSError` for the caller and port 0 is resolved at once; `start()` returns only once uvicorn
+accepts connections, and `stop()` only once the thread has ended.
+
+uvicorn's own loggers are routed into the app's log file (never to stderr): a client that goes
+away mid-answer is the client's business, not a traceback on the shop's console.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from typing import Any
+
+import uvicorn
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LIMIT_CONCURRENCY = 256  # connections + tasks at once; past it uvicorn answers 503 at once
+DEFAULT_KEEP_ALIVE_S = 5  # an idle keep-alive connection is closed after this
+DEFAULT_BACKLOG = 512
+STOP_TIMEOUT_S = 5.0
+_UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+
+
+class _ToAppLog(logging.Handler):
+    """Hands uvicorn's records to the `app.http` logger, so they reach the app's file handler only."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        target = logging.getLogger("app.http")
+        if target.isEnabledFor(record.levelno):
+            target.handle(record)
+
+
+def route_uvicorn_logs() -> None:
+    """Idempotent: uvicorn's loggers stop propagating to the root logger (stderr) and feed the app's log."""
+    for name in _UVICORN_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.propagate = False
+        if not any(isinstance(h, _ToAppLog) for h in logger.handlers):
+            logger.handlers = [_ToAppLog()]
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server that tells a waiting thread when it accepts connections (or failed to start)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().startup(sockets=sockets)
+        finally:
+            self.ready.set()
+
+
+class AsgiServerThread:
+    """`start(host, port)` → base URL; `stop()`. One instance serves one ASGI app at a time."""
+
+    def __init__(self, name: str, app: Any, *, limit_concurrency: int = DEFAULT_LIMIT_CONCURRENCY,
+                 timeout_keep_alive: int = DEFAULT_KEEP_ALIVE_S, backlog: int = DEFAULT_BACKLOG,
+                 **uvicorn_options: Any) -> None:
+        self.name = name
+        self.app = app
+        self._options = dict(limit_concurrency=limit_concurrency, timeout_keep_alive=timeout_keep_alive,
+                             backlog=backlog, **uvicorn_options)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        if self._socket is None:
+            raise RuntimeError(f"the {self.name} server is not running")
+        host, port = self._socket.getsockname()[:2]
+        return host, port
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.address
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    def start(self, host: str, port: int) -> str:
+        """Bind (port 0 picks a free one) and serve in a daemon thread; raises OSError if it cannot bind."""
+        if self.running:
+            return self.base_url
+        route_uvicorn_logs()
+        self._socket = _bind(host, port, self._options["backlog"])
+        config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan="off",
+                                server_header=False, **self._options)
+        self._server = _Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
+                                        name=self.name, daemon=True)
+        self._thread.start()
+        if not self._server.ready.wait(STOP_TIMEOUT_S) or not self._server.started:
+            self.stop()
+            raise OSError(f"the {self.name} server did not start")
+        log.info("%s listening on %s", self.name, self.base_url)
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop accepting, close open connections and wait for the thread (bounded)."""
+        server, thread, sock = self._server, self._thread, self._socket
+        self._server = self._thread = None
+        if server is not None:
+            server.should_exit = True
+            server.force_exit = True  # do not wait for idle keep-alive clients to leave
+        if thread is not None:
+            thread.join(STOP_TIMEOUT_S)
+            if thread.is_alive():
+                log.warning("%s server thread did not stop within %.0f s", self.name, STOP_TIMEOUT_S)
+        if sock is not None:
+            sock.close()
+        self._socket = None
+
+
+def _bind(host: str, port: int, backlog: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto says TCP,
+    # and without it every keep-alive answer waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        if os.name != "nt":  # on Windows SO_REUSEADDR lets another process steal the port
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
