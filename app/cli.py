@@ -56,7 +56,34 @@ LOOKUPS = ("ruc", "ce", "placa")
 def open_engine(args: argparse.Namespace) -> Any:
     from app.core.engine import Engine
 
-    return Engine(getattr(args, "home", None))
+    engine = Engine(getattr(args, "home", None))
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        engine.secrets.passphrase_prompt = ask_passphrase
+    return engine
+
+
+def ask_passphrase(new: bool) -> str | None:
+    """The hidden prompt for the data folder's passphrase (only when a person is at the terminal)."""
+    import getpass
+
+    from app.core.secrets import MIN_PASSPHRASE_CHARS
+
+    try:
+        if not new:
+            return getpass.getpass("Frase secreta de Yupana (no se muestra al escribir): ")
+        print("Este equipo no tiene llavero del sistema: las claves de Yupana (certificados, clave SOL, tokens) "
+              "se protegen con una frase secreta que solo usted conoce. No se guarda en ninguna parte: "
+              "si la olvida, tendrá que volver a importar sus certificados (docs/security.md).", file=sys.stderr)
+        while True:
+            first = getpass.getpass(f"Elija una frase secreta (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
+            if len(first) < MIN_PASSPHRASE_CHARS:
+                print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
+                continue
+            if getpass.getpass("Repítala para confirmar: ") == first:
+                return first
+            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
+    except EOFError:
+        return None
 
 
 def print_json(data: Any) -> None:

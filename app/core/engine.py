@@ -245,6 +245,15 @@ class Engine:
     def padron_status(self) -> dict[str, Any]:
         return self.padron.status()
 
+    def secret_state(self) -> str:
+        """Whether saved keys can be opened: app.core.secrets.UNLOCKED, NEW_PASSPHRASE, LOCKED or KEYRING_MISSING."""
+        return self.secrets.state()
+
+    def unlock_secrets(self, passphrase: str) -> None:
+        """Open the saved keys with the passphrase typed by the person (the first one becomes the folder's)."""
+        self.secrets.unlock(passphrase)
+        self.events.emit("secrets.unlocked", {})
+
     def set_provider_token(self, name: str, token: str) -> None:
         """Keep a registry provider's access token in the secret store (never in settings or logs)."""
         if name not in providers.PROVIDERS:

@@ -2,9 +2,12 @@
 
 Each secret is encrypted with AES-256-GCM under a master key of the data folder. The master key
 lives in the operating system's keyring (`keyring`: Windows Credential Manager, macOS Keychain,
-Secret Service). Where no keyring backend exists (CI, headless Linux) it is derived with scrypt
-from the passphrase in `YUPANA_PASSPHRASE`; with neither, secrets cannot be stored and the user is
-told how to fix it. `YUPANA_KEYRING=0` skips the keyring on purpose.
+Secret Service). Where no keyring backend exists (headless Linux, a locked-down Windows profile,
+CI) it is derived with scrypt from a passphrase that the person types: in the windows' passphrase
+dialog (`unlock`), at the command line's hidden prompt (`passphrase_prompt`), or, for automation,
+from `YUPANA_PASSPHRASE`. The passphrase itself is never stored: a known value encrypted under the
+key (the "probe") tells a wrong passphrase from a right one. `YUPANA_KEYRING=0` skips the keyring on
+purpose. Where each secret lives and how to recover: docs/security.md.
 """
 
 from __future__ import annotations
@@ -14,19 +17,34 @@ import logging
 import os
 import secrets as random
 import threading
+from collections.abc import Callable
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from sqlite_utils import Migrations
 
-from .errors import ErrorCode, YupanaError, not_configured
+from .errors import ErrorCode, YupanaError, invalid, not_configured
 from .storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
 PASSPHRASE_ENV = "YUPANA_PASSPHRASE"
 KEYRING_ENV = "YUPANA_KEYRING"
 KEYRING_SERVICE = "Yupana"
+MIN_PASSPHRASE_CHARS = 8
+
+# What `SecretStore.state()` answers: whether the master key is at hand, and if not, what is needed.
+UNLOCKED = "abierto"  # keys can be read and written
+NEW_PASSPHRASE = "frase_nueva"  # no keyring and nothing stored yet: a passphrase must be chosen
+LOCKED = "bloqueado"  # no keyring: the passphrase chosen before must be typed
+KEYRING_MISSING = "sin_llavero"  # the keys were protected by a keyring that this session cannot reach
+# Where the master key of a folder comes from, recorded when its first secret is stored.
+SOURCE_KEYRING = "keyring"
+SOURCE_PASSPHRASE = "passphrase"
+
+# Asked for the passphrase when neither the keyring nor YUPANA_PASSPHRASE gives the key;
+# called with True for a folder that has no passphrase yet. Returns None to give up.
+PassphrasePrompt = Callable[[bool], str | None]
 
 migrations = register_migrations(Migrations("yupana.secrets"))
 
@@ -50,6 +68,7 @@ class SecretStore:
         self._key: bytes | None = None
         self._lock = threading.Lock()
         self.backend = ""
+        self.passphrase_prompt: PassphrasePrompt | None = None
 
     # -------------------------------------------------------------- the master key
 
@@ -89,43 +108,98 @@ class SecretStore:
             log.info("keyring unavailable (%s); using the passphrase", type(exc).__name__)
             return None
 
-    def _from_passphrase(self) -> bytes | None:
-        passphrase = os.environ.get(PASSPHRASE_ENV)
-        if not passphrase:
-            return None
+    def _derive(self, passphrase: str) -> bytes:
         if self._meta("scrypt_salt") is None:
             self._set_meta("scrypt_salt", base64.b64encode(os.urandom(16)).decode())
         salt = base64.b64decode(self._meta("scrypt_salt") or "")
-        key = Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
-        self.backend = "passphrase"
-        return key
+        return Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
+
+    def _from_passphrase(self) -> bytes | None:
+        passphrase = os.environ.get(PASSPHRASE_ENV)
+        if passphrase:
+            return self._derive(passphrase)
+        if self.passphrase_prompt is not None:
+            typed = self.passphrase_prompt(self._meta("probe") is None)
+            if typed:
+                self._check_new_passphrase(typed)
+                return self._derive(typed)
+        return None
+
+    def _check_new_passphrase(self, passphrase: str) -> None:
+        if self._meta("probe") is None and len(passphrase) < MIN_PASSPHRASE_CHARS:
+            raise invalid("frase", f"La frase secreta debe tener al menos {MIN_PASSPHRASE_CHARS} caracteres.")
 
     def master_key(self) -> bytes:
         with self._lock:
             if self._key is None:
-                key = self._from_keyring() or self._from_passphrase()
+                # A folder keeps the source its first secret was stored with: a keyring that appears
+                # later does not lock out a passphrase folder, nor the reverse.
+                recorded = self._meta("key_source")
+                key, source = None, SOURCE_KEYRING
+                if recorded != SOURCE_PASSPHRASE:
+                    key = self._from_keyring()
+                if key is None and recorded != SOURCE_KEYRING:
+                    key, source = self._from_passphrase(), SOURCE_PASSPHRASE
                 if key is None:
-                    raise not_configured(
-                        "No hay un almacén seguro para claves: este equipo no tiene llavero del sistema. "
-                        f"Defina la variable de entorno {PASSPHRASE_ENV} con una frase secreta y vuelva a intentar.")
-                self._check_key(key)
+                    raise self._no_key_error()
+                self._check_key(key, source)
                 self._key = key
+                self.backend = self.backend if source == SOURCE_KEYRING else "passphrase"
             return self._key
 
-    def _check_key(self, key: bytes) -> None:
+    def _no_key_error(self) -> YupanaError:
+        if self._meta("key_source") == SOURCE_KEYRING:
+            return not_configured(
+                "Las claves de esta carpeta de datos están protegidas por el llavero del sistema, que ahora no "
+                "responde. Inicie sesión con el mismo usuario del equipo o vea docs/security.md para recuperarlas.")
+        return not_configured(
+            "Las claves guardadas están protegidas por una frase secreta: ábralas con la frase en la ventana de "
+            f"Yupana, o defina la variable de entorno {PASSPHRASE_ENV} para usar el comando sin preguntas.")
+
+    def state(self) -> str:
+        """UNLOCKED, NEW_PASSPHRASE, LOCKED or KEYRING_MISSING; never asks anybody anything."""
+        with self._lock:
+            if self._key is not None:
+                return UNLOCKED
+        prompt, self.passphrase_prompt = self.passphrase_prompt, None
+        try:
+            self.master_key()
+            return UNLOCKED
+        except YupanaError as exc:
+            if self._meta("key_source") == SOURCE_KEYRING:
+                return KEYRING_MISSING
+            if exc.code in (ErrorCode.NOT_CONFIGURED, ErrorCode.UNAUTHORIZED):
+                return NEW_PASSPHRASE if self._meta("probe") is None else LOCKED
+            raise
+        finally:
+            self.passphrase_prompt = prompt
+
+    def unlock(self, passphrase: str) -> None:
+        """Open the keys with the passphrase typed in a window; the first one typed becomes the folder's."""
+        self._check_new_passphrase(passphrase)
+        key = self._derive(passphrase)
+        with self._lock:
+            self._check_key(key, SOURCE_PASSPHRASE)
+            self._key = key
+            self.backend = "passphrase"
+
+    def _check_key(self, key: bytes, source: str) -> None:
         """A known value encrypted once tells a wrong passphrase from a damaged secret."""
         probe = self._meta("probe")
         if probe is None:
             nonce = os.urandom(12)
+            self._set_meta("key_source", source)
             self._set_meta("probe", base64.b64encode(nonce + AESGCM(key).encrypt(nonce, b"yupana", b"probe")).decode())
             return
         raw = base64.b64decode(probe)
         try:
             AESGCM(key).decrypt(raw[:12], raw[12:], b"probe")
         except InvalidTag:
-            raise YupanaError(ErrorCode.UNAUTHORIZED,
-                              f"La frase secreta ({PASSPHRASE_ENV}) o la clave del llavero no corresponde a esta "
-                              "carpeta de datos: no se pueden abrir las claves guardadas.") from None
+            if source == SOURCE_KEYRING:
+                raise YupanaError(ErrorCode.UNAUTHORIZED, "La clave del llavero del sistema no corresponde a esta "
+                                  "carpeta de datos: no se pueden abrir las claves guardadas.") from None
+            raise YupanaError(ErrorCode.UNAUTHORIZED, "La frase secreta no es correcta: no abre las claves de esta "
+                              "carpeta de datos. Escríbala de nuevo (distingue mayúsculas y minúsculas).") from None
 
     # -------------------------------------------------------------- encryption
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QApplication
 
 from app import APP_NAME, __version__
@@ -11,10 +12,22 @@ from app import APP_NAME, __version__
 
 def application() -> QApplication:
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    install_spanish_translation(app)
     app.setApplicationName(APP_NAME)
     app.setApplicationVersion(__version__)
     app.setOrganizationName(APP_NAME)
     return app
+
+
+def install_spanish_translation(app: QApplication) -> None:
+    """Qt's own words (standard buttons «Aceptar», «Mostrar detalles…», file dialogs) in Spanish, once."""
+    if getattr(app, "spanish", None) is not None:
+        return
+    translator = QTranslator(app)
+    if translator.load(QLocale(QLocale.Language.Spanish, QLocale.Country.Peru), "qtbase", "_",
+                       QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(translator)
+    app.spanish = translator
 
 
 def start(home: str | None = None):

@@ -20,13 +20,12 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core.errors import ErrorCode, YupanaError
+from app.core.errors import invalid
 
 from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path
-from .widgets import MessageBanner, value_of
-from .workers import require
+from .widgets import MessageBanner
 
 ENVIRONMENT_CHOICES = [
     ("sandbox", "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
@@ -47,22 +46,27 @@ def apply_setup(context: Context, company: Any, environment: str, certificate: t
         done.append("Modo sandbox activo" + (f": {', '.join(sorted(started))}." if started else "."))
     else:
         done.append(f"Entorno: {environment}.")
-    try:
-        if certificate is None:
-            cert = require(engine, "create_test_certificate")(saved.ruc)
-            done.append("Certificado de prueba creado.")
-        else:
-            path, password = certificate
-            cert = require(engine, "import_certificate")(Path(path).read_bytes(), password)
-            done.append(f"Certificado «{Path(path).name}» importado.")
-        cert_id = value_of(cert, "certificado_id")
-        if cert_id and hasattr(engine, "set_default_certificate") and not value_of(cert, "predeterminado"):
-            engine.set_default_certificate(saved.ruc, cert_id)
-    except YupanaError as exc:
-        if exc.code != ErrorCode.NOT_CONFIGURED:
-            raise
-        done.append("Certificados: todavía no disponibles en esta versión; configúrelos después en Certificados.")
+    # A certificate that cannot be made or read stops «Terminar» with its reason on the last page: the
+    # assistant never closes saying all went well when the shop cannot sign yet.
+    if certificate is None:
+        cert = engine.create_test_certificate(saved.ruc)
+        done.append("Certificado de prueba creado.")
+    else:
+        path, password = certificate
+        cert = engine.import_certificate(read_file(path), password)
+        done.append(f"Certificado «{Path(path).name}» importado.")
+    if not cert.predeterminado:
+        engine.set_default_certificate(saved.ruc, cert.certificado_id)
     return done
+
+
+def read_file(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise invalid("certificado", f"No se encontró el archivo «{path}».") from None
+    except OSError as exc:
+        raise invalid("certificado", f"No se pudo leer el archivo «{path}»: {exc.strerror or exc}.") from None
 
 
 class CompanyPage(QWizardPage):

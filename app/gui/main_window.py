@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
+from app.core.secrets import KEYRING_MISSING, UNLOCKED
 from app.optional import load_optional
 
 from .bridge import EngineEvents
@@ -50,7 +51,7 @@ def status_snapshot(engine: Any) -> dict[str, Any]:
         pending = len(engine.list_vouchers(status="pendiente"))
     listener = engine.listener_status() if hasattr(engine, "listener_status") else None
     return {"environment": engine.config_get("environment"), "pending": pending, "listener": listener,
-            "companies": len(engine.list_companies())}
+            "companies": len(engine.list_companies()), "secrets": engine.secret_state()}
 
 
 class MainWindow(QMainWindow):
@@ -62,6 +63,7 @@ class MainWindow(QMainWindow):
         self.context = Context(engine, self.workers, EngineEvents(engine, self), sandboxes or SandboxMode(engine))
         self.first_run = first_run  # None: open the assistant when no company exists yet
         self.assistant = None
+        self.passphrase_dialog = None
         self.crash = None
         self.snapshot: dict[str, Any] = {}
         self.closing = False
@@ -152,6 +154,10 @@ class MainWindow(QMainWindow):
         self.pending_label.setText("Envíos pendientes: —" if pending is None else f"Envíos pendientes: {pending}")
         listener = snapshot["listener"]
         self.listener_label.setText(f"Mensajería: {listener}" if listener else "Mensajería: no configurada")
+        if snapshot["secrets"] != UNLOCKED:
+            self.ask_for_keys(snapshot["secrets"])
+            if snapshot["secrets"] != KEYRING_MISSING:
+                return  # the assistant and the sandbox wait until the keys are open
         if self.first_run is None:
             self.first_run = snapshot["companies"] == 0
             if self.first_run:
@@ -165,11 +171,35 @@ class MainWindow(QMainWindow):
             self.workers.run(self, self.start_sandbox_if_chosen)
 
     def start_sandbox_if_chosen(self) -> None:
-        """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up."""
-        if self.engine.config_get("environment") == "sandbox":
+        """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up (once keys can be read)."""
+        if self.engine.config_get("environment") == "sandbox" and self.engine.secret_state() == UNLOCKED:
             self.context.sandboxes.start()
 
-    # ------------------------------------------------------------ assistant and errors
+    # ------------------------------------------------------------ keys, assistant and errors
+
+    def ask_for_keys(self, state: str) -> None:
+        """No keyring: the passphrase dialog (once); a keyring that went away: say so and how to recover."""
+        if state == KEYRING_MISSING:
+            if self.passphrase_dialog is None:
+                from app.core.errors import not_configured
+
+                from .dialogs import error_dialog
+                from .passphrase import KEYRING_MISSING_TEXT
+
+                self.passphrase_dialog = error_dialog(self, not_configured(KEYRING_MISSING_TEXT))
+            return
+        if self.passphrase_dialog is not None and self.passphrase_dialog.isVisible():
+            return
+        from .passphrase import PassphraseDialog
+
+        self.passphrase_dialog = PassphraseDialog(self.context, state, self._keys_opened, self)
+        self.passphrase_dialog.rejected.connect(self.close)
+        self.passphrase_dialog.open()
+
+    def _keys_opened(self) -> None:
+        self.workers.run(self, self.start_sandbox_if_chosen)
+        self.refresh_status()
+
 
     def open_assistant(self) -> Any:
         from .assistant import SetupAssistant
