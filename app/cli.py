@@ -271,6 +271,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """`yupana … | head`: the reader stopped reading. End quietly, as other command-line tools do."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE, what a shell reports for a tool ended by a closed pipe
 
 
 if __name__ == "__main__":

@@ -76,3 +76,20 @@ def test_help_is_in_spanish():
         assert command in text
     sub = run_cli("call", "--help").stdout.decode()
     assert "OPERACION" in sub and "entrada estándar" in sub
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(home):
+    """`yupana config list | head -0`: the pipe closes before the command writes."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = dict(os.environ, YUPANA_HOME=str(home))
+    proc = subprocess.Popen([sys.executable, "-m", "app", "config", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    proc.stdout.close()  # the reader leaves at once, like `head -0`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) in (0, 141)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -271,3 +271,18 @@ def test_one_yupana_answers_another_through_the_contract_provider(engine, tmp_pa
     finally:
         other.close()
         server.stop()
+
+
+def test_sandbox_taxpayers_follow_the_kind_their_ruc_says(sandbox):
+    """RUC 10… is a person with a business, 20… a company: the sandbox never mixes them."""
+    kinds = {"10": set(), "20": set()}
+    for ruc, record in sandbox.records["ruc"].items():
+        kinds[ruc[:2]].add(record["tipo_contribuyente"])
+        if ruc.startswith("10"):
+            assert not record["razon_social"].endswith(("S.A.C.", "S.A.", "E.I.R.L.")), record
+    assert kinds["10"] == {"PERSONA NATURAL CON NEGOCIO"}
+    assert kinds["20"] and "PERSONA NATURAL CON NEGOCIO" not in kinds["20"]
+
+
+def test_the_readmes_example_ruc_answers_in_the_sandbox(configured):
+    assert configured.ruc("20100066603").razon_social == "EMPRESA DE EJEMPLO YUPANA S.A.C."

@@ -31,7 +31,12 @@ FACTILIZA_KINDS = {"ruc": "ruc", "cee": "ce", "placa": "placa"}
 _NAMES = ["PEÑA", "QUISPE", "MAMANI", "HUAMÁN", "CONDORI", "ROJAS", "CASTAÑEDA", "FLORES", "NÚÑEZ", "YUPANQUI"]
 _GIVEN = ["MARÍA", "JOSÉ", "ANA", "LUIS", "CARMEN", "JORGE", "ROSA", "MIGUEL"]
 _TRADES = ["COMERCIAL", "INVERSIONES", "SERVICIOS", "TRANSPORTES", "FERRETERÍA"]
-_TYPES = ["SOCIEDAD ANONIMA CERRADA", "EMPRESA INDIVIDUAL DE RESP. LTDA", "PERSONA NATURAL CON NEGOCIO"]
+# A RUC's first two digits say its kind: 10 a person with a business, 20 a company (SUNAT's rule).
+_COMPANY_TYPES = [("SOCIEDAD ANONIMA CERRADA", "S.A.C."), ("EMPRESA INDIVIDUAL DE RESP. LTDA", "E.I.R.L."),
+                  ("SOCIEDAD ANONIMA", "S.A.")]
+_PERSON_TYPE = "PERSONA NATURAL CON NEGOCIO"
+# The RUC of the README's examples answers in the sandbox too, so they work as written.
+EXAMPLE_RUC = "20100066603"
 _ACTIVITIES = ["VENTA AL POR MENOR EN COMERCIOS NO ESPECIALIZADOS", "TRANSPORTE DE CARGA POR CARRETERA",
                "ACTIVIDADES DE RESTAURANTES", "CONSTRUCCIÓN DE EDIFICIOS"]
 _COUNTRIES = ["VENEZOLANA", "COLOMBIANA", "ARGENTINA", "CHILENA", "ESPAÑOLA", "CHINA"]
@@ -48,12 +53,22 @@ def generate_records(count: int = 100, seed: int = 11) -> dict[str, dict[str, di
         first10 = rng.choice(["20", "10"]) + f"{rng.randrange(10 ** 8):08d}"
         place = rng.choice(places)
         ruc = first10 + ruc_check_digit(first10)
+        if first10.startswith("10"):
+            name, kind = f"{rng.choice(_NAMES)} {rng.choice(_NAMES)} {rng.choice(_GIVEN)}", _PERSON_TYPE
+        else:
+            kind, suffix = rng.choice(_COMPANY_TYPES)
+            name = f"{rng.choice(_TRADES)} {rng.choice(_NAMES)} {suffix}"
         out["ruc"][ruc] = {
-            "ruc": ruc, "razon_social": f"{rng.choice(_TRADES)} {rng.choice(_NAMES)} S.A.C.",
-            "tipo_contribuyente": rng.choice(_TYPES), "estado": "ACTIVO", "condicion": "HABIDO",
+            "ruc": ruc, "razon_social": name,
+            "tipo_contribuyente": kind, "estado": "ACTIVO", "condicion": "HABIDO",
             "direccion": f"AV. {rng.choice(_NAMES)} NRO. {rng.randrange(1, 999)}",
             "departamento": place.departamento.upper(), "provincia": place.provincia.upper(),
             "distrito": place.distrito.upper(), "actividad_economica": rng.choice(_ACTIVITIES)}
+    out["ruc"].setdefault(EXAMPLE_RUC, {
+        "ruc": EXAMPLE_RUC, "razon_social": "EMPRESA DE EJEMPLO YUPANA S.A.C.",
+        "tipo_contribuyente": _COMPANY_TYPES[0][0], "estado": "ACTIVO", "condicion": "HABIDO",
+        "direccion": "AV. LIMA NRO. 123", "departamento": "LIMA", "provincia": "LIMA", "distrito": "LIMA",
+        "actividad_economica": _ACTIVITIES[0]})
     while len(out["ce"]) < count:
         ce = f"{rng.randrange(10 ** 8, 10 ** 9):09d}"
         nombres, paterno, materno = rng.choice(_GIVEN), rng.choice(_NAMES), rng.choice(_NAMES)
