@@ -55,8 +55,10 @@ package: $(PYI_STAMP)
 
 # dist/Yupana-Setup-<version>.exe, built on Linux with Wine + makensis.
 windows-installer:
+	bash installer/install_build_tools.sh
 	bash installer/build_windows.sh
 
 # Silent install under Wine, self-test + screenshot, silent uninstall.
 windows-smoke:
+	bash installer/install_build_tools.sh
 	bash installer/smoke_windows.sh

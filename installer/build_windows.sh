@@ -18,7 +18,7 @@ mkdir -p "$CACHE" "$DOWNLOADS" "$WHEELS"
 lock_cache
 
 need() {
-    command -v "$1" >/dev/null 2>&1 || { echo "missing tool: $1 (see installer/ci_packaging.sh)" >&2; exit 1; }
+    command -v "$1" >/dev/null 2>&1 || { echo "missing tool: $1 (installer/install_build_tools.sh installs it)" >&2; exit 1; }
 }
 need timeout
 need makensis

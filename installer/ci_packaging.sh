@@ -6,23 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-missing=()
-command -v makensis >/dev/null 2>&1 || missing+=(nsis)
-command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(gcc-mingw-w64-x86-64-win32)
-if ! command -v wine >/dev/null 2>&1; then
-    missing+=(wine)
-fi
-if ! command -v wine64 >/dev/null 2>&1 && [ ! -x /usr/lib/wine/wine64 ]; then
-    missing+=(wine64)
-fi
-command -v unzip >/dev/null 2>&1 || missing+=(unzip)
-if [ "${#missing[@]}" -gt 0 ]; then
-    echo "[ci-packaging] apt-get install ${missing[*]}"
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}" >/dev/null
-fi
+bash installer/install_build_tools.sh
 
 t0=$SECONDS
 make package
