@@ -99,9 +99,9 @@ def _read_body(source: str | None) -> bytes:
         with open(source, "rb") as handle:
             return handle.read()
     except OSError as exc:
-        from app.core.errors import invalid
+        from app.core.errors import unreadable_file
 
-        raise invalid("FILE", f"No se pudo leer el archivo «{source}»: {exc.strerror}.") from None
+        raise unreadable_file("FILE", source, exc) from None
 
 
 def cmd_call(args: argparse.Namespace) -> int:

@@ -93,3 +93,12 @@ def test_a_reader_that_goes_away_gets_no_traceback(home):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) in (0, 141)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_missing_file_is_named_in_spanish(home):
+    from tests.conftest import run_cli
+
+    done = run_cli("call", "xml", "no-existe.json", home=home)
+    assert done.returncode == 1
+    said = done.stdout.decode() + done.stderr.decode()
+    assert "«no-existe.json»: no existe" in said and "No such file" not in said

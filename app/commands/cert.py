@@ -8,7 +8,7 @@ import sys
 
 from app.cli import open_engine, print_json
 from app.core.certificates import CertificateInfo
-from app.core.errors import invalid
+from app.core.errors import unreadable_file
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -54,7 +54,7 @@ def _read(path: str, field: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as exc:
-        raise invalid(field, f"No se pudo leer el archivo «{path}»: {exc.strerror}.") from None
+        raise unreadable_file(field, path, exc) from None
 
 
 def _password(args: argparse.Namespace, data: bytes) -> str | None:

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from . import signing, ubl, vouchers
 from .contract import GenerarXmlRequest, parse_json, parse_model
-from .errors import YupanaError, invalid
+from .errors import YupanaError, invalid, unreadable_file
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -64,7 +64,7 @@ def read_requests(path: str | os.PathLike[str]) -> list[Any]:
     except UnicodeDecodeError:
         raise invalid("archivo", f"El archivo {Path(path).name} no está en UTF-8: guárdelo como UTF-8.") from None
     except OSError as exc:
-        raise invalid("archivo", f"No se pudo leer el archivo {Path(path).name}: {exc.strerror}.") from None
+        raise unreadable_file("archivo", path, exc) from None
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text, parse_float=Decimal)

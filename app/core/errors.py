@@ -6,6 +6,7 @@ turns into is `{"success": false, "error": {"code", "message", "details"}}`.
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -112,3 +113,26 @@ def conflict(field_name: str | None, message: str) -> YupanaError:
 
 def not_configured(message: str) -> YupanaError:
     return YupanaError(ErrorCode.NOT_CONFIGURED, message)
+
+
+# What the operating system says about a file, in Spanish (its own strerror is English on Linux).
+_OS_REASONS = {
+    errno.ENOENT: "no existe",
+    errno.EACCES: "no tiene permiso para leerlo",
+    errno.EPERM: "no tiene permiso para leerlo",
+    errno.EISDIR: "es una carpeta, no un archivo",
+    errno.ENOTDIR: "una parte de la ruta no es una carpeta",
+    errno.ENAMETOOLONG: "la ruta es demasiado larga",
+    errno.EADDRINUSE: "la dirección ya está en uso por otro programa",
+    errno.EADDRNOTAVAIL: "esa dirección no pertenece a este equipo",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    """A short Spanish reason for an operating-system error (never the English strerror)."""
+    return _OS_REASONS.get(exc.errno, f"error del sistema {exc.errno}" if exc.errno else "error del sistema")
+
+
+def unreadable_file(field_name: str, path: object, exc: OSError) -> YupanaError:
+    """The 400 for a file the user named that cannot be read, naming the file and why."""
+    return invalid(field_name, f"No se pudo leer el archivo «{path}»: {os_reason(exc)}.")

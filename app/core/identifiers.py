@@ -73,5 +73,5 @@ def normalize_plate(value: object, field: str = "numero") -> str:
         raise invalid(field, f"El campo «{field}» (placa) es obligatorio.")
     if not plate.isascii() or not any(form.fullmatch(plate) for form in PLATE_FORMS.values()):
         raise invalid(field, f"La placa «{text}» del campo «{field}» no es válida: debe tener uno de los formatos "
-                             f"{', '.join(PLATE_FORMS)} (sin guion).")
+                             f"{', '.join(PLATE_FORMS)} (con o sin guion, p. ej. ABC-123).")
     return plate

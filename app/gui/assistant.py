@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core.errors import invalid
+from app.core.errors import unreadable_file
 
 from .company_form import CompanyForm
 from .context import Context
@@ -63,10 +63,8 @@ def apply_setup(context: Context, company: Any, environment: str, certificate: t
 def read_file(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise invalid("certificado", f"No se encontró el archivo «{path}».") from None
     except OSError as exc:
-        raise invalid("certificado", f"No se pudo leer el archivo «{path}»: {exc.strerror or exc}.") from None
+        raise unreadable_file("certificado", path, exc) from None
 
 
 class CompanyPage(QWizardPage):

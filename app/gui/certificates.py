@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.errors import unreadable_file
+
 from .context import Context
 from .dialogs import PasswordDialog, choose_path, confirm
 from .widgets import Badge, MessageBanner, heading, value_of
@@ -202,7 +204,10 @@ class CertificatesPage(QWidget):
         self.banner.clear()
 
         def work() -> Any:
-            data = Path(path).read_bytes()
+            try:
+                data = Path(path).read_bytes()
+            except OSError as exc:
+                raise unreadable_file("archivo", path, exc) from None
             return require(self.engine, "import_certificate")(data, password)
 
         self.context.workers.run(self, work, done=lambda cert: self._done("Certificado importado.", cert),
