@@ -180,3 +180,19 @@ def test_detail_exports_the_xml_from_the_window(qtbot, context, company, engine,
     assert written.read_text(encoding="utf-8").startswith("<?xml")
     assert str(written) in detail.banner.text.text()
     assert not detail.pdf_button.isEnabled() or hasattr(engine, "voucher_pdf")
+
+
+def test_the_number_box_takes_only_what_the_document_can_hold(qtbot, context, company):
+    form = open_form(qtbot, context)
+    form.doc_type.setCurrentIndex(form.doc_type.findData("6"))
+    form.doc_number.clear()
+    qtbot.keyClicks(form.doc_number, "20a10b0066603999")
+    assert form.doc_number.text() == "20100066603"  # letters refused, 11 digits at most
+    assert "11 dígitos" in form.doc_number.placeholderText()
+    form.doc_type.setCurrentIndex(form.doc_type.findData("1"))
+    assert form.doc_number.text() == ""  # an 11-digit RUC is no DNI
+    assert "8 dígitos" in form.doc_number.placeholderText() and not form.lookup_button.isEnabled()
+    qtbot.keyClicks(form.doc_number, "4567890123")
+    assert form.doc_number.text() == "45678901"
+    form.doc_type.setCurrentIndex(form.doc_type.findData("0"))
+    assert not form.doc_number.isEnabled() and "RUC" not in form.doc_number.placeholderText()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from PySide6.QtCore import QDate, QStringListModel, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QDate, QRegularExpression, QStringListModel, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -43,6 +43,14 @@ TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001"),
          "07": ("Nota de crédito", "FC01"), "08": ("Nota de débito", "FD01")}  # notes: F/B follows the reference
 NOTE_TYPES = ("07", "08")
 DOCUMENT_TYPES = {"6": "RUC", "1": "DNI", "4": "Carnet de extranjería", "7": "Pasaporte", "0": "Sin documento"}
+# What the number box accepts for each document type (catalogue 06): its hint and the characters it takes.
+DOCUMENT_INPUTS = {
+    "6": ("RUC: 11 dígitos", r"\d{0,11}"),
+    "1": ("DNI: 8 dígitos", r"\d{0,8}"),
+    "4": ("Carnet de extranjería: hasta 12 letras o dígitos", r"[A-Za-z0-9]{0,12}"),
+    "7": ("Pasaporte: hasta 12 letras o dígitos", r"[A-Za-z0-9]{0,12}"),
+    "0": ("Sin documento: no hace falta número", r""),
+}
 ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Afectación", "Valor de venta", "IGV"]
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 
@@ -148,7 +156,6 @@ class VoucherForm(QDialog):
         for code, label in DOCUMENT_TYPES.items():
             self.doc_type.addItem(label, code)
         self.doc_number = QLineEdit()
-        self.doc_number.setPlaceholderText("RUC (11 dígitos) o DNI (8 dígitos)")
         self.completer_model = QStringListModel()
         completer = QCompleter(self.completer_model, self)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
@@ -171,7 +178,20 @@ class VoucherForm(QDialog):
         form.addRow("Nombre o razón social:", self.errors.wrap(self.customer_name, "receptor.razon_social"))
         form.addRow("Dirección:", self.errors.wrap(self.customer_address, "receptor.direccion"))
         self.lookup_button.clicked.connect(self.lookup_customer)
+        self.doc_type.currentIndexChanged.connect(self._document_type_changed)
+        self._document_type_changed()
         return box
+
+    def _document_type_changed(self) -> None:
+        """The number box takes only what the chosen document can hold, and says what that is."""
+        hint, pattern = DOCUMENT_INPUTS[self.doc_type.currentData()]
+        validator = QRegularExpressionValidator(QRegularExpression(pattern), self.doc_number)
+        if validator.validate(self.doc_number.text(), 0)[0] != QValidator.State.Acceptable:
+            self.doc_number.clear()
+        self.doc_number.setValidator(validator)
+        self.doc_number.setPlaceholderText(hint)
+        self.doc_number.setEnabled(bool(pattern))
+        self.lookup_button.setEnabled(self.doc_type.currentData() == "6")
 
     def _items_box(self) -> QGroupBox:
         box = QGroupBox("Detalle")
