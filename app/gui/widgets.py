@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import ErrorCode, YupanaError
 
+from .field_labels import humanize
+
 ERROR_STYLE = "color: #b00020;"
 TONES = {
     "error": ("#fdecea", "#b00020"),
@@ -88,11 +90,10 @@ def describe(exc: BaseException) -> tuple[str, str, str]:
     if isinstance(exc, YupanaError):
         lines = [f"Código: {exc.code}"]
         for detail in exc.details:
-            where = f"{detail.field}: " if detail.field else ""
             code = f" (SUNAT {detail.sunat_code})" if detail.sunat_code else ""
-            lines.append(f"• {where}{detail.message}{code}")
+            lines.append(f"• {humanize(detail.message)}{code}")
         tone = "warning" if exc.code == ErrorCode.NOT_CONFIGURED else "error"
-        return tone, exc.message, "\n".join(lines)
+        return tone, humanize(exc.message), "\n".join(lines)
     return "error", "Ocurrió un error inesperado. Los detalles están en el registro.", f"{type(exc).__name__}: {exc}"
 
 
@@ -190,7 +191,8 @@ class FieldErrors:
             if label is None:
                 unplaced.append(detail.field or "")
                 continue
-            text = detail.message if not label.text() else f"{label.text()}\n{detail.message}"
+            message = humanize(detail.message)
+            text = message if not label.text() else f"{label.text()}\n{message}"
             label.setText(text)
             label.show()
         return unplaced
