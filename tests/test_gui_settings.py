@@ -16,29 +16,54 @@ def open_page(qtbot, context) -> SettingsPage:
 
 def test_settings_are_loaded_and_saved(qtbot, context, engine):
     page = open_page(qtbot, context)
-    form = page.forms["Entorno y servicios"]
+    form = page.forms["Entorno"]
     assert form.value("environment") == "sandbox"
     form.set_value("environment", "beta")
-    form.fields["sunat_timeout_s"].setText("45")
     form.save_button.click()
+    wait_idle(qtbot, context.workers)
+    sunat = page.forms["SUNAT"]
+    sunat.fields["sunat_timeout_s"].setText("45")
+    sunat.save_button.click()
     wait_idle(qtbot, context.workers)
     assert engine.config_get("environment") == "beta"
     assert engine.config_get("sunat_timeout_s") == "45"
     assert page.banner.tone == "success"
 
 
-def test_a_wrong_value_is_shown_next_to_its_field(qtbot, context, engine):
+def test_a_wrong_value_is_shown_next_to_its_field_with_its_label(qtbot, context, engine):
     page = open_page(qtbot, context)
-    form = page.forms["Entorno y servicios"]
+    form = page.forms["SUNAT"]
+    assert form.advanced.isHidden()
     form.fields["sunat_timeout_s"].setText("mucho")
     form.fields["sunat_url_beta"].setText("ftp://x")
     form.save_button.click()
     wait_idle(qtbot, context.workers)
     shown = form.errors.visible()
-    assert "sunat_timeout_s" in shown["sunat_timeout_s"] and "entero" in shown["sunat_timeout_s"]
+    assert "«Espera máxima de SUNAT (segundos)»" in shown["sunat_timeout_s"] and "entero" in shown["sunat_timeout_s"]
+    assert "sunat_timeout_s" not in shown["sunat_timeout_s"]
     assert "http" in shown["sunat_url_beta"]
+    assert not form.advanced.isHidden()  # the problem was behind «Avanzado»: it opens by itself
     assert engine.config_get("sunat_timeout_s") == "30"
     assert form.save_button.isEnabled()
+
+
+def test_settings_speak_a_shop_owners_language(qtbot, context):
+    """Labels, not setting names; addresses and time-outs behind «Avanzado»."""
+    from PySide6.QtWidgets import QLabel
+
+    from app.core.settings import SETTINGS
+
+    page = open_page(qtbot, context)
+    texts = {label.text() for label in page.findChildren(QLabel)}
+    for key, setting in SETTINGS.items():
+        assert setting.label and f"{key}:" not in texts, key
+        form = next(f for f in page.forms.values() if key in f.fields)
+        assert form.advanced.isAncestorOf(form.fields[key]) == setting.advanced, key
+    basic = page.forms["Entorno"]
+    assert basic.advanced_button.isHidden()  # nothing advanced there: no button
+    sunat = page.forms["SUNAT"]
+    sunat.advanced_button.click()
+    assert not sunat.advanced.isHidden()
 
 
 def test_every_setting_has_a_place(qtbot, context):
@@ -86,14 +111,10 @@ def test_log_viewer_shows_the_log(qtbot, context, engine):
     assert "línea de prueba del registro" in page.log_view.toPlainText()
 
 
-def test_settings_of_later_features_find_their_tab():
+def test_each_setting_lives_in_its_groups_tab():
     from app.gui.settings import keys_by_tab
 
-    tabs = keys_by_tab(["environment", "sunat_rules_dir", "sunat_timeout_s", "registry_yupana_url", "api_port",
-                        "gateway_url", "algo_nuevo"])
-    assert tabs["Reglas SUNAT"] == ["sunat_rules_dir"]  # an exact name beats the «sunat_*» prefix
-    assert tabs["Entorno y servicios"] == ["environment", "sunat_timeout_s"]
-    assert tabs["Proveedores"] == ["registry_yupana_url"]
-    assert tabs["Mensajería"] == ["gateway_url"]
-    assert tabs["API local"] == ["api_port"]
-    assert tabs["Otros"] == ["algo_nuevo"]
+    tabs = keys_by_tab(["environment", "sunat_rules_dir", "sunat_timeout_s", "registry_yupana_url", "api_port"])
+    assert list(tabs) == ["Entorno", "SUNAT", "Consultas", "API local"]
+    assert tabs["SUNAT"] == ["sunat_rules_dir", "sunat_timeout_s"]
+    assert tabs["Consultas"] == ["registry_yupana_url"]

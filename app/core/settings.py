@@ -66,51 +66,76 @@ def _text(value: str) -> str:
 class Setting:
     key: str
     default: str
-    description: str
+    description: str  # the help text shown under the field and in docs/configuration.md
     check: Callable[[str], str] = _text
+    label: str = ""  # what Ajustes calls it, in a shop owner's words
+    group: str = "Otros"  # the Ajustes tab it lives in
+    advanced: bool = False  # behind «Avanzado»: addresses, time-outs, diagnostics
+
+
+# The Ajustes tabs that hold settings, in order.
+GROUPS = ["Entorno", "SUNAT", "Consultas", "API local", "Datos y registro"]
 
 
 SETTINGS: dict[str, Setting] = {
     s.key: s
     for s in [
         Setting("environment", "sandbox",
-                "Entorno de trabajo de la aplicación: sandbox (todo local), beta o produccion.",
-                _choice("sandbox", "beta", "produccion")),
+                "Dónde van los comprobantes: sandbox (todo en este equipo, para aprender), beta (el servidor de "
+                "pruebas de SUNAT) o produccion (comprobantes reales).",
+                _choice("sandbox", "beta", "produccion"),
+                label="Entorno de trabajo", group="Entorno"),
         Setting("sunat_rules_dir", "",
                 "Carpeta con las reglas oficiales de SUNAT (la carpeta VALI del Facturador SUNAT). "
-                "Vacío: solo las validaciones propias de Yupana."),
+                "Vacío: solo las validaciones propias de Yupana.",
+                label="Reglas oficiales de SUNAT (carpeta VALI)", group="SUNAT", advanced=True),
         Setting("signature_algorithm", "rsa-sha1",
                 "Algoritmo de firma XML: rsa-sha1 (el que usa SUNAT) o rsa-sha256.",
-                _choice("rsa-sha1", "rsa-sha256")),
+                _choice("rsa-sha1", "rsa-sha256"),
+                label="Algoritmo de firma", group="SUNAT", advanced=True),
         Setting("sunat_url_beta", "https://e-beta.sunat.gob.pe/ol-ti-itcpfegem-beta/billService",
-                "Servicio billService de SUNAT beta.", _url),
+                "Servicio billService de SUNAT beta.", _url,
+                label="Dirección de SUNAT beta", group="SUNAT", advanced=True),
         Setting("sunat_url_produccion", "https://e-factura.sunat.gob.pe/ol-ti-itcpfegem/billService",
-                "Servicio billService de SUNAT producción.", _url),
+                "Servicio billService de SUNAT producción.", _url,
+                label="Dirección de SUNAT producción", group="SUNAT", advanced=True),
         Setting("sunat_url_consulta", "https://e-factura.sunat.gob.pe/ol-it-wsconscpegem/billConsultService",
-                "Servicio billConsultService (consulta de CDR) de SUNAT.", _url),
+                "Servicio billConsultService (consulta de CDR) de SUNAT.", _url,
+                label="Dirección de consulta de CDR", group="SUNAT", advanced=True),
         Setting("sunat_timeout_s", "30", "Tiempo máximo de espera de una respuesta de SUNAT, en segundos.",
-                _integer(1, 600)),
+                _integer(1, 600),
+                label="Espera máxima de SUNAT (segundos)", group="SUNAT", advanced=True),
         Setting("sunat_retry_base_s", "5",
                 "Espera antes del primer reintento de un envío a SUNAT sin respuesta, en segundos; se duplica en "
-                "cada reintento (con variación al azar).", _seconds(0.001, 3600)),
+                "cada reintento (con variación al azar).", _seconds(0.001, 3600),
+                label="Primer reintento tras (segundos)", group="SUNAT", advanced=True),
         Setting("sunat_retry_max_s", "900", "Espera máxima entre reintentos de un envío a SUNAT, en segundos.",
-                _seconds(0.001, 86400)),
+                _seconds(0.001, 86400),
+                label="Reintento más espaciado (segundos)", group="SUNAT", advanced=True),
         Setting("registry_cache_ttl_s", "86400",
-                "Vigencia de una consulta (RUC, CE, placa) guardada en caché, en segundos.", _integer(0, 10 ** 8)),
+                "Vigencia de una consulta (RUC, CE, placa) guardada en caché, en segundos.", _integer(0, 10 ** 8),
+                label="Guardar cada consulta durante (segundos)", group="Consultas", advanced=True),
         Setting("registry_providers", "",
-                "Proveedores de consultas, en orden, separados por comas (p. ej. yupana,factiliza).", _providers),
+                "Proveedores de consultas, en orden, separados por comas (p. ej. yupana,factiliza).", _providers,
+                label="Proveedores de consultas", group="Consultas"),
         Setting("registry_yupana_url", "",
                 "Dirección base de otro servicio Yupana (o compatible con este contrato) para consultas; "
-                "su token se guarda cifrado.", _url),
+                "su token se guarda cifrado.", _url,
+                label="Dirección del servicio Yupana", group="Consultas", advanced=True),
         Setting("registry_factiliza_url", "https://api.factiliza.com/v1",
                 "Dirección base de un proveedor de consultas con la forma de Factiliza (/ruc/info/…); "
-                "su token se guarda cifrado.", _url),
+                "su token se guarda cifrado.", _url,
+                label="Dirección del proveedor tipo Factiliza", group="Consultas", advanced=True),
         Setting("registry_timeout_s", "8", "Tiempo máximo de espera de un proveedor de consultas, en segundos.",
-                _integer(1, 120)),
-        Setting("api_host", "127.0.0.1", "Dirección de la API local (solo este equipo)."),
-        Setting("api_port", "8787", "Puerto de la API local.", _integer(0, 65535)),
+                _integer(1, 120),
+                label="Espera máxima de un proveedor (segundos)", group="Consultas", advanced=True),
+        Setting("api_host", "127.0.0.1", "Dirección de la API local (solo este equipo).",
+                label="Dirección de la API local", group="API local", advanced=True),
+        Setting("api_port", "8787", "Puerto de la API local.", _integer(0, 65535),
+                label="Puerto de la API local", group="API local"),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
-                _choice("DEBUG", "INFO", "WARNING", "ERROR")),
+                _choice("DEBUG", "INFO", "WARNING", "ERROR"),
+                label="Detalle del registro", group="Datos y registro", advanced=True),
     ]
 }
 
@@ -160,10 +185,12 @@ def markdown() -> str:
     """docs/configuration.md, generated from SETTINGS so the two never disagree."""
     lines = ["# Configuración", "",
              "Generado con `python -m app.core.settings > docs/configuration.md`; un test comprueba que está al día.",
-             "", "Se leen y cambian con `yupana config get|set|list` o en la ventana Ajustes.", "",
-             "| clave | por defecto | significado |", "|---|---|---|"]
+             "", "Se leen y cambian con `yupana config get|set|list` o en la ventana Ajustes, donde cada una aparece "
+             "con su nombre en la pestaña indicada (las marcadas «avanzado» detrás del botón «Avanzado»).", "",
+             "| clave | en Ajustes | por defecto | significado |", "|---|---|---|---|"]
     for s in SETTINGS.values():
-        lines.append(f"| `{s.key}` | `{s.default}` | {s.description} |")
+        where = f"{s.group} → {s.label}" + (" (avanzado)" if s.advanced else "")
+        lines.append(f"| `{s.key}` | {where} | `{s.default}` | {s.description} |")
     lines += ["", "Los secretos (claves privadas, clave SOL, tokens) no son configuración: se guardan cifrados "
               "(ver docs/security.md).", ""]
     return "\n".join(lines)

@@ -122,7 +122,7 @@ class EnvironmentPage(QWizardPage):
     def __init__(self) -> None:
         super().__init__()
         self.setTitle("3. Entorno de trabajo")
-        self.setSubTitle("Puede cambiarlo cuando quiera en Ajustes → Entorno y servicios.")
+        self.setSubTitle("Puede cambiarlo cuando quiera en Ajustes → Entorno.")
         layout = QVBoxLayout(self)
         self.buttons: dict[str, QRadioButton] = {}
         for value, text in ENVIRONMENT_CHOICES:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from app.core.settings import SETTINGS
+
 LABELS = {
     "tipo": "Tipo de comprobante",
     "serie": "Serie",
@@ -70,6 +72,8 @@ def label_of(field: str) -> str | None:
     """The form's name for a contract field path, or None when the windows have no name for it."""
     if field in LABELS:
         return LABELS[field]
+    if field in SETTINGS and SETTINGS[field].label:
+        return SETTINGS[field].label
     found = _INDEXED.match(field)
     if not found:
         return None

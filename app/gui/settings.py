@@ -10,6 +10,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -34,31 +35,17 @@ CHOICES = {
     "signature_algorithm": [("rsa-sha1", "RSA-SHA1 (el que usa SUNAT)"), ("rsa-sha256", "RSA-SHA256")],
     "log_level": [(v, v) for v in ("DEBUG", "INFO", "WARNING", "ERROR")],
 }
-TABS = {  # tab title: setting keys or prefixes («name_*»); a key nobody claims lands in «Otros»
-    "Entorno y servicios": ["environment", "sunat_url_*", "sunat_*", "signature_algorithm"],
-    "Proveedores": ["registry_providers", "registry_*"],
-    "Mensajería": ["gateway_*", "chat_*", "listener_*", "webhook_*"],
-    "Reglas SUNAT": ["sunat_rules_dir"],
-    "Datos y registro": ["log_level"],
-    "API local": ["api_*"],
-}
 
 
 def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
-    """Each setting under the first tab that names it: exact names first, then prefixes."""
-    placed: dict[str, str] = {}
-    for exact in (True, False):
-        for title, patterns in TABS.items():
-            for pattern in patterns:
-                for key in keys:
-                    if key in placed:
-                        continue
-                    if (exact and key == pattern) or (not exact and pattern.endswith("*")
-                                                      and key.startswith(pattern[:-1])):
-                        placed[key] = title
-    tabs = {title: [k for k in keys if placed.get(k) == title] for title in TABS}
-    tabs["Otros"] = [k for k in keys if k not in placed]
+    """Each setting under its group's tab, in the engine's order of groups (app.core.settings.GROUPS)."""
+    from app.core.settings import GROUPS, SETTINGS
+
+    groups = GROUPS + sorted({SETTINGS[k].group for k in keys} - set(GROUPS))
+    tabs = {group: [k for k in keys if SETTINGS[k].group == group] for group in groups}
     return {title: found for title, found in tabs.items() if found}
+
+
 LOG_TAIL_BYTES = 64 * 1024
 
 
@@ -87,7 +74,7 @@ def read_log_tail(path: Path) -> str:
 
 
 class SettingsForm(QWidget):
-    """Setting keys as fields (with their Spanish description), saved together."""
+    """Settings as fields with their Spanish label and help; advanced ones behind «Avanzado»; saved together."""
 
     def __init__(self, context: Context, keys: list[str], banner: MessageBanner) -> None:
         super().__init__()
@@ -96,24 +83,53 @@ class SettingsForm(QWidget):
         self.context, self.banner = context, banner
         self.errors = FieldErrors()
         self.fields: dict[str, QWidget] = {}
+        self.labels: dict[str, str] = {}
         self.loaded: dict[str, str] = {}
-        self.form = QFormLayout(self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.form = QFormLayout()
+        self.advanced = QGroupBox("Avanzado")
+        advanced_form = QFormLayout(self.advanced)
         for key in keys:
             setting = SETTINGS[key]
-            widget = self._field(key)
-            widget.setToolTip(setting.description)
-            self.fields[key] = widget
-            column = QVBoxLayout()
-            column.addWidget(widget)
-            hint = QLabel(setting.description)
-            hint.setWordWrap(True)
-            hint.setStyleSheet("color: #666; font-size: 11px;")
-            column.addWidget(hint)
-            column.addWidget(self.errors.label_for(key))
-            self.form.addRow(f"{key}:", column)
+            self.labels[key] = setting.label or key
+            (advanced_form if setting.advanced else self.form).addRow(f"{self.labels[key]}:", self._row(setting))
+        self.advanced_button = QPushButton("Avanzado…")
+        self.advanced_button.setCheckable(True)
+        self.advanced_button.setToolTip("Direcciones de los servicios, tiempos de espera y diagnóstico: "
+                                        "normalmente no hace falta cambiarlos.")
+        self.advanced_button.toggled.connect(self.advanced.setVisible)
+        self.advanced.hide()
         self.save_button = QPushButton("Guardar")
-        self.form.addRow("", self.save_button)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.save_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.advanced_button)
+        self.advanced_button.setVisible(advanced_form.rowCount() > 0)
+        if self.form.rowCount() == 0:
+            note = QLabel("Normalmente no hace falta cambiar nada aquí. «Avanzado…» muestra las direcciones de los "
+                          "servicios y los tiempos de espera.")
+            note.setWordWrap(True)
+            self.form.addRow(note)
+        layout.addLayout(self.form)
+        layout.addWidget(self.advanced)
+        layout.addLayout(buttons)
         self.save_button.clicked.connect(self.save)
+
+    def _row(self, setting: Any) -> QWidget:
+        widget = self._field(setting.key)
+        widget.setToolTip(setting.description)
+        self.fields[setting.key] = widget
+        hint = QLabel(setting.description)
+        hint.setWordWrap(True)
+        hint.setStyleSheet("color: #666; font-size: 11px;")
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(widget)
+        column.addWidget(hint)
+        column.addWidget(self.errors.label_for(setting.key))
+        return box
 
     def _field(self, key: str) -> QWidget:
         if key in CHOICES:
@@ -154,6 +170,9 @@ class SettingsForm(QWidget):
         self.banner.show_message("Ajustes guardados." if saved else "No había cambios que guardar.", "success")
 
     def _failed(self, exc: BaseException) -> None:
+        for detail in getattr(exc, "details", []):  # a problem behind «Avanzado» must be seen
+            if detail.field in self.fields and self.advanced.isAncestorOf(self.fields[detail.field]):
+                self.advanced_button.setChecked(True)
         self.errors.show(exc)
         self.banner.show_error(exc)
 
@@ -180,12 +199,12 @@ class SettingsPage(QWidget):
             tab = QWidget()
             tab_layout = QVBoxLayout(tab)
             tab_layout.addWidget(form)
-            if title == "Proveedores":
+            if title == "Consultas":
                 tab_layout.addWidget(self._token_box())
-            if title == "Reglas SUNAT":
-                browse = QPushButton("Elegir carpeta…")
+            if title == "SUNAT":
+                browse = QPushButton("Elegir la carpeta de reglas de SUNAT…")
                 browse.clicked.connect(self._choose_rules_dir)
-                tab_layout.addWidget(browse)
+                form.advanced.layout().addRow("", browse)
             if title == "Datos y registro":
                 tab_layout.addWidget(self._data_box(), 1)
             if title == "API local":
@@ -300,7 +319,7 @@ class SettingsPage(QWidget):
 
     def _choose_rules_dir(self) -> None:
         choose_path(self, "Carpeta de reglas de SUNAT (VALI)",
-                    lambda path: self.forms["Reglas SUNAT"].set_value("sunat_rules_dir", path), folder=True)
+                    lambda path: self.forms["SUNAT"].set_value("sunat_rules_dir", path), folder=True)
 
     def _data_box(self) -> QWidget:
         box = QWidget()
