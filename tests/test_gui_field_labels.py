@@ -35,3 +35,4 @@ def test_the_voucher_form_says_what_the_person_sees(qtbot, context, company):
     form.errors.show(invalid_many([ErrorDetail("receptor.ruc", "El campo «receptor.ruc» debe tener 11 dígitos.")]))
     shown = " ".join(form.errors.visible().values())
     assert "«RUC del cliente»" in shown and "receptor.ruc" not in shown
+

@@ -138,7 +138,10 @@ def test_list_search_filter_and_detail(qtbot, context, company, engine):
     qtbot.waitUntil(lambda: page.table.rowCount() == 2)
     detail = page.open_detail(0)
     qtbot.waitUntil(lambda: bool(detail.record))
-    assert "<Invoice" in detail.xml_view.toPlainText()
+    shown = detail.xml_view.toPlainText()
+    assert "<Invoice" in shown
+    assert "\n  <cbc:UBLVersionID>2.1</cbc:UBLVersionID>" in shown  # indented for reading
+    assert detail.xml_view.highlighter.document() is detail.xml_view.document()
     assert "F001-2" in detail.title.text()
     assert not detail.resend_button.isEnabled()  # not signed yet
 

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -32,6 +31,7 @@ from .emission import STATUS_COLOURS, cdr_text, export, plain_outcome, resend
 from .voucher_form import TYPES, open_form
 from .widgets import Badge, MessageBanner, heading
 from .workers import require
+from .xml_view import XmlView
 
 STATUSES = ["generado", "firmado", "enviado", "aceptado", "observado", "rechazado", "pendiente"]
 COLUMNS = ["Tipo", "Serie-número", "Cliente", "Total", "Fecha", "Estado"]
@@ -187,11 +187,8 @@ class VoucherDetail(QDialog):
         self.tabs = QTabWidget()
         self.summary = QWidget()
         self.summary_form = QFormLayout(self.summary)
-        self.xml_view = QPlainTextEdit()
-        self.cdr_view = QPlainTextEdit()
-        for view in (self.xml_view, self.cdr_view):
-            view.setReadOnly(True)
-            view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.xml_view = XmlView()
+        self.cdr_view = XmlView()
         self.tabs.addTab(self.summary, "Resumen")
         self.tabs.addTab(self.xml_view, "XML firmado")
         self.tabs.addTab(self.cdr_view, "CDR de SUNAT")
@@ -248,8 +245,8 @@ class VoucherDetail(QDialog):
             notes = QLabel("\n".join(f"• {note}" for note in record["observaciones"]))
             notes.setWordWrap(True)
             self.summary_form.addRow("Observaciones de SUNAT:", notes)
-        self.xml_view.setPlainText(record.get("xml_firmado") or record.get("xml") or "")
-        self.cdr_view.setPlainText(cdr_text(record) or "Todavía no hay respuesta (CDR) de SUNAT.")
+        self.xml_view.set_xml(record.get("xml_firmado") or record.get("xml") or "")
+        self.cdr_view.set_xml(cdr_text(record) or "Todavía no hay respuesta (CDR) de SUNAT.")
         self.resend_button.setEnabled(bool(record.get("xml_firmado")) and status not in ("aceptado", "observado"))
         self.export_buttons["cdr"].setEnabled(bool(record.get("cdr")))
 
