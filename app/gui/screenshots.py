@@ -80,6 +80,7 @@ def render(folder: Path) -> list[Path]:
             saved.append(_save_note(app, window, folder))
             saved.append(_save_detail(app, window, folder))
             saved.append(_save_assistant(app, window, folder))
+            saved.append(_save_passphrase(app, window, folder))
             window.close()
         finally:
             engine.close()
@@ -152,6 +153,20 @@ def _save_assistant(app, window, folder: Path) -> Path:
     _settle(app, window)
     path = _save(assistant, folder / "asistente.png")
     assistant.close()
+    return path
+
+
+def _save_passphrase(app, window, folder: Path) -> Path:
+    """The dialog a PC with no system keyring shows on the first start."""
+    from app.core.secrets import NEW_PASSPHRASE
+
+    from .passphrase import PassphraseDialog
+
+    dialog = PassphraseDialog(window.context, NEW_PASSPHRASE, lambda: None, window)
+    dialog.show()
+    _settle(app, window)
+    path = _save(dialog, folder / "frase-secreta.png")
+    dialog.close()
     return path
 
 
