@@ -131,3 +131,41 @@ def test_same_number_other_content_is_409(engine, company):
     assert "(2)" in envelope["error"]["message"]  # suggests the next number
     with pytest.raises(YupanaError):
         engine.generar_xml(_variant("factura-simple", _set("receptor.razon_social", "OTRO")))
+
+
+# ------------------------------------------------------------------ every problem in one answer
+
+def _five_mistakes(company) -> dict:
+    return {"tipo": "01", "serie": "F001", "numero": "siete",  # type error
+            "emisor": {"ruc": company.ruc},
+            "receptor": {"ruc": "123", "razon_social": "CLIENTE S.A.C."},  # content: a bad RUC
+            "moneda": "EUR",  # content: not PEN or USD
+            "items": [{"descripcion": "Arroz", "cantidad": "mucho", "precio_unitario": "10"},  # type error
+                      {"descripcion": "Azúcar", "cantidad": "1", "precio_unitario": "-2"}]}  # content
+
+
+def test_type_errors_do_not_hide_the_other_problems(engine, company):
+    status, envelope = engine.call("xml", _five_mistakes(company))
+    assert status == 400
+    fields = [d["field"] for d in envelope["error"]["details"]]
+    assert sorted(fields) == sorted(["numero", "items[0].cantidad", "receptor.ruc", "moneda",
+                                     "items[1].precio_unitario"])
+    assert envelope["error"]["message"].endswith("(y 4 problemas más).")
+    assert engine.list_vouchers() == []  # the stand-ins never reach the store
+
+
+def test_stand_ins_raise_no_problem_of_their_own(engine, company):
+    request = {"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": company.ruc},
+               "receptor": {"ruc": "20601030013", "razon_social": "BODEGA S.A.C."},
+               "items": [{"descripcion": "Arroz", "cantidad": "x", "precio_unitario": "10", "igv": "1.80"}],
+               "forma_pago": {"tipo": "Credito", "cuotas": [{"monto": "11.80", "fecha_vencimiento": "2099-01-01"}]}}
+    status, envelope = engine.call("xml", request)
+    assert status == 400
+    assert [d["field"] for d in envelope["error"]["details"]] == ["items[0].cantidad"]
+
+
+def test_a_broken_structure_still_answers_with_its_type_errors(engine, company):
+    request = dict(_five_mistakes(company), items="una lista")
+    status, envelope = engine.call("xml", request)
+    assert status == 400
+    assert {d["field"] for d in envelope["error"]["details"]} == {"numero", "items"}

@@ -9,6 +9,8 @@ Money is `Decimal`, never float: JSON bodies are parsed with `parse_float=Decima
 from __future__ import annotations
 
 import json
+import types
+import typing
 from datetime import date, time
 from decimal import Decimal
 from typing import Any, Literal
@@ -308,6 +310,72 @@ def translate_validation_error(exc: ValidationError) -> YupanaError:
             reason = "no es válido"
         details.append(ErrorDetail(path or None, f"El campo «{path}» {reason}." if path else f"La solicitud {reason}."))
     return invalid_many(details)
+
+
+def _stand_in(annotation: Any) -> Any:
+    """A harmless value of a leaf's type, or _NO_STAND_IN for a list or an object."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is Literal:
+        return typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _stand_in(args[0])
+    simple = {int: 1, Decimal: Decimal("1"), str: "X", date: date(2000, 1, 1), time: time(0, 0), bool: False}
+    return simple.get(annotation, _NO_STAND_IN)
+
+
+_NO_STAND_IN = object()
+
+
+def _annotation_at(model: type[BaseModel], loc: tuple[Any, ...]) -> Any:
+    """The declared type of the field at `loc` (('items', 2, 'cantidad') → Decimal), or None."""
+    annotation: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            args = typing.get_args(annotation)
+            annotation = args[0] if args else None
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel) and part in annotation.model_fields:
+            annotation = annotation.model_fields[part].annotation
+            inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(inner) == 1:
+                annotation = inner[0]
+        else:
+            return None
+    return annotation
+
+
+def repaired_for_checks(model: type[ContractModel], payload: dict, exc: ValidationError
+                        ) -> tuple[ContractModel, list[str]] | None:
+    """`payload` with each badly typed or missing leaf replaced by a stand-in and each unknown field dropped,
+    so that the checks of the content can still run and report everything in one answer; with the
+    field paths that were replaced. None when a list or an object itself is wrong."""
+    repaired = json.loads(json.dumps(payload, default=str))
+    replaced = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if p not in ("function-after", "function-before"))
+        if not loc:
+            return None
+        *parents, leaf = loc
+        try:
+            holder = repaired
+            for part in parents:
+                holder = holder[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+        if not isinstance(holder, dict):
+            return None
+        if err["type"] == "extra_forbidden":
+            holder.pop(leaf, None)
+            continue
+        stand_in = _stand_in(_annotation_at(model, loc))
+        if stand_in is _NO_STAND_IN:
+            return None
+        holder[leaf] = stand_in.isoformat() if isinstance(stand_in, date | time) else \
+            str(stand_in) if isinstance(stand_in, Decimal) else stand_in
+        replaced.append(field_path(loc))
+    try:
+        return model.model_validate(repaired), replaced
+    except ValidationError:
+        return None
 
 
 def parse_model(model: type[ContractModel], payload: Any) -> Any:

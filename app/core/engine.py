@@ -99,7 +99,7 @@ class Engine:
     # ------------------------------------------------------------ the contract's operations
 
     def generar_xml(self, request: GenerarXmlRequest | dict) -> GenerarXmlResult:
-        return vouchers.generate(self, parse_model(GenerarXmlRequest, request))
+        return vouchers.generate(self, vouchers.parse_request(self, request))
 
     def firmar(self, request: FirmarRequest | dict) -> FirmarResult:
         return signing.sign_request(self, parse_model(FirmarRequest, request))

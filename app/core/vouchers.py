@@ -11,18 +11,27 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import sqlite3
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
 from sqlite_utils import Migrations
 
 from . import prevalidation as pv
 from . import ubl
 from .amounts import CENT, IGV_RATE, ZERO, amount_in_words, money
-from .contract import GenerarXmlRequest, GenerarXmlResult, Item
-from .errors import YupanaError, conflict, invalid, not_found
+from .contract import (
+    GenerarXmlRequest,
+    GenerarXmlResult,
+    Item,
+    parse_model,
+    repaired_for_checks,
+    translate_validation_error,
+)
+from .errors import YupanaError, conflict, invalid, invalid_many, not_found
 from .storage import register_migrations
 
 if TYPE_CHECKING:
@@ -649,3 +658,46 @@ def next_numero(engine: Engine, emisor_ruc: str, tipo: str, serie: str) -> int:
         "SELECT MAX(numero) AS last FROM vouchers WHERE emisor_ruc = ? AND tipo = ? AND serie = ?",
         (emisor_ruc, tipo, serie))
     return int(row["last"] or 0) + 1 if row else 1
+
+
+# ---------------------------------------------------------------- every problem in one answer
+
+def parse_request(engine: Engine, payload: Any) -> GenerarXmlRequest:
+    """Operation 1's request; a request with type errors also gets its content problems in the same
+    answer (a client fixes its request once), found on a copy with stand-ins for the broken fields."""
+    if not isinstance(payload, dict):
+        return parse_model(GenerarXmlRequest, payload)
+    try:
+        return GenerarXmlRequest.model_validate(payload)
+    except ValidationError as exc:
+        raise _every_problem(engine, payload, exc) from None
+
+
+def _every_problem(engine: Engine, payload: dict, exc: ValidationError) -> YupanaError:
+    typed = translate_validation_error(exc)
+    repaired = repaired_for_checks(GenerarXmlRequest, payload, exc)
+    if repaired is None:
+        return typed
+    request, replaced = repaired
+    try:
+        build_document(engine, request)
+    except YupanaError as content:
+        more = [d for d in content.details if not _depends_on(d.field or "", replaced)]
+        return invalid_many(typed.details + more) if more else typed
+    return typed
+
+
+def _depends_on(field: str, replaced: list[str]) -> bool:
+    """Whether a content problem may come from a stand-in: the same field, what is computed from it (the
+    line's IGV, the cuotas against the total, the boleta threshold), or inside a replaced object."""
+    for path in replaced:
+        if field == path or field.startswith((path + ".", path + "[")):
+            return True
+        line = re.match(r"^(items\[\d+\])\.", path)
+        if line and field in (line.group(1), line.group(1) + ".igv"):
+            return True
+        if path.startswith("items") and field.startswith(("forma_pago", "receptor.numero_documento")):
+            return True
+        if path.startswith("forma_pago.cuotas") and field == "forma_pago.cuotas":
+            return True
+    return False
