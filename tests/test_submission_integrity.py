@@ -41,6 +41,7 @@ def leave_pending(engine, sandbox, xml: bytes) -> dict:
     sandbox.fail_next("500")
     status, envelope = enviar(engine, xml)
     assert status == 503 and envelope["error"]["code"] == ErrorCode.QUEUED, envelope
+    engine.outbox.stop()  # this test's own worker stays out: the attempts under test are the only ones
     doc = identify(etree.fromstring(xml))
     return submission_of(engine, doc.numero)
 
@@ -70,27 +71,34 @@ def test_the_caller_never_sends_a_voucher_the_worker_is_sending(sunat_engine, sa
 
 
 def test_two_processes_asking_at_once_send_once(sunat_engine, sandbox, home, tmp_path):
-    """Finding 1 with real processes: each opens with the submission pending (its worker starts) and its
-    caller asks too; four attempts race, one sendBill goes out per voucher."""
-    numbers = ["00000041", "00000042", "00000043"]
-    for numero in numbers:
-        leave_pending(sunat_engine, sandbox, signed_sample(numero))
+    """Finding 1 with real processes: each opens with the submission pending (its worker starts) and its caller
+    asks too. The first sendBill is held at the sandbox: any other attempt meanwhile would be a second send."""
+    numero = "00000041"
+    row = leave_pending(sunat_engine, sandbox, signed_sample(numero))
     with sunat_engine.storage.write() as conn:
-        conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0")
+        conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
+    sunat_engine.config_set("sunat_timeout_s", "10")
+    sandbox.fail_next("hang")
+    request = tmp_path / "enviar.json"
+    request.write_text(json.dumps({"xml_firmado": signed_sample(numero).decode()}), encoding="utf-8")
     env = dict(os.environ, YUPANA_HOME=str(home))
-    for numero in numbers:
-        request = tmp_path / f"enviar-{numero}.json"
-        request.write_text(json.dumps({"xml_firmado": signed_sample(numero).decode()}), encoding="utf-8")
-        processes = [subprocess.Popen([sys.executable, "-m", "app", "call", "enviar", str(request)], cwd=ROOT,
-                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    processes = [subprocess.Popen([sys.executable, "-m", "app", "call", "enviar", str(request)], cwd=ROOT,
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    try:
+        assert sandbox.wait_for_sends(2, 30), "no attempt reached the sandbox"
+        # Four attempts (two workers, two callers) race while the first sendBill is held; a second sendBill
+        # would arrive within this wait. None may.
+        assert not sandbox.wait_for_sends(3, 3), sandbox.stats()
+    finally:
+        sandbox.release()
         outputs = [json.loads(p.communicate(timeout=60)[0]) for p in processes]
-        assert any(o["success"] for o in outputs), outputs
-        assert all(o["success"] or o["error"]["code"] == ErrorCode.QUEUED for o in outputs), outputs
-    for numero in numbers:
-        row = sunat_engine.outbox.wait_settled(submission_of(sunat_engine, numero)["id"], SETTLE_S)
-        assert row["state"] == outbox.DONE
-        assert sandbox.send_count(stem(numero)) == 2, sandbox.stats()  # the 500, then exactly one
-        assert sandbox.processed_counts[stem(numero)] == 1
+    assert all(o["success"] or o["error"]["code"] == ErrorCode.QUEUED for o in outputs), outputs
+    row = sunat_engine.outbox.wait_settled(row["id"], SETTLE_S)
+    assert row["state"] == outbox.DONE
+    assert sandbox.send_count(stem(numero)) == 2, sandbox.stats()  # the 500, then exactly one
+    assert sandbox.processed_counts[stem(numero)] == 1
+    status, envelope = enviar(sunat_engine, signed_sample(numero))
+    assert status == 200 and envelope["data"]["estado"] == "aceptado"
 
 
 def test_1033_with_get_status_cdr_failing_is_never_a_rejection(sunat_engine, sandbox):
@@ -100,6 +108,7 @@ def test_1033_with_get_status_cdr_failing_is_never_a_rejection(sunat_engine, san
     sunat_engine.config_set("sunat_retry_max_s", "600")
     status, envelope = enviar(sunat_engine, signed_sample())
     assert status == 503, envelope
+    sunat_engine.outbox.stop()  # only this test's calls attempt
     row = submission_of(sunat_engine, "00000031")
     with sunat_engine.storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
