@@ -348,3 +348,26 @@ def test_amounts_are_compared_by_value(engine, company):
 
 def test_sandbox_counts_sends_per_voucher(sandbox):
     assert sandbox.send_count(f"{SAMPLE_RUC}-01-F002-1") == 0
+
+
+def test_the_biggest_voucher_passes_the_limits_with_room_to_spare(engine, company, sandbox):
+    """500 lines, each with its code and unit: accepted, and at most half of each cap is used."""
+    from app.core import xml_limits
+    from tests.voucher_matrix import factura, item
+
+    sandbox.configure(engine)
+    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    lines = [item(f"Producto {n} de la lista de precios", str(n % 7 + 1), f"{n % 90 + 1}.{n % 100:02d}",
+                  codigo=f"P{n:05d}", unidad="NIU") for n in range(500)]
+    xml = engine.generar_xml(factura("F001", 500, lines)).xml
+    signed = engine.firmar({"xml": xml, "certificado_id": certificado_id}).xml_firmado.encode("utf-8")
+    root = etree.fromstring(signed)
+    assert len(xml_limits._DECLARATION.findall(signed)) * 2 <= xml_limits.MAX_NAMESPACE_DECLARATIONS
+    assert sum(1 for _ in root.iter()) * 2 <= xml_limits.MAX_ELEMENTS
+    assert max(len(e.attrib) for e in root.iter()) * 2 <= xml_limits.MAX_ATTRIBUTES_PER_ELEMENT
+    started = time.perf_counter()
+    xml_limits.check_bytes(signed)
+    xml_limits.check_tree(root)
+    assert time.perf_counter() - started < 0.5
+    status, envelope = enviar(engine, signed)
+    assert status == 200 and envelope["data"]["estado"] == "aceptado", envelope

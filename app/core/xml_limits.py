@@ -2,8 +2,8 @@
 
 The signature check canonicalises the document; its cost grows with the namespaces in scope times the
 elements, so a few megabytes of `xmlns:` declarations on one element took minutes (issue 12). These caps
-are far above any real voucher (the largest Yupana issues, 500 lines, has about 12 declarations, 4 attributes
-on an element and 22 000 elements) and are checked in one pass over the bytes (declarations) and one over the
+are far above any real voucher (the largest Yupana issues, 500 lines and 555 kB signed, has 5 declarations,
+13 000 elements and at most a few attributes on an element; other issuers' software writes up to about six) and are checked in one pass over the bytes (declarations) and one over the
 parsed tree (attributes, elements): a document past them is refused in milliseconds, never canonicalised.
 Pure: knows nothing of storage or the engine.
 """
