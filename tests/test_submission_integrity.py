@@ -61,6 +61,7 @@ def test_the_caller_never_sends_a_voucher_the_worker_is_sending(sunat_engine, sa
             conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
         status, envelope = enviar(sunat_engine, signed_sample())
         assert status == 503 and envelope["error"]["code"] == ErrorCode.QUEUED, envelope
+        assert "se está enviando" in envelope["error"]["message"]
     finally:
         sandbox.release()
         worker.join(15)

@@ -86,6 +86,8 @@ def m001_outbox(db) -> None:
 def m002_signed_digest(db) -> None:
     # The ds:DigestValue of the document sent: a stored CDR is handed out only for that same signed content.
     db.execute("ALTER TABLE sunat_submissions ADD COLUMN digest_value TEXT")
+    # Repair on open looks up the submissions of the few vouchers still `enviado` or `pendiente`.
+    db.execute("CREATE INDEX sunat_submissions_voucher ON sunat_submissions (voucher_id) WHERE voucher_id IS NOT NULL")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class Attempt:
     cdr: cdr_reader.Cdr | None = None
     fault_code: str = ""
     fault_text: str = ""
+    in_flight: bool = False  # queued because another attempt holds the row (it may be sending right now)
 
 
 # ---------------------------------------------------------------- rows
@@ -146,22 +149,26 @@ def repair(engine: Engine) -> int:
     """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
     status. A process killed between two writes (the CDR committed, the statuses not yet) leaves them behind;
     the next engine to open the folder puts them right. Returns how many rows it changed."""
-    with engine.storage.write() as conn:
-        fixed = conn.execute(
-            "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
-            "fault_code = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-            "WHERE state != ? AND id IN (SELECT submission_id FROM sunat_cdrs)", (DONE, DONE)).rowcount
+    unfinished = [row["id"] for row in engine.storage.query(  # through the (state, next_attempt_at) index
+        "SELECT s.id FROM sunat_submissions s WHERE s.state IN (?, ?) "
+        "AND EXISTS (SELECT 1 FROM sunat_cdrs c WHERE c.submission_id = s.id)", (PENDING, FAILED))]
+    for submission_id in unfinished:
+        with engine.storage.write() as conn:
+            conn.execute(
+                "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
+                "fault_code = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+                (DONE, submission_id))
     from . import vouchers
 
-    stale = engine.storage.query(  # vouchers not yet in a final status (status index), with a CDR stored
+    stale = engine.storage.query(  # vouchers still on their way (status index) with a CDR stored; the latest wins
         "SELECT v.id, c.estado FROM vouchers v JOIN sunat_submissions s ON s.voucher_id = v.id "
-        "JOIN sunat_cdrs c ON c.submission_id = s.id WHERE v.status IN ('firmado', 'enviado', 'pendiente') "
+        "JOIN sunat_cdrs c ON c.submission_id = s.id WHERE v.status IN ('enviado', 'pendiente') "
         "AND c.estado IS NOT NULL ORDER BY c.id")
     for row in stale:
         vouchers.set_status(engine, row["id"], row["estado"])
-    if fixed or stale:
-        log.warning("repaired on open: %s submissions, %s voucher statuses", fixed, len(stale))
-    return fixed + len(stale)
+    if unfinished or stale:
+        log.warning("repaired on open: %s submissions, %s voucher statuses", len(unfinished), len(stale))
+    return len(unfinished) + len(stale)
 
 
 def submission(engine: Engine, submission_id: int) -> dict | None:
@@ -273,7 +280,7 @@ class Outbox:
     def attempt(self, submission_id: int) -> Attempt:
         lease = self._claim(submission_id)
         if lease is None:
-            return Attempt("queued")
+            return Attempt("queued", in_flight=True)
         row = submission(self.engine, submission_id)
         assert row is not None
         row["lease"] = lease

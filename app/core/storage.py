@@ -179,12 +179,11 @@ class Storage:
         conn = self.conn()
         with self._write_lock:
             if conn.in_transaction:  # nested use inside a write block joins the outer transaction
-                if durable and not getattr(self._local, "durable", False):
-                    conn.execute("PRAGMA synchronous = FULL")  # takes effect at the outer COMMIT
-                    self._local.durable = True
+                if durable:
+                    self._local.sync_after = True  # the pragma cannot change inside a transaction: see below
                 yield conn
                 return
-            self._local.durable = durable
+            self._local.sync_after = False
             if durable:
                 conn.execute("PRAGMA synchronous = FULL")
             try:
@@ -195,11 +194,22 @@ class Storage:
                     conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+                if self._local.sync_after and not durable:  # a nested block asked: sync the WAL file itself
+                    self._sync_wal()
             finally:
-                if self._local.durable:
+                if durable:
                     conn.execute("PRAGMA synchronous = NORMAL")
-                    self._local.durable = False
+                self._local.sync_after = False
             self._checkpointer.committed(conn)
+
+    def _sync_wal(self) -> None:
+        """fsync the WAL after a commit: what synchronous=FULL does at COMMIT, for a transaction that began
+        without it."""
+        fd = os.open(self.path.with_name(self.path.name + "-wal"), os.O_RDWR | getattr(os, "O_BINARY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @contextmanager
     def steady_reads(self) -> Iterator[None]:

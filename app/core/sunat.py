@@ -141,6 +141,11 @@ def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
         return result_from(attempt.cdr)
     if attempt.kind == "fault":
         raise fault_error(engine, attempt.fault_code, attempt.fault_text)
+    if attempt.in_flight:  # single flight: another attempt (thread or process) has it; never a second send
+        stored = outbox.stored_cdr(engine, row["id"])
+        if stored is not None:  # it finished meanwhile
+            return result_from(stored)
+        raise in_flight_error(doc)
     raise queued_error(doc)
 
 
@@ -156,6 +161,13 @@ def fault_error(engine: Engine, code: str, sunat_text: str) -> YupanaError:
     detail = ErrorDetail("xml_firmado", f"{text}. Respuesta de SUNAT: {sunat_text}" if sunat_text else text,
                          sunat_code=code or None)
     return YupanaError(ErrorCode.UPSTREAM_REJECTED, message, [detail])
+
+
+def in_flight_error(doc: DocumentId) -> YupanaError:
+    message = (f"El comprobante {doc.stem} se está enviando a SUNAT en este momento (otra ventana, proceso o la "
+               "cola de envíos): no se envía dos veces. Vuelva a enviar el mismo «xml_firmado» en unos segundos "
+               "para obtener la respuesta final.")
+    return YupanaError(ErrorCode.QUEUED, message, [ErrorDetail("xml_firmado", message)])
 
 
 def queued_error(doc: DocumentId) -> YupanaError:
