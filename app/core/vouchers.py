@@ -136,7 +136,25 @@ def request_json(request: GenerarXmlRequest) -> str:
     """The validated request as JSON, fields in the model's order, `None` left out and amounts by value (50.0 and
     50.00 alike): equal content gives equal text (the idempotency key's input). Serialised by pydantic's core, a
     few times cheaper than a dump to a dict re-encoded by `json`."""
+    text = request.model_dump_json(exclude_none=True)
+    if not _written_with_zeros_in(text):  # the usual case: every amount already written by value
+        return text
     return _amounts_by_value(request).model_dump_json(exclude_none=True)
+
+
+def _written_with_zeros_in(text: str) -> bool:
+    """Whether pydantic wrote an amount with trailing decimal zeros ("50.00") or an exponent ("5E+1") in `text`.
+    A description that looks like one only costs the slower path; an amount that needs it always answers True.
+    Substring searches, a few times cheaper than a regular expression over the whole text."""
+    at = text.find('0"')
+    while at >= 0:
+        start = at
+        while start > 0 and text[start - 1].isdigit():
+            start -= 1
+        if text[start - 1] == ".":
+            return True
+        at = text.find('0"', at + 2)
+    return "E+" in text or "E-" in text
 
 
 def written_request_json(request: GenerarXmlRequest) -> str:
