@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import socket
 import ssl
 import threading
 import zipfile
@@ -151,8 +152,11 @@ class HttpPool:
             if found is None:
                 if self._ssl is None:  # certificates verified, as always; loaded once
                     self._ssl = httpx.create_ssl_context(verify=True)
-                found = self._clients[url] = httpx.Client(verify=self._ssl, follow_redirects=False,
-                                                          limits=self._limits)
+                # TCP_NODELAY: a request is written as headers, then body; on a kept-alive connection
+                # Nagle's algorithm would hold the body until the server ACKs the headers.
+                transport = httpx.HTTPTransport(verify=self._ssl, limits=self._limits,
+                                                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+                found = self._clients[url] = httpx.Client(transport=transport, follow_redirects=False)
             return found
 
     def close(self) -> None:
