@@ -372,3 +372,24 @@ def test_the_biggest_voucher_passes_the_limits_with_room_to_spare(engine, compan
     assert time.perf_counter() - started < 0.5
     status, envelope = enviar(engine, signed)
     assert status == 200 and envelope["data"]["estado"] == "aceptado", envelope
+
+
+def test_the_signature_check_itself_refuses_a_bomb_quickly():
+    """`verify_xml` (the GUI's check, the sandbox's) applies the same limits before canonicalising."""
+    from app.core.signing import verify_xml
+
+    started = time.perf_counter()
+    result = verify_xml(bomb(40_000))
+    assert time.perf_counter() - started < 1.0
+    assert not result.valid and "espacios de nombres" in result.reason
+
+
+def test_a_lease_left_by_an_attempt_that_died_in_this_process_is_taken_at_once(sunat_engine, sandbox):
+    """An attempt of this process that ended with an exception left its lease: the next one need not wait it out."""
+    row = leave_pending(sunat_engine, sandbox, signed_sample())
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ?, next_attempt_at = 0 WHERE id = ?",
+                     (f"{sunat_engine.outbox.owner}:deadbeef", sunat_engine.outbox.clock() + 600, row["id"]))
+    status, envelope = enviar(sunat_engine, signed_sample())
+    assert status == 200 and envelope["data"]["estado"] == "aceptado", envelope
+    assert sandbox.processed_counts[stem()] == 1

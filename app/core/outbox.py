@@ -242,6 +242,8 @@ class Outbox:
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
         self._settled = threading.Condition()
+        self._leases: set[str] = set()  # this outbox's attempts under way (their lease tokens)
+        self._leases_lock = threading.Lock()
         repair(engine)
 
     # ------------------------------------------------------------ schedule
@@ -269,11 +271,25 @@ class Outbox:
             if row is None or row[0] != PENDING:
                 return None
             _state, owner, until = row
-            if owner and until and until > now and _owner_alive(owner):
+            if owner and until and until > now and self._holder_alive(owner):
                 return None
             conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
                          (lease, now + self.lease_seconds(), submission_id))
+            with self._leases_lock:
+                self._leases.add(lease)
         return lease
+
+    def _holder_alive(self, owner: str) -> bool:
+        """Whether the attempt holding a lease may still be running. One of this outbox's own is known exactly
+        (an attempt that died with an exception left it behind); another process's, by its process."""
+        if owner.startswith(self.owner + ":"):
+            with self._leases_lock:
+                return owner in self._leases
+        return _owner_alive(owner)
+
+    def _release(self, lease: str) -> None:
+        with self._leases_lock:
+            self._leases.discard(lease)
 
     # ------------------------------------------------------------ one attempt
 
@@ -297,6 +313,7 @@ class Outbox:
             log.exception("submission %s: unexpected failure", row["file_name"])
             return self._retry_later(row, True, type(exc).__name__)
         finally:
+            self._release(lease)
             self._notify()
         return answer
 
