@@ -49,6 +49,9 @@ migrations = register_migrations(Migrations("yupana.outbox"))
 # "registrado previamente" (1033) and "... rechazado previamente" (1032): SUNAT has it; fetch its CDR, never
 # resend blindly, never report it as a rejection.
 RECONCILE_CODES = {"1032", "1033"}
+# must_reconcile: 0 nothing may have reached SUNAT; 1 something may have (ask before sending); HELD_BY_SUNAT it
+# answered 1033/1032, so it has the voucher: only ask, never send again.
+HELD_BY_SUNAT = 2
 PENDING, DONE, FAILED = "pendiente", "terminado", "fallido"
 DS = "http://www.w3.org/2000/09/xmldsig#"
 
@@ -303,15 +306,18 @@ class Outbox:
         try:
             client = self.client_factory(row["ambiente"], row["ruc"])
             answer = self._reconcile(client, row) if row["must_reconcile"] else None
+            if answer is None and row["must_reconcile"] == HELD_BY_SUNAT:
+                answer = self._retry_later(row, HELD_BY_SUNAT, "SUNAT ya tiene el comprobante y su CDR aún no se "
+                                                               "pudo consultar")
             if answer is None:
                 answer = self._send(client, row)
         except TransportFailure as failure:
-            return self._retry_later(row, failure.may_have_arrived or bool(row["must_reconcile"]), str(failure))
+            return self._retry_later(row, max(int(failure.may_have_arrived), row["must_reconcile"]), str(failure))
         except YupanaError as exc:  # an unreadable CDR: SUNAT may hold a good one, ask for it later
-            return self._retry_later(row, True, exc.message)
+            return self._retry_later(row, max(1, row["must_reconcile"]), exc.message)
         except Exception as exc:
             log.exception("submission %s: unexpected failure", row["file_name"])
-            return self._retry_later(row, True, type(exc).__name__)
+            return self._retry_later(row, max(1, row["must_reconcile"]), type(exc).__name__)
         finally:
             self._release(lease)
             self._notify()
@@ -332,7 +338,7 @@ class Outbox:
             cdr_zip = client.send_bill(zip_name, zip_bytes)
         except SoapFault as fault:
             if fault.code in RECONCILE_CODES:  # SUNAT holds it: its CDR, now or later; never a rejection
-                return self._reconcile(client, {**row, "must_reconcile": 1}, after_fault=fault)
+                return self._reconcile(client, {**row, "must_reconcile": HELD_BY_SUNAT}, after_fault=fault)
             return self._fail(row, fault)
         except TransportFailure as failure:
             if not failure.may_have_arrived:
@@ -351,14 +357,14 @@ class Outbox:
         except SoapFault as fault:  # e.g. no look-up service for beta: fall back to sending
             log.info("getStatusCdr %s answered fault %s", row["file_name"], fault.code)
             if after_fault is not None:
-                return self._retry_later(row, True, f"SUNAT ya tiene el comprobante ({after_fault.code}) y la "
-                                                    f"consulta de su CDR falló ({fault.code})")
+                return self._retry_later(row, HELD_BY_SUNAT, f"SUNAT ya tiene el comprobante ({after_fault.code}) "
+                                                             f"y la consulta de su CDR falló ({fault.code})")
             return None
         if status.content:
             return self._store(row, cdr_reader.read_zip(status.content))
         if after_fault is not None:
-            return self._retry_later(row, True, f"SUNAT ya tiene el comprobante ({after_fault.code}) y aún no "
-                                                "entrega su CDR")
+            return self._retry_later(row, HELD_BY_SUNAT, f"SUNAT ya tiene el comprobante ({after_fault.code}) y "
+                                                         "aún no entrega su CDR")
         return None
 
     # ------------------------------------------------------------ endings
@@ -418,7 +424,7 @@ class Outbox:
             conn.execute("UPDATE sunat_submissions SET must_reconcile = ? WHERE id = ? AND claimed_by = ?",
                          (int(value), row["id"], row["lease"]))
 
-    def _retry_later(self, row: dict, must_reconcile: bool, reason: str) -> Attempt:
+    def _retry_later(self, row: dict, must_reconcile: int, reason: str) -> Attempt:
         current = submission(self.engine, row["id"]) or row
         delay = self.backoff(max(1, current["attempts"]))
         with self.engine.storage.write() as conn:
