@@ -64,7 +64,12 @@ def test_kill_storm_loses_nothing_sends_nothing_twice_leaves_nothing_stale(engin
             senders[victim] = sender(home)
     finally:
         for process in senders:
-            outputs.append(process.communicate(timeout=120)[0])  # the last two run to the end
+            try:
+                outputs.append(process.communicate(timeout=120)[0])  # the last two run to the end
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+                raise
     assert kills >= MIN_KILLS, f"only {kills} kills in {STORM_LIMIT_S} s"
     assert sum(sandbox.processed_counts.values()) >= VOUCHERS
     refused = [line for output in outputs for line in output.splitlines() if line and line != "done"]
