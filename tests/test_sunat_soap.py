@@ -183,8 +183,10 @@ def test_connection_refused_never_arrived():
     assert caught.value.kind == "connect" and not caught.value.may_have_arrived
 
 
-def test_tls_is_verified(tmp_path):
-    """A server with a certificate no authority signed is refused, never talked to."""
+@pytest.mark.parametrize("pooled", [False, True])
+def test_tls_is_verified(tmp_path, pooled):
+    """A server with a certificate no authority signed is refused, never talked to (also through the engine's
+    reused clients, which share one SSL context)."""
     import ssl
 
     from cryptography.hazmat.primitives import serialization
@@ -199,9 +201,14 @@ def test_tls_is_verified(tmp_path):
     context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
     with Recorder(body=SEND_BILL_ANSWER) as server:
         server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
-        client = soap.SunatClient(server.url.replace("http://", "https://"), "u", "p", timeout=5)
-        with pytest.raises(soap.TransportFailure) as caught:
-            client.send_bill("a.zip", b"z")
+        pool = soap.HttpPool() if pooled else None
+        client = soap.SunatClient(server.url.replace("http://", "https://"), "u", "p", timeout=5, http=pool)
+        try:
+            with pytest.raises(soap.TransportFailure) as caught:
+                client.send_bill("a.zip", b"z")
+        finally:
+            if pool is not None:
+                pool.close()
     assert caught.value.kind == "connect"
     assert server.requests == []
 

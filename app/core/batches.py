@@ -149,7 +149,7 @@ def _store(engine: Engine, prepared: list[_Prepared]) -> set[int]:
         return stored
     now = vouchers.now_text()
     ids = []
-    with engine.storage.write() as conn:
+    with engine.storage.write(durable=True) as conn:  # one sync for the block's numbers
         for item in prepared:
             doc, signed = item.doc, item.signed
             assert signed is not None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import batches, messaging, outbox, padron, providers, registry, signing, sunat, vouchers
+from . import batches, messaging, outbox, padron, providers, registry, signing, soap, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
@@ -90,7 +90,10 @@ class Engine:
         self.on_close(self.padron.close)
         self.on_close(self.providers.close)
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
-        # Submissions to SUNAT: the worker starts at once only when a submission is waiting.
+        # Submissions to SUNAT: the worker starts at once only when a submission is waiting; one reused
+        # HTTP client per SUNAT endpoint, closed after the worker stops.
+        self.sunat_http = soap.HttpPool()
+        self.on_close(self.sunat_http.close)
         self.outbox = outbox.Outbox(self, lambda ambiente, ruc: sunat.client_for(self, ambiente, ruc))
         self.on_close(self.outbox.stop)
         self.outbox.start_if_pending()

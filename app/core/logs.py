@@ -7,7 +7,7 @@ import re
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-from .paths import log_dir
+from .paths import log_dir, private_file
 
 LOG_FILE = "yupana.log"
 
@@ -26,6 +26,14 @@ def redact(text: str) -> str:
     return text
 
 
+class PrivateRotatingFileHandler(RotatingFileHandler):
+    """Log files readable by their owner only (0600 on POSIX), the first one and each one after a rotation."""
+
+    def _open(self):  # noqa: ANN202 - the base class's signature
+        private_file(Path(self.baseFilename))
+        return super()._open()
+
+
 class RedactingFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record))
@@ -39,7 +47,7 @@ def setup_logging(home: Path, level: str = "INFO") -> Path:
     for handler in logger.handlers:
         if isinstance(handler, RotatingFileHandler) and Path(handler.baseFilename) == path:
             return path
-    handler = RotatingFileHandler(path, maxBytes=2 * 1024 * 1024, backupCount=5, encoding="utf-8", delay=True)
+    handler = PrivateRotatingFileHandler(path, maxBytes=2 * 1024 * 1024, backupCount=5, encoding="utf-8", delay=True)
     handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     return path

@@ -2,14 +2,19 @@
 
 Every submission is written to the database before anything is sent. One attempt (by the caller
 of operation 3, or later by the worker) is:
-1. claim the row (a lease, so two threads or processes never send the same voucher at once);
+1. claim the row: a lease whose owner is this one attempt (process id + a random token), so two
+   attempts never send the same voucher at once, whether they run in two processes or in two threads of
+   one (the worker thread and a caller of operation 3);
 2. if an earlier attempt may have reached SUNAT (time-out, dropped connection, 5xx, a process
    killed mid-send, a 1033 answer), ask getStatusCdr first and take that CDR when there is one;
 3. otherwise mark the attempt (committed) and sendBill;
 4. a CDR is stored in the same transaction that finishes the row, before anyone is answered;
-   a fault finishes the row as failed; a network problem schedules a retry with exponential
-   backoff and jitter.
-A row with a CDR is never sent again: resending the voucher returns the stored CDR.
+   a fault finishes the row as failed, only while it is still pending and without a CDR (a terminal
+   state is never overwritten); a 1033 ("registered before") is answered by getStatusCdr and, when the
+   look-up fails, retried later: never reported as a rejection; a network problem schedules a retry with
+   exponential backoff and jitter.
+A row with a CDR is never sent again: resending the voucher returns the stored CDR. The state is derived
+from what is stored: opening a folder repairs a row or voucher left behind by a kill (`repair`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lxml import etree
 from sqlite_utils import Migrations
 
 from . import cdr as cdr_reader
@@ -40,8 +46,14 @@ log = logging.getLogger(__name__)
 
 migrations = register_migrations(Migrations("yupana.outbox"))
 
-RECONCILE_CODES = {"1033"}  # "registrado previamente": SUNAT has it; fetch its CDR, never resend blindly
+# "registrado previamente" (1033) and "... rechazado previamente" (1032): SUNAT has it; fetch its CDR, never
+# resend blindly, never report it as a rejection.
+RECONCILE_CODES = {"1032", "1033"}
+# must_reconcile: 0 nothing may have reached SUNAT; 1 something may have (ask before sending); HELD_BY_SUNAT it
+# answered 1033/1032, so it has the voucher: only ask, never send again.
+HELD_BY_SUNAT = 2
 PENDING, DONE, FAILED = "pendiente", "terminado", "fallido"
+DS = "http://www.w3.org/2000/09/xmldsig#"
 
 
 @migrations()
@@ -73,6 +85,14 @@ def m001_outbox(db) -> None:
         received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))""")
 
 
+@migrations()
+def m002_signed_digest(db) -> None:
+    # The ds:DigestValue of the document sent: a stored CDR is handed out only for that same signed content.
+    db.execute("ALTER TABLE sunat_submissions ADD COLUMN digest_value TEXT")
+    # Repair on open looks up the submissions of the few vouchers still `enviado` or `pendiente`.
+    db.execute("CREATE INDEX sunat_submissions_voucher ON sunat_submissions (voucher_id) WHERE voucher_id IS NOT NULL")
+
+
 @dataclass(frozen=True)
 class Attempt:
     """How one attempt ended: `cdr`, `fault` (code, text) or `queued` (retry later or in progress)."""
@@ -81,34 +101,77 @@ class Attempt:
     cdr: cdr_reader.Cdr | None = None
     fault_code: str = ""
     fault_text: str = ""
+    in_flight: bool = False  # queued because another attempt holds the row (it may be sending right now)
 
 
 # ---------------------------------------------------------------- rows
 
-def enqueue(engine: Engine, doc: DocumentId, xml: bytes, ambiente: str, voucher_id: int | None) -> dict:
+def enqueue(engine: Engine, doc: DocumentId, xml: bytes, ambiente: str, voucher_id: int | None,
+            digest: str | None = None) -> dict:
     """The submission of this voucher, written before anything is sent (or the existing one).
 
     A failed row (a fault: wrong credentials, a bad file) takes the new XML and becomes pending
     again; a pending row that never went out takes the new XML; anything that may have reached
-    SUNAT keeps the XML it had.
+    SUNAT, or has a CDR, keeps the XML it had. `digest` is the signed document's ds:DigestValue.
     """
     key = (ambiente, doc.ruc, doc.tipo, doc.serie, doc.numero)
     with engine.storage.write() as conn:
         conn.execute(
-            "INSERT INTO sunat_submissions (voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ambiente, ruc, tipo, serie, numero) DO NOTHING",
-            (voucher_id, *key, doc.stem, xml))
+            "INSERT INTO sunat_submissions (voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml, "
+            "digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (ambiente, ruc, tipo, serie, numero) DO NOTHING",
+            (voucher_id, *key, doc.stem, xml, digest))
         conn.execute(
-            "UPDATE sunat_submissions SET xml = ?, state = ?, fault_code = NULL, next_attempt_at = 0, "
-            "voucher_id = COALESCE(?, voucher_id), updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+            "UPDATE sunat_submissions SET xml = ?, digest_value = ?, state = ?, fault_code = NULL, "
+            "next_attempt_at = 0, voucher_id = COALESCE(?, voucher_id), "
+            "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
             "WHERE ambiente = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ? "
-            "AND (state = ? OR (state = ? AND attempts = 0 AND must_reconcile = 0))",
-            (xml, PENDING, voucher_id, *key, FAILED, PENDING))
+            "AND (state = ? OR (state = ? AND attempts = 0 AND must_reconcile = 0)) "
+            "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
+            (xml, digest, PENDING, voucher_id, *key, FAILED, PENDING))
     row = engine.storage.query_one(
         "SELECT * FROM sunat_submissions WHERE ambiente = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
         key)
     assert row is not None
     return row
+
+
+def stored_digest(row: dict) -> str | None:
+    """The ds:DigestValue of the document a submission holds (read from its XML for rows stored before m002)."""
+    if row.get("digest_value"):
+        return row["digest_value"]
+    try:
+        root = etree.fromstring(row["xml"], cdr_reader.safe_parser())
+    except etree.XMLSyntaxError:
+        return None
+    found = root.find(f".//{{{DS}}}Signature/{{{DS}}}SignedInfo/{{{DS}}}Reference/{{{DS}}}DigestValue")
+    return "".join((found.text or "").split()) if found is not None else None
+
+
+def repair(engine: Engine) -> int:
+    """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
+    status. A process killed between two writes (the CDR committed, the statuses not yet) leaves them behind;
+    the next engine to open the folder puts them right. Returns how many rows it changed."""
+    unfinished = [row["id"] for row in engine.storage.query(  # through the (state, next_attempt_at) index
+        "SELECT s.id FROM sunat_submissions s WHERE s.state IN (?, ?) "
+        "AND EXISTS (SELECT 1 FROM sunat_cdrs c WHERE c.submission_id = s.id)", (PENDING, FAILED))]
+    for submission_id in unfinished:
+        with engine.storage.write() as conn:
+            conn.execute(
+                "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
+                "fault_code = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+                (DONE, submission_id))
+    from . import vouchers
+
+    stale = engine.storage.query(  # vouchers still on their way (status index) with a CDR stored; the latest wins
+        "SELECT v.id, c.estado FROM vouchers v JOIN sunat_submissions s ON s.voucher_id = v.id "
+        "JOIN sunat_cdrs c ON c.submission_id = s.id WHERE v.status IN ('enviado', 'pendiente') "
+        "AND c.estado IS NOT NULL ORDER BY c.id")
+    for row in stale:
+        vouchers.set_status(engine, row["id"], row["estado"])
+    if unfinished or stale:
+        log.warning("repaired on open: %s submissions, %s voucher statuses", len(unfinished), len(stale))
+    return len(unfinished) + len(stale)
 
 
 def submission(engine: Engine, submission_id: int) -> dict | None:
@@ -176,12 +239,15 @@ class Outbox:
         self.engine = engine
         self.client_factory = client_factory  # (ambiente, ruc) -> SunatClient
         self.clock = clock
-        self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"  # each attempt's lease adds its own token
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
         self._settled = threading.Condition()
+        self._leases: set[str] = set()  # this outbox's attempts under way (their lease tokens)
+        self._leases_lock = threading.Lock()
+        repair(engine)
 
     # ------------------------------------------------------------ schedule
 
@@ -195,79 +261,110 @@ class Outbox:
     def lease_seconds(self) -> float:
         return 2 * float(self.engine.settings.get("sunat_timeout_s")) + 15
 
-    def _claim(self, submission_id: int) -> bool:
+    def _claim(self, submission_id: int) -> str | None:
+        """The lease of one attempt (its owner token), or None while another live attempt holds the row.
+
+        Checked and taken in one IMMEDIATE transaction, so of two attempts (threads or processes) one wins.
+        """
         now = self.clock()
+        lease = f"{self.owner}:{uuid.uuid4().hex[:8]}"
         with self.engine.storage.write() as conn:
             row = conn.execute("SELECT state, claimed_by, claimed_until FROM sunat_submissions WHERE id = ?",
                                (submission_id,)).fetchone()
             if row is None or row[0] != PENDING:
-                return False
-            state, owner, until = row
-            if owner and owner != self.owner and until and until > now and _owner_alive(owner):
-                return False
+                return None
+            _state, owner, until = row
+            if owner and until and until > now and self._holder_alive(owner):
+                return None
             conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
-                         (self.owner, now + self.lease_seconds(), submission_id))
-        return True
+                         (lease, now + self.lease_seconds(), submission_id))
+            with self._leases_lock:
+                self._leases.add(lease)
+        return lease
+
+    def _holder_alive(self, owner: str) -> bool:
+        """Whether the attempt holding a lease may still be running. One of this outbox's own is known exactly
+        (an attempt that died with an exception left it behind); another process's, by its process."""
+        if owner.startswith(self.owner + ":"):
+            with self._leases_lock:
+                return owner in self._leases
+        return _owner_alive(owner)
+
+    def _release(self, lease: str) -> None:
+        with self._leases_lock:
+            self._leases.discard(lease)
 
     # ------------------------------------------------------------ one attempt
 
     def attempt(self, submission_id: int) -> Attempt:
-        if not self._claim(submission_id):
-            return Attempt("queued")
+        lease = self._claim(submission_id)
+        if lease is None:
+            return Attempt("queued", in_flight=True)
         row = submission(self.engine, submission_id)
         assert row is not None
+        row["lease"] = lease
         try:
             client = self.client_factory(row["ambiente"], row["ruc"])
             answer = self._reconcile(client, row) if row["must_reconcile"] else None
+            if answer is None and row["must_reconcile"] == HELD_BY_SUNAT:
+                answer = self._retry_later(row, HELD_BY_SUNAT, "SUNAT ya tiene el comprobante y su CDR aún no se "
+                                                               "pudo consultar")
             if answer is None:
                 answer = self._send(client, row)
         except TransportFailure as failure:
-            return self._retry_later(row, failure.may_have_arrived or bool(row["must_reconcile"]), str(failure))
+            return self._retry_later(row, max(int(failure.may_have_arrived), row["must_reconcile"]), str(failure))
         except YupanaError as exc:  # an unreadable CDR: SUNAT may hold a good one, ask for it later
-            return self._retry_later(row, True, exc.message)
+            return self._retry_later(row, max(1, row["must_reconcile"]), exc.message)
         except Exception as exc:
             log.exception("submission %s: unexpected failure", row["file_name"])
-            return self._retry_later(row, True, type(exc).__name__)
+            return self._retry_later(row, max(1, row["must_reconcile"]), type(exc).__name__)
         finally:
+            self._release(lease)
             self._notify()
         return answer
 
     def _send(self, client: SunatClient, row: dict) -> Attempt:
         # Committed before the request leaves: if this process dies now, the next attempt reconciles.
         with self.engine.storage.write() as conn:
-            conn.execute("UPDATE sunat_submissions SET attempts = attempts + 1, must_reconcile = 1 WHERE id = ?",
-                         (row["id"],))
+            marked = conn.execute(
+                "UPDATE sunat_submissions SET attempts = attempts + 1, must_reconcile = 1 "
+                "WHERE id = ? AND state = ? AND claimed_by = ?", (row["id"], PENDING, row["lease"])).rowcount
+        if not marked:  # the lease ran out and another attempt took the row: it sends, not this one
+            return Attempt("queued")
         self._set_voucher_status(row.get("voucher_id"), "enviado")
         zip_name, zip_bytes = zip_document(row["file_name"] + ".xml", row["xml"])
         log.info("sendBill %s (attempt %s)", zip_name, row["attempts"] + 1)
         try:
             cdr_zip = client.send_bill(zip_name, zip_bytes)
         except SoapFault as fault:
-            if fault.code in RECONCILE_CODES:
-                found = self._reconcile(client, row, after_fault=fault)
-                if found is not None:
-                    return found
+            if fault.code in RECONCILE_CODES:  # SUNAT holds it: its CDR, now or later; never a rejection
+                return self._reconcile(client, {**row, "must_reconcile": HELD_BY_SUNAT}, after_fault=fault)
             return self._fail(row, fault)
         except TransportFailure as failure:
             if not failure.may_have_arrived:
-                self._set_reconcile(row["id"], bool(row["must_reconcile"]))
+                self._set_reconcile(row, bool(row["must_reconcile"]))
             raise
         return self._store(row, cdr_reader.read_zip(cdr_zip))
 
     def _reconcile(self, client: SunatClient, row: dict, after_fault: SoapFault | None = None) -> Attempt | None:
-        """getStatusCdr: SUNAT's CDR for this voucher if it has one; None means "send it"."""
+        """getStatusCdr: SUNAT's CDR for this voucher if it has one; None means "send it".
+
+        After a 1033 (`after_fault`) SUNAT has the voucher: without its CDR the row waits and asks again later.
+        """
         log.info("getStatusCdr %s", row["file_name"])
         try:
             status = client.get_status_cdr(row["ruc"], row["tipo"], row["serie"], int(row["numero"]))
         except SoapFault as fault:  # e.g. no look-up service for beta: fall back to sending
             log.info("getStatusCdr %s answered fault %s", row["file_name"], fault.code)
             if after_fault is not None:
-                return self._fail(row, after_fault)
+                return self._retry_later(row, HELD_BY_SUNAT, f"SUNAT ya tiene el comprobante ({after_fault.code}) "
+                                                             f"y la consulta de su CDR falló ({fault.code})")
             return None
         if status.content:
             return self._store(row, cdr_reader.read_zip(status.content))
         if after_fault is not None:
-            return self._fail(row, after_fault)
+            return self._retry_later(row, HELD_BY_SUNAT, f"SUNAT ya tiene el comprobante ({after_fault.code}) y "
+                                                         "aún no entrega su CDR")
         return None
 
     # ------------------------------------------------------------ endings
@@ -276,7 +373,7 @@ class Outbox:
         """The CDR and the row's end in one transaction; the voucher's status follows."""
         if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
             return self._fail(row, SoapFault("cdr", answer.descripcion, answer.codigo))
-        with self.engine.storage.write() as conn:
+        with self.engine.storage.write(durable=True) as conn:  # a CDR is what a power cut must never take
             conn.execute(
                 "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
@@ -286,11 +383,13 @@ class Outbox:
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
                 "fault_code = NULL, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                 "WHERE id = ?", (DONE, row["id"]))
-        self._set_voucher_status(row.get("voucher_id"), answer.estado)
-        log.info("CDR %s: %s %s", row["file_name"], answer.codigo, answer.estado)
-        self.engine.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": answer.codigo,
-                                              "estado": answer.estado})
-        return Attempt("cdr", cdr=stored_cdr(self.engine, row["id"]))
+        stored = stored_cdr(self.engine, row["id"])  # the first CDR stored stays the answer
+        assert stored is not None
+        self._set_voucher_status(row.get("voucher_id"), stored.estado)
+        log.info("CDR %s: %s %s", row["file_name"], stored.codigo, stored.estado)
+        self.engine.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": stored.codigo,
+                                              "estado": stored.estado})
+        return Attempt("cdr", cdr=stored)
 
     def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:
         """Mirror the submission on the voucher (after the CDR is safe: a failure here loses nothing)."""
@@ -304,27 +403,39 @@ class Outbox:
             log.warning("voucher %s: status %s not recorded: %s", voucher_id, status, exc.message)
 
     def _fail(self, row: dict, fault: SoapFault) -> Attempt:
+        """A fault ends a row only while it is pending, without a CDR, and (for an attempt) still its own."""
         with self.engine.storage.write() as conn:
-            conn.execute(
+            changed = conn.execute(
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
-                "fault_code = ?, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
-                (FAILED, fault.code, fault.faultstring[:500], row["id"]))
+                "fault_code = ?, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                "WHERE id = ? AND state = ? AND (? IS NULL OR claimed_by = ?) "
+                "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
+                (FAILED, fault.code, fault.faultstring[:500], row["id"], PENDING, row.get("lease"),
+                 row.get("lease"))).rowcount
+        if not changed:  # finished by another attempt meanwhile: its answer stands
+            stored = stored_cdr(self.engine, row["id"])
+            log.info("submission %s: fault %s ignored, the row was finished meanwhile", row["file_name"], fault.code)
+            return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
         log.info("submission %s: SUNAT fault %s", row["file_name"], fault.code)
         return Attempt("fault", fault_code=fault.code, fault_text=fault.faultstring)
 
-    def _set_reconcile(self, submission_id: int, value: bool) -> None:
+    def _set_reconcile(self, row: dict, value: bool) -> None:
         with self.engine.storage.write() as conn:
-            conn.execute("UPDATE sunat_submissions SET must_reconcile = ? WHERE id = ?", (int(value), submission_id))
+            conn.execute("UPDATE sunat_submissions SET must_reconcile = ? WHERE id = ? AND claimed_by = ?",
+                         (int(value), row["id"], row["lease"]))
 
-    def _retry_later(self, row: dict, must_reconcile: bool, reason: str) -> Attempt:
+    def _retry_later(self, row: dict, must_reconcile: int, reason: str) -> Attempt:
         current = submission(self.engine, row["id"]) or row
         delay = self.backoff(max(1, current["attempts"]))
         with self.engine.storage.write() as conn:
-            conn.execute(
+            changed = conn.execute(
                 "UPDATE sunat_submissions SET must_reconcile = ?, next_attempt_at = ?, claimed_by = NULL, "
                 "claimed_until = NULL, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE id = ? AND state = ?", (int(must_reconcile), self.clock() + delay, reason[:500], row["id"],
-                                               PENDING))
+                "WHERE id = ? AND state = ? AND claimed_by = ?",
+                (int(must_reconcile), self.clock() + delay, reason[:500], row["id"], PENDING, row["lease"])).rowcount
+        if not changed:  # finished, or taken over, meanwhile: leave it to what happened there
+            stored = stored_cdr(self.engine, row["id"])
+            return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
         self._set_voucher_status(row.get("voucher_id"), "pendiente")
         log.info("submission %s queued: %s; next try in %.2f s", row["file_name"], reason, delay)
         self.wake()

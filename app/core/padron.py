@@ -37,6 +37,7 @@ from sqlite_utils import Migrations
 
 from .errors import invalid
 from .padron_lines import check_lines
+from .paths import private_file, private_folder
 from .storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
@@ -202,6 +203,7 @@ def parsed_chunks(path: Path, parallel: bool | None) -> Generator[Chunk, None, N
 # ------------------------------------------------------------------ the register file
 
 def _new_register(path: Path) -> sqlite3.Connection:
+    private_file(path)  # 0600 like every file of the data folder
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "page_size = 65536",
                    "cache_size = -16384"):
@@ -272,7 +274,7 @@ class PadronRegister:
                     cancel: Cancel | None = None, parallel: bool | None = None) -> dict[str, Any]:
         source = Path(source)
         started = time.perf_counter()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_folder(self.folder)
         self._remove_leftovers()
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         name = f"padron-{stamp}-{secrets.token_hex(3)}.db"

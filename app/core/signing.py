@@ -35,7 +35,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from lxml import etree
 
-from . import ubl
+from . import ubl, xml_limits
 from .contract import FirmarRequest, FirmarResult
 from .errors import conflict, invalid
 
@@ -455,7 +455,11 @@ def verify_xml(xml: bytes | str) -> Verification:
     Whether that certificate is trusted, current or the issuer's is the caller's question.
     """
     try:
+        xml_limits.check_bytes(xml.encode("utf-8") if isinstance(xml, str) else xml)
         tree = parse_xml(xml)
+        xml_limits.check_tree(tree.getroot())  # before any canonicalisation: its cost grows with these
+    except xml_limits.LimitExceeded as exc:
+        return _fail(f"el documento {exc}")
     except Exception:
         return _fail("el documento no es XML bien formado")
     signatures = find_signatures(tree.getroot())

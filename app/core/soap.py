@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import base64
 import io
+import socket
+import ssl
+import threading
 import zipfile
 from dataclasses import dataclass
 
@@ -128,22 +131,67 @@ def _decode(text: str) -> bytes | None:
 
 # ---------------------------------------------------------------- the client
 
-class SunatClient:
-    """One SOL identity against one billService (and the billConsultService for CDR look-ups)."""
+class HttpPool:
+    """One reused httpx.Client per SUNAT endpoint (its pool of keep-alive connections), all sharing one SSL
+    context: building a client per send reloaded the CA bundle and opened a new TLS connection each time
+    (issue 12: 54 ms a send against 8.5 ms). Thread-safe; closed with its owner (the engine)."""
 
-    def __init__(self, url: str, username: str, password: str, timeout: float, consult_url: str = "") -> None:
+    def __init__(self, max_connections: int = 8) -> None:
+        self._clients: dict[str, httpx.Client] = {}
+        self._lock = threading.Lock()
+        self._ssl: ssl.SSLContext | None = None
+        self._limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
+                                    keepalive_expiry=30)
+        self.closed = False
+
+    def client(self, url: str) -> httpx.Client:
+        with self._lock:
+            if self.closed:
+                raise RuntimeError("the SUNAT HTTP clients are closed")
+            found = self._clients.get(url)
+            if found is None:
+                if self._ssl is None:  # certificates verified, as always; loaded once
+                    self._ssl = httpx.create_ssl_context(verify=True)
+                # TCP_NODELAY: a request is written as headers, then body; on a kept-alive connection
+                # Nagle's algorithm would hold the body until the server ACKs the headers.
+                transport = httpx.HTTPTransport(verify=self._ssl, limits=self._limits,
+                                                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+                found = self._clients[url] = httpx.Client(transport=transport, follow_redirects=False)
+            return found
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            clients, self._clients = list(self._clients.values()), {}
+        for http in clients:
+            http.close()
+
+
+class SunatClient:
+    """One SOL identity against one billService (and the billConsultService for CDR look-ups).
+
+    With `http` (an HttpPool) requests go through its reused clients; without, each request opens its own."""
+
+    def __init__(self, url: str, username: str, password: str, timeout: float, consult_url: str = "",
+                 http: HttpPool | None = None) -> None:
         self.url = url
         self.consult_url = consult_url
         self._username = username
         self._password = password
         self.timeout = timeout
+        self._http = http
+
+    def _request(self, url: str, payload: bytes, headers: dict[str, str]) -> httpx.Response:
+        if self._http is not None:
+            return self._http.client(url).post(url, content=payload, headers=headers, timeout=self.timeout)
+        with httpx.Client(timeout=self.timeout, verify=True, follow_redirects=False) as http:
+            return http.post(url, content=payload, headers=headers)
 
     def _post(self, url: str, operation: str, fields: list[tuple[str, str]]) -> etree._Element:
         payload = build_envelope(operation, fields, self._username, self._password)
         headers = {"Content-Type": "text/xml; charset=utf-8", "SOAPAction": f'"urn:{operation}"'}
         try:
-            with httpx.Client(timeout=self.timeout, verify=True, follow_redirects=False) as http:
-                response = http.post(url, content=payload, headers=headers)
+            response = self._request(url, payload, headers)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise TransportFailure("connect", type(exc).__name__, False) from None
         except httpx.TimeoutException as exc:

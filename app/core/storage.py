@@ -7,7 +7,15 @@ Concurrency discipline (docs/architecture.md):
   writer lock and an IMMEDIATE transaction, so writers queue instead of failing with "database
   is locked"; other processes on the same folder wait through `busy_timeout`;
 - a write block must not call sqlite-utils helpers that commit by themselves (`insert_all`,
-  `upsert`…): inside it, use SQL on the connection it yields.
+  `upsert`…): inside it, use SQL on the connection it yields;
+- durability: connections run `synchronous=NORMAL` (a commit reaches the WAL, which is synced at
+  checkpoints: a power cut may lose the last commits, never corrupt the file); the commits that must
+  survive a power cut (handing out a voucher number, storing SUNAT's CDR) ask for
+  `write(durable=True)`, which commits that one transaction with `synchronous=FULL` (the WAL is synced
+  before COMMIT returns). A batch asks once per block: one sync per block.
+
+Files are private (POSIX): the database is created 0600 before SQLite opens it, and SQLite gives its
+-wal and -shm files the database's mode (docs/sunat.md, «Durabilidad»).
 
 Checkpoints run off the writers' path (docs/architecture.md, «Storage discipline»): connections
 set `wal_autocheckpoint=0` and a checkpointer thread owned by the Storage copies the WAL back into
@@ -36,6 +44,8 @@ from typing import Any
 
 import sqlite_utils
 from sqlite_utils import Migrations
+
+from .paths import private_file
 
 BUSY_TIMEOUT_MS = 10_000
 # WAL sizes in pages (4 KiB each by default): the checkpointer aims at SOFT, completes a checkpoint
@@ -79,6 +89,7 @@ def m001_settings_and_companies(db: sqlite_utils.Database) -> None:
 @contextmanager
 def _file_lock(path: Path, timeout: float = 60.0) -> Iterator[None]:
     """An exclusive lock on a file shared by every process (fcntl on POSIX, msvcrt on Windows)."""
+    private_file(path)
     with open(path, "a+b") as handle:
         deadline = time.monotonic() + timeout
         if os.name == "nt":
@@ -125,6 +136,7 @@ class Storage:
 
     @classmethod
     def open(cls, path: Path) -> Storage:
+        private_file(Path(path))
         storage = cls(path)
         storage.migrate()
         storage._checkpointer.start()
@@ -159,21 +171,45 @@ class Storage:
         return wrapped
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One IMMEDIATE transaction under the process's writer lock; commits, or rolls back on error."""
+    def write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction under the process's writer lock; commits, or rolls back on error.
+
+        `durable`: the commit is synced to disk before it returns (see the module doc); a nested durable
+        block makes the outer transaction's commit durable."""
         conn = self.conn()
         with self._write_lock:
             if conn.in_transaction:  # nested use inside a write block joins the outer transaction
+                if durable:
+                    self._local.sync_after = True  # the pragma cannot change inside a transaction: see below
                 yield conn
                 return
-            conn.execute("BEGIN IMMEDIATE")
+            self._local.sync_after = False
+            if durable:
+                conn.execute("PRAGMA synchronous = FULL")
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                if self._local.sync_after and not durable:  # a nested block asked: sync the WAL file itself
+                    self._sync_wal()
+            finally:
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
+                self._local.sync_after = False
             self._checkpointer.committed(conn)
+
+    def _sync_wal(self) -> None:
+        """fsync the WAL after a commit: what synchronous=FULL does at COMMIT, for a transaction that began
+        without it."""
+        fd = os.open(self.path.with_name(self.path.name + "-wal"), os.O_RDWR | getattr(os, "O_BINARY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @contextmanager
     def steady_reads(self) -> Iterator[None]:

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from . import outbox, sunat_errors
+from . import outbox, sunat_errors, xml_limits
 from .cdr import Cdr, safe_parser
 from .contract import EnviarRequest, EnviarResult
-from .errors import ErrorCode, ErrorDetail, YupanaError, invalid, not_configured
+from .errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured
 from .identifiers import check_ruc
 from .signing import verify_xml
 from .soap import SunatClient
-from .ubl_identity import DocumentId, identify
+from .ubl_identity import DocumentId, IdentityNotPlain, check_plain_identity, identify
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -64,19 +64,31 @@ def sol_credentials(engine: Engine, ruc: str, ambiente: str = "beta") -> tuple[s
 
 
 def client_for(engine: Engine, ambiente: str, ruc: str) -> SunatClient:
+    """A client for one submission; its HTTP connections come from the engine's pool (one client per endpoint)."""
     usuario, clave = sol_credentials(engine, ruc, ambiente)
     url = engine.settings.get(f"sunat_url_{ambiente}")
     return SunatClient(url, f"{ruc}{usuario}", clave, timeout=float(engine.settings.get("sunat_timeout_s")),
-                       consult_url=engine.settings.get("sunat_url_consulta"))
+                       consult_url=engine.settings.get("sunat_url_consulta"), http=engine.sunat_http)
 
 
 # ---------------------------------------------------------------- the voucher
 
 def _read_voucher(xml: bytes) -> tuple[etree._Element, DocumentId]:
+    """Parse within the size limits and read the identity, which must be plain text (what the signature covers)."""
     try:
+        xml_limits.check_bytes(xml)
         root = etree.fromstring(xml, safe_parser())
+        xml_limits.check_tree(root)
     except etree.XMLSyntaxError as exc:
         raise invalid("xml_firmado", f"El campo «xml_firmado» no es XML válido: {exc.msg}.", "0306") from None
+    except xml_limits.LimitExceeded as exc:
+        raise invalid("xml_firmado", f"El campo «xml_firmado» no se procesa: {exc}.") from None
+    try:
+        check_plain_identity(root)
+    except IdentityNotPlain as exc:
+        raise invalid("xml_firmado", f"El campo «xml_firmado» no es válido: «{exc.label}» debe ser texto simple, "
+                                     "sin comentarios, instrucciones de procesamiento ni elementos dentro (la firma "
+                                     "no los cubre, y cambiarían qué comprobante es).") from None
     doc = identify(root)
     if doc is None:
         raise invalid("xml_firmado", "El campo «xml_firmado» no es un comprobante UBL con RUC del emisor, tipo, "
@@ -90,12 +102,20 @@ def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
     return vouchers.find_by_signed_xml(engine, xml_firmado)
 
 
-def _check_signature(xml: bytes) -> None:
-    """A voucher Yupana did not generate is accepted only when its signature verifies."""
+def _check_signature(xml: bytes) -> str:
+    """A voucher Yupana did not generate is accepted only when its signature verifies; returns its digest."""
     result = verify_xml(xml)
-    if not result.valid:
+    if not result.valid or not result.digest_value:
         raise invalid("xml_firmado", f"La firma del campo «xml_firmado» no es válida ({result.reason}): SUNAT lo "
                                      "rechazaría con el código 2335.", "2335")
+    return result.digest_value
+
+
+def _other_content(doc: DocumentId) -> YupanaError:
+    return conflict("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} (RUC {doc.ruc}, tipo {doc.tipo}) ya fue "
+                                   "enviado a SUNAT con otro contenido: el «xml_firmado» recibido no es el documento "
+                                   "firmado de ese envío (su resumen no coincide). Un comprobante distinto necesita "
+                                   "otro número.")
 
 
 # ---------------------------------------------------------------- operation 3
@@ -105,9 +125,10 @@ def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
     _, doc = _read_voucher(xml)
     sol_credentials(engine, doc.ruc, request.ambiente)  # no credentials: say so now, queue nothing
     known = _known_voucher(engine, request.xml_firmado)
-    if known is None:
-        _check_signature(xml)
-    row = outbox.enqueue(engine, doc, xml, request.ambiente, known["id"] if known else None)
+    digest = known["digest_value"] if known else _check_signature(xml)
+    row = outbox.enqueue(engine, doc, xml, request.ambiente, known["id"] if known else None, digest)
+    if outbox.stored_digest(row) != digest:  # the same serie-número with other signed content: not this one's CDR
+        raise _other_content(doc)
     stored = outbox.stored_cdr(engine, row["id"])
     if stored is not None:
         log.info("submission %s already has its CDR: not sent again", doc.stem)
@@ -120,6 +141,11 @@ def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
         return result_from(attempt.cdr)
     if attempt.kind == "fault":
         raise fault_error(engine, attempt.fault_code, attempt.fault_text)
+    if attempt.in_flight:  # single flight: another attempt (thread or process) has it; never a second send
+        stored = outbox.stored_cdr(engine, row["id"])
+        if stored is not None:  # it finished meanwhile
+            return result_from(stored)
+        raise in_flight_error(doc)
     raise queued_error(doc)
 
 
@@ -135,6 +161,13 @@ def fault_error(engine: Engine, code: str, sunat_text: str) -> YupanaError:
     detail = ErrorDetail("xml_firmado", f"{text}. Respuesta de SUNAT: {sunat_text}" if sunat_text else text,
                          sunat_code=code or None)
     return YupanaError(ErrorCode.UPSTREAM_REJECTED, message, [detail])
+
+
+def in_flight_error(doc: DocumentId) -> YupanaError:
+    message = (f"El comprobante {doc.stem} se está enviando a SUNAT en este momento (otra ventana, proceso o la "
+               "cola de envíos): no se envía dos veces. Vuelva a enviar el mismo «xml_firmado» en unos segundos "
+               "para obtener la respuesta final.")
+    return YupanaError(ErrorCode.QUEUED, message, [ErrorDetail("xml_firmado", message)])
 
 
 def queued_error(doc: DocumentId) -> YupanaError:

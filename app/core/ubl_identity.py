@@ -18,6 +18,40 @@ ROOT_TYPES = {"CreditNote": "07", "DebitNote": "08"}  # an Invoice says 01 or 03
 FILE_NAME = re.compile(r"^(?P<ruc>\d{11})-(?P<tipo>01|03|07|08)-(?P<serie>[A-Z0-9]{4})-(?P<numero>\d{1,8})$")
 
 
+# What names a voucher and what it is worth: read from the parsed tree, so each must be what the signature covers.
+# Canonical XML drops comments and a signature survives them: `F001-2<!--x-->0` is signed as F001-20 and read
+# as F001-2 by `.text`. These must therefore hold only text (issue 12).
+IDENTITY_FIELDS = (
+    ("cbc:ID", "cbc:ID"),
+    ("cbc:IssueDate", "cbc:IssueDate"),
+    ("cbc:IssueTime", "cbc:IssueTime"),
+    ("cbc:InvoiceTypeCode", "cbc:InvoiceTypeCode"),
+    ("cbc:DocumentCurrencyCode", "cbc:DocumentCurrencyCode"),
+    ("cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID", "RUC del emisor"),
+    ("cac:AccountingSupplierParty/cbc:CustomerAssignedAccountID", "RUC del emisor"),
+    ("cac:AccountingCustomerParty/cac:Party/cac:PartyIdentification/cbc:ID", "documento del cliente"),
+    ("cac:TaxTotal/cbc:TaxAmount", "cbc:TaxAmount"),
+    ("cac:LegalMonetaryTotal/*", None),
+    ("cac:RequestedMonetaryTotal/*", None),
+)
+
+
+class IdentityNotPlain(ValueError):
+    """An identity field holds a comment, a processing instruction, an entity or an element."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__(label)
+        self.label = label
+
+
+def check_plain_identity(root: etree._Element) -> None:
+    """Raise IdentityNotPlain naming the first identity field that is not plain text."""
+    for path, label in IDENTITY_FIELDS:
+        for found in root.iterfind(path, NS):
+            if len(found):  # lxml counts comments, PIs and entity references as children too
+                raise IdentityNotPlain(label or f"cbc:{etree.QName(found).localname}")
+
+
 @dataclass(frozen=True)
 class DocumentId:
     ruc: str

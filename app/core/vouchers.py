@@ -142,10 +142,64 @@ def file_name(emisor_ruc: str, tipo: str, serie: str, numero: int) -> str:
 
 
 def request_json(request: GenerarXmlRequest) -> str:
-    """The validated request as JSON, fields in the model's order and `None` left out: equal content gives
-    equal text (the idempotency key's input). Serialised by pydantic's core, a few times cheaper than a dump
-    to a dict re-encoded by `json`."""
+    """The validated request as JSON, fields in the model's order, `None` left out and amounts by value (50.0 and
+    50.00 alike): equal content gives equal text (the idempotency key's input). Serialised by pydantic's core, a
+    few times cheaper than a dump to a dict re-encoded by `json`."""
+    text = request.model_dump_json(exclude_none=True)
+    if not _written_with_zeros_in(text):  # the usual case: every amount already written by value
+        return text
+    return _amounts_by_value(request).model_dump_json(exclude_none=True)
+
+
+def _written_with_zeros_in(text: str) -> bool:
+    """Whether pydantic wrote an amount with trailing decimal zeros ("50.00") or an exponent ("5E+1") in `text`.
+    A description that looks like one only costs the slower path; an amount that needs it always answers True.
+    Substring searches, a few times cheaper than a regular expression over the whole text."""
+    at = text.find('0"')
+    while at >= 0:
+        start = at
+        while start > 0 and text[start - 1].isdigit():
+            start -= 1
+        if text[start - 1] == ".":
+            return True
+        at = text.find('0"', at + 2)
+    return "E+" in text or "E-" in text
+
+
+def written_request_json(request: GenerarXmlRequest) -> str:
+    """The key's input before amounts were compared by value: still accepted for rows stored that way."""
     return request.model_dump_json(exclude_none=True)
+
+
+def by_value(value: Decimal) -> Decimal:
+    """An amount without trailing zeros (50.00 -> 50, 2.50 -> 2.5): how equal amounts are written in the key."""
+    try:
+        if not value.is_finite():
+            return value
+        return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
+    except ArithmeticError:  # more digits than the context holds: kept as written
+        return value
+
+
+def _amounts_by_value(request: GenerarXmlRequest) -> GenerarXmlRequest:
+    """`request` with each amount written by value; the same object when every amount already is (the usual case)."""
+    items = [item.model_copy(update={"cantidad": by_value(item.cantidad),
+                                     "precio_unitario": by_value(item.precio_unitario),
+                                     "igv": None if item.igv is None else by_value(item.igv)})
+             if _written_with_zeros(item.cantidad, item.precio_unitario, item.igv) else item
+             for item in request.items]
+    update: dict = {}
+    if any(new is not old for new, old in zip(items, request.items, strict=True)):
+        update["items"] = items
+    forma = request.forma_pago
+    if forma is not None and any(_written_with_zeros(cuota.monto) for cuota in forma.cuotas):
+        update["forma_pago"] = forma.model_copy(update={"cuotas": [
+            cuota.model_copy(update={"monto": by_value(cuota.monto)}) for cuota in forma.cuotas]})
+    return request.model_copy(update=update) if update else request
+
+
+def _written_with_zeros(*values: Decimal | None) -> bool:
+    return any(value is not None and str(by_value(value)) != str(value) for value in values)
 
 
 def legacy_request_json(request: GenerarXmlRequest) -> str:
@@ -427,7 +481,8 @@ def _existing(engine: Engine, request: GenerarXmlRequest, content_key: str) -> G
     if issued is None:
         return None
     row = get(engine, issued[0])
-    if row["content_key"] != content_key and row["content_key"] != content_key_of(legacy_request_json(request)):
+    if row["content_key"] not in (content_key, content_key_of(written_request_json(request)),
+                                  content_key_of(legacy_request_json(request))):
         raise conflict("numero", f"El comprobante {request.serie}-{request.numero} (tipo {request.tipo}) ya fue "
                        "generado con otro contenido: use el siguiente número "
                        f"({next_numero(engine, request.emisor.ruc, request.tipo, request.serie)}).")
@@ -465,7 +520,7 @@ def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
         return stored
     digest, xml_sha256 = xml_hashes(xml)
     try:
-        with engine.storage.write() as conn:
+        with engine.storage.write(durable=True) as conn:  # a number handed out must survive a power cut
             voucher_id = conn.execute(
                 "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"
                 " content_key, status, receptor_tipo_documento, receptor_numero_documento,"

@@ -12,6 +12,8 @@ Failure injection for tests: `fail_next(mode, count)` or POST /control/fail {"mo
 - "hang": hold the request before processing it (until `release()` or `hold_limit_s`);
 - "500": answer HTTP 500 with no SOAP fault, processing nothing;
 - "drop_after_receive": process the voucher, then close the connection without answering.
+getStatusCdr has its own queue (`fail_next(mode, count, operation="getStatusCdr")`): "500", "hang",
+"drop_after_receive" (answer nothing) or "fault:NNNN" (a SOAP fault with that code).
 docs/sunat.md has the details.
 """
 
@@ -51,6 +53,8 @@ SUNAT_RUC = "20131312955"
 UBL_ROOTS = {"Invoice", "CreditNote", "DebitNote"}
 FAILURE_MODES = ("timeout", "hang", "500", "drop_after_receive")
 REJECT_MODE = re.compile(r"^reject:(?P<code>[234]\d{3})$")  # answer a CDR with this code, as SUNAT would
+FAULT_MODE = re.compile(r"^fault:(?P<code>\d{4})$")  # getStatusCdr only: answer this SOAP fault
+CONSULT_FAILURE_MODES = ("hang", "500", "drop_after_receive")
 TYPE_NAMES = {"01": "Factura", "03": "Boleta de Venta", "07": "Nota de Crédito", "08": "Nota de Débito"}
 AR = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
 CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
@@ -78,6 +82,10 @@ class Outcome:
 
 class SunatHandler(QuietHandler):
     sandbox: SunatSandbox
+
+    def setup(self) -> None:
+        super().setup()
+        self.sandbox.connected()
 
     def do_POST(self) -> None:  # noqa: N802 - the base class's name
         body = self.read_body()
@@ -115,27 +123,60 @@ class SunatSandbox(Sandbox):
         self.hold_limit_s = hold_limit_s
         self._lock = threading.Lock()
         self._failures: collections.deque[str] = collections.deque()
+        self._consult_failures: collections.deque[str] = collections.deque()
+        self._sends = threading.Condition(self._lock)  # notified at each sendBill received
         self._release = threading.Event()
         self.received = threading.Event()  # set when a sendBill has been read in full
         self.received_counts: collections.Counter[str] = collections.Counter()  # sendBill calls per zip
         self.processed_counts: collections.Counter[str] = collections.Counter()  # vouchers registered
         self.consult_counts: collections.Counter[str] = collections.Counter()
+        self.connections = 0  # TCP connections accepted (a client that reuses its connection opens one)
         self._registered: dict[str, tuple[bytes, str]] = {}  # file stem -> (CDR zip, response code)
         self._tickets: dict[str, bytes] = {}
         self.signer = sunat_signer.SandboxSigner()
 
     # ------------------------------------------------------------ test controls
 
-    def fail_next(self, mode: str, count: int = 1) -> None:
-        if mode not in FAILURE_MODES and not REJECT_MODE.match(mode):
-            raise ValueError(f"unknown failure mode {mode!r}; valid: {', '.join(FAILURE_MODES)}, reject:NNNN")
+    def fail_next(self, mode: str, count: int = 1, operation: str = "sendBill") -> None:
+        if operation == "getStatusCdr":
+            if mode not in CONSULT_FAILURE_MODES and not FAULT_MODE.match(mode):
+                raise ValueError(f"unknown getStatusCdr failure mode {mode!r}; valid: "
+                                 f"{', '.join(CONSULT_FAILURE_MODES)}, fault:NNNN")
+            queue = self._consult_failures
+        elif operation == "sendBill":
+            if mode not in FAILURE_MODES and not REJECT_MODE.match(mode):
+                raise ValueError(f"unknown failure mode {mode!r}; valid: {', '.join(FAILURE_MODES)}, reject:NNNN")
+            queue = self._failures
+        else:
+            raise ValueError(f"unknown operation {operation!r}: sendBill or getStatusCdr")
         with self._lock:
-            self._failures.extend([mode] * count)
+            queue.extend([mode] * count)
+
+    def sends(self) -> int:
+        """sendBill calls received so far, every voucher together."""
+        with self._lock:
+            return sum(self.received_counts.values())
+
+    def wait_for_sends(self, total: int, timeout: float) -> bool:
+        """Block until `total` sendBill calls have been received in all (True) or `timeout` passes (False)."""
+        with self._sends:
+            return self._sends.wait_for(lambda: sum(self.received_counts.values()) >= total, timeout)
+
+    def connected(self) -> None:
+        with self._lock:
+            self.connections += 1
+
+    def reset_failures(self) -> None:
+        """Drop the failures still waiting to be injected."""
+        with self._lock:
+            self._failures.clear()
+            self._consult_failures.clear()
 
     def reset(self) -> None:
         """Forget every voucher, count and pending failure (tests share one running sandbox)."""
+        self.reset_failures()
         with self._lock:
-            self._failures.clear()
+            self.connections = 0
             self._registered.clear()
             self._tickets.clear()
             for counter in (self.received_counts, self.processed_counts, self.consult_counts):
@@ -153,13 +194,15 @@ class SunatSandbox(Sandbox):
     def stats(self) -> dict[str, Any]:
         with self._lock:
             return {"received": dict(self.received_counts), "processed": dict(self.processed_counts),
-                    "consulted": dict(self.consult_counts), "pending_failures": list(self._failures)}
+                    "consulted": dict(self.consult_counts), "pending_failures": list(self._failures),
+                    "pending_consult_failures": list(self._consult_failures)}
 
     def control(self, path: str, body: bytes) -> tuple[int, bytes]:
         try:
             if path == "/control/fail":
                 request = json.loads(body or b"{}")
-                self.fail_next(str(request.get("mode")), int(request.get("count", 1)))
+                self.fail_next(str(request.get("mode")), int(request.get("count", 1)),
+                               str(request.get("operation", "sendBill")))
             elif path == "/control/release":
                 self.release()
             else:
@@ -168,9 +211,10 @@ class SunatSandbox(Sandbox):
             return 400, json.dumps({"error": str(exc)}).encode()
         return 200, json.dumps(self.stats()).encode()
 
-    def _next_failure(self) -> str | None:
+    def _next_failure(self, queue: collections.deque[str] | None = None) -> str | None:
+        queue = self._failures if queue is None else queue
         with self._lock:
-            return self._failures.popleft() if self._failures else None
+            return queue.popleft() if queue else None
 
     def _hold(self) -> None:
         self._release.wait(self.hold_limit_s)
@@ -244,6 +288,7 @@ class SunatSandbox(Sandbox):
             raise Fault("0154")
         with self._lock:
             self.received_counts[stem] += 1
+            self._sends.notify_all()
         self.received.set()
         failure = self._next_failure()
         if failure == "hang":
@@ -367,7 +412,7 @@ class SunatSandbox(Sandbox):
             archive.writestr(f"R-{stem}.xml", xml)
         return buffer.getvalue()
 
-    def _get_status_cdr(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes:
+    def _get_status_cdr(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
         try:
             numero = int(fields.get("numeroComprobante", ""))
         except ValueError:
@@ -378,6 +423,19 @@ class SunatSandbox(Sandbox):
             raise Fault("0012")
         with self._lock:
             self.consult_counts[stem] += 1
+        failure = self._next_failure(self._consult_failures)
+        if failure == "hang":
+            self._hold()
+        if failure == "500":
+            request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
+            return None
+        if failure == "drop_after_receive":
+            request.drop()
+            return None
+        forced = FAULT_MODE.match(failure or "")
+        if forced:
+            raise Fault(forced["code"])
+        with self._lock:
             known = self._registered.get(self._key(stem))
         if known is None:
             status = [("statusCode", "0011"), ("statusMessage", sunat_errors.describe("0011"))]
