@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $@ $(RUN_STAMP)
 
+# ARGS are passed to yupana (CI runs `make run ARGS=--self-test`).
 run: $(RUN_STAMP)
-	$(VENV)/bin/yupana
+	$(VENV)/bin/yupana $(ARGS)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
@@ -30,13 +31,14 @@ demo: $(RUN_STAMP)
 	$(VENV)/bin/yupana demo
 
 bench: $(RUN_STAMP)
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
 	$(PY) -m ruff check app tests bench
 
+SHOTS ?= docs/screenshots
 screenshots: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m app.gui.screenshots docs/screenshots
+	QT_QPA_PLATFORM=offscreen $(PY) -m app.gui.screenshots $(SHOTS)
 
 clean:
 	rm -rf build dist .pytest_cache

@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+from _sizes import size  # noqa: E402 - bench/ is the script's folder
+
 ROOT = Path(__file__).resolve().parent.parent
 MAKE_PADRON = ROOT.parent / "shared" / "tools" / "make_padron.py"
 
@@ -98,8 +100,8 @@ def cpu_seconds(who: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--bad", type=int, default=1000)
+    parser.add_argument("--rows", type=int, default=size(1_000_000, 20_000))
+    parser.add_argument("--bad", type=int, default=size(1000, 20))
     parser.add_argument("--file", help="an existing padrón file (skips generation)")
     parser.add_argument("--fast", action="store_true",
                         help="write the file with bench/ruc_lookup.py's fast generator (same layout, plain .txt) "
@@ -127,7 +129,7 @@ def main() -> None:
                               check=True, capture_output=True, text=True)
         result = json.loads(done.stdout.strip().splitlines()[-1])
     rows = result["rows_loaded"] + result["rows_skipped"]
-    print(json.dumps({"rows": rows, "rows_loaded": result["rows_loaded"], "rows_skipped": result["rows_skipped"],
+    print(json.dumps({"benchmark": "padron_import", "rows": rows, "rows_loaded": result["rows_loaded"], "rows_skipped": result["rows_skipped"],
                       "seconds": result["seconds"], "rows_per_s": round(rows / result["seconds"]),
                       "peak_rss_mb": result["peak_rss_mb"], "cpu_s_main": result["cpu_s_main"],
                       "cpu_s_parser": result["cpu_s_parser"], "cpus": os.cpu_count(),

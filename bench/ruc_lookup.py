@@ -27,6 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.identifiers import ruc_check_digit  # noqa: E402
 
+from _sizes import size  # noqa: E402 - bench/ is the script's folder
+
 HEADER = ("RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|"
           "NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|")
 NAMES = ["COMERCIAL PEÑA S.A.C.", "INVERSIONES NÚÑEZ E.I.R.L.", "QUISPE MAMANI ROSA", "TRANSPORTES CASTAÑEDA S.A."]
@@ -72,8 +74,8 @@ def percentile(values: list[float], share: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=5_000_000)
-    parser.add_argument("--lookups", type=int, default=20_000)
+    parser.add_argument("--rows", type=int, default=size(5_000_000, 20_000))
+    parser.add_argument("--lookups", type=int, default=size(20_000, 500))
     args = parser.parse_args()
     os.environ.setdefault("YUPANA_PASSPHRASE", "benchmark")
     os.environ["YUPANA_KEYRING"] = "0"
@@ -103,7 +105,7 @@ def main() -> None:
                 status, _ = engine.call("ruc", numero=ruc)
                 misses.append((time.perf_counter_ns() - started) / 1e6)
                 assert status == 404
-    print(json.dumps({"rows": summary["rows_loaded"], "lookups": len(hits),
+    print(json.dumps({"benchmark": "ruc_lookup", "rows": summary["rows_loaded"], "lookups": len(hits),
                       "p50_ms": round(statistics.median(hits), 4), "p99_ms": round(percentile(hits, 0.99), 4),
                       "max_ms": round(max(hits), 3), "p99_cpu_ms": round(percentile(cpu, 0.99), 4), "miss_p99_ms": round(percentile(misses, 0.99), 4),
                       "import_rows_per_s": round((summary["rows_loaded"] + summary["rows_skipped"])

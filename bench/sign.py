@@ -27,6 +27,8 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from _sizes import size  # noqa: E402 - bench/ is the script's folder
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 RUC = "20100066603"
@@ -68,7 +70,7 @@ def rsa_rate(engine, key) -> float:
 
 
 def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else size(2000, 40)
     pinned = pin_to_one_core()
     with tempfile.TemporaryDirectory() as home:
         os.environ.setdefault("YUPANA_PASSPHRASE", "bench")

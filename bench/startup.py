@@ -15,8 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _sizes import size
+
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = 5
+RUNS = size(5, 1)
 
 CHILD = r"""
 import time
@@ -26,6 +28,7 @@ from app.gui.app import application
 from app.core.engine import Engine
 from app.gui.main_window import MainWindow
 from PySide6.QtTest import QTest
+
 app = application()
 engine = Engine()
 window = MainWindow(engine, first_run=False)

@@ -23,6 +23,8 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from _sizes import size  # noqa: E402 - bench/ is the script's folder
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 RUC = "20100066603"
@@ -50,7 +52,7 @@ def ms(values: list[float], quantile: float = 0.5) -> float:
 
 
 def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else size(100, 5)
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
     from app.core import sunat
@@ -102,7 +104,7 @@ def main() -> None:
         finally:
             engine.close()
     reused_times, new_times = times["reused"], times["new"]
-    figures = {"sends": count, "send_ms_median": ms(reused_times), "send_ms_p95": ms(reused_times, 0.95),
+    figures = {"benchmark": "sunat_submission", "sends": count, "send_ms_median": ms(reused_times), "send_ms_p95": ms(reused_times, 0.95),
                "sends_per_s": round(count / sum(reused_times), 1),
                "new_client_send_ms_median": ms(new_times), "new_client_send_ms_p95": ms(new_times, 0.95),
                "reuse_speedup": round(statistics.median(new_times) / statistics.median(reused_times), 2),

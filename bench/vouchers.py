@@ -15,6 +15,8 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from _sizes import size  # noqa: E402 - bench/ is the script's folder
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
@@ -26,7 +28,7 @@ def ten_line_factura(numero: int) -> dict:
 
 
 def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else size(2000, 40)
     with tempfile.TemporaryDirectory() as home:
         os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
         os.environ["YUPANA_KEYRING"] = "0"
@@ -46,7 +48,7 @@ def main() -> None:
             engine.close()
     per_ms = elapsed / count * 1000
     print(f"{count} ten-line facturas in {elapsed:.3f} s: {per_ms:.3f} ms each, {count / elapsed:.0f}/s")
-    print(json.dumps({"vouchers": count, "lines_each": 10, "seconds": round(elapsed, 4),
+    print(json.dumps({"benchmark": "vouchers", "vouchers": count, "lines_each": 10, "seconds": round(elapsed, 4),
                       "ms_per_voucher": round(per_ms, 4), "vouchers_per_s": round(count / elapsed, 1),
                       "mean_xml_bytes": sum(sizes) // count}))
 
