@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import batches, messaging, outbox, padron, providers, registry, signing, sunat, vouchers
+from . import api_token, batches, messaging, outbox, padron, providers, registry, signing, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
@@ -83,6 +83,7 @@ class Engine:
         self.companies = Companies(self.storage)
         self.secrets = SecretStore(self.storage)
         self.certificates = CertificateStore(self.storage, self.secrets)
+        self.api_tokens = api_token.ApiTokens(self.storage, self.secrets)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
         self.padron = padron.PadronRegister(self.storage, self.home)
@@ -250,6 +251,23 @@ class Engine:
         if name not in providers.PROVIDERS:
             raise invalid("proveedor", f"El proveedor «{name}» no existe. Válidos: {', '.join(providers.PROVIDERS)}.")
         self.secrets.put(providers.token_secret_name(name), token.strip().encode())
+
+    def api_token(self) -> str:
+        """The local HTTP API's token (created on first use); the settings window shows it."""
+        return self.api_tokens.current()
+
+    def new_api_token(self) -> str:
+        """Replace the local API's token: the previous one stops working at once, also in a running server."""
+        token = self.api_tokens.rotate()
+        self.events.emit("api.token.changed", {})
+        return token
+
+    def api_token_matches(self, presented: str) -> bool:
+        return self.api_tokens.matches(presented)
+
+    def listener_status(self) -> dict[str, Any]:
+        """The webhook listener's state for /api/v1/health. The listener is not built yet: always stopped."""
+        return {"estado": "detenido"}
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register something (a listener thread, a worker) to stop when the engine closes."""
