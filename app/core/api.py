@@ -170,20 +170,29 @@ class LocalApi:
             raise RuntimeError("the local API is not running")
         return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
 
-    async def authorized(self, scope: dict) -> bool:
+    async def authorized(self, scope: dict) -> str:
+        """The presented token when it is the API's; else a 401 YupanaError.
+
+        Checked twice: here against the hash kept in memory (wrong tokens are turned away before their body is
+        read), and again in the pool against the database (`call`), where a rotation by another process (the
+        settings window, `yupana serve --new-token`) shows at once."""
         header = _header(scope, b"authorization") or b""
-        scheme, _, token = header.partition(b" ")
-        if scheme.lower() != b"bearer":
-            return False
-        token = token.strip()
-        if hash_matches(token, self._token_hash):
-            return True
-        # Another process (`yupana serve --new-token`, the settings window of another instance) may have
-        # rotated it: the database has the last word. Only failed attempts pay for this look-up.
-        if await self.run(self.engine.api_token_matches, token.decode("latin-1")):
-            self._token_hash = token_hash(token)
-            return True
-        return False
+        scheme, _, raw = header.partition(b" ")
+        token = raw.strip().decode("latin-1")
+        if scheme.lower() != b"bearer" or not token:
+            raise _unauthorized()
+        if not hash_matches(token, self._token_hash):
+            if not await self.run(self.engine.api_token_matches, token):
+                raise _unauthorized()
+            self._token_hash = token_hash(token)  # rotated elsewhere: remember the new one
+        return token
+
+    def call(self, token: str, operation: str, body: bytes | None, numero: str | None) -> tuple[int, dict[str, Any]]:
+        """In the pool: the token against the database, then `Engine.call`."""
+        if not self.engine.api_token_matches(token):
+            error = _unauthorized()
+            return error.http_status, error.to_envelope()
+        return self.engine.call(operation, body, numero)
 
 
 # ------------------------------------------------------------------ the routes
@@ -235,8 +244,7 @@ def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
     async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
         close = False
         try:
-            if not await api.authorized(scope):
-                raise _unauthorized()
+            token = await api.authorized(scope)
             body = numero = None
             if has_body:
                 _check_content_type(scope)
@@ -247,7 +255,7 @@ def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
                     raise
             else:
                 numero = scope["path_params"]["numero"]
-            status, envelope = await api.run(api.engine.call, op.name, body, numero)
+            status, envelope = await api.run(api.call, token, op.name, body, numero)
         except YupanaError as exc:
             await _send_error(send, exc, close=close)
             return

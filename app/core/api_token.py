@@ -15,7 +15,7 @@ import secrets as random
 from sqlite_utils import Migrations
 
 from .secrets import SecretStore
-from .storage import Storage, register_migrations
+from .storage import ReadCache, Storage, register_migrations
 
 PURPOSE = "api.token"  # the secret store's purpose (authenticated data) for the encrypted copy
 LEGACY_SECRET = "api.token"  # where versions before the hash kept it: adopted so integrations keep working
@@ -43,8 +43,12 @@ class ApiTokens:
     def __init__(self, storage: Storage, secrets: SecretStore) -> None:
         self._storage = storage
         self._secrets = secrets
+        self._cache = ReadCache(storage)  # checked on every request; a rotation by any process clears it
 
     def stored_hash(self) -> bytes | None:
+        return self._cache.get("hash", self._load_hash)
+
+    def _load_hash(self) -> bytes | None:
         row = self._storage.query_one("SELECT hash FROM api_token WHERE id = 1")
         return bytes(row["hash"]) if row else None
 
@@ -73,3 +77,4 @@ class ApiTokens:
             conn.execute(f"{verb} INTO api_token (id, hash, blob) VALUES (1, ?, ?)", (token_hash(token), blob))
             if replace:
                 conn.execute("DELETE FROM secrets WHERE name = ?", (LEGACY_SECRET,))
+        self._cache.clear()
