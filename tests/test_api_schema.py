@@ -35,21 +35,22 @@ def api(engine):
     registry.stop()
 
 
-def schemathesis(api: LocalApi, *options: str) -> subprocess.CompletedProcess:
+def schemathesis(api: LocalApi, folder, *options: str) -> subprocess.CompletedProcess:
+    """The `st run` command in a scratch folder (it keeps a cache of what it found in .schemathesis/ there)."""
     command = [sys.executable, "-m", "schemathesis.cli", "run", api.base_url + "/openapi.json",
                "--header", f"Authorization: Bearer {api.token}", "--max-examples", MAX_EXAMPLES, "--seed", SEED,
                "--checks", "all", "--exclude-checks", "positive_data_acceptance", "--no-color", *options]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=folder)
 
 
-def test_schemathesis_finds_no_server_error_and_no_answer_outside_the_schema(api):
-    done = schemathesis(api, *[f"--exclude-operation-id={name}" for name in MESSAGING])
+def test_schemathesis_finds_no_server_error_and_no_answer_outside_the_schema(api, tmp_path):
+    done = schemathesis(api, tmp_path, *[f"--exclude-operation-id={name}" for name in MESSAGING])
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
     assert "7 selected" in done.stdout  # the six operations with a backend here, and health
 
 
-def test_schemathesis_on_the_messaging_operations(api):
-    done = schemathesis(api, "--exclude-checks", "positive_data_acceptance,not_a_server_error",
+def test_schemathesis_on_the_messaging_operations(api, tmp_path):
+    done = schemathesis(api, tmp_path, "--exclude-checks", "positive_data_acceptance,not_a_server_error",
                         *[f"--include-operation-id={name}" for name in MESSAGING])
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
     assert "2 selected" in done.stdout
