@@ -366,14 +366,10 @@ class ErrorEnvelope(BaseModel):
     error: ErrorBody
 
 
-class Listener(BaseModel):
-    estado: str
-
-
 class Health(BaseModel):
     version: str
     environment: Literal["sandbox", "beta", "produccion"]
-    listener: Listener
+    listener: str  # the webhook listener's state, e.g. «detenido», «escuchando en http://127.0.0.1:…»
 
 
 def success_model(result: type[BaseModel]) -> type[BaseModel]:

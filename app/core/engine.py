@@ -265,9 +265,9 @@ class Engine:
     def api_token_matches(self, presented: str) -> bool:
         return self.api_tokens.matches(presented)
 
-    def listener_status(self) -> dict[str, Any]:
-        """The webhook listener's state for /api/v1/health. The listener is not built yet: always stopped."""
-        return {"estado": "detenido"}
+    def listener_status(self) -> str:
+        """The webhook listener's state, in Spanish (status bar, /api/v1/health). Not built yet: always stopped."""
+        return "detenido"
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register something (a listener thread, a worker) to stop when the engine closes."""
