@@ -86,6 +86,7 @@ class Engine:
         self.api_tokens = api_token.ApiTokens(self.storage, self.secrets)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
+        self._local_api: Any = None  # app.core.api.LocalApi once start_local_api() ran
         self.padron = padron.PadronRegister(self.storage, self.home)
         self.providers = providers.ProviderHub(self)
         self.on_close(self.padron.close)
@@ -261,6 +262,15 @@ class Engine:
         token = self.api_tokens.rotate()
         self.events.emit("api.token.changed", {})
         return token
+
+    def start_local_api(self, port: int | None = None) -> str:
+        """Serve the local HTTP API from this process, in a background thread (stopped on close); its base URL."""
+        from .api import LocalApi
+
+        if self._local_api is None or not self._local_api.running:
+            self._local_api = LocalApi(self, port=port)
+            self._local_api.start()
+        return self._local_api.base_url
 
     def api_token_matches(self, presented: str) -> bool:
         return self.api_tokens.matches(presented)

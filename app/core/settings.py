@@ -109,6 +109,9 @@ SETTINGS: dict[str, Setting] = {
                 _integer(1, 120)),
         Setting("api_host", "127.0.0.1", "Dirección de la API local (solo este equipo)."),
         Setting("api_port", "8787", "Puerto de la API local.", _integer(0, 65535)),
+        Setting("api_autostart", "no",
+                "Iniciar la API local junto con la aplicación (si o no); sin ventanas se inicia con «yupana serve».",
+                _choice("no", "si")),
         Setting("api_docs", "no",
                 "Página de documentación interactiva de la API local en /docs: si o no (la descripción "
                 "/openapi.json se sirve siempre). La página carga Swagger UI desde internet.", _choice("no", "si")),

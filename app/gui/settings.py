@@ -34,6 +34,7 @@ CHOICES = {
     "signature_algorithm": [("rsa-sha1", "RSA-SHA1 (el que usa SUNAT)"), ("rsa-sha256", "RSA-SHA256")],
     "log_level": [(v, v) for v in ("DEBUG", "INFO", "WARNING", "ERROR")],
     "api_docs": [("no", "No"), ("si", "Sí (página /docs)")],
+    "api_autostart": [("no", "No"), ("si", "Sí, al abrir Yupana")],
 }
 TABS = {  # tab title: setting keys or prefixes («name_*»); a key nobody claims lands in «Otros»
     "Entorno y servicios": ["environment", "sunat_url_*", "sunat_*", "signature_algorithm"],
