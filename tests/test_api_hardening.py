@@ -65,7 +65,7 @@ def closed_by_server(sock: socket.socket, within: float) -> bool:
     sock.settimeout(within)
     try:
         return sock.recv(1) == b""
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     except ConnectionResetError:
         return True

@@ -17,8 +17,8 @@ from tests.conftest import ISSUER_RUC, run_cli
 
 
 def voucher(numero: object) -> str:
-    return ('{"tipo": "01", "serie": "F001", "numero": %s, "emisor": {"ruc": "%s"}, '
-            '"items": [{"descripcion": "x", "cantidad": 1, "precio_unitario": 10}]}' % (numero, ISSUER_RUC))
+    return ('{"tipo": "01", "serie": "F001", "numero": ' + str(numero) + ', "emisor": {"ruc": "' + ISSUER_RUC
+            + '"}, "items": [{"descripcion": "x", "cantidad": 1, "precio_unitario": 10}]}')
 
 
 @pytest.mark.parametrize("body", [
