@@ -160,8 +160,8 @@ class AsgiServerThread:
         self.app = app
         # The connection bound is the protocol's (a JSON 503 at connect), so uvicorn's own stays off.
         protocol = functools.partial(_Protocol, max_connections=limit_concurrency, request_timeout=timeout_request)
-        self._options = dict(timeout_keep_alive=timeout_keep_alive, backlog=backlog, http=protocol, ws="none",
-                             **uvicorn_options)
+        self._options = {"timeout_keep_alive": timeout_keep_alive, "backlog": backlog, "http": protocol, "ws": "none",
+                         **uvicorn_options}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
