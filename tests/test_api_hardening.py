@@ -199,3 +199,16 @@ def test_clients_that_go_away_leave_no_traceback_on_stderr(home):
         _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0
     assert err == ""
+
+
+def test_a_body_trickling_in_is_cut_off_with_a_408(api, monkeypatch):
+    from app.core import api as api_module
+
+    monkeypatch.setattr(api_module, "BODY_TIMEOUT_S", 0.5)
+    with connect(api) as sock:
+        sock.sendall(request("/api/v1/facturacion/xml", api.token, "POST", b'{"tipo": "01"}')[:-5])
+        started = time.monotonic()
+        status, headers, body = read_answer(sock)
+        assert status == 408 and json.loads(body)["error"]["code"] == "REQUEST_TIMEOUT"
+        assert time.monotonic() - started < 4
+        assert closed_by_server(sock, 5)

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 PREFIX = "/api/v1"
 DEFAULT_WORKERS = 8  # engine calls at once; a slow SUNAT submission holds one, lookups keep the others
 DEFAULT_MAX_CONNECTIONS = 256
-BODY_TIMEOUT_S = 30.0  # between two pieces of a request body
+BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
 JSON_TYPES = ("application/json",)
 TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "chat-send": "messaging",
         "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
@@ -199,17 +199,21 @@ class LocalApi:
 # ------------------------------------------------------------------ the routes
 
 async def _read_body(receive: Callable[[], Awaitable[dict]], declared: int | None) -> bytes:
-    """The whole body, refused past MAX_BODY_BYTES (also when it comes chunked with no Content-Length)."""
+    """The whole body within BODY_TIMEOUT_S, refused past MAX_BODY_BYTES (also when it comes chunked, with no
+    Content-Length). The time limit is for the whole body: a client trickling a byte now and then cannot hold
+    a connection for ever."""
     if declared is not None and declared > MAX_BODY_BYTES:
         raise _too_large()
     chunks: list[bytes] = []
     size = 0
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + BODY_TIMEOUT_S
     while True:
         try:
-            message = await asyncio.wait_for(receive(), BODY_TIMEOUT_S)
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
         except TimeoutError:
             raise YupanaError(ErrorCode.REQUEST_TIMEOUT,
-                              f"El cuerpo de la solicitud no llegó completo en {BODY_TIMEOUT_S:.0f} s.") from None
+                              f"El cuerpo de la solicitud no llegó completo en {BODY_TIMEOUT_S:g} s.") from None
         if message["type"] == "http.disconnect":
             raise ConnectionResetError
         chunk = message.get("body", b"")
