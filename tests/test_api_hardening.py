@@ -212,3 +212,23 @@ def test_a_body_trickling_in_is_cut_off_with_a_408(api, monkeypatch):
         assert status == 408 and json.loads(body)["error"]["code"] == "REQUEST_TIMEOUT"
         assert time.monotonic() - started < 4
         assert closed_by_server(sock, 5)
+
+
+def test_a_client_that_stops_reading_is_disconnected(api):
+    """Pipelined requests for the OpenAPI document, not read: the answers fill the buffers and the server waits
+    for the client to read. Past the time-out (1 s here) it must hang up instead of holding the connection."""
+    single = len(httpx.get(api.base_url + "/openapi.json", timeout=5).content)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    sock.settimeout(10)
+    sock.connect(address(api))
+    with sock:
+        sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 300)
+        time.sleep(3)  # the behaviour under test: a client that reads nothing for longer than the time-out
+        received = 0
+        try:
+            while chunk := sock.recv(1 << 20):
+                received += len(chunk)
+        except ConnectionResetError:
+            pass
+    assert received < 300 * single / 2  # cut off, not served in full

@@ -15,6 +15,8 @@ uvicorn's HTTP protocol is extended (`_Protocol`) for a server that runs all day
 - a request time-out: a connection that does not complete its request line and headers within
   `timeout_request` seconds (idle after connecting, or sending them slowly) is closed; uvicorn
   only times out idle keep-alive connections after a first answer;
+- a write time-out: a client that stops reading its answers (the send buffers stay full for
+  `timeout_request` seconds) is disconnected, instead of holding its connection for ever;
 - malformed requests (a Content-Length of `abc`, `1e3` or `-1`, broken headers) get a JSON 400
   in the error envelope instead of uvicorn's text.
 """
@@ -93,6 +95,7 @@ class _Protocol(HttpToolsProtocol):
         self._max_connections = max_connections
         self._request_timeout = request_timeout
         self._deadline: asyncio.TimerHandle | None = None
+        self._write_deadline: asyncio.TimerHandle | None = None
         self._refused = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -110,6 +113,7 @@ class _Protocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
+        self._resumed()
         if self._refused:
             return
         super().connection_lost(exc)
@@ -127,6 +131,25 @@ class _Protocol(HttpToolsProtocol):
         super().on_response_complete()
         if not next_request_queued and not self.transport.is_closing():
             self._arm_deadline()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._write_deadline is None and not self._refused:
+            self._write_deadline = self.loop.call_later(self._request_timeout, self._write_timed_out)
+
+    def resume_writing(self) -> None:
+        self._resumed()
+        super().resume_writing()
+
+    def _resumed(self) -> None:
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+
+    def _write_timed_out(self) -> None:
+        self._write_deadline = None
+        self.logger.info("disconnecting a client that read nothing for %.0f s", self._request_timeout)
+        self.transport.abort()  # close() would wait for the buffered answer to be read: it never will
 
     def send_400_response(self, msg: str) -> None:
         error = YupanaError(ErrorCode.INVALID_INPUT, "La solicitud HTTP no es válida (línea de petición, cabeceras "
