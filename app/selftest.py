@@ -7,7 +7,8 @@ offscreen, opens the engine and its database in the data folder
 and verifies a small XML document (lxml, signxml and cryptography's native
 code), opens the main window and optionally saves a screenshot of it, then
 generates, signs and verifies a factura with a test certificate in a
-throw-away folder (the user's data is left alone). Each step is reported on stdout (when there is one: a
+throw-away folder (the user's data is left alone), and serves the local HTTP API (FastAPI on uvicorn) from
+that folder on a free loopback port and asks it over HTTP. Each step is reported on stdout (when there is one: a
 windowed Windows build has none) and in `<data folder>/logs/self-test.log`.
 
 Returns the process exit code: 0 when every step passed.
@@ -15,6 +16,7 @@ Returns the process exit code: 0 when every step passed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import sys
@@ -131,45 +133,68 @@ def _check_processes() -> str:
     return "proceso auxiliar (spawn) respondió"
 
 
-def _check_voucher() -> str:
-    """Generate, sign and verify a factura in a throw-away data folder.
+@contextlib.contextmanager
+def _scratch_engine():
+    """An engine on a throw-away data folder whose secrets use a random passphrase (YUPANA_KEYRING=0).
 
-    The user's folder, certificates and keyring are never touched: the scratch
-    engine keeps its secrets under a random passphrase (YUPANA_KEYRING=0).
-    """
+    The user's folder, certificates and keyring are never touched."""
     import secrets
     import tempfile
 
-    from app.core.companies import Company
     from app.core.engine import Engine
 
-    ruc = "20100066603"
     saved = {name: os.environ.get(name) for name in ("YUPANA_KEYRING", "YUPANA_PASSPHRASE")}
     os.environ["YUPANA_KEYRING"] = "0"
     os.environ["YUPANA_PASSPHRASE"] = secrets.token_urlsafe(24)
     try:
         with tempfile.TemporaryDirectory(prefix="yupana-autoprueba-", ignore_cleanup_errors=True) as scratch:
             with Engine(scratch) as engine:
-                engine.set_company(Company(ruc=ruc, razon_social="EMPRESA DE AUTOPRUEBA S.A.C.", ubigeo="150101",
-                                           direccion="AV. AUTOPRUEBA 1, CERCADO DE LIMA"))
-                certificate = engine.create_test_certificate(ruc)
-                generated = engine.generar_xml({
-                    "tipo": "01", "serie": "F001", "numero": 1,
-                    "emisor": {"ruc": ruc},
-                    "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE DE AUTOPRUEBA S.A.C."},
-                    "items": [{"descripcion": "Servicio de autoprueba", "cantidad": 1, "precio_unitario": "100.00"}],
-                })
-                signed = engine.firmar({"xml": generated.xml, "certificado_id": certificate.certificado_id})
-                verification = engine.verify_signature(signed.xml_firmado)
-                if not verification.valid:
-                    raise RuntimeError(f"la firma del comprobante no es válida: {verification.reason}")
+                yield engine
     finally:
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def _check_voucher() -> str:
+    """Generate, sign and verify a factura in a throw-away data folder."""
+    from app.core.companies import Company
+
+    ruc = "20100066603"
+    with _scratch_engine() as engine:
+        engine.set_company(Company(ruc=ruc, razon_social="EMPRESA DE AUTOPRUEBA S.A.C.", ubigeo="150101",
+                                   direccion="AV. AUTOPRUEBA 1, CERCADO DE LIMA"))
+        certificate = engine.create_test_certificate(ruc)
+        generated = engine.generar_xml({
+            "tipo": "01", "serie": "F001", "numero": 1,
+            "emisor": {"ruc": ruc},
+            "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE DE AUTOPRUEBA S.A.C."},
+            "items": [{"descripcion": "Servicio de autoprueba", "cantidad": 1, "precio_unitario": "100.00"}],
+        })
+        signed = engine.firmar({"xml": generated.xml, "certificado_id": certificate.certificado_id})
+        verification = engine.verify_signature(signed.xml_firmado)
+        if not verification.valid:
+            raise RuntimeError(f"la firma del comprobante no es válida: {verification.reason}")
     return f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value})"
+
+
+def _check_api() -> str:
+    """The local HTTP API (FastAPI on uvicorn) from a throw-away folder, asked over loopback."""
+    import httpx
+
+    with _scratch_engine() as engine:
+        base_url = engine.start_local_api(port=0)
+        health = httpx.get(base_url + "/api/v1/health", timeout=10)
+        if health.status_code != 200 or health.json().get("success") is not True:
+            raise RuntimeError(f"/api/v1/health respondió {health.status_code}: {health.text[:200]}")
+        document = httpx.get(base_url + "/openapi.json", timeout=10).json()
+        lookup = httpx.get(base_url + "/api/v1/ruc/20100066604", timeout=10,
+                           headers={"Authorization": f"Bearer {engine.api_token()}"})
+        if lookup.status_code != 400 or lookup.json()["error"]["details"][0]["field"] != "numero":
+            raise RuntimeError(f"/api/v1/ruc respondió {lookup.status_code}: {lookup.text[:200]}")
+    return f"API local en {base_url}: health, /openapi.json ({len(document['paths'])} rutas) y una consulta"
 
 
 def _check_gui(engine, screenshot: str | None) -> str:
@@ -229,6 +254,7 @@ def run_self_test(screenshot: str | None = None) -> int:
         report.step("interfaz", lambda: _check_gui(engine, screenshot))
         engine.close()
     report.step("comprobante", _check_voucher)
+    report.step("API local", _check_api)
     report.step("procesos", _check_processes)
     code = 0 if report.failures == 0 else 1
     report.line("autoprueba correcta" if code == 0 else f"AUTOPRUEBA FALLIDA: {report.failures} paso(s)")

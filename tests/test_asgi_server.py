@@ -64,3 +64,50 @@ def test_an_application_error_goes_to_the_log_not_stderr(capfd):
     finally:
         server.stop()
     assert "Traceback" not in capfd.readouterr().err
+
+
+def _raw(url: str, data: bytes) -> bytes:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_malformed_request_gets_a_json_400_and_the_connection_closes():
+    server = AsgiServerThread("test-asgi", _hello)
+    url = server.start("127.0.0.1", 0)
+    try:
+        answer = _raw(url, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
+    finally:
+        server.stop()
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert b'"code": "INVALID_INPUT"' in answer and b"content-type: application/json" in answer
+
+
+def test_past_the_connection_bound_a_new_connection_gets_a_json_503_at_once():
+    server = AsgiServerThread("test-asgi", _hello, limit_concurrency=2)
+    url = server.start("127.0.0.1", 0)
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    held = [socket.create_connection((host, int(port)), timeout=5) for _ in range(2)]
+    try:
+        for sock in held:  # each is accepted and served
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        answer = _raw(url, b"")
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
+    assert answer.startswith(b"HTTP/1.1 503 ") and b'"code": "BUSY"' in answer
+
+
+def test_a_connection_that_sends_no_request_is_closed_after_the_request_timeout():
+    server = AsgiServerThread("test-asgi", _hello, timeout_request=0.3)
+    url = server.start("127.0.0.1", 0)
+    try:
+        assert _raw(url, b"GET / HTTP/1.1\r\nHost: x\r\n") == b""  # headers never finished: closed, no answer
+    finally:
+        server.stop()

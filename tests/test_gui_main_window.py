@@ -150,3 +150,14 @@ def test_an_unhandled_engine_error_opens_a_non_blocking_dialog_with_details(wind
     assert "serie" in window.error_box.detailedText()
     assert not window.error_box.isModal()
     window.error_box.close()
+
+
+def test_the_local_api_starts_with_the_app_when_the_setting_says_so(window, engine):
+    import httpx
+
+    assert window.start_api_if_chosen() is None  # off by default
+    engine.config_set("api_autostart", "si")
+    base_url = window.start_api_if_chosen()  # what the app runs on a worker at start-up
+    health = httpx.get(base_url + "/api/v1/health", timeout=10)
+    assert health.status_code == 200 and health.json()["success"] is True
+    assert window.start_api_if_chosen() == base_url  # once per process

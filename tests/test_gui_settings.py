@@ -118,3 +118,27 @@ def test_each_setting_lives_in_its_groups_tab():
     assert list(tabs) == ["Entorno", "SUNAT", "Consultas", "API local"]
     assert tabs["SUNAT"] == ["sunat_rules_dir", "sunat_timeout_s"]
     assert tabs["Consultas"] == ["registry_yupana_url"]
+
+
+def test_the_local_api_token_is_shown_on_request_and_rotated_after_confirmation(qtbot, context, engine):
+    from PySide6.QtWidgets import QLineEdit, QMessageBox
+
+    page = open_page(qtbot, context)
+    assert page.api_token.text() == ""  # nothing read or shown until asked
+    page.api_token_show.click()
+    wait_idle(qtbot, context.workers)
+    first = engine.api_token()
+    assert page.api_token.text() == first and page.api_token.echoMode() == QLineEdit.EchoMode.Normal
+    page.api_token_show.click()
+    assert page.api_token.text() == ""
+    page.api_token_new.click()
+    page.confirm_box.button(QMessageBox.StandardButton.No).click()
+    wait_idle(qtbot, context.workers)
+    assert engine.api_token() == first
+    page.api_token_new.click()
+    page.confirm_box.button(QMessageBox.StandardButton.Yes).click()
+    wait_idle(qtbot, context.workers)
+    second = engine.api_token()
+    assert second != first and page.api_token.text() == second
+    assert engine.api_token_matches(second) and not engine.api_token_matches(first)
+    assert page.banner.tone == "success"

@@ -14,17 +14,19 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                                         "Cada solicitud necesita la cabecera Authorization: Bearer TOKEN.")
     parser.add_argument("--port", type=int, help="puerto (por defecto el de la configuración api_port)")
     parser.add_argument("--show-token", action="store_true", help="muestra el token y termina")
-    parser.add_argument("--new-token", action="store_true", help="crea un token nuevo (el anterior deja de valer)")
+    parser.add_argument("--new-token", action="store_true",
+                        help="crea un token nuevo, lo muestra y termina (el anterior deja de valer al instante, "
+                             "también en una API que esté sirviendo)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from app.cli import open_engine
-    from app.core.api import LocalApi, api_token
+    from app.core.api import LocalApi
 
     with open_engine(args) as engine:
         if args.new_token or args.show_token:
-            print(api_token(engine, renew=args.new_token))
+            print(engine.new_api_token() if args.new_token else engine.api_token())
             return 0
         api = LocalApi(engine, port=args.port)
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)

@@ -8,10 +8,24 @@ accepts connections, and `stop()` only once the thread has ended.
 
 uvicorn's own loggers are routed into the app's log file (never to stderr): a client that goes
 away mid-answer is the client's business, not a traceback on the shop's console.
+
+uvicorn's HTTP protocol is extended (`_Protocol`) for a server that runs all day at a point of sale:
+- a bounded number of connections: past `limit_concurrency` a new connection is answered at once
+  with a JSON 503 and closed (uvicorn itself accepts every connection and answers text);
+- a request time-out: a connection that does not complete its request line and headers within
+  `timeout_request` seconds (idle after connecting, or sending them slowly) is closed; uvicorn
+  only times out idle keep-alive connections after a first answer;
+- a write time-out: a client that stops reading its answers (the send buffers stay full for
+  `timeout_request` seconds) is disconnected, instead of holding its connection for ever;
+- malformed requests (a Content-Length of `abc`, `1e3` or `-1`, broken headers) get a JSON 400
+  in the error envelope instead of uvicorn's text.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import json
 import logging
 import os
 import socket
@@ -19,12 +33,16 @@ import threading
 from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .errors import ErrorCode, YupanaError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT_CONCURRENCY = 256  # connections + tasks at once; past it uvicorn answers 503 at once
 DEFAULT_KEEP_ALIVE_S = 5  # an idle keep-alive connection is closed after this
 DEFAULT_BACKLOG = 512
+DEFAULT_REQUEST_TIMEOUT_S = 10  # from connecting (or the previous answer) to a complete request line and headers
 STOP_TIMEOUT_S = 5.0
 _UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
 
@@ -61,16 +79,112 @@ class _Server(uvicorn.Server):
             self.ready.set()
 
 
+def raw_json_response(status: int, reason: str, envelope: dict[str, Any]) -> bytes:
+    """A complete HTTP/1.1 answer that closes the connection, written by the protocol itself (no app involved)."""
+    body = json.dumps(envelope, ensure_ascii=False).encode("utf-8")
+    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")
+    return head.encode("ascii") + body
+
+
+class _Protocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a connection bound, a request time-out and JSON 400s (module doc)."""
+
+    def __init__(self, *args: Any, max_connections: int | None, request_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._max_connections = max_connections
+        self._request_timeout = request_timeout
+        self._deadline: asyncio.TimerHandle | None = None
+        self._write_deadline: asyncio.TimerHandle | None = None
+        self._refused = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if self._max_connections is not None and len(self.connections) >= self._max_connections:
+            self._refused = True
+            self.transport = transport
+            error = YupanaError(ErrorCode.BUSY, "El servidor está atendiendo demasiadas conexiones; "
+                                                "vuelva a intentar en unos segundos.")
+            transport.write(raw_json_response(error.http_status, "Service Unavailable", error.to_envelope()))
+            transport.close()
+            self.logger.warning("connection refused: %d connections open", len(self.connections))
+            return
+        super().connection_made(transport)
+        self._arm_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_deadline()
+        self._resumed()
+        if self._refused:
+            return
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._refused:
+            super().data_received(data)
+
+    def on_headers_complete(self) -> None:
+        self._cancel_deadline()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        next_request_queued = bool(self.pipeline)
+        super().on_response_complete()
+        if not next_request_queued and not self.transport.is_closing():
+            self._arm_deadline()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._write_deadline is None and not self._refused:
+            self._write_deadline = self.loop.call_later(self._request_timeout, self._write_timed_out)
+
+    def resume_writing(self) -> None:
+        self._resumed()
+        super().resume_writing()
+
+    def _resumed(self) -> None:
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+
+    def _write_timed_out(self) -> None:
+        self._write_deadline = None
+        self.logger.info("disconnecting a client that read nothing for %.0f s", self._request_timeout)
+        self.transport.abort()  # close() would wait for the buffered answer to be read: it never will
+
+    def send_400_response(self, msg: str) -> None:
+        error = YupanaError(ErrorCode.INVALID_INPUT, "La solicitud HTTP no es válida (línea de petición, cabeceras "
+                                                     "o Content-Length mal formados).")
+        self.transport.write(raw_json_response(400, "Bad Request", error.to_envelope()))
+        self.transport.close()
+
+    def _arm_deadline(self) -> None:
+        self._cancel_deadline()
+        self._deadline = self.loop.call_later(self._request_timeout, self._request_timed_out)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _request_timed_out(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.logger.info("closing a connection that sent no complete request in %.0f s", self._request_timeout)
+            self.transport.close()
+
+
 class AsgiServerThread:
     """`start(host, port)` → base URL; `stop()`. One instance serves one ASGI app at a time."""
 
     def __init__(self, name: str, app: Any, *, limit_concurrency: int = DEFAULT_LIMIT_CONCURRENCY,
                  timeout_keep_alive: int = DEFAULT_KEEP_ALIVE_S, backlog: int = DEFAULT_BACKLOG,
-                 **uvicorn_options: Any) -> None:
+                 timeout_request: float = DEFAULT_REQUEST_TIMEOUT_S, **uvicorn_options: Any) -> None:
         self.name = name
         self.app = app
-        self._options = dict(limit_concurrency=limit_concurrency, timeout_keep_alive=timeout_keep_alive,
-                             backlog=backlog, **uvicorn_options)
+        # The connection bound is the protocol's (a JSON 503 at connect), so uvicorn's own stays off.
+        protocol = functools.partial(_Protocol, max_connections=limit_concurrency, request_timeout=timeout_request)
+        self._options = {"timeout_keep_alive": timeout_keep_alive, "backlog": backlog, "http": protocol, "ws": "none",
+                         **uvicorn_options}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None

@@ -13,13 +13,17 @@ import types
 import typing
 from datetime import date, time
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from .errors import ErrorCode, ErrorDetail, YupanaError, invalid_many
 
 MAX_BODY_BYTES = 5 * 1024 * 1024  # a 1,000-line voucher signed is well under 1 MiB
+MAX_JSON_DEPTH = 32  # a voucher nests 4 levels; deeper bodies are refused before any work
+MAX_INT_DIGITS = 18  # fits SQLite's 64-bit INTEGER; larger integers are refused by the parser
+MAX_DECIMAL_PLACES = 20  # UBL keeps 10; `1e-999999999` would print a billion zeros
 
 
 class ContractModel(BaseModel):
@@ -43,6 +47,16 @@ def extra(default: Any = None, **kwargs: Any) -> Any:
     return Field(default, json_schema_extra={"extra": True}, **kwargs)
 
 
+def _sane_decimal(value: Decimal) -> Decimal:
+    """An amount within what an invoice can hold: `1e999999999` (number or string) would take minutes to print."""
+    if value.is_finite() and (value.adjusted() >= MAX_INT_DIGITS or value.as_tuple().exponent < -MAX_DECIMAL_PLACES):
+        raise PydanticCustomError("decimal_range", "decimal out of range")
+    return value
+
+
+Amount = Annotated[Decimal, AfterValidator(_sane_decimal)]
+
+
 # ---------------------------------------------------------------- 1. POST /api/v1/facturacion/xml
 
 class Emisor(ContractModel):
@@ -60,16 +74,16 @@ class Receptor(ContractModel):
 
 class Item(ContractModel):
     descripcion: str
-    cantidad: Decimal
-    precio_unitario: Decimal  # unit value without IGV
-    igv: Decimal | None = None  # the line's IGV; computed when missing
+    cantidad: Amount
+    precio_unitario: Amount  # unit value without IGV
+    igv: Amount | None = None  # the line's IGV; computed when missing
     codigo: str | None = extra()
     unidad: str | None = extra()  # catalogue 03 (UN/ECE rec 20); NIU by default
     tipo_afectacion_igv: str | None = extra()  # catalogue 07; "10" (gravado) by default
 
 
 class Cuota(ContractModel):
-    monto: Decimal
+    monto: Amount
     fecha_vencimiento: date
 
 
@@ -245,20 +259,72 @@ def success_envelope(result: ContractModel) -> dict[str, Any]:
     return {"success": True, "data": result.to_json()}
 
 
+class _JsonLimit(Exception):
+    """Raised inside the parser's hooks: the body breaks one of Yupana's JSON limits."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        raise _JsonLimit(f"El cuerpo de la solicitud tiene un número entero de más de {MAX_INT_DIGITS} cifras.")
+    return int(text)
+
+
+def _bounded_decimal(text: str) -> Decimal:
+    value = Decimal(text)
+    if value.adjusted() >= MAX_INT_DIGITS or value.as_tuple().exponent < -MAX_DECIMAL_PLACES:
+        raise _JsonLimit(f"El cuerpo de la solicitud tiene un número fuera de rango («{text[:40]}»): hasta "
+                         f"{MAX_INT_DIGITS} cifras enteras y {MAX_DECIMAL_PLACES} decimales.")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise _JsonLimit(f"El cuerpo de la solicitud no es JSON válido: «{text}» no es un número JSON.")
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """True when lists/objects nest deeper than `limit` (iterative: the check itself cannot overflow)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _invalid_json(message: str) -> YupanaError:
+    return YupanaError(ErrorCode.INVALID_JSON, message, [ErrorDetail(None, message)])
+
+
 def parse_json(body: bytes | str | None) -> Any:
-    """Parse a JSON body with exact decimals; a clear 400 (never a traceback) when it is not JSON."""
+    """Parse a JSON body with exact decimals; a clear 400 (never a traceback) when it is not JSON.
+
+    Limits, each a 400 INVALID_JSON: nesting deeper than MAX_JSON_DEPTH, integers longer than
+    MAX_INT_DIGITS digits, the non-standard constants NaN and Infinity."""
     if isinstance(body, (bytes, bytearray, str)) and len(body) > MAX_BODY_BYTES:
         raise YupanaError(ErrorCode.PAYLOAD_TOO_LARGE,
                           f"La solicitud supera el tamaño máximo de {MAX_BODY_BYTES // (1024 * 1024)} MiB.")
     if body is None or (isinstance(body, (bytes, str)) and not body.strip()):
         raise YupanaError(ErrorCode.INVALID_JSON, "El cuerpo de la solicitud está vacío: se esperaba un objeto JSON.",
                           [ErrorDetail(None, "Cuerpo vacío.")])
+    too_deep = _invalid_json(f"El cuerpo de la solicitud anida objetos o listas a más de {MAX_JSON_DEPTH} niveles.")
     try:
-        return json.loads(body, parse_float=Decimal)
+        value = json.loads(body, parse_float=_bounded_decimal, parse_int=_bounded_int, parse_constant=_no_constant)
+    except _JsonLimit as exc:
+        raise _invalid_json(str(exc)) from None
+    except RecursionError:
+        raise too_deep from None
     except (ValueError, UnicodeDecodeError) as exc:
         where = f" (línea {exc.lineno}, columna {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        message = f"El cuerpo de la solicitud no es JSON válido{where}."
-        raise YupanaError(ErrorCode.INVALID_JSON, message, [ErrorDetail(None, message)]) from None
+        raise _invalid_json(f"El cuerpo de la solicitud no es JSON válido{where}.") from None
+    # Counting brackets is cheap; only a body with more of them than the limit can nest too deep.
+    raw = body.encode() if isinstance(body, str) else body
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and _too_deep(value, MAX_JSON_DEPTH):
+        raise too_deep
+    return value
 
 
 _PYDANTIC_MESSAGES = {
@@ -284,6 +350,8 @@ _PYDANTIC_MESSAGES = {
     "time_type": "debe ser una hora HH:MM:SS",
     "finite_number": "debe ser un número finito",
     "too_short": "no puede estar vacío",
+    "decimal_range": f"es un número fuera de rango (hasta {MAX_INT_DIGITS} cifras enteras y {MAX_DECIMAL_PLACES} "
+                     "decimales)",
 }
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import batches, messaging, outbox, padron, providers, registry, signing, soap, sunat, vouchers
+from . import api_token, batches, messaging, outbox, padron, providers, registry, signing, soap, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
@@ -83,8 +83,10 @@ class Engine:
         self.companies = Companies(self.storage)
         self.secrets = SecretStore(self.storage)
         self.certificates = CertificateStore(self.storage, self.secrets)
+        self.api_tokens = api_token.ApiTokens(self.storage, self.secrets)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
+        self._local_api: Any = None  # app.core.api.LocalApi once start_local_api() ran
         self.padron = padron.PadronRegister(self.storage, self.home)
         self.providers = providers.ProviderHub(self)
         self.on_close(self.padron.close)
@@ -262,6 +264,32 @@ class Engine:
         if name not in providers.PROVIDERS:
             raise invalid("proveedor", f"El proveedor «{name}» no existe. Válidos: {', '.join(providers.PROVIDERS)}.")
         self.secrets.put(providers.token_secret_name(name), token.strip().encode())
+
+    def api_token(self) -> str:
+        """The local HTTP API's token (created on first use); the settings window shows it."""
+        return self.api_tokens.current()
+
+    def new_api_token(self) -> str:
+        """Replace the local API's token: the previous one stops working at once, also in a running server."""
+        token = self.api_tokens.rotate()
+        self.events.emit("api.token.changed", {})
+        return token
+
+    def start_local_api(self, port: int | None = None) -> str:
+        """Serve the local HTTP API from this process, in a background thread (stopped on close); its base URL."""
+        from .api import LocalApi
+
+        if self._local_api is None or not self._local_api.running:
+            self._local_api = LocalApi(self, port=port)
+            self._local_api.start()
+        return self._local_api.base_url
+
+    def api_token_matches(self, presented: str) -> bool:
+        return self.api_tokens.matches(presented)
+
+    def listener_status(self) -> str:
+        """The webhook listener's state, in Spanish (status bar, /api/v1/health). Not built yet: always stopped."""
+        return "detenido"
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register something (a listener thread, a worker) to stop when the engine closes."""

@@ -133,6 +133,13 @@ SETTINGS: dict[str, Setting] = {
                 label="Dirección de la API local", group="API local", advanced=True),
         Setting("api_port", "8787", "Puerto de la API local.", _integer(0, 65535),
                 label="Puerto de la API local", group="API local"),
+        Setting("api_autostart", "no",
+                "Iniciar la API local junto con la aplicación (si o no); sin ventanas se inicia con «yupana serve».",
+                _choice("no", "si"), label="Iniciar la API local con Yupana", group="API local"),
+        Setting("api_docs", "no",
+                "Página de documentación interactiva de la API local en /docs: si o no (la descripción "
+                "/openapi.json se sirve siempre). La página carga Swagger UI desde internet.", _choice("no", "si"),
+                label="Documentación interactiva (/docs)", group="API local", advanced=True),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
                 _choice("DEBUG", "INFO", "WARNING", "ERROR"),
                 label="Detalle del registro", group="Datos y registro", advanced=True),

@@ -2,7 +2,8 @@
 
 Concurrency discipline (docs/architecture.md):
 - every thread gets its own connection (`Storage.db()` / `Storage.conn()`); reads never wait
-  for writers thanks to WAL;
+  for writers thanks to WAL; a thread that ends closes its connection (short-lived threads, such
+  as a server's, would otherwise leave one open file each until close);
 - every write goes through `with storage.write() as conn:`, which holds the process's single
   writer lock and an IMMEDIATE transaction, so writers queue instead of failing with "database
   is locked"; other processes on the same folder wait through `busy_timeout`;
@@ -158,10 +159,22 @@ class Storage:
         """This thread's connection (autocommit; use `write()` for transactions)."""
         if self._closed:
             raise RuntimeError("storage is closed")
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._connect()
-        return conn
+        held = getattr(self._local, "held", None)
+        if held is None:
+            held = self._local.held = _ThreadConnection(self, self._connect())
+        return held.conn
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        """A thread ended: close its connection and forget it."""
+        with self._connections_lock:
+            try:
+                self._connections.remove(conn)
+            except ValueError:
+                return  # close() got there first
+        try:
+            conn.close()
+        except sqlite3.Error:
+            log.warning("closing a finished thread's connection to %s failed", self.path, exc_info=True)
 
     def db(self) -> sqlite_utils.Database:
         """This thread's connection wrapped by sqlite-utils, for reads and schema work."""
@@ -270,6 +283,22 @@ class Storage:
                 except sqlite3.ProgrammingError:
                     pass  # closed from another thread already
             self._connections.clear()
+
+
+class _ThreadConnection:
+    """One thread's connection, kept in the Storage's thread-local: when the thread ends, Python drops
+    its thread-local values and this closes the connection (sqlite3 connections take no weak references)."""
+
+    __slots__ = ("storage", "conn")
+
+    def __init__(self, storage: Storage, conn: sqlite3.Connection) -> None:
+        self.storage, self.conn = storage, conn
+
+    def __del__(self) -> None:
+        try:
+            self.storage._release(self.conn)
+        except Exception:  # noqa: BLE001 - at interpreter exit anything may be half gone
+            pass
 
 
 class _Checkpointer:

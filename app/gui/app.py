@@ -47,6 +47,7 @@ def start(home: str | None = None):
     window.show()
     # In sandbox mode the local stand-ins start in the background once the window is up.
     window.workers.run(window, window.start_sandbox_if_chosen)
+    window.workers.run(window, window.start_api_if_chosen)
     return engine, window
 
 

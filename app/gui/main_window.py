@@ -25,7 +25,7 @@ from .crash import crash_dialog
 from .pages import NotAvailablePage
 from .sandbox_mode import SandboxMode
 from .widgets import Badge
-from .workers import Workers
+from .workers import Workers, require
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +169,12 @@ class MainWindow(QMainWindow):
             self.status_timer.start()
         if name == "settings.changed" and payload.get("key") == "environment":
             self.workers.run(self, self.start_sandbox_if_chosen)
+
+    def start_api_if_chosen(self) -> str | None:
+        """With «api_autostart», the local API serves from this process in a background thread (Ajustes → API local)."""
+        if self.engine.config_get("api_autostart") == "si":
+            return require(self.engine, "start_local_api")()
+        return None
 
     def start_sandbox_if_chosen(self) -> None:
         """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up (once keys can be read)."""

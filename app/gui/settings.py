@@ -25,7 +25,7 @@ from app.core.errors import ErrorDetail, YupanaError, invalid_many
 
 from .company_form import CompanyForm
 from .context import Context
-from .dialogs import choose_path
+from .dialogs import choose_path, confirm
 from .widgets import FieldErrors, MessageBanner, heading, value_of
 from .workers import require
 
@@ -34,6 +34,8 @@ CHOICES = {
                     ("produccion", "Producción (comprobantes reales)")],
     "signature_algorithm": [("rsa-sha1", "RSA-SHA1 (el que usa SUNAT)"), ("rsa-sha256", "RSA-SHA256")],
     "log_level": [(v, v) for v in ("DEBUG", "INFO", "WARNING", "ERROR")],
+    "api_docs": [("no", "No"), ("si", "Sí (página /docs)")],
+    "api_autostart": [("no", "No"), ("si", "Sí, al abrir Yupana")],
 }
 
 
@@ -209,10 +211,11 @@ class SettingsPage(QWidget):
                 tab_layout.addWidget(self._data_box(), 1)
             if title == "API local":
                 note = QLabel("La API local atiende solo a este equipo (p. ej. un punto de venta). Se inicia con "
-                              "«yupana serve»; «yupana serve --show-token» muestra el token que deben usar los "
-                              "programas.")
+                              "«yupana serve»; los programas deben enviar la cabecera Authorization: Bearer TOKEN "
+                              "con el token de abajo. La descripción de la API está en /openapi.json.")
                 note.setWordWrap(True)
                 tab_layout.addWidget(note)
+                tab_layout.addWidget(self._api_token_box())
             tab_layout.addStretch(0)
             self.tabs.addTab(tab, title)
         self.reload()
@@ -316,6 +319,61 @@ class SettingsPage(QWidget):
                                                  self.banner.show_message(f"Token de «{name}» guardado (cifrado).",
                                                                           "success")),
                                  failed=self.banner.show_error, busy=[self.token_save])
+
+    # ------------------------------------------------------------ the local API's token
+
+    def _api_token_box(self) -> QWidget:
+        box = QWidget()
+        row = QHBoxLayout(box)
+        self.api_token = QLineEdit()
+        self.api_token.setReadOnly(True)
+        self.api_token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_token.setPlaceholderText("pulse «Mostrar» para ver el token")
+        self.api_token_show = QPushButton("Mostrar")
+        self.api_token_show.setCheckable(True)
+        self.api_token_new = QPushButton("Generar token nuevo…")
+        row.addWidget(QLabel("Token de la API local:"))
+        row.addWidget(self.api_token, 1)
+        row.addWidget(self.api_token_show)
+        row.addWidget(self.api_token_new)
+        self.api_token_show.toggled.connect(self.show_api_token)
+        self.api_token_new.clicked.connect(self.ask_new_api_token)
+        return box
+
+    def show_api_token(self, shown: bool) -> None:
+        """The token is read (and created on first use) in a worker only when asked for; hidden again on untoggle."""
+        if not shown:
+            self.api_token.setEchoMode(QLineEdit.EchoMode.Password)
+            self.api_token.clear()
+            return
+        self.context.workers.run(self, require(self.engine, "api_token"), done=self._api_token_shown,
+                                 failed=self._api_token_failed, busy=[self.api_token_show, self.api_token_new])
+
+    def _api_token_shown(self, token: str) -> None:
+        self.api_token.setText(token)
+        self.api_token.setEchoMode(QLineEdit.EchoMode.Normal)
+
+    def _api_token_failed(self, exc: BaseException) -> None:
+        self.api_token_show.setChecked(False)
+        self.banner.show_error(exc)
+
+    def ask_new_api_token(self) -> None:
+        self.confirm_box = confirm(self, "Token nuevo de la API local",
+                                   "El token actual dejará de valer al instante: los programas que lo usan (p. ej. "
+                                   "el punto de venta) necesitarán el nuevo. ¿Generar un token nuevo?",
+                                   self.new_api_token)
+
+    def new_api_token(self) -> None:
+        self.context.workers.run(self, require(self.engine, "new_api_token"), done=self._api_token_renewed,
+                                 failed=self.banner.show_error, busy=[self.api_token_show, self.api_token_new])
+
+    def _api_token_renewed(self, token: str) -> None:
+        self.api_token_show.blockSignals(True)
+        self.api_token_show.setChecked(True)
+        self.api_token_show.blockSignals(False)
+        self._api_token_shown(token)
+        self.banner.show_message("Token nuevo generado: el anterior ya no vale. Cópielo en los programas que usan "
+                                 "la API local.", "success")
 
     def _choose_rules_dir(self) -> None:
         choose_path(self, "Carpeta de reglas de SUNAT (VALI)",

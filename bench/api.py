@@ -1,0 +1,167 @@
+"""Benchmark: the local HTTP API (`yupana serve`, FastAPI on uvicorn) driven by wrk on loopback.
+
+    python bench/api.py [--seconds 5]
+
+A throw-away data folder gets the demo issuer and 100 RUCs in the lookup cache (asked once from the
+registry sandbox). `yupana serve` runs in its own process; wrk (Debian package `wrk`) drives it with
+keep-alive connections:
+- cached RUC lookups (GET /api/v1/ruc/{numero}, the 100 RUCs in turn) on 1 and on 16 connections;
+- operation 1 (POST /api/v1/facturacion/xml, a new numero each request, three lines) on 16 connections.
+The baseline, in this process and the same run: operation 1 through `Engine.call` with the same JSON
+bodies, one after another, for as long. Targets (issue 11): RUC ≥ 3,000 req/s on 16 connections with
+p99 ≤ 10 ms and ≥ 2,000 req/s on one; operation 1 over HTTP ≥ 50 % of the in-process rate.
+Last line: {"benchmark": "api", "ruc_1conn_rps", "ruc_1conn_p99_ms", "ruc_16conn_rps", "ruc_16conn_p99_ms",
+"xml_16conn_rps", "xml_16conn_p99_ms", "inprocess_xml_per_s", "xml_http_ratio", "cpus", "targets_met"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ISSUER = "20100066603"
+BODY = ('{"tipo": "01", "serie": "%s", "numero": %d, "emisor": {"ruc": "20100066603"}, '
+        '"receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C."}, "items": ['
+        '{"descripcion": "Arroz extra 5 kg", "cantidad": 2, "precio_unitario": "21.50"}, '
+        '{"descripcion": "Aceite vegetal 1 L", "cantidad": 3, "precio_unitario": "8.90"}, '
+        '{"descripcion": "Servicio de reparto", "cantidad": 1, "precio_unitario": "10.00"}]}')
+RUC_SCRIPT = """
+rucs = {%s}
+i = 0
+request = function()
+  i = i %% #rucs + 1
+  return wrk.format("GET", "/api/v1/ruc/" .. rucs[i])
+end
+"""
+XML_SCRIPT = """
+n = 0
+template = [[%s]]
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  n = n + 1
+  return wrk.format("POST", "/api/v1/facturacion/xml", nil, string.format(template, n))
+end
+"""
+
+
+def prepare(home: Path) -> list[str]:
+    """The issuer, and 100 RUCs asked once from the registry sandbox so they sit in the lookup cache."""
+    from app.core.companies import Company
+    from app.core.engine import Engine
+    from app.sandbox.registry import RegistrySandbox
+
+    registry = RegistrySandbox()
+    registry.start()
+    try:
+        with Engine(home) as engine:
+            engine.set_company(Company(ruc=ISSUER, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                       direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
+            registry.configure(engine)
+            rucs = list(registry.records["ruc"])[:100]
+            for ruc in rucs:
+                engine.ruc(ruc)
+            if engine.ruc(rucs[0]).fuente != "cache":
+                raise SystemExit("the lookups are not served from the cache")
+            engine.api_token()
+    finally:
+        registry.stop()  # from now on only the cache can answer
+    return rucs
+
+
+def in_process_xml(home: Path, seconds: float) -> float:
+    from app.core.engine import Engine
+
+    with Engine(home) as engine:
+        for n in range(1, 21):  # warm up
+            engine.call("xml", (BODY % ("F900", n)).encode())
+        done, started = 0, time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            status, envelope = engine.call("xml", (BODY % ("F001", done + 1)).encode())
+            if status != 200:
+                raise SystemExit(f"operation 1 failed in process: {envelope}")
+            done += 1
+        return done / (time.perf_counter() - started)
+
+
+def wrk(url: str, token: str, connections: int, seconds: float, script: str, folder: Path) -> dict[str, float]:
+    path = folder / f"script-{connections}-{abs(hash(script))}.lua"
+    path.write_text(script)
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "-H", f"Authorization: Bearer {token}",
+               "-s", str(path), url]
+    output = subprocess.run(command, capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if errors:
+        raise SystemExit(f"wrk saw {errors.group(1)} failed answers:\n{output}")
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+            "p99_ms": _ms(re.search(r"99%\s+([\d.]+\w+)", output).group(1))}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.match(r"([\d.]+)(\w+)", text).groups()
+    return round(float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit], 3)
+
+
+def serve(home: Path) -> tuple[subprocess.Popen, str]:
+    env = dict(os.environ, YUPANA_HOME=str(home))
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, text=True)
+    line = json.loads(proc.stdout.readline())
+    return proc, line["base_url"].removesuffix("/api/v1")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is missing: apt-get install wrk")
+    os.environ.setdefault("YUPANA_PASSPHRASE", "benchmark")
+    os.environ["YUPANA_KEYRING"] = "0"
+    with tempfile.TemporaryDirectory(prefix="yupana-bench-api-") as scratch:
+        folder = Path(scratch)
+        home = folder / "home"
+        rucs = prepare(home)
+        from app.core.engine import Engine
+
+        with Engine(home) as engine:
+            token = engine.api_token()
+        proc, base = serve(home)
+        try:
+            ruc_script = RUC_SCRIPT % ", ".join(f'"{r}"' for r in rucs)
+            wrk(base, token, 16, 1, ruc_script, folder)  # warm up
+            one = wrk(base, token, 1, args.seconds, ruc_script, folder)
+            print(f"RUC en caché, 1 conexión: {one['rps']:.0f} req/s, p99 {one['p99_ms']} ms", flush=True)
+            many = wrk(base, token, 16, args.seconds, ruc_script, folder)
+            print(f"RUC en caché, 16 conexiones: {many['rps']:.0f} req/s, p99 {many['p99_ms']} ms", flush=True)
+            xml = wrk(base, token, 16, args.seconds, XML_SCRIPT % (BODY % ("F002", 0)).replace(" 0, ", " %d, "),
+                      folder)
+            print(f"operación 1 por HTTP, 16 conexiones: {xml['rps']:.0f} req/s, p99 {xml['p99_ms']} ms", flush=True)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+        local = in_process_xml(home, args.seconds)
+        print(f"operación 1 en el proceso (Engine.call): {local:.0f} por segundo", flush=True)
+    ratio = xml["rps"] / local
+    targets = {"ruc_16conn": many["rps"] >= 3000 and many["p99_ms"] <= 10, "ruc_1conn": one["rps"] >= 2000,
+               "xml_ratio": ratio >= 0.5}
+    print(json.dumps({"benchmark": "api", "ruc_1conn_rps": round(one["rps"]), "ruc_1conn_p99_ms": one["p99_ms"],
+                      "ruc_16conn_rps": round(many["rps"]), "ruc_16conn_p99_ms": many["p99_ms"],
+                      "xml_16conn_rps": round(xml["rps"]), "xml_16conn_p99_ms": xml["p99_ms"],
+                      "inprocess_xml_per_s": round(local), "xml_http_ratio": round(ratio, 3),
+                      "cpus": os.cpu_count(), "seconds": args.seconds, "targets_met": targets}))
+
+
+if __name__ == "__main__":
+    main()
