@@ -2,7 +2,7 @@
 
 The layout measures text with these widths, the PDF embeds the same font, and the windows paint the
 preview with it, so the three agree. Text is made printable first: a character the font lacks becomes
-its unaccented letter when there is one, else «?» (never an empty box).
+its compatibility form or its unaccented letter when there is one, else «?» (never an empty box).
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ def _printable_char(char: str) -> str:
         return char
     if char in "\t\n\r":
         return " "
+    compatible = unicodedata.normalize("NFKC", char)  # «ﬁ» → «fi», «Ǆ» → «DŽ»
+    if all(c in known for c in compatible):
+        return compatible
     base = "".join(c for c in unicodedata.normalize("NFKD", char) if c in known and not unicodedata.combining(c))
     return base or "?"
 

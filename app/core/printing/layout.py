@@ -314,7 +314,13 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     _a4_lines(sheet, voucher)
     _a4_totals(sheet, voucher)
     _a4_footer(sheet, voucher)
-    return sheet.finish(0)
+    pages = sheet.finish(0)
+    if len(pages) > 1:
+        for number, page in enumerate(pages, start=1):
+            sheet.pages = [page]
+            sheet.text(m, f"Página {number} de {len(pages)}", 7.5, False, "R", sheet.right - m,
+                       baseline=A4_H - m / 2)
+    return pages
 
 
 def _column_widths(width: float) -> list[float]:
@@ -358,11 +364,14 @@ def _a4_lines(sheet: Sheet, voucher: PrintedVoucher) -> None:
 
 
 def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
+    """The amount in words across the page, then the totals on the right and the instalments on the left."""
     rows = totals(voucher)
-    words = wrap(f"SON: {voucher.leyenda}", 100, 8.5, True) if voucher.leyenda else []
-    needed = max(len(rows) * 5.2, len(words) * 4.5) + 4 + _a4_cuotas_height(voucher)
+    sheet.y += 2
+    if voucher.leyenda:
+        sheet.paragraph(sheet.margin, f"SON: {voucher.leyenda}", sheet.right - sheet.margin, 9, True)
+    needed = max(len(rows) * 5.2, _a4_cuotas_height(voucher)) + 4
     sheet.ensure(needed)
-    sheet.y += 3
+    sheet.y += 2
     top = sheet.y
     label_x, amount_w = sheet.right - 72, 34.0
     for label, amount, bold in rows:
@@ -373,13 +382,11 @@ def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
         sheet.y += 5.2
     bottom = sheet.y
     sheet.y = top
-    for line in words:
-        sheet.text(sheet.margin, line, 8.5, True)
-        sheet.y += 4.5
     if voucher.forma_pago == "Credito":
-        sheet.y += 2
         pending = fmt.money(voucher.pendiente if voucher.pendiente is not None else voucher.total, voucher.moneda)
-        sheet.text(sheet.margin, f"Pago al crédito. Monto neto pendiente de pago: {pending}", 8.5, True)
+        sheet.text(sheet.margin, "Pago al crédito", 8.5, True)
+        sheet.y += 4.5
+        sheet.text(sheet.margin, f"Monto neto pendiente de pago: {pending}", 8.5)
         sheet.y += 5
         x = sheet.margin
         for title, w in (("Cuota", 24), ("Vencimiento", 28), ("Monto", 30)):
@@ -395,7 +402,7 @@ def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
 
 
 def _a4_cuotas_height(voucher: PrintedVoucher) -> float:
-    return (11.2 + 4.2 * len(voucher.cuotas)) if voucher.forma_pago == "Credito" else 0.0
+    return (13.7 + 4.2 * len(voucher.cuotas)) if voucher.forma_pago == "Credito" else 0.0
 
 
 QR_SIDE_A4 = 30.0
