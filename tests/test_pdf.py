@@ -118,16 +118,17 @@ def test_a_long_voucher_breaks_pages_and_a_ticket_grows(engine, certificado_id):
     lines = [item(f"Producto número {n} con una descripción larga que ocupa dos renglones en la tabla del A4",
                   "1", "2.50") for n in range(1, 81)]
     voucher_id = issue(engine, certificado_id, factura("F050", 1, lines))
-    pages, formato = engine.voucher_pages(voucher_id, "a4")
-    assert formato == "a4" and len(pages) >= 3
+    pages, formato, name = engine.voucher_pages(voucher_id, "a4")
+    assert formato == "a4" and len(pages) >= 3 and name == f"{ISSUER_RUC}-01-F050-1.pdf"
     headers = [sum(1 for m in page.marks if isinstance(m, layout.Text) and m.text == "Descripción") for page in pages]
     assert headers[:-1] == [1] * (len(pages) - 1)  # the table's header repeats on every page with lines
     footers = [m.text for page in pages for m in page.marks if isinstance(m, layout.Text) and m.text.startswith("Pág")]
     assert footers == [f"Página {n} de {len(pages)}" for n in range(1, len(pages) + 1)]
     assert all(m.y <= page.height for page in pages for m in page.marks if isinstance(m, layout.Text))
-    ticket, _ = engine.voucher_pages(voucher_id, "ticket")
+    ticket, _, name = engine.voucher_pages(voucher_id, "ticket")
+    assert name == f"{ISSUER_RUC}-01-F050-1-ticket.pdf"
     short_id = issue(engine, certificado_id, factura("F050", 2, lines[:2]))
-    short, _ = engine.voucher_pages(short_id, "ticket")
+    short, _, _ = engine.voucher_pages(short_id, "ticket")
     assert len(ticket) == len(short) == 1 and ticket[0].width == short[0].width == 80
     assert ticket[0].height > short[0].height + 200  # the roll is as long as the content
     assert all(4 <= m.x and m.x + layout.metrics(m.bold).width(m.text, m.size) <= 76.01
@@ -152,7 +153,7 @@ def test_company_print_options_choose_the_format_and_the_logo(engine, certificad
     Image.new("RGB", (300, 100), (200, 20, 20)).save(buffer, "PNG")
     options = engine.set_company_print_options(ISSUER_RUC, "ticket", buffer.getvalue())
     assert options.formato == "ticket" and options.logo_px == (300, 100)
-    pages, formato = engine.voucher_pages(voucher_id)
+    pages, formato, _ = engine.voucher_pages(voucher_id)
     assert formato == "ticket" and any(isinstance(m, layout.Picture) for m in pages[0].marks)
     assert engine.voucher_pdf(voucher_id)[1].endswith("-ticket.pdf")
     assert engine.voucher_pdf(voucher_id, "a4")[1].endswith("F001-1.pdf")

@@ -231,8 +231,9 @@ class Engine:
         """Write the voucher's PDF to a file (or into a folder under its usual name); returns the file."""
         return printed.write_pdf(self, voucher_id, target, formato)
 
-    def voucher_pages(self, voucher_id: int, formato: str | None = None) -> tuple[list, str]:
-        """The laid-out pages (app.core.printing.layout) the windows paint for preview and printing."""
+    def voucher_pages(self, voucher_id: int, formato: str | None = None) -> tuple[list, str, str]:
+        """(pages, format, PDF file name): the laid-out pages (app.core.printing.layout) the windows paint for
+        the preview and the printer."""
         return printed.voucher_pages(self, voucher_id, formato)
 
     def pdf_from_xml(self, xml_firmado: str | bytes, formato: str | None = None) -> bytes:

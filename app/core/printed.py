@@ -47,12 +47,13 @@ def voucher_pdf(engine: Engine, voucher_id: int, formato: str | None = None) -> 
     return printing.render_pdf(xml, chosen, company), printing.file_name(record["nombre_archivo"], chosen)
 
 
-def voucher_pages(engine: Engine, voucher_id: int, formato: str | None = None) -> tuple[list[printing.Page], str]:
-    """The laid-out pages the windows paint (preview and printer), and the format used."""
+def voucher_pages(engine: Engine, voucher_id: int, formato: str | None = None
+                  ) -> tuple[list[printing.Page], str, str]:
+    """The laid-out pages the windows paint (preview and printer), the format used and the PDF's file name."""
     record, xml = signed_xml(engine, voucher_id)
     company, default = issuer(engine, record["emisor_ruc"])
     chosen = printing.check_format(formato or default)
-    return printing.pages(xml, chosen, company), chosen
+    return printing.pages(xml, chosen, company), chosen, printing.file_name(record["nombre_archivo"], chosen)
 
 
 def pdf_for_xml(engine: Engine, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
