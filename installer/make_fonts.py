@@ -1,8 +1,9 @@
-"""Write app/data/fonts/YupanaSans*.ttf: DejaVu Sans (Debian's fonts-dejavu-core) cut to the characters
+"""Write app/data/fonts/YupanaSans.ttf: DejaVu Sans (Debian's fonts-dejavu-core) cut to the characters
 a Peruvian voucher needs, under its own family name.
 
 Why a cut: fpdf2 parses and subsets the embedded font for every PDF; the whole DejaVu Sans (6,000 glyphs)
-costs ~40 ms a document, the cut (~500 glyphs) a few. Why a new family name: the DejaVu (Bitstream Vera)
+costs ~40 ms a document, the cut (~750 glyphs) a few. Only the regular face: every embedded font costs
+~4 ms a PDF in fpdf2, so bold is drawn as the regular glyphs stroked (docs/pdf.md). Why a new family name: the DejaVu (Bitstream Vera)
 licence allows modified fonts under a name without «Bitstream» or «Vera», and the windows load it
 beside a system DejaVu Sans without the two being confused. Run again after changing CHARACTERS:
 
@@ -18,7 +19,7 @@ from fontTools import subset, ttLib
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "app" / "data" / "fonts"
-SOURCES = {"YupanaSans.ttf": ("DejaVuSans.ttf", "Regular"), "YupanaSans-Bold.ttf": ("DejaVuSans-Bold.ttf", "Bold")}
+SOURCES = {"YupanaSans.ttf": ("DejaVuSans.ttf", "Regular")}
 FAMILY = "Yupana Sans"
 
 # Basic Latin, Latin-1, Latin Extended-A, spacing modifiers (ʼ of Quechua and Aymara), Greek (µ, Ω),

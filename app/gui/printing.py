@@ -12,7 +12,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QImage, QPageLayout, QPageSize, QPainter, QPen, QPixmap
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QImage,
+    QPageLayout,
+    QPageSize,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPixmap,
+)
 from PySide6.QtPrintSupport import QPrintDialog, QPrinter
 from PySide6.QtWidgets import (
     QComboBox,
@@ -26,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.printing.fonts import FILES
+from app.core.printing.fonts import BOLD_STROKE, FILE, PT
 from app.core.printing.layout import Box, Page, Picture, Qr, Rule, Text
 
 from .context import Context
@@ -39,11 +50,10 @@ _families: list[str] = []
 
 
 def load_fonts() -> str:
-    """Register Yupana Sans (regular and bold) with Qt once; returns its family name."""
+    """Register Yupana Sans with Qt once; returns its family name."""
     if not _families:
-        for path in FILES.values():
-            font_id = QFontDatabase.addApplicationFont(str(path))
-            _families.extend(QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else [])
+        font_id = QFontDatabase.addApplicationFont(str(FILE))
+        _families.extend(QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else [])
         if not _families:
             _families.append(QFont().family())
     return _families[0]
@@ -53,21 +63,26 @@ def paint(painter: QPainter, page: Page, dots_per_mm: float, family: str) -> Non
     """Paint one page's marks; `dots_per_mm` of the device (fonts follow the device's own resolution)."""
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-    fonts: dict[tuple[bool, float], QFont] = {}
+    fonts: dict[float, QFont] = {}
     black = QColor(0, 0, 0)
     for mark in page.marks:
         kind = type(mark)
         if kind is Text:
-            key = (mark.bold, mark.size)
-            font = fonts.get(key)
+            font = fonts.get(mark.size)
             if font is None:
-                font = fonts[key] = QFont(family)
+                font = fonts[mark.size] = QFont(family)
                 font.setPointSizeF(mark.size)
-                font.setBold(mark.bold)
                 font.setKerning(False)  # the layout measured advances one by one, as the PDF places them
+            origin = QPointF(mark.x * dots_per_mm, mark.y * dots_per_mm)
             painter.setFont(font)
             painter.setPen(black)
-            painter.drawText(QPointF(mark.x * dots_per_mm, mark.y * dots_per_mm), mark.text)
+            painter.drawText(origin, mark.text)  # text stays text (a printer to PDF keeps it searchable)
+            if mark.bold:  # as in the PDF: the regular glyphs, stroked as well as filled
+                path = QPainterPath()
+                path.addText(origin, font, mark.text)
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+                painter.strokePath(path, QPen(black, mark.size * PT * BOLD_STROKE * dots_per_mm))
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         elif kind is Rule:
             painter.setPen(QPen(black, max(1.0, mark.width * dots_per_mm)))
             painter.drawLine(QPointF(mark.x1 * dots_per_mm, mark.y1 * dots_per_mm),

@@ -25,10 +25,10 @@ from fontTools import ttLib
 from fpdf import FPDF
 from fpdf.fonts import SubsetMap, TTFFont
 
-from .fonts import FILES
+from .fonts import FILE
 
 FIXED_DATE = datetime(2024, 1, 1, tzinfo=UTC)
-FAMILIES = ("yupanasans", "yupanasansbold")  # regular and bold, each added as its own family
+FAMILY = "yupanasans"
 COMMON = ("".join(chr(code) for code in range(0x20, 0x7F)) + "ÁÉÍÓÚÜÑáéíóúüñ¿¡«»°ºª–—“”‘’•…€")
 _SUBSETS_KEPT = 64
 
@@ -100,26 +100,23 @@ fpdf.output.ftsubset = _SubsetModule()
 
 
 @lru_cache(maxsize=1)
-def _prototypes() -> tuple[TTFFont, ...]:
+def _prototype() -> TTFFont:
     pdf = FPDF()
-    found = []
-    for family, bold in zip(FAMILIES, (False, True), strict=True):
-        pdf.add_font(family, "", FILES[bold])
-        font = pdf.fonts[family]
-        font.ttfont = SharedFont(FILES[bold])
-        found.append(font)
-    return tuple(found)
+    pdf.add_font(FAMILY, "", FILE)
+    font = pdf.fonts[FAMILY]
+    font.ttfont = SharedFont(FILE)
+    return font
 
 
-def add_fonts(pdf: FPDF) -> tuple[str, str]:
-    """Give `pdf` Yupana Sans regular and bold; returns their family names for set_font."""
-    for prototype in _prototypes():
-        font = copy.copy(prototype)  # shares the parsed tables and widths (never changed)
-        font.i = len(pdf.fonts) + 1
-        font.missing_glyphs = []
-        font.biggest_size_pt = 0
-        font.subset = SubsetMap(font)
-        for char in COMMON:
-            font.subset.pick(ord(char))
-        pdf.fonts[prototype.fontkey] = font
-    return FAMILIES
+def add_font(pdf: FPDF) -> str:
+    """Give `pdf` Yupana Sans; returns its family name for set_font."""
+    prototype = _prototype()
+    font = copy.copy(prototype)  # shares the parsed tables and widths (never changed)
+    font.i = len(pdf.fonts) + 1
+    font.missing_glyphs = []
+    font.biggest_size_pt = 0
+    font.subset = SubsetMap(font)
+    for char in COMMON:
+        font.subset.pick(ord(char))
+    pdf.fonts[prototype.fontkey] = font
+    return FAMILY

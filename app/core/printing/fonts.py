@@ -1,7 +1,9 @@
 """The printed voucher's font: Yupana Sans (DejaVu Sans cut to a voucher's characters, app/data/fonts).
 
 The layout measures text with these widths, the PDF embeds the same font, and the windows paint the
-preview with it, so the three agree. Text is made printable first: a character the font lacks becomes
+preview with it, so the three agree. One face only: bold is the same glyphs filled and stroked (the
+PDF's text rendering mode 2, a painter path in the windows), so it keeps the regular advances; a second
+embedded font would cost fpdf2 as much again per document. Text is made printable first: a character the font lacks becomes
 its compatibility form or its unaccented letter when there is one, else «?» (never an empty box).
 """
 
@@ -15,9 +17,10 @@ from pathlib import Path
 from fontTools import ttLib
 
 FONT_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "fonts"
-FILES = {False: FONT_DIR / "YupanaSans.ttf", True: FONT_DIR / "YupanaSans-Bold.ttf"}
+FILE = FONT_DIR / "YupanaSans.ttf"
 FAMILY = "Yupana Sans"
 PT = 25.4 / 72  # one point in millimetres
+BOLD_STROKE = 0.035  # the outline added to bold text, in em: DejaVu Sans Bold's stems are about that thicker
 
 
 @dataclass(frozen=True)
@@ -31,9 +34,14 @@ class Metrics:
         return sum(widths.get(char, 0.6) for char in text) * size * PT
 
 
-@lru_cache(maxsize=2)
 def metrics(bold: bool = False) -> Metrics:
-    font = ttLib.TTFont(FILES[bold], lazy=True)
+    """The font's metrics (bold text has the same advances)."""
+    return _metrics()
+
+
+@lru_cache(maxsize=1)
+def _metrics() -> Metrics:
+    font = ttLib.TTFont(FILE, lazy=True)
     units = font["head"].unitsPerEm
     advances = font["hmtx"].metrics
     widths = {chr(code): advances[name][0] / units for code, name in font.getBestCmap().items()}

@@ -5,15 +5,18 @@ from __future__ import annotations
 import io
 
 from fpdf import FPDF
+from fpdf.enums import TextMode
 
 from . import embedding
+from .fonts import BOLD_STROKE, FILE, PT
 from .layout import Box, Page, Picture, Qr, Rule, Text
 
 TITLE = "Representación impresa"
 
 
-def write(pages: list[Page], title: str = TITLE) -> bytes:
-    """The PDF of `pages` (every page keeps its own size: the ticket is as long as its content)."""
+def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> bytes:
+    """The PDF of `pages` (every page keeps its own size: the ticket is as long as its content).
+    `shared_fonts=False`: fpdf2's own font handling, parsed and subset per document (the benchmark's baseline)."""
     first = pages[0]
     pdf = FPDF(unit="mm", format=(first.width, first.height))
     pdf.set_auto_page_break(False)
@@ -21,18 +24,29 @@ def write(pages: list[Page], title: str = TITLE) -> bytes:
     pdf.set_creator("Yupana")
     pdf.set_title(title)
     pdf.set_creation_date(embedding.FIXED_DATE)  # equal vouchers give equal files
-    regular, bold = embedding.add_fonts(pdf)
+    if shared_fonts:
+        family = embedding.add_font(pdf)
+    else:
+        family = embedding.FAMILY
+        pdf.add_font(family, "", FILE)
+    pdf.set_draw_color(0)
     for page in pages:
         pdf.add_page(format=(page.width, page.height))
-        current: tuple[str, float] | None = None
+        size = 0.0
         for mark in page.marks:
             kind = type(mark)
             if kind is Text:
-                font = (bold if mark.bold else regular, mark.size)
-                if font != current:
-                    pdf.set_font(font[0], "", mark.size)
-                    current = font
-                pdf.text(mark.x, mark.y, mark.text)
+                if mark.size != size:
+                    pdf.set_font(family, "", mark.size)
+                    size = mark.size
+                if mark.bold:  # the regular glyphs filled and stroked (fonts.BOLD_STROKE), in a saved graphics
+                    # state: the text rendering mode outlives the text object. fpdf2 writes the text's line width
+                    # as it is, in points, not in set_line_width's mm.
+                    with pdf.local_context(text_mode=TextMode.FILL_STROKE,
+                                           line_width=mark.size * PT * BOLD_STROKE * pdf.k):
+                        pdf.text(mark.x, mark.y, mark.text)
+                else:
+                    pdf.text(mark.x, mark.y, mark.text)
             elif kind is Rule:
                 pdf.set_line_width(mark.width)
                 pdf.line(mark.x1, mark.y1, mark.x2, mark.y2)
