@@ -67,15 +67,18 @@ def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> b
 
 def _qr(pdf: FPDF, mark: Qr) -> None:
     """The code as one filled path of rectangles, one per dark run: ~600 `rect` calls would cost more than the
-    rest of the page. Written in PDF user space (points, origin bottom left) through fpdf2's content stream."""
+    rest of the page. Written in PDF user space (points, origin bottom left) through fpdf2's content stream;
+    each coordinate is formatted once per code, not once per rectangle."""
     pdf.set_fill_color(0)
     k = pdf.k
-    top = pdf.h * k  # the page's height in points
     size = mark.module * k
-    x0, y0 = mark.x * k, top - mark.y * k
+    count = len(mark.rows)
+    x0, y0 = mark.x * k, (pdf.h - mark.y) * k  # pdf.h: the page's height in mm
+    xs = [f"{x0 + column * size:.3f}" for column in range(count)]
+    widths = [f"{length * size:.3f}" for length in range(count + 1)]
+    height = f"{size:.3f}"
     parts = []
     for row, runs in enumerate(mark.rows):
-        y = y0 - (row + 1) * size
-        parts.extend(f"{x0 + column * size:.3f} {y:.3f} {length * size:.3f} {size:.3f} re"
-                     for column, length in runs)
+        tail = f" {y0 - (row + 1) * size:.3f} "
+        parts.extend(f"{xs[column]}{tail}{widths[length]} {height} re" for column, length in runs)
     pdf._out(" ".join(parts) + " f")  # noqa: SLF001 - fpdf2 has no public call for a raw path
