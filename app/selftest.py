@@ -7,7 +7,7 @@ offscreen, opens the engine and its database in the data folder
 and verifies a small XML document (lxml, signxml and cryptography's native
 code), opens the main window and optionally saves a screenshot of it, then
 generates, signs and verifies a factura with a test certificate in a
-throw-away folder (the user's data is left alone). Each step is reported on stdout (when there is one: a
+throw-away folder and prints it to PDF (the user's data is left alone). Each step is reported on stdout (when there is one: a
 windowed Windows build has none) and in `<data folder>/logs/self-test.log`.
 
 Returns the process exit code: 0 when every step passed.
@@ -163,13 +163,18 @@ def _check_voucher() -> str:
                 verification = engine.verify_signature(signed.xml_firmado)
                 if not verification.valid:
                     raise RuntimeError(f"la firma del comprobante no es válida: {verification.reason}")
+                # The printed voucher: fpdf2, segno and the bundled font (app/data/fonts) are in the bundle.
+                pdf, _ = engine.voucher_pdf(engine.find_voucher("F001-1"))
+                if not (pdf.startswith(b"%PDF-") and b"YupanaSans" in pdf):
+                    raise RuntimeError("el PDF del comprobante no se generó con la fuente incluida")
     finally:
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    return f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value})"
+    return (f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value}), "
+            f"PDF de {len(pdf):,} bytes")
 
 
 def _check_gui(engine, screenshot: str | None) -> str:

@@ -8,10 +8,11 @@ dialogs and the pixmaps live on the GUI thread. The ticket prints on an 80 mm pa
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -287,7 +288,12 @@ class PrintPanel(QWidget):
         dialog = QPrintDialog(printer, self)
         dialog.setWindowTitle("Imprimir el comprobante")
         dialog.accepted.connect(lambda: self.print_to(printer))
-        QDialog.open(dialog)  # window-modal, returns at once (QPrintDialog's own open() wants a slot)
+        if sys.platform == "win32":
+            # Windows' native print dialog only runs through exec(): started from the event loop, so this click
+            # returns at once and the windows keep painting under the dialog's own loop.
+            QTimer.singleShot(0, dialog.exec)
+        else:
+            QDialog.open(dialog)  # window-modal, returns at once (QPrintDialog's own open() wants a slot)
         self.print_dialog, self.printer = dialog, printer
         return dialog
 

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from fontTools import ttLib
-
 FONT_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "fonts"
 FILE = FONT_DIR / "YupanaSans.ttf"
 FAMILY = "Yupana Sans"
@@ -41,6 +39,8 @@ def metrics(bold: bool = False) -> Metrics:
 
 @lru_cache(maxsize=1)
 def _metrics() -> Metrics:
+    from fontTools import ttLib  # here, not at import: the engine starts without it
+
     font = ttLib.TTFont(FILE, lazy=True)
     units = font["head"].unitsPerEm
     advances = font["hmtx"].metrics

@@ -11,8 +11,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import segno
-
 from .. import formatting as fmt
 from .document import (
     DOCUMENT_LABELS,
@@ -107,6 +105,8 @@ def qr_runs(text: str) -> tuple[tuple[tuple[int, int], ...], ...]:
     """SUNAT's QR as dark runs per row, without border; level Q: a quarter of the code may be smudged or torn."""
     # A fixed mask: choosing the best of eight costs four times the rest of the page, and any mask is valid
     # (readers handle them all; the tests decode every one with zbarimg).
+    import segno  # here, not at import: the engine starts without it
+
     code = segno.make(text, error="q", micro=False, boost_error=False, mask=QR_MASK)
     return tuple(tuple((found.start(), found.end() - found.start()) for found in _DARK_RUN.finditer(bytes(row)))
                  for row in code.matrix)
