@@ -24,6 +24,7 @@ from fontTools import subset as ftsubset
 from fontTools import ttLib
 from fpdf import FPDF
 from fpdf.fonts import SubsetMap, TTFFont
+from fpdf.syntax import PDFContentStream
 
 from .fonts import FILE
 
@@ -97,6 +98,8 @@ class _SubsetModule:
 
 
 fpdf.output.ftsubset = _SubsetModule()
+# fpdf2's knob for its zlib level (default 6): level 3 writes a voucher ~20 % faster for ~7 % more bytes.
+PDFContentStream._COMPRESSION_LEVEL = 3
 
 
 @lru_cache(maxsize=1)
