@@ -223,3 +223,22 @@ def test_the_lote_command_writes_each_pdf(engine, certificado_id, home, tmp_path
         path = Path(line["pdf"])
         assert path.parent == tmp_path / "out" and path.read_bytes().startswith(b"%PDF-")
     assert [Path(line["pdf"]).name for line in lines] == [f"{ISSUER_RUC}-01-F070-{n}.pdf" for n in (1, 2)]
+
+
+def test_the_company_print_command_sets_the_default_format_and_logo(engine, company, home, tmp_path):
+    import io
+
+    from PIL import Image
+
+    engine.close()
+    logo = tmp_path / "logo.png"
+    buffer = io.BytesIO()
+    Image.new("RGB", (120, 60), (0, 90, 160)).save(buffer, "PNG")
+    logo.write_bytes(buffer.getvalue())
+    done = run_cli("company", "impresion", ISSUER_RUC, "--formato", "ticket", "--logo", str(logo), home=home)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout) == {"ruc": ISSUER_RUC, "formato_impresion": "ticket", "logo": "120x60 px"}
+    missing = run_cli("company", "impresion", ISSUER_RUC, "--logo", str(tmp_path / "no.png"), home=home)
+    assert missing.returncode == 1 and "No se pudo leer el logo" in missing.stderr.decode()
+    cleared = run_cli("company", "impresion", ISSUER_RUC, "--sin-logo", home=home)
+    assert json.loads(cleared.stdout)["logo"] is None and json.loads(cleared.stdout)["formato_impresion"] == "ticket"
