@@ -147,3 +147,40 @@ def test_print_is_one_click_away_after_emitir(qtbot, context, sunat, engine):
     dialog.reject()
     form.start_next()
     assert not form.print_button.isVisible()
+
+
+def test_ajustes_sets_the_company_print_format_and_logo(qtbot, context, engine, company, tmp_path):
+    import io
+
+    from PIL import Image
+
+    from app.gui.company_form import CompanyForm
+    from app.gui.widgets import MessageBanner
+
+    banner = MessageBanner()
+    form = CompanyForm(context, banner)
+    qtbot.addWidget(form)
+    qtbot.addWidget(banner)
+    form.reload_companies()
+    qtbot.waitUntil(lambda: form.ruc.text() == company.ruc)
+    wait_idle(qtbot, context.workers)
+    assert form.print_format.currentData() == "a4" and form.logo_label.text() == "Sin logo"
+    logo = tmp_path / "logo.png"
+    buffer = io.BytesIO()
+    Image.new("RGB", (200, 80), (0, 90, 160)).save(buffer, "PNG")
+    logo.write_bytes(buffer.getvalue())
+    form.print_format.setCurrentIndex(form.print_format.findData("ticket"))
+    form.logo_chosen(str(logo))
+    form.save()
+    wait_idle(qtbot, context.workers)
+    options = engine.company_print_options(company.ruc)
+    assert options.formato == "ticket" and options.logo_px == (200, 80)
+    assert form.logo_label.text() == "Logo de 200 × 80 px"
+    form.logo_chosen(str(tmp_path / "gone.png"))
+    form.save()
+    wait_idle(qtbot, context.workers)
+    assert "No se pudo leer el logo" in form.errors.visible().get("logo", "") + banner.text.text()
+    form.remove_logo()
+    form.save()
+    wait_idle(qtbot, context.workers)
+    assert engine.company_print_options(company.ruc).logo is None
