@@ -32,21 +32,11 @@ def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> b
     pdf.set_draw_color(0)
     for page in pages:
         pdf.add_page(format=(page.width, page.height))
-        size = 0.0
+        texts = []
         for mark in page.marks:
             kind = type(mark)
             if kind is Text:
-                if mark.size != size:
-                    pdf.set_font(family, "", mark.size)
-                    size = mark.size
-                if mark.bold:  # the regular glyphs filled and stroked (fonts.BOLD_STROKE), in a saved graphics
-                    # state: the text rendering mode outlives the text object. fpdf2 writes the text's line width
-                    # as it is, in points, not in set_line_width's mm.
-                    with pdf.local_context(text_mode=TextMode.FILL_STROKE,
-                                           line_width=mark.size * PT * BOLD_STROKE * pdf.k):
-                        pdf.text(mark.x, mark.y, mark.text)
-                else:
-                    pdf.text(mark.x, mark.y, mark.text)
+                texts.append(mark)
             elif kind is Rule:
                 pdf.set_line_width(mark.width)
                 pdf.line(mark.x1, mark.y1, mark.x2, mark.y2)
@@ -62,7 +52,35 @@ def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> b
                 _qr(pdf, mark)
             elif kind is Picture:
                 pdf.image(io.BytesIO(mark.data), mark.x, mark.y, mark.w, mark.h)
+        _texts(pdf, family, texts)
     return bytes(pdf.output())
+
+
+def _texts(pdf: FPDF, family: str, texts: list[Text]) -> None:
+    """The page's text, after its shapes (the grey boxes lie under their text): regular text, then bold text as
+    the regular glyphs filled and stroked (fonts.BOLD_STROKE) in one saved graphics state, since the text
+    rendering mode outlives a text object. fpdf2 writes the text's line width as it is, in points, not in
+    set_line_width's mm."""
+    size = 0.0
+    for mark in texts:
+        if not mark.bold:
+            if mark.size != size:
+                pdf.set_font(family, "", mark.size)
+                size = mark.size
+            pdf.text(mark.x, mark.y, mark.text)
+    bold = [mark for mark in texts if mark.bold]
+    if not bold:
+        return
+    stroked_size = 0.0
+    with pdf.local_context(text_mode=TextMode.FILL_STROKE):
+        for mark in bold:
+            if mark.size != size:
+                pdf.set_font(family, "", mark.size)
+                size = mark.size
+            if mark.size != stroked_size:
+                pdf.set_line_width(mark.size * PT * BOLD_STROKE * pdf.k)
+                stroked_size = mark.size
+            pdf.text(mark.x, mark.y, mark.text)
 
 
 def _qr(pdf: FPDF, mark: Qr) -> None:
