@@ -103,23 +103,30 @@ PDFContentStream._COMPRESSION_LEVEL = 3
 
 
 @lru_cache(maxsize=1)
-def _prototype() -> TTFFont:
+def _prototype() -> tuple[TTFFont, SubsetMap]:
+    """The parsed font, and its subset map with the common glyphs picked (copied for every document)."""
     pdf = FPDF()
     pdf.add_font(FAMILY, "", FILE)
     font = pdf.fonts[FAMILY]
     font.ttfont = SharedFont(FILE)
-    return font
+    common = SubsetMap(font)
+    for char in COMMON:
+        common.pick(ord(char))
+    common.pick.cache_clear()  # fpdf2's pick cache is per class: do not keep the prototype in it
+    return font, common
 
 
 def add_font(pdf: FPDF) -> str:
     """Give `pdf` Yupana Sans; returns its family name for set_font."""
-    prototype = _prototype()
+    prototype, common = _prototype()
     font = copy.copy(prototype)  # shares the parsed tables and widths (never changed)
     font.i = len(pdf.fonts) + 1
     font.missing_glyphs = []
     font.biggest_size_pt = 0
-    font.subset = SubsetMap(font)
-    for char in COMMON:
-        font.subset.pick(ord(char))
+    subset = copy.copy(common)  # the common glyphs already numbered; the containers are the document's own
+    subset.font = font
+    subset._char_id_per_glyph = dict(common._char_id_per_glyph)  # noqa: SLF001 - fpdf2 has no copy of its own
+    subset._reserved = list(common._reserved)  # noqa: SLF001
+    font.subset = subset
     pdf.fonts[prototype.fontkey] = font
     return FAMILY
