@@ -242,3 +242,21 @@ def test_the_company_print_command_sets_the_default_format_and_logo(engine, comp
     assert missing.returncode == 1 and "No se pudo leer el logo" in missing.stderr.decode()
     cleared = run_cli("company", "impresion", ISSUER_RUC, "--sin-logo", home=home)
     assert json.loads(cleared.stdout)["logo"] is None and json.loads(cleared.stdout)["formato_impresion"] == "ticket"
+
+
+def test_threads_rendering_at_once_give_the_same_files(engine, certificado_id):
+    """The parsed font and its cached subsets are shared by every document (printing/embedding.py): workers
+    rendering at once must each get their own, complete file."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    xmls = []
+    for name in ("factura-simple", "factura-texto-especial", "boleta-ce-usd", "nc-devolucion-item"):
+        request = next(request for matrix_name, request in MATRIX if matrix_name == name)
+        xmls.append(engine.voucher(issue(engine, certificado_id, request))["xml_firmado"])
+    rare = factura("F090", 1, [item("Resistencia de 10 kΩ № 5, ½ W", "1", "1")])  # glyphs outside the common set
+    xmls.append(engine.voucher(issue(engine, certificado_id, rare))["xml_firmado"])
+    jobs = [(xml, formato) for xml in xmls for formato in printing.FORMATS] * 5
+    alone = {job: printing.render_pdf(*job) for job in set(jobs)}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda job: printing.render_pdf(*job), jobs))
+    assert together == [alone[job] for job in jobs]
