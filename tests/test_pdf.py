@@ -209,6 +209,9 @@ def test_the_pdf_command_prints_the_file_as_its_last_line(engine, certificado_id
     assert "226.77 x" in width  # 80 mm in points
     missing = run_cli("pdf", "F001-9", home=home)
     assert missing.returncode == 1 and "No hay un comprobante F001-9" in missing.stderr.decode()
+    nowhere = run_cli("pdf", "F001-1", "--salida", str(tmp_path / "no-existe" / "x.pdf"), home=home)
+    assert nowhere.returncode == 1 and "la carpeta no existe" in nowhere.stderr.decode()
+    assert not list((tmp_path).glob("**/.x.pdf.tmp"))
 
 
 def test_the_lote_command_writes_each_pdf(engine, certificado_id, home, tmp_path):

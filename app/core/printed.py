@@ -4,6 +4,7 @@ WhatsApp sending (the PDF as bytes)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -80,7 +81,10 @@ def write_bytes(path: Path, data: bytes) -> Path:
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
-        raise invalid("salida", f"No se pudo guardar el PDF en «{path}»: {exc.strerror or exc}.") from None
+        reason = ("la carpeta no existe" if isinstance(exc, FileNotFoundError) else
+                  "no hay permiso para escribir ahí" if isinstance(exc, PermissionError) else
+                  "el disco está lleno" if exc.errno == errno.ENOSPC else "el sistema no lo permitió")
+        raise invalid("salida", f"No se pudo guardar el PDF en «{path}»: {reason}.") from None
     return path
 
 
