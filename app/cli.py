@@ -6,7 +6,8 @@ Its shape is part of the product (scripts and support staff rely on it):
     yupana call ruc|ce|placa NUMERO
     yupana company set|show             issuer profiles
     yupana config get|set|list          settings
-    yupana cert|sandbox|serve|padron|demo|lote ...   one module each under app/commands/
+    yupana company impresion RUC        print options: A4 or ticket, logo
+    yupana cert|sandbox|serve|padron|demo|lote|pdf ...   one module each under app/commands/
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ FEATURE_COMMANDS = {
     "demo": "demostración completa sin internet",
     "sol": "usuario y clave SOL de una empresa (envío a SUNAT)",
     "lote": "genera y firma varios comprobantes de un archivo (JSON Lines o arreglo JSON)",
+    "pdf": "representación impresa (PDF) de un comprobante: A4 o ticket de 80 mm",
 }
 
 LOOKUPS = ("ruc", "ce", "placa")
@@ -131,6 +133,24 @@ def cmd_company_set(args: argparse.Namespace) -> int:
             ruc=args.ruc, razon_social=args.razon_social, ubigeo=args.ubigeo, direccion=args.direccion,
             nombre_comercial=args.nombre_comercial, codigo_establecimiento=args.codigo_establecimiento))
         print_json(company.to_json())
+    return 0
+
+
+def cmd_company_print(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.core.errors import invalid
+
+    logo = None
+    if args.logo:
+        try:
+            logo = Path(args.logo).read_bytes()
+        except OSError as exc:
+            raise invalid("logo", f"No se pudo leer el logo «{args.logo}»: {exc.strerror}.") from None
+    with open_engine(args) as engine:
+        options = engine.set_company_print_options(args.ruc, args.formato, logo, clear_logo=args.sin_logo)
+    print_json({"ruc": args.ruc, "formato_impresion": options.formato,
+                "logo": f"{options.logo_px[0]}x{options.logo_px[1]} px" if options.logo_px else None})
     return 0
 
 
@@ -228,6 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     company_show = company_sub.add_parser("show", help="muestra una empresa, o todas")
     company_show.add_argument("ruc", nargs="?", help="RUC de la empresa")
     company_show.set_defaults(func=cmd_company_show)
+    company_print = company_sub.add_parser(
+        "impresion", help="formato de impresión (A4 o ticket) y logo de la representación impresa",
+        description="Cambia lo indicado y muestra cómo se imprimen los comprobantes de la empresa.")
+    company_print.add_argument("ruc", metavar="RUC")
+    company_print.add_argument("--formato", choices=["a4", "ticket"], help="formato por defecto del PDF")
+    logo = company_print.add_mutually_exclusive_group()
+    logo.add_argument("--logo", metavar="ARCHIVO", help="logo PNG o JPEG (hasta 1 MiB)")
+    logo.add_argument("--sin-logo", action="store_true", help="quita el logo")
+    company_print.set_defaults(func=cmd_company_print)
 
     config = sub.add_parser("config", help="configuración (ver docs/configuration.md)")
     config_sub = config.add_subparsers(dest="config_action", metavar="ACCION", required=True)

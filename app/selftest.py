@@ -7,8 +7,8 @@ offscreen, opens the engine and its database in the data folder
 and verifies a small XML document (lxml, signxml and cryptography's native
 code), opens the main window and optionally saves a screenshot of it, then
 generates, signs and verifies a factura with a test certificate in a
-throw-away folder (the user's data is left alone), and serves the local HTTP API (FastAPI on uvicorn) from
-that folder on a free loopback port and asks it over HTTP. Each step is reported on stdout (when there is one: a
+throw-away folder and prints it to PDF (the user's data is left alone), and serves the local HTTP API (FastAPI on
+uvicorn) from that folder on a free loopback port and asks it over HTTP. Each step is reported on stdout (when there is one: a
 windowed Windows build has none) and in `<data folder>/logs/self-test.log`.
 
 Returns the process exit code: 0 when every step passed.
@@ -177,7 +177,12 @@ def _check_voucher() -> str:
         verification = engine.verify_signature(signed.xml_firmado)
         if not verification.valid:
             raise RuntimeError(f"la firma del comprobante no es válida: {verification.reason}")
-    return f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value})"
+        # The printed voucher: fpdf2, segno and the bundled font (app/data/fonts) are in the bundle.
+        pdf, _ = engine.voucher_pdf(engine.find_voucher("F001-1"))
+        if not (pdf.startswith(b"%PDF-") and b"YupanaSans" in pdf):
+            raise RuntimeError("el PDF del comprobante no se generó con la fuente incluida")
+    return (f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value}), "
+            f"PDF de {len(pdf):,} bytes")
 
 
 def _check_api() -> str:

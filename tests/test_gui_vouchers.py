@@ -125,7 +125,7 @@ def test_list_search_filter_and_detail(qtbot, context, company, engine):
     wait_idle(qtbot, context.workers)
     assert page.table.rowCount() == 2
     assert page.table.item(0, 1).text() == "F001-2"
-    assert page.table.item(0, 3).text() == "PEN 23.60"
+    assert page.table.item(0, 3).text() == "S/ 23.60"  # Peruvian format (app.core.formatting)
     assert page.status_of(0) == "generado"
     page.search.setText("FERRETERIA")
     qtbot.waitUntil(lambda: page.table.rowCount() == 1)

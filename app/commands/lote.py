@@ -25,6 +25,10 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser.add_argument("--certificado", metavar="ID",
                         help="certificado_id con el que se firma (por defecto, el predeterminado de cada emisor)")
     parser.add_argument("--salida", metavar="CARPETA", help="guarda cada XML firmado en esta carpeta")
+    parser.add_argument("--pdf", action="store_true",
+                        help="guarda también el PDF de cada comprobante (en --salida, o en la carpeta actual)")
+    parser.add_argument("--ticket", action="store_true", help="con --pdf: formato ticket de 80 mm en vez del de "
+                                                              "la empresa")
     parser.add_argument("--quiet", action="store_true", help="sin barra de avance")
     parser.set_defaults(func=cmd_lote)
 
@@ -41,13 +45,18 @@ def cmd_lote(args: argparse.Namespace) -> int:
     out_dir = Path(args.salida) if args.salida else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    pdf_dir = (out_dir or Path.cwd()) if args.pdf else None
+    formato = "ticket" if args.ticket else None
     bar = None if args.quiet else ProgressBar(amount=lambda done: f"{done:,} comprobantes")
     started = time.monotonic()
     issued = failed = 0
     engine = open_engine(args)
     try:
         for number, envelope in enumerate(engine.emitir_lote(requests, args.certificado, progress=bar), start=1):
-            print(json.dumps(_line(number, envelope, out_dir), ensure_ascii=False), flush=True)
+            line = _line(number, envelope, out_dir)
+            if pdf_dir is not None and envelope["success"]:
+                line["pdf"] = str(_write_pdf(engine, envelope["data"], pdf_dir, formato))
+            print(json.dumps(line, ensure_ascii=False), flush=True)
             if envelope["success"]:
                 issued += 1
             else:
@@ -68,6 +77,19 @@ def cmd_lote(args: argparse.Namespace) -> int:
     print(json.dumps({"emitidos": issued, "con_error": failed, "segundos": round(time.monotonic() - started, 3)}),
           flush=True)
     return 0 if failed == 0 else 1
+
+
+def _write_pdf(engine: Any, data: dict[str, Any], folder: Path, formato: str | None) -> Path:
+    from app.core.printed import write_bytes
+    from app.core.printing import file_name
+
+    chosen = formato or engine.company_print_options(_issuer(data)).formato
+    pdf = engine.pdf_from_xml(data["xml_firmado"], chosen)
+    return write_bytes(folder / file_name(data["nombre_archivo"], chosen), pdf)
+
+
+def _issuer(data: dict[str, Any]) -> str:
+    return data["nombre_archivo"].split("-", 1)[0]  # RUC-TT-SERIE-NUMERO.xml
 
 
 def _line(number: int, envelope: dict[str, Any], out_dir: Path | None) -> dict[str, Any]:

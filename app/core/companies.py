@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import asdict, dataclass
 
+from sqlite_utils import Migrations
+
 from . import ubigeo
-from .errors import invalid
+from .errors import invalid, not_found
 from .identifiers import check_ruc
-from .storage import ReadCache, Storage
+from .storage import ReadCache, Storage, register_migrations
+
+PRINT_FORMATS = ("a4", "ticket")
+MAX_LOGO_BYTES = 1024 * 1024
+
+migrations = register_migrations(Migrations("yupana.companies"))
+
+
+@migrations()
+def m001_print_options(db) -> None:
+    """How a company's vouchers are printed: A4 or 80 mm ticket by default, and an optional logo (PNG or JPEG).
+    Kept apart from the profile's columns: saving the profile never changes them."""
+    db.execute("ALTER TABLE companies ADD COLUMN formato_impresion TEXT NOT NULL DEFAULT 'a4'")
+    db.execute("ALTER TABLE companies ADD COLUMN logo BLOB")
 
 
 @dataclass(frozen=True)
@@ -29,6 +45,30 @@ class Company:
         if place:
             data.update(place._asdict())
         return data
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    formato: str = "a4"  # «a4» or «ticket»
+    logo: bytes | None = None  # PNG or JPEG
+    logo_px: tuple[int, int] | None = None  # its width and height in pixels
+
+
+def check_logo(data: bytes) -> tuple[int, int]:
+    """The logo's size in pixels; a 400 when it is not a PNG or JPEG image of at most 1 MiB."""
+    if len(data) > MAX_LOGO_BYTES:
+        raise invalid("logo", f"El logo pesa {len(data) // 1024} KiB: el máximo es {MAX_LOGO_BYTES // 1024} KiB.")
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            kind, size = image.format, image.size
+            image.verify()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+        raise invalid("logo", "El logo no es una imagen PNG o JPEG que se pueda leer.") from None
+    if kind not in ("PNG", "JPEG"):
+        raise invalid("logo", f"El logo es una imagen {kind}: use PNG o JPEG.")
+    return size
 
 
 def validate(company: Company) -> Company:
@@ -80,6 +120,30 @@ class Companies:
             "SELECT ruc, razon_social, nombre_comercial, ubigeo, direccion, codigo_establecimiento "
             "FROM companies ORDER BY razon_social")
         return [Company(**row) for row in rows]
+
+    def print_options(self, ruc: str) -> PrintOptions:
+        row = self._storage.query_one("SELECT formato_impresion, logo FROM companies WHERE ruc = ?", (ruc,))
+        if row is None:
+            return PrintOptions()
+        logo = bytes(row["logo"]) if row["logo"] else None
+        return PrintOptions(row["formato_impresion"] or "a4", logo, check_logo(logo) if logo else None)
+
+    def set_print_options(self, ruc: str, formato: str | None = None, logo: bytes | None = None,
+                          clear_logo: bool = False) -> PrintOptions:
+        """Change what is given: the default format, the logo (or remove it with `clear_logo`)."""
+        if formato is not None and formato not in PRINT_FORMATS:
+            raise invalid("formato_impresion", f"El formato de impresión «{formato}» no existe: use «a4» o «ticket».")
+        if logo is not None:
+            check_logo(logo)
+        with self._storage.write() as conn:
+            found = conn.execute("SELECT 1 FROM companies WHERE ruc = ?", (ruc,)).fetchone()
+            if found is None:
+                raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
+            if formato is not None:
+                conn.execute("UPDATE companies SET formato_impresion = ? WHERE ruc = ?", (formato, ruc))
+            if logo is not None or clear_logo:
+                conn.execute("UPDATE companies SET logo = ? WHERE ruc = ?", (logo, ruc))
+        return self.print_options(ruc)
 
     def delete(self, ruc: str) -> bool:
         with self._storage.write() as conn:

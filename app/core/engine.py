@@ -13,9 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import api_token, batches, messaging, outbox, padron, providers, registry, signing, soap, sunat, vouchers
+from . import (
+    api_token,
+    batches,
+    messaging,
+    outbox,
+    padron,
+    printed,
+    providers,
+    registry,
+    signing,
+    soap,
+    sunat,
+    vouchers,
+)
 from .certificates import CertificateInfo, CertificateStore
-from .companies import Companies, Company
+from .companies import Companies, Company, PrintOptions
 from .contract import (
     CeRecord,
     ChatSendRequest,
@@ -223,6 +236,38 @@ class Engine:
     def voucher_cdr(self, voucher_id: int) -> dict | None:
         """SUNAT's latest answer for a voucher: codigo, descripcion, notas, estado, hash_cdr, cdr_zip."""
         return outbox.cdr_for_voucher(self, voucher_id)
+
+    # ------------------------------------------------------------ the printed voucher (app.core.printed)
+
+    def voucher_pdf(self, voucher_id: int, formato: str | None = None) -> tuple[bytes, str]:
+        """(PDF bytes, file name) of a signed voucher, «a4» or «ticket» (None: the company's default). This is
+        what a WhatsApp message attaches as its media."""
+        return printed.voucher_pdf(self, voucher_id, formato)
+
+    def write_voucher_pdf(self, voucher_id: int, target: str | Path | None = None,
+                          formato: str | None = None) -> Path:
+        """Write the voucher's PDF to a file (or into a folder under its usual name); returns the file."""
+        return printed.write_pdf(self, voucher_id, target, formato)
+
+    def voucher_pages(self, voucher_id: int, formato: str | None = None) -> tuple[list, str, str]:
+        """(pages, format, PDF file name): the laid-out pages (app.core.printing.layout) the windows paint for
+        the preview and the printer."""
+        return printed.voucher_pages(self, voucher_id, formato)
+
+    def pdf_from_xml(self, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
+        return printed.pdf_for_xml(self, xml_firmado, formato)
+
+    def find_voucher(self, serie_numero: str, emisor_ruc: str | None = None, tipo: str | None = None) -> int:
+        return printed.find(self, serie_numero, emisor_ruc, tipo)
+
+    def company_print_options(self, ruc: str) -> PrintOptions:
+        return self.companies.print_options(ruc)
+
+    def set_company_print_options(self, ruc: str, formato: str | None = None, logo: bytes | None = None,
+                                  clear_logo: bool = False) -> PrintOptions:
+        options = self.companies.set_print_options(ruc, formato, logo, clear_logo)
+        self.events.emit("company.saved", {"ruc": ruc})
+        return options
 
     def verify_signature(self, xml: bytes | str) -> signing.Verification:
         return signing.verify_xml(xml)

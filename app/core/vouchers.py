@@ -715,6 +715,20 @@ def next_numero(engine: Engine, emisor_ruc: str, tipo: str, serie: str) -> int:
     return int(row["last"] or 0) + 1 if row else 1
 
 
+def find_by_serie_numero(engine: Engine, serie: str, numero: int, emisor_ruc: str | None = None,
+                         tipo: str | None = None) -> list[dict]:
+    """The vouchers numbered SERIE-NUMERO (a factura and its credit note may share a series), newest first."""
+    where, params = ["serie = ?", "numero = ?"], [serie, numero]
+    if emisor_ruc:
+        where.append("emisor_ruc = ?")
+        params.append(emisor_ruc)
+    if tipo:
+        where.append("tipo = ?")
+        params.append(tipo)
+    return engine.storage.query(f"SELECT {LIST_COLUMNS} FROM vouchers WHERE {' AND '.join(where)} ORDER BY id DESC",
+                                tuple(params))
+
+
 # ---------------------------------------------------------------- every problem in one answer
 
 def parse_request(engine: Engine, payload: Any) -> GenerarXmlRequest:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
@@ -17,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from .context import Context
+from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner, value_of
 
 
@@ -47,6 +51,15 @@ FIELDS = [  # contract/company field, label, placeholder
 ]
 
 
+def read_logo(path: str) -> bytes:
+    from app.core.errors import invalid
+
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        raise invalid("logo", f"No se pudo leer el logo «{path}»: compruebe que el archivo existe.") from None
+
+
 class CompanyForm(QWidget):
     companies_loaded = Signal(list)
     saved = Signal(object)
@@ -72,6 +85,26 @@ class CompanyForm(QWidget):
             self.inputs[name] = line
             form.addRow(f"{label}:", self.errors.wrap(line, name))
         self.inputs["codigo_establecimiento"].setText("0000")
+        # How its vouchers print (docs/pdf.md): kept apart from the profile, saved with it.
+        self.print_format = QComboBox()
+        self.print_format.addItem("A4", "a4")
+        self.print_format.addItem("Ticket de 80 mm", "ticket")
+        self.logo_label = QLabel("Sin logo")
+        self.logo_button = QPushButton("Elegir logo…")
+        self.no_logo_button = QPushButton("Quitar logo")
+        self.logo_path: str | None = None
+        self.drop_logo = False
+        logo_row = QHBoxLayout()
+        logo_row.addWidget(self.logo_label, 1)
+        logo_row.addWidget(self.logo_button)
+        logo_row.addWidget(self.no_logo_button)
+        if with_list:
+            form.addRow("Formato de impresión:", self.print_format)
+            form.addRow("Logo en el comprobante:", self.errors.wrap(logo_row, "logo"))
+        self.logo_button.clicked.connect(
+            lambda: choose_path(self, "Elegir el logo (PNG o JPEG)", self.logo_chosen,
+                                name_filter="Imágenes (*.png *.jpg *.jpeg)"))
+        self.no_logo_button.clicked.connect(self.remove_logo)
         self.save_button = QPushButton("Guardar empresa")
         form.addRow("", self.save_button)
         layout = QHBoxLayout(self)
@@ -114,6 +147,23 @@ class CompanyForm(QWidget):
         self.ruc.setText(company.ruc)
         for name in self.inputs:
             self.inputs[name].setText(getattr(company, name, None) or "")
+        self.logo_path, self.drop_logo = None, False
+        if hasattr(self.engine, "company_print_options"):
+            self.context.workers.run(self, self.engine.company_print_options, company.ruc,
+                                     done=self._show_print_options)
+
+    def _show_print_options(self, options: Any) -> None:
+        self.print_format.setCurrentIndex(max(0, self.print_format.findData(options.formato)))
+        self.logo_label.setText(f"Logo de {options.logo_px[0]} × {options.logo_px[1]} px" if options.logo_px
+                                else "Sin logo")
+
+    def logo_chosen(self, path: str) -> None:
+        self.logo_path, self.drop_logo = path, False
+        self.logo_label.setText(f"{Path(path).name} (se guarda con la empresa)")
+
+    def remove_logo(self) -> None:
+        self.logo_path, self.drop_logo = None, True
+        self.logo_label.setText("Sin logo (se guarda con la empresa)")
 
     def clear(self) -> None:
         self.list.clearSelection()
@@ -121,6 +171,9 @@ class CompanyForm(QWidget):
         for line in self.inputs.values():
             line.clear()
         self.inputs["codigo_establecimiento"].setText("0000")
+        self.print_format.setCurrentIndex(0)
+        self.logo_path, self.drop_logo = None, False
+        self.logo_label.setText("Sin logo")
         self.errors.clear()
 
     # ------------------------------------------------------------ lookup and save
@@ -157,10 +210,23 @@ class CompanyForm(QWidget):
 
     def save(self) -> None:
         self.errors.clear()
-        self.context.workers.run(self, self.engine.set_company, self.company(), done=self._saved,
-                                 failed=self.show_errors, busy=[self.save_button])
+        company, formato = self.company(), self.print_format.currentData()
+        logo_path, drop_logo = self.logo_path, self.drop_logo
+
+        def work() -> Any:
+            saved = self.engine.set_company(company)
+            if hasattr(self.engine, "set_company_print_options"):
+                self.engine.set_company_print_options(saved.ruc, formato, read_logo(logo_path) if logo_path else None,
+                                                      clear_logo=drop_logo)
+            return saved
+
+        self.context.workers.run(self, work, done=self._saved, failed=self.show_errors, busy=[self.save_button])
 
     def _saved(self, company: Any) -> None:
+        self.logo_path, self.drop_logo = None, False
+        if hasattr(self.engine, "company_print_options"):
+            self.context.workers.run(self, self.engine.company_print_options, company.ruc,
+                                     done=self._show_print_options)
         self.banner.show_message(f"Empresa {company.razon_social} ({company.ruc}) guardada.", "success")
         self.saved.emit(company)
         self.reload_companies()

@@ -79,6 +79,7 @@ def render(folder: Path) -> list[Path]:
             saved.append(_save_form(app, window, folder))
             saved.append(_save_note(app, window, folder))
             saved.append(_save_detail(app, window, folder))
+            saved.extend(_save_printed(app, window, engine, folder))
             saved.append(_save_assistant(app, window, folder))
             saved.append(_save_passphrase(app, window, folder))
             window.close()
@@ -141,6 +142,57 @@ def _save_detail(app, window, folder: Path) -> Path:
     path = _save(detail, folder / "detalle-comprobante.png")
     detail.close()
     return path
+
+
+def _save_printed(app, window, engine, folder: Path) -> list[Path]:
+    """A factura al crédito: its preview in the detail's «Representación impresa» tab, and one page of each
+    format rendered from the PDF itself with poppler's pdftoppm (when installed)."""
+    import shutil
+    import subprocess
+
+    from .emission import emit
+    from .vouchers import VoucherDetail
+
+    request = {"tipo": "01", "serie": "F002", "numero": 1, "emisor": {"ruc": "20100066603"},
+               "receptor": {"ruc": "20601030013", "razon_social": "BODEGA SAN MARTÍN S.A.C."},
+               "items": [{"descripcion": description, "cantidad": Decimal(quantity), "precio_unitario": Decimal(price),
+                          "tipo_afectacion_igv": affectation}
+                         for description, quantity, price, affectation in [
+                             ("Arroz extra 5 kg", "4", "21.50", "10"), ("Aceite vegetal 1 L", "6", "8.90", "10"),
+                             ("Azúcar rubia 1 kg", "10", "3.60", "10"), ("Libro de contabilidad", "1", "35.00", "20")]],
+               "forma_pago": {"tipo": "Credito", "cuotas": [
+                   {"monto": Decimal("80.00"), "fecha_vencimiento": _days_ahead(30)},
+                   {"monto": Decimal("80.47"), "fecha_vencimiento": _days_ahead(60)}]}}
+    try:
+        emit(engine, request, "beta", lambda _: None)
+        voucher_id = engine.find_voucher("F002-1", tipo="01")
+    except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
+        print(f"aviso: no se generó el comprobante impreso de ejemplo: {exc}", file=sys.stderr)
+        return []
+    saved = []
+    detail = VoucherDetail(window.context, voucher_id, window)
+    detail.show()
+    _settle(app, window)
+    detail.tabs.setCurrentWidget(detail.print_panel)
+    _settle(app, window)
+    saved.append(_save(detail, folder / "representacion-impresa.png"))
+    detail.close()
+    if shutil.which("pdftoppm") is None:
+        print("aviso: sin pdftoppm (poppler-utils) no se dibujan las páginas del PDF", file=sys.stderr)
+        return saved
+    with tempfile.TemporaryDirectory() as scratch:
+        for formato, dpi in (("a4", "80"), ("ticket", "130")):
+            pdf = engine.write_voucher_pdf(voucher_id, Path(scratch) / f"{formato}.pdf", formato)
+            target = folder / f"pdf-{formato}"
+            subprocess.run(["pdftoppm", "-r", dpi, "-png", "-singlefile", str(pdf), str(target)], check=True)
+            saved.append(target.with_suffix(".png"))
+    return saved
+
+
+def _days_ahead(days: int) -> str:
+    from datetime import date, timedelta
+
+    return (date.today() + timedelta(days=days)).isoformat()
 
 
 def _save_assistant(app, window, folder: Path) -> Path:

@@ -36,6 +36,7 @@ from .context import Context
 from .emission import STATUS_COLOURS, STEPS, emit, plain_outcome
 from .instalments import InstalmentsBox
 from .note_reference import NoteReferenceBox, issued_vouchers
+from .printing import PrintPanel
 from .totals import AFFECTATIONS, Line, compute, parse_decimal
 from .widgets import Badge, FieldErrors, MessageBanner, value_of
 
@@ -251,6 +252,13 @@ class VoucherForm(QDialog):
         self.emit_button.setStyleSheet("font-weight: bold; font-size: 15px;")
         totals.addWidget(self.emit_button, 5, 0, 1, 2)
         self.emit_button.clicked.connect(self.emit_voucher)
+        # After «Emitir», the printed voucher is one click away (Qt's print dialog, the company's format).
+        self.print_button = QPushButton("Imprimir")
+        self.print_button.setMinimumHeight(32)
+        self.print_button.hide()
+        self.print_button.clicked.connect(self.print_voucher)
+        totals.addWidget(self.print_button, 6, 0, 1, 2)
+        self.printing: PrintPanel | None = None
         footer.addLayout(result, 2)
         footer.addLayout(totals, 1)
         return footer
@@ -512,13 +520,30 @@ class VoucherForm(QDialog):
         self.result_badge.show()
         self.result_text.setText(text)
         self.emitted.emit(outcome)
+        if outcome.get("nombre_archivo") and outcome.get("digest_value"):
+            self.print_button.show()  # signed: it can be printed, whatever SUNAT answered
         if outcome.get("estado") in ("aceptado", "observado", "pendiente"):
             self.emit_button.setText("Emitir otro")
             self.emit_button.clicked.disconnect()
             self.emit_button.clicked.connect(self.start_next)
 
+    def print_voucher(self) -> None:
+        """Lay out the voucher just issued, then open the print dialog."""
+        ruc, tipo, serie, numero = self.outcome["nombre_archivo"].removesuffix(".xml").split("-")
+        if self.printing is None:
+            self.printing = PrintPanel(self.context, self.banner, self)
+            self.printing.hide()
+        panel = self.printing
+
+        def found(voucher_id: int) -> None:
+            panel.load(voucher_id, then=panel.choose_printer)
+
+        self.context.workers.run(self, self.engine.find_voucher, f"{serie}-{numero}", ruc, tipo, done=found,
+                                 failed=self.banner.show_error, busy=[self.print_button])
+
     def start_next(self) -> None:
         """Keep issuer, type and serie; clear the rest for the next sale."""
+        self.print_button.hide()
         self.emit_button.setText("Emitir")
         self.emit_button.clicked.disconnect()
         self.emit_button.clicked.connect(self.emit_voucher)

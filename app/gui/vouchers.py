@@ -22,12 +22,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core import formatting as fmt
 from app.core.errors import not_found
 
 from .batch_issue import BatchIssuer
 from .context import Context
 from .dialogs import choose_path
 from .emission import STATUS_COLOURS, cdr_text, export, plain_outcome, resend
+from .printing import PrintPanel
 from .voucher_form import TYPES, open_form
 from .widgets import Badge, MessageBanner, heading
 from .workers import require
@@ -121,8 +123,8 @@ class VouchersPage(QWidget):
             customer = voucher.get("receptor_nombre") or voucher.get("receptor_numero_documento") or "—"
             values = [TYPE_NAMES.get(voucher.get("tipo"), voucher.get("tipo")),
                       f"{voucher.get('serie')}-{voucher.get('numero')}", customer,
-                      f"{voucher.get('moneda') or 'PEN'} {voucher.get('total') or ''}",
-                      str(voucher.get("fecha_emision") or "")]
+                      fmt.money(voucher.get("total"), voucher.get("moneda")),
+                      fmt.day(voucher.get("fecha_emision"))]
             for column, text in enumerate(values):
                 item = QTableWidgetItem(text)
                 if column == 3:
@@ -189,7 +191,9 @@ class VoucherDetail(QDialog):
         self.summary_form = QFormLayout(self.summary)
         self.xml_view = XmlView()
         self.cdr_view = XmlView()
+        self.print_panel = PrintPanel(context, self.banner)
         self.tabs.addTab(self.summary, "Resumen")
+        self.tabs.addTab(self.print_panel, "Representación impresa")
         self.tabs.addTab(self.xml_view, "XML firmado")
         self.tabs.addTab(self.cdr_view, "CDR de SUNAT")
         layout.addWidget(self.tabs, 1)
@@ -209,12 +213,15 @@ class VoucherDetail(QDialog):
         layout.addLayout(buttons)
         self._pdf_and_whatsapp_state()
         self.resend_button.clicked.connect(self.resend)
+        self.pdf_button.clicked.connect(lambda: self.tabs.setCurrentWidget(self.print_panel))
         self.reload()
 
     def _pdf_and_whatsapp_state(self) -> None:
-        has_pdf = hasattr(self.engine, "voucher_pdf")
+        has_pdf = hasattr(self.engine, "voucher_pdf") and bool(self.record.get("xml_firmado"))
         self.pdf_button.setEnabled(has_pdf)
-        self.pdf_button.setToolTip("" if has_pdf else "La representación impresa (PDF) aún no está disponible.")
+        self.pdf_button.setToolTip("Vista previa, «Guardar PDF» e «Imprimir»" if has_pdf else
+                                   "La representación impresa lleva la firma: disponible cuando el comprobante "
+                                   "esté firmado.")
         self.whatsapp_button.setEnabled(False)
         self.whatsapp_button.setToolTip("Disponible cuando la mensajería y el PDF estén configurados.")
 
@@ -237,7 +244,8 @@ class VoucherDetail(QDialog):
                            ("Código de respuesta SUNAT", "codigo_respuesta"), ("Respuesta de SUNAT", "descripcion"),
                            ("Hash del CDR", "hash_cdr")]:
             if record.get(key) not in (None, ""):
-                value = QLabel(str(record[key]))
+                value = QLabel(fmt.money(record[key], record.get("moneda")) if key == "total" else
+                               fmt.day(record[key]) if key == "fecha_emision" else str(record[key]))
                 value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 value.setWordWrap(True)
                 self.summary_form.addRow(label + ":", value)
@@ -248,6 +256,12 @@ class VoucherDetail(QDialog):
         self.xml_view.set_xml(record.get("xml_firmado") or record.get("xml") or "")
         self.cdr_view.set_xml(cdr_text(record) or "Todavía no hay respuesta (CDR) de SUNAT.")
         self.resend_button.setEnabled(bool(record.get("xml_firmado")) and status not in ("aceptado", "observado"))
+        self._pdf_and_whatsapp_state()
+        if record.get("xml_firmado") and self.print_panel.voucher_id is None:
+            self.print_panel.load(self.voucher_id)
+        elif not record.get("xml_firmado"):
+            self.print_panel.status.setText("El comprobante todavía no está firmado: la representación impresa "
+                                            "lleva el código hash de la firma.")
         self.export_buttons["cdr"].setEnabled(bool(record.get("cdr")))
 
     def resend(self) -> None:
