@@ -62,4 +62,4 @@ def _configure(args: argparse.Namespace, running: list[Sandbox], release: bool) 
 
     with open_engine(args) as engine:
         for sandbox in running:
-            (sandbox.release if release else sandbox.configure)(engine)
+            (sandbox.unconfigure if release else sandbox.configure)(engine)

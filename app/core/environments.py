@@ -106,7 +106,7 @@ def _owner_alive(owner: str) -> bool:
 
 class SandboxEndpoints:
     """Addresses (and the public test tokens) of the sandboxes running for this data folder, by setting key or
-    secret name. Written by `Sandbox.configure`, removed by `Sandbox.release`; the sandbox environment reads
+    secret name. Written by `Sandbox.configure`, removed by `Sandbox.unconfigure`; the sandbox environment reads
     them instead of the settings. Never in the settings table, so beta and production never see them."""
 
     def __init__(self, storage: Storage) -> None:

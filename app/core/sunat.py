@@ -70,10 +70,7 @@ def client_for(engine: Engine, environment: str, ruc: str) -> SunatClient:
     url = environments.endpoint(engine, f"sunat_url_{ambiente}", environment)
     if not url and environment == environments.SANDBOX:
         raise environments.sandbox_not_running("el SUNAT de prueba")
-    if environment == environments.SANDBOX:  # a real clave SOL never goes to a stand-in
-        usuario, clave = BETA_USUARIO, BETA_CLAVE
-    else:
-        usuario, clave = sol_credentials(engine, ruc, ambiente)
+    usuario, clave = sol_credentials(engine, ruc, ambiente)
     return SunatClient(url, f"{ruc}{usuario}", clave, timeout=float(engine.settings.get("sunat_timeout_s")),
                        consult_url=environments.endpoint(engine, "sunat_url_consulta", environment),
                        http=engine.sunat_http)

@@ -41,7 +41,7 @@ class SandboxMode:
         with self._lock:
             for sandbox in self.running.values():
                 try:
-                    sandbox.release(self.engine)
+                    sandbox.unconfigure(self.engine)
                 except Exception:  # the engine may be closing: the rows are purged at the next open
                     log.exception("sandbox %s: addresses not released", sandbox.name)
                 sandbox.stop()

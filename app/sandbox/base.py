@@ -80,7 +80,7 @@ class Sandbox:
         beta and production keep theirs (app.core.environments)."""
         engine.sandbox_endpoints.put(self.endpoints())
 
-    def release(self, engine: Engine) -> None:
+    def unconfigure(self, engine: Engine) -> None:
         """Forget this sandbox's addresses (before it stops): the sandbox environment has none until one runs."""
         engine.sandbox_endpoints.remove(list(self.endpoints()))
 
