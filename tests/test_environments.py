@@ -65,7 +65,8 @@ def test_sandbox_beta_sandbox_keeps_addresses_vouchers_and_cache_apart(home, eng
     certificado_id = engine.create_test_certificate(company.ruc).certificado_id
     mode = SandboxMode(engine)
     mode.start()
-    local, local_registry = mode.running["sunat"], mode.running["registry"]
+    first_local, local_registry = mode.running["sunat"], mode.running["registry"]
+    local = first_local
     ruc = next(iter(local_registry.records["ruc"]))
 
     # 1. sandbox: the voucher and the lookup go to the local stand-ins only
@@ -89,7 +90,8 @@ def test_sandbox_beta_sandbox_keeps_addresses_vouchers_and_cache_apart(home, eng
     beta.fail_next("500", 1000)
     beta_stem, status, envelope = issue(engine, certificado_id, company.ruc)
     assert status == 503, envelope
-    pending = engine.storage.query_one("SELECT * FROM sunat_submissions WHERE file_name = ?", (beta_stem,))
+    assert beta_stem == sandbox_stem  # numbered in beta's own series: the sandbox trial used up no number
+    pending = submission(engine, "beta", beta_stem)
     assert pending["state"] == outbox.PENDING
 
     # 3. back to sandbox, new sandboxes on new ports: the beta factura is never sent to them
@@ -101,8 +103,8 @@ def test_sandbox_beta_sandbox_keeps_addresses_vouchers_and_cache_apart(home, eng
     engine.outbox.wake()
     assert not local.wait_for_sends(2, timeout=1.5)  # the worker had many rounds: only the sandbox voucher came
     assert local.send_count(beta_stem) == 0 and local.sends() == 1
-    assert engine.storage.query_one("SELECT state FROM sunat_submissions WHERE file_name = ?",
-                                    (beta_stem,))["state"] == outbox.PENDING
+    assert submission(engine, "beta", beta_stem)["state"] == outbox.PENDING
+    assert next_stem.endswith("-F001-2")
 
     # 4. beta again, SUNAT beta answers: the pending factura goes there, once accepted
     mode.stop()
@@ -111,8 +113,18 @@ def test_sandbox_beta_sandbox_keeps_addresses_vouchers_and_cache_apart(home, eng
     engine.outbox.wake()
     done = engine.outbox.wait_settled(pending["id"], timeout=10)
     assert done["state"] == outbox.DONE
-    assert beta.processed_counts[beta_stem] == 1 and local.send_count(beta_stem) == 0
-    assert beta.send_count(sandbox_stem) == 0 and beta.send_count(next_stem) == 0
+    assert beta.processed_counts[beta_stem] == 1
+    # each fake SUNAT received only its own environment's vouchers
+    assert set(beta.received_counts) == {beta_stem} and set(local.received_counts) == {next_stem}
+    assert dict(first_local.received_counts) == {sandbox_stem: 1}
+    assert [v["numero"] for v in engine.list_vouchers()] == [1]  # beta's list: its one factura
+    engine.config_set("environment", "sandbox")
+    assert [v["numero"] for v in engine.list_vouchers()] == [2, 1]
+
+
+def submission(engine: Engine, environment: str, stem: str) -> dict:
+    return engine.storage.query_one("SELECT * FROM sunat_submissions WHERE environment = ? AND file_name = ?",
+                                    (environment, stem))
 
 
 def _reopened_settings(home) -> dict[str, str]:

@@ -107,6 +107,18 @@ def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
     return vouchers.find_by_signed_xml(engine, xml_firmado)
 
 
+def _refuse_other_environments(engine: Engine, xml_firmado: str, doc: DocumentId, environment: str) -> None:
+    """A voucher Yupana generated in another environment is not sent here: its number belongs to that one."""
+    from . import vouchers
+
+    origin = vouchers.environment_of_signed(engine, xml_firmado)
+    if origin is not None and origin != environment:
+        raise conflict("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} se generó en el entorno "
+                                      f"«{environments.get(origin).label}» y Yupana trabaja ahora en "
+                                      f"«{environments.get(environment).label}»: no se envía a otro entorno. Vuelva "
+                                      f"al entorno {origin} para enviarlo, o genere uno nuevo en este.")
+
+
 def _check_signature(xml: bytes) -> str:
     """A voucher Yupana did not generate is accepted only when its signature verifies; returns its digest."""
     result = verify_xml(xml)
@@ -132,6 +144,8 @@ def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
     _, doc = _read_voucher(xml)
     client_for(engine, environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
     known = _known_voucher(engine, request.xml_firmado)
+    if known is None:
+        _refuse_other_environments(engine, request.xml_firmado, doc, environment)
     digest = known["digest_value"] if known else _check_signature(xml)
     row = outbox.enqueue(engine, doc, xml, environment, known["id"] if known else None, digest)
     if outbox.stored_digest(row) != digest:  # the same serie-número with other signed content: not this one's CDR
