@@ -130,3 +130,73 @@ def submission(engine: Engine, environment: str, stem: str) -> dict:
 def _reopened_settings(home) -> dict[str, str]:
     with Engine(home) as again:
         return again.config_list()
+
+
+def test_a_folder_of_the_previous_version_is_split_by_environment(tmp_path):
+    import sqlite3
+
+    import sqlite_utils
+
+    from app.core import storage
+    from app.core.paths import database_path
+
+    home = tmp_path / "old"
+    home.mkdir()
+    db = sqlite_utils.Database(sqlite3.connect(database_path(home), isolation_level=None))
+    for migrations in storage._MIGRATION_SETS:  # the folder as the previous version left it
+        migrations.apply(db, stop_before={"m004_environment", "m003_environment", "m002_cache_per_environment"})
+    for numero in (1, 2):
+        db.execute("INSERT INTO vouchers (id, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"
+                   " content_key, status, moneda, total, fecha_emision) VALUES (?, '20100066603', '01', 'F001', ?,"
+                   " 'f.xml', 'h', 'x', 'k', 'aceptado', 'PEN', '1.00', '2024-01-01')", (numero, numero))
+        db.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?, '{}', '<Invoice/>')", (numero,))
+    for numero, ambiente in ((1, "beta"), (2, "produccion")):
+        db.execute("INSERT INTO sunat_submissions (id, voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml,"
+                   " state) VALUES (?, ?, ?, '20100066603', '01', 'F001', ?, ?, x'00', 'terminado')",
+                   (numero, numero, ambiente, str(numero), f"20100066603-01-F001-{numero}"))
+        db.execute("INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip)"
+                   " VALUES (?, '0', 'ok', '[]', 'aceptado', 'h', x'00')", (numero,))
+    db.execute("INSERT INTO registry_cache (kind, numero, record, fetched_at) VALUES ('ruc', '20100066603', '{}', 1)")
+    db.conn.close()
+    with Engine(home) as engine:  # the folder never set an environment: it was the sandbox's
+        environments = {r["numero"]: r["environment"] for r in engine.storage.query("SELECT * FROM vouchers")}
+        assert environments == {1: "sandbox", 2: "produccion"}
+        submissions = {r["numero"]: r["environment"] for r in engine.storage.query("SELECT * FROM sunat_submissions")}
+        assert submissions == {"1": "sandbox", "2": "produccion"}
+        assert engine.voucher_cdr(2)["codigo"] == "0"  # the CDRs still point at their submissions
+        assert engine.storage.query("PRAGMA foreign_key_check") == []
+        assert engine.storage.query_one("SELECT environment FROM registry_cache")["environment"] == "sandbox"
+        assert engine.next_numero("20100066603", "01", "F001") == 2
+        engine.config_set("environment", "produccion")
+        assert engine.next_numero("20100066603", "01", "F001") == 3
+
+
+def test_an_ambiente_of_another_environment_is_refused_and_nothing_is_queued(engine, company):
+    engine.config_set("environment", "beta")
+    status, envelope = engine.call("enviar", {"xml_firmado": "<Invoice/>", "ambiente": "produccion"})
+    assert status == 400 and envelope["error"]["details"][0]["field"] == "ambiente"
+    assert "SUNAT beta" in envelope["error"]["message"]
+    assert engine.storage.query("SELECT * FROM sunat_submissions") == []
+
+
+def test_without_a_running_sandbox_the_sandbox_environment_sends_nowhere(engine, company, beta):
+    engine.config_set("sunat_url_beta", beta.bill_url)  # beta is reachable, but this is the sandbox environment
+    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    _stem, status, envelope = issue(engine, certificado_id, company.ruc)
+    assert status == 503 and envelope["error"]["code"] == "NOT_CONFIGURED"
+    assert "yupana sandbox --configure" in envelope["error"]["message"]
+    assert beta.sends() == 0 and engine.storage.query("SELECT * FROM sunat_submissions") == []
+
+
+def test_a_voucher_generated_in_the_sandbox_is_not_sent_in_beta(engine, company, beta):
+    mode = SandboxMode(engine)
+    mode.start()
+    engine.config_set("sunat_url_beta", beta.bill_url)
+    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    xml = engine.generar_xml(factura("F001", 1, [item("Servicio", "1", "100")])).xml
+    signed = engine.firmar({"xml": xml, "certificado_id": certificado_id}).xml_firmado
+    engine.config_set("environment", "beta")
+    status, envelope = engine.call("enviar", {"xml_firmado": signed, "ambiente": "beta"})
+    assert status == 409 and "sandbox" in envelope["error"]["message"]
+    assert beta.sends() == 0 and mode.running["sunat"].sends() == 0
+    mode.stop()
