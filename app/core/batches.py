@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.asymmetric import padding
 
 from . import signing, ubl, vouchers
-from .environments import current
 from .contract import GenerarXmlRequest, parse_json, parse_model
+from .environments import current
 from .errors import YupanaError, invalid, unreadable_file
 
 if TYPE_CHECKING:

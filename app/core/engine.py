@@ -185,9 +185,9 @@ class Engine:
         """The environment in use (setting `environment`): where vouchers go, which list and numbering apply."""
         return environments.get(environments.current(self))
 
-    def pending_elsewhere(self) -> dict[str, int]:
-        """Submissions still pending in the other environments (they wait there), by environment."""
-        return outbox.pending_by_environment(self, exclude=environments.current(self))
+    def pending_by_environment(self) -> dict[str, int]:
+        """Submissions still pending, by environment (only the current environment's are being sent)."""
+        return outbox.pending_by_environment(self)
 
     def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
         return vouchers.list_vouchers(self, search, status, limit)

@@ -262,11 +262,11 @@ def next_due_at(engine: Engine) -> float | None:
     return row["at"] if row else None
 
 
-def pending_by_environment(engine: Engine, exclude: str | None = None) -> dict[str, int]:
-    """How many submissions wait in each environment (but `exclude`)."""
+def pending_by_environment(engine: Engine) -> dict[str, int]:
+    """How many submissions wait in each environment."""
     rows = engine.storage.query("SELECT environment, COUNT(*) AS n FROM sunat_submissions WHERE state = ? "
                                 "GROUP BY environment", (PENDING,))
-    return {r["environment"]: r["n"] for r in rows if r["environment"] != exclude}
+    return {r["environment"]: r["n"] for r in rows}
 
 
 def _owner_alive(owner: str | None) -> bool:
