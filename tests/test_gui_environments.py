@@ -87,3 +87,27 @@ def test_leaving_the_sandbox_stops_it_and_its_addresses_go(window, engine, qtbot
     engine.config_set("environment", "sandbox")
     qtbot.waitUntil(lambda: "sunat" in sandboxes.running, timeout=10_000)
     assert engine.sandbox_endpoints.get("sunat_url_beta") == sandboxes.running["sunat"].bill_url
+
+
+def test_the_assistant_asks_before_leaving_the_sandbox(qtbot, context, engine):
+    from app.gui.assistant import SetupAssistant
+    from tests.test_gui_assistant import fill_company
+
+    assistant = SetupAssistant(context)
+    qtbot.addWidget(assistant)
+    assistant.show()
+    wait_idle(qtbot, context.workers)
+    fill_company(assistant)
+    assistant.next()
+    assistant.next()
+    assistant.environment_page.buttons["beta"].setChecked(True)
+    assistant.accept()
+    text = answer(qtbot, assistant, QMessageBox.StandardButton.No)
+    assert "«SUNAT beta (pruebas con SUNAT)»" in text and "servidores de prueba se detienen" in text
+    wait_idle(qtbot, context.workers)
+    assert not assistant.completed and engine.company(ISSUER_RUC) is None  # «No»: nothing saved yet
+    assistant.accept()
+    answer(qtbot, assistant, QMessageBox.StandardButton.Yes)
+    qtbot.waitUntil(lambda: assistant.completed, timeout=15_000)
+    assert engine.config_get("environment") == "beta" and not context.sandboxes.running
+    assert any("SUNAT beta" in line for line in assistant.result_lines)
