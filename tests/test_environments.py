@@ -200,3 +200,27 @@ def test_a_voucher_generated_in_the_sandbox_is_not_sent_in_beta(engine, company,
     assert status == 409 and "sandbox" in envelope["error"]["message"]
     assert beta.sends() == 0 and mode.running["sunat"].sends() == 0
     mode.stop()
+
+
+def test_a_voucher_pending_in_the_sandbox_is_never_sent_to_beta(engine, company, beta):
+    engine.config_set("sunat_url_beta", beta.bill_url)
+    engine.config_set("sunat_retry_base_s", "0.05")
+    engine.config_set("sunat_retry_max_s", "0.1")
+    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    mode = SandboxMode(engine)
+    mode.start()
+    local = mode.running["sunat"]
+    local.fail_next("500", 1000)
+    stem, status, _ = issue(engine, certificado_id, company.ruc)
+    assert status == 503 and submission(engine, "sandbox", stem)["state"] == outbox.PENDING
+    engine.config_set("environment", "beta")  # the sandbox keeps running: only the environment changed
+    engine.outbox.wake()
+    assert not beta.wait_for_sends(1, timeout=1.5)  # many worker rounds: nothing reached SUNAT beta
+    assert submission(engine, "sandbox", stem)["state"] == outbox.PENDING
+    local_sends = local.sends()
+    local.reset_failures()
+    engine.config_set("environment", "sandbox")
+    done = engine.outbox.wait_settled(submission(engine, "sandbox", stem)["id"], timeout=10)
+    assert done["state"] == outbox.DONE and local.processed_counts[stem] == 1 and local.sends() > local_sends
+    assert beta.sends() == 0
+    mode.stop()

@@ -13,13 +13,13 @@ read only in the sandbox environment and are cleared when it stops; beta and pro
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlite_utils import Migrations
 
 from .errors import YupanaError, invalid, not_configured
+from .processes import owner_alive, owner_of_this_process
 from .storage import ReadCache, Storage, register_migrations
 
 if TYPE_CHECKING:
@@ -80,28 +80,12 @@ migrations = register_migrations(Migrations("yupana.environments"))
 
 @migrations()
 def m001_sandbox_endpoints(db) -> None:
-    # owner: "pid:<process id>" of the process running the sandbox; its rows go when it stops (or dies).
+    # owner: "<process id>:sandbox" of the process running the sandbox; its rows go when it stops (or dies).
     db.execute("CREATE TABLE sandbox_endpoints (key TEXT PRIMARY KEY, value TEXT NOT NULL, owner TEXT NOT NULL)")
 
 
 def process_owner() -> str:
-    return f"pid:{os.getpid()}"
-
-
-def _owner_alive(owner: str) -> bool:
-    try:
-        pid = int(owner.removeprefix("pid:"))
-    except ValueError:
-        return True
-    if pid == os.getpid() or os.name == "nt":
-        return True  # Windows: no cheap check; the rows go when that sandbox stops
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+    return owner_of_this_process("sandbox")
 
 
 class SandboxEndpoints:
@@ -132,7 +116,7 @@ class SandboxEndpoints:
     def purge_dead(self) -> int:
         """Drop what a process killed without stopping its sandboxes left behind; returns how many rows."""
         dead = {row["owner"] for row in self._storage.query("SELECT DISTINCT owner FROM sandbox_endpoints")
-                if not _owner_alive(row["owner"])}
+                if not owner_alive(row["owner"])}
         if dead:
             with self._storage.write() as conn:
                 conn.executemany("DELETE FROM sandbox_endpoints WHERE owner = ?", [(owner,) for owner in dead])

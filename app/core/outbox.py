@@ -36,6 +36,7 @@ from sqlite_utils import Migrations
 from . import cdr as cdr_reader
 from .environments import ambiente_of, current
 from .errors import YupanaError
+from .processes import owner_alive
 from .soap import SoapFault, SunatClient, TransportFailure, zip_document
 from .storage import register_migrations
 from .ubl_identity import DocumentId
@@ -269,25 +270,6 @@ def pending_by_environment(engine: Engine) -> dict[str, int]:
     return {r["environment"]: r["n"] for r in rows}
 
 
-def _owner_alive(owner: str | None) -> bool:
-    """Whether the process that holds a lease still runs (a SIGKILLed one leaves its lease behind)."""
-    if not owner:
-        return False
-    try:
-        pid = int(owner.split(":", 1)[0])
-    except ValueError:
-        return True
-    if pid == os.getpid() or os.name == "nt":
-        return True  # same process: trust the lease's time; Windows: no cheap check, the lease expires
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
 # ---------------------------------------------------------------- the outbox
 
 class Outbox:
@@ -347,7 +329,7 @@ class Outbox:
         if owner.startswith(self.owner + ":"):
             with self._leases_lock:
                 return owner in self._leases
-        return _owner_alive(owner)
+        return owner_alive(owner)
 
     def _release(self, lease: str) -> None:
         with self._leases_lock:

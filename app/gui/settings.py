@@ -38,6 +38,10 @@ CHOICES = {
 }
 
 
+# Under the addresses a running sandbox stands in for (app.core.environments).
+SANDBOXED_NOTE = " En el entorno sandbox se usa la del sandbox en marcha: esta es la de beta y producción."
+
+
 def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
     """Each setting under its group's tab, in the engine's order of groups (app.core.settings.GROUPS)."""
     from app.core.settings import GROUPS, SETTINGS
@@ -121,7 +125,7 @@ class SettingsForm(QWidget):
         widget = self._field(setting.key)
         widget.setToolTip(setting.description)
         self.fields[setting.key] = widget
-        hint = QLabel(setting.description)
+        hint = QLabel(setting.description + (SANDBOXED_NOTE if setting.sandboxed else ""))
         hint.setWordWrap(True)
         hint.setStyleSheet("color: #666; font-size: 11px;")
         box = QWidget()
