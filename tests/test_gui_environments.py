@@ -103,7 +103,7 @@ def test_the_assistant_asks_before_leaving_the_sandbox(qtbot, context, engine):
     assistant.environment_page.buttons["beta"].setChecked(True)
     assistant.accept()
     text = answer(qtbot, assistant, QMessageBox.StandardButton.No)
-    assert "«SUNAT beta (pruebas con SUNAT)»" in text and "servidores de prueba se detienen" in text
+    assert "«SUNAT beta (pruebas con SUNAT)»" in text and "servidores de prueba dejan de usarse" in text
     wait_idle(qtbot, context.workers)
     assert not assistant.completed and engine.company(ISSUER_RUC) is None  # «No»: nothing saved yet
     assistant.accept()
@@ -111,3 +111,17 @@ def test_the_assistant_asks_before_leaving_the_sandbox(qtbot, context, engine):
     qtbot.waitUntil(lambda: assistant.completed, timeout=15_000)
     assert engine.config_get("environment") == "beta" and not context.sandboxes.running
     assert any("SUNAT beta" in line for line in assistant.result_lines)
+
+
+def test_the_voucher_list_is_the_current_environments(qtbot, context, engine, company):
+    from app.gui.vouchers import VouchersPage
+    from tests.voucher_matrix import factura, item
+
+    engine.generar_xml(factura("F001", 1, [item("Servicio", "1", "100")]))
+    page = open_widget(qtbot, context, VouchersPage)
+    qtbot.waitUntil(lambda: page.table.rowCount() == 1)
+    engine.config_set("environment", "beta")  # the settings event reloads the list
+    qtbot.waitUntil(lambda: page.table.rowCount() == 0)
+    assert engine.next_numero(company.ruc, "01", "F001") == 1  # beta's own series
+    engine.config_set("environment", "sandbox")
+    qtbot.waitUntil(lambda: page.table.rowCount() == 1)

@@ -73,6 +73,34 @@ def check_ambiente(environment: str, ambiente: str) -> None:
                                   "antes de enviar.")
 
 
+def _envios(count: int) -> str:
+    return f"{count} envío pendiente" if count == 1 else f"{count} envíos pendientes"
+
+
+def switch_summary(engine: Engine, target: str) -> str:
+    """What changes when the environment becomes `target`, in a shop owner's words: the windows ask with it
+    before changing, `yupana config set environment` prints it after."""
+    old, new = get(current(engine)), get(target)
+    pending = engine.pending_by_environment()
+    lines = [f"Pasar de «{old.label}» a «{new.label}»:", "",
+             f"• Los comprobantes que emita irán {new.destination}.",
+             f"• La lista y la numeración de comprobantes serán las de {new.badge}; las de {old.badge} quedan "
+             "guardadas y vuelven cuando regrese a ese entorno."]
+    if pending.get(old.name):
+        lines.append(f"• {_envios(pending[old.name])} de {old.badge} esperan: no se envían a {new.badge}; se "
+                     f"reanudan al volver a {old.badge}.")
+    if pending.get(new.name):
+        lines.append(f"• {_envios(pending[new.name])} de {new.badge} se reanudan ahora.")
+    if new.name == SANDBOX:
+        lines.append("• Los servidores de prueba se usan mientras estén en marcha en este equipo.")
+    elif old.name == SANDBOX:
+        lines.append("• Los servidores de prueba dejan de usarse; las consultas usan los proveedores de Ajustes → "
+                     "Consultas.")
+    if new.name == PRODUCCION:
+        lines.append("• Necesita el certificado digital real de la empresa y su usuario y clave SOL.")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- the running sandboxes' addresses
 
 migrations = register_migrations(Migrations("yupana.environments"))

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.core.environments import ENVIRONMENTS, PRODUCCION, SANDBOX, get
+from app.core.environments import ENVIRONMENTS, switch_summary
 
 from .dialogs import confirm
 
@@ -21,40 +21,12 @@ def badge(name: str) -> tuple[str, str]:
     return (known.badge, COLOURS[name]) if known else (name.upper(), "#555")
 
 
-def _envios(count: int) -> str:
-    return f"{count} envío pendiente" if count == 1 else f"{count} envíos pendientes"
-
-
-def switch_summary(engine: Any, target: str) -> str:
-    """What changes when the environment becomes `target`, in a shop owner's words (read on a worker)."""
-    old, new = get(engine.config_get("environment")), get(target)
-    pending = engine.pending_by_environment()
-    lines = [f"Pasar de «{old.label}» a «{new.label}»:", "",
-             f"• Los comprobantes que emita irán {new.destination}.",
-             f"• La lista y la numeración de comprobantes serán las de {new.badge}; las de {old.badge} quedan "
-             "guardadas y vuelven cuando regrese a ese entorno."]
-    if pending.get(old.name):
-        lines.append(f"• {_envios(pending[old.name])} de {old.badge} esperan: no se envían a {new.badge}; se "
-                     f"reanudan al volver a {old.badge}.")
-    if pending.get(new.name):
-        lines.append(f"• {_envios(pending[new.name])} de {new.badge} se reanudan ahora.")
-    if new.name == SANDBOX:
-        lines.append("• Los servidores de prueba se inician en este equipo.")
-    elif old.name == SANDBOX:
-        lines.append("• Los servidores de prueba se detienen; las consultas usan los proveedores de Ajustes → "
-                     "Consultas.")
-    if new.name == PRODUCCION:
-        lines.append("• Necesita el certificado digital real de la empresa y su usuario y clave SOL.")
-    lines += ["", "¿Cambiar de entorno?"]
-    return "\n".join(lines)
-
-
 def confirm_switch(owner: QWidget, context: Any, target: str, on_yes: Callable[[], None]) -> None:
     """Read what changes on a worker, then ask (without blocking); `on_yes` runs only on «Sí». The box is kept
     on `owner.environment_box` (tests answer it)."""
 
     def ask(text: str) -> None:
-        owner.environment_box = confirm(owner, "Cambiar de entorno", text, on_yes)
+        owner.environment_box = confirm(owner, "Cambiar de entorno", text + "\n\n¿Cambiar de entorno?", on_yes)
 
     context.workers.run(owner, switch_summary, context.engine, target, done=ask)
 
