@@ -175,7 +175,7 @@ def test_an_ambiente_of_another_environment_is_refused_and_nothing_is_queued(eng
     engine.config_set("environment", "beta")
     status, envelope = engine.call("enviar", {"xml_firmado": "<Invoice/>", "ambiente": "produccion"})
     assert status == 400 and envelope["error"]["details"][0]["field"] == "ambiente"
-    assert "SUNAT beta" in envelope["error"]["message"]
+    assert "SUNAT beta" in envelope["error"]["message"] and "«beta»" in envelope["error"]["message"]
     assert engine.storage.query("SELECT * FROM sunat_submissions") == []
 
 

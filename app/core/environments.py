@@ -68,7 +68,7 @@ def check_ambiente(environment: str, ambiente: str) -> None:
     """Operation 3 sends to the current environment only: an `ambiente` of another one is refused, not redirected."""
     if ambiente_of(environment) != ambiente:
         raise invalid("ambiente", f"El campo «ambiente» dice «{ambiente}», pero Yupana trabaja en el entorno "
-                                  f"«{get(environment).label}», que envía a SUNAT {ambiente_of(environment)}: "
+                                  f"«{get(environment).label}» (ambiente «{ambiente_of(environment)}»): "
                                   "cambie el entorno en Ajustes → Entorno (o `yupana config set environment …`) "
                                   "antes de enviar.")
 

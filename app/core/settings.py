@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .environments import NAMES as ENVIRONMENT_NAMES
 from .errors import invalid
 from .storage import ReadCache, Storage
 
@@ -86,7 +87,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("environment", "sandbox",
                 "Dónde van los comprobantes: sandbox (todo en este equipo, para aprender), beta (el servidor de "
                 "pruebas de SUNAT) o produccion (comprobantes reales).",
-                _choice("sandbox", "beta", "produccion"),
+                _choice(*ENVIRONMENT_NAMES),
                 label="Entorno de trabajo", group="Entorno"),
         Setting("sunat_rules_dir", "",
                 "Carpeta con las reglas oficiales de SUNAT (la carpeta VALI del Facturador SUNAT). "
