@@ -32,8 +32,12 @@ class SandboxMode:
                     continue
                 sandbox = cls(host="127.0.0.1", port=0)
                 sandbox.start()
-                self.running[name] = sandbox
-                sandbox.configure(self.engine)
+                try:
+                    sandbox.configure(self.engine)
+                except BaseException:
+                    sandbox.stop()
+                    raise
+                self.running[name] = sandbox  # listed once the sandbox environment can use it
                 log.info("sandbox %s running at %s", name, sandbox.base_url)
             return {name: sandbox.base_url for name, sandbox in self.running.items()}
 
