@@ -169,6 +169,16 @@ def cmd_company_show(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ config
 
+def _environment_change(engine: Any, key: str, value: str) -> str | None:
+    """What a change of environment changes (said after it, on stderr), or None when it is no such change."""
+    from app.core.environments import NAMES, current, switch_summary
+
+    target = value.strip()
+    if key != "environment" or target not in NAMES or target == current(engine):
+        return None
+    return switch_summary(engine, target)
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     from app.core.settings import SETTINGS
 
@@ -176,7 +186,10 @@ def cmd_config(args: argparse.Namespace) -> int:
         if args.config_action == "get":
             print(engine.config_get(args.key))
         elif args.config_action == "set":
+            summary = _environment_change(engine, args.key, args.value)
             print(engine.config_set(args.key, args.value))
+            if summary:
+                print(summary, file=sys.stderr)
         else:
             values = engine.config_list()
             if args.json:

@@ -55,7 +55,9 @@ def test_company_set_and_show(home):
 
 
 def test_config_set_get_list():
-    assert run_cli("config", "set", "environment", "beta").returncode == 0
+    changed = run_cli("config", "set", "environment", "beta")
+    assert changed.returncode == 0  # and it says what changes (tests/test_environments.py keeps them apart)
+    assert "servidor de pruebas de SUNAT" in changed.stderr.decode() and "numeración" in changed.stderr.decode()
     assert run_cli("config", "get", "environment").stdout.decode().strip() == "beta"
     listed = json.loads(run_cli("config", "list", "--json").stdout)
     assert listed["environment"] == "beta"

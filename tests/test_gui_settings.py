@@ -20,6 +20,8 @@ def test_settings_are_loaded_and_saved(qtbot, context, engine):
     assert form.value("environment") == "sandbox"
     form.set_value("environment", "beta")
     form.save_button.click()
+    qtbot.waitUntil(lambda: getattr(form, "environment_box", None) is not None)  # asked first: tests/test_gui_environments.py
+    form.environment_box.button(form.environment_box.StandardButton.Yes).click()
     wait_idle(qtbot, context.workers)
     sunat = page.forms["SUNAT"]
     sunat.fields["sunat_timeout_s"].setText("45")

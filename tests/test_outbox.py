@@ -100,7 +100,7 @@ def test_already_registered_1033_takes_sunats_cdr(sunat_engine, sandbox):
 
 
 def test_unreachable_sunat_stays_queued(sunat_engine, sandbox):
-    sunat_engine.config_set("sunat_url_beta", "http://127.0.0.1:9/billService")
+    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": "http://127.0.0.1:9/billService"})
     sunat_engine.config_set("sunat_retry_base_s", "60")
     assert_queued(*enviar(sunat_engine, signed_sample()))
     row = only_submission(sunat_engine)
@@ -140,7 +140,7 @@ def test_a_claimed_row_is_not_sent_by_another_live_owner(sunat_engine, sandbox):
 
     from app.core.ubl_identity import identify
 
-    row = outbox.enqueue(sunat_engine, identify(etree.fromstring(xml)), xml, "beta", None)
+    row = outbox.enqueue(sunat_engine, identify(etree.fromstring(xml)), xml, "sandbox", None)
     with sunat_engine.storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
                      (f"{os.getppid()}:other", sunat_engine.outbox.clock() + 60, row["id"]))

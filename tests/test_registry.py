@@ -45,9 +45,21 @@ def own_sandbox():
     box.stop()
 
 
+def provide(engine, box: RegistrySandbox) -> None:
+    """The settings a user gives for real providers (both shapes), here the registry sandbox standing in for them."""
+    engine.config_set("registry_yupana_url", box.contract_url)
+    engine.config_set("registry_factiliza_url", box.factiliza_url)
+    engine.config_set("registry_providers", "factiliza,yupana")
+    engine.set_provider_token("factiliza", box.token)
+    engine.set_provider_token("yupana", box.token)
+
+
 @pytest.fixture
 def configured(engine, sandbox):
-    sandbox.configure(engine)
+    """An engine in beta whose providers are configured in its settings (the sandbox environment would use the
+    running registry sandbox and ignore them: tests/test_environments.py)."""
+    engine.config_set("environment", "beta")
+    provide(engine, sandbox)
     engine.config_set("registry_timeout_s", "1")
     return engine
 
@@ -260,6 +272,7 @@ def test_one_yupana_answers_another_through_the_contract_provider(engine, tmp_pa
     server.start()
     other = Engine(tmp_path / "otra-yupana")
     try:
+        other.config_set("environment", "beta")
         other.config_set("registry_yupana_url", server.base_url)
         other.config_set("registry_providers", "yupana")
         other.set_provider_token("yupana", server.token)

@@ -67,6 +67,7 @@ def test_sol_credentials_are_encrypted_and_beta_defaults_to_moddatos(engine):
 
 
 def test_production_without_credentials_is_not_configured(sunat_engine):
+    sunat_engine.config_set("environment", "produccion")
     status, envelope = enviar(sunat_engine, signed_sample(), ambiente="produccion")
     assert status == 503
     assert envelope["error"]["code"] == ErrorCode.NOT_CONFIGURED

@@ -159,7 +159,8 @@ def _register_steps(get_engine: Callable[[], Any], registry: Any, home: Path,
 
     def look_up() -> str:
         engine = get_engine()
-        engine.config_set("registry_providers", "")  # no provider: the answer can only come from the register
+        # no provider in the sandbox environment: the answer can only come from the register
+        engine.sandbox_endpoints.put({"registry_providers": ""})
         record = engine.ruc(state["known_ruc"])
         return (f"RUC {record.ruc}: {record.razon_social} ({record.distrito}, {record.departamento}); "
                 f"fuente: {record.fuente or 'padrón'}")

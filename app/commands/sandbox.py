@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser.add_argument("--port", type=int, default=0, help="puerto (con NOMBRE); 0 elige uno libre")
     parser.add_argument("--host", default="127.0.0.1", help="dirección (por defecto 127.0.0.1)")
     parser.add_argument("--configure", action="store_true",
-                        help="apunta la configuración de la carpeta de datos actual a estos servidores")
+                        help="el entorno sandbox de la carpeta de datos actual usa estos servidores mientras estén en "
+                             "marcha (la configuración de beta y producción no cambia)")
     parser.set_defaults(func=run)
 
 
@@ -43,15 +44,22 @@ def run(args: argparse.Namespace) -> int:
             sandbox.start()
             running.append(sandbox)
         if args.configure:
-            from app.cli import open_engine
-
-            with open_engine(args) as engine:
-                for sandbox in running:
-                    sandbox.configure(engine)
+            _configure(args, running, release=False)
         for sandbox in running:
             print(json.dumps({"name": sandbox.name, "base_url": sandbox.base_url}), flush=True)
         wait_until_stopped()
     finally:
+        if args.configure and running:
+            _configure(args, running, release=True)  # their addresses go with them
         for sandbox in running:
             sandbox.stop()
     return 0
+
+
+def _configure(args: argparse.Namespace, running: list[Sandbox], release: bool) -> None:
+    """Give (or take back) the data folder's sandbox environment these servers' addresses."""
+    from app.cli import open_engine
+
+    with open_engine(args) as engine:
+        for sandbox in running:
+            (sandbox.unconfigure if release else sandbox.configure)(engine)

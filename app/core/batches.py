@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from . import signing, ubl, vouchers
 from .contract import GenerarXmlRequest, parse_json, parse_model
+from .environments import current
 from .errors import YupanaError, invalid, unreadable_file
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ def _store(engine: Engine, prepared: list[_Prepared]) -> set[int]:
     if not prepared:
         return stored
     now = vouchers.now_text()
+    environment = current(engine)
     ids = []
     with engine.storage.write(durable=True) as conn:  # one sync for the block's numbers
         for item in prepared:
@@ -155,12 +157,12 @@ def _store(engine: Engine, prepared: list[_Prepared]) -> set[int]:
             assert signed is not None
             try:
                 voucher_id = conn.execute(
-                    "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"
-                    " content_key, status, receptor_tipo_documento, receptor_numero_documento, receptor_nombre,"
-                    " moneda, total, fecha_emision, canonical, signature, signature_offset, signed_sha256,"
-                    " digest_value, signature_value, certificado_id, updated_at)"
-                    " VALUES (?,?,?,?,?,?,?,?,'firmado',?,?,?,?,?,?,1,?,?,?,?,?,?,?)",
-                    (doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, item.name, item.xml_hash, item.xml_sha256,
+                    "INSERT INTO vouchers (environment, emisor_ruc, tipo, serie, numero, nombre_archivo, hash,"
+                    " xml_sha256, content_key, status, receptor_tipo_documento, receptor_numero_documento,"
+                    " receptor_nombre, moneda, total, fecha_emision, canonical, signature, signature_offset,"
+                    " signed_sha256, digest_value, signature_value, certificado_id, updated_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,'firmado',?,?,?,?,?,?,1,?,?,?,?,?,?,?)",
+                    (environment, doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, item.name, item.xml_hash, item.xml_sha256,
                      item.content_key, doc.receptor.tipo_documento, doc.receptor.numero_documento,
                      doc.receptor.nombre, doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat(), signed.signature,
                      signed.offset, signed.sha256, signed.digest_value, signed.signature_value,

@@ -16,6 +16,7 @@ from typing import Any
 from . import (
     api_token,
     batches,
+    environments,
     messaging,
     outbox,
     padron,
@@ -93,6 +94,9 @@ class Engine:
         self.log_file = setup_logging(self.home)
         self.storage = Storage.open(database_path(self.home))
         self.settings = Settings(self.storage)
+        # Addresses of the sandboxes running for this folder: read by the sandbox environment only.
+        self.sandbox_endpoints = environments.SandboxEndpoints(self.storage)
+        self.sandbox_endpoints.purge_dead()
         self.companies = Companies(self.storage)
         self.secrets = SecretStore(self.storage)
         self.certificates = CertificateStore(self.storage, self.secrets)
@@ -109,7 +113,7 @@ class Engine:
         # HTTP client per SUNAT endpoint, closed after the worker stops.
         self.sunat_http = soap.HttpPool()
         self.on_close(self.sunat_http.close)
-        self.outbox = outbox.Outbox(self, lambda ambiente, ruc: sunat.client_for(self, ambiente, ruc))
+        self.outbox = outbox.Outbox(self, lambda environment, ruc: sunat.client_for(self, environment, ruc))
         self.on_close(self.outbox.stop)
         self.outbox.start_if_pending()
         log.info("engine opened on %s", self.home)
@@ -192,6 +196,14 @@ class Engine:
 
     def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
         return sunat.sol_credentials(self, ruc, ambiente)
+
+    def environment(self) -> environments.Environment:
+        """The environment in use (setting `environment`): where vouchers go, which list and numbering apply."""
+        return environments.get(environments.current(self))
+
+    def pending_by_environment(self) -> dict[str, int]:
+        """Submissions still pending, by environment (only the current environment's are being sent)."""
+        return outbox.pending_by_environment(self)
 
     def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
         return vouchers.list_vouchers(self, search, status, limit)
@@ -279,6 +291,8 @@ class Engine:
         clean = self.settings.set(key, value)
         if key == "log_level":
             logging.getLogger("app").setLevel(clean)
+        if key == "environment":  # the new environment's pending submissions are due now; the others wait
+            self.outbox.wake()
         self.events.emit("settings.changed", {"key": key})
         return clean
 

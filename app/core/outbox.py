@@ -34,7 +34,9 @@ from lxml import etree
 from sqlite_utils import Migrations
 
 from . import cdr as cdr_reader
+from .environments import ambiente_of, current
 from .errors import YupanaError
+from .processes import owner_alive
 from .soap import SoapFault, SunatClient, TransportFailure, zip_document
 from .storage import register_migrations
 from .ubl_identity import DocumentId
@@ -93,6 +95,56 @@ def m002_signed_digest(db) -> None:
     db.execute("CREATE INDEX sunat_submissions_voucher ON sunat_submissions (voucher_id) WHERE voucher_id IS NOT NULL")
 
 
+@migrations()
+def m003_environment(db) -> None:
+    """Each submission belongs to the environment it was made in (sandbox, beta, produccion) and is only sent to
+    that environment's addresses; the sandbox and beta both speak `ambiente` beta, so the key moves to the
+    environment. Rows stored before: production ones are production's; the others belong to the folder's
+    environment when it is sandbox or beta (the sandbox used to stand in for beta's address), else to beta."""
+    row = db.execute("SELECT value FROM settings WHERE key = 'environment'").fetchone()
+    folder = row[0] if row and row[0] in ("sandbox", "beta") else ("sandbox" if row is None else "beta")
+    # sunat_cdrs references this table: both are rebuilt, the CDRs pointing at the new table, whose renaming
+    # carries the reference along (dropping a referenced table would fail its foreign key check).
+    db.execute("""CREATE TABLE sunat_submissions_m003 (
+        id INTEGER PRIMARY KEY,
+        voucher_id INTEGER,
+        environment TEXT NOT NULL,
+        ambiente TEXT NOT NULL,
+        ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        xml BLOB NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pendiente',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        must_reconcile INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at REAL NOT NULL DEFAULT 0,
+        claimed_by TEXT, claimed_until REAL,
+        fault_code TEXT, last_error TEXT,
+        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+        updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+        digest_value TEXT,
+        UNIQUE (environment, ruc, tipo, serie, numero))""")
+    columns = ("id, voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml, state, attempts, must_reconcile, "
+               "next_attempt_at, claimed_by, claimed_until, fault_code, last_error, created_at, updated_at, "
+               "digest_value")
+    db.execute(f"INSERT INTO sunat_submissions_m003 (environment, {columns}) "
+               f"SELECT CASE ambiente WHEN 'produccion' THEN 'produccion' ELSE ? END, {columns} "
+               "FROM sunat_submissions", [folder])
+    db.execute("""CREATE TABLE sunat_cdrs_m003 (
+        id INTEGER PRIMARY KEY,
+        submission_id INTEGER NOT NULL UNIQUE REFERENCES sunat_submissions_m003(id),
+        codigo TEXT NOT NULL, descripcion TEXT NOT NULL, notas TEXT NOT NULL, estado TEXT,
+        hash_cdr TEXT NOT NULL, cdr_zip BLOB NOT NULL,
+        received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))""")
+    db.execute("INSERT INTO sunat_cdrs_m003 SELECT id, submission_id, codigo, descripcion, notas, estado, hash_cdr, "
+               "cdr_zip, received_at FROM sunat_cdrs")
+    db.execute("DROP TABLE sunat_cdrs")
+    db.execute("DROP TABLE sunat_submissions")
+    db.execute("ALTER TABLE sunat_submissions_m003 RENAME TO sunat_submissions")
+    db.execute("ALTER TABLE sunat_cdrs_m003 RENAME TO sunat_cdrs")
+    db.execute("CREATE INDEX sunat_submissions_due ON sunat_submissions (environment, state, next_attempt_at)")
+    db.execute("CREATE INDEX sunat_submissions_voucher ON sunat_submissions (voucher_id) WHERE voucher_id IS NOT NULL")
+
+
 @dataclass(frozen=True)
 class Attempt:
     """How one attempt ended: `cdr`, `fault` (code, text) or `queued` (retry later or in progress)."""
@@ -106,31 +158,31 @@ class Attempt:
 
 # ---------------------------------------------------------------- rows
 
-def enqueue(engine: Engine, doc: DocumentId, xml: bytes, ambiente: str, voucher_id: int | None,
+def enqueue(engine: Engine, doc: DocumentId, xml: bytes, environment: str, voucher_id: int | None,
             digest: str | None = None) -> dict:
-    """The submission of this voucher, written before anything is sent (or the existing one).
+    """The submission of this voucher in `environment`, written before anything is sent (or the existing one).
 
     A failed row (a fault: wrong credentials, a bad file) takes the new XML and becomes pending
     again; a pending row that never went out takes the new XML; anything that may have reached
     SUNAT, or has a CDR, keeps the XML it had. `digest` is the signed document's ds:DigestValue.
     """
-    key = (ambiente, doc.ruc, doc.tipo, doc.serie, doc.numero)
+    key = (environment, doc.ruc, doc.tipo, doc.serie, doc.numero)
     with engine.storage.write() as conn:
         conn.execute(
-            "INSERT INTO sunat_submissions (voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml, "
-            "digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (ambiente, ruc, tipo, serie, numero) DO NOTHING",
-            (voucher_id, *key, doc.stem, xml, digest))
+            "INSERT INTO sunat_submissions (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, "
+            "xml, digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (environment, ruc, tipo, serie, numero) DO NOTHING",
+            (voucher_id, *key, ambiente_of(environment), doc.stem, xml, digest))
         conn.execute(
             "UPDATE sunat_submissions SET xml = ?, digest_value = ?, state = ?, fault_code = NULL, "
             "next_attempt_at = 0, voucher_id = COALESCE(?, voucher_id), "
             "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-            "WHERE ambiente = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ? "
+            "WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ? "
             "AND (state = ? OR (state = ? AND attempts = 0 AND must_reconcile = 0)) "
             "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
             (xml, digest, PENDING, voucher_id, *key, FAILED, PENDING))
     row = engine.storage.query_one(
-        "SELECT * FROM sunat_submissions WHERE ambiente = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
+        "SELECT * FROM sunat_submissions WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
         key)
     assert row is not None
     return row
@@ -198,35 +250,24 @@ def cdr_for_voucher(engine: Engine, voucher_id: int) -> dict | None:
 
 
 def due_ids(engine: Engine, now: float) -> list[int]:
+    """Pending submissions of the current environment whose time has come; the others wait for theirs."""
     rows = engine.storage.query(
-        "SELECT id FROM sunat_submissions WHERE state = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id",
-        (PENDING, now))
+        "SELECT id FROM sunat_submissions WHERE environment = ? AND state = ? AND next_attempt_at <= ? "
+        "ORDER BY next_attempt_at, id", (current(engine), PENDING, now))
     return [r["id"] for r in rows]
 
 
 def next_due_at(engine: Engine) -> float | None:
-    row = engine.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions WHERE state = ?",
-                                   (PENDING,))
+    row = engine.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
+                                   "WHERE environment = ? AND state = ?", (current(engine), PENDING))
     return row["at"] if row else None
 
 
-def _owner_alive(owner: str | None) -> bool:
-    """Whether the process that holds a lease still runs (a SIGKILLed one leaves its lease behind)."""
-    if not owner:
-        return False
-    try:
-        pid = int(owner.split(":", 1)[0])
-    except ValueError:
-        return True
-    if pid == os.getpid() or os.name == "nt":
-        return True  # same process: trust the lease's time; Windows: no cheap check, the lease expires
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+def pending_by_environment(engine: Engine) -> dict[str, int]:
+    """How many submissions wait in each environment."""
+    rows = engine.storage.query("SELECT environment, COUNT(*) AS n FROM sunat_submissions WHERE state = ? "
+                                "GROUP BY environment", (PENDING,))
+    return {r["environment"]: r["n"] for r in rows}
 
 
 # ---------------------------------------------------------------- the outbox
@@ -237,7 +278,7 @@ class Outbox:
     def __init__(self, engine: Engine, client_factory: Callable[[str, str], SunatClient],
                  clock: Callable[[], float] = time.time) -> None:
         self.engine = engine
-        self.client_factory = client_factory  # (ambiente, ruc) -> SunatClient
+        self.client_factory = client_factory  # (environment, ruc) -> SunatClient at that environment's addresses
         self.clock = clock
         self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"  # each attempt's lease adds its own token
         self._wake = threading.Event()
@@ -288,7 +329,7 @@ class Outbox:
         if owner.startswith(self.owner + ":"):
             with self._leases_lock:
                 return owner in self._leases
-        return _owner_alive(owner)
+        return owner_alive(owner)
 
     def _release(self, lease: str) -> None:
         with self._leases_lock:
@@ -304,7 +345,10 @@ class Outbox:
         assert row is not None
         row["lease"] = lease
         try:
-            client = self.client_factory(row["ambiente"], row["ruc"])
+            try:
+                client = self.client_factory(row["environment"], row["ruc"])
+            except YupanaError as exc:  # no sandbox running, no clave SOL: nothing went out, wait for it
+                return self._retry_later(row, row["must_reconcile"], exc.message)
             answer = self._reconcile(client, row) if row["must_reconcile"] else None
             if answer is None and row["must_reconcile"] == HELD_BY_SUNAT:
                 answer = self._retry_later(row, HELD_BY_SUNAT, "SUNAT ya tiene el comprobante y su CDR aún no se "

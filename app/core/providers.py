@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import httpx
 
+from .environments import endpoint, secret
 from .errors import ErrorCode, YupanaError, not_found
 
 if TYPE_CHECKING:
@@ -187,20 +188,20 @@ class ProviderHub:
 
     def fetch(self, provider: Provider, kind: Kind, numero: str) -> dict[str, Any]:
         """provider.fetch, unless the provider failed to answer less than BACKOFF_S ago."""
-        down = self._down.get(provider.name)
+        down = self._down.get(provider.base_url)  # by address: the sandbox's being down says nothing of beta's
         if down is not None and clock() < down[0]:
             raise down[1]
         try:
             record = provider.fetch(kind, numero)
         except YupanaError as exc:
             if exc.code in (ErrorCode.UPSTREAM_TIMEOUT, ErrorCode.UPSTREAM_UNAVAILABLE):
-                self._down[provider.name] = (clock() + BACKOFF_S, exc)
+                self._down[provider.base_url] = (clock() + BACKOFF_S, exc)
             raise
-        self._down.pop(provider.name, None)
+        self._down.pop(provider.base_url, None)
         return record
 
     def names(self) -> list[str]:
-        raw = self._engine.settings.get("registry_providers")
+        raw = endpoint(self._engine, "registry_providers")
         return [name.strip().lower() for name in raw.split(",") if name.strip()]
 
     def client(self, timeout_s: int) -> httpx.Client:
@@ -212,7 +213,8 @@ class ProviderHub:
             return client
 
     def configured(self) -> list[Provider]:
-        """The providers of `registry_providers`, in order, that have a base URL."""
+        """The providers of `registry_providers`, in order, that have a base URL, in the current environment (the
+        running registry sandbox's in the sandbox environment, the settings' elsewhere)."""
         settings = self._engine.settings
         out: list[Provider] = []
         names = self.names()
@@ -223,10 +225,10 @@ class ProviderHub:
             cls = PROVIDERS.get(name)
             if cls is None:
                 continue  # an unknown name is reported by the setting's check
-            base_url = settings.get(cls.url_setting)
+            base_url = endpoint(self._engine, cls.url_setting)
             if not base_url:
                 continue
-            token = self._engine.secrets.get(token_secret_name(name))
+            token = secret(self._engine, token_secret_name(name))
             out.append(cls(base_url, token.decode() if token else None, client))
         return out
 

@@ -1,7 +1,7 @@
 """Operations 6-8: RUC, carnet de extranjería and plate lookups.
 
-Order of every lookup (docs/registry.md): input check (400) → cache while fresh
-(`registry_cache_ttl_s`) → the offline register (RUC only) → the providers of `registry_providers`,
+Order of every lookup (docs/registry.md): input check (400) → the current environment's cache while
+fresh (`registry_cache_ttl_s`) → the offline register (RUC only) → the providers of `registry_providers`,
 in order. A RUC found in the register is answered from it at once when no provider is configured;
 with providers, their answer adds `tipo_contribuyente` and `actividad_economica` (the register
 lacks them), and when every provider fails the register's answer still stands. When neither the
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlite_utils import Migrations
 
 from .contract import CeRecord, PlacaRecord, RucRecord
+from .environments import current
 from .errors import ErrorCode, YupanaError, not_configured, not_found
 from .identifiers import check_ruc, normalize_ce, normalize_plate
 from .providers import RECORD_FIELDS, WHAT, Kind, Provider
@@ -41,6 +42,24 @@ def m001_registry_cache(db) -> None:
         record TEXT NOT NULL,
         fetched_at REAL NOT NULL,
         PRIMARY KEY (kind, numero)) WITHOUT ROWID""")
+
+
+@migrations()
+def m002_cache_per_environment(db) -> None:
+    """A cached answer belongs to the environment that got it: the sandbox's made-up records never answer beta or
+    production. Entries cached before are kept for the folder's environment."""
+    row = db.execute("SELECT value FROM settings WHERE key = 'environment'").fetchone()
+    db.execute("""CREATE TABLE registry_cache_m002 (
+        environment TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        numero TEXT NOT NULL,
+        record TEXT NOT NULL,
+        fetched_at REAL NOT NULL,
+        PRIMARY KEY (environment, kind, numero)) WITHOUT ROWID""")
+    db.execute("INSERT INTO registry_cache_m002 SELECT ?, kind, numero, record, fetched_at FROM registry_cache",
+               [row[0] if row else "sandbox"])
+    db.execute("DROP TABLE registry_cache")
+    db.execute("ALTER TABLE registry_cache_m002 RENAME TO registry_cache")
 
 
 MODELS = {"ruc": RucRecord, "ce": CeRecord, "placa": PlacaRecord}
@@ -151,8 +170,8 @@ def compose_address(tipo_via: str | None, nombre_via: str | None, numero: str | 
 
 def _cache_get(engine: Engine, kind: Kind, numero: str) -> tuple[dict[str, Any], bool] | None:
     """(record, fresh) from the cache, or None."""
-    row = engine.storage.query_one("SELECT record, fetched_at FROM registry_cache WHERE kind = ? AND numero = ?",
-                                   (kind, numero))
+    row = engine.storage.query_one("SELECT record, fetched_at FROM registry_cache "
+                                   "WHERE environment = ? AND kind = ? AND numero = ?", (current(engine), kind, numero))
     if row is None:
         return None
     fresh = now() - row["fetched_at"] < engine.settings.get_int("registry_cache_ttl_s")
@@ -162,6 +181,7 @@ def _cache_get(engine: Engine, kind: Kind, numero: str) -> tuple[dict[str, Any],
 def _cache_put(engine: Engine, kind: Kind, numero: str, record: dict[str, Any]) -> None:
     fields = {k: v for k, v in record.items() if k in RECORD_FIELDS[kind]}
     with engine.storage.write() as conn:
-        conn.execute("INSERT INTO registry_cache (kind, numero, record, fetched_at) VALUES (?, ?, ?, ?) "
-                     "ON CONFLICT(kind, numero) DO UPDATE SET record = excluded.record, "
-                     "fetched_at = excluded.fetched_at", (kind, numero, json.dumps(fields, ensure_ascii=False), now()))
+        conn.execute("INSERT INTO registry_cache (environment, kind, numero, record, fetched_at) VALUES (?, ?, ?, ?, ?) "
+                     "ON CONFLICT(environment, kind, numero) DO UPDATE SET record = excluded.record, "
+                     "fetched_at = excluded.fetched_at",
+                     (current(engine), kind, numero, json.dumps(fields, ensure_ascii=False), now()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .environments import NAMES as ENVIRONMENT_NAMES
 from .errors import invalid
 from .storage import ReadCache, Storage
 
@@ -71,6 +72,9 @@ class Setting:
     label: str = ""  # what Ajustes calls it, in a shop owner's words
     group: str = "Otros"  # the Ajustes tab it lives in
     advanced: bool = False  # behind «Avanzado»: addresses, time-outs, diagnostics
+    # A running sandbox stands in for it: in the sandbox environment the value comes from the sandbox
+    # (app.core.environments.SandboxEndpoints), never from here, and a sandbox never writes it here.
+    sandboxed: bool = False
 
 
 # The Ajustes tabs that hold settings, in order.
@@ -83,7 +87,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("environment", "sandbox",
                 "Dónde van los comprobantes: sandbox (todo en este equipo, para aprender), beta (el servidor de "
                 "pruebas de SUNAT) o produccion (comprobantes reales).",
-                _choice("sandbox", "beta", "produccion"),
+                _choice(*ENVIRONMENT_NAMES),
                 label="Entorno de trabajo", group="Entorno"),
         Setting("sunat_rules_dir", "",
                 "Carpeta con las reglas oficiales de SUNAT (la carpeta VALI del Facturador SUNAT). "
@@ -95,13 +99,13 @@ SETTINGS: dict[str, Setting] = {
                 label="Algoritmo de firma", group="SUNAT", advanced=True),
         Setting("sunat_url_beta", "https://e-beta.sunat.gob.pe/ol-ti-itcpfegem-beta/billService",
                 "Servicio billService de SUNAT beta.", _url,
-                label="Dirección de SUNAT beta", group="SUNAT", advanced=True),
+                label="Dirección de SUNAT beta", group="SUNAT", advanced=True, sandboxed=True),
         Setting("sunat_url_produccion", "https://e-factura.sunat.gob.pe/ol-ti-itcpfegem/billService",
                 "Servicio billService de SUNAT producción.", _url,
-                label="Dirección de SUNAT producción", group="SUNAT", advanced=True),
+                label="Dirección de SUNAT producción", group="SUNAT", advanced=True, sandboxed=True),
         Setting("sunat_url_consulta", "https://e-factura.sunat.gob.pe/ol-it-wsconscpegem/billConsultService",
                 "Servicio billConsultService (consulta de CDR) de SUNAT.", _url,
-                label="Dirección de consulta de CDR", group="SUNAT", advanced=True),
+                label="Dirección de consulta de CDR", group="SUNAT", advanced=True, sandboxed=True),
         Setting("sunat_timeout_s", "30", "Tiempo máximo de espera de una respuesta de SUNAT, en segundos.",
                 _integer(1, 600),
                 label="Espera máxima de SUNAT (segundos)", group="SUNAT", advanced=True),
@@ -117,15 +121,15 @@ SETTINGS: dict[str, Setting] = {
                 label="Guardar cada consulta durante (segundos)", group="Consultas", advanced=True),
         Setting("registry_providers", "",
                 "Proveedores de consultas, en orden, separados por comas (p. ej. yupana,factiliza).", _providers,
-                label="Proveedores de consultas", group="Consultas"),
+                label="Proveedores de consultas", group="Consultas", sandboxed=True),
         Setting("registry_yupana_url", "",
                 "Dirección base de otro servicio Yupana (o compatible con este contrato) para consultas; "
                 "su token se guarda cifrado.", _url,
-                label="Dirección del servicio Yupana", group="Consultas", advanced=True),
+                label="Dirección del servicio Yupana", group="Consultas", advanced=True, sandboxed=True),
         Setting("registry_factiliza_url", "https://api.factiliza.com/v1",
                 "Dirección base de un proveedor de consultas con la forma de Factiliza (/ruc/info/…); "
                 "su token se guarda cifrado.", _url,
-                label="Dirección del proveedor tipo Factiliza", group="Consultas", advanced=True),
+                label="Dirección del proveedor tipo Factiliza", group="Consultas", advanced=True, sandboxed=True),
         Setting("registry_timeout_s", "8", "Tiempo máximo de espera de un proveedor de consultas, en segundos.",
                 _integer(1, 120),
                 label="Espera máxima de un proveedor (segundos)", group="Consultas", advanced=True),
@@ -197,6 +201,7 @@ def markdown() -> str:
              "| clave | en Ajustes | por defecto | significado |", "|---|---|---|---|"]
     for s in SETTINGS.values():
         where = f"{s.group} → {s.label}" + (" (avanzado)" if s.advanced else "")
+        where += " (en sandbox: la del sandbox en marcha)" if s.sandboxed else ""
         lines.append(f"| `{s.key}` | {where} | `{s.default}` | {s.description} |")
     lines += ["", "Los secretos (claves privadas, clave SOL, tokens) no son configuración: se guardan cifrados "
               "(ver docs/security.md).", ""]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from . import outbox, sunat_errors, xml_limits
+from . import environments, outbox, sunat_errors, xml_limits
 from .cdr import Cdr, safe_parser
 from .contract import EnviarRequest, EnviarResult
 from .errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured
@@ -63,12 +63,17 @@ def sol_credentials(engine: Engine, ruc: str, ambiente: str = "beta") -> tuple[s
                          "a SUNAT producción.")
 
 
-def client_for(engine: Engine, ambiente: str, ruc: str) -> SunatClient:
-    """A client for one submission; its HTTP connections come from the engine's pool (one client per endpoint)."""
+def client_for(engine: Engine, environment: str, ruc: str) -> SunatClient:
+    """A client for one submission of `environment`, at that environment's addresses only; its HTTP connections
+    come from the engine's pool (one client per endpoint)."""
+    ambiente = environments.ambiente_of(environment)
+    url = environments.endpoint(engine, f"sunat_url_{ambiente}", environment)
+    if not url and environment == environments.SANDBOX:
+        raise environments.sandbox_not_running("el SUNAT de prueba")
     usuario, clave = sol_credentials(engine, ruc, ambiente)
-    url = engine.settings.get(f"sunat_url_{ambiente}")
     return SunatClient(url, f"{ruc}{usuario}", clave, timeout=float(engine.settings.get("sunat_timeout_s")),
-                       consult_url=engine.settings.get("sunat_url_consulta"), http=engine.sunat_http)
+                       consult_url=environments.endpoint(engine, "sunat_url_consulta", environment),
+                       http=engine.sunat_http)
 
 
 # ---------------------------------------------------------------- the voucher
@@ -102,6 +107,18 @@ def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
     return vouchers.find_by_signed_xml(engine, xml_firmado)
 
 
+def _refuse_other_environments(engine: Engine, xml_firmado: str, doc: DocumentId, environment: str) -> None:
+    """A voucher Yupana generated in another environment is not sent here: its number belongs to that one."""
+    from . import vouchers
+
+    origin = vouchers.environment_of_signed(engine, xml_firmado)
+    if origin is not None and origin != environment:
+        raise conflict("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} se generó en el entorno "
+                                      f"«{environments.get(origin).label}» y Yupana trabaja ahora en "
+                                      f"«{environments.get(environment).label}»: no se envía a otro entorno. Vuelva "
+                                      f"al entorno {origin} para enviarlo, o genere uno nuevo en este.")
+
+
 def _check_signature(xml: bytes) -> str:
     """A voucher Yupana did not generate is accepted only when its signature verifies; returns its digest."""
     result = verify_xml(xml)
@@ -122,11 +139,15 @@ def _other_content(doc: DocumentId) -> YupanaError:
 
 def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
     xml = request.xml_firmado.encode("utf-8")
+    environment = environments.current(engine)
+    environments.check_ambiente(environment, request.ambiente)  # sent where the app works, never elsewhere
     _, doc = _read_voucher(xml)
-    sol_credentials(engine, doc.ruc, request.ambiente)  # no credentials: say so now, queue nothing
+    client_for(engine, environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
     known = _known_voucher(engine, request.xml_firmado)
+    if known is None:
+        _refuse_other_environments(engine, request.xml_firmado, doc, environment)
     digest = known["digest_value"] if known else _check_signature(xml)
-    row = outbox.enqueue(engine, doc, xml, request.ambiente, known["id"] if known else None, digest)
+    row = outbox.enqueue(engine, doc, xml, environment, known["id"] if known else None, digest)
     if outbox.stored_digest(row) != digest:  # the same serie-número with other signed content: not this one's CDR
         raise _other_content(doc)
     stored = outbox.stored_cdr(engine, row["id"])

@@ -31,6 +31,7 @@ from .contract import (
     repaired_for_checks,
     translate_validation_error,
 )
+from .environments import NAMES, current
 from .errors import YupanaError, conflict, invalid, invalid_many, not_found
 from .storage import register_migrations
 
@@ -111,6 +112,33 @@ def m003_no_hash_indexes_for_new_vouchers(db) -> None:
     when generated, one when signed). Rows stored before the canonical form keep theirs."""
     db.execute("DROP INDEX vouchers_xml_sha256")
     db.execute("DROP INDEX vouchers_signed_sha256")
+    db.execute("CREATE INDEX vouchers_old_xml_sha256 ON vouchers (xml_sha256) WHERE canonical = 0")
+    db.execute("CREATE INDEX vouchers_old_signed_sha256 ON vouchers (signed_sha256) WHERE canonical = 0")
+
+
+@migrations()
+def m004_environment(db) -> None:
+    """A voucher belongs to the environment it was generated in: its number, its place in the list and where it
+    can be sent (docs/architecture.md, «Entornos»). Rows stored before: those sent to SUNAT production are
+    production's; the others belong to the folder's environment (sandbox when never set)."""
+    row = db.execute("SELECT value FROM settings WHERE key = 'environment'").fetchone()
+    folder = row[0] if row else "sandbox"
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'vouchers'").fetchone()[0]
+    unique = re.search(r"UNIQUE \(emisor_ruc, tipo, serie, numero\)", sql)
+    assert unique is not None, "the vouchers table is not the one m002 made"
+    create = (sql[:unique.start()] + "environment TEXT NOT NULL, UNIQUE (environment, emisor_ruc, tipo, serie, numero)"
+              + sql[unique.end():])
+    create = re.sub(r'^CREATE TABLE "?vouchers"?', "CREATE TABLE vouchers_m004", create)
+    db.execute(create)
+    columns = ", ".join(r[1] for r in db.execute("PRAGMA table_info(vouchers)").fetchall())
+    produced = ("SELECT voucher_id FROM sunat_submissions WHERE ambiente = 'produccion' AND voucher_id IS NOT NULL"
+                if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sunat_submissions'").fetchone()
+                else "SELECT NULL WHERE 0")
+    db.execute(f"INSERT INTO vouchers_m004 ({columns}, environment) SELECT {columns}, "
+               f"CASE WHEN id IN ({produced}) THEN 'produccion' ELSE ? END FROM vouchers", [folder])
+    db.execute("DROP TABLE vouchers")
+    db.execute("ALTER TABLE vouchers_m004 RENAME TO vouchers")
+    db.execute("CREATE INDEX vouchers_status ON vouchers (environment, status, id)")
     db.execute("CREATE INDEX vouchers_old_xml_sha256 ON vouchers (xml_sha256) WHERE canonical = 0")
     db.execute("CREATE INDEX vouchers_old_signed_sha256 ON vouchers (signed_sha256) WHERE canonical = 0")
 
@@ -476,8 +504,8 @@ def _result(row: dict) -> GenerarXmlResult:
 def _existing(engine: Engine, request: GenerarXmlRequest, content_key: str) -> GenerarXmlResult | None:
     # Asked before every generation, almost always for a new number: one look in the unique index, no texts.
     issued = engine.storage.conn().execute(
-        "SELECT id FROM vouchers WHERE emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
-        (request.emisor.ruc, request.tipo, request.serie, request.numero)).fetchone()
+        "SELECT id FROM vouchers WHERE environment = ? AND emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
+        (current(engine), request.emisor.ruc, request.tipo, request.serie, request.numero)).fetchone()
     if issued is None:
         return None
     row = get(engine, issued[0])
@@ -522,11 +550,11 @@ def generate(engine: Engine, request: GenerarXmlRequest) -> GenerarXmlResult:
     try:
         with engine.storage.write(durable=True) as conn:  # a number handed out must survive a power cut
             voucher_id = conn.execute(
-                "INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"
+                "INSERT INTO vouchers (environment, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"
                 " content_key, status, receptor_tipo_documento, receptor_numero_documento,"
                 " receptor_nombre, moneda, total, fecha_emision, canonical)"
-                " VALUES (?,?,?,?,?,?,?,?,'generado',?,?,?,?,?,?,1)",
-                (doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, digest, xml_sha256, content_key,
+                " VALUES (?,?,?,?,?,?,?,?,?,'generado',?,?,?,?,?,?,1)",
+                (current(engine), doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, digest, xml_sha256, content_key,
                  doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
                  doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat())).lastrowid
             conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
@@ -562,8 +590,9 @@ def _voucher(engine: Engine, where: str, params: tuple) -> dict | None:
 
 
 def find(engine: Engine, emisor_ruc: str, tipo: str, serie: str, numero: int) -> dict | None:
-    return _voucher(engine, "v.emisor_ruc = ? AND v.tipo = ? AND v.serie = ? AND v.numero = ?",
-                    (emisor_ruc, tipo, serie, numero))
+    """A voucher of the current environment by its serie-número."""
+    return _voucher(engine, "v.environment = ? AND v.emisor_ruc = ? AND v.tipo = ? AND v.serie = ? AND v.numero = ?",
+                    (current(engine), emisor_ruc, tipo, serie, numero))
 
 
 def get(engine: Engine, voucher_id: int) -> dict | None:
@@ -602,18 +631,23 @@ def key_of_text(xml: str) -> tuple[str, str, str, int] | None:
     return ruc, tipo, serie, int(numero)
 
 
-def _by_text(engine: Engine, columns: str, hash_column: str, text: str, encoded: bytes | None = None) -> dict | None:
+def _by_text(engine: Engine, columns: str, hash_column: str, text: str, encoded: bytes | None = None,
+             environments: tuple[str, ...] | None = None) -> dict | None:
+    """The voucher of one of `environments` (the current one by default) whose text is exactly `text`."""
+    environments = environments or (current(engine),)
+    marks = ", ".join("?" * len(environments))
     digest = hashlib.sha256(encoded if encoded is not None else text.encode("utf-8")).hexdigest()
     key = key_of_text(text)
     if key is not None:
-        row = engine.storage.query_one(
-            f"SELECT {columns}, {hash_column} AS text_sha256 FROM vouchers v"
-            " WHERE emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?", key)
-        if row is not None and row.pop("text_sha256") == digest:
-            return row
+        for row in engine.storage.query(
+                f"SELECT {columns}, {hash_column} AS text_sha256 FROM vouchers v"
+                f" WHERE environment IN ({marks}) AND emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
+                (*environments, *key)):
+            if row.pop("text_sha256") == digest:
+                return row
     return engine.storage.query_one(  # rows stored before this scheme (the partial index covers only those)
-        f"SELECT {columns} FROM vouchers v WHERE {hash_column} = ? AND canonical = 0 ORDER BY id DESC LIMIT 1",
-        (digest,))
+        f"SELECT {columns} FROM vouchers v WHERE {hash_column} = ? AND canonical = 0 AND environment IN ({marks}) "
+        "ORDER BY id DESC LIMIT 1", (digest, *environments))
 
 
 def find_by_xml(engine: Engine, xml: str) -> dict | None:
@@ -624,6 +658,12 @@ def find_by_xml(engine: Engine, xml: str) -> dict | None:
 def find_by_signed_xml(engine: Engine, xml_firmado: str) -> dict | None:
     row = _by_text(engine, "id", "signed_sha256", xml_firmado)
     return get(engine, row["id"]) if row else None
+
+
+def environment_of_signed(engine: Engine, xml_firmado: str) -> str | None:
+    """The environment a signed voucher was generated in, whichever it is; None for one Yupana did not generate."""
+    row = _by_text(engine, "environment", "signed_sha256", xml_firmado, environments=NAMES)
+    return row["environment"] if row else None
 
 
 # What operation 2 needs of a voucher found by its text; the text itself is the caller's, so it is not read back.
@@ -683,15 +723,16 @@ def set_status(engine: Engine, voucher_id: int, status: str) -> None:
     engine.events.emit("voucher.changed", {"id": voucher_id, "status": status})
 
 
-LIST_COLUMNS = ("id, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, status, receptor_tipo_documento,"
+LIST_COLUMNS = ("id, environment, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, status, receptor_tipo_documento,"
                 " receptor_numero_documento, receptor_nombre, moneda, total, fecha_emision, digest_value,"
                 " created_at, updated_at")
 
 
 def list_vouchers(engine: Engine, search: str | None = None, status: str | None = None,
                   limit: int = 200) -> list[dict]:
-    """Newest first; `search` matches serie-número, customer number or name, or file name."""
-    where, params = [], []  # type: list[str], list[Any]
+    """The current environment's, newest first; `search` matches serie-número, customer number or name, or file
+    name."""
+    where, params = ["environment = ?"], [current(engine)]  # type: list[str], list[Any]
     if status:
         where.append("status = ?")
         params.append(status)
@@ -700,18 +741,17 @@ def list_vouchers(engine: Engine, search: str | None = None, status: str | None 
         where.append("(serie || '-' || numero LIKE ? OR receptor_numero_documento LIKE ? OR receptor_nombre LIKE ?"
                      " OR nombre_archivo LIKE ?)")
         params += [like, like, like, like]
-    sql = f"SELECT {LIST_COLUMNS} FROM vouchers"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
+    sql = f"SELECT {LIST_COLUMNS} FROM vouchers WHERE " + " AND ".join(where)
     sql += " ORDER BY id DESC LIMIT ?"
     params.append(max(1, int(limit)))
     return engine.storage.query(sql, tuple(params))
 
 
 def next_numero(engine: Engine, emisor_ruc: str, tipo: str, serie: str) -> int:
+    """The next number of a serie in the current environment: sandbox and beta trials never use up real numbers."""
     row = engine.storage.query_one(
-        "SELECT MAX(numero) AS last FROM vouchers WHERE emisor_ruc = ? AND tipo = ? AND serie = ?",
-        (emisor_ruc, tipo, serie))
+        "SELECT MAX(numero) AS last FROM vouchers WHERE environment = ? AND emisor_ruc = ? AND tipo = ? AND serie = ?",
+        (current(engine), emisor_ruc, tipo, serie))
     return int(row["last"] or 0) + 1 if row else 1
 
 

@@ -20,14 +20,16 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.core import environments
 from app.core.errors import unreadable_file
 
 from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path
+from .environment import confirm_switch
 from .widgets import MessageBanner
 
-ENVIRONMENT_CHOICES = [
+ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.environments
     ("sandbox", "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
     ("beta", "SUNAT beta: el servidor de pruebas de SUNAT (necesita internet; los comprobantes no valen)."),
     ("produccion", "Producción: comprobantes reales ante SUNAT (necesita certificado real y clave SOL)."),
@@ -45,7 +47,8 @@ def apply_setup(context: Context, company: Any, environment: str, certificate: t
         started = context.sandboxes.start()
         done.append("Modo sandbox activo" + (f": {', '.join(sorted(started))}." if started else "."))
     else:
-        done.append(f"Entorno: {environment}.")
+        context.sandboxes.stop()
+        done.append(f"Entorno: {environments.get(environment).label}.")
     # A certificate that cannot be made or read stops «Terminar» with its reason on the last page: the
     # assistant never closes saying all went well when the shop cannot sign yet.
     if certificate is None:
@@ -170,8 +173,20 @@ class SetupAssistant(QWizard):
     def accept(self) -> None:  # «Terminar»: save everything on a worker, close only when it worked
         page = self.environment_page
         page.banner.clear()
+        chosen = page.choice()
+        self.context.workers.run(self, self.context.engine.config_get, "environment",
+                                 done=lambda now: self._confirm_then_apply(now, chosen))
+
+    def _confirm_then_apply(self, now: str, chosen: str) -> None:
+        """Another environment than the folder's: say what changes and ask first (as Ajustes does)."""
+        if chosen == now:
+            self._apply(chosen)
+        else:
+            confirm_switch(self, self.context, chosen, lambda: self._apply(chosen))
+
+    def _apply(self, environment: str) -> None:
         company = self.company_page.form.company()
-        self.context.workers.run(self, apply_setup, self.context, company, page.choice(),
+        self.context.workers.run(self, apply_setup, self.context, company, environment,
                                  self.certificate_page.choice(), done=self._finished, failed=self._failed,
                                  busy=[self.button(QWizard.WizardButton.FinishButton),
                                        self.button(QWizard.WizardButton.BackButton)])

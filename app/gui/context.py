@@ -5,16 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.environments import ambiente_of
+
 from .bridge import EngineEvents
 from .sandbox_mode import SandboxMode
 from .workers import Workers
-
-ENVIRONMENTS = {
-    # setting value: (label, badge colour)
-    "sandbox": ("SANDBOX", "#00796b"),
-    "beta": ("BETA", "#e65100"),
-    "produccion": ("PRODUCCIÓN", "#c62828"),
-}
 
 
 @dataclass
@@ -25,5 +20,5 @@ class Context:
     sandboxes: SandboxMode
 
     def ambiente(self, environment: str) -> str:
-        """The contract's `ambiente` for the app's environment: the sandbox stands in for SUNAT beta."""
-        return "produccion" if environment == "produccion" else "beta"
+        """The contract's `ambiente` for the app's environment (app.core.environments)."""
+        return ambiente_of(environment)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QMainWindow,
     QStackedWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -20,8 +21,9 @@ from app.core.secrets import KEYRING_MISSING, UNLOCKED
 from app.optional import load_optional
 
 from .bridge import EngineEvents
-from .context import ENVIRONMENTS, Context
+from .context import Context
 from .crash import crash_dialog
+from .environment import EnvironmentBanner, badge
 from .pages import NotAvailablePage
 from .sandbox_mode import SandboxMode
 from .widgets import Badge
@@ -78,9 +80,14 @@ class MainWindow(QMainWindow):
         for _ in SECTIONS:
             self.pages.addWidget(QWidget())  # replaced by the real page when first opened
         central = QWidget()
-        layout = QHBoxLayout(central)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.environment_banner = EnvironmentBanner()  # beta and production: said across the window
+        column.addWidget(self.environment_banner)
+        layout = QHBoxLayout()
         layout.addWidget(self.navigation)
         layout.addWidget(self.pages, 1)
+        column.addLayout(layout, 1)
         self.setCentralWidget(central)
         self._build_status_bar()
         self.navigation.currentRowChanged.connect(self._open_row)
@@ -147,8 +154,9 @@ class MainWindow(QMainWindow):
 
     def _show_status(self, snapshot: dict[str, Any]) -> None:
         self.snapshot = snapshot
-        text, colour = ENVIRONMENTS.get(snapshot["environment"], (snapshot["environment"].upper(), "#555"))
+        text, colour = badge(snapshot["environment"])
         self.environment_label.set(text, colour)
+        self.environment_banner.show_environment(snapshot["environment"])
         self.environment_label.setToolTip("Entorno de trabajo (Ajustes → Entorno)")
         pending = snapshot["pending"]
         self.pending_label.setText("Envíos pendientes: —" if pending is None else f"Envíos pendientes: {pending}")
@@ -177,8 +185,11 @@ class MainWindow(QMainWindow):
         return None
 
     def start_sandbox_if_chosen(self) -> None:
-        """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up (once keys can be read)."""
-        if self.engine.config_get("environment") == "sandbox" and self.engine.secret_state() == UNLOCKED:
+        """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up (once keys can be read);
+        another environment stops them, and their addresses go with them."""
+        if self.engine.config_get("environment") != "sandbox":
+            self.context.sandboxes.stop()
+        elif self.engine.secret_state() == UNLOCKED:
             self.context.sandboxes.start()
 
     # ------------------------------------------------------------ keys, assistant and errors

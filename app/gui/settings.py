@@ -21,22 +21,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.environments import ENVIRONMENTS
 from app.core.errors import ErrorDetail, YupanaError, invalid_many
 
 from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path, confirm
+from .environment import confirm_switch
 from .widgets import FieldErrors, MessageBanner, heading, value_of
 from .workers import require
 
 CHOICES = {
-    "environment": [("sandbox", "Sandbox (todo local, sin internet)"), ("beta", "SUNAT beta (pruebas)"),
-                    ("produccion", "Producción (comprobantes reales)")],
+    "environment": [(e.name, e.label) for e in ENVIRONMENTS.values()],
     "signature_algorithm": [("rsa-sha1", "RSA-SHA1 (el que usa SUNAT)"), ("rsa-sha256", "RSA-SHA256")],
     "log_level": [(v, v) for v in ("DEBUG", "INFO", "WARNING", "ERROR")],
     "api_docs": [("no", "No"), ("si", "Sí (página /docs)")],
     "api_autostart": [("no", "No"), ("si", "Sí, al abrir Yupana")],
 }
+
+
+# Under the addresses a running sandbox stands in for (app.core.environments).
+SANDBOXED_NOTE = " En el entorno sandbox se usa la del sandbox en marcha: esta es la de beta y producción."
 
 
 def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
@@ -122,7 +127,7 @@ class SettingsForm(QWidget):
         widget = self._field(setting.key)
         widget.setToolTip(setting.description)
         self.fields[setting.key] = widget
-        hint = QLabel(setting.description)
+        hint = QLabel(setting.description + (SANDBOXED_NOTE if setting.sandboxed else ""))
         hint.setWordWrap(True)
         hint.setStyleSheet("color: #666; font-size: 11px;")
         box = QWidget()
@@ -164,6 +169,12 @@ class SettingsForm(QWidget):
     def save(self) -> None:
         changed = {k: self.value(k) for k in self.fields if self.value(k) != self.loaded.get(k)}
         self.errors.clear()
+        if "environment" in changed:  # where vouchers go: said and confirmed first
+            confirm_switch(self, self.context, changed["environment"], lambda: self._save(changed))
+        else:
+            self._save(changed)
+
+    def _save(self, changed: dict[str, str]) -> None:
         self.context.workers.run(self, save_settings, self.context.engine, changed, done=self._saved,
                                  failed=self._failed, busy=[self.save_button])
 

@@ -502,8 +502,10 @@ class VoucherForm(QDialog):
             return
         self.progress.setValue(0)
         self.progress.show()
-        ambiente = self.context.ambiente(self.environment)
-        self.context.workers.run(self, lambda job: emit(self.engine, request, ambiente, job.report), pass_job=True,
+        def work(job: Any) -> dict[str, Any]:  # the environment at the moment of sending, not when the form opened
+            return emit(self.engine, request, self.context.ambiente(self.engine.config_get("environment")), job.report)
+
+        self.context.workers.run(self, work, pass_job=True,
                                  progress=self._step, done=self.show_outcome, failed=self.show_failure,
                                  busy=[self.emit_button])
 

@@ -96,7 +96,8 @@ class VouchersPage(QWidget):
         self.reload()
 
     def _on_event(self, name: str, payload: dict) -> None:
-        if name.startswith(("voucher", "submission", "sunat.")):
+        if name.startswith(("voucher", "submission", "sunat.")) or (
+                name == "settings.changed" and payload.get("key") == "environment"):  # the other environment's list
             self.reload()
 
     def reload(self) -> None:

@@ -70,8 +70,19 @@ class Sandbox:
     def stop(self) -> None:
         self._server.stop()
 
+    def endpoints(self) -> dict[str, str]:
+        """What this running sandbox stands in for: setting key (a `sandboxed` setting) or secret name → value."""
+        return {}
+
     def configure(self, engine: Engine) -> None:
-        """Point `engine`'s settings at this running sandbox (used by `yupana sandbox --configure`)."""
+        """Make this running sandbox what `engine`'s sandbox environment uses (SandboxMode, `yupana sandbox
+        --configure`). Only the sandbox environment reads these addresses: the settings are never touched, so
+        beta and production keep theirs (app.core.environments)."""
+        engine.sandbox_endpoints.put(self.endpoints())
+
+    def unconfigure(self, engine: Engine) -> None:
+        """Forget this sandbox's addresses (before it stops): the sandbox environment has none until one runs."""
+        engine.sandbox_endpoints.remove(list(self.endpoints()))
 
     def __enter__(self) -> Sandbox:
         self.start()

@@ -13,16 +13,14 @@ from __future__ import annotations
 import json
 import random
 import threading
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from app.core.identifiers import ruc_check_digit
+from app.core.providers import token_secret_name
 from app.core.ubigeo import table as ubigeo_table
 
 from .base import QuietHandler, Sandbox
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
 
 TOKEN = "sandbox-registry-token"
 MODES = ("401", "404", "429", "500", "slow")
@@ -222,9 +220,8 @@ class RegistrySandbox(Sandbox):
         self._released.set()
         super().stop()
 
-    def configure(self, engine: Engine) -> None:
-        engine.config_set("registry_yupana_url", self.contract_url)
-        engine.config_set("registry_factiliza_url", self.factiliza_url)
-        engine.config_set("registry_providers", "factiliza,yupana")
-        engine.set_provider_token("factiliza", self.token)
-        engine.set_provider_token("yupana", self.token)
+    def endpoints(self) -> dict[str, str]:
+        """Both provider shapes, with this sandbox's public test token (not a secret: it is in this file)."""
+        return {"registry_yupana_url": self.contract_url, "registry_factiliza_url": self.factiliza_url,
+                "registry_providers": "factiliza,yupana",
+                token_secret_name("factiliza"): self.token, token_secret_name("yupana"): self.token}

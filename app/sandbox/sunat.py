@@ -233,10 +233,12 @@ class SunatSandbox(Sandbox):
     def consult_url(self) -> str:
         return self.base_url + CONSULT_PATH
 
+    def endpoints(self) -> dict[str, str]:
+        """The sandbox environment's beta and CDR look-up; production is never stood in for (docs/sunat.md)."""
+        return {"sunat_url_beta": self.bill_url, "sunat_url_consulta": self.consult_url}
+
     def configure(self, engine: Engine) -> None:
-        """Beta and the CDR look-up point here; production is never redirected (docs/sunat.md)."""
-        engine.config_set("sunat_url_beta", self.bill_url)
-        engine.config_set("sunat_url_consulta", self.consult_url)
+        super().configure(engine)
         if not self.rules_dir:
             self.rules_dir = engine.config_get("sunat_rules_dir")
 

@@ -1,0 +1,59 @@
+"""Changing the environment in the windows: what changes, said before it happens, and the banner of beta and
+production. The names, labels and destinations come from app.core.environments; only colours live here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from app.core.environments import ENVIRONMENTS, switch_summary
+
+from .dialogs import confirm
+
+COLOURS = {"sandbox": "#00796b", "beta": "#e65100", "produccion": "#c62828"}
+
+
+def badge(name: str) -> tuple[str, str]:
+    """(text, colour) of the status bar's badge."""
+    known = ENVIRONMENTS.get(name)
+    return (known.badge, COLOURS[name]) if known else (name.upper(), "#555")
+
+
+def confirm_switch(owner: QWidget, context: Any, target: str, on_yes: Callable[[], None]) -> None:
+    """Read what changes on a worker, then ask (without blocking); `on_yes` runs only on «Sí». The box is kept
+    on `owner.environment_box` (tests answer it)."""
+
+    def ask(text: str) -> None:
+        owner.environment_box = confirm(owner, "Cambiar de entorno", text + "\n\n¿Cambiar de entorno?", on_yes)
+
+    context.workers.run(owner, switch_summary, context.engine, target, done=ask)
+
+
+class EnvironmentBanner(QLabel):
+    """A band across the main window in beta and production, so nobody issues there by mistake."""
+
+    TEXTS = {
+        "beta": "SUNAT BETA · Los comprobantes van al servidor de pruebas de SUNAT: no tienen valor tributario.",
+        "produccion": "PRODUCCIÓN · Los comprobantes que emita son reales y se envían a SUNAT.",
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("environmentBanner")
+        self.setWordWrap(True)
+        self.environment = ""
+        self.hide()
+
+    def show_environment(self, name: str) -> None:
+        self.environment = name
+        text = self.TEXTS.get(name)
+        if text is None:
+            self.hide()
+            return
+        self.setText(text)
+        self.setToolTip("Entorno de trabajo: se cambia en Ajustes → Entorno.")
+        self.setStyleSheet(f"QLabel#environmentBanner {{ background: {COLOURS[name]}; color: white; "
+                           "font-weight: bold; padding: 6px 12px; }")
+        self.show()
