@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import batches, messaging, outbox, padron, providers, registry, signing, sunat, vouchers
+from . import batches, outbox, padron, providers, registry, signing, sunat, vouchers
 from .certificates import CertificateInfo, CertificateStore
 from .companies import Companies, Company
 from .contract import (
@@ -38,6 +38,11 @@ from .contract import (
 from .errors import ErrorCode, YupanaError, invalid
 from .events import EventBus
 from .logs import close_logging, setup_logging
+from .messaging import clock as messaging_clock
+from .messaging.forwarding import Forwarder
+from .messaging.gateways import Media
+from .messaging.listener import Listener
+from .messaging.service import MessagingService
 from .paths import data_home, database_path
 from .secrets import SecretStore
 from .settings import Settings
@@ -94,6 +99,17 @@ class Engine:
         self.outbox = outbox.Outbox(self, lambda ambiente, ruc: sunat.client_for(self, ambiente, ruc))
         self.on_close(self.outbox.stop)
         self.outbox.start_if_pending()
+        # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the
+        # forwarder, which starts at once only when deliveries are waiting.
+        self.messaging = MessagingService(self.storage, self.secrets, self.settings, self.events)
+        self.listener = Listener(self.messaging)
+        self.forwarder = Forwarder(self.messaging.store, self.messaging.subscription_secret, self.events)
+        self.messaging.listener_base_url = lambda: self.listener.base_url
+        self.messaging.after_ingest = self.forwarder.wake
+        self.on_close(self.messaging.close)
+        self.on_close(self.forwarder.stop)
+        self.on_close(self.listener.stop)
+        self.forwarder.start_if_pending()
         log.info("engine opened on %s", self.home)
 
     # ------------------------------------------------------------ the contract's operations
@@ -108,10 +124,10 @@ class Engine:
         return sunat.submit(self, parse_model(EnviarRequest, request))
 
     def chat_send(self, request: ChatSendRequest | dict) -> ChatSendResult:
-        return messaging.send(self, parse_model(ChatSendRequest, request))
+        return self.messaging.send(parse_model(ChatSendRequest, request))
 
     def chat_webhook(self, request: ChatWebhookRequest | dict) -> ChatWebhookResult:
-        return messaging.subscribe(self, parse_model(ChatWebhookRequest, request))
+        return self.messaging.subscribe(parse_model(ChatWebhookRequest, request))
 
     def ruc(self, numero: str) -> RucRecord:
         return registry.lookup_ruc(self, numero)
@@ -250,6 +266,68 @@ class Engine:
         if name not in providers.PROVIDERS:
             raise invalid("proveedor", f"El proveedor «{name}» no existe. Válidos: {', '.join(providers.PROVIDERS)}.")
         self.secrets.put(providers.token_secret_name(name), token.strip().encode())
+
+    # ------------------------------------------------------------ messaging (docs/messaging.md)
+
+    def messaging_save_instance(self, name: str, gateway: str, base_url: str,
+                                credentials: dict[str, str] | None = None,
+                                options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Create or update an instance; credentials go to the secret store, never to settings or logs."""
+        return self.messaging.save_instance(name, gateway, base_url, credentials, options)
+
+    def messaging_instances(self) -> list[dict[str, Any]]:
+        return self.messaging.instances()
+
+    def messaging_test_connection(self, name: str) -> str:
+        """«Probar conexión»: the instance's state at its gateway (open, close, connecting)."""
+        return self.messaging.test_connection(name)
+
+    def messaging_register_webhook(self, name: str) -> str:
+        """Tell the instance's gateway to post its events to our listener; returns that URL."""
+        return self.messaging.register_webhook(name)
+
+    def send_message(self, instance: str, to: str, text: str, *, media_path: str | Path | None = None,
+                     media_url: str | None = None) -> ChatSendResult:
+        """Operation 4 with a local attachment (a voucher's PDF or XML) as well as a URL."""
+        media = Media(path=Path(media_path)) if media_path else Media(url=media_url) if media_url else None
+        return self.messaging.send_message(instance, to, text, media)
+
+    def messaging_messages(self, instance: str | None = None, peer: str | None = None) -> list[dict[str, Any]]:
+        return self.messaging.store.messages(instance, peer)
+
+    def messaging_conversations(self) -> list[dict[str, Any]]:
+        return self.messaging.store.conversations()
+
+    def messaging_subscriptions(self) -> list[dict[str, Any]]:
+        return self.messaging.store.subscriptions()
+
+    def messaging_resend(self, subscription_id: str) -> int:
+        """«Reenviar»: waiting and failed deliveries of a subscription are tried again now."""
+        count = self.messaging.store.resend(subscription_id, messaging_clock.now())
+        self.forwarder.wake()
+        return count
+
+    def start_listener(self, host: str | None = None, port: int | None = None) -> str:
+        """Start the webhook listener (address and port from settings unless given); returns its URL."""
+        url = self.listener.start(host or self.settings.get("listener_host"),
+                                  self.settings.get_int("listener_port") if port is None else port)
+        self.events.emit("listener.changed", self.listener.state())
+        return url
+
+    def stop_listener(self) -> None:
+        self.listener.stop()
+        self.events.emit("listener.changed", self.listener.state())
+
+    def listener_state(self) -> dict[str, Any]:
+        """{state: running|stopped|error, url, exposed (bound beyond this PC), error}."""
+        return self.listener.state()
+
+    def listener_status(self) -> str:
+        """The status bar's words for the listener."""
+        state = self.listener.state()
+        if state["state"] == "running":
+            return f"receptor activo en {state['url']}" + (" (expuesto a la red)" if state["exposed"] else "")
+        return "receptor con error" if state["state"] == "error" else "receptor detenido"
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register something (a listener thread, a worker) to stop when the engine closes."""

@@ -109,6 +109,16 @@ SETTINGS: dict[str, Setting] = {
                 _integer(1, 120)),
         Setting("api_host", "127.0.0.1", "Dirección de la API local (solo este equipo)."),
         Setting("api_port", "8787", "Puerto de la API local.", _integer(0, 65535)),
+        Setting("listener_host", "127.0.0.1",
+                "Dirección del receptor de webhooks de mensajería. 127.0.0.1: solo este equipo; la dirección de "
+                "la red local si la pasarela corre en otro equipo (se muestra una advertencia)."),
+        Setting("listener_port", "8788", "Puerto del receptor de webhooks de mensajería (0 elige uno libre).",
+                _integer(0, 65535)),
+        Setting("listener_public_url", "",
+                "Dirección pública con la que la pasarela llega al receptor (un túnel o la IP de la red local); "
+                "vacío: la dirección y el puerto del receptor.", _url),
+        Setting("messaging_timeout_s", "15", "Tiempo máximo de espera de la pasarela de mensajería, en segundos.",
+                _integer(1, 120)),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
                 _choice("DEBUG", "INFO", "WARNING", "ERROR")),
     ]

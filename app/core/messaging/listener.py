@@ -1,0 +1,182 @@
+"""The embedded webhook listener: gateways post here, each accepted event is stored once before the 2xx.
+
+Paths (docs/messaging.md):
+- `POST /webhooks/evolution/{instance}?token=…`: Evolution API; the per-instance token of the URL we
+  registered and the instance's `apikey` that Evolution puts in every body must both match;
+- `GET|POST /webhooks/meta`: WhatsApp Cloud API; the GET verification handshake (`hub.verify_token`)
+  and `X-Hub-Signature-256`, an HMAC-SHA256 of the raw bytes with the app secret, on every POST;
+- `POST /webhooks/yupana/{instance}`: another Yupana (this contract), signed per Standard Webhooks.
+
+Forged posts answer 401 and oversized ones 413, storing nothing. The app is served by
+`app.core.asgi_server.AsgiServerThread`; `Listener` starts and stops it and says its state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import threading
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from standardwebhooks import Webhook, WebhookVerificationError
+
+from ..asgi_server import AsgiServerThread
+from ..errors import ErrorCode, YupanaError
+from . import events as ev
+from .gateways import evolution, meta, yupana
+from .service import MessagingService
+
+log = logging.getLogger(__name__)
+MAX_WEBHOOK_BYTES = 1024 * 1024  # gateways post JSON without media (base64 is off when we register)
+
+
+class Rejected(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    code = {401: ErrorCode.UNAUTHORIZED, 404: ErrorCode.NOT_FOUND, 413: ErrorCode.PAYLOAD_TOO_LARGE}.get(
+        status, ErrorCode.INVALID_INPUT)
+    return JSONResponse(YupanaError(code, message).to_envelope(), status_code=status)
+
+
+async def _raw_body(request: Request) -> bytes:
+    """The body, refused past MAX_WEBHOOK_BYTES before it is all read."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_WEBHOOK_BYTES:
+        raise Rejected(413, f"El webhook supera el tamaño máximo de {MAX_WEBHOOK_BYTES // 1024} KiB.")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_WEBHOOK_BYTES:
+            raise Rejected(413, f"El webhook supera el tamaño máximo de {MAX_WEBHOOK_BYTES // 1024} KiB.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise Rejected(400, "El webhook no es JSON válido.") from None
+
+
+def _same(given: str | None, expected: str | None) -> bool:
+    return bool(given) and bool(expected) and hmac.compare_digest(str(given).encode(), str(expected).encode())
+
+
+def build_app(service: MessagingService) -> FastAPI:
+    app = FastAPI(title="Yupana webhook listener", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def accept(events: list[ev.InboundEvent]) -> JSONResponse:
+        stored = service.ingest(events)  # committed before the answer leaves
+        return JSONResponse({"ok": True, "received": len(events), "stored": stored})
+
+    def known(instance: str, gateway: str) -> Any:
+        try:
+            config = service.config(instance)
+        except YupanaError:
+            raise Rejected(404, f"La instancia «{instance}» no existe en este Yupana.") from None
+        if config.gateway != gateway:
+            raise Rejected(404, f"La instancia «{instance}» no usa la pasarela {gateway}.")
+        return config
+
+    @app.exception_handler(Rejected)
+    async def rejected(_request: Request, exc: Rejected) -> JSONResponse:
+        log.info("webhook rejected (%s): %s", exc.status, exc.message)
+        return _error(exc.status, exc.message)
+
+    @app.post("/webhooks/evolution/{instance}")
+    async def evolution_hook(instance: str, request: Request) -> Response:
+        raw = await _raw_body(request)
+        config = known(instance, "evolution")
+        if not _same(request.query_params.get("token"), config.credentials.get("webhook_token")):
+            raise Rejected(401, "El token de la dirección del webhook no es el de esta instancia.")
+        body = _json(raw)
+        if not isinstance(body, dict) or not _same(body.get("apikey"), config.credentials.get("apikey")):
+            raise Rejected(401, "La apikey del webhook no es la de la instancia.")
+        return accept(evolution.parse_webhook(instance, body))
+
+    @app.get("/webhooks/meta")
+    async def meta_handshake(request: Request) -> Response:
+        params = request.query_params
+        token = params.get("hub.verify_token")
+        if params.get("hub.mode") == "subscribe" and any(
+                _same(token, c.credentials.get("verify_token")) for c in service.configs("meta")):
+            return PlainTextResponse(params.get("hub.challenge", ""))
+        raise Rejected(401, "El token de verificación de Meta no corresponde a ninguna instancia.")
+
+    @app.post("/webhooks/meta")
+    async def meta_hook(request: Request) -> Response:
+        raw = await _raw_body(request)
+        signature = request.headers.get("x-hub-signature-256", "")
+        signed_by = None
+        for config in service.configs("meta"):
+            secret = config.credentials.get("app_secret")
+            expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest() if secret else None
+            if _same(signature, expected):
+                signed_by = config
+                break
+        if signed_by is None:
+            raise Rejected(401, "La firma X-Hub-Signature-256 no corresponde al secreto de ninguna instancia Meta.")
+        by_number = {c.options.get("phone_number_id"): c.name for c in service.configs("meta")}
+        return accept(meta.parse_webhook(_json(raw), by_number))
+
+    @app.post("/webhooks/yupana/{instance}")
+    async def yupana_hook(instance: str, request: Request) -> Response:
+        raw = await _raw_body(request)
+        config = known(instance, "yupana")
+        secret = config.credentials.get("webhook_secret")
+        if not secret:
+            raise Rejected(401, f"La instancia «{instance}» no tiene secreto de webhook: vuelva a registrarla.")
+        try:
+            body = Webhook(secret).verify(raw, dict(request.headers))
+        except WebhookVerificationError:
+            raise Rejected(401, "La firma Standard Webhooks no es válida.") from None
+        return accept(yupana.parse_webhook(instance, body, request.headers.get("webhook-id", "")))
+
+    return app
+
+
+class Listener:
+    """The listener's server thread and its state, for the engine (`listener_state()`) and the status bar."""
+
+    def __init__(self, service: MessagingService) -> None:
+        self.service = service
+        self.server = AsgiServerThread("yupana-listener", build_app(service))
+        self.error: str | None = None
+        self._lock = threading.Lock()
+
+    def start(self, host: str, port: int) -> str:
+        with self._lock:
+            try:
+                url = self.server.start(host, port)
+            except OSError as exc:
+                self.error = f"No se pudo abrir {host}:{port}: {exc.strerror or exc}"
+                raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
+                                  f"El receptor de mensajería no pudo abrir {host}:{port} ({exc.strerror or exc}). "
+                                  "Cambie el puerto en Ajustes → Mensajería.") from None
+            self.error = None
+            return url
+
+    def stop(self) -> None:
+        with self._lock:
+            self.server.stop()
+
+    @property
+    def base_url(self) -> str | None:
+        return self.server.base_url if self.server.running else None
+
+    def state(self) -> dict[str, Any]:
+        if self.server.running:
+            host = self.server.address[0]
+            exposed = host not in ("127.0.0.1", "::1", "localhost")
+            return {"state": "running", "url": self.server.base_url, "exposed": exposed, "error": None}
+        return {"state": "error" if self.error else "stopped", "url": None, "exposed": False, "error": self.error}
