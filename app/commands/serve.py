@@ -1,4 +1,5 @@
-"""`yupana serve [--port N] [--show-token] [--new-token]`: the local HTTP API for a point of sale."""
+"""`yupana serve [--port N] [--show-token] [--new-token] [--no-listener]`: the local HTTP API for a point of sale,
+and the messaging webhook listener beside it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser.add_argument("--port", type=int, help="puerto (por defecto el de la configuración api_port)")
     parser.add_argument("--show-token", action="store_true", help="muestra el token y termina")
     parser.add_argument("--new-token", action="store_true", help="crea un token nuevo (el anterior deja de valer)")
+    parser.add_argument("--no-listener", action="store_true",
+                        help="no inicia el receptor de webhooks de mensajería (listener_host:listener_port)")
     parser.set_defaults(func=run)
 
 
@@ -28,5 +31,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         api = LocalApi(engine, port=args.port)
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
+        if not args.no_listener:  # the webhook listener: gateways post the instances' events here
+            print(json.dumps({"name": "listener", "base_url": engine.start_listener()}), flush=True)
         wait_until_stopped()
         return 0
