@@ -100,6 +100,6 @@ def test_yupana_sandbox_emit_posts_through_the_running_gateway(home, gateway, ti
 
 def test_yupana_sandbox_emit_names_a_bad_event_or_instance(home):
     result = run_cli("sandbox", "emit", "message.sent", home=home)
-    assert result.returncode == 2 and "message.sent" in result.stderr
+    assert result.returncode == 2 and "message.sent" in result.stderr.decode()
     result = run_cli("sandbox", "emit", "message.read", "--instance", "nadie", home=home)
-    assert result.returncode == 1 and "nadie" in result.stderr
+    assert result.returncode == 1 and "nadie" in result.stderr.decode()
