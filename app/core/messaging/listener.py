@@ -13,6 +13,7 @@ Forged posts answer 401 and oversized ones 413, storing nothing. The app is serv
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -72,11 +73,66 @@ def _same(given: str | None, expected: str | None) -> bool:
     return bool(given) and bool(expected) and hmac.compare_digest(str(given).encode(), str(expected).encode())
 
 
+class GroupCommit:
+    """Writes the events of concurrent posts in one transaction on a writer thread (group commit).
+
+    A post's answer waits for the commit that holds its events, so every 2xx still means "stored";
+    meanwhile the event loop keeps reading and verifying other posts instead of waiting on the disk.
+    """
+
+    MAX_BATCH = 256
+
+    def __init__(self, service: MessagingService) -> None:
+        self.service = service
+        self._pending: list[tuple[list[ev.InboundEvent], asyncio.AbstractEventLoop, asyncio.Future]] = []
+        self._ready = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    async def ingest(self, events: list[ev.InboundEvent]) -> int:
+        if not events:
+            return 0
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        with self._ready:
+            self._pending.append((events, loop, future))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="yupana-listener-writer", daemon=True)
+                self._thread.start()
+            self._ready.notify()
+        return await future
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                if not self._ready.wait_for(lambda: self._pending, timeout=30):
+                    self._thread = None  # idle: the next post starts a new writer
+                    return
+                batch, self._pending = self._pending[:self.MAX_BATCH], self._pending[self.MAX_BATCH:]
+            try:
+                fresh = {id(e) for e in self.service.ingest([e for events, _loop, _f in batch for e in events])}
+                outcomes: list[Any] = [sum(1 for e in events if id(e) in fresh) for events, _loop, _f in batch]
+            except Exception as exc:  # nothing of the batch is stored: every post answers 500, gateways retry
+                log.exception("storing %d webhook posts failed", len(batch))
+                outcomes = [exc] * len(batch)
+            for (_events, loop, future), outcome in zip(batch, outcomes, strict=True):
+                loop.call_soon_threadsafe(_settle, future, outcome)
+
+
+def _settle(future: asyncio.Future, outcome: Any) -> None:
+    if future.done():
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
 def build_app(service: MessagingService) -> FastAPI:
     app = FastAPI(title="Yupana webhook listener", docs_url=None, redoc_url=None, openapi_url=None)
+    writer = GroupCommit(service)
 
-    def accept(events: list[ev.InboundEvent]) -> JSONResponse:
-        stored = service.ingest(events)  # committed before the answer leaves
+    async def accept(events: list[ev.InboundEvent]) -> JSONResponse:
+        stored = await writer.ingest(events)  # committed before the answer leaves
         return JSONResponse({"ok": True, "received": len(events), "stored": stored})
 
     def known(instance: str, gateway: str) -> Any:
@@ -102,7 +158,7 @@ def build_app(service: MessagingService) -> FastAPI:
         body = _json(raw)
         if not isinstance(body, dict) or not _same(body.get("apikey"), config.credentials.get("apikey")):
             raise Rejected(401, "La apikey del webhook no es la de la instancia.")
-        return accept(evolution.parse_webhook(instance, body))
+        return await accept(evolution.parse_webhook(instance, body))
 
     @app.get("/webhooks/meta")
     async def meta_handshake(request: Request) -> Response:
@@ -127,7 +183,7 @@ def build_app(service: MessagingService) -> FastAPI:
         if signed_by is None:
             raise Rejected(401, "La firma X-Hub-Signature-256 no corresponde al secreto de ninguna instancia Meta.")
         by_number = {c.options.get("phone_number_id"): c.name for c in service.configs("meta")}
-        return accept(meta.parse_webhook(_json(raw), by_number))
+        return await accept(meta.parse_webhook(_json(raw), by_number))
 
     @app.post("/webhooks/yupana/{instance}")
     async def yupana_hook(instance: str, request: Request) -> Response:
@@ -140,7 +196,7 @@ def build_app(service: MessagingService) -> FastAPI:
             body = Webhook(secret).verify(raw, dict(request.headers))
         except WebhookVerificationError:
             raise Rejected(401, "La firma Standard Webhooks no es válida.") from None
-        return accept(yupana.parse_webhook(instance, body, request.headers.get("webhook-id", "")))
+        return await accept(yupana.parse_webhook(instance, body, request.headers.get("webhook-id", "")))
 
     return app
 

@@ -214,14 +214,14 @@ class MessagingService:
 
     # ------------------------------------------------------------ received events
 
-    def ingest(self, events: list[ev.InboundEvent]) -> int:
-        """Store once, apply, queue deliveries; then tell the windows and wake the forwarder.
-        Returns how many events were new."""
+    def ingest(self, events: list[ev.InboundEvent]) -> list[ev.InboundEvent]:
+        """Store once, apply, queue deliveries (one transaction); then tell the windows and wake the
+        forwarder. Returns the events that were new."""
         if not events:
-            return 0
+            return []
         fresh = self.store.ingest(events)
         for event in fresh:
             self.bus.emit(event.event, event.contract())
-        if fresh and any(True for _ in fresh):
+        if fresh:
             self.after_ingest()
-        return len(fresh)
+        return fresh
