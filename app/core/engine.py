@@ -245,6 +245,9 @@ class Engine:
         clean = self.settings.set(key, value)
         if key == "log_level":
             logging.getLogger("app").setLevel(clean)
+        if key in ("listener_host", "listener_port") and self.listener.server.running:
+            self.listener.stop()  # a new address takes effect at once
+            self.start_listener()
         self.events.emit("settings.changed", {"key": key})
         return clean
 

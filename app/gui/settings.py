@@ -37,7 +37,7 @@ CHOICES = {
 TABS = {  # tab title: setting keys or prefixes («name_*»); a key nobody claims lands in «Otros»
     "Entorno y servicios": ["environment", "sunat_url_*", "sunat_*", "signature_algorithm"],
     "Proveedores": ["registry_providers", "registry_*"],
-    "Mensajería": ["gateway_*", "chat_*", "listener_*", "webhook_*"],
+    "Mensajería": ["gateway_*", "chat_*", "listener_*", "webhook_*", "messaging_*"],
     "Reglas SUNAT": ["sunat_rules_dir"],
     "Datos y registro": ["log_level"],
     "API local": ["api_*"],
@@ -188,6 +188,14 @@ class SettingsPage(QWidget):
                 tab_layout.addWidget(browse)
             if title == "Datos y registro":
                 tab_layout.addWidget(self._data_box(), 1)
+            if title == "Mensajería":
+                note = QLabel("El receptor de webhooks recibe los eventos de la pasarela (mensajes entrantes, "
+                              "entregas, lecturas). Con 127.0.0.1 solo lo alcanza este equipo: si la pasarela corre "
+                              "en otro equipo use la dirección de la red local, y si está en la nube una dirección "
+                              "pública (un túnel, ver docs/messaging.md) en listener_public_url. Las pasarelas se "
+                              "configuran en Mensajes → Instancias.")
+                note.setWordWrap(True)
+                tab_layout.addWidget(note)
             if title == "API local":
                 note = QLabel("La API local atiende solo a este equipo (p. ej. un punto de venta). Se inicia con "
                               "«yupana serve»; «yupana serve --show-token» muestra el token que deben usar los "
