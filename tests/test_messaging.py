@@ -328,3 +328,10 @@ def test_subscriptions_only_take_http_urls_and_known_events(messaging_engine):
                                                               "events": ["message.read"]})
     assert status == 404
     assert messaging_engine.messaging_subscriptions() == []
+
+
+def test_a_gateway_id_reused_by_the_gateway_does_not_lose_the_second_message(engine):
+    store = engine.messaging.store
+    store.add_outgoing("msg_A", "demo", "SAME", "+51987111222", "uno", None, 1)
+    store.add_outgoing("msg_B", "demo", "SAME", "+51987111222", "dos", None, 2)
+    assert [(m["id"], m["gateway_id"]) for m in store.messages("demo")] == [("msg_A", "SAME"), ("msg_B", None)]

@@ -9,6 +9,7 @@ acknowledged is never lost and never doubled.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from . import events as ev
 from .events import InboundEvent
 from .ids import delivery_id
 
+log = logging.getLogger(__name__)
 migrations = register_migrations(Migrations("yupana.messaging"))
 
 DELIVERY_PENDING = "pending"
@@ -121,6 +123,12 @@ class MessagingStore:
                     candidate = ev.STATUS_OF_EVENT[name]
                     if ev.STATUS_RANK[candidate] > ev.STATUS_RANK[status]:
                         status = candidate
+            if gateway_id and conn.execute("SELECT 1 FROM messages WHERE instance = ? AND gateway_id = ?",
+                                           (instance, gateway_id)).fetchone():
+                # The gateway reused an id: the message was sent all the same, so it is kept, unlinked.
+                log.warning("gateway id %s of instance %s is already taken; %s kept without it",
+                            gateway_id, instance, message_id)
+                gateway_id = None
             conn.execute("INSERT INTO messages (id, instance, gateway_id, direction, peer, type, body, media, status, "
                          "timestamp) VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?)",
                          (message_id, instance, gateway_id, to, "media" if media else "text", body, media, status,
