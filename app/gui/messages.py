@@ -123,7 +123,8 @@ class MessagesPage(QWidget):
             self.open_conversation = (inbox["instance"], inbox["peer"])
             self.conversations.clear()
             for row in inbox["conversations"]:
-                label = f"{row['name'] or row['peer']} · {row['peer']}\n{row['instance']} · {row['messages']} mensajes"
+                count = f"{row['messages']} mensaje" + ("s" if row["messages"] != 1 else "")
+                label = f"{row['name'] or row['peer']} · {row['peer']}\n{row['instance']} · {count}"
                 item = QListWidgetItem(label)
                 item.setData(Qt.ItemDataRole.UserRole, (row["instance"], row["peer"]))
                 self.conversations.addItem(item)
