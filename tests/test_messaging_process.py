@@ -103,3 +103,35 @@ def test_yupana_sandbox_emit_names_a_bad_event_or_instance(home):
     assert result.returncode == 2 and "message.sent" in result.stderr.decode()
     result = run_cli("sandbox", "emit", "message.read", "--instance", "nadie", home=home)
     assert result.returncode == 1 and "nadie" in result.stderr.decode()
+
+
+def test_the_documented_command_line_flow_sandbox_serve_emit(home):
+    """`yupana sandbox --configure` (instance demo), `yupana serve` (listener), `yupana sandbox emit`."""
+    port = free_port()
+    assert run_cli("config", "set", "listener_port", str(port), home=home).returncode == 0
+    env = {**os.environ, "YUPANA_HOME": str(home)}
+    sandboxes = subprocess.Popen([sys.executable, "-m", "app", "sandbox", "--configure"], cwd=ROOT, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    serve = None
+    try:
+        names = set()
+        while "gateway" not in names:
+            line = sandboxes.stdout.readline()
+            assert line, sandboxes.stderr.read()
+            names.add(json.loads(line)["name"])
+        serve, urls = start_serve(home)
+        assert urls["listener"] == f"http://127.0.0.1:{port}"
+        result = run_cli("sandbox", "emit", "message.received", "--instance", "demo", "--body", "Hola por consola",
+                         "--times", "2", home=home)
+        assert result.returncode == 0, result.stderr.decode()
+        assert json.loads(result.stdout)["listener_status"] == [200, 200]
+        with sqlite3.connect(f"file:{database_path(home)}?mode=ro", uri=True) as conn:
+            rows = conn.execute("SELECT direction, body FROM messages WHERE instance = 'demo'").fetchall()
+        assert rows == [("in", "Hola por consola")]
+    finally:
+        for process in (serve, sandboxes):
+            if process is not None:
+                process.terminate()
+                process.wait(10)
+                process.stdout.close()
+                process.stderr.close()
