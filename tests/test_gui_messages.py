@@ -139,3 +139,13 @@ def test_subscriptions_show_their_delivery_state_and_resend(qtbot, page, context
         qtbot.waitUntil(lambda: page.subscription_table.item(0, 4).text() == "al día", timeout=5000)
     finally:
         down.stop()
+
+
+def test_ajustes_mensajeria_tests_the_listener_address(qtbot, context, messaging_engine):
+    from app.gui.settings import SettingsPage
+
+    settings = open_widget(qtbot, context, SettingsPage)
+    assert "listener_host" in settings.forms["Mensajería"].fields
+    settings.reach_button.click()
+    wait_idle(qtbot, context.workers)
+    assert settings.banner.tone == "warning" and "solo desde este equipo" in settings.banner.text.text()

@@ -335,3 +335,17 @@ def test_a_gateway_id_reused_by_the_gateway_does_not_lose_the_second_message(eng
     store.add_outgoing("msg_A", "demo", "SAME", "+51987111222", "uno", None, 1)
     store.add_outgoing("msg_B", "demo", "SAME", "+51987111222", "dos", None, 2)
     assert [(m["id"], m["gateway_id"]) for m in store.messages("demo")] == [("msg_A", "SAME"), ("msg_B", None)]
+
+
+def test_the_listener_reachability_check_proves_the_path_to_this_very_listener(engine, subscriber):
+    with pytest.raises(YupanaError) as stopped:
+        engine.messaging_check_listener()
+    assert "detenido" in stopped.value.message
+    engine.config_set("listener_port", "0")
+    own = engine.start_listener()
+    assert engine.messaging_check_listener() == {"url": own, "reachable": True, "local_only": True}
+    engine.config_set("listener_public_url", subscriber.url.rsplit("/", 1)[0])  # another server answers there
+    with pytest.raises(YupanaError) as elsewhere:
+        engine.messaging_check_listener()
+    assert "no llega a este receptor" in elsewhere.value.message
+    assert httpx.get(own + "/webhooks/ping/adivinado").status_code == 404  # only issued nonces are answered

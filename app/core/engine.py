@@ -321,6 +321,10 @@ class Engine:
         self.listener.stop()
         self.events.emit("listener.changed", self.listener.state())
 
+    def messaging_check_listener(self) -> dict[str, Any]:
+        """Whether the address given to gateways reaches this listener: {url, reachable, local_only}."""
+        return self.messaging.check_reachability()
+
     def listener_state(self) -> dict[str, Any]:
         """{state: running|stopped|error, url, exposed (bound beyond this PC), error}."""
         return self.listener.state()

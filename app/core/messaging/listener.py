@@ -149,6 +149,13 @@ def build_app(service: MessagingService) -> FastAPI:
         log.info("webhook rejected (%s): %s", exc.status, exc.message)
         return _error(exc.status, exc.message)
 
+    @app.get("/webhooks/ping/{nonce}")
+    async def ping(nonce: str) -> Response:
+        """The reachability check: only a nonce this Yupana just issued is acknowledged."""
+        if service.pinged(nonce):
+            return JSONResponse({"ok": True})
+        raise Rejected(404, "Comprobación desconocida.")
+
     @app.post("/webhooks/evolution/{instance}")
     async def evolution_hook(instance: str, request: Request) -> Response:
         raw = await _raw_body(request)

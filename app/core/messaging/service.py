@@ -58,6 +58,7 @@ class MessagingService:
         self.settings = settings
         self.bus = bus
         self._configs: dict[str, GatewayConfig] = {}
+        self._pings: dict[str, bool] = {}
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
         self.listener_base_url: Callable[[], str | None] = lambda: None  # set by the engine's listener
@@ -144,6 +145,48 @@ class MessagingService:
         self.store.set_instance_state(name, state)
         self.bus.emit(ev.INSTANCE_SAVED, {"instance": name, "state": state})
         return state
+
+    def pinged(self, nonce: str) -> bool:
+        """The listener saw `nonce` (issued by `check_reachability`): True once."""
+        with self._lock:
+            if nonce in self._pings:
+                self._pings[nonce] = True
+                return True
+        return False
+
+    def check_reachability(self) -> dict[str, Any]:
+        """Ajustes → Mensajería: does the address we give gateways reach this very listener?
+
+        A fresh nonce is fetched through that address (the public one, a tunnel, when set); only our
+        listener knows the nonce, so a 200 proves the path. The answer says whether only this PC can
+        use that address (a gateway in the cloud then cannot post to it)."""
+        own = self.listener_base_url()
+        if own is None:
+            raise YupanaError(ErrorCode.NOT_CONFIGURED, "El receptor de webhooks está detenido: inícielo (se inicia "
+                                                        "con la aplicación y con «yupana serve»).")
+        base = (self.settings.get("listener_public_url") or own).rstrip("/")
+        nonce = random.token_urlsafe(16)
+        with self._lock:
+            self._pings[nonce] = False
+        try:
+            try:
+                response = self.client.get(f"{base}/webhooks/ping/{nonce}", timeout=5.0)
+                reached = response.status_code == 200
+            except httpx.HTTPError as exc:
+                reached, response = False, exc
+            with self._lock:
+                seen = self._pings.get(nonce, False)
+        finally:
+            with self._lock:
+                self._pings.pop(nonce, None)
+        if not (reached and seen):
+            detail = f"HTTP {response.status_code}" if isinstance(response, httpx.Response) else type(response).__name__
+            raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
+                              f"La dirección {base} no llega a este receptor ({detail}). Revise el túnel o la "
+                              "dirección pública en Ajustes → Mensajería (listener_public_url).")
+        host = httpx.URL(base).host
+        local_only = host in ("127.0.0.1", "localhost", "::1")
+        return {"url": base, "reachable": True, "local_only": local_only}
 
     def listener_url(self, name: str) -> str:
         """Where the gateway must post this instance's events: the public address if one is set, else ours."""
