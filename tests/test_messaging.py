@@ -349,3 +349,15 @@ def test_the_listener_reachability_check_proves_the_path_to_this_very_listener(e
         engine.messaging_check_listener()
     assert "no llega a este receptor" in elsewhere.value.message
     assert httpx.get(own + "/webhooks/ping/adivinado").status_code == 404  # only issued nonces are answered
+
+
+def test_credentials_changed_by_another_process_are_picked_up_by_a_running_listener(messaging_engine, gateway, home):
+    """`yupana sandbox --configure` again (a new apikey) while the app's listener keeps running."""
+    from app.core.engine import Engine
+
+    gateway.emit("message.received", "demo")  # the running listener now holds the old credentials
+    gateway.instances["demo"]["apikey"] = "clave-nueva"
+    with Engine(home) as other:
+        other.messaging_save_instance("demo", "evolution", gateway.base_url, {"apikey": "clave-nueva"})
+    assert gateway.emit("message.received", "demo") == [200]
+    assert messaging_engine.messaging.store.event_count("demo") == 2

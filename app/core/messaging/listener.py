@@ -19,6 +19,7 @@ import hmac
 import json
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -156,53 +157,77 @@ def build_app(service: MessagingService) -> FastAPI:
             return JSONResponse({"ok": True})
         raise Rejected(404, "Comprobación desconocida.")
 
+    def verified(check: Callable[[], Any]) -> Any:
+        """Run a verification; if it fails, once more with credentials re-read from the data folder, since
+        another process (`yupana sandbox --configure`, the window) may have changed them meanwhile."""
+        try:
+            return check()
+        except Rejected as exc:
+            if exc.status not in (401, 404):
+                raise
+            service.forget_configs()
+            return check()
+
     @app.post("/webhooks/evolution/{instance}")
     async def evolution_hook(instance: str, request: Request) -> Response:
         raw = await _raw_body(request)
-        config = known(instance, "evolution")
-        if not _same(request.query_params.get("token"), config.credentials.get("webhook_token")):
-            raise Rejected(401, "El token de la dirección del webhook no es el de esta instancia.")
         body = _json(raw)
-        if not isinstance(body, dict) or not _same(body.get("apikey"), config.credentials.get("apikey")):
-            raise Rejected(401, "La apikey del webhook no es la de la instancia.")
+
+        def check() -> None:
+            config = known(instance, "evolution")
+            if not _same(request.query_params.get("token"), config.credentials.get("webhook_token")):
+                raise Rejected(401, "El token de la dirección del webhook no es el de esta instancia.")
+            if not isinstance(body, dict) or not _same(body.get("apikey"), config.credentials.get("apikey")):
+                raise Rejected(401, "La apikey del webhook no es la de la instancia.")
+
+        verified(check)
         return await accept(evolution.parse_webhook(instance, body))
 
     @app.get("/webhooks/meta")
     async def meta_handshake(request: Request) -> Response:
         params = request.query_params
         token = params.get("hub.verify_token")
-        if params.get("hub.mode") == "subscribe" and any(
-                _same(token, c.credentials.get("verify_token")) for c in service.configs("meta")):
-            return PlainTextResponse(params.get("hub.challenge", ""))
-        raise Rejected(401, "El token de verificación de Meta no corresponde a ninguna instancia.")
+
+        def check() -> None:
+            if params.get("hub.mode") != "subscribe" or not any(
+                    _same(token, c.credentials.get("verify_token")) for c in service.configs("meta")):
+                raise Rejected(401, "El token de verificación de Meta no corresponde a ninguna instancia.")
+
+        verified(check)
+        return PlainTextResponse(params.get("hub.challenge", ""))
 
     @app.post("/webhooks/meta")
     async def meta_hook(request: Request) -> Response:
         raw = await _raw_body(request)
         signature = request.headers.get("x-hub-signature-256", "")
-        signed_by = None
-        for config in service.configs("meta"):
-            secret = config.credentials.get("app_secret")
-            expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest() if secret else None
-            if _same(signature, expected):
-                signed_by = config
-                break
-        if signed_by is None:
+
+        def check() -> dict[str | None, str]:
+            configs = service.configs("meta")
+            for config in configs:
+                secret = config.credentials.get("app_secret")
+                expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest() if secret else None
+                if _same(signature, expected):
+                    return {c.options.get("phone_number_id"): c.name for c in configs}
             raise Rejected(401, "La firma X-Hub-Signature-256 no corresponde al secreto de ninguna instancia Meta.")
-        by_number = {c.options.get("phone_number_id"): c.name for c in service.configs("meta")}
+
+        by_number = verified(check)
         return await accept(meta.parse_webhook(_json(raw), by_number))
 
     @app.post("/webhooks/yupana/{instance}")
     async def yupana_hook(instance: str, request: Request) -> Response:
         raw = await _raw_body(request)
-        config = known(instance, "yupana")
-        secret = config.credentials.get("webhook_secret")
-        if not secret:
-            raise Rejected(401, f"La instancia «{instance}» no tiene secreto de webhook: vuelva a registrarla.")
-        try:
-            body = Webhook(secret).verify(raw, dict(request.headers))
-        except WebhookVerificationError:
-            raise Rejected(401, "La firma Standard Webhooks no es válida.") from None
+
+        def check() -> Any:
+            config = known(instance, "yupana")
+            secret = config.credentials.get("webhook_secret")
+            if not secret:
+                raise Rejected(401, f"La instancia «{instance}» no tiene secreto de webhook: vuelva a registrarla.")
+            try:
+                return Webhook(secret).verify(raw, dict(request.headers))
+            except WebhookVerificationError:
+                raise Rejected(401, "La firma Standard Webhooks no es válida.") from None
+
+        body = verified(check)
         return await accept(yupana.parse_webhook(instance, body, request.headers.get("webhook-id", "")))
 
     return app

@@ -133,6 +133,11 @@ class MessagingService:
             self._configs[name] = config
         return config
 
+    def forget_configs(self) -> None:
+        """Drop the decrypted configurations kept in memory; the next use reads them again."""
+        with self._lock:
+            self._configs.clear()
+
     def configs(self, gateway: str) -> list[GatewayConfig]:
         return [self.config(row["name"]) for row in self.store.instances() if row["gateway"] == gateway]
 
