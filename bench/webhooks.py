@@ -8,6 +8,8 @@ apikey and URL token, to the engine's listener (uvicorn, the app's own server cl
 event was committed to SQLite first. `duplicates` of those posts are sent again. Afterwards the database is
 counted: lost = unique events acknowledged but not stored; duplicates_stored = rows beyond the unique ones.
 Baseline in the same run: the same client against an empty ASGI endpoint on the same server class.
+`ingest_cpu_us_per_post` is the listener process's CPU time per post, a figure the machine's load does
+not change much (the wall-clock rate does: the machine is shared).
 
 Forward: `deliveries` events queued for one subscription whose URL is a receiver in another process
 (raw asyncio, 204 to each POST, checks every 50th signature with `standardwebhooks`); timed from the queue
@@ -164,6 +166,12 @@ def baseline(requests_count: int, connections: int) -> float:
         server.stop()
 
 
+def _cpu() -> float:
+    """CPU seconds used by this process (the listener and its writer; the client is another process)."""
+    times = os.times()
+    return times.user + times.system
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=6000)
@@ -192,7 +200,9 @@ def main() -> None:
             requests = unique + repeats
 
             base_rate = baseline(len(requests), args.connections)
+            cpu_before = _cpu()
             elapsed, statuses, latencies = run_client(base, requests, args.connections)
+            ingest_cpu = _cpu() - cpu_before
             ok = sum(1 for s in statuses if 200 <= s < 300)
             stored = engine.messaging.store.event_count("bench")
             acknowledged_unique = sum(1 for s in statuses[:args.events] if 200 <= s < 300)
@@ -237,6 +247,8 @@ def main() -> None:
         "forward_deliveries_per_s": round(engine.forwarder.delivered / forward_elapsed),
         "p99_ingest_ms": round(p99(latencies), 2),
         "baseline_empty_post_per_s": round(base_rate),
+        # CPU the listener spent per post (load-independent): 1e6 / this = posts/s one free core could take.
+        "ingest_cpu_us_per_post": round(ingest_cpu * 1e6 / len(requests)),
         "events": args.events, "duplicates_sent": args.duplicates, "connections": args.connections,
         "deliveries": args.deliveries, "bad_signatures": receiver_state["bad"],
     }))

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import base64
 import os
+import random
 import time
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
+# Identifiers are not secrets: a generator seeded once from the OS is enough to make them unique, and
+# it costs nothing per id where `os.urandom` is a system call (tens of µs on a loaded machine).
+_random = random.Random(os.urandom(32))
+
+
 def ulid(now_ms: int | None = None) -> str:
     millis = int(time.time() * 1000) if now_ms is None else now_ms
-    value = (millis << 80) | int.from_bytes(os.urandom(10), "big")
+    value = (millis << 80) | _random.getrandbits(80)
     return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
