@@ -361,3 +361,35 @@ def test_credentials_changed_by_another_process_are_picked_up_by_a_running_liste
         other.messaging_save_instance("demo", "evolution", gateway.base_url, {"apikey": "clave-nueva"})
     assert gateway.emit("message.received", "demo") == [200]
     assert messaging_engine.messaging.store.event_count("demo") == 2
+
+
+def test_gateway_parsers_read_every_status_shape():
+    from app.core.messaging.gateways import evolution, meta
+
+    legacy = {"event": "MESSAGES_UPDATE", "instance": "demo",
+              "data": [{"key": {"id": "3EB0A", "remoteJid": "51987111222@s.whatsapp.net", "fromMe": True},
+                        "update": {"status": 4}}]}
+    [read] = evolution.parse_webhook("demo", legacy, now=10)
+    assert (read.event, read.gateway_id, read.data["to"]) == ("message.read", "3EB0A", "+51987111222")
+    echo = {"event": "messages.upsert", "data": {"key": {"id": "X", "fromMe": True, "remoteJid": "51@s"}}}
+    assert evolution.parse_webhook("demo", echo) == []  # our own message echoed back is not «received»
+    assert evolution.parse_webhook("demo", {"event": "connection.update", "data": {"state": "connecting"}}) == []
+    post = {"entry": [{"changes": [{"value": {"metadata": {"phone_number_id": "1"}, "statuses": [
+        {"id": "wamid.A", "status": "delivered", "timestamp": "5", "recipient_id": "51987111222"},
+        {"id": "wamid.A", "status": "read", "timestamp": "6", "recipient_id": "51987111222"},
+        {"id": "wamid.A", "status": "sent", "timestamp": "4", "recipient_id": "51987111222"}]}}]}]}
+    events = meta.parse_webhook(post, {"1": "tienda"})
+    assert [(e.event, e.timestamp, e.data["status"]) for e in events] == [("message.delivered", 5, "delivered"),
+                                                                          ("message.read", 6, "read")]
+    assert meta.parse_webhook(post, {"2": "otra"}) == []  # a number no instance has
+
+
+def test_gateway_credential_and_server_failures(messaging_engine, gateway):
+    gateway.fail_next("401")
+    status, envelope = messaging_engine.call("chat-send", {"instance": "demo", "to": "+51987111222", "message": "x"})
+    assert (status, envelope["error"]["code"]) == (502, "UPSTREAM_REJECTED") and "credenciales" in \
+        envelope["error"]["message"]
+    gateway.fail_next("500")
+    status, envelope = messaging_engine.call("chat-send", {"instance": "demo", "to": "+51987111222", "message": "x"})
+    assert (status, envelope["error"]["code"]) == (503, "UPSTREAM_UNAVAILABLE")
+    assert messaging_engine.messaging_messages() == []  # nothing stored as sent when the gateway refused
