@@ -41,7 +41,6 @@ from .logs import close_logging, setup_logging
 from .messaging import clock as messaging_clock
 from .messaging.forwarding import Forwarder
 from .messaging.gateways import Media
-from .messaging.listener import Listener
 from .messaging.service import MessagingService
 from .paths import data_home, database_path
 from .secrets import SecretStore
@@ -102,13 +101,13 @@ class Engine:
         # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the
         # forwarder, which starts at once only when deliveries are waiting.
         self.messaging = MessagingService(self.storage, self.secrets, self.settings, self.events)
-        self.listener = Listener(self.messaging)
+        self._listener: Any = None  # built on first start: FastAPI and uvicorn stay out of the window's start-up
         self.forwarder = Forwarder(self.messaging.store, self.messaging.subscription_secret, self.events)
-        self.messaging.listener_base_url = lambda: self.listener.base_url
+        self.messaging.listener_base_url = lambda: self._listener.base_url if self._listener else None
         self.messaging.after_ingest = self.forwarder.wake
         self.on_close(self.messaging.close)
         self.on_close(self.forwarder.stop)
-        self.on_close(self.listener.stop)
+        self.on_close(self.stop_listener)
         self.forwarder.start_if_pending()
         log.info("engine opened on %s", self.home)
 
@@ -245,8 +244,8 @@ class Engine:
         clean = self.settings.set(key, value)
         if key == "log_level":
             logging.getLogger("app").setLevel(clean)
-        if key in ("listener_host", "listener_port") and self.listener.server.running:
-            self.listener.stop()  # a new address takes effect at once
+        if key in ("listener_host", "listener_port") and self.listener_state()["state"] == "running":
+            self._listener.stop()  # a new address takes effect at once
             self.start_listener()
         self.events.emit("settings.changed", {"key": key})
         return clean
@@ -312,14 +311,19 @@ class Engine:
 
     def start_listener(self, host: str | None = None, port: int | None = None) -> str:
         """Start the webhook listener (address and port from settings unless given); returns its URL."""
-        url = self.listener.start(host or self.settings.get("listener_host"),
-                                  self.settings.get_int("listener_port") if port is None else port)
-        self.events.emit("listener.changed", self.listener.state())
+        if self._listener is None:
+            from .messaging.listener import Listener
+
+            self._listener = Listener(self.messaging)
+        url = self._listener.start(host or self.settings.get("listener_host"),
+                                   self.settings.get_int("listener_port") if port is None else port)
+        self.events.emit("listener.changed", self._listener.state())
         return url
 
     def stop_listener(self) -> None:
-        self.listener.stop()
-        self.events.emit("listener.changed", self.listener.state())
+        if self._listener is not None and self._listener.server.running:
+            self._listener.stop()
+            self.events.emit("listener.changed", self._listener.state())
 
     def messaging_check_listener(self) -> dict[str, Any]:
         """Whether the address given to gateways reaches this listener: {url, reachable, local_only}."""
@@ -327,11 +331,13 @@ class Engine:
 
     def listener_state(self) -> dict[str, Any]:
         """{state: running|stopped|error, url, exposed (bound beyond this PC), error}."""
-        return self.listener.state()
+        if self._listener is None:
+            return {"state": "stopped", "url": None, "exposed": False, "error": None}
+        return self._listener.state()
 
     def listener_status(self) -> str:
         """The status bar's words for the listener."""
-        state = self.listener.state()
+        state = self.listener_state()
         if state["state"] == "running":
             return f"receptor activo en {state['url']}" + (" (expuesto a la red)" if state["exposed"] else "")
         return "receptor con error" if state["state"] == "error" else "receptor detenido"
