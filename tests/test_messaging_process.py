@@ -135,3 +135,23 @@ def test_the_documented_command_line_flow_sandbox_serve_emit(home):
                 process.wait(10)
                 process.stdout.close()
                 process.stderr.close()
+
+
+def test_yupana_serve_says_why_when_the_listener_port_is_taken(home):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        assert run_cli("config", "set", "listener_port", str(port), home=home).returncode == 0
+        env = {**os.environ, "YUPANA_HOME": str(home)}
+        process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0"], cwd=ROOT, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert json.loads(process.stdout.readline())["name"] == "api"  # the local API serves all the same
+            warning = process.stderr.readline()
+            assert warning.startswith("Aviso: El receptor de mensajería no pudo abrir") and str(port) in warning
+        finally:
+            process.terminate()
+            process.wait(10)
+            process.stdout.close()
+            process.stderr.close()

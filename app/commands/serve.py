@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from app.commands import wait_until_stopped
 
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from app.cli import open_engine
     from app.core.api import LocalApi, api_token
+    from app.core.errors import YupanaError
 
     with open_engine(args) as engine:
         if args.new_token or args.show_token:
@@ -32,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
         api = LocalApi(engine, port=args.port)
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
         if not args.no_listener:  # the webhook listener: gateways post the instances' events here
-            print(json.dumps({"name": "listener", "base_url": engine.start_listener()}), flush=True)
+            try:
+                print(json.dumps({"name": "listener", "base_url": engine.start_listener()}), flush=True)
+            except YupanaError as exc:  # the API still serves; the shop is told why events will not arrive
+                print(f"Aviso: {exc.message}", file=sys.stderr, flush=True)
         wait_until_stopped()
         return 0
