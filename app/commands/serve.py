@@ -31,12 +31,17 @@ def run(args: argparse.Namespace) -> int:
         if args.new_token or args.show_token:
             print(api_token(engine, renew=args.new_token))
             return 0
-        api = LocalApi(engine, port=args.port)
-        print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
+        # Both servers start before anything is printed: whoever reads the first line may stop us at
+        # once, and SIGTERM is handled only from wait_until_stopped() on.
+        listener_url = None
         if not args.no_listener:  # the webhook listener: gateways post the instances' events here
             try:
-                print(json.dumps({"name": "listener", "base_url": engine.start_listener()}), flush=True)
+                listener_url = engine.start_listener()
             except YupanaError as exc:  # the API still serves; the shop is told why events will not arrive
                 print(f"Aviso: {exc.message}", file=sys.stderr, flush=True)
+        api = LocalApi(engine, port=args.port)
+        print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
+        if listener_url:
+            print(json.dumps({"name": "listener", "base_url": listener_url}), flush=True)
         wait_until_stopped()
         return 0
