@@ -149,3 +149,25 @@ def test_ajustes_mensajeria_tests_the_listener_address(qtbot, context, messaging
     settings.reach_button.click()
     wait_idle(qtbot, context.workers)
     assert settings.banner.tone == "warning" and "solo desde este equipo" in settings.banner.text.text()
+
+
+def test_an_instance_is_created_and_its_connection_tested_from_the_window(qtbot, page, context, gateway,
+                                                                           messaging_engine):
+    key = gateway.create_instance("tienda")["hash"]
+    page.instance_name.setText("tienda")
+    page.gateway.setCurrentIndex(page.gateway.findData("evolution"))
+    page.base_url.setText(gateway.base_url)
+    page.credential.setText(key)
+    page.save_instance_button.click()
+    wait_idle(qtbot, context.workers)
+    qtbot.waitUntil(lambda: page.instance_state_text("tienda") == "sin probar", timeout=5000)
+    assert page.credential.text() == ""  # the key is not left in the field
+    page.test_button.click()
+    wait_idle(qtbot, context.workers)
+    assert "conectada" in page.banner.text.text()
+    qtbot.waitUntil(lambda: page.instance_state_text("tienda") == "conectada", timeout=5000)
+    assert messaging_engine.messaging.config("tienda").credentials["apikey"] == key
+    page.base_url.setText("gateway.local")
+    page.save_instance_button.click()
+    wait_idle(qtbot, context.workers)
+    assert "http://" in page.instance_errors.visible()["base_url"]
