@@ -155,3 +155,13 @@ def test_yupana_serve_says_why_when_the_listener_port_is_taken(home):
             process.wait(10)
             process.stdout.close()
             process.stderr.close()
+
+
+def test_opening_the_engine_does_not_import_the_web_stack():
+    """The listener's FastAPI/uvicorn and the signer load on first use: the window opens without them."""
+    code = ("import sys, tempfile; from app.core.engine import Engine; Engine(tempfile.mkdtemp()).close(); "
+            "print(sorted(m for m in ('fastapi', 'uvicorn', 'starlette', 'standardwebhooks') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
