@@ -167,6 +167,10 @@ def test_an_instance_is_created_and_its_connection_tested_from_the_window(qtbot,
     assert "conectada" in page.banner.text.text()
     qtbot.waitUntil(lambda: page.instance_state_text("tienda") == "conectada", timeout=5000)
     assert messaging_engine.messaging.config("tienda").credentials["apikey"] == key
+    assert page.phone_number_id.isHidden() and not page.remote_name.isHidden()  # Meta's fields only for Meta
+    page.gateway.setCurrentIndex(page.gateway.findData("meta"))
+    assert not page.phone_number_id.isHidden() and page.remote_name.isHidden()
+    page.gateway.setCurrentIndex(page.gateway.findData("evolution"))
     page.base_url.setText("gateway.local")
     page.save_instance_button.click()
     wait_idle(qtbot, context.workers)

@@ -245,6 +245,8 @@ class MessagesPage(QWidget):
         self.app_secret.setEchoMode(QLineEdit.EchoMode.Password)
         self.verify_token = QLineEdit()
         self.phone_number_id = QLineEdit()
+        self.remote_name = QLineEdit()
+        self.remote_name.setPlaceholderText("vacío: el mismo nombre")
         self.meta_rows = [self.app_secret, self.verify_token, self.phone_number_id]
         form.addRow("Nombre:", self.instance_errors.wrap(self.instance_name, "instance"))
         form.addRow("Pasarela:", self.gateway)
@@ -254,6 +256,7 @@ class MessagesPage(QWidget):
         form.addRow("App secret (Meta):", self.app_secret)
         form.addRow("Token de verificación (Meta):", self.verify_token)
         form.addRow("phone_number_id (Meta):", self.phone_number_id)
+        form.addRow("Nombre en la pasarela:", self.remote_name)
         self.instance_form = form
         buttons = QHBoxLayout()
         self.save_instance_button = QPushButton("Guardar")
@@ -277,6 +280,8 @@ class MessagesPage(QWidget):
         for widget in self.meta_rows:
             widget.setVisible(gateway == "meta")
             self.instance_form.labelForField(widget).setVisible(gateway == "meta")
+        self.remote_name.setVisible(gateway != "meta")
+        self.instance_form.labelForField(self.remote_name).setVisible(gateway != "meta")
 
     def _instance_chosen(self) -> None:
         rows = self.instance_table.selectionModel().selectedRows()
@@ -287,6 +292,7 @@ class MessagesPage(QWidget):
         self.gateway.setCurrentIndex(self.gateway.findData(row["gateway"]))
         self.base_url.setText(row["base_url"])
         self.phone_number_id.setText(row["options"].get("phone_number_id", ""))
+        self.remote_name.setText(row["options"].get("remote_name", ""))
         self.credential.clear()
 
     def _instance_values(self) -> tuple[str, str, str, dict[str, str], dict[str, Any]]:
@@ -297,6 +303,8 @@ class MessagesPage(QWidget):
         if gateway == "meta":
             credentials.update(app_secret=self.app_secret.text(), verify_token=self.verify_token.text())
             options["phone_number_id"] = self.phone_number_id.text().strip()
+        elif self.remote_name.text().strip():
+            options["remote_name"] = self.remote_name.text().strip()
         return self.instance_name.text().strip(), gateway, self.base_url.text().strip(), credentials, options
 
     def save_instance(self) -> None:
