@@ -427,6 +427,8 @@ class MessagesPage(QWidget):
             self.refresh_timer.start()
 
     def refresh(self) -> None:
+        if not self.context.events.active:  # closing: a late timer must not start work on a closed engine
+            return
         instance, peer = self.open_conversation
         self.context.workers.run(self, load_inbox, self.engine, instance, peer, done=self._show_inbox)
         self.context.workers.run(self, self.engine.messaging_instances, done=self._show_instances)
