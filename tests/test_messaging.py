@@ -393,3 +393,13 @@ def test_gateway_credential_and_server_failures(messaging_engine, gateway):
     status, envelope = messaging_engine.call("chat-send", {"instance": "demo", "to": "+51987111222", "message": "x"})
     assert (status, envelope["error"]["code"]) == (503, "UPSTREAM_UNAVAILABLE")
     assert messaging_engine.messaging_messages() == []  # nothing stored as sent when the gateway refused
+
+
+def test_stopping_the_listener_ends_its_writer_before_the_storage_closes(messaging_engine, gateway):
+    import threading
+
+    gateway.emit("message.received", "demo")
+    assert any(t.name == "yupana-listener-writer" for t in threading.enumerate())
+    messaging_engine.stop_listener()
+    assert not any(t.name == "yupana-listener-writer" for t in threading.enumerate())
+    assert messaging_engine.listener_state()["state"] == "stopped"

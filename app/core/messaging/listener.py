@@ -88,6 +88,7 @@ class GroupCommit:
         self._pending: list[tuple[list[ev.InboundEvent], asyncio.AbstractEventLoop, asyncio.Future]] = []
         self._ready = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._closing = False
 
     async def ingest(self, events: list[ev.InboundEvent]) -> int:
         if not events:
@@ -102,11 +103,22 @@ class GroupCommit:
             self._ready.notify()
         return await future
 
+    def close(self, timeout: float = 10.0) -> None:
+        """Let the writer finish what it holds (before the storage closes), then end it."""
+        with self._ready:
+            self._closing = True
+            thread = self._thread
+            self._ready.notify_all()
+        if thread is not None:
+            thread.join(timeout)
+
     def _run(self) -> None:
         while True:
             with self._ready:
-                if not self._ready.wait_for(lambda: self._pending, timeout=30):
-                    self._thread = None  # idle: the next post starts a new writer
+                if not self._ready.wait_for(lambda: self._pending or self._closing, timeout=30) or \
+                        not self._pending:
+                    self._thread = None  # idle or closing: the next post starts a new writer
+                    self._closing = False
                     return
                 batch, self._pending = self._pending[:self.MAX_BATCH], self._pending[self.MAX_BATCH:]
             try:
@@ -116,7 +128,10 @@ class GroupCommit:
                 log.exception("storing %d webhook posts failed", len(batch))
                 outcomes = [exc] * len(batch)
             for (_events, loop, future), outcome in zip(batch, outcomes, strict=True):
-                loop.call_soon_threadsafe(_settle, future, outcome)
+                try:
+                    loop.call_soon_threadsafe(_settle, future, outcome)
+                except RuntimeError:  # the server stopped meanwhile: the events are stored, nobody waits
+                    pass
 
 
 def _settle(future: asyncio.Future, outcome: Any) -> None:
@@ -130,7 +145,7 @@ def _settle(future: asyncio.Future, outcome: Any) -> None:
 
 def build_app(service: MessagingService) -> FastAPI:
     app = FastAPI(title="Yupana webhook listener", docs_url=None, redoc_url=None, openapi_url=None)
-    writer = GroupCommit(service)
+    writer = app.state.writer = GroupCommit(service)
 
     async def accept(events: list[ev.InboundEvent]) -> JSONResponse:
         stored = await writer.ingest(events)  # committed before the answer leaves
@@ -261,6 +276,7 @@ class Listener:
     def stop(self) -> None:
         with self._lock:
             self.server.stop()
+            self.server.app.state.writer.close()
 
     @property
     def base_url(self) -> str | None:
