@@ -13,7 +13,7 @@ import pytest
 from app.gui.collector import collect_if_due
 
 # The SUNAT submission tests' fixtures (sandbox, sunat_engine) live beside their helpers.
-pytest_plugins = ["tests.sunat_support"]
+pytest_plugins = ["tests.sunat_support", "tests.messaging_support"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = (ROOT.parent / "shared").resolve()

@@ -53,7 +53,7 @@ def test_health_and_openapi_need_no_token(api, engine):
     from app import __version__
 
     assert health.json() == {"success": True, "data": {"version": __version__, "environment": "sandbox",
-                                                       "listener": "detenido"}}
+                                                       "listener": "receptor detenido"}}
     document = httpx.get(api.base_url + "/openapi.json", timeout=10).json()
     assert set(document["paths"]) >= {"/api/v1/facturacion/xml", "/api/v1/ruc/{numero}", "/api/v1/health"}
 

@@ -31,10 +31,13 @@ CONTRACT_FIELDS = {
                          "estado"], str),
     "placa": {"placa": str, "marca": str, "modelo": str, "color": str, "año": int, "clase": str, "serie": str,
               "motor": str},
+    "chat-send": {"id": str, "status": str, "to": str, "timestamp": int},
+    "chat-webhook": {"instance": str, "url": str, "events": list},
 }
 # Yupana's documented extras (docs/contract.md «Unknown fields»).
 EXTRAS = {"xml": {"observaciones"}, "firmar": {"certificado_por_vencer"}, "enviar": {"estado", "observaciones"},
-          "ruc": {"fuente", "desactualizado"}, "ce": {"fuente", "desactualizado"}, "placa": {"fuente", "desactualizado"}}
+          "ruc": {"fuente", "desactualizado"}, "ce": {"fuente", "desactualizado"}, "placa": {"fuente", "desactualizado"},
+          "chat-send": set(), "chat-webhook": {"id", "secret"}}
 
 
 def assert_contract_body(operation: str, answer: httpx.Response) -> dict:
@@ -108,13 +111,20 @@ def test_unknown_numbers_are_404_envelopes(http, operation, number):
     assert_error_body(http.get(f"/{operation}/{number}"), 404, "NOT_FOUND")
 
 
-def test_the_messaging_operations_validate_then_say_what_to_configure(http):
-    sent = http.post("/chat/send", json={"instance": "tienda", "to": "+51987654321", "message": "Hola"})
-    assert_error_body(sent, 503, "NOT_CONFIGURED")
-    hooked = http.post("/chat/webhook", json={"instance": "tienda", "url": "http://127.0.0.1:9/eventos",
-                                              "events": ["message.received"]})
-    assert_error_body(hooked, 503, "NOT_CONFIGURED")
-    wrong_event = http.post("/chat/webhook", json={"instance": "tienda", "url": "http://127.0.0.1:9/eventos",
+def test_the_messaging_operations_over_http_against_the_gateway_sandbox(http, sunat_engine, gateway):
+    sunat_engine.config_set("listener_port", "0")
+    sunat_engine.start_listener()
+    gateway.configure(sunat_engine)
+    sent = assert_contract_body("chat-send", http.post("/chat/send", json={
+        "instance": "demo", "to": "+51987654321", "message": "Hola"}))
+    assert sent["id"].startswith("msg_") and sent["to"] == "+51987654321" and sent["status"] == "sent"
+    hooked = assert_contract_body("chat-webhook", http.post("/chat/webhook", json={
+        "instance": "demo", "url": "http://127.0.0.1:9/eventos", "events": ["message.received"]}))
+    assert hooked["events"] == ["message.received"] and hooked["secret"].startswith("whsec_")
+    unknown = http.post("/chat/send", json={"instance": "tienda", "to": "+51987654321", "message": "Hola"})
+    assert_error_body(unknown, 404, "NOT_FOUND")
+    assert "«tienda»" in unknown.json()["error"]["message"]
+    wrong_event = http.post("/chat/webhook", json={"instance": "demo", "url": "http://127.0.0.1:9/eventos",
                                                    "events": ["message.sent"]})
     assert_error_body(wrong_event, 400, "INVALID_INPUT")
 

@@ -1,7 +1,9 @@
 """`yupana demo`: the whole product on a fresh data folder, offline, step by step in plain Spanish.
 
 Starts the sandboxes in-process, sets up a demo company and a test certificate, issues a factura
-(generate → sign → send → CDR "0"), loads a small RUC register and looks a RUC up in it. Exits 0
+(generate → sign → send → CDR "0"), sends its summary by WhatsApp through the gateway sandbox and
+receives the customer's reply through the webhook listener, loads a small RUC register and looks a
+RUC up in it. Exits 0
 only if every step worked.
 """
 
@@ -82,9 +84,11 @@ def run_demo(home: Path) -> int:
         def open_engine() -> str:
             nonlocal engine
             engine = Engine(home)
+            engine.config_set("listener_port", "0")  # the demo's webhook listener on any free port
+            state["listener"] = engine.start_listener()
             for sandbox in sandboxes:
                 sandbox.configure(engine)
-            return f"carpeta de datos {home}"
+            return f"carpeta de datos {home}; receptor de webhooks en {state['listener']}"
 
         def set_up_company() -> str:
             company = engine.set_company(Company(ruc=DEMO_RUC, razon_social="COMERCIAL YUPANA DEMO S.A.C.",
@@ -99,6 +103,7 @@ def run_demo(home: Path) -> int:
         def generate() -> str:
             result = engine.generar_xml(demo_request(engine.next_numero(DEMO_RUC, "01", "F001")))
             state["xml"] = result.xml
+            state["nombre_archivo"] = result.nombre_archivo
             return f"{result.nombre_archivo} generado"
 
         def sign() -> str:
@@ -113,6 +118,7 @@ def run_demo(home: Path) -> int:
             check = engine.verify_signature(_cdr_xml(result.cdr))
             if not check.valid:
                 raise DemoFailed(f"la firma del CDR no es válida: {check.reason}")
+            state["cdr"] = result.descripcion
             return f"CDR {result.codigo_respuesta}: {result.descripcion} (firma del CDR verificada)"
 
         steps: list[tuple[str, Callable[[], str]]] = [
@@ -124,6 +130,9 @@ def run_demo(home: Path) -> int:
             ("Firmar la factura", sign),
             ("Enviar la factura a SUNAT (sandbox) y recibir el CDR", send),
         ]
+        gateway = next((s for s in sandboxes if s.name == "gateway"), None)
+        if gateway is not None:
+            steps += _messaging_steps(lambda: engine, gateway, home, state)
         registry = next((s for s in sandboxes if s.name == "registry"), None)
         if registry is not None and hasattr(Engine, "import_padron"):
             steps += _register_steps(lambda: engine, registry, home, state)
@@ -145,6 +154,48 @@ def _cdr_xml(cdr_base64: str) -> bytes:
     from app.core.cdr import read_zip
 
     return read_zip(base64.b64decode(cdr_base64)).xml
+
+
+DEMO_CUSTOMER = "+51987654321"
+
+
+def _messaging_steps(get_engine: Callable[[], Any], gateway: Any, home: Path,
+                     state: dict[str, Any]) -> list[tuple[str, Callable[[], str]]]:
+    import threading
+
+    def send_summary() -> str:
+        engine = get_engine()
+        xml = home / state["nombre_archivo"]
+        xml.write_text(state["xml_firmado"], encoding="utf-8")
+        text = (f"COMERCIAL YUPANA DEMO S.A.C.: su factura {state['nombre_archivo'][:-4]} fue aceptada por SUNAT "
+                f"({state['cdr']}). Le adjuntamos el XML firmado.")
+        result = engine.send_message("demo", DEMO_CUSTOMER, text, media_path=xml)
+        state["message_id"] = result.id
+        sent = gateway.wait_sent(1, timeout=10)
+        if not sent or sent[-1]["fileName"] != xml.name:
+            raise DemoFailed("la pasarela de prueba no recibió el mensaje")
+        return f"mensaje {result.id} ({result.status}) a {result.to} con {xml.name} adjunto"
+
+    def receive_reply() -> str:
+        engine = get_engine()
+        arrived = threading.Event()
+        unsubscribe = engine.events.subscribe(
+            lambda name, payload: arrived.set() if name == "message.received" else None)
+        try:
+            gateway.emit("message.delivered", "demo")
+            gateway.emit("message.read", "demo")
+            gateway.emit("message.received", "demo", sender=DEMO_CUSTOMER, body="Recibido, ¡gracias!",
+                         name="Cliente Demostración")
+            if not arrived.wait(10):
+                raise DemoFailed("el receptor de webhooks no recibió la respuesta")
+        finally:
+            unsubscribe()
+        sent = engine.messaging.store.message(state["message_id"])
+        [reply] = [m for m in engine.messaging_messages("demo", DEMO_CUSTOMER) if m["direction"] == "in"]
+        return f"«{reply['body']}» de {reply['name']} por el receptor; nuestro mensaje quedó «{sent['status']}»"
+
+    return [("Enviar el resumen de la factura por WhatsApp (pasarela de prueba)", send_summary),
+            ("Recibir la respuesta del cliente por el receptor de webhooks", receive_reply)]
 
 
 def _register_steps(get_engine: Callable[[], Any], registry: Any, home: Path,
@@ -172,7 +223,8 @@ def _register_steps(get_engine: Callable[[], Any], registry: Any, home: Path,
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser = sub.add_parser("demo", help=summary,
                             description="Recorre todo el producto sin internet: servidores de prueba, empresa, "
-                                        "certificado de prueba, factura firmada y enviada, padrón y consulta de RUC.")
+                                        "certificado de prueba, factura firmada y enviada, mensaje por WhatsApp y "
+                                        "respuesta recibida, padrón y consulta de RUC.")
     parser.add_argument("--keep", action="store_true", help="conserva la carpeta de datos de la demostración")
     parser.set_defaults(func=run)
 

@@ -1,4 +1,9 @@
-"""`yupana sandbox [NAME] [--port N] [--configure]`: start the local sandboxes and keep them running."""
+"""`yupana sandbox [NAME] [--port N] [--configure]`: start the local sandboxes and keep them running.
+
+`yupana sandbox emit EVENT --instance NAME [--from +51…] [--body TEXT] [--name TEXT] [--message-id ID]
+[--times N]` asks a running gateway sandbox (the one the instance is bound to) to post EVENT to the
+instance's registered webhook, in Evolution's shape.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +27,19 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser = sub.add_parser("sandbox", help=summary,
                             description="Inicia servidores locales que se comportan como SUNAT beta, los proveedores "
                                         "de consultas y la pasarela de mensajería. Imprime una línea JSON por servidor.")
-    parser.add_argument("name", nargs="?", metavar="NOMBRE", help="solo este servidor (sunat, registry, gateway)")
+    parser.add_argument("name", nargs="?", metavar="NOMBRE",
+                        help="solo este servidor (sunat, registry, gateway), o «emit» para que la pasarela de prueba "
+                             "publique un evento")
+    parser.add_argument("event", nargs="?", metavar="EVENTO",
+                        help="con emit: message.received, message.delivered, message.read, instance.connected o "
+                             "instance.disconnected")
+    parser.add_argument("--instance", default="demo", help="con emit: la instancia (por defecto demo)")
+    parser.add_argument("--from", dest="sender", default="+51987654321", help="con emit: número del remitente")
+    parser.add_argument("--body", default="Hola, ¿me envía mi comprobante?", help="con emit: texto del mensaje")
+    parser.add_argument("--name", dest="sender_name", default="Cliente", help="con emit: nombre del remitente")
+    parser.add_argument("--message-id", help="con emit: id del mensaje en la pasarela (por defecto: nuevo, o el "
+                                             "último enviado para delivered/read)")
+    parser.add_argument("--times", type=int, default=1, help="con emit: cuántas veces publicarlo (duplicados)")
     parser.add_argument("--port", type=int, default=0, help="puerto (con NOMBRE); 0 elige uno libre")
     parser.add_argument("--host", default="127.0.0.1", help="dirección (por defecto 127.0.0.1)")
     parser.add_argument("--configure", action="store_true",
@@ -31,7 +48,44 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser.set_defaults(func=run)
 
 
+def emit(args: argparse.Namespace) -> int:
+    """Ask the gateway sandbox that serves `--instance` to post an event to its webhook."""
+    import httpx
+
+    from app.cli import open_engine
+    from app.core.errors import YupanaError
+    from app.core.messaging.events import CONTRACT_EVENTS
+
+    if args.event not in CONTRACT_EVENTS:
+        print(f"Evento «{args.event}» desconocido. Válidos: {', '.join(CONTRACT_EVENTS)}.", file=sys.stderr)
+        return 2
+    from app.core.messaging.phone import normalise
+
+    try:
+        sender = normalise(args.sender, "from")
+        with open_engine(args) as engine:
+            base_url = engine.messaging.config(args.instance).base_url
+    except YupanaError as exc:
+        print(exc.message, file=sys.stderr)
+        return 1
+    body = {"event": args.event, "instance": args.instance, "from": sender, "body": args.body,
+            "name": args.sender_name, "message_id": args.message_id, "times": args.times}
+    try:
+        response = httpx.post(base_url + "/_control/emit", json=body, timeout=30)
+    except httpx.HTTPError:
+        print(f"La pasarela de prueba no responde en {base_url}: ¿está corriendo `yupana sandbox`?", file=sys.stderr)
+        return 1
+    if response.status_code != 200:
+        print(f"La pasarela de prueba rechazó el evento: {response.text}", file=sys.stderr)
+        return 1
+    statuses = response.json()["posted"]
+    print(json.dumps({"event": args.event, "instance": args.instance, "listener_status": statuses}), flush=True)
+    return 0 if all(200 <= s < 300 for s in statuses) else 1
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.name == "emit":
+        return emit(args)
     classes = available()
     if args.name and args.name not in classes:
         print(f"No existe el servidor de prueba «{args.name}». Disponibles: {', '.join(classes)}.", file=sys.stderr)

@@ -1,9 +1,11 @@
-"""`yupana serve [--port N] [--show-token] [--new-token]`: the local HTTP API for a point of sale."""
+"""`yupana serve [--port N] [--show-token] [--new-token] [--no-listener]`: the local HTTP API for a point of sale,
+and the messaging webhook listener beside it."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from app.commands import wait_until_stopped
 
@@ -17,18 +19,31 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser.add_argument("--new-token", action="store_true",
                         help="crea un token nuevo, lo muestra y termina (el anterior deja de valer al instante, "
                              "también en una API que esté sirviendo)")
+    parser.add_argument("--no-listener", action="store_true",
+                        help="no inicia el receptor de webhooks de mensajería (listener_host:listener_port)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from app.cli import open_engine
     from app.core.api import LocalApi
+    from app.core.errors import YupanaError
 
     with open_engine(args) as engine:
         if args.new_token or args.show_token:
             print(engine.new_api_token() if args.new_token else engine.api_token())
             return 0
+        # Both servers start before anything is printed: whoever reads the first line may stop us at
+        # once, and SIGTERM is handled only from wait_until_stopped() on.
+        listener_url = None
+        if not args.no_listener:  # the webhook listener: gateways post the instances' events here
+            try:
+                listener_url = engine.start_listener()
+            except YupanaError as exc:  # the API still serves; the shop is told why events will not arrive
+                print(f"Aviso: {exc.message}", file=sys.stderr, flush=True)
         api = LocalApi(engine, port=args.port)
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
+        if listener_url:
+            print(json.dumps({"name": "listener", "base_url": listener_url}), flush=True)
         wait_until_stopped()
         return 0

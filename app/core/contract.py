@@ -190,6 +190,10 @@ class ChatWebhookResult(ContractModel):
     instance: str
     url: str
     events: list[EventName]
+    # Yupana's answer (docs/contract.md): the subscription's id and its Standard Webhooks signing secret,
+    # shown once; every delivery to `url` is signed with it.
+    id: str | None = extra()
+    secret: str | None = extra()
 
 
 # ---------------------------------------------------------------- 6-8. GET lookups

@@ -17,7 +17,6 @@ from . import (
     api_token,
     batches,
     environments,
-    messaging,
     outbox,
     padron,
     printed,
@@ -52,6 +51,10 @@ from .contract import (
 from .errors import ErrorCode, YupanaError, invalid
 from .events import EventBus
 from .logs import close_logging, setup_logging
+from .messaging import clock as messaging_clock
+from .messaging.forwarding import Forwarder
+from .messaging.gateways import Media
+from .messaging.service import MessagingService
 from .paths import data_home, database_path
 from .secrets import SecretStore
 from .settings import Settings
@@ -116,6 +119,17 @@ class Engine:
         self.outbox = outbox.Outbox(self, lambda environment, ruc: sunat.client_for(self, environment, ruc))
         self.on_close(self.outbox.stop)
         self.outbox.start_if_pending()
+        # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the
+        # forwarder, which starts at once only when deliveries are waiting.
+        self.messaging = MessagingService(self.storage, self.secrets, self.settings, self.events)
+        self._listener: Any = None  # built on first start: FastAPI and uvicorn stay out of the window's start-up
+        self.forwarder = Forwarder(self.messaging.store, self.messaging.subscription_secret, self.events)
+        self.messaging.listener_base_url = lambda: self._listener.base_url if self._listener else None
+        self.messaging.after_ingest = self.forwarder.wake
+        self.on_close(self.messaging.close)
+        self.on_close(self.forwarder.stop)
+        self.on_close(self.stop_listener)
+        self.forwarder.start_if_pending()
         log.info("engine opened on %s", self.home)
 
     # ------------------------------------------------------------ the contract's operations
@@ -130,10 +144,10 @@ class Engine:
         return sunat.submit(self, parse_model(EnviarRequest, request))
 
     def chat_send(self, request: ChatSendRequest | dict) -> ChatSendResult:
-        return messaging.send(self, parse_model(ChatSendRequest, request))
+        return self.messaging.send(parse_model(ChatSendRequest, request))
 
     def chat_webhook(self, request: ChatWebhookRequest | dict) -> ChatWebhookResult:
-        return messaging.subscribe(self, parse_model(ChatWebhookRequest, request))
+        return self.messaging.subscribe(parse_model(ChatWebhookRequest, request))
 
     def ruc(self, numero: str) -> RucRecord:
         return registry.lookup_ruc(self, numero)
@@ -293,6 +307,9 @@ class Engine:
             logging.getLogger("app").setLevel(clean)
         if key == "environment":  # the new environment's pending submissions are due now; the others wait
             self.outbox.wake()
+        if key in ("listener_host", "listener_port") and self.listener_state()["state"] == "running":
+            self._listener.stop()  # a new address takes effect at once
+            self.start_listener()
         self.events.emit("settings.changed", {"key": key})
         return clean
 
@@ -346,9 +363,78 @@ class Engine:
     def api_token_matches(self, presented: str) -> bool:
         return self.api_tokens.matches(presented)
 
+    # ------------------------------------------------------------ messaging (docs/messaging.md)
+
+    def messaging_save_instance(self, name: str, gateway: str, base_url: str,
+                                credentials: dict[str, str] | None = None,
+                                options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Create or update an instance; credentials go to the secret store, never to settings or logs."""
+        return self.messaging.save_instance(name, gateway, base_url, credentials, options)
+
+    def messaging_instances(self) -> list[dict[str, Any]]:
+        return self.messaging.instances()
+
+    def messaging_test_connection(self, name: str) -> str:
+        """«Probar conexión»: the instance's state at its gateway (open, close, connecting)."""
+        return self.messaging.test_connection(name)
+
+    def messaging_register_webhook(self, name: str) -> str:
+        """Tell the instance's gateway to post its events to our listener; returns that URL."""
+        return self.messaging.register_webhook(name)
+
+    def send_message(self, instance: str, to: str, text: str, *, media_path: str | Path | None = None,
+                     media_url: str | None = None) -> ChatSendResult:
+        """Operation 4 with a local attachment (a voucher's PDF or XML) as well as a URL."""
+        media = Media(path=Path(media_path)) if media_path else Media(url=media_url) if media_url else None
+        return self.messaging.send_message(instance, to, text, media)
+
+    def messaging_messages(self, instance: str | None = None, peer: str | None = None) -> list[dict[str, Any]]:
+        return self.messaging.store.messages(instance, peer)
+
+    def messaging_conversations(self) -> list[dict[str, Any]]:
+        return self.messaging.store.conversations()
+
+    def messaging_subscriptions(self) -> list[dict[str, Any]]:
+        return self.messaging.store.subscriptions()
+
+    def messaging_resend(self, subscription_id: str) -> int:
+        """«Reenviar»: waiting and failed deliveries of a subscription are tried again now."""
+        count = self.messaging.store.resend(subscription_id, messaging_clock.now())
+        self.forwarder.wake()
+        return count
+
+    def start_listener(self, host: str | None = None, port: int | None = None) -> str:
+        """Start the webhook listener (address and port from settings unless given); returns its URL."""
+        if self._listener is None:
+            from .messaging.listener import Listener
+
+            self._listener = Listener(self.messaging)
+        url = self._listener.start(host or self.settings.get("listener_host"),
+                                   self.settings.get_int("listener_port") if port is None else port)
+        self.events.emit("listener.changed", self._listener.state())
+        return url
+
+    def stop_listener(self) -> None:
+        if self._listener is not None and self._listener.server.running:
+            self._listener.stop()
+            self.events.emit("listener.changed", self._listener.state())
+
+    def messaging_check_listener(self) -> dict[str, Any]:
+        """Whether the address given to gateways reaches this listener: {url, reachable, local_only}."""
+        return self.messaging.check_reachability()
+
+    def listener_state(self) -> dict[str, Any]:
+        """{state: running|stopped|error, url, exposed (bound beyond this PC), error}."""
+        if self._listener is None:
+            return {"state": "stopped", "url": None, "exposed": False, "error": None}
+        return self._listener.state()
+
     def listener_status(self) -> str:
-        """The webhook listener's state, in Spanish (status bar, /api/v1/health). Not built yet: always stopped."""
-        return "detenido"
+        """The status bar's words for the listener."""
+        state = self.listener_state()
+        if state["state"] == "running":
+            return f"receptor activo en {state['url']}" + (" (expuesto a la red)" if state["exposed"] else "")
+        return "receptor con error" if state["state"] == "error" else "receptor detenido"
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Register something (a listener thread, a worker) to stop when the engine closes."""

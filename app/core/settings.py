@@ -78,7 +78,7 @@ class Setting:
 
 
 # The Ajustes tabs that hold settings, in order.
-GROUPS = ["Entorno", "SUNAT", "Consultas", "API local", "Datos y registro"]
+GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro"]
 
 
 SETTINGS: dict[str, Setting] = {
@@ -144,6 +144,18 @@ SETTINGS: dict[str, Setting] = {
                 "Página de documentación interactiva de la API local en /docs: si o no (la descripción "
                 "/openapi.json se sirve siempre). La página carga Swagger UI desde internet.", _choice("no", "si"),
                 label="Documentación interactiva (/docs)", group="API local", advanced=True),
+        Setting("listener_host", "127.0.0.1",
+                "Dirección del receptor de webhooks de mensajería. 127.0.0.1: solo este equipo; la dirección de "
+                "la red local si la pasarela corre en otro equipo (se muestra una advertencia).",
+                label="Dirección del receptor de webhooks", group="Mensajería", advanced=True),
+        Setting("listener_port", "8788", "Puerto del receptor de webhooks de mensajería (0 elige uno libre).",
+                _integer(0, 65535), label="Puerto del receptor de webhooks", group="Mensajería"),
+        Setting("listener_public_url", "",
+                "Dirección pública con la que la pasarela llega al receptor (un túnel o la IP de la red local); "
+                "vacío: la dirección y el puerto del receptor.", _url,
+                label="Dirección pública del receptor", group="Mensajería"),
+        Setting("messaging_timeout_s", "15", "Tiempo máximo de espera de la pasarela de mensajería, en segundos.",
+                _integer(1, 120), label="Espera máxima de la pasarela (segundos)", group="Mensajería", advanced=True),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
                 _choice("DEBUG", "INFO", "WARNING", "ERROR"),
                 label="Detalle del registro", group="Datos y registro", advanced=True),

@@ -45,7 +45,9 @@ def start(home: str | None = None):
     window = MainWindow(engine)
     install_excepthook(window, engine.log_file)
     window.show()
-    # In sandbox mode the local stand-ins start in the background once the window is up.
+    # The webhook listener starts with the app (a busy port shows in the status bar and in Mensajes);
+    # in sandbox mode the local stand-ins start in the background once the window is up.
+    window.workers.run(window, engine.start_listener, failed=lambda exc: window.refresh_status())
     window.workers.run(window, window.start_sandbox_if_chosen)
     window.workers.run(window, window.start_api_if_chosen)
     return engine, window

@@ -23,6 +23,11 @@ class EngineEvents(QObject):
         except RuntimeError:  # the window closed while a worker was still telling
             self.stop()
 
+    @property
+    def active(self) -> bool:
+        """False once stopped: the window is closing and the engine may be closed next."""
+        return self._unsubscribe is not None
+
     def stop(self) -> None:
         if self._unsubscribe:
             self._unsubscribe()

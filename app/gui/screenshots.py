@@ -38,6 +38,8 @@ def _sample_data(engine, sandboxes) -> None:
                                direccion="AV. ABANCAY 123, CERCADO DE LIMA", nombre_comercial="YUPANA"))
     if hasattr(engine, "create_test_certificate"):
         engine.create_test_certificate("20100066603")
+    engine.config_set("listener_port", "0")  # the gateway sandbox posts to this listener
+    engine.start_listener()
     sandboxes.start()
     for numero, (ruc, name) in enumerate(SAMPLE_CUSTOMERS, start=1):
         request = {"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": "20100066603"},
@@ -48,6 +50,20 @@ def _sample_data(engine, sandboxes) -> None:
             emit(engine, request, "beta", lambda _: None)
         except Exception as exc:  # noqa: BLE001 - a screenshot without that row is still useful
             print(f"aviso: no se generó el comprobante de ejemplo {numero}: {exc}", file=sys.stderr)
+
+
+def _sample_messages(engine, gateway) -> None:
+    """A short exchange on the sandbox instance «demo»: sent, delivered, read, and two customers writing."""
+    try:
+        gateway.emit("message.received", "demo", sender="+51912345678", body="¿Tienen arroz de 50 kg?",
+                     name="Bodega San Martín")
+        engine.send_message("demo", "+51987654321", "Buenos días, le enviamos su factura F001-1. ¡Gracias por su compra!")
+        gateway.emit("message.delivered", "demo")
+        gateway.emit("message.read", "demo")
+        gateway.emit("message.received", "demo", sender="+51987654321", body="Recibido, muchas gracias",
+                     name="Rosa Quispe")
+    except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
+        print(f"aviso: no se generaron los mensajes de ejemplo: {exc}", file=sys.stderr)
 
 
 def render(folder: Path) -> list[Path]:
@@ -67,6 +83,8 @@ def render(folder: Path) -> list[Path]:
         try:
             sandboxes = SandboxMode(engine)
             _sample_data(engine, sandboxes)
+            if "gateway" in sandboxes.running:
+                _sample_messages(engine, sandboxes.running["gateway"])
             window = MainWindow(engine, sandboxes, first_run=False)
             window.show()
             _settle(app, window)

@@ -220,6 +220,18 @@ class SettingsPage(QWidget):
                 form.advanced.layout().addRow("", browse)
             if title == "Datos y registro":
                 tab_layout.addWidget(self._data_box(), 1)
+            if title == "Mensajería":
+                note = QLabel("El receptor de webhooks recibe los eventos de la pasarela (mensajes entrantes, "
+                              "entregas, lecturas). Con 127.0.0.1 solo lo alcanza este equipo: si la pasarela corre "
+                              "en otro equipo use la dirección de la red local, y si está en la nube una dirección "
+                              "pública (un túnel, ver docs/messaging.md) en listener_public_url. Las pasarelas se "
+                              "configuran en Mensajes → Instancias.")
+                note.setWordWrap(True)
+                tab_layout.addWidget(note)
+                self.reach_button = QPushButton("Probar el receptor")
+                self.reach_button.setToolTip("Pide una comprobación a la dirección que se registra en las pasarelas")
+                self.reach_button.clicked.connect(self.check_listener)
+                tab_layout.addWidget(self.reach_button)
             if title == "API local":
                 note = QLabel("La API local atiende solo a este equipo (p. ej. un punto de venta). Se inicia con "
                               "«yupana serve»; los programas deben enviar la cabecera Authorization: Bearer TOKEN "
@@ -230,6 +242,20 @@ class SettingsPage(QWidget):
             tab_layout.addStretch(0)
             self.tabs.addTab(tab, title)
         self.reload()
+
+    def check_listener(self) -> None:
+        self.banner.clear()
+        self.context.workers.run(self, require(self.engine, "messaging_check_listener"), done=self._listener_checked,
+                                 busy=[self.reach_button])
+
+    def _listener_checked(self, result: dict[str, Any]) -> None:
+        if result["local_only"]:
+            self.banner.show_message(f"El receptor responde en {result['url']}, pero solo desde este equipo: una "
+                                     "pasarela en otro equipo o en la nube no podrá enviarle eventos. Use la "
+                                     "dirección de la red local o un túnel (listener_public_url).", "warning")
+        else:
+            self.banner.show_message(f"El receptor responde en {result['url']}: las pasarelas pueden enviarle "
+                                     "eventos.", "success")
 
     def reload(self) -> None:
         self.context.workers.run(self, self.engine.config_list, done=self._loaded)

@@ -1,0 +1,72 @@
+"""A gateway that speaks this very contract: `POST {base}/api/v1/chat/send` and `/chat/webhook`, with a
+Bearer token, so one Yupana relays its messages through another. Its events come back to our
+listener signed per Standard Webhooks with the secret its operation 5 answered."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from ...errors import ErrorCode, ErrorDetail, YupanaError
+from .. import events as ev
+from .base import Gateway, Media, SendReceipt, json_or_empty
+
+
+class YupanaGateway(Gateway):
+    kind = "yupana"
+
+    @property
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.config.credentials.get('token', '')}"}
+
+    @property
+    def _remote(self) -> str:
+        return self.config.options.get("remote_name") or self.config.name
+
+    def send(self, to: str, text: str, media: Media | None = None) -> SendReceipt:
+        if media is not None and media.url is None:
+            message = "Una pasarela Yupana recibe adjuntos solo como URL (media_url), no archivos locales."
+            raise YupanaError(ErrorCode.INVALID_INPUT, message, [ErrorDetail("media", message)])
+        body: dict[str, Any] = {"instance": self._remote, "to": to, "message": text}
+        if media is not None:
+            body["media_url"] = media.url
+        response = self.request("POST", "/api/v1/chat/send", json=body, headers=self._headers)
+        data = self._data(response, to)
+        return SendReceipt(data.get("id"), int(data.get("timestamp") or time.time()))
+
+    def connection_state(self) -> str:
+        # The contract has no state operation: a well-formed 400 to an empty send proves the relay answers.
+        response = self.request("POST", "/api/v1/chat/send", json={}, headers=self._headers)
+        if response.status_code in (401, 403) or response.status_code >= 500:
+            raise self.common_failure(response)
+        return "open"
+
+    def set_webhook(self, url: str) -> str | None:
+        body = {"instance": self._remote, "url": url, "events": list(ev.CONTRACT_EVENTS)}
+        response = self.request("POST", "/api/v1/chat/webhook", json=body, headers=self._headers)
+        return self._data(response).get("secret")
+
+    def _data(self, response: httpx.Response, to: str | None = None) -> dict[str, Any]:
+        envelope = json_or_empty(response)
+        if response.status_code == 200 and envelope.get("success") is True:
+            return envelope.get("data") or {}
+        error = envelope.get("error") if isinstance(envelope, dict) else None
+        if isinstance(error, dict) and error.get("code") in ErrorCode.__members__:
+            details = [ErrorDetail(d.get("field"), d.get("message", "")) for d in error.get("details") or []]
+            raise YupanaError(ErrorCode(error["code"]), f"La pasarela Yupana respondió: {error.get('message')}",
+                              details)
+        raise self.common_failure(response, to)
+
+
+def parse_webhook(instance: str, body: Any, webhook_id: str) -> list[ev.InboundEvent]:
+    """A contract delivery from the relay → the same event under our instance's name."""
+    if not isinstance(body, dict) or body.get("event") not in ev.CONTRACT_EVENTS:
+        return []
+    data = dict(body.get("data") or {})
+    event = str(body["event"])
+    state = {ev.INSTANCE_CONNECTED: "open", ev.INSTANCE_DISCONNECTED: "close"}.get(event)
+    gateway_id = str(data.get("id") or "") or None
+    return [ev.InboundEvent(event, instance, int(body.get("timestamp") or time.time()), f"whk:{webhook_id}", data,
+                            gateway_id=gateway_id, state=state)]

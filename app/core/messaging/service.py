@@ -1,0 +1,275 @@
+"""Operations 4 and 5 and everything around them: instances, sends, received events, subscriptions.
+
+The engine owns one `MessagingService`; the listener and the forwarder call into it. It is given the
+pieces it needs (storage, secrets, settings, event bus), never the engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets as random
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult
+from ..errors import ErrorCode, YupanaError, invalid, not_found
+from ..events import EventBus
+from ..secrets import SecretStore
+from ..settings import Settings
+from ..storage import Storage
+from . import events as ev
+from .gateways import GATEWAYS, Gateway, GatewayConfig, Media, adapter_for
+from .ids import message_id, subscription_id, webhook_secret
+from .phone import normalise
+from .store import MessagingStore
+
+log = logging.getLogger(__name__)
+INSTANCE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+CREDENTIALS = {  # the secrets each gateway needs, kept in the secret store
+    "evolution": ("apikey",),
+    "meta": ("token", "app_secret", "verify_token"),
+    "yupana": ("token", "webhook_secret"),
+}
+LISTENER_PATHS = {"evolution": "/webhooks/evolution/{name}", "meta": "/webhooks/meta",
+                  "yupana": "/webhooks/yupana/{name}"}
+
+
+def secret_name(instance: str, key: str) -> str:
+    return f"messaging.instance.{instance}.{key}"
+
+
+def check_url(field: str, url: str) -> str:
+    url = (url or "").strip()
+    if not re.match(r"^https?://[^\s/?#]+", url):
+        raise invalid(field, f"El campo «{field}» debe ser una URL http:// o https:// completa (se recibió «{url}»).")
+    return url
+
+
+class MessagingService:
+    def __init__(self, storage: Storage, secrets: SecretStore, settings: Settings, bus: EventBus) -> None:
+        self.store = MessagingStore(storage)
+        self.secrets = secrets
+        self.settings = settings
+        self.bus = bus
+        self._configs: dict[str, GatewayConfig] = {}
+        self._pings: dict[str, bool] = {}
+        self._lock = threading.Lock()
+        self._client: httpx.Client | None = None
+        self.listener_base_url: Callable[[], str | None] = lambda: None  # set by the engine's listener
+        self.after_ingest: Callable[[], None] = lambda: None  # the forwarder's wake-up
+
+    @property
+    def client(self) -> httpx.Client:
+        """One keep-alive client for every gateway call (redirects are not followed)."""
+        with self._lock:
+            if self._client is None:
+                timeout = float(self.settings.get("messaging_timeout_s"))
+                self._client = httpx.Client(timeout=timeout, follow_redirects=False)
+            return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    # ------------------------------------------------------------ instances
+
+    def save_instance(self, name: str, gateway: str, base_url: str, credentials: dict[str, str] | None = None,
+                      options: dict[str, Any] | None = None) -> dict[str, Any]:
+        name = (name or "").strip()
+        if not INSTANCE_NAME.match(name):
+            raise invalid("instance", f"El nombre de instancia «{name}» no es válido: use letras, números, guion o "
+                                      "punto (hasta 64).")
+        if gateway not in GATEWAYS:
+            raise invalid("gateway", f"La pasarela «{gateway}» no existe. Válidas: {', '.join(GATEWAYS)}.")
+        base_url = check_url("base_url", base_url).rstrip("/")
+        for key, value in (credentials or {}).items():
+            if key not in CREDENTIALS[gateway]:
+                raise invalid(key, f"La pasarela {gateway} no usa la credencial «{key}».")
+            if value:
+                self.secrets.put(secret_name(name, key), value.strip().encode())
+        if self.secrets.get(secret_name(name, "webhook_token")) is None:
+            self.secrets.put(secret_name(name, "webhook_token"), random.token_urlsafe(24).encode())
+        self.store.save_instance(name, gateway, base_url, options or {})
+        with self._lock:
+            self._configs.pop(name, None)
+        self.bus.emit(ev.INSTANCE_SAVED, {"instance": name})
+        return self.instance(name)
+
+    def instance(self, name: str) -> dict[str, Any]:
+        row = self.store.instance(name)
+        if row is None:
+            raise not_found("instance", f"La instancia «{name}» no existe. Créela en Mensajes → Instancias.")
+        row["credentials"] = {key: self.secrets.get(secret_name(name, key)) is not None
+                              for key in CREDENTIALS[row["gateway"]]}
+        return row
+
+    def instances(self) -> list[dict[str, Any]]:
+        return [self.instance(row["name"]) for row in self.store.instances()]
+
+    def config(self, name: str) -> GatewayConfig:
+        with self._lock:
+            cached = self._configs.get(name)
+        if cached is not None:
+            return cached
+        row = self.store.instance(name)
+        if row is None:
+            raise not_found("instance", f"La instancia «{name}» no existe. Créela en Mensajes → Instancias.")
+        keys = (*CREDENTIALS[row["gateway"]], "webhook_token")
+        credentials = {}
+        for key in keys:
+            value = self.secrets.get(secret_name(name, key))
+            if value is not None:
+                credentials[key] = value.decode()
+        config = GatewayConfig(name, row["gateway"], row["base_url"], row["options"], credentials)
+        with self._lock:
+            self._configs[name] = config
+        return config
+
+    def forget_configs(self) -> None:
+        """Drop the decrypted configurations kept in memory; the next use reads them again."""
+        with self._lock:
+            self._configs.clear()
+
+    def configs(self, gateway: str) -> list[GatewayConfig]:
+        return [self.config(row["name"]) for row in self.store.instances() if row["gateway"] == gateway]
+
+    def gateway(self, name: str) -> Gateway:
+        return adapter_for(self.config(name), self.client)
+
+    def test_connection(self, name: str) -> str:
+        """«Probar conexión»: the gateway's state of the instance (open, close, connecting)."""
+        state = self.gateway(name).connection_state()
+        self.store.set_instance_state(name, state)
+        self.bus.emit(ev.INSTANCE_SAVED, {"instance": name, "state": state})
+        return state
+
+    def pinged(self, nonce: str) -> bool:
+        """The listener saw `nonce` (issued by `check_reachability`): True once."""
+        with self._lock:
+            if nonce in self._pings:
+                self._pings[nonce] = True
+                return True
+        return False
+
+    def check_reachability(self) -> dict[str, Any]:
+        """Ajustes → Mensajería: does the address we give gateways reach this very listener?
+
+        A fresh nonce is fetched through that address (the public one, a tunnel, when set); only our
+        listener knows the nonce, so a 200 proves the path. The answer says whether only this PC can
+        use that address (a gateway in the cloud then cannot post to it)."""
+        own = self.listener_base_url()
+        if own is None:
+            raise YupanaError(ErrorCode.NOT_CONFIGURED, "El receptor de webhooks está detenido: inícielo (se inicia "
+                                                        "con la aplicación y con «yupana serve»).")
+        base = (self.settings.get("listener_public_url") or own).rstrip("/")
+        nonce = random.token_urlsafe(16)
+        with self._lock:
+            self._pings[nonce] = False
+        try:
+            try:
+                response = self.client.get(f"{base}/webhooks/ping/{nonce}", timeout=5.0)
+                reached = response.status_code == 200
+            except httpx.HTTPError as exc:
+                reached, response = False, exc
+            with self._lock:
+                seen = self._pings.get(nonce, False)
+        finally:
+            with self._lock:
+                self._pings.pop(nonce, None)
+        if not (reached and seen):
+            detail = f"HTTP {response.status_code}" if isinstance(response, httpx.Response) else type(response).__name__
+            raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
+                              f"La dirección {base} no llega a este receptor ({detail}). Revise el túnel o la "
+                              "dirección pública en Ajustes → Mensajería (listener_public_url).")
+        host = httpx.URL(base).host
+        local_only = host in ("127.0.0.1", "localhost", "::1")
+        return {"url": base, "reachable": True, "local_only": local_only}
+
+    def listener_url(self, name: str) -> str:
+        """Where the gateway must post this instance's events: the public address if one is set, else ours."""
+        config = self.config(name)
+        base = (self.settings.get("listener_public_url") or self.listener_base_url()
+                or f"http://{self.settings.get('listener_host')}:{self.settings.get('listener_port')}")
+        path = LISTENER_PATHS[config.gateway].format(name=name)
+        if config.gateway == "evolution":
+            path += "?token=" + config.credentials["webhook_token"]
+        return base.rstrip("/") + path
+
+    def register_webhook(self, name: str) -> str:
+        url = self.listener_url(name)
+        secret = self.gateway(name).set_webhook(url)
+        if secret:  # a gateway that signs its posts (another Yupana): keep its secret to verify them
+            self.secrets.put(secret_name(name, "webhook_secret"), secret.encode())
+            with self._lock:
+                self._configs.pop(name, None)
+        return url
+
+    # ------------------------------------------------------------ operation 4
+
+    def send(self, request: ChatSendRequest) -> ChatSendResult:
+        if not request.instance:
+            raise invalid("instance", "El campo «instance» es obligatorio: indique el nombre de la instancia.")
+        if not request.message and not request.media_url:
+            raise invalid("message", "El campo «message» es obligatorio.")
+        media = Media(url=check_url("media_url", request.media_url)) if request.media_url else None
+        return self.send_message(request.instance, request.to, request.message, media)
+
+    def send_message(self, instance: str, to: str, text: str, media: Media | None = None) -> ChatSendResult:
+        number = normalise(to)
+        if media is not None and media.path is not None:
+            media = Media(path=Path(media.path))
+            if not media.path.is_file():
+                raise invalid("media", f"El archivo «{media.path}» no existe.")
+        receipt = self.gateway(instance).send(number, text, media)
+        stamp = receipt.timestamp or int(time.time())
+        our_id = message_id()
+        status = self.store.add_outgoing(our_id, instance, receipt.gateway_id, number, text,
+                                         media.describe() if media else None, stamp)
+        self.bus.emit(ev.MESSAGE_SENT, {"instance": instance, "id": our_id, "to": number, "status": status})
+        # The contract: "the value sent is the one that appears" in a send's result.
+        return ChatSendResult(id=our_id, status=ev.SENT, to=number, timestamp=stamp)
+
+    # ------------------------------------------------------------ operation 5
+
+    def subscribe(self, request: ChatWebhookRequest) -> ChatWebhookResult:
+        if not request.instance:
+            raise invalid("instance", "El campo «instance» es obligatorio: indique el nombre de la instancia.")
+        url = check_url("url", request.url)
+        if not request.events:
+            raise invalid("events", "El campo «events» debe tener al menos un evento.")
+        self.config(request.instance)  # an unknown instance is a 404 before anything is stored
+        self.register_webhook(request.instance)
+        sub_id, secret = subscription_id(), webhook_secret()
+        self.secrets.put(f"messaging.subscription.{sub_id}", secret.encode())
+        self.store.add_subscription(sub_id, request.instance, url, list(request.events))
+        self.bus.emit(ev.SUBSCRIPTION_CHANGED, {"id": sub_id})
+        return ChatWebhookResult(instance=request.instance, url=url, events=list(request.events), id=sub_id,
+                                 secret=secret)
+
+    def subscription_secret(self, sub_id: str) -> str:
+        value = self.secrets.get(f"messaging.subscription.{sub_id}")
+        if value is None:
+            raise YupanaError(ErrorCode.INTERNAL, f"Falta el secreto de la suscripción {sub_id}.")
+        return value.decode()
+
+    # ------------------------------------------------------------ received events
+
+    def ingest(self, events: list[ev.InboundEvent]) -> list[ev.InboundEvent]:
+        """Store once, apply, queue deliveries (one transaction); then tell the windows and wake the
+        forwarder. Returns the events that were new."""
+        if not events:
+            return []
+        fresh = self.store.ingest(events)
+        for event in fresh:
+            self.bus.emit(event.event, event.contract())
+        if fresh:
+            self.after_ingest()
+        return fresh

@@ -1,0 +1,286 @@
+"""An Evolution API v2 stand-in on loopback: named instances that accept sends and, on command, post
+webhooks to the registered URL in Evolution's exact shapes.
+
+- `POST /instance/create` `{instanceName}` → `{instance, hash}` (the instance's apikey);
+- `POST /message/sendText/{instance}` `{number, text}`, `POST /message/sendMedia/{instance}`
+  `{number, mediatype, mimetype, media, fileName, caption}` → Evolution's `{key: {remoteJid, fromMe, id}, …}`;
+- `POST /webhook/set/{instance}` `{webhook: {url, events, …}}` (v2.1+) or the flat v2.0 form;
+- `GET /instance/connectionState/{instance}` → `{instance: {instanceName, state}}`;
+- every call wants the `apikey` header: the global key (`GLOBAL_APIKEY`) or the instance's;
+- Evolution's failures: 404 unknown instance, 400 `exists: false` for a number without WhatsApp
+  (`UNREGISTERED`), 400 "Connection Closed" when the instance is disconnected, 401, and on demand 429/500;
+- on command (`emit()` in-process, `POST /_control/emit` out of process, `yupana sandbox emit`): incoming
+  messages, delivery and read updates, connection changes, `times` identical posts (duplicates), in
+  any order the caller chooses (read before delivered…). Each post carries the instance's `apikey` in
+  its body, as Evolution does.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import unquote, urlsplit
+
+import httpx
+
+from app.core.messaging import events as ev
+from app.core.messaging.phone import to_jid
+
+from .base import QuietHandler, Sandbox
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+GLOBAL_APIKEY = "sandbox-evolution-global-key"
+DEMO_INSTANCE = "demo"
+UNREGISTERED = {"+51900000000"}  # numbers "without WhatsApp" in the sandbox
+DEFAULT_SENDER = "+51987654321"
+FAILURES = ("401", "429", "500")
+_UPDATE_STATUS = {ev.MESSAGE_DELIVERED: "DELIVERY_ACK", ev.MESSAGE_READ: "READ"}
+
+
+class GatewayHandler(QuietHandler):
+    sandbox: GatewaySandbox
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self._route("GET")
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self._route("POST")
+
+    def _json(self, status: int, body: Any) -> None:
+        self.reply(status, json.dumps(body, ensure_ascii=False).encode())
+
+    def _error(self, status: int, messages: list[Any]) -> None:
+        names = {400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
+                 500: "Internal Server Error"}
+        self._json(status, {"status": status, "error": names.get(status, "Error"), "response": {"message": messages}})
+
+    def _route(self, method: str) -> None:
+        raw = self.read_body()
+        path = urlsplit(self.path).path
+        parts = [unquote(p) for p in path.strip("/").split("/")]
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            self._error(400, ["invalid JSON"])
+            return
+        if parts[0] == "_control":
+            self._control(parts[1:], body)
+            return
+        sandbox = self.sandbox
+        instance = parts[-1] if len(parts) >= 2 else ""
+        if not sandbox.authorised(self.headers.get("apikey", ""), instance):
+            self._error(401, ["Unauthorized"])
+            return
+        failure = sandbox.take_failure()
+        if failure:
+            self._error(int(failure), [f"sandbox failure {failure}"])
+            return
+        if method == "POST" and parts == ["instance", "create"]:
+            self._json(201, sandbox.create_instance(str(body.get("instanceName") or "")))
+            return
+        if instance not in sandbox.instances:
+            self._error(404, [f'The "{instance}" instance does not exist'])
+            return
+        action = "/".join(parts[:-1])
+        if method == "GET" and action == "instance/connectionState":
+            self._json(200, {"instance": {"instanceName": instance, "state": sandbox.instances[instance]["state"]}})
+        elif method == "POST" and action == "webhook/set":
+            hook = body.get("webhook") if isinstance(body.get("webhook"), dict) else body
+            self._json(201, sandbox.set_webhook(instance, str(hook.get("url") or ""), list(hook.get("events") or [])))
+        elif method == "POST" and action in ("message/sendText", "message/sendMedia"):
+            self._send(instance, action.endswith("Media"), body)
+        else:
+            self._error(404, [f"Cannot {method} {path}"])
+
+    def _send(self, instance: str, media: bool, body: dict[str, Any]) -> None:
+        sandbox = self.sandbox
+        number = "+" + str(body.get("number") or "").lstrip("+")
+        if sandbox.instances[instance]["state"] != "open":
+            self._error(400, ["Connection Closed"])
+            return
+        if number in UNREGISTERED:
+            self._error(400, [{"jid": to_jid(number), "exists": False, "number": number.lstrip("+")}])
+            return
+        if media and not body.get("media"):
+            self._error(400, ["media is required"])
+            return
+        self._json(201, sandbox.record_send(instance, number, body, media))
+
+    def _control(self, parts: list[str], body: dict[str, Any]) -> None:
+        sandbox = self.sandbox
+        try:
+            if parts == ["emit"]:
+                statuses = sandbox.emit(str(body.get("event")), str(body.get("instance") or DEMO_INSTANCE),
+                                        sender=body.get("from") or DEFAULT_SENDER, body=body.get("body") or "Hola",
+                                        name=body.get("name") or "Cliente", message_id=body.get("message_id"),
+                                        times=int(body.get("times") or 1))
+                self._json(200, {"posted": statuses})
+            elif parts == ["instance"]:
+                self._json(201, sandbox.create_instance(str(body.get("name") or "")))
+            elif parts == ["sent"]:
+                self._json(200, {"sent": sandbox.sent_messages(body.get("instance"))})
+            elif parts == ["fail"]:
+                sandbox.fail_next(str(body.get("mode")), int(body.get("count") or 1))
+                self._json(200, {"ok": True})
+            else:
+                self._error(404, ["unknown control"])
+        except (KeyError, ValueError) as exc:
+            self._error(400, [str(exc)])
+
+
+class GatewaySandbox(Sandbox):
+    """See the module's docstring. `sent` grows with every accepted send; `sent_event` is set on each."""
+
+    name: ClassVar[str] = "gateway"
+    handler = GatewayHandler
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(host, port)
+        self._lock = threading.Lock()
+        self.instances: dict[str, dict[str, Any]] = {}
+        self.sent: list[dict[str, Any]] = []
+        self.sent_event = threading.Condition(self._lock)
+        self._failures: list[str] = []
+        self._client: httpx.Client | None = None
+
+    # ------------------------------------------------------------ instances and sends
+
+    def create_instance(self, name: str, apikey: str | None = None, state: str = "open") -> dict[str, Any]:
+        if not name:
+            raise ValueError("instanceName is required")
+        with self._lock:
+            record = self.instances.setdefault(name, {"apikey": apikey or secrets.token_hex(16), "state": state,
+                                                      "webhook": None, "events": [], "id": str(uuid.uuid4())})
+        return {"instance": {"instanceName": name, "instanceId": record["id"], "status": "created"},
+                "hash": record["apikey"]}
+
+    def apikey(self, instance: str) -> str:
+        return self.instances[instance]["apikey"]
+
+    def authorised(self, key: str, instance: str) -> bool:
+        if secrets.compare_digest(key.encode(), GLOBAL_APIKEY.encode()):
+            return True
+        record = self.instances.get(instance)
+        return bool(record) and secrets.compare_digest(key.encode(), record["apikey"].encode())
+
+    def set_webhook(self, instance: str, url: str, events: list[str]) -> dict[str, Any]:
+        with self._lock:
+            self.instances[instance]["webhook"] = url
+            self.instances[instance]["events"] = events
+        return {"id": str(uuid.uuid4()), "url": url, "enabled": True, "events": events}
+
+    def webhook_of(self, instance: str) -> str | None:
+        return self.instances[instance]["webhook"]
+
+    def record_send(self, instance: str, number: str, body: dict[str, Any], media: bool) -> dict[str, Any]:
+        gateway_id = "3EB0" + secrets.token_hex(8).upper()
+        stamp = int(time.time())
+        record = {"instance": instance, "id": gateway_id, "number": number, "text": body.get("caption" if media else
+                                                                                              "text") or "",
+                  "media": bool(media), "mediatype": body.get("mediatype"), "fileName": body.get("fileName"),
+                  "media_size": len(str(body.get("media") or "")), "timestamp": stamp}
+        with self._lock:
+            self.sent.append(record)
+            self.sent_event.notify_all()
+        kind = "documentMessage" if media else "conversation"
+        return {"key": {"remoteJid": to_jid(number), "fromMe": True, "id": gateway_id}, "pushName": "",
+                "status": "PENDING", "message": {kind: record["text"]} if not media else {kind: {
+                    "caption": record["text"], "fileName": body.get("fileName")}},
+                "messageType": kind, "messageTimestamp": stamp, "instanceId": self.instances[instance]["id"],
+                "source": "unknown"}
+
+    def sent_messages(self, instance: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(m) for m in self.sent if instance in (None, m["instance"])]
+
+    def wait_sent(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """Block until at least `count` sends were accepted (tests wait on this, never on a sleep)."""
+        with self._lock:
+            self.sent_event.wait_for(lambda: len(self.sent) >= count, timeout)
+            return [dict(m) for m in self.sent]
+
+    def fail_next(self, mode: str, count: int = 1) -> None:
+        if mode not in FAILURES:
+            raise ValueError(f"modo desconocido {mode!r}; válidos: {', '.join(FAILURES)}")
+        with self._lock:
+            self._failures += [mode] * count
+
+    def take_failure(self) -> str | None:
+        with self._lock:
+            return self._failures.pop(0) if self._failures else None
+
+    # ------------------------------------------------------------ webhooks on command
+
+    def webhook_body(self, event: str, instance: str, *, sender: str = DEFAULT_SENDER, body: str = "Hola",
+                     name: str = "Cliente", message_id: str | None = None) -> dict[str, Any]:
+        """One Evolution webhook post for a contract event name."""
+        record = self.instances[instance]
+        now = datetime.now(UTC)
+        envelope = {"instance": instance, "destination": record["webhook"],
+                    "date_time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
+                    "sender": to_jid(DEFAULT_SENDER), "server_url": self.base_url, "apikey": record["apikey"]}
+        if event == ev.MESSAGE_RECEIVED:
+            data = {"key": {"remoteJid": to_jid(sender), "fromMe": False,
+                            "id": message_id or "3EB0" + secrets.token_hex(8).upper()},
+                    "pushName": name, "status": "DELIVERY_ACK", "message": {"conversation": body},
+                    "messageType": "conversation", "messageTimestamp": int(now.timestamp()),
+                    "instanceId": record["id"], "source": "android"}
+            return {"event": "messages.upsert", **envelope, "data": data}
+        if event in _UPDATE_STATUS:
+            target = message_id or self._last_sent_id(instance)
+            number = next((m["number"] for m in self.sent if m["id"] == target), sender)
+            data = {"messageId": secrets.token_hex(12), "keyId": target, "remoteJid": to_jid(number), "fromMe": True,
+                    "participant": None, "status": _UPDATE_STATUS[event], "instanceId": record["id"]}
+            return {"event": "messages.update", **envelope, "data": data}
+        if event in (ev.INSTANCE_CONNECTED, ev.INSTANCE_DISCONNECTED):
+            state = "open" if event == ev.INSTANCE_CONNECTED else "close"
+            record["state"] = state
+            return {"event": "connection.update", **envelope,
+                    "data": {"instance": instance, "state": state, "statusReason": 200 if state == "open" else 401}}
+        raise ValueError(f"evento desconocido {event!r}; válidos: {', '.join(ev.CONTRACT_EVENTS)}")
+
+    def _last_sent_id(self, instance: str) -> str:
+        with self._lock:
+            ids = [m["id"] for m in self.sent if m["instance"] == instance]
+        if not ids:
+            raise ValueError(f"la instancia {instance!r} no envió ningún mensaje todavía: indique --message-id")
+        return ids[-1]
+
+    def post(self, instance: str, body: dict[str, Any]) -> int:
+        url = self.webhook_of(instance)
+        if not url:
+            raise ValueError(f"la instancia {instance!r} no tiene webhook registrado (POST /webhook/set)")
+        if self._client is None:
+            self._client = httpx.Client(timeout=10.0)
+        try:
+            return self._client.post(url, json=body).status_code
+        except httpx.HTTPError:
+            return 0  # Evolution logs and moves on when the webhook is down
+
+    def emit(self, event: str, instance: str = DEMO_INSTANCE, *, sender: str = DEFAULT_SENDER, body: str = "Hola",
+             name: str = "Cliente", message_id: str | None = None, times: int = 1) -> list[int]:
+        """Post one event `times` times (identical posts: duplicates); returns the listener's statuses."""
+        if instance not in self.instances:
+            raise KeyError(f"la instancia {instance!r} no existe en la pasarela de prueba")
+        post = self.webhook_body(event, instance, sender=sender, body=body, name=name, message_id=message_id)
+        return [self.post(instance, post) for _ in range(max(1, times))]
+
+    def stop(self) -> None:
+        super().stop()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def configure(self, engine: Engine) -> None:
+        """An instance `demo` here and in the engine, with the gateway told to post to the engine's listener."""
+        self.create_instance(DEMO_INSTANCE)
+        engine.messaging_save_instance(DEMO_INSTANCE, "evolution", self.base_url,
+                                       {"apikey": self.apikey(DEMO_INSTANCE)})
+        engine.messaging_register_webhook(DEMO_INSTANCE)
