@@ -184,3 +184,40 @@ def test_ajustes_sets_the_company_print_format_and_logo(qtbot, context, engine, 
     form.save()
     wait_idle(qtbot, context.workers)
     assert engine.company_print_options(company.ruc).logo is None
+
+
+def test_send_by_whatsapp_reaches_the_gateway_with_the_pdf(qtbot, context, signed_id, engine, gateway):
+    import hashlib
+
+    engine.config_set("listener_port", "0")
+    engine.start_listener()
+    gateway.configure(engine)
+    detail = open_detail(qtbot, context, signed_id)
+    assert detail.whatsapp_button.isEnabled()
+    detail.whatsapp_button.click()
+    dialog = detail.send_dialog
+    qtbot.waitUntil(lambda: dialog.send_button.isEnabled(), timeout=10_000)
+    assert dialog.instance.currentData() == "demo"
+    assert "F001-9" in dialog.text.toPlainText() and "S/ " in dialog.text.toPlainText()
+    dialog.number.setText("+51 987 654 321")
+    dialog.send_button.click()
+    qtbot.waitUntil(lambda: dialog.sent is not None, timeout=15_000)
+    [sent] = gateway.wait_sent(1)
+    pdf, name = engine.voucher_pdf(signed_id)
+    assert sent["number"].endswith("987654321") and sent["fileName"] == name and name.endswith(".pdf")
+    assert sent["media_sha256"] == hashlib.sha256(pdf).hexdigest()  # the voucher's own PDF, whole
+    assert "Enviado por WhatsApp" in detail.banner.text.text()
+
+
+def test_send_by_whatsapp_names_a_wrong_number(qtbot, context, signed_id, engine, gateway):
+    engine.config_set("listener_port", "0")
+    engine.start_listener()
+    gateway.configure(engine)
+    detail = open_detail(qtbot, context, signed_id)
+    dialog = detail.send_by_whatsapp()
+    qtbot.waitUntil(lambda: dialog.send_button.isEnabled(), timeout=10_000)
+    dialog.number.setText("987")
+    dialog.send_button.click()
+    qtbot.waitUntil(lambda: dialog.banner.isVisible(), timeout=10_000)
+    assert dialog.sent is None and "987" in dialog.banner.text.text()
+    assert gateway.sent_messages() == []

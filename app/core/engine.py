@@ -388,6 +388,17 @@ class Engine:
         media = Media(path=Path(media_path)) if media_path else Media(url=media_url) if media_url else None
         return self.messaging.send_message(instance, to, text, media)
 
+    def send_voucher(self, voucher_id: int, instance: str, to: str, text: str,
+                     formato: str | None = None) -> ChatSendResult:
+        """Operation 4 with the voucher's PDF attached (written under the data folder's «enviados», kept as
+        the copy that was sent)."""
+        pdf, name = self.voucher_pdf(voucher_id, formato)
+        folder = self.home / "enviados"
+        folder.mkdir(exist_ok=True)
+        path = folder / name
+        path.write_bytes(pdf)
+        return self.send_message(instance, to, text, media_path=path)
+
     def messaging_messages(self, instance: str | None = None, peer: str | None = None) -> list[dict[str, Any]]:
         return self.messaging.store.messages(instance, peer)
 

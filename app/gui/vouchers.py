@@ -215,6 +215,7 @@ class VoucherDetail(QDialog):
         self._pdf_and_whatsapp_state()
         self.resend_button.clicked.connect(self.resend)
         self.pdf_button.clicked.connect(lambda: self.tabs.setCurrentWidget(self.print_panel))
+        self.whatsapp_button.clicked.connect(self.send_by_whatsapp)
         self.reload()
 
     def _pdf_and_whatsapp_state(self) -> None:
@@ -223,8 +224,20 @@ class VoucherDetail(QDialog):
         self.pdf_button.setToolTip("Vista previa, «Guardar PDF» e «Imprimir»" if has_pdf else
                                    "La representación impresa lleva la firma: disponible cuando el comprobante "
                                    "esté firmado.")
-        self.whatsapp_button.setEnabled(False)
-        self.whatsapp_button.setToolTip("Disponible cuando la mensajería y el PDF estén configurados.")
+        self.whatsapp_button.setEnabled(has_pdf)
+        self.whatsapp_button.setToolTip("El PDF y un mensaje corto al número del cliente" if has_pdf else
+                                        "Disponible cuando el comprobante esté firmado.")
+
+    def send_by_whatsapp(self) -> Any:
+        from .send_voucher import SendVoucherDialog
+
+        formato = self.print_panel.format_box.currentData()
+        self.send_dialog = SendVoucherDialog(self.context, self.voucher_id, self.record,
+                                             TYPE_NAMES.get(self.record.get("tipo"), "Comprobante"), formato, self)
+        self.send_dialog.accepted.connect(lambda: self.banner.show_message(
+            f"Enviado por WhatsApp a {self.send_dialog.sent.to}, con el PDF.", "success"))
+        self.send_dialog.open()
+        return self.send_dialog
 
     def reload(self) -> None:
         self.context.workers.run(self, load_voucher, self.engine, self.voucher_id, done=self.show_record,

@@ -17,6 +17,9 @@ webhooks to the registered URL in Evolution's exact shapes.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 import secrets
 import threading
@@ -185,7 +188,8 @@ class GatewaySandbox(Sandbox):
         record = {"instance": instance, "id": gateway_id, "number": number, "text": body.get("caption" if media else
                                                                                               "text") or "",
                   "media": bool(media), "mediatype": body.get("mediatype"), "fileName": body.get("fileName"),
-                  "media_size": len(str(body.get("media") or "")), "timestamp": stamp}
+                  "media_size": len(str(body.get("media") or "")), "media_sha256": _digest(body.get("media")),
+                  "timestamp": stamp}
         with self._lock:
             self.sent.append(record)
             self.sent_event.notify_all()
@@ -284,3 +288,13 @@ class GatewaySandbox(Sandbox):
         engine.messaging_save_instance(DEMO_INSTANCE, "evolution", self.base_url,
                                        {"apikey": self.apikey(DEMO_INSTANCE)})
         engine.messaging_register_webhook(DEMO_INSTANCE)
+
+
+def _digest(media: Any) -> str | None:
+    """SHA-256 of an attachment sent as base64 (what tests compare with the file); None for a URL or nothing."""
+    if not media or str(media).startswith(("http://", "https://")):
+        return None
+    try:
+        return hashlib.sha256(base64.b64decode(str(media), validate=True)).hexdigest()
+    except (binascii.Error, ValueError):
+        return None

@@ -1,0 +1,92 @@
+"""«Enviar por WhatsApp»: the voucher's PDF and a short text to the customer's number (operation 4).
+
+Everything is editable before sending; the instances are read and the message sent on a worker, so the
+window never waits on the gateway.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.formatting import money
+
+from .context import Context
+from .widgets import FieldErrors, MessageBanner
+
+
+def default_text(record: dict[str, Any], type_name: str) -> str:
+    serie_numero = f"{record.get('serie')}-{record.get('numero')}"
+    total = money(record.get("total"), record.get("moneda"))
+    return (f"Hola, le enviamos su {type_name.lower()} electrónica {serie_numero} por {total}. "
+            "Adjuntamos la representación impresa (PDF). ¡Gracias por su compra!")
+
+
+class SendVoucherDialog(QDialog):
+    def __init__(self, context: Context, voucher_id: int, record: dict[str, Any], type_name: str,
+                 formato: str | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context, self.voucher_id, self.formato = context, voucher_id, formato
+        self.sent: Any = None
+        self.setWindowTitle(f"Enviar {record.get('serie')}-{record.get('numero')} por WhatsApp")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.setMinimumWidth(520)
+        self.banner = MessageBanner()
+        self.errors = FieldErrors()
+        self.instance = QComboBox()
+        self.number = QLineEdit()
+        self.number.setPlaceholderText("+51 987 654 321 (con código de país)")
+        self.text = QPlainTextEdit(default_text(record, type_name))
+        self.text.setMaximumHeight(110)
+        form = QFormLayout()
+        form.addRow("Enviar desde:", self.errors.wrap(self.instance, "instance"))
+        form.addRow("Número del cliente:", self.errors.wrap(self.number, "to"))
+        form.addRow("Mensaje:", self.errors.wrap(self.text, "message"))
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.send_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.send_button.setText("Enviar con el PDF")
+        self.send_button.setEnabled(False)
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText("Cancelar")
+        self.buttons.accepted.connect(self.send)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.banner)
+        layout.addLayout(form)
+        layout.addWidget(self.buttons)
+        context.workers.run(self, context.engine.messaging_instances, done=self._instances,
+                            failed=self.banner.show_error)
+
+    def _instances(self, instances: list[dict[str, Any]]) -> None:
+        for instance in instances:
+            self.instance.addItem(f"{instance['name']} ({instance.get('gateway', '')})", instance["name"])
+        if not instances:
+            self.banner.show_message("Todavía no hay una instancia de WhatsApp: créela en Mensajes → Instancias.",
+                                     "warning")
+        self.send_button.setEnabled(bool(instances))
+
+    def send(self) -> None:
+        self.errors.clear()
+        self.banner.clear()
+        engine = self.context.engine
+        self.context.workers.run(self, engine.send_voucher, self.voucher_id, self.instance.currentData(),
+                                 self.number.text().strip().replace(" ", ""), self.text.toPlainText().strip(),
+                                 self.formato, done=self._sent, failed=self._failed, busy=[self.send_button])
+
+    def _sent(self, result: Any) -> None:
+        self.sent = result
+        self.accept()
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors.show(exc)
+        self.banner.show_error(exc)
