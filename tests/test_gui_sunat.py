@@ -107,6 +107,8 @@ def test_sunat_down_leaves_it_pending_and_the_status_bar_counts_it(qtbot, engine
     assert form.outcome is not None, form.banner.text.text()
     assert form.outcome["estado"] == "pendiente"
     assert form.result_badge.text().strip() == "Pendiente de envío"
+    said = form.result_text.text()  # one message: the queue resends it; nothing for the person to do
+    assert "no hace falta volver a enviarlo" in said and "xml_firmado" not in said and "Vuelva a enviar" not in said
     qtbot.waitUntil(lambda: window.pending_label.text() == "Envíos pendientes: 1", timeout=10_000)
     form.close()
 

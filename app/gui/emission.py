@@ -44,8 +44,9 @@ def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[
         if exc.code == ErrorCode.UPSTREAM_REJECTED:
             outcome.update(rejection(exc))
             return outcome
-        if exc.code in (ErrorCode.QUEUED, ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.UPSTREAM_TIMEOUT):
-            outcome.update(estado="pendiente", descripcion=exc.message, observaciones=[])
+        if exc.code in PENDING_REASONS:
+            # The API's message tells a client to send the same XML again; in the windows the queue does it.
+            outcome.update(estado="pendiente", descripcion=PENDING_REASONS[exc.code], observaciones=[])
             return outcome
         raise
     report((3, "Listo"))
@@ -67,6 +68,14 @@ def rejection(exc: YupanaError) -> dict[str, Any]:
             "descripcion": exc.message, "observaciones": [d.message for d in exc.details if d.message != exc.message]}
 
 
+# Why a voucher is waiting for SUNAT, said once, for the windows (the outbox resends it by itself).
+PENDING_REASONS = {
+    ErrorCode.QUEUED: "SUNAT no respondió todavía (o ya se está enviando desde otra ventana)",
+    ErrorCode.UPSTREAM_UNAVAILABLE: "SUNAT no está disponible en este momento",
+    ErrorCode.UPSTREAM_TIMEOUT: "SUNAT tardó demasiado en responder",
+}
+
+
 def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
     """(headline, explanation) in plain words for the shop owner."""
     estado = outcome.get("estado", "")
@@ -81,8 +90,9 @@ def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
         return "Aceptado con observaciones", (f"{name}: SUNAT aceptó el comprobante pero anotó observaciones que "
                                               f"conviene corregir en los próximos:\n{lines}")
     if estado == "pendiente":
-        return "Pendiente de envío", (f"{name} quedó firmado y guardado; se enviará a SUNAT en cuanto haya "
-                                      f"conexión. Motivo: {description}")
+        return "Pendiente de envío", (f"{name} quedó firmado y guardado. Yupana lo enviará a SUNAT por su cuenta "
+                                      "y su estado cambiará aquí: no hace falta volver a enviarlo. "
+                                      f"Motivo: {description}.")
     reason = description or "SUNAT no indicó el motivo."
     if estado == "no_enviado":
         return "SUNAT no lo recibió", (f"{name} está firmado pero SUNAT no lo registró.\n"
