@@ -93,7 +93,7 @@ def test_debit_note_is_accepted(qtbot, context, sunat, engine):
     form.note.choose(0)
     assert form.serie.text() == "FD01"
     set_lines(form, ("Intereses por mora", "1", "5.00", "10"))
-    assert form.total_labels["total"].text() == "5.90"
+    assert form.total_labels["total"].text() == "S/ 5.90"
     outcome = emit_and_wait(qtbot, context, form)
     assert outcome["estado"] == "aceptado", outcome
     assert outcome["nombre_archivo"].startswith(f"{ISSUER_RUC}-08-FD01-1")

@@ -36,12 +36,14 @@ def test_form_shows_live_totals(qtbot, context, company):
     assert form.emisor.currentData() == ISSUER_RUC
     form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz 5 kg", "2", "10.00", "10"),
                                                          ("Libro", "1", "5", "20")])
-    assert form.total_labels["gravadas"].text() == "20.00"
-    assert form.total_labels["igv"].text() == "3.60"
-    assert form.total_labels["exoneradas"].text() == "5.00"
-    assert form.total_labels["total"].text() == "28.60"
+    assert form.total_labels["gravadas"].text() == "S/ 20.00"
+    assert form.total_labels["igv"].text() == "S/ 3.60"
+    assert form.total_labels["exoneradas"].text() == "S/ 5.00"
+    assert form.total_labels["total"].text() == "S/ 28.60"
     form.items.item(0, 1).setText("3")  # editing a cell updates the totals at once
-    assert form.total_labels["total"].text() == "40.40"
+    assert form.total_labels["total"].text() == "S/ 40.40"
+    form.moneda.setCurrentIndex(form.moneda.findData("USD"))
+    assert form.total_labels["total"].text() == "US$ 40.40"
 
 
 def test_a_bad_line_is_marked_before_sending(qtbot, context, company):

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import ErrorDetail
+from app.core.formatting import number
 
 from .totals import parse_decimal
 from .widgets import FieldErrors
@@ -177,5 +178,5 @@ class InstalmentsBox(QGroupBox):
 
     def _show_sum(self) -> None:
         total = self._typed_sum()
-        self.sum_label.setText(f"Suma de las cuotas: {total:,.2f} de {self.total:,.2f}")
+        self.sum_label.setText(f"Suma de las cuotas: {number(total)} de {number(self.total)}")
         self.sum_label.setStyleSheet("" if total == self.total else WARNING_STYLE)

@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
+from app.core.formatting import money
 from app.core.prevalidation import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER
 
 from .widgets import FieldErrors
@@ -29,7 +30,7 @@ def issued_vouchers(engine: Any) -> list[dict[str, Any]]:
 def describe_voucher(row: dict[str, Any]) -> str:
     name = row.get("receptor_nombre") or "sin nombre"
     total = row.get("total")
-    amount = f" · {row.get('moneda') or 'PEN'} {total}" if total is not None else ""
+    amount = f" · {money(total, row.get('moneda') or 'PEN')}" if total is not None else ""
     return f"{REFERENCE_TYPES[row['tipo']]} {row['serie']}-{row['numero']} · {name}{amount}"
 
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import ErrorDetail, invalid_many
+from app.core.formatting import money, number
 
 from .context import Context
 from .emission import STATUS_COLOURS, STEPS, emit, plain_outcome
@@ -204,6 +205,7 @@ class VoucherForm(QDialog):
             self.items.setColumnWidth(column, width)
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.items.itemChanged.connect(self.update_totals)
+        self.moneda.currentIndexChanged.connect(self.update_totals)  # the totals show «S/» or «US$»
         buttons = QHBoxLayout()
         self.add_line_button = QPushButton("Agregar línea")
         self.remove_line_button = QPushButton("Quitar línea")
@@ -429,12 +431,12 @@ class VoucherForm(QDialog):
                 continue
             line = Line(cantidad, valor, self._affectation(row))
             lines.append(line)
-            self.items.item(row, 4).setText(f"{line.valor_venta:,.2f}")
-            self.items.item(row, 5).setText(f"{line.igv:,.2f}")
+            self.items.item(row, 4).setText(number(line.valor_venta))
+            self.items.item(row, 5).setText(number(line.igv))
         self.items.blockSignals(False)
         totals = compute(lines)
         for key, label in self.total_labels.items():
-            label.setText(f"{getattr(totals, key):,.2f}")
+            label.setText(money(getattr(totals, key), self.moneda.currentData()))
         self.totals = totals
         self.instalments.set_total(totals.total)
 
