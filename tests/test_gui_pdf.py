@@ -3,6 +3,7 @@ same pages (to Qt's own PDF printer here, read back with pdftotext and zbarimg),
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -206,6 +207,8 @@ def test_send_by_whatsapp_reaches_the_gateway_with_the_pdf(qtbot, context, signe
     pdf, name = engine.voucher_pdf(signed_id)
     assert sent["number"].endswith("987654321") and sent["fileName"] == name and name.endswith(".pdf")
     assert sent["media_sha256"] == hashlib.sha256(pdf).hexdigest()  # the voucher's own PDF, whole
+    kept = engine.home / "enviados" / name  # the copy that was sent stays, readable by its owner only
+    assert kept.read_bytes() == pdf and (os.name == "nt" or kept.stat().st_mode & 0o077 == 0)
     assert "Enviado por WhatsApp" in detail.banner.text.text()
 
 

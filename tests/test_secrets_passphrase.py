@@ -111,3 +111,12 @@ def test_without_a_terminal_or_variable_the_command_says_what_to_do(no_keyring, 
                           cwd=ROOT, env=env, stdin=subprocess.DEVNULL, timeout=60)
     assert done.returncode == 1
     assert "YUPANA_PASSPHRASE" in done.stderr.decode()
+
+
+def test_asking_for_the_state_never_prompts(no_keyring, home):
+    asked = []
+    with Engine(home) as engine:
+        engine.secrets.passphrase_prompt = lambda new: asked.append(new) or PASSPHRASE
+        assert engine.secret_state() == NEW_PASSPHRASE and asked == []
+        engine.create_test_certificate(ISSUER_RUC)  # a key is needed: now it asks, once
+        assert asked == [True] and engine.secret_state() == UNLOCKED

@@ -55,7 +55,7 @@ from .messaging import clock as messaging_clock
 from .messaging.forwarding import Forwarder
 from .messaging.gateways import Media
 from .messaging.service import MessagingService
-from .paths import data_home, database_path
+from .paths import data_home, database_path, private_file
 from .secrets import SecretStore
 from .settings import Settings
 from .storage import Storage
@@ -396,6 +396,7 @@ class Engine:
         folder = self.home / "enviados"
         folder.mkdir(exist_ok=True)
         path = folder / name
+        private_file(path)  # like every data file: the owner's only
         path.write_bytes(pdf)
         return self.send_message(instance, to, text, media_path=path)
 

@@ -20,15 +20,21 @@ def currency_symbol(moneda: str | None) -> str:
     return CURRENCY_SYMBOLS.get(code, code)
 
 
+def _finite(value: Decimal | str | int) -> Decimal | None:
+    """The value as a finite Decimal, or None when it is not a number (it is then shown as given)."""
+    try:
+        amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return amount if amount.is_finite() else None
+
+
 def number(value: Decimal | str | int | None, places: int = 2) -> str:
     """«1,234.50»: thousands with commas, a point for decimals, as Peruvian vouchers write them."""
     if value is None or value == "":
         return ""
-    try:
-        amount = value if isinstance(value, Decimal) else Decimal(str(value))
-    except InvalidOperation:
-        return str(value)
-    if not amount.is_finite():
+    amount = _finite(value)
+    if amount is None:
         return str(value)
     return f"{amount.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP):,.{places}f}"
 
@@ -41,11 +47,8 @@ def money(value: Decimal | str | int | None, moneda: str | None = "PEN") -> str:
 
 def quantity(value: Decimal | str | int) -> str:
     """A quantity as given, without needless zeros: «2», «37.123», «1,250,000»."""
-    try:
-        amount = value if isinstance(value, Decimal) else Decimal(str(value))
-    except InvalidOperation:
-        return str(value)
-    if not amount.is_finite():
+    amount = _finite(value)
+    if amount is None:
         return str(value)
     text = f"{amount:,f}"
     if "." in text:

@@ -114,11 +114,11 @@ class SecretStore:
         salt = base64.b64decode(self._meta("scrypt_salt") or "")
         return Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
 
-    def _from_passphrase(self) -> bytes | None:
+    def _from_passphrase(self, ask: bool) -> bytes | None:
         passphrase = os.environ.get(PASSPHRASE_ENV)
         if passphrase:
             return self._derive(passphrase)
-        if self.passphrase_prompt is not None:
+        if ask and self.passphrase_prompt is not None:
             typed = self.passphrase_prompt(self._meta("probe") is None)
             if typed:
                 self._check_new_passphrase(typed)
@@ -129,7 +129,8 @@ class SecretStore:
         if self._meta("probe") is None and len(passphrase) < MIN_PASSPHRASE_CHARS:
             raise invalid("frase", f"La frase secreta debe tener al menos {MIN_PASSPHRASE_CHARS} caracteres.")
 
-    def master_key(self) -> bytes:
+    def master_key(self, ask: bool = True) -> bytes:
+        """The folder's key; `ask=False` never calls `passphrase_prompt` (for `state()`)."""
         with self._lock:
             if self._key is None:
                 # A folder keeps the source its first secret was stored with: a keyring that appears
@@ -139,7 +140,7 @@ class SecretStore:
                 if recorded != SOURCE_PASSPHRASE:
                     key = self._from_keyring()
                 if key is None and recorded != SOURCE_KEYRING:
-                    key, source = self._from_passphrase(), SOURCE_PASSPHRASE
+                    key, source = self._from_passphrase(ask), SOURCE_PASSPHRASE
                 if key is None:
                     raise self._no_key_error()
                 self._check_key(key, source)
@@ -161,9 +162,8 @@ class SecretStore:
         with self._lock:
             if self._key is not None:
                 return UNLOCKED
-        prompt, self.passphrase_prompt = self.passphrase_prompt, None
         try:
-            self.master_key()
+            self.master_key(ask=False)
             return UNLOCKED
         except YupanaError as exc:
             if self._meta("key_source") == SOURCE_KEYRING:
@@ -171,8 +171,6 @@ class SecretStore:
             if exc.code in (ErrorCode.NOT_CONFIGURED, ErrorCode.UNAUTHORIZED):
                 return NEW_PASSPHRASE if self._meta("probe") is None else LOCKED
             raise
-        finally:
-            self.passphrase_prompt = prompt
 
     def unlock(self, passphrase: str) -> None:
         """Open the keys with the passphrase typed in a window; the first one typed becomes the folder's."""
