@@ -13,12 +13,12 @@ Its shape is part of the product (scripts and support staff rely on it):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from app import __version__
+from app.commands import open_engine, print_json
 from app.optional import load_optional
 
 # argparse's own words, in Spanish (it reads them through gettext's `_`).
@@ -55,43 +55,6 @@ FEATURE_COMMANDS = {
 LOOKUPS = ("ruc", "ce", "placa")
 
 
-def open_engine(args: argparse.Namespace) -> Any:
-    from app.core.engine import Engine
-
-    engine = Engine(getattr(args, "home", None))
-    if sys.stdin.isatty() and sys.stderr.isatty():
-        engine.secrets.passphrase_prompt = ask_passphrase
-    return engine
-
-
-def ask_passphrase(new: bool) -> str | None:
-    """The hidden prompt for the data folder's passphrase (only when a person is at the terminal)."""
-    import getpass
-
-    from app.core.secrets import MIN_PASSPHRASE_CHARS
-
-    try:
-        if not new:
-            return getpass.getpass("Frase secreta de Yupana (no se muestra al escribir): ")
-        print("Este equipo no tiene llavero del sistema: las claves de Yupana (certificados, clave SOL, tokens) "
-              "se protegen con una frase secreta que solo usted conoce. No se guarda en ninguna parte: "
-              "si la olvida, tendrá que volver a importar sus certificados (docs/security.md).", file=sys.stderr)
-        while True:
-            first = getpass.getpass(f"Elija una frase secreta (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
-            if len(first) < MIN_PASSPHRASE_CHARS:
-                print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
-                continue
-            if getpass.getpass("Repítala para confirmar: ") == first:
-                return first
-            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
-    except EOFError:
-        return None
-
-
-def print_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-
-
 # ------------------------------------------------------------------ call
 
 def _read_body(source: str | None) -> bytes:
@@ -126,7 +89,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ company
 
 def cmd_company_set(args: argparse.Namespace) -> int:
-    from app.core.companies import Company
+    from app.core.platform.companies import Company
 
     with open_engine(args) as engine:
         company = engine.set_company(Company(
@@ -171,7 +134,7 @@ def cmd_company_show(args: argparse.Namespace) -> int:
 
 def _environment_change(engine: Any, key: str, value: str) -> str | None:
     """What a change of environment changes (said after it, on stderr), or None when it is no such change."""
-    from app.core.environments import NAMES, current, switch_summary
+    from app.core.platform.environments import NAMES, current, switch_summary
 
     target = value.strip()
     if key != "environment" or target not in NAMES or target == current(engine):
@@ -180,7 +143,7 @@ def _environment_change(engine: Any, key: str, value: str) -> str | None:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from app.core.settings import SETTINGS
+    from app.core.platform.settings import SETTINGS
 
     with open_engine(args) as engine:
         if args.config_action == "get":

@@ -122,7 +122,7 @@ def _square(number: int) -> int:
 
 
 def _check_processes() -> str:
-    """A worker process started with "spawn", as app.core.padron does (needs freeze_support when frozen)."""
+    """A worker process started with "spawn", as app.core.lookup.padron does (needs freeze_support when frozen)."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
@@ -160,7 +160,7 @@ def _scratch_engine():
 
 def _check_voucher() -> str:
     """Generate, sign and verify a factura in a throw-away data folder."""
-    from app.core.companies import Company
+    from app.core.platform.companies import Company
 
     ruc = "20100066603"
     with _scratch_engine() as engine:
@@ -232,7 +232,7 @@ def run_self_test(screenshot: str | None = None) -> int:
     if sys.platform == "win32" and os.environ["QT_QPA_PLATFORM"] == "offscreen" and "QT_QPA_FONTDIR" not in os.environ:
         # Qt's offscreen platform does not ask Windows for fonts; point it at them.
         os.environ["QT_QPA_FONTDIR"] = os.path.join(os.environ.get("WINDIR", r"C:\Windows"), "Fonts")
-    from app.core.paths import data_home, log_dir
+    from app.core.platform.paths import data_home, log_dir
 
     home = data_home()
     report = _Report(log_dir(home) / LOG_NAME)

@@ -58,8 +58,8 @@ end
 
 def prepare(home: Path) -> list[str]:
     """The issuer, and 100 RUCs asked once from the registry sandbox so they sit in the lookup cache."""
-    from app.core.companies import Company
     from app.core.engine import Engine
+    from app.core.platform.companies import Company
     from app.sandbox.registry import RegistrySandbox
 
     registry = RegistrySandbox()

@@ -1,4 +1,4 @@
-"""Benchmark: the printed voucher (app.core.printing.render_pdf) of ten-line facturas, A4 and 80 mm ticket.
+"""Benchmark: the printed voucher (app.core.invoicing.printing.render_pdf) of ten-line facturas, A4 and 80 mm ticket.
 
     python bench/pdf.py [COUNT]
 
@@ -25,8 +25,8 @@ BASELINE_SAMPLE = 30
 
 
 def signed_facturas(count: int) -> list[str]:
-    from app.core.companies import Company
     from app.core.engine import Engine
+    from app.core.platform.companies import Company
 
     with tempfile.TemporaryDirectory() as home:
         engine = Engine(home)
@@ -47,7 +47,7 @@ def rate(xmls: list[str], formato: str, **options: object) -> tuple[float, float
     """(per wall-clock second over all, per second of this process's CPU time, per second in the fastest round
     of ROUND vouchers, mean bytes). The machine is shared with other work: the whole run's figure is what it
     did meanwhile; the fastest round is closest to a core of its own. All are printed."""
-    from app.core.printing import layout, parse, pdf
+    from app.core.invoicing.printing import layout, parse, pdf
 
     started, cpu_started = time.perf_counter(), time.process_time()
     size = 0

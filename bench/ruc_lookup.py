@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from _sizes import size  # noqa: E402 - bench/ is the script's folder
 
-from app.core.identifiers import ruc_check_digit  # noqa: E402
+from app.core.platform.identifiers import ruc_check_digit  # noqa: E402
 
 HEADER = ("RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|"
           "NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|")

@@ -75,8 +75,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
         os.environ["YUPANA_KEYRING"] = "0"
-        from app.core.companies import Company
         from app.core.engine import Engine
+        from app.core.platform.companies import Company
 
         engine = Engine(home)
         try:

@@ -55,10 +55,10 @@ def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else size(100, 5)
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
-    from app.core import sunat
-    from app.core.companies import Company
     from app.core.engine import Engine
-    from app.core.soap import SunatClient
+    from app.core.invoicing import sunat
+    from app.core.invoicing.soap import SunatClient
+    from app.core.platform.companies import Company
     from app.sandbox.sunat import SunatSandbox
 
     with tempfile.TemporaryDirectory() as home, SunatSandbox() as sandbox:

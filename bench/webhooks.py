@@ -145,7 +145,7 @@ def p99(values: list[float]) -> float:
 
 
 def baseline(requests_count: int, connections: int) -> float:
-    from app.core.asgi_server import AsgiServerThread
+    from app.core.platform.http.asgi_server import AsgiServerThread
 
     async def empty(scope, receive, send):  # an ASGI app that reads the body and answers 200
         more = True

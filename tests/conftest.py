@@ -1,39 +1,28 @@
-"""Shared fixtures: every test gets its own data folder; nothing touches the user's real one."""
+"""Fixtures for every test: each gets its own data folder; nothing touches the user's real one.
+
+The suite mirrors the package: tests/core (the engine, never Qt), tests/gui (real widgets, marked `gui`
+automatically), tests/cli (the `yupana` command, make targets, bundles); shared helpers in tests/helpers.
+"""
 
 from __future__ import annotations
 
-import gc
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from app.gui.collector import collect_if_due
+from tests.helpers.base import ISSUER_RUC, ROOT, TEST_PASSPHRASE
 
-# The SUNAT submission tests' fixtures (sandbox, sunat_engine) live beside their helpers.
-pytest_plugins = ["tests.sunat_support", "tests.messaging_support"]
+# The SUNAT submission and messaging fixtures (sandbox, sunat_engine, gateway…) live beside their helpers.
+pytest_plugins = ["tests.helpers.sunat_support", "tests.helpers.messaging_support"]
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = (ROOT.parent / "shared").resolve()
-SUNAT_CHECK = SHARED / "tools" / "sunat_check.py"
-RULES_DIR = SHARED / "sunat" / "validation"
-
-# A real, valid RUC used as the demo issuer throughout the tests.
-ISSUER_RUC = "20100066603"
-TEST_PASSPHRASE = "frase de prueba de los tests"
+GUI_TESTS = ROOT / "tests" / "gui"
 
 
-@pytest.fixture(autouse=True)
-def _garbage_collected_on_the_main_thread():
-    """Automatic collection may start on a worker thread and free a cycle holding a Qt object there,
-    which crashes Qt (the app itself uses app.gui.collector for the same reason). In tests, cycles are
-    collected between tests, on the main thread."""
-    gc.disable()
-    yield
-    gc.disable()  # a test of the collector turns it back on
-    collect_if_due()
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/gui is marked `gui` (`pytest -m "not gui"` runs the rest without windows)."""
+    for item in items:
+        if GUI_TESTS in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.gui)
 
 
 @pytest.fixture(autouse=True)
@@ -64,18 +53,7 @@ def engine(home: Path):
 @pytest.fixture
 def company(engine):
     """The demo issuer, registered in the engine."""
-    from app.core.companies import Company
+    from app.core.platform.companies import Company
 
     return engine.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                       direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
-
-
-def run_cli(*args: str, stdin: str | bytes | None = None, home: Path | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run `yupana ARGS` as a real process (python -m app) in this checkout."""
-    env = dict(os.environ)
-    if home is not None:
-        env["YUPANA_HOME"] = str(home)
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    return subprocess.run([sys.executable, "-m", "app", *args], input=data, capture_output=True, cwd=ROOT, env=env,
-                          timeout=timeout)

@@ -1,11 +1,18 @@
-"""One module per feature command of `yupana` (cert, sandbox, serve, padron, demo).
+"""One module per feature command of `yupana` (cert, sandbox, serve, padron, demo, …), and what they share.
 
 Each module defines `register(subparsers, summary)` adding its parser with `set_defaults(func=...)`;
-the handler takes the parsed arguments and returns the exit code.
+the handler takes the parsed arguments and returns the exit code. app/cli.py builds the parser; the
+commands never import it back (opening the engine and printing JSON live here).
 """
 
+from __future__ import annotations
+
+import argparse
+import json
 import signal
+import sys
 import threading
+from typing import Any
 
 
 def wait_until_stopped() -> None:
@@ -16,3 +23,40 @@ def wait_until_stopped() -> None:
         stop.wait()
     except KeyboardInterrupt:
         pass
+
+
+def open_engine(args: argparse.Namespace) -> Any:
+    from app.core.engine import Engine
+
+    engine = Engine(getattr(args, "home", None))
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        engine.secrets.passphrase_prompt = ask_passphrase
+    return engine
+
+
+def ask_passphrase(new: bool) -> str | None:
+    """The hidden prompt for the data folder's passphrase (only when a person is at the terminal)."""
+    import getpass
+
+    from app.core.platform.secrets import MIN_PASSPHRASE_CHARS
+
+    try:
+        if not new:
+            return getpass.getpass("Frase secreta de Yupana (no se muestra al escribir): ")
+        print("Este equipo no tiene llavero del sistema: las claves de Yupana (certificados, clave SOL, tokens) "
+              "se protegen con una frase secreta que solo usted conoce. No se guarda en ninguna parte: "
+              "si la olvida, tendrá que volver a importar sus certificados (docs/security.md).", file=sys.stderr)
+        while True:
+            first = getpass.getpass(f"Elija una frase secreta (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
+            if len(first) < MIN_PASSPHRASE_CHARS:
+                print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
+                continue
+            if getpass.getpass("Repítala para confirmar: ") == first:
+                return first
+            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
+    except EOFError:
+        return None
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))

@@ -6,9 +6,9 @@ import argparse
 import getpass
 import sys
 
-from app.cli import open_engine, print_json
-from app.core.certificates import CertificateInfo
+from app.commands import open_engine, print_json
 from app.core.errors import unreadable_file
+from app.core.invoicing.certificates import CertificateInfo
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -134,7 +134,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.core.signing import verify_xml
+    from app.core.invoicing.signing import verify_xml
 
     result = verify_xml(_read(args.file, "ARCHIVO"))
     subject = result.certificate.subject.rfc4514_string() if result.certificate else "-"

@@ -68,9 +68,9 @@ def write_demo_register(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def run_demo(home: Path) -> int:
-    from app.commands.sandbox import available
-    from app.core.companies import Company
     from app.core.engine import Engine
+    from app.core.platform.companies import Company
+    from app.sandbox import available
 
     sandboxes = [cls() for cls in available().values()]
     engine: Engine | None = None
@@ -151,7 +151,7 @@ def run_demo(home: Path) -> int:
 
 
 def _cdr_xml(cdr_base64: str) -> bytes:
-    from app.core.cdr import read_zip
+    from app.core.invoicing.cdr import read_zip
 
     return read_zip(base64.b64decode(cdr_base64)).xml
 

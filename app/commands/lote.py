@@ -1,4 +1,4 @@
-"""`yupana lote ARCHIVO`: generate and sign many vouchers at once (app.core.batches)."""
+"""`yupana lote ARCHIVO`: generate and sign many vouchers at once (app.core.invoicing.batches)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def cmd_lote(args: argparse.Namespace) -> int:
-    from app.cli import open_engine
-    from app.core.batches import read_requests
+    from app.commands import open_engine
+    from app.core.invoicing.batches import read_requests
 
     path = Path(args.file)
     if not path.is_file():
@@ -80,8 +80,8 @@ def cmd_lote(args: argparse.Namespace) -> int:
 
 
 def _write_pdf(engine: Any, data: dict[str, Any], folder: Path, formato: str | None) -> Path:
-    from app.core.printed import write_bytes
-    from app.core.printing import file_name
+    from app.core.invoicing.printed import write_bytes
+    from app.core.invoicing.printing import file_name
 
     chosen = formato or engine.company_print_options(_issuer(data)).formato
     pdf = engine.pdf_from_xml(data["xml_firmado"], chosen)

@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from app.cli import open_engine
+    from app.commands import open_engine
 
     engine = open_engine(args)
     bar = None if args.quiet else ProgressBar()
@@ -71,7 +71,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from app.cli import open_engine, print_json
+    from app.commands import open_engine, print_json
 
     with open_engine(args) as engine:
         print_json(engine.padron_status())

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def cmd_pdf(args: argparse.Namespace) -> int:
-    from app.cli import open_engine
+    from app.commands import open_engine
 
     formato = "ticket" if args.ticket else "a4" if args.a4 else None
     with open_engine(args) as engine:

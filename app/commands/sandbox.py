@@ -12,15 +12,8 @@ import json
 import sys
 
 from app.commands import wait_until_stopped
-from app.optional import load_optional
-from app.sandbox import SANDBOXES
+from app.sandbox import available
 from app.sandbox.base import Sandbox
-
-
-def available() -> dict[str, type[Sandbox]]:
-    """The sandboxes whose module exists in this version, by name."""
-    classes = {name: load_optional(target) for name, target in SANDBOXES.items()}
-    return {name: cls for name, cls in classes.items() if cls is not None}
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -52,7 +45,7 @@ def emit(args: argparse.Namespace) -> int:
     """Ask the gateway sandbox that serves `--instance` to post an event to its webhook."""
     import httpx
 
-    from app.cli import open_engine
+    from app.commands import open_engine
     from app.core.errors import YupanaError
     from app.core.messaging.events import CONTRACT_EVENTS
 
@@ -112,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _configure(args: argparse.Namespace, running: list[Sandbox], release: bool) -> None:
     """Give (or take back) the data folder's sandbox environment these servers' addresses."""
-    from app.cli import open_engine
+    from app.commands import open_engine
 
     with open_engine(args) as engine:
         for sandbox in running:

@@ -25,9 +25,9 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.cli import open_engine
-    from app.core.api import LocalApi
+    from app.commands import open_engine
     from app.core.errors import YupanaError
+    from app.core.platform.http.api import LocalApi
 
     with open_engine(args) as engine:
         if args.new_token or args.show_token:

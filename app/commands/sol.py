@@ -6,7 +6,7 @@ import argparse
 import getpass
 import sys
 
-from app.cli import open_engine
+from app.commands import open_engine
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:

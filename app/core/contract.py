@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from .errors import ErrorCode, ErrorDetail, YupanaError, invalid_many
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid_many
 
 MAX_BODY_BYTES = 5 * 1024 * 1024  # a 1,000-line voucher signed is well under 1 MiB
 MAX_JSON_DEPTH = 32  # a voucher nests 4 levels; deeper bodies are refused before any work

@@ -13,23 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import (
-    api_token,
-    batches,
-    environments,
-    outbox,
-    padron,
-    printed,
-    providers,
-    registry,
-    signing,
-    soap,
-    sunat,
-    vouchers,
-)
-from .certificates import CertificateInfo, CertificateStore
-from .companies import Companies, Company, PrintOptions
-from .contract import (
+from app.core.contract import (
     CeRecord,
     ChatSendRequest,
     ChatSendResult,
@@ -48,17 +32,23 @@ from .contract import (
     parse_model,
     success_envelope,
 )
-from .errors import ErrorCode, YupanaError, invalid
-from .events import EventBus
-from .logs import close_logging, setup_logging
-from .messaging import clock as messaging_clock
-from .messaging.forwarding import Forwarder
-from .messaging.gateways import Media
-from .messaging.service import MessagingService
-from .paths import data_home, database_path, private_file
-from .secrets import SecretStore
-from .settings import Settings
-from .storage import Storage
+from app.core.errors import ErrorCode, YupanaError, invalid
+from app.core.invoicing import batches, outbox, printed, signing, soap, sunat, vouchers
+from app.core.invoicing.certificates import CertificateInfo, CertificateStore
+from app.core.lookup import padron, providers, registry
+from app.core.messaging import clock as messaging_clock
+from app.core.messaging.forwarding import Forwarder
+from app.core.messaging.gateways import Media
+from app.core.messaging.service import MessagingService
+from app.core.platform import environments
+from app.core.platform.companies import Companies, Company, PrintOptions
+from app.core.platform.events import EventBus
+from app.core.platform.http import api_token
+from app.core.platform.logs import close_logging, setup_logging
+from app.core.platform.paths import data_home, database_path, private_file
+from app.core.platform.secrets import SecretStore
+from app.core.platform.settings import Settings
+from app.core.platform.storage import Storage
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +96,7 @@ class Engine:
         self.api_tokens = api_token.ApiTokens(self.storage, self.secrets)
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
-        self._local_api: Any = None  # app.core.api.LocalApi once start_local_api() ran
+        self._local_api: Any = None  # app.core.platform.http.api.LocalApi once start_local_api() ran
         self.padron = padron.PadronRegister(self.storage, self.home)
         self.providers = providers.ProviderHub(self)
         self.on_close(self.padron.close)
@@ -161,7 +151,7 @@ class Engine:
     def emitir_lote(self, requests: Iterable[Any], certificado_id: str | None = None, *,
                     progress: Callable[[int, int | None], Any] | None = None,
                     cancel: Callable[[], bool] | None = None) -> Iterator[dict[str, Any]]:
-        """Operations 1 and 2 for many vouchers at once (app.core.batches): one envelope per request, in order."""
+        """Operations 1 and 2 for many vouchers at once (app.core.invoicing.batches): one envelope per request, in order."""
         return batches.issue(self, requests, certificado_id, progress=progress, cancel=cancel)
 
     # ------------------------------------------------------------ the same in JSON envelopes
@@ -263,7 +253,7 @@ class Engine:
         """SUNAT's latest answer for a voucher: codigo, descripcion, notas, estado, hash_cdr, cdr_zip."""
         return outbox.cdr_for_voucher(self, voucher_id)
 
-    # ------------------------------------------------------------ the printed voucher (app.core.printed)
+    # ------------------------------------------------------------ the printed voucher (app.core.invoicing.printed)
 
     def voucher_pdf(self, voucher_id: int, formato: str | None = None) -> tuple[bytes, str]:
         """(PDF bytes, file name) of a signed voucher, «a4» or «ticket» (None: the company's default). This is
@@ -276,7 +266,7 @@ class Engine:
         return printed.write_pdf(self, voucher_id, target, formato)
 
     def voucher_pages(self, voucher_id: int, formato: str | None = None) -> tuple[list, str, str]:
-        """(pages, format, PDF file name): the laid-out pages (app.core.printing.layout) the windows paint for
+        """(pages, format, PDF file name): the laid-out pages (app.core.invoicing.printing.layout) the windows paint for
         the preview and the printer."""
         return printed.voucher_pages(self, voucher_id, formato)
 
@@ -327,7 +317,7 @@ class Engine:
         return self.padron.status()
 
     def secret_state(self) -> str:
-        """Whether saved keys can be opened: app.core.secrets.UNLOCKED, NEW_PASSPHRASE, LOCKED or KEYRING_MISSING."""
+        """Whether saved keys can be opened: app.core.platform.secrets.UNLOCKED, NEW_PASSPHRASE, LOCKED or KEYRING_MISSING."""
         return self.secrets.state()
 
     def unlock_secrets(self, passphrase: str) -> None:
@@ -353,7 +343,7 @@ class Engine:
 
     def start_local_api(self, port: int | None = None) -> str:
         """Serve the local HTTP API from this process, in a background thread (stopped on close); its base URL."""
-        from .api import LocalApi
+        from app.core.platform.http.api import LocalApi
 
         if self._local_api is None or not self._local_api.running:
             self._local_api = LocalApi(self, port=port)
@@ -418,7 +408,7 @@ class Engine:
     def start_listener(self, host: str | None = None, port: int | None = None) -> str:
         """Start the webhook listener (address and port from settings unless given); returns its URL."""
         if self._listener is None:
-            from .messaging.listener import Listener
+            from app.core.messaging.listener import Listener
 
             self._listener = Listener(self.messaging)
         url = self._listener.start(host or self.settings.get("listener_host"),

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core import environments
 from app.core.errors import unreadable_file
+from app.core.platform import environments
 
 from .company_form import CompanyForm
 from .context import Context
@@ -29,7 +29,7 @@ from .dialogs import choose_path
 from .environment import confirm_switch
 from .widgets import MessageBanner
 
-ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.environments
+ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.platform.environments
     ("sandbox", "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
     ("beta", "SUNAT beta: el servidor de pruebas de SUNAT (necesita internet; los comprobantes no valen)."),
     ("produccion", "Producción: comprobantes reales ante SUNAT (necesita certificado real y clave SOL)."),

@@ -55,7 +55,7 @@ class BatchIssuer(QWidget):
         engine = self.context.engine
 
         def work(job: Job) -> dict[str, Any]:
-            from app.core.batches import read_requests
+            from app.core.invoicing.batches import read_requests
 
             requests = read_requests(path)
             results = list(require(engine, "emitir_lote")(requests, progress=job.report,

@@ -31,7 +31,7 @@ def _plain(text: str | None) -> str:
 
 def find_ubigeo(departamento: str | None, provincia: str | None, distrito: str | None) -> str | None:
     """The six-digit code of a place named by SUNAT's register (case and accents ignored)."""
-    from app.core import ubigeo
+    from app.core.platform import ubigeo
 
     wanted = (_plain(departamento), _plain(provincia), _plain(distrito))
     if not all(wanted):
@@ -201,7 +201,7 @@ class CompanyForm(QWidget):
             self.banner.show_error(exc)
 
     def company(self) -> Any:
-        from app.core.companies import Company
+        from app.core.platform.companies import Company
 
         values = {name: line.text().strip() for name, line in self.inputs.items()}
         return Company(ruc=self.ruc.text().strip(), razon_social=values["razon_social"], ubigeo=values["ubigeo"],

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.environments import ambiente_of
+from app.core.platform.environments import ambiente_of
+from app.sandbox.mode import SandboxMode
 
 from .bridge import EngineEvents
-from .sandbox_mode import SandboxMode
 from .workers import Workers
 
 
@@ -20,5 +20,5 @@ class Context:
     sandboxes: SandboxMode
 
     def ambiente(self, environment: str) -> str:
-        """The contract's `ambiente` for the app's environment (app.core.environments)."""
+        """The contract's `ambiente` for the app's environment (app.core.platform.environments)."""
         return ambiente_of(environment)

@@ -1,5 +1,5 @@
 """Changing the environment in the windows: what changes, said before it happens, and the banner of beta and
-production. The names, labels and destinations come from app.core.environments; only colours live here."""
+production. The names, labels and destinations come from app.core.platform.environments; only colours live here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.core.environments import ENVIRONMENTS, switch_summary
+from app.core.platform.environments import ENVIRONMENTS, switch_summary
 
 from .dialogs import confirm
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import ErrorDetail
-from app.core.formatting import number
+from app.core.platform.formatting import number
 
 from .totals import parse_decimal
 from .widgets import FieldErrors

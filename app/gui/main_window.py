@@ -17,15 +17,15 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
-from app.core.secrets import KEYRING_MISSING, UNLOCKED
+from app.core.platform.secrets import KEYRING_MISSING, UNLOCKED
 from app.optional import load_optional
+from app.sandbox.mode import SandboxMode
 
 from .bridge import EngineEvents
 from .context import Context
 from .crash import crash_dialog
 from .environment import EnvironmentBanner, badge
 from .pages import NotAvailablePage
-from .sandbox_mode import SandboxMode
 from .widgets import Badge
 from .workers import Workers, require
 

@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
-from app.core.formatting import money
-from app.core.prevalidation import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER
+from app.core.invoicing.prevalidation import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER
+from app.core.platform.formatting import money
 
 from .widgets import FieldErrors
 

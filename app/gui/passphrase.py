@@ -3,7 +3,7 @@
 Shown by the main window before anything that needs a key (the assistant, the sandbox set-up). On a
 new data folder it asks for a passphrase twice and explains what it protects; afterwards it asks
 for it once at each start. The passphrase is never stored: the engine checks it against a value
-encrypted under the key it derives (app.core.secrets). Checking takes a fraction of a second
+encrypted under the key it derives (app.core.platform.secrets). Checking takes a fraction of a second
 (scrypt), so it runs on a worker.
 """
 
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.secrets import MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE
+from app.core.platform.secrets import MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE
 
 from .context import Context
 from .widgets import MessageBanner

@@ -1,7 +1,7 @@
 """The printed voucher in the windows: its pages painted with Qt (preview and printer), «Guardar PDF», «Imprimir».
 
 PySide6-Essentials has no PDF viewer (QtPdf), so the preview paints the same laid-out pages the PDF is
-written from (app.core.printing.layout), with the same font. Painting on a QImage or a QPrinter is allowed
+written from (app.core.invoicing.printing.layout), with the same font. Painting on a QImage or a QPrinter is allowed
 off the GUI thread (Qt's threading rules), so images and print jobs are made on the worker pool; only the
 dialogs and the pixmaps live on the GUI thread. The ticket prints on an 80 mm page as long as the voucher.
 """
@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.printing.fonts import BOLD_STROKE, FILE, PT
-from app.core.printing.layout import Box, Page, Picture, Qr, Rule, Text
+from app.core.invoicing.printing.fonts import BOLD_STROKE, FILE, PT
+from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Text
 
 from .context import Context
 from .widgets import MessageBanner

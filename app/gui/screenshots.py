@@ -30,7 +30,7 @@ def _settle(app, window) -> None:
 
 def _sample_data(engine, sandboxes) -> None:
     """A company, a test certificate and four facturas sent to the local SUNAT sandbox."""
-    from app.core.companies import Company
+    from app.core.platform.companies import Company
 
     from .emission import emit
 
@@ -73,7 +73,7 @@ def render(folder: Path) -> list[Path]:
     from app.core.engine import Engine
     from app.gui.app import application
     from app.gui.main_window import SECTIONS, MainWindow
-    from app.gui.sandbox_mode import SandboxMode
+    from app.sandbox.mode import SandboxMode
 
     folder.mkdir(parents=True, exist_ok=True)
     app = application()
@@ -228,7 +228,7 @@ def _save_assistant(app, window, folder: Path) -> Path:
 
 def _save_passphrase(app, window, folder: Path) -> Path:
     """The dialog a PC with no system keyring shows on the first start."""
-    from app.core.secrets import NEW_PASSPHRASE
+    from app.core.platform.secrets import NEW_PASSPHRASE
 
     from .passphrase import PassphraseDialog
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.formatting import money
+from app.core.platform.formatting import money
 
 from .context import Context
 from .widgets import FieldErrors, MessageBanner

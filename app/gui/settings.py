@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.environments import ENVIRONMENTS
 from app.core.errors import ErrorDetail, YupanaError, invalid_many
+from app.core.platform.environments import ENVIRONMENTS
 
 from .company_form import CompanyForm
 from .context import Context
@@ -40,13 +40,13 @@ CHOICES = {
 }
 
 
-# Under the addresses a running sandbox stands in for (app.core.environments).
+# Under the addresses a running sandbox stands in for (app.core.platform.environments).
 SANDBOXED_NOTE = " En el entorno sandbox se usa la del sandbox en marcha: esta es la de beta y producción."
 
 
 def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
-    """Each setting under its group's tab, in the engine's order of groups (app.core.settings.GROUPS)."""
-    from app.core.settings import GROUPS, SETTINGS
+    """Each setting under its group's tab, in the engine's order of groups (app.core.platform.settings.GROUPS)."""
+    from app.core.platform.settings import GROUPS, SETTINGS
 
     groups = GROUPS + sorted({SETTINGS[k].group for k in keys} - set(GROUPS))
     tabs = {group: [k for k in keys if SETTINGS[k].group == group] for group in groups}
@@ -85,7 +85,7 @@ class SettingsForm(QWidget):
 
     def __init__(self, context: Context, keys: list[str], banner: MessageBanner) -> None:
         super().__init__()
-        from app.core.settings import SETTINGS
+        from app.core.platform.settings import SETTINGS
 
         self.context, self.banner = context, banner
         self.errors = FieldErrors()
@@ -193,7 +193,7 @@ class SettingsForm(QWidget):
 class SettingsPage(QWidget):
     def __init__(self, context: Context) -> None:
         super().__init__()
-        from app.core.settings import SETTINGS
+        from app.core.platform.settings import SETTINGS
 
         self.context = context
         self.engine = context.engine

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from app.core.amounts import IGV_RATE, money
+from app.core.invoicing.amounts import IGV_RATE, money
 
 AFFECTATIONS = {  # catalogue 07 code: label
     "10": "Gravado (IGV)",

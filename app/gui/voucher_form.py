@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import ErrorDetail, invalid_many
-from app.core.formatting import money, number
+from app.core.platform.formatting import money, number
 
 from .context import Context
 from .emission import STATUS_COLOURS, STEPS, emit, plain_outcome

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core import formatting as fmt
 from app.core.errors import not_found
+from app.core.platform import formatting as fmt
 
 from .batch_issue import BatchIssuer
 from .context import Context

@@ -6,7 +6,7 @@ import socket
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, ClassVar
 
-from app.core.httpserver import ServerThread
+from app.core.platform.http.httpserver import ServerThread
 
 if TYPE_CHECKING:
     from app.core.engine import Engine
@@ -77,7 +77,7 @@ class Sandbox:
     def configure(self, engine: Engine) -> None:
         """Make this running sandbox what `engine`'s sandbox environment uses (SandboxMode, `yupana sandbox
         --configure`). Only the sandbox environment reads these addresses: the settings are never touched, so
-        beta and production keep theirs (app.core.environments)."""
+        beta and production keep theirs (app.core.platform.environments)."""
         engine.sandbox_endpoints.put(self.endpoints())
 
     def unconfigure(self, engine: Engine) -> None:

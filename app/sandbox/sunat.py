@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from lxml import etree
 
-from app.core import sunat_errors
-from app.core.cdr import safe_parser
-from app.core.soap import SERVICE_NS, SOAP_ENV, WSSE
-from app.core.ubl_identity import FILE_NAME, identify
+from app.core.invoicing import sunat_errors
+from app.core.invoicing.cdr import safe_parser
+from app.core.invoicing.soap import SERVICE_NS, SOAP_ENV, WSSE
+from app.core.invoicing.ubl_identity import FILE_NAME, identify
 from app.sandbox import sunat_signer
 from app.sandbox.base import QuietHandler, Sandbox
 

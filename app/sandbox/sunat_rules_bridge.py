@@ -1,8 +1,8 @@
-"""SUNAT's rule sheets as the sandbox applies them, through Yupana's sheet runner (app.core.sunat_rules)."""
+"""SUNAT's rule sheets as the sandbox applies them, through Yupana's sheet runner (app.core.invoicing.sunat_rules)."""
 
 from __future__ import annotations
 
-from app.core import sunat_errors, sunat_rules
+from app.core.invoicing import sunat_errors, sunat_rules
 
 
 def run(rules_dir: str, xml: bytes, file_name: str) -> tuple[tuple[str, str] | None, list[tuple[str, str]]]:

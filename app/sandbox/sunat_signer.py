@@ -1,6 +1,6 @@
 """The SUNAT sandbox's own certificate: made at start, kept in memory, signs every CDR it issues.
 
-Signing and verification are Yupana's own (app.core.signing): the CDR is signed as SUNAT signs
+Signing and verification are Yupana's own (app.core.invoicing.signing): the CDR is signed as SUNAT signs
 its CDRs (rsa-sha1, the signature in the first ExtensionContent, Id SignSUNAT).
 """
 
@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from app.core.signing import sign_xml, verify_xml
+from app.core.invoicing.signing import sign_xml, verify_xml
 
 
 def self_signed(common_name: str = "SUNAT SANDBOX YUPANA", days: int = 365) -> tuple[rsa.RSAPrivateKey,

@@ -20,10 +20,17 @@ from typing import Any
 
 import httpx
 
-from ..events import EventBus
-from . import clock
-from . import events as ev
-from .store import DELIVERY_CANCELLED, DELIVERY_DONE, DELIVERY_FAILED, DELIVERY_PENDING, Due, MessagingStore
+from app.core.messaging import clock
+from app.core.messaging import events as ev
+from app.core.messaging.store import (
+    DELIVERY_CANCELLED,
+    DELIVERY_DONE,
+    DELIVERY_FAILED,
+    DELIVERY_PENDING,
+    Due,
+    MessagingStore,
+)
+from app.core.platform.events import EventBus
 
 log = logging.getLogger(__name__)
 RETRY_SCHEDULE_S = (5, 300, 1800, 7200, 18000, 36000)  # after the 1st, 2nd… failed attempt

@@ -8,7 +8,7 @@ Paths (docs/messaging.md):
 - `POST /webhooks/yupana/{instance}`: another Yupana (this contract), signed per Standard Webhooks.
 
 Forged posts answer 401 and oversized ones 413, storing nothing. The app is served by
-`app.core.asgi_server.AsgiServerThread`; `Listener` starts and stops it and says its state.
+`app.core.platform.http.asgi_server.AsgiServerThread`; `Listener` starts and stops it and says its state.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from ..asgi_server import AsgiServerThread
-from ..errors import ErrorCode, YupanaError
-from . import events as ev
-from .gateways import evolution, meta, yupana
-from .service import MessagingService
+from app.core.errors import ErrorCode, YupanaError
+from app.core.messaging import events as ev
+from app.core.messaging.gateways import evolution, meta, yupana
+from app.core.messaging.service import MessagingService
+from app.core.platform.http.asgi_server import AsgiServerThread
 
 log = logging.getLogger(__name__)
 MAX_WEBHOOK_BYTES = 1024 * 1024  # gateways post JSON without media (base64 is off when we register)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import invalid
+from app.core.errors import invalid
 
 # country code → allowed national number lengths (the countries a Peruvian shop writes to most).
 NATIONAL_LENGTHS: dict[str, tuple[int, ...]] = {

@@ -17,17 +17,17 @@ from typing import Any
 
 import httpx
 
-from ..contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult
-from ..errors import ErrorCode, YupanaError, invalid, not_found
-from ..events import EventBus
-from ..secrets import SecretStore
-from ..settings import Settings
-from ..storage import Storage
-from . import events as ev
-from .gateways import GATEWAYS, Gateway, GatewayConfig, Media, adapter_for
-from .ids import message_id, subscription_id, webhook_secret
-from .phone import normalise
-from .store import MessagingStore
+from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult
+from app.core.errors import ErrorCode, YupanaError, invalid, not_found
+from app.core.messaging import events as ev
+from app.core.messaging.gateways import GATEWAYS, Gateway, GatewayConfig, Media, adapter_for
+from app.core.messaging.ids import message_id, subscription_id, webhook_secret
+from app.core.messaging.phone import normalise
+from app.core.messaging.store import MessagingStore
+from app.core.platform.events import EventBus
+from app.core.platform.secrets import SecretStore
+from app.core.platform.settings import Settings
+from app.core.platform.storage import Storage
 
 log = logging.getLogger(__name__)
 INSTANCE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")

@@ -16,11 +16,11 @@ from typing import Any
 
 from sqlite_utils import Migrations
 
-from ..storage import Storage, register_migrations
-from . import clock
-from . import events as ev
-from .events import InboundEvent
-from .ids import delivery_id
+from app.core.messaging import clock
+from app.core.messaging import events as ev
+from app.core.messaging.events import InboundEvent
+from app.core.messaging.ids import delivery_id
+from app.core.platform.storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
 migrations = register_migrations(Migrations("yupana.messaging"))

@@ -3,22 +3,22 @@ failures into one `SendReceipt` or a Spanish `YupanaError`. They know nothing of
 
 from __future__ import annotations
 
-from .base import Gateway, GatewayConfig, Media, SendReceipt
+from app.core.messaging.gateways.base import Gateway, GatewayConfig, Media, SendReceipt
 
 GATEWAYS = ("evolution", "meta", "yupana")
 
 
 def adapter_for(config: GatewayConfig, client) -> Gateway:
     if config.gateway == "evolution":
-        from .evolution import EvolutionGateway
+        from app.core.messaging.gateways.evolution import EvolutionGateway
 
         return EvolutionGateway(config, client)
     if config.gateway == "meta":
-        from .meta import MetaGateway
+        from app.core.messaging.gateways.meta import MetaGateway
 
         return MetaGateway(config, client)
     if config.gateway == "yupana":
-        from .yupana import YupanaGateway
+        from app.core.messaging.gateways.yupana import YupanaGateway
 
         return YupanaGateway(config, client)
     raise ValueError(config.gateway)

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from ...errors import ErrorCode, ErrorDetail, YupanaError
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 
 MAX_MEDIA_BYTES = 16 * 1024 * 1024  # WhatsApp's limit for documents sent by most gateways
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import httpx
 
-from ...errors import ErrorCode, ErrorDetail, YupanaError
-from .. import events as ev
-from ..ids import message_id
-from ..phone import from_jid
-from .base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError
+from app.core.messaging import events as ev
+from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.messaging.ids import message_id
+from app.core.messaging.phone import from_jid
 
 # What we ask Evolution to post to our listener (its names for webhook/set).
 WEBHOOK_EVENTS = ["MESSAGES_UPSERT", "MESSAGES_UPDATE", "CONNECTION_UPDATE"]

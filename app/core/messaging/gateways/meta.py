@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 
-from ...errors import ErrorCode, ErrorDetail, YupanaError
-from .. import events as ev
-from ..ids import message_id
-from .base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError
+from app.core.messaging import events as ev
+from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.messaging.ids import message_id
 
 DEFAULT_BASE_URL = "https://graph.facebook.com/v21.0"
 OUTSIDE_WINDOW = {131047}  # "Re-engagement message": more than 24 h since the customer last wrote

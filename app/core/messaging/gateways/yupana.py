@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
-from ...errors import ErrorCode, ErrorDetail, YupanaError
-from .. import events as ev
-from .base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError
+from app.core.messaging import events as ev
+from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
 
 
 class YupanaGateway(Gateway):

@@ -1,0 +1,115 @@
+"""Reading a CDR (constancia de recepción): the ApplicationResponse SUNAT returns inside a zip.
+
+`hash_cdr` is the CDR's own `ds:DigestValue` (SUNAT signs every CDR it issues, so this is the
+value that identifies it, as the voucher's DigestValue identifies the voucher). Old or unsigned
+CDRs (some of SUNAT's own samples have an empty ExtensionContent) have none: then it is the
+base64 SHA-1 of the CDR's XML bytes, the same form and length as a DigestValue. docs/sunat.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import zipfile
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from app.core.errors import ErrorCode, YupanaError
+
+NS = {
+    "ar": "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2",
+    "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
+    "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
+    "ds": "http://www.w3.org/2000/09/xmldsig#",
+}
+MAX_CDR_BYTES = 5 * 1024 * 1024  # a CDR is a few KiB; anything this big is not one
+
+
+def safe_parser() -> etree.XMLParser:
+    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
+
+
+@dataclass(frozen=True)
+class Cdr:
+    codigo: str  # ResponseCode as SUNAT wrote it: "0", "2800", "4031"...
+    descripcion: str
+    notas: list[str] = field(default_factory=list)  # cbc:Note, observations "4xxx - text"
+    referencia: str = ""  # cbc:ReferenceID, e.g. F001-1
+    hash_cdr: str = ""
+    xml: bytes = b""
+    zip: bytes = b""
+
+    @property
+    def estado(self) -> str | None:
+        """aceptado, observado, rechazado; None for an exception (0100-1999: fix and send again)."""
+        return estado_for(self.codigo, bool(self.notas))
+
+    @property
+    def zip_base64(self) -> str:
+        return base64.b64encode(self.zip).decode("ascii")
+
+
+def estado_for(codigo: str, has_notes: bool = False) -> str | None:
+    number = int(codigo) if codigo.strip().isdigit() else -1
+    if number == 0:
+        return "observado" if has_notes else "aceptado"
+    if number >= 4000:
+        return "observado"
+    if 2000 <= number <= 3999:
+        return "rechazado"
+    return None
+
+
+def _bad(message: str) -> YupanaError:
+    return YupanaError(ErrorCode.UPSTREAM_BAD_RESPONSE, f"La constancia (CDR) recibida de SUNAT no es válida: {message}")
+
+
+def cdr_member(archive: zipfile.ZipFile) -> zipfile.ZipInfo:
+    """The ApplicationResponse inside a CDR zip: SUNAT adds a `dummy` entry beside it at times."""
+    xml_members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(".xml")]
+    preferred = [m for m in xml_members if m.filename.rsplit("/", 1)[-1].upper().startswith("R-")]
+    chosen = (preferred or xml_members)[:1]
+    if not chosen:
+        raise _bad("el zip no contiene ningún XML.")
+    if chosen[0].file_size > MAX_CDR_BYTES:
+        raise _bad("el XML es demasiado grande.")
+    return chosen[0]
+
+
+def read_zip(data: bytes) -> Cdr:
+    """Parse a CDR zip as returned by sendBill or getStatusCdr."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            xml = archive.read(cdr_member(archive))
+    except (zipfile.BadZipFile, EOFError):
+        raise _bad("el zip está dañado.") from None
+    return read_xml(xml, zip_bytes=data)
+
+
+def _text(node: etree._Element | None) -> str:
+    return " ".join((node.text or "").split()) if node is not None else ""
+
+
+def read_xml(xml: bytes, zip_bytes: bytes = b"") -> Cdr:
+    """Parse the ApplicationResponse itself (any prefixes: SUNAT's CDRs use several shapes)."""
+    try:
+        root = etree.fromstring(xml, safe_parser())
+    except etree.XMLSyntaxError as exc:
+        raise _bad(f"el XML no se puede leer ({exc.msg}).") from None
+    if etree.QName(root).localname != "ApplicationResponse":
+        raise _bad(f"se esperaba ApplicationResponse y llegó {etree.QName(root).localname}.")
+    response = root.find("cac:DocumentResponse/cac:Response", NS)
+    if response is None or response.find("cbc:ResponseCode", NS) is None:
+        raise _bad("no tiene DocumentResponse/Response/ResponseCode.")
+    digest = _text(root.find(".//ds:Signature/ds:SignedInfo/ds:Reference/ds:DigestValue", NS))
+    return Cdr(
+        codigo=_text(response.find("cbc:ResponseCode", NS)),
+        descripcion=_text(response.find("cbc:Description", NS)),
+        notas=[_text(n) for n in root.findall("cbc:Note", NS) if _text(n)],
+        referencia=_text(response.find("cbc:ReferenceID", NS)),
+        hash_cdr=digest or base64.b64encode(hashlib.sha1(xml).digest()).decode("ascii"),
+        xml=xml,
+        zip=zip_bytes,
+    )

@@ -1,0 +1,166 @@
+"""Yupana's own checks of a voucher request, answered with SUNAT's error codes where SUNAT has one.
+
+Cheap and O(lines): they run on every generation. Each problem is an `ErrorDetail` naming the
+request field; `Problems.raise_if_any()` turns them into one 400. The codes are those SUNAT's
+rule sheets give for the equivalent XML (tests/test_vouchers_errors.py compares them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+
+from app.core.errors import ErrorDetail, invalid_many
+from app.core.platform import identifiers
+
+SERIE_LETTER = {"01": "F", "03": "B"}
+SERIE_PATTERN = re.compile(r"^[FB][A-Z0-9]{3}$")
+MAX_NUMERO = 99_999_999
+CURRENCIES = ("PEN", "USD")
+AFFECTATIONS = ("10", "20", "30", "40")  # catalogue 07, onerous operations
+# Catalogue 06 codes a customer may carry, and the ones a boleta accepts without a RUC.
+DOCUMENT_TYPES = {"0": "sin documento", "1": "DNI", "4": "carnet de extranjería", "6": "RUC", "7": "pasaporte",
+                  "A": "cédula diplomática"}
+# Catalogue 09 (credit notes) and 10 (debit notes): the reasons Yupana can issue.
+CREDIT_REASONS = {"01": "Anulación de la operación", "02": "Anulación por error en el RUC",
+                  "03": "Corrección por error en la descripción", "04": "Descuento global",
+                  "05": "Descuento por ítem", "06": "Devolución total", "07": "Devolución por ítem",
+                  "08": "Bonificación", "09": "Disminución en el valor"}
+DEBIT_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos"}
+# Catalogue 03 (UN/ECE rec 20): the units small businesses use; others are refused clearly.
+UNITS = frozenset({"NIU", "ZZ", "KGM", "GRM", "LTR", "MTR", "MTK", "MTQ", "BX", "PK", "DZN", "HUR", "DAY",
+                   "MON", "ANN", "SET", "PR", "CEN", "MIL", "TNE", "GLL", "BG", "BO", "CA", "CMT", "KTM",
+                   "MLT", "4A", "BJ", "CY", "DR", "KT", "LBR", "ONZ", "PF", "TU", "UM", "C62", "H87"})
+BOLETA_ID_THRESHOLD = Decimal("700")
+INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+MAX_DESCRIPTION = 500
+MAX_REASON = 499  # SUNAT's pattern for a note's reason: one line, up to 499 characters
+MAX_DECIMALS = 10
+AMOUNT_LIMIT = Decimal(10) ** 12  # 12 integer digits
+DECIMAL_STEP = Decimal(1).scaleb(-MAX_DECIMALS)
+ZERO = Decimal(0)
+
+
+_cached_ruc_problem = lru_cache(maxsize=4096)(identifiers.ruc_problem)
+
+
+def ruc_problem(value: str) -> str | None:
+    """`identifiers.ruc_problem`, remembered for RUC-sized texts: asked for the issuer and customer of every
+    voucher (and only short texts are kept, whatever a request carries)."""
+    return _cached_ruc_problem(value) if len(value) == 11 else identifiers.ruc_problem(value)
+
+
+@dataclass
+class Problems:
+    """The problems found so far; raise them all at once."""
+
+    details: list[ErrorDetail] = field(default_factory=list)
+
+    def add(self, field_name: str | None, message: str, sunat_code: str | None = None) -> None:
+        self.details.append(ErrorDetail(field_name, message, sunat_code))
+
+    def raise_if_any(self) -> None:
+        if self.details:
+            raise invalid_many(self.details)
+
+
+def check_serie_numero(problems: Problems, tipo: str, serie: str, numero: int, letter: str | None) -> None:
+    """F### for facturas, B### for boletas; notes take the letter of the document they modify."""
+    if letter and not (SERIE_PATTERN.match(serie) and serie[0] == letter):
+        problems.add("serie", f"La serie «{serie}» del campo «serie» no es válida para el tipo {tipo}: "
+                     f"debe ser {letter} seguida de 3 letras o dígitos (p. ej. {letter}001).", "1001")
+    if not 1 <= numero <= MAX_NUMERO:
+        problems.add("numero", f"El campo «numero» ({numero}) debe ser un entero de 1 a 8 dígitos.", "1001")
+
+
+def check_customer_ruc(problems: Problems, ruc: str, field_name: str) -> None:
+    problem = ruc_problem(ruc)
+    if problem:
+        code = "2017" if not (ruc.isdigit() and len(ruc) == 11) else None
+        problems.add(field_name, f"El RUC «{ruc}» del campo «{field_name}» no es válido: {problem}.", code)
+
+
+def check_identity(problems: Problems, tipo_doc: str, numero: str, boleta: bool) -> None:
+    """Catalogue 06 formats: DNI of 8 digits, others up to 15 characters without spaces."""
+    field_name = "receptor.numero_documento"
+    if tipo_doc == "1" and not (numero.isdigit() and numero.isascii() and len(numero) == 8):
+        problems.add(field_name, f"El DNI «{numero}» del campo «{field_name}» debe tener 8 dígitos.",
+                     "4207" if boleta else "2801")
+    elif tipo_doc not in ("1", "6") and numero != "-" and (not 1 <= len(numero) <= 15 or re.search(r"\s", numero)):
+        problems.add(field_name, f"El documento «{numero}» del campo «{field_name}» debe tener de 1 a 15 "
+                     "caracteres sin espacios.", "4208" if boleta else "2802")
+
+
+def check_text(problems: Problems, field_name: str, text: str, max_length: int, code: str | None) -> None:
+    if not text:
+        problems.add(field_name, f"El campo «{field_name}» no puede estar vacío.", code)
+    elif len(text) > max_length:
+        problems.add(field_name, f"El campo «{field_name}» supera los {max_length} caracteres.", code)
+    elif INVALID_XML_CHARS.search(text):
+        problems.add(field_name, f"El campo «{field_name}» contiene caracteres de control no permitidos.", code)
+
+
+def check_characters(problems: Problems, field_name: str, text: str | None) -> None:
+    """Text that goes into the XML must be XML characters: the generated document is always well-formed."""
+    if text and INVALID_XML_CHARS.search(text):
+        problems.add(field_name, f"El campo «{field_name}» contiene caracteres de control no permitidos.")
+
+
+def decimals(value: Decimal) -> int:
+    exponent = value.as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+
+
+def _has_few_decimals(value: Decimal) -> bool:
+    """At most 10 decimals once trailing zeros are dropped (as the XML writes it). For a finite value under
+    AMOUNT_LIMIT only (the quantize stays within the context's precision); ~3 times cheaper than as_tuple()."""
+    return value == value.quantize(DECIMAL_STEP)
+
+
+def _usable_number(value: Decimal, low: Decimal, low_allowed: bool) -> bool:
+    """Finite, from `low` (excluded unless `low_allowed`) up to 12 integer digits, at most 10 decimals."""
+    return (value.is_finite() and (low <= value if low_allowed else low < value) and value < AMOUNT_LIMIT
+            and _has_few_decimals(value))
+
+
+def check_line(problems: Problems, index: int, descripcion: str, codigo: str | None, unidad: str,
+               afectacion: str) -> None:
+    """The description, catalogue codes and product code of line `index`. Runs for every line of every
+    voucher: the usual case (all fine) is decided first, and messages are written only for a problem."""
+    if (descripcion and len(descripcion) <= MAX_DESCRIPTION and not INVALID_XML_CHARS.search(descripcion)
+            and unidad in UNITS and afectacion in AFFECTATIONS
+            and not (codigo and INVALID_XML_CHARS.search(codigo))):
+        return
+    check_text(problems, f"items[{index}].descripcion", descripcion, MAX_DESCRIPTION, "2027")
+    check_line_code(problems, index, unidad, afectacion)
+    check_characters(problems, f"items[{index}].codigo", codigo)
+
+
+def check_quantity_and_price(problems: Problems, index: int, cantidad: Decimal, precio: Decimal) -> bool:
+    """True when both are usable numbers (positive quantity, non-negative price, ≤ 10 decimals)."""
+    if _usable_number(cantidad, ZERO, False) and _usable_number(precio, ZERO, True):
+        return True
+    ok = True
+    prefix = f"items[{index}]"
+    if (not cantidad.is_finite() or cantidad <= 0 or cantidad >= AMOUNT_LIMIT
+            or not _has_few_decimals(cantidad)):
+        problems.add(f"{prefix}.cantidad", f"El campo «{prefix}.cantidad» debe ser mayor que cero, con hasta "
+                     f"12 enteros y {MAX_DECIMALS} decimales.", "2780")
+        ok = False
+    if not precio.is_finite() or precio < 0 or precio >= AMOUNT_LIMIT or not _has_few_decimals(precio):
+        problems.add(f"{prefix}.precio_unitario", f"El campo «{prefix}.precio_unitario» debe ser un número no "
+                     f"negativo, con hasta 12 enteros y {MAX_DECIMALS} decimales.", "2369")
+        ok = False
+    return ok
+
+
+def check_line_code(problems: Problems, index: int, unidad: str, afectacion: str) -> None:
+    prefix = f"items[{index}]"
+    if unidad not in UNITS:
+        problems.add(f"{prefix}.unidad", f"La unidad «{unidad}» del campo «{prefix}.unidad» no está en el "
+                     "catálogo 03 de SUNAT (p. ej. NIU, ZZ, KGM).", "2936")
+    if afectacion not in AFFECTATIONS:
+        problems.add(f"{prefix}.tipo_afectacion_igv", f"El tipo de afectación «{afectacion}» del campo "
+                     f"«{prefix}.tipo_afectacion_igv» debe ser 10, 20, 30 o 40 (catálogo 07).", "2040")

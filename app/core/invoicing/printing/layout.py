@@ -1,0 +1,510 @@
+"""The printed voucher laid out as pages of simple marks (text, rules, boxes, the QR, the logo), in mm.
+
+One layout, two painters: app.core.invoicing.printing.pdf writes it with fpdf2, and the windows paint the same
+marks with Qt for the preview and the printer (PySide6-Essentials has no PDF viewer). A4 pages break
+between lines and repeat the table's header; the 80 mm ticket is one page as long as its content.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from app.core.invoicing.printing.document import (
+    DOCUMENT_LABELS,
+    EXONERADAS,
+    EXPORTACION,
+    GRATUITAS,
+    GRAVADAS,
+    ICBPER,
+    INAFECTAS,
+    ISC,
+    OTROS,
+    TITLES,
+    PrintedVoucher,
+)
+from app.core.invoicing.printing.fonts import PT, metrics, printable
+from app.core.platform import formatting as fmt
+
+FORMATS = ("a4", "ticket")
+CHECK_URL = "https://e-consulta.sunat.gob.pe/ol-ti-itconsvalicpe/ConsValiCpe.htm"
+FORMA_PAGO = {"Contado": "Contado", "Credito": "Crédito"}
+GREY = 225
+QR_MASK = 2  # vertical stripes every third column: an even spread of dark modules for SUNAT's digits and base64
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    x: float  # left edge
+    y: float  # baseline
+    text: str
+    size: float  # points
+    bold: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    width: float = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    x: float
+    y: float
+    w: float
+    h: float
+    fill: int | None = None  # grey level 0-255, or None for an outline
+    line_width: float = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Qr:
+    x: float
+    y: float
+    module: float  # side of one module in mm
+    rows: tuple[tuple[tuple[int, int], ...], ...]  # per row, the dark runs as (first column, length)
+
+    @property
+    def size(self) -> float:
+        return len(self.rows) * self.module
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    x: float
+    y: float
+    w: float
+    h: float
+    data: bytes
+
+
+@dataclass
+class Page:
+    width: float
+    height: float
+    marks: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Issuer:
+    """What the company record adds to the XML on paper: an optional logo (PNG or JPEG) and its size in mm."""
+
+    logo: bytes | None = None
+    logo_size: tuple[float, float] | None = None  # (width, height) in mm, fitted by the caller; None: a square
+
+
+_DARK_RUN = re.compile(rb"\x01+")
+
+
+def qr_runs(text: str) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """SUNAT's QR as dark runs per row, without border; level Q: a quarter of the code may be smudged or torn."""
+    # A fixed mask: choosing the best of eight costs four times the rest of the page, and any mask is valid
+    # (readers handle them all; the tests decode every one with zbarimg).
+    import segno  # here, not at import: the engine starts without it
+
+    code = segno.make(text, error="q", micro=False, boost_error=False, mask=QR_MASK)
+    return tuple(tuple((found.start(), found.end() - found.start()) for found in _DARK_RUN.finditer(bytes(row)))
+                 for row in code.matrix)
+
+
+def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
+    """Greedy word wrap to `width` mm; a word longer than the width is cut."""
+    measure = metrics(bold).width
+    lines: list[str] = []
+    for paragraph in printable(text).split("\n"):
+        current = ""
+        for word in paragraph.split():
+            candidate = f"{current} {word}" if current else word
+            if measure(candidate, size) <= width:
+                current = candidate
+                continue
+            if current:
+                lines.append(current)
+            while measure(word, size) > width and len(word) > 1:
+                cut = len(word) - 1
+                while cut > 1 and measure(word[:cut], size) > width:
+                    cut -= 1
+                lines.append(word[:cut])
+                word = word[cut:]
+            current = word
+        lines.append(current)
+    return lines or [""]
+
+
+class Sheet:
+    """A cursor over pages: marks are added at `y`, which moves down; A4 pages break when full."""
+
+    def __init__(self, width: float, height: float | None, margin: float) -> None:
+        self.width, self.margin = width, margin
+        self.fixed_height = height
+        self.pages: list[Page] = []
+        self.y = margin
+        self.new_page()
+
+    @property
+    def page(self) -> Page:
+        return self.pages[-1]
+
+    @property
+    def right(self) -> float:
+        return self.width - self.margin
+
+    def new_page(self) -> None:
+        self.pages.append(Page(self.width, self.fixed_height or 0.0))
+        self.y = self.margin
+
+    def room(self) -> float:
+        return float("inf") if self.fixed_height is None else self.fixed_height - self.margin - self.y
+
+    def ensure(self, height: float) -> bool:
+        """Start a new page when `height` mm do not fit; True when it did."""
+        if self.room() < height:
+            self.new_page()
+            return True
+        return False
+
+    def text(self, x: float, text: str, size: float, bold: bool = False, align: str = "L", width: float = 0.0,
+             baseline: float | None = None) -> None:
+        text = printable(text)
+        if align != "L":
+            used = metrics(bold).width(text, size)
+            x = x + width - used if align == "R" else x + (width - used) / 2
+        self.page.marks.append(Text(x, baseline if baseline is not None else self.y + size * PT * 0.8, text, size,
+                                    bold))
+
+    def paragraph(self, x: float, text: str, width: float, size: float, bold: bool = False, align: str = "L",
+                  leading: float = 1.25) -> None:
+        for line in wrap(text, width, size, bold):
+            self.ensure(size * PT * leading)
+            self.text(x, line, size, bold, align, width)
+            self.y += size * PT * leading
+
+    def rule(self, x1: float | None = None, x2: float | None = None, width: float = 0.2) -> None:
+        self.page.marks.append(Rule(self.margin if x1 is None else x1, self.y, self.right if x2 is None else x2,
+                                    self.y, width))
+
+    def finish(self, bottom: float) -> list[Page]:
+        if self.fixed_height is None:
+            self.page.height = self.y + bottom
+        return self.pages
+
+
+# ------------------------------------------------------------------------------------------------ shared parts
+
+def customer_label(voucher: PrintedVoucher) -> str:
+    return DOCUMENT_LABELS.get(voucher.receptor_tipo, "DOC.")
+
+
+def totals(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
+    """(label, amount, bold) rows: gravadas, exoneradas and inafectas always; the rest when present."""
+    money = lambda value: fmt.money(value, voucher.moneda)  # noqa: E731
+    taxable, taxes = voucher.taxable, voucher.taxes
+    rows = [("Op. gravadas", money(taxable.get(GRAVADAS, 0)), False),
+            ("Op. exoneradas", money(taxable.get(EXONERADAS, 0)), False),
+            ("Op. inafectas", money(taxable.get(INAFECTAS, 0)), False)]
+    if EXPORTACION in taxable:
+        rows.append(("Op. exportación", money(taxable[EXPORTACION]), False))
+    if GRATUITAS in taxable:
+        rows.append(("Op. gratuitas", money(taxable[GRATUITAS]), False))
+    if voucher.descuentos:
+        rows.append(("Descuentos", money(voucher.descuentos), False))
+    if ISC in taxes:
+        rows.append(("ISC", money(taxes[ISC]), False))
+    rows.append(("IGV 18 %", money(voucher.igv), False))
+    if ICBPER in taxes:
+        rows.append(("ICBPER", money(taxes[ICBPER]), False))
+    if OTROS in taxes:
+        rows.append(("Otros tributos", money(taxes[OTROS]), False))
+    rows.append(("IMPORTE TOTAL", money(voucher.total), True))
+    return rows
+
+
+def details(voucher: PrintedVoucher) -> list[tuple[str, str]]:
+    """(label, value) rows under the header: customer, date, currency, payment, reference and reason."""
+    rows = [("Cliente", voucher.receptor_nombre or "-"),
+            (customer_label(voucher), voucher.receptor_numero or "-"),
+            ("Fecha de emisión", fmt.day(voucher.fecha) + (f"  {voucher.hora[:5]}" if voucher.hora else "")),
+            ("Moneda", fmt.CURRENCY_NAMES.get(voucher.moneda, voucher.moneda))]
+    if voucher.forma_pago:
+        rows.append(("Forma de pago", FORMA_PAGO.get(voucher.forma_pago, voucher.forma_pago)))
+    if voucher.referencia:
+        kind = TITLES.get(voucher.referencia_tipo, "Comprobante").replace(" ELECTRÓNICA", "")
+        rows.append(("Documento que modifica", f"{kind} ELECTRÓNICA {voucher.referencia}"))
+    if voucher.motivo or voucher.motivo_codigo:
+        rows.append(("Motivo", " - ".join(part for part in (voucher.motivo_codigo, voucher.motivo) if part)))
+    return rows
+
+
+def cuotas(voucher: PrintedVoucher) -> list[tuple[str, str, str]]:
+    return [(f"Cuota {c.numero:03d}", fmt.day(c.vencimiento), fmt.money(c.monto, voucher.moneda))
+            for c in voucher.cuotas]
+
+
+def legend(voucher: PrintedVoucher) -> str:
+    return f"Representación impresa de la {voucher.title}."
+
+
+def check_text() -> str:
+    return f"Consulte su validez en SUNAT: {CHECK_URL}"
+
+
+def _logo_size(issuer: Issuer, max_w: float, max_h: float) -> tuple[float, float]:
+    w, h = issuer.logo_size or (max_h, max_h)
+    scale = min(max_w / w, max_h / h, 1.0) if w and h else 1.0
+    return w * scale, h * scale
+
+
+# ------------------------------------------------------------------------------------------------ A4
+
+A4_W, A4_H, A4_MARGIN = 210.0, 297.0, 12.0
+# Columns of the lines' table: (title, width, alignment); the description takes what is left.
+A4_COLUMNS = [("Cant.", 18.0, "R"), ("Unid.", 13.0, "C"), ("Código", 18.0, "L"), ("Descripción", 0.0, "L"),
+              ("V. unitario", 24.0, "R"), ("P. unitario", 24.0, "R"), ("Importe", 26.0, "R")]
+
+
+def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
+    sheet = Sheet(A4_W, A4_H, A4_MARGIN)
+    m = A4_MARGIN
+    box_w = 66.0
+    box_x = sheet.right - box_w
+    text_x = m
+    if issuer.logo:
+        w, h = _logo_size(issuer, 40.0, 24.0)
+        sheet.page.marks.append(Picture(m, m, w, h, issuer.logo))
+        text_x = m + w + 4
+    text_w = box_x - 4 - text_x
+    sheet.paragraph(text_x, voucher.emisor_nombre, text_w, 12, True)
+    if voucher.emisor_comercial and voucher.emisor_comercial != voucher.emisor_nombre:
+        sheet.paragraph(text_x, voucher.emisor_comercial, text_w, 9.5)
+    sheet.paragraph(text_x, voucher.emisor_direccion, text_w, 8.5)
+    if voucher.emisor_lugar:
+        sheet.paragraph(text_x, voucher.emisor_lugar, text_w, 8.5)
+    issuer_bottom = sheet.y
+    # The box: RUC, title, serie-número.
+    sheet.y = m + 3
+    sheet.text(box_x, f"R.U.C. {voucher.emisor_ruc}", 11, True, "C", box_w)
+    sheet.y += 6
+    for line in wrap(voucher.title, box_w - 4, 11, True):
+        sheet.text(box_x, line, 11, True, "C", box_w)
+        sheet.y += 5
+    sheet.y += 1
+    sheet.text(box_x, voucher.serie_numero, 12, True, "C", box_w)
+    sheet.y += 7
+    sheet.page.marks.append(Box(box_x, m, box_w, sheet.y - m, None, 0.5))
+    logo_bottom = m + (_logo_size(issuer, 40.0, 24.0)[1] if issuer.logo else 0)
+    sheet.y = max(issuer_bottom, sheet.y, logo_bottom) + 5
+    # Customer, date, payment, note reference.
+    label_w = 42.0
+    for label, value in details(voucher):
+        sheet.text(m, f"{label}:", 9, True)
+        sheet.paragraph(m + label_w, value, sheet.right - m - label_w, 9)
+    sheet.y += 3
+    _a4_lines(sheet, voucher)
+    _a4_totals(sheet, voucher)
+    _a4_footer(sheet, voucher)
+    pages = sheet.finish(0)
+    if len(pages) > 1:
+        for number, page in enumerate(pages, start=1):
+            sheet.pages = [page]
+            sheet.text(m, f"Página {number} de {len(pages)}", 7.5, False, "R", sheet.right - m,
+                       baseline=A4_H - m / 2)
+    return pages
+
+
+def _column_widths(width: float) -> list[float]:
+    fixed = sum(w for _, w, _ in A4_COLUMNS)
+    return [w or width - fixed for _, w, _ in A4_COLUMNS]
+
+
+def _a4_header_row(sheet: Sheet) -> None:
+    widths = _column_widths(sheet.right - sheet.margin)
+    sheet.page.marks.append(Box(sheet.margin, sheet.y, sheet.right - sheet.margin, 6, GREY))
+    x = sheet.margin
+    for (title, _, align), w in zip(A4_COLUMNS, widths, strict=True):
+        sheet.text(x + 1, title, 8, True, align if align != "L" else "L", w - 2, baseline=sheet.y + 4.2)
+        x += w
+    sheet.y += 6
+
+
+def _a4_lines(sheet: Sheet, voucher: PrintedVoucher) -> None:
+    size, leading = 8.0, 8.0 * PT * 1.3
+    widths = _column_widths(sheet.right - sheet.margin)
+    money = fmt.number
+    _a4_header_row(sheet)
+    for line in voucher.lines:
+        description = wrap(line.descripcion, widths[3] - 2, size)
+        height = len(description) * leading + 1.6
+        if sheet.ensure(height):
+            _a4_header_row(sheet)
+        cells = [fmt.quantity(line.cantidad), line.unidad, line.codigo, "", money(line.valor_unitario),
+                 money(line.precio_unitario), money(line.valor_venta)]
+        top = sheet.y + 0.8
+        x = sheet.margin
+        for (_, _, align), w, cell in zip(A4_COLUMNS, widths, cells, strict=True):
+            if cell:
+                sheet.text(x + 1, cell, size, False, align, w - 2, baseline=top + size * PT * 0.8)
+            x += w
+        desc_x = sheet.margin + sum(widths[:3]) + 1
+        for index, text in enumerate(description):
+            sheet.text(desc_x, text, size, baseline=top + size * PT * 0.8 + index * leading)
+        sheet.y += height
+        sheet.page.marks.append(Rule(sheet.margin, sheet.y, sheet.right, sheet.y, 0.1))
+
+
+def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
+    """The amount in words across the page, then the totals on the right and the instalments on the left."""
+    rows = totals(voucher)
+    sheet.y += 2
+    if voucher.leyenda:
+        sheet.paragraph(sheet.margin, f"SON: {voucher.leyenda}", sheet.right - sheet.margin, 9, True)
+    needed = max(len(rows) * 5.2, _a4_cuotas_height(voucher)) + 4
+    sheet.ensure(needed)
+    sheet.y += 2
+    top = sheet.y
+    label_x, amount_w = sheet.right - 72, 34.0
+    for label, amount, bold in rows:
+        if bold:
+            sheet.page.marks.append(Box(label_x - 2, sheet.y - 0.8, sheet.right - label_x + 2, 6.2, GREY))
+        sheet.text(label_x, label, 9, bold)
+        sheet.text(sheet.right - amount_w - 1, amount, 9, bold, "R", amount_w)
+        sheet.y += 5.2
+    bottom = sheet.y
+    sheet.y = top
+    if voucher.forma_pago == "Credito":
+        pending = fmt.money(voucher.pendiente if voucher.pendiente is not None else voucher.total, voucher.moneda)
+        sheet.text(sheet.margin, "Pago al crédito", 8.5, True)
+        sheet.y += 4.5
+        sheet.text(sheet.margin, f"Monto neto pendiente de pago: {pending}", 8.5)
+        sheet.y += 5
+        x = sheet.margin
+        for title, w in (("Cuota", 24), ("Vencimiento", 28), ("Monto", 30)):
+            sheet.text(x, title, 8, True, "R" if title == "Monto" else "L", w - 2)
+            x += w
+        sheet.y += 4.2
+        for name, due, amount in cuotas(voucher):
+            sheet.text(sheet.margin, name, 8)
+            sheet.text(sheet.margin + 24, due, 8)
+            sheet.text(sheet.margin + 52, amount, 8, False, "R", 28)
+            sheet.y += 4.2
+    sheet.y = max(sheet.y, bottom) + 4
+
+
+def _a4_cuotas_height(voucher: PrintedVoucher) -> float:
+    return (13.7 + 4.2 * len(voucher.cuotas)) if voucher.forma_pago == "Credito" else 0.0
+
+
+QR_SIDE_A4 = 30.0
+QR_SIDE_TICKET = 32.0
+
+
+def _qr(x: float, y: float, side: float, text: str) -> Qr:
+    rows = qr_runs(text)
+    return Qr(x, y, side / len(rows), rows)
+
+
+def _a4_footer(sheet: Sheet, voucher: PrintedVoucher) -> None:
+    code = _qr(0, 0, QR_SIDE_A4, voucher.qr_text())
+    quiet = 4 * code.module  # four modules of white around the code, as readers need
+    sheet.ensure(QR_SIDE_A4 + 2 * quiet)
+    sheet.rule(width=0.3)
+    top = sheet.y + quiet
+    sheet.page.marks.append(Qr(sheet.margin + quiet, top, code.module, code.rows))
+    x = sheet.margin + QR_SIDE_A4 + 2 * quiet + 2
+    width = sheet.right - x
+    sheet.y = top + 2
+    sheet.paragraph(x, legend(voucher), width, 9.5, True)
+    sheet.y += 1
+    sheet.paragraph(x, f"Código hash: {voucher.digest_value or '-'}", width, 9)
+    sheet.y += 1
+    sheet.paragraph(x, check_text(), width, 8)
+    sheet.y = max(sheet.y, top + QR_SIDE_A4 + quiet)
+
+
+# ------------------------------------------------------------------------------------------------ ticket
+
+TICKET_W, TICKET_MARGIN = 80.0, 4.0  # 72 mm printable on an 80 mm roll
+
+
+def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
+    sheet = Sheet(TICKET_W, None, TICKET_MARGIN)
+    m, width = TICKET_MARGIN, TICKET_W - 2 * TICKET_MARGIN
+    if issuer.logo:
+        w, h = _logo_size(issuer, 40.0, 20.0)
+        sheet.page.marks.append(Picture(m + (width - w) / 2, sheet.y, w, h, issuer.logo))
+        sheet.y += h + 2
+    sheet.paragraph(m, voucher.emisor_nombre, width, 10, True, "C")
+    if voucher.emisor_comercial and voucher.emisor_comercial != voucher.emisor_nombre:
+        sheet.paragraph(m, voucher.emisor_comercial, width, 8.5, False, "C")
+    sheet.paragraph(m, f"R.U.C. {voucher.emisor_ruc}", width, 9, True, "C")
+    sheet.paragraph(m, voucher.emisor_direccion, width, 7.5, False, "C")
+    if voucher.emisor_lugar:
+        sheet.paragraph(m, voucher.emisor_lugar, width, 7.5, False, "C")
+    sheet.y += 1.5
+    sheet.rule()
+    sheet.y += 1.5
+    sheet.paragraph(m, voucher.title, width, 9.5, True, "C")
+    sheet.paragraph(m, voucher.serie_numero, width, 10, True, "C")
+    sheet.y += 1
+    sheet.rule()
+    sheet.y += 1.5
+    for label, value in details(voucher):
+        sheet.paragraph(m, f"{label}: {value}", width, 7.5)
+    sheet.y += 1
+    sheet.rule()
+    sheet.y += 1.5
+    size = 7.5
+    for line in voucher.lines:
+        sheet.paragraph(m, line.descripcion, width, size)
+        left = f"{fmt.quantity(line.cantidad)} {line.unidad} x {fmt.number(line.valor_unitario)}"
+        sheet.text(m, left, size)
+        sheet.text(m, fmt.number(line.valor_venta), size, False, "R", width)
+        sheet.y += size * PT * 1.35
+    sheet.y += 0.5
+    sheet.rule()
+    sheet.y += 1.5
+    for label, amount, bold in totals(voucher):
+        sheet.text(m + 14, f"{label}:", 8 if not bold else 9, bold)
+        sheet.text(m, amount, 8 if not bold else 9, bold, "R", width)
+        sheet.y += 4.2 if not bold else 4.8
+    sheet.y += 1
+    if voucher.leyenda:
+        sheet.paragraph(m, f"SON: {voucher.leyenda}", width, 7.5, True)
+    if voucher.forma_pago == "Credito":
+        sheet.y += 1
+        pending = fmt.money(voucher.pendiente if voucher.pendiente is not None else voucher.total, voucher.moneda)
+        sheet.paragraph(m, f"Pago al crédito. Pendiente de pago: {pending}", width, 7.5, True)
+        for name, due, amount in cuotas(voucher):
+            sheet.text(m, f"{name}  vence {due}", 7.5)
+            sheet.text(m, amount, 7.5, False, "R", width)
+            sheet.y += 7.5 * PT * 1.35
+    sheet.y += 2
+    code = _qr(0, 0, QR_SIDE_TICKET, voucher.qr_text())
+    quiet = 4 * code.module
+    sheet.y += quiet
+    sheet.page.marks.append(Qr(m + (width - QR_SIDE_TICKET) / 2, sheet.y, code.module, code.rows))
+    sheet.y += QR_SIDE_TICKET + quiet
+    sheet.paragraph(m, legend(voucher), width, 7.5, True, "C")
+    sheet.paragraph(m, f"Código hash: {voucher.digest_value or '-'}", width, 7, False, "C")
+    sheet.paragraph(m, check_text(), width, 6.5, False, "C")
+    return sheet.finish(TICKET_MARGIN)
+
+
+def lay_out(voucher: PrintedVoucher, formato: str = "a4", issuer: Issuer | None = None) -> list[Page]:
+    """The voucher's pages in `formato` («a4» or «ticket»)."""
+    issuer = issuer or Issuer()
+    if formato == "ticket":
+        return ticket(voucher, issuer)
+    return a4(voucher, issuer)
+
+
+def texts(pages: list[Page]) -> Iterator[str]:
+    """Every text mark, in order (tests and the preview's accessible description)."""
+    for page in pages:
+        for mark in page.marks:
+            if isinstance(mark, Text):
+                yield mark.text

@@ -1,0 +1,102 @@
+"""Pages of marks (app.core.invoicing.printing.layout) written as a PDF with fpdf2, Yupana Sans embedded."""
+
+from __future__ import annotations
+
+import io
+
+from fpdf import FPDF
+from fpdf.enums import TextMode
+
+from app.core.invoicing.printing import embedding
+from app.core.invoicing.printing.fonts import BOLD_STROKE, FILE, PT
+from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Text
+
+TITLE = "Representación impresa"
+
+
+def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> bytes:
+    """The PDF of `pages` (every page keeps its own size: the ticket is as long as its content).
+    `shared_fonts=False`: fpdf2's own font handling, parsed and subset per document (the benchmark's baseline)."""
+    first = pages[0]
+    pdf = FPDF(unit="mm", format=(first.width, first.height))
+    pdf.set_auto_page_break(False)
+    pdf.set_margins(0, 0, 0)
+    pdf.set_creator("Yupana")
+    pdf.set_title(title)
+    pdf.set_creation_date(embedding.FIXED_DATE)  # equal vouchers give equal files
+    if shared_fonts:
+        family = embedding.add_font(pdf)
+    else:
+        family = embedding.FAMILY
+        pdf.add_font(family, "", FILE)
+    pdf.set_draw_color(0)
+    for page in pages:
+        pdf.add_page(format=(page.width, page.height))
+        texts = []
+        for mark in page.marks:
+            kind = type(mark)
+            if kind is Text:
+                texts.append(mark)
+            elif kind is Rule:
+                pdf.set_line_width(mark.width)
+                pdf.line(mark.x1, mark.y1, mark.x2, mark.y2)
+            elif kind is Box:
+                if mark.fill is None:
+                    pdf.set_line_width(mark.line_width)
+                    pdf.rect(mark.x, mark.y, mark.w, mark.h, style="D")
+                else:
+                    pdf.set_fill_color(mark.fill)
+                    pdf.rect(mark.x, mark.y, mark.w, mark.h, style="F")
+                    pdf.set_fill_color(0)
+            elif kind is Qr:
+                _qr(pdf, mark)
+            elif kind is Picture:
+                pdf.image(io.BytesIO(mark.data), mark.x, mark.y, mark.w, mark.h)
+        _texts(pdf, family, texts)
+    return bytes(pdf.output())
+
+
+def _texts(pdf: FPDF, family: str, texts: list[Text]) -> None:
+    """The page's text, after its shapes (the grey boxes lie under their text): regular text, then bold text as
+    the regular glyphs filled and stroked (fonts.BOLD_STROKE) in one saved graphics state, since the text
+    rendering mode outlives a text object. fpdf2 writes the text's line width as it is, in points, not in
+    set_line_width's mm."""
+    size = 0.0
+    for mark in texts:
+        if not mark.bold:
+            if mark.size != size:
+                pdf.set_font(family, "", mark.size)
+                size = mark.size
+            pdf.text(mark.x, mark.y, mark.text)
+    bold = [mark for mark in texts if mark.bold]
+    if not bold:
+        return
+    stroked_size = 0.0
+    with pdf.local_context(text_mode=TextMode.FILL_STROKE):
+        for mark in bold:
+            if mark.size != size:
+                pdf.set_font(family, "", mark.size)
+                size = mark.size
+            if mark.size != stroked_size:
+                pdf.set_line_width(mark.size * PT * BOLD_STROKE * pdf.k)
+                stroked_size = mark.size
+            pdf.text(mark.x, mark.y, mark.text)
+
+
+def _qr(pdf: FPDF, mark: Qr) -> None:
+    """The code as one filled path of rectangles, one per dark run: ~600 `rect` calls would cost more than the
+    rest of the page. Written in PDF user space (points, origin bottom left) through fpdf2's content stream;
+    each coordinate is formatted once per code, not once per rectangle."""
+    pdf.set_fill_color(0)
+    k = pdf.k
+    size = mark.module * k
+    count = len(mark.rows)
+    x0, y0 = mark.x * k, (pdf.h - mark.y) * k  # pdf.h: the page's height in mm
+    xs = [f"{x0 + column * size:.3f}" for column in range(count)]
+    widths = [f"{length * size:.3f}" for length in range(count + 1)]
+    height = f"{size:.3f}"
+    parts = []
+    for row, runs in enumerate(mark.rows):
+        tail = f" {y0 - (row + 1) * size:.3f} "
+        parts.extend(f"{xs[column]}{tail}{widths[length]} {height} re" for column, length in runs)
+    pdf._out(" ".join(parts) + " f")  # noqa: SLF001 - fpdf2 has no public call for a raw path

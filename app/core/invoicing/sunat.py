@@ -1,0 +1,198 @@
+"""Operation 3: submission of a signed voucher to SUNAT (SOAP sendBill), answered with its CDR.
+
+The answer is final and stored before the caller hears it: accepted (`"0"`), accepted with
+observations, or rejected, each with the CDR. A SOAP fault is an error envelope with SUNAT's code
+and the catalogue's text. When SUNAT cannot be reached the submission stays in the outbox
+(app/core/outbox.py) and the caller gets a 503 saying so; calling again with the same voucher
+returns the final answer once there is one. docs/sunat.md explains the choices.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from lxml import etree
+
+from app.core.contract import EnviarRequest, EnviarResult
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured
+from app.core.invoicing import outbox, sunat_errors
+from app.core.invoicing.cdr import Cdr, safe_parser
+from app.core.invoicing.signing import verify_xml
+from app.core.invoicing.soap import SunatClient
+from app.core.invoicing.ubl_identity import DocumentId, IdentityNotPlain, check_plain_identity, identify
+from app.core.platform import environments, xml_limits
+from app.core.platform.identifiers import check_ruc
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+log = logging.getLogger(__name__)
+
+# SUNAT's public test credentials for beta (the user is RUC + MODDATOS).
+BETA_USUARIO, BETA_CLAVE = "MODDATOS", "moddatos"
+
+
+# ---------------------------------------------------------------- SOL credentials
+
+def _secret_names(ruc: str) -> tuple[str, str]:
+    return f"sol.{ruc}.usuario", f"sol.{ruc}.clave"
+
+
+def set_sol_credentials(engine: Engine, ruc: str, usuario: str, clave: str) -> None:
+    """Keep a company's usuario and clave SOL in the secret store (encrypted; never a setting)."""
+    check_ruc(ruc)
+    usuario, clave = usuario.strip().upper(), clave
+    if not usuario:
+        raise invalid("usuario", "El campo «usuario» (usuario SOL) es obligatorio.")
+    if not clave:
+        raise invalid("clave", "El campo «clave» (clave SOL) es obligatorio.")
+    user_name, password_name = _secret_names(ruc)
+    engine.secrets.put(user_name, usuario.encode("utf-8"))
+    engine.secrets.put(password_name, clave.encode("utf-8"))
+
+
+def sol_credentials(engine: Engine, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
+    """(usuario, clave) of a company; beta falls back to SUNAT's public test credentials."""
+    user_name, password_name = _secret_names(ruc)
+    usuario, clave = engine.secrets.get(user_name), engine.secrets.get(password_name)
+    if usuario is not None and clave is not None:
+        return usuario.decode("utf-8"), clave.decode("utf-8")
+    if ambiente == "beta":
+        return BETA_USUARIO, BETA_CLAVE
+    raise not_configured(f"La empresa {ruc} no tiene usuario y clave SOL guardados: regístrelos antes de enviar "
+                         "a SUNAT producción.")
+
+
+def client_for(engine: Engine, environment: str, ruc: str) -> SunatClient:
+    """A client for one submission of `environment`, at that environment's addresses only; its HTTP connections
+    come from the engine's pool (one client per endpoint)."""
+    ambiente = environments.ambiente_of(environment)
+    url = environments.endpoint(engine, f"sunat_url_{ambiente}", environment)
+    if not url and environment == environments.SANDBOX:
+        raise environments.sandbox_not_running("el SUNAT de prueba")
+    usuario, clave = sol_credentials(engine, ruc, ambiente)
+    return SunatClient(url, f"{ruc}{usuario}", clave, timeout=float(engine.settings.get("sunat_timeout_s")),
+                       consult_url=environments.endpoint(engine, "sunat_url_consulta", environment),
+                       http=engine.sunat_http)
+
+
+# ---------------------------------------------------------------- the voucher
+
+def _read_voucher(xml: bytes) -> tuple[etree._Element, DocumentId]:
+    """Parse within the size limits and read the identity, which must be plain text (what the signature covers)."""
+    try:
+        xml_limits.check_bytes(xml)
+        root = etree.fromstring(xml, safe_parser())
+        xml_limits.check_tree(root)
+    except etree.XMLSyntaxError as exc:
+        raise invalid("xml_firmado", f"El campo «xml_firmado» no es XML válido: {exc.msg}.", "0306") from None
+    except xml_limits.LimitExceeded as exc:
+        raise invalid("xml_firmado", f"El campo «xml_firmado» no se procesa: {exc}.") from None
+    try:
+        check_plain_identity(root)
+    except IdentityNotPlain as exc:
+        raise invalid("xml_firmado", f"El campo «xml_firmado» no es válido: «{exc.label}» debe ser texto simple, "
+                                     "sin comentarios, instrucciones de procesamiento ni elementos dentro (la firma "
+                                     "no los cubre, y cambiarían qué comprobante es).") from None
+    doc = identify(root)
+    if doc is None:
+        raise invalid("xml_firmado", "El campo «xml_firmado» no es un comprobante UBL con RUC del emisor, tipo, "
+                                     "serie y número.", "0301")
+    return root, doc
+
+
+def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
+    from app.core.invoicing import vouchers
+
+    return vouchers.find_by_signed_xml(engine, xml_firmado)
+
+
+def _refuse_other_environments(engine: Engine, xml_firmado: str, doc: DocumentId, environment: str) -> None:
+    """A voucher Yupana generated in another environment is not sent here: its number belongs to that one."""
+    from app.core.invoicing import vouchers
+
+    origin = vouchers.environment_of_signed(engine, xml_firmado)
+    if origin is not None and origin != environment:
+        raise conflict("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} se generó en el entorno "
+                                      f"«{environments.get(origin).label}» y Yupana trabaja ahora en "
+                                      f"«{environments.get(environment).label}»: no se envía a otro entorno. Vuelva "
+                                      f"al entorno {origin} para enviarlo, o genere uno nuevo en este.")
+
+
+def _check_signature(xml: bytes) -> str:
+    """A voucher Yupana did not generate is accepted only when its signature verifies; returns its digest."""
+    result = verify_xml(xml)
+    if not result.valid or not result.digest_value:
+        raise invalid("xml_firmado", f"La firma del campo «xml_firmado» no es válida ({result.reason}): SUNAT lo "
+                                     "rechazaría con el código 2335.", "2335")
+    return result.digest_value
+
+
+def _other_content(doc: DocumentId) -> YupanaError:
+    return conflict("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} (RUC {doc.ruc}, tipo {doc.tipo}) ya fue "
+                                   "enviado a SUNAT con otro contenido: el «xml_firmado» recibido no es el documento "
+                                   "firmado de ese envío (su resumen no coincide). Un comprobante distinto necesita "
+                                   "otro número.")
+
+
+# ---------------------------------------------------------------- operation 3
+
+def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
+    xml = request.xml_firmado.encode("utf-8")
+    environment = environments.current(engine)
+    environments.check_ambiente(environment, request.ambiente)  # sent where the app works, never elsewhere
+    _, doc = _read_voucher(xml)
+    client_for(engine, environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
+    known = _known_voucher(engine, request.xml_firmado)
+    if known is None:
+        _refuse_other_environments(engine, request.xml_firmado, doc, environment)
+    digest = known["digest_value"] if known else _check_signature(xml)
+    row = outbox.enqueue(engine, doc, xml, environment, known["id"] if known else None, digest)
+    if outbox.stored_digest(row) != digest:  # the same serie-número with other signed content: not this one's CDR
+        raise _other_content(doc)
+    stored = outbox.stored_cdr(engine, row["id"])
+    if stored is not None:
+        log.info("submission %s already has its CDR: not sent again", doc.stem)
+        return result_from(stored)
+    if row["next_attempt_at"] > engine.outbox.clock():  # waiting out its backoff: asking again does not hurry SUNAT
+        engine.outbox.wake()
+        raise queued_error(doc)
+    attempt = engine.outbox.attempt(row["id"])
+    if attempt.kind == "cdr" and attempt.cdr is not None:
+        return result_from(attempt.cdr)
+    if attempt.kind == "fault":
+        raise fault_error(engine, attempt.fault_code, attempt.fault_text)
+    if attempt.in_flight:  # single flight: another attempt (thread or process) has it; never a second send
+        stored = outbox.stored_cdr(engine, row["id"])
+        if stored is not None:  # it finished meanwhile
+            return result_from(stored)
+        raise in_flight_error(doc)
+    raise queued_error(doc)
+
+
+def result_from(answer: Cdr) -> EnviarResult:
+    return EnviarResult(codigo_respuesta=answer.codigo, descripcion=answer.descripcion, cdr=answer.zip_base64,
+                        hash_cdr=answer.hash_cdr, estado=answer.estado, observaciones=answer.notas)
+
+
+def fault_error(engine: Engine, code: str, sunat_text: str) -> YupanaError:
+    """A SOAP fault (or an exception code in a CDR): SUNAT's code and the catalogue's Spanish text."""
+    text = sunat_errors.describe(code, engine.settings.get("sunat_rules_dir")) if code else sunat_text
+    message = f"SUNAT no aceptó el envío del campo «xml_firmado» (código {code or 'sin código'}): {text}."
+    detail = ErrorDetail("xml_firmado", f"{text}. Respuesta de SUNAT: {sunat_text}" if sunat_text else text,
+                         sunat_code=code or None)
+    return YupanaError(ErrorCode.UPSTREAM_REJECTED, message, [detail])
+
+
+def in_flight_error(doc: DocumentId) -> YupanaError:
+    message = (f"El comprobante {doc.stem} se está enviando a SUNAT en este momento (otra ventana, proceso o la "
+               "cola de envíos): no se envía dos veces. Vuelva a enviar el mismo «xml_firmado» en unos segundos "
+               "para obtener la respuesta final.")
+    return YupanaError(ErrorCode.QUEUED, message, [ErrorDetail("xml_firmado", message)])
+
+
+def queued_error(doc: DocumentId) -> YupanaError:
+    message = (f"SUNAT no respondió al envío de {doc.stem}: quedó en cola y se reintentará automáticamente. "
+               "Vuelva a enviar el mismo «xml_firmado» para obtener la respuesta final.")
+    return YupanaError(ErrorCode.QUEUED, message, [ErrorDetail("xml_firmado", message)])

@@ -1,0 +1,296 @@
+"""UBL 2.1 text of SUNAT vouchers (factura, boleta, notas de crédito y débito), built as text.
+
+Built from precomputed fragments rather than an lxml tree: generation must cost a small fraction
+of an RSA signature (docs/vouchers.md). Every user text goes through `esc` (element content) or
+`esc_attr` (attribute values); amounts arrive already rounded. The document leaves an empty
+`ext:ExtensionContent` for the signature and a `cac:Signature` block whose id is SIGNATURE_ID (the
+signer's `ds:Signature/@Id`).
+
+The text after the XML declaration is already in canonical form (inclusive C14N 1.0): namespaces
+declared once on the root in canonical order, at most one attribute per element, explicit end tags,
+and C14N's escaping. So the enveloped-signature digest is the hash of those bytes as they are, and
+the signer never parses its own documents (docs/signing.md, tests/test_canonical.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, time
+from decimal import Decimal
+from functools import cached_property
+
+from app.core.invoicing.amounts import plain
+
+SIGNATURE_ID = "SignatureSP"
+
+NS = ('xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2" '
+      'xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2" '
+      'xmlns:ds="http://www.w3.org/2000/09/xmldsig#" '
+      'xmlns:ext="urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2"')
+
+# Root element, line element, quantity element and monetary total element per voucher type.
+LAYOUT = {
+    "01": ("Invoice", "InvoiceLine", "InvoicedQuantity", "LegalMonetaryTotal"),
+    "03": ("Invoice", "InvoiceLine", "InvoicedQuantity", "LegalMonetaryTotal"),
+    "07": ("CreditNote", "CreditNoteLine", "CreditedQuantity", "LegalMonetaryTotal"),
+    "08": ("DebitNote", "DebitNoteLine", "DebitedQuantity", "RequestedMonetaryTotal"),
+}
+
+
+@dataclass(frozen=True)
+class TaxScheme:
+    """Catalogue 05 entry used for one IGV affectation (catalogue 07)."""
+
+    code: str
+    name: str
+    type_code: str
+
+    @cached_property
+    def xml(self) -> str:
+        return (f"<cac:TaxScheme><cbc:ID>{self.code}</cbc:ID><cbc:Name>{self.name}</cbc:Name>"
+                f"<cbc:TaxTypeCode>{self.type_code}</cbc:TaxTypeCode></cac:TaxScheme>")
+
+
+IGV = TaxScheme("1000", "IGV", "VAT")
+EXO = TaxScheme("9997", "EXO", "VAT")
+INA = TaxScheme("9998", "INA", "FRE")
+EXP = TaxScheme("9995", "EXP", "FRE")
+SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP}
+SCHEME_ORDER = (IGV, EXO, INA, EXP)
+
+# The XML declaration, then the canonical document: its C14N is the text after this prefix.
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+EMPTY_EXTENSION_CONTENT = "<ext:ExtensionContent></ext:ExtensionContent>"
+
+# C14N 1.0 escaping: element content escapes & < > and CR; attribute values & < " TAB LF CR.
+_NEEDS_TEXT_ESCAPE = re.compile("[&<>\r]")
+_NEEDS_ATTRIBUTE_ESCAPE = re.compile('[&<"\t\n\r]')
+
+
+def esc(text: str) -> str:
+    """Escape text for element content, exactly as C14N writes it."""
+    # Most texts need nothing, and a search is cheap; chained replaces are ~5 times cheaper than translate.
+    if not _NEEDS_TEXT_ESCAPE.search(text):
+        return text
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#xD;")
+
+
+def esc_attr(text: str) -> str:
+    """Escape an attribute value (always written between double quotes), exactly as C14N writes it."""
+    if not _NEEDS_ATTRIBUTE_ESCAPE.search(text):
+        return text
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("\t", "&#x9;")
+            .replace("\n", "&#xA;").replace("\r", "&#xD;"))
+
+
+@dataclass(slots=True)
+class Line:
+    descripcion: str
+    cantidad: Decimal
+    unidad: str
+    codigo: str | None
+    afectacion: str
+    valor_unitario: Decimal  # without IGV, as given
+    precio_unitario: Decimal  # with IGV (PricingReference, catalogue 16 code 01)
+    valor_venta: Decimal  # cantidad × valor_unitario, rounded
+    igv: Decimal
+    scheme: TaxScheme = None  # type: ignore[assignment]  # from the affectation when not given
+    # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
+    # vouchers (app.core.invoicing.vouchers keeps repeated lines), so it is written once.
+    rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.scheme is None:
+            self.scheme = SCHEME_BY_AFFECTATION.get(self.afectacion, IGV)  # unknown codes are refused anyway
+
+
+@dataclass
+class Party:
+    tipo_documento: str  # catalogue 06
+    numero_documento: str
+    nombre: str
+
+
+@dataclass
+class Document:
+    """Everything the XML says, already computed and checked."""
+
+    tipo: str
+    serie: str
+    numero: int
+    fecha: date
+    hora: time
+    moneda: str
+    tipo_operacion: str  # catalogue 51 (invoices only)
+    emisor_ruc: str
+    emisor_nombre: str
+    emisor_comercial: str | None
+    emisor_ubigeo: str
+    emisor_direccion: str
+    emisor_departamento: str
+    emisor_provincia: str
+    emisor_distrito: str
+    emisor_establecimiento: str
+    receptor: Party
+    lines: list[Line]
+    subtotals: list[tuple[TaxScheme, Decimal, Decimal]]  # (scheme, taxable, tax)
+    valor_venta: Decimal
+    igv: Decimal
+    total: Decimal
+    leyenda: str
+    forma_pago: str | None = None  # "Contado" or "Credito" (invoices)
+    cuotas: list[tuple[Decimal, date]] = field(default_factory=list)
+    referencia: tuple[str, str] | None = None  # (catalogue 01 type, "SERIE-NUMERO") for notes
+    motivo: tuple[str, str] | None = None  # (catalogue 09/10 code, description) for notes
+
+
+def _amount(tag: str, value: Decimal, currency: str) -> str:
+    return f'<cbc:{tag} currencyID="{esc_attr(currency)}">{value:.2f}</cbc:{tag}>'
+
+
+def _header(doc: Document, root: str) -> str:
+    parts = [
+        XML_DECLARATION,
+        f'<{root} xmlns="urn:oasis:names:specification:ubl:schema:xsd:{root}-2" {NS}>',
+        f"<ext:UBLExtensions><ext:UBLExtension>{EMPTY_EXTENSION_CONTENT}</ext:UBLExtension></ext:UBLExtensions>",
+        "<cbc:UBLVersionID>2.1</cbc:UBLVersionID><cbc:CustomizationID>2.0</cbc:CustomizationID>",
+        f"<cbc:ID>{esc(doc.serie)}-{doc.numero}</cbc:ID>",
+        f"<cbc:IssueDate>{doc.fecha.isoformat()}</cbc:IssueDate>",
+        f"<cbc:IssueTime>{doc.hora.isoformat(timespec='seconds')}</cbc:IssueTime>",
+    ]
+    if root == "Invoice":
+        if doc.forma_pago == "Credito" and doc.cuotas:
+            parts.append(f"<cbc:DueDate>{max(d for _, d in doc.cuotas).isoformat()}</cbc:DueDate>")
+        parts.append(f'<cbc:InvoiceTypeCode listID="{doc.tipo_operacion}">{esc(doc.tipo)}</cbc:InvoiceTypeCode>')
+    parts.append(f'<cbc:Note languageLocaleID="1000">{esc(doc.leyenda)}</cbc:Note>')
+    parts.append(f"<cbc:DocumentCurrencyCode>{esc(doc.moneda)}</cbc:DocumentCurrencyCode>")
+    if doc.motivo and doc.referencia:
+        code, reason = doc.motivo
+        parts.append(f"<cac:DiscrepancyResponse><cbc:ReferenceID>{esc(doc.referencia[1])}</cbc:ReferenceID>"
+                     f"<cbc:ResponseCode>{esc(code)}</cbc:ResponseCode>"
+                     f"<cbc:Description>{esc(reason)}</cbc:Description></cac:DiscrepancyResponse>")
+        parts.append(f"<cac:BillingReference><cac:InvoiceDocumentReference><cbc:ID>{esc(doc.referencia[1])}</cbc:ID>"
+                     f"<cbc:DocumentTypeCode>{esc(doc.referencia[0])}</cbc:DocumentTypeCode>"
+                     "</cac:InvoiceDocumentReference></cac:BillingReference>")
+    return "".join(parts)
+
+
+def _signature(doc: Document) -> str:
+    return (f"<cac:Signature><cbc:ID>{SIGNATURE_ID}</cbc:ID><cac:SignatoryParty><cac:PartyIdentification>"
+            f"<cbc:ID>{doc.emisor_ruc}</cbc:ID></cac:PartyIdentification><cac:PartyName>"
+            f"<cbc:Name>{esc(doc.emisor_nombre)}</cbc:Name></cac:PartyName></cac:SignatoryParty>"
+            "<cac:DigitalSignatureAttachment><cac:ExternalReference>"
+            f"<cbc:URI>#{SIGNATURE_ID}</cbc:URI></cac:ExternalReference></cac:DigitalSignatureAttachment>"
+            "</cac:Signature>")
+
+
+def _parties(doc: Document) -> str:
+    trade_name = (f"<cac:PartyName><cbc:Name>{esc(doc.emisor_comercial)}</cbc:Name></cac:PartyName>"
+                  if doc.emisor_comercial else "")
+    supplier = (
+        "<cac:AccountingSupplierParty><cac:Party>"
+        f'<cac:PartyIdentification><cbc:ID schemeID="6">{doc.emisor_ruc}</cbc:ID></cac:PartyIdentification>'
+        f"{trade_name}<cac:PartyLegalEntity><cbc:RegistrationName>{esc(doc.emisor_nombre)}</cbc:RegistrationName>"
+        f"<cac:RegistrationAddress><cbc:ID>{doc.emisor_ubigeo}</cbc:ID>"
+        f"<cbc:AddressTypeCode>{doc.emisor_establecimiento}</cbc:AddressTypeCode>"
+        f"<cbc:CityName>{esc(doc.emisor_provincia)}</cbc:CityName>"
+        f"<cbc:CountrySubentity>{esc(doc.emisor_departamento)}</cbc:CountrySubentity>"
+        f"<cbc:District>{esc(doc.emisor_distrito)}</cbc:District>"
+        f"<cac:AddressLine><cbc:Line>{esc(doc.emisor_direccion)}</cbc:Line></cac:AddressLine>"
+        "<cac:Country><cbc:IdentificationCode>PE</cbc:IdentificationCode></cac:Country>"
+        "</cac:RegistrationAddress></cac:PartyLegalEntity></cac:Party></cac:AccountingSupplierParty>"
+    )
+    customer = (
+        "<cac:AccountingCustomerParty><cac:Party><cac:PartyIdentification>"
+        f'<cbc:ID schemeID="{esc_attr(doc.receptor.tipo_documento)}">{esc(doc.receptor.numero_documento)}</cbc:ID>'
+        "</cac:PartyIdentification><cac:PartyLegalEntity>"
+        f"<cbc:RegistrationName>{esc(doc.receptor.nombre)}</cbc:RegistrationName>"
+        "</cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>"
+    )
+    return supplier + customer
+
+
+def _payment_terms(doc: Document) -> str:
+    if doc.forma_pago is None:
+        return ""
+    if doc.forma_pago == "Contado":
+        return "<cac:PaymentTerms><cbc:ID>FormaPago</cbc:ID><cbc:PaymentMeansID>Contado</cbc:PaymentMeansID></cac:PaymentTerms>"
+    pending = sum((amount for amount, _ in doc.cuotas), Decimal(0))
+    parts = ["<cac:PaymentTerms><cbc:ID>FormaPago</cbc:ID><cbc:PaymentMeansID>Credito</cbc:PaymentMeansID>",
+             _amount("Amount", pending, doc.moneda), "</cac:PaymentTerms>"]
+    for index, (amount, due) in enumerate(doc.cuotas, start=1):
+        parts.append(f"<cac:PaymentTerms><cbc:ID>FormaPago</cbc:ID><cbc:PaymentMeansID>Cuota{index:03d}</cbc:PaymentMeansID>"
+                     f"{_amount('Amount', amount, doc.moneda)}<cbc:PaymentDueDate>{due.isoformat()}</cbc:PaymentDueDate>"
+                     "</cac:PaymentTerms>")
+    return "".join(parts)
+
+
+def _tax_total(doc: Document) -> str:
+    cur = doc.moneda
+    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv, cur)]
+    for scheme, taxable, tax in doc.subtotals:
+        parts.append(f"<cac:TaxSubtotal>{_amount('TaxableAmount', taxable, cur)}{_amount('TaxAmount', tax, cur)}"
+                     f"<cac:TaxCategory>{scheme.xml}</cac:TaxCategory></cac:TaxSubtotal>")
+    parts.append("</cac:TaxTotal>")
+    return "".join(parts)
+
+
+def _monetary_total(doc: Document, element: str) -> str:
+    cur = doc.moneda
+    return (f"<cac:{element}>{_amount('LineExtensionAmount', doc.valor_venta, cur)}"
+            f"{_amount('TaxInclusiveAmount', doc.total, cur)}{_amount('PayableAmount', doc.total, cur)}</cac:{element}>")
+
+
+def _tax_category(afectacion: str, scheme: TaxScheme) -> str:
+    return (f"<cac:TaxCategory><cbc:Percent>{'18' if scheme is IGV else '0'}</cbc:Percent>"
+            f"<cbc:TaxExemptionReasonCode>{esc(afectacion)}</cbc:TaxExemptionReasonCode>{scheme.xml}"
+            "</cac:TaxCategory>")
+
+
+# The line's TaxCategory for each affectation of catalogue 07 Yupana issues, written once.
+TAX_CATEGORIES = {code: _tax_category(code, scheme) for code, scheme in SCHEME_BY_AFFECTATION.items()}
+
+
+def _line(index: int, line: Line, cur: str, element: str, quantity_tag: str) -> str:
+    rendered = line.rendered
+    if rendered is None or rendered[0] != cur or rendered[1] != element:
+        rendered = line.rendered = (cur, element, _line_body(line, cur, element, quantity_tag))
+    return f"<cac:{element}><cbc:ID>{index}</cbc:ID>{rendered[2]}"
+
+
+def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
+    """A line's XML after its ID. One f-string per line, each amount formatted once. Line amounts are rounded
+    to cents (exponent -2), so str() writes them with two decimals, as the schema wants."""
+    value = str(line.valor_venta)
+    tax = str(line.igv)
+    category = TAX_CATEGORIES.get(line.afectacion) or _tax_category(line.afectacion, line.scheme)
+    code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
+            if line.codigo else "")
+    return (
+        f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
+        f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
+        f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
+        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>01</cbc:PriceTypeCode>"
+        "</cac:AlternativeConditionPrice></cac:PricingReference>"
+        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount><cac:TaxSubtotal>'
+        f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
+        f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal></cac:TaxTotal>'
+        f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
+        f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{plain(line.valor_unitario)}</cbc:PriceAmount></cac:Price>'
+        f"</cac:{element}>"
+    )
+
+
+def render(doc: Document) -> str:
+    """The voucher's UBL 2.1 XML text, unsigned."""
+    root, line_element, quantity_tag, total_element = LAYOUT[doc.tipo]
+    cur = esc_attr(doc.moneda)
+    body = [_header(doc, root), _signature(doc), _parties(doc)]
+    if root == "Invoice":
+        body.append(_payment_terms(doc))
+    body.append(_tax_total(doc))
+    body.append(_monetary_total(doc, total_element))
+    body.extend(_line(i, line, cur, line_element, quantity_tag) for i, line in enumerate(doc.lines, start=1))
+    body.append(f"</{root}>")
+    return "".join(body)

@@ -1,0 +1,187 @@
+"""Operations 6-8: RUC, carnet de extranjería and plate lookups.
+
+Order of every lookup (docs/registry.md): input check (400) → the current environment's cache while
+fresh (`registry_cache_ttl_s`) → the offline register (RUC only) → the providers of `registry_providers`,
+in order. A RUC found in the register is answered from it at once when no provider is configured;
+with providers, their answer adds `tipo_contribuyente` and `actividad_economica` (the register
+lacks them), and when every provider fails the register's answer still stands. When neither the
+register nor a provider answers, an expired cache entry is served marked `desactualizado`, else
+the providers' error (503 unreachable or rate-limited, 504 time-out, 502 bad answer or token).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Migrations
+
+from app.core.contract import CeRecord, PlacaRecord, RucRecord
+from app.core.errors import ErrorCode, YupanaError, not_configured, not_found
+from app.core.lookup.providers import RECORD_FIELDS, WHAT, Kind, Provider
+from app.core.platform.environments import current
+from app.core.platform.identifiers import check_ruc, normalize_ce, normalize_plate
+from app.core.platform.storage import register_migrations
+from app.core.platform.ubigeo import lookup as ubigeo_lookup
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+log = logging.getLogger(__name__)
+
+migrations = register_migrations(Migrations("yupana.registry"))
+
+
+@migrations()
+def m001_registry_cache(db) -> None:
+    db.execute("""CREATE TABLE registry_cache (
+        kind TEXT NOT NULL,
+        numero TEXT NOT NULL,
+        record TEXT NOT NULL,
+        fetched_at REAL NOT NULL,
+        PRIMARY KEY (kind, numero)) WITHOUT ROWID""")
+
+
+@migrations()
+def m002_cache_per_environment(db) -> None:
+    """A cached answer belongs to the environment that got it: the sandbox's made-up records never answer beta or
+    production. Entries cached before are kept for the folder's environment."""
+    row = db.execute("SELECT value FROM settings WHERE key = 'environment'").fetchone()
+    db.execute("""CREATE TABLE registry_cache_m002 (
+        environment TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        numero TEXT NOT NULL,
+        record TEXT NOT NULL,
+        fetched_at REAL NOT NULL,
+        PRIMARY KEY (environment, kind, numero)) WITHOUT ROWID""")
+    db.execute("INSERT INTO registry_cache_m002 SELECT ?, kind, numero, record, fetched_at FROM registry_cache",
+               [row[0] if row else "sandbox"])
+    db.execute("DROP TABLE registry_cache")
+    db.execute("ALTER TABLE registry_cache_m002 RENAME TO registry_cache")
+
+
+MODELS = {"ruc": RucRecord, "ce": CeRecord, "placa": PlacaRecord}
+
+
+def now() -> float:
+    """Seconds since the epoch; tests replace it to age the cache."""
+    return time.time()
+
+
+# ------------------------------------------------------------------ the three operations
+
+def lookup_ruc(engine: Engine, numero: str) -> RucRecord:
+    ruc = check_ruc(numero, "numero")
+    return _lookup(engine, "ruc", ruc, register_record(engine, ruc))
+
+
+def lookup_ce(engine: Engine, numero: str) -> CeRecord:
+    return _lookup(engine, "ce", normalize_ce(numero, "numero"), None)
+
+
+def lookup_placa(engine: Engine, numero: str) -> PlacaRecord:
+    return _lookup(engine, "placa", normalize_plate(numero, "numero"), None)
+
+
+def _lookup(engine: Engine, kind: Kind, numero: str, from_register: dict[str, Any] | None) -> Any:
+    model = MODELS[kind]
+    cached = _cache_get(engine, kind, numero)
+    if cached is not None and cached[1]:
+        return model(**cached[0], fuente="cache")
+    providers = engine.providers.configured()
+    if from_register is not None and not providers:
+        return model(**from_register)
+    try:
+        name, record = _ask_providers(engine, providers, kind, numero)
+    except YupanaError as exc:
+        if from_register is not None:
+            log.info("providers failed for %s %s (%s); answering from the register", kind, numero, exc.code)
+            return model(**from_register)
+        if cached is not None and exc.code != ErrorCode.NOT_FOUND:
+            return model(**cached[0], fuente="cache", desactualizado=True)
+        if exc.code == ErrorCode.NOT_CONFIGURED and kind == "ruc" and engine.padron.is_loaded():
+            raise not_found("numero", f"El RUC «{numero}» no está en el padrón.") from None
+        raise
+    if from_register is not None:
+        record = {**from_register, **{k: v for k, v in record.items() if v is not None}}
+        record.pop("fuente", None)
+    record[RECORD_FIELDS[kind][0]] = numero
+    _cache_put(engine, kind, numero, record)
+    return model(**record, fuente=name)
+
+
+def _ask_providers(engine: Engine, providers: list[Provider], kind: Kind, numero: str) -> tuple[str, dict[str, Any]]:
+    """The first provider's answer, in order; a 404 from any of them wins over the others' failures."""
+    if not providers:
+        raise not_configured(f"No se puede consultar {WHAT[kind]} «{numero}»: no hay un proveedor de consultas "
+                             "configurado (registry_providers)" + (" ni un padrón importado." if kind == "ruc" else "."))
+    failure: YupanaError | None = None
+    missing: YupanaError | None = None
+    for provider in providers:
+        try:
+            return provider.name, engine.providers.fetch(provider, kind, numero)
+        except YupanaError as exc:
+            log.info("provider %s: %s %s -> %s", provider.name, kind, numero, exc.code)
+            if exc.code == ErrorCode.NOT_FOUND:
+                missing = exc
+            else:
+                failure = exc
+    raise missing or failure or not_found("numero", f"No se encontró {WHAT[kind]} «{numero}».")
+
+
+# ------------------------------------------------------------------ the register's record
+
+def register_record(engine: Engine, ruc: str) -> dict[str, Any] | None:
+    """The contract's fields of `ruc` from the offline register, or None when it is not there."""
+    fields = engine.padron.find(ruc)
+    if fields is None:
+        return None
+    (_ruc, nombre, estado, condicion, ubigeo, tipo_via, nombre_via, codigo_zona, tipo_zona, numero, interior, lote,
+     departamento_interior, manzana, kilometro) = fields
+    place = ubigeo_lookup(ubigeo)
+    return {
+        "ruc": ruc, "razon_social": nombre, "tipo_contribuyente": None, "estado": estado, "condicion": condicion,
+        "direccion": compose_address(tipo_via, nombre_via, numero, interior, departamento_interior, manzana, lote,
+                                     kilometro, tipo_zona, codigo_zona),
+        "departamento": place.departamento.upper() if place else None,
+        "provincia": place.provincia.upper() if place else None,
+        "distrito": place.distrito.upper() if place else None,
+        "actividad_economica": None, "fuente": "padron",
+    }
+
+
+def compose_address(tipo_via: str | None, nombre_via: str | None, numero: str | None, interior: str | None,
+                     departamento: str | None, manzana: str | None, lote: str | None, kilometro: str | None,
+                     tipo_zona: str | None, codigo_zona: str | None) -> str | None:
+    """SUNAT's way of writing a fiscal address: «AV. GRAU NRO. 123 INT. 4 URB. SANTA ROSA»."""
+    parts = [tipo_via, nombre_via]
+    for label, value in (("NRO.", numero), ("INT.", interior), ("DPTO.", departamento), ("MZA.", manzana),
+                         ("LOTE", lote), ("KM.", kilometro)):
+        if value:
+            parts.append(f"{label} {value}")
+    parts += [tipo_zona, codigo_zona]
+    text = " ".join(p for p in parts if p)
+    return text or None
+
+
+# ------------------------------------------------------------------ cache
+
+def _cache_get(engine: Engine, kind: Kind, numero: str) -> tuple[dict[str, Any], bool] | None:
+    """(record, fresh) from the cache, or None."""
+    row = engine.storage.query_one("SELECT record, fetched_at FROM registry_cache "
+                                   "WHERE environment = ? AND kind = ? AND numero = ?", (current(engine), kind, numero))
+    if row is None:
+        return None
+    fresh = now() - row["fetched_at"] < engine.settings.get_int("registry_cache_ttl_s")
+    return json.loads(row["record"]), fresh
+
+
+def _cache_put(engine: Engine, kind: Kind, numero: str, record: dict[str, Any]) -> None:
+    fields = {k: v for k, v in record.items() if k in RECORD_FIELDS[kind]}
+    with engine.storage.write() as conn:
+        conn.execute("INSERT INTO registry_cache (environment, kind, numero, record, fetched_at) VALUES (?, ?, ?, ?, ?) "
+                     "ON CONFLICT(environment, kind, numero) DO UPDATE SET record = excluded.record, "
+                     "fetched_at = excluded.fetched_at",
+                     (current(engine), kind, numero, json.dumps(fields, ensure_ascii=False), now()))

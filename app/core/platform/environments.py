@@ -1,0 +1,185 @@
+"""The three environments Yupana works in, and what keeps them apart (docs/architecture.md, «Entornos»).
+
+- sandbox: everything on this computer; the local stand-ins (app/sandbox) answer for SUNAT and the lookup
+  providers. It speaks SUNAT beta's protocol, so its contract `ambiente` is "beta".
+- beta: SUNAT's test service, at the addresses of the settings.
+- produccion: SUNAT for real.
+
+The `environment` setting says which one is in use. Each voucher, submission and cached lookup records the
+environment it belongs to and is only ever seen, numbered and sent there. The addresses of a running sandbox
+are not settings: they live in the `sandbox_endpoints` table while the sandbox runs (`SandboxEndpoints`), are
+read only in the sandbox environment and are cleared when it stops; beta and production read the settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlite_utils import Migrations
+
+from app.core.errors import YupanaError, invalid, not_configured
+from app.core.platform.processes import owner_alive, owner_of_this_process
+from app.core.platform.storage import ReadCache, Storage, register_migrations
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+SANDBOX, BETA, PRODUCCION = "sandbox", "beta", "produccion"
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str  # the `environment` setting's value
+    ambiente: str  # the contract's `ambiente`: which SUNAT service (and protocol) it speaks
+    label: str  # how a shop owner reads it
+    badge: str  # the short form of the status bar and the banner
+    destination: str  # where its vouchers go, in a sentence
+
+
+ENVIRONMENTS: dict[str, Environment] = {e.name: e for e in [
+    Environment(SANDBOX, BETA, "Sandbox (todo en este equipo, para aprender)", "SANDBOX",
+                "a los servidores de prueba de este equipo: nada sale a internet ni llega a SUNAT"),
+    Environment(BETA, BETA, "SUNAT beta (pruebas con SUNAT)", "BETA",
+                "al servidor de pruebas de SUNAT (beta): no tienen valor tributario"),
+    Environment(PRODUCCION, PRODUCCION, "SUNAT producción (comprobantes reales)", "PRODUCCIÓN",
+                "a SUNAT producción: son comprobantes reales, con valor tributario"),
+]}
+NAMES = tuple(ENVIRONMENTS)
+
+
+def get(name: str) -> Environment:
+    try:
+        return ENVIRONMENTS[name]
+    except KeyError:
+        raise invalid("environment", f"El entorno «{name}» no existe. Válidos: {', '.join(NAMES)}.") from None
+
+
+def ambiente_of(name: str) -> str:
+    """The contract's `ambiente` of an environment: the sandbox stands in for SUNAT beta."""
+    return get(name).ambiente
+
+
+def current(engine: Engine) -> str:
+    return engine.settings.get("environment")
+
+
+def check_ambiente(environment: str, ambiente: str) -> None:
+    """Operation 3 sends to the current environment only: an `ambiente` of another one is refused, not redirected."""
+    if ambiente_of(environment) != ambiente:
+        raise invalid("ambiente", f"El campo «ambiente» dice «{ambiente}», pero Yupana trabaja en el entorno "
+                                  f"«{get(environment).label}» (ambiente «{ambiente_of(environment)}»): "
+                                  "cambie el entorno en Ajustes → Entorno (o `yupana config set environment …`) "
+                                  "antes de enviar.")
+
+
+def _envios(count: int) -> str:
+    return f"{count} envío pendiente" if count == 1 else f"{count} envíos pendientes"
+
+
+def switch_summary(engine: Engine, target: str) -> str:
+    """What changes when the environment becomes `target`, in a shop owner's words: the windows ask with it
+    before changing, `yupana config set environment` prints it after."""
+    old, new = get(current(engine)), get(target)
+    pending = engine.pending_by_environment()
+    lines = [f"Pasar de «{old.label}» a «{new.label}»:", "",
+             f"• Los comprobantes que emita irán {new.destination}.",
+             f"• La lista y la numeración de comprobantes serán las de {new.badge}; las de {old.badge} quedan "
+             "guardadas y vuelven cuando regrese a ese entorno."]
+    if pending.get(old.name):
+        lines.append(f"• {_envios(pending[old.name])} de {old.badge} esperan: no se envían a {new.badge}; se "
+                     f"reanudan al volver a {old.badge}.")
+    if pending.get(new.name):
+        lines.append(f"• {_envios(pending[new.name])} de {new.badge} se reanudan ahora.")
+    if new.name == SANDBOX:
+        lines.append("• Los servidores de prueba se usan mientras estén en marcha en este equipo.")
+    elif old.name == SANDBOX:
+        lines.append("• Los servidores de prueba dejan de usarse; las consultas usan los proveedores de Ajustes → "
+                     "Consultas.")
+    if new.name == PRODUCCION:
+        lines.append("• Necesita el certificado digital real de la empresa y su usuario y clave SOL.")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the running sandboxes' addresses
+
+migrations = register_migrations(Migrations("yupana.environments"))
+
+
+@migrations()
+def m001_sandbox_endpoints(db) -> None:
+    # owner: "<process id>:sandbox" of the process running the sandbox; its rows go when it stops (or dies).
+    db.execute("CREATE TABLE sandbox_endpoints (key TEXT PRIMARY KEY, value TEXT NOT NULL, owner TEXT NOT NULL)")
+
+
+def process_owner() -> str:
+    return owner_of_this_process("sandbox")
+
+
+class SandboxEndpoints:
+    """Addresses (and the public test tokens) of the sandboxes running for this data folder, by setting key or
+    secret name. Written by `Sandbox.configure`, removed by `Sandbox.unconfigure`; the sandbox environment reads
+    them instead of the settings. Never in the settings table, so beta and production never see them."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._cache = ReadCache(storage)
+
+    def put(self, values: dict[str, str], owner: str | None = None) -> None:
+        owner = owner or process_owner()
+        with self._storage.write() as conn:
+            conn.executemany("INSERT INTO sandbox_endpoints (key, value, owner) VALUES (?, ?, ?) ON CONFLICT(key) "
+                             "DO UPDATE SET value = excluded.value, owner = excluded.owner",
+                             [(key, value, owner) for key, value in values.items()])
+        self._cache.clear()
+
+    def remove(self, keys: list[str], owner: str | None = None) -> None:
+        """Forget these keys when `owner` wrote them last (another process's newer sandbox keeps its own)."""
+        owner = owner or process_owner()
+        with self._storage.write() as conn:
+            conn.executemany("DELETE FROM sandbox_endpoints WHERE key = ? AND owner = ?",
+                             [(key, owner) for key in keys])
+        self._cache.clear()
+
+    def purge_dead(self) -> int:
+        """Drop what a process killed without stopping its sandboxes left behind; returns how many rows."""
+        dead = {row["owner"] for row in self._storage.query("SELECT DISTINCT owner FROM sandbox_endpoints")
+                if not owner_alive(row["owner"])}
+        if dead:
+            with self._storage.write() as conn:
+                conn.executemany("DELETE FROM sandbox_endpoints WHERE owner = ?", [(owner,) for owner in dead])
+            self._cache.clear()
+        return len(dead)
+
+    def all(self) -> dict[str, str]:
+        return self._cache.get("sandbox_endpoints", lambda: {
+            row["key"]: row["value"] for row in self._storage.query("SELECT key, value FROM sandbox_endpoints")})
+
+    def get(self, key: str) -> str | None:
+        return self.all().get(key)
+
+
+def sandbox_not_running(what: str) -> YupanaError:
+    return not_configured(f"El entorno sandbox usa {what} de este equipo, y no está en marcha: abra Yupana (lo "
+                          "inicia solo) o ejecute `yupana sandbox --configure` en otra terminal. Nada se envió.")
+
+
+def endpoint(engine: Engine, key: str, environment: str | None = None) -> str:
+    """The value of an address setting in `environment` (the current one by default): in the sandbox environment
+    the running sandbox's ("" when none runs) for a `sandboxed` setting; elsewhere the setting itself."""
+    from app.core.platform.settings import SETTINGS
+
+    environment = environment or current(engine)
+    if environment == SANDBOX and SETTINGS[key].sandboxed:
+        return engine.sandbox_endpoints.get(key) or ""
+    return engine.settings.get(key)
+
+
+def secret(engine: Engine, name: str, environment: str | None = None) -> bytes | None:
+    """A provider's token in `environment`: the sandbox's public test token in the sandbox environment (never the
+    user's real one, which stays in the secret store for beta and production)."""
+    environment = environment or current(engine)
+    if environment == SANDBOX:
+        value = engine.sandbox_endpoints.get(name)
+        return value.encode() if value is not None else None
+    return engine.secrets.get(name)

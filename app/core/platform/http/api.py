@@ -1,0 +1,494 @@
+"""The optional local HTTP API: the contract's operations on /api/v1/... for a point of sale on this PC.
+
+FastAPI on uvicorn (`app.core.platform.http.asgi_server`), in a background thread of whichever process starts it:
+the app, or `yupana serve` alone. It only binds loopback addresses and every operation needs
+`Authorization: Bearer <token>` (`app.core.platform.http.api_token`).
+
+A thin layer. The routes come from the engine's `OPERATIONS` table and the contract's models, so
+`/openapi.json` is generated from the same definitions the engine validates with. Each route is a
+small ASGI function (no FastAPI body parsing or validation: `Engine.call` is the one place that
+turns a request into an envelope) that checks the token, the method's content type and the body
+size, then runs `Engine.call` in a bounded pool of threads so the event loop never waits on the
+engine. Everything a client can send, including requests for nothing, gets the error envelope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+import typing
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Literal
+
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, create_model
+from pydantic.json_schema import models_json_schema
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app import __version__
+from app.core.contract import MAX_BODY_BYTES, ContractModel
+from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError, invalid
+from app.core.platform.http.api_token import hash_matches, token_hash
+from app.core.platform.http.asgi_server import AsgiServerThread
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine, Operation
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/api/v1"
+DEFAULT_WORKERS = 8  # engine calls at once; a slow SUNAT submission holds one, lookups keep the others
+DEFAULT_MAX_CONNECTIONS = 256
+BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
+JSON_TYPES = ("application/json",)
+TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "chat-send": "messaging",
+        "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
+SECURITY_SCHEME = "bearerAuth"
+
+ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ------------------------------------------------------------------ answers
+
+def _encode(envelope: dict[str, Any]) -> bytes:
+    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+
+
+async def _send(send: Callable[[dict], Awaitable[None]], status: int, envelope: dict[str, Any],
+                extra_headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    body = _encode(envelope)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               *extra_headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_error(send: Callable[[dict], Awaitable[None]], error: YupanaError, *, close: bool = False,
+                      extra_headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    headers = [*extra_headers, (b"connection", b"close")] if close else list(extra_headers)
+    await _send(send, error.http_status, error.to_envelope(), headers)
+
+
+def _header(scope: dict, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value
+    return None
+
+
+def _unauthorized() -> YupanaError:
+    return YupanaError(ErrorCode.UNAUTHORIZED,
+                       "Falta el token de la API local o no es válido (cabecera Authorization: Bearer …). "
+                       "Se ve en Ajustes → API local o con «yupana serve --show-token».")
+
+
+def _too_large() -> YupanaError:
+    return YupanaError(ErrorCode.PAYLOAD_TOO_LARGE,
+                       f"La solicitud supera el tamaño máximo de {MAX_BODY_BYTES // (1024 * 1024)} MiB.")
+
+
+# ------------------------------------------------------------------ the server
+
+class LocalApi:
+    """The API server in a background thread; `start()` returns its base URL (without /api/v1)."""
+
+    def __init__(self, engine: Engine, host: str | None = None, port: int | None = None, *,
+                 workers: int = DEFAULT_WORKERS, max_connections: int = DEFAULT_MAX_CONNECTIONS,
+                 **server_options: Any) -> None:
+        self.engine = engine
+        self.host = host or engine.config_get("api_host")
+        self.port = engine.settings.get_int("api_port") if port is None else port
+        if not is_loopback(self.host):
+            raise invalid("api_host", f"La API local solo escucha en este equipo (127.0.0.1); «{self.host}» no se permite.")
+        self._token_hash = token_hash(engine.api_token())  # creates it on first use
+        self._unsubscribe = engine.events.subscribe(self._on_event)
+        self._workers = workers
+        self._executor: ThreadPoolExecutor | None = None
+        self.app = build_app(self)
+        self._server = AsgiServerThread("local-api", fast_dispatch(self.app, self.engine), limit_concurrency=max_connections,
+                                        **server_options)
+
+    @property
+    def token(self) -> str:
+        return self.engine.api_token()
+
+    @property
+    def base_url(self) -> str:
+        return self._server.base_url
+
+    @property
+    def running(self) -> bool:
+        return self._server.running
+
+    def start(self) -> str:
+        if self._server.running:
+            return self.base_url
+        self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="local-api-worker")
+        try:
+            self._server.start(self.host, self.port)
+        except OSError as exc:
+            self._executor.shutdown(wait=False)
+            reason = exc.strerror or str(exc)
+            raise YupanaError(ErrorCode.CONFLICT,
+                              f"No se pudo abrir la API local en {self.host}:{self.port}: {reason}.") from None
+        self.engine.on_close(self.stop)
+        log.info("local API listening on %s", self.base_url)
+        return self.base_url
+
+    def stop(self) -> None:
+        self._server.stop()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        self._unsubscribe()
+
+    # -------------------------------------------------------------- used by the routes
+
+    def _on_event(self, name: str, _payload: dict[str, Any]) -> None:
+        if name == "api.token.changed":
+            self._token_hash = self.engine.api_tokens.stored_hash() or b""
+
+    async def run(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Blocking engine work, in the pool: the event loop keeps serving other connections meanwhile."""
+        if self._executor is None:
+            raise RuntimeError("the local API is not running")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+
+    async def authorized(self, scope: dict) -> str:
+        """The presented token when it is the API's; else a 401 YupanaError.
+
+        Checked twice: here against the hash kept in memory (wrong tokens are turned away before their body is
+        read), and again in the pool against the database (`call`), where a rotation by another process (the
+        settings window, `yupana serve --new-token`) shows at once."""
+        header = _header(scope, b"authorization") or b""
+        scheme, _, raw = header.partition(b" ")
+        token = raw.strip().decode("latin-1")
+        if scheme.lower() != b"bearer" or not token:
+            raise _unauthorized()
+        if not hash_matches(token, self._token_hash):
+            if not await self.run(self.engine.api_token_matches, token):
+                raise _unauthorized()
+            self._token_hash = token_hash(token)  # rotated elsewhere: remember the new one
+        return token
+
+    def call(self, token: str, operation: str, body: bytes | None, numero: str | None) -> tuple[int, dict[str, Any]]:
+        """In the pool: the token against the database, then `Engine.call`."""
+        if not self.engine.api_token_matches(token):
+            error = _unauthorized()
+            return error.http_status, error.to_envelope()
+        return self.engine.call(operation, body, numero)
+
+
+# ------------------------------------------------------------------ the routes
+
+async def _read_body(receive: Callable[[], Awaitable[dict]], declared: int | None) -> bytes:
+    """The whole body within BODY_TIMEOUT_S, refused past MAX_BODY_BYTES (also when it comes chunked, with no
+    Content-Length). The time limit is for the whole body: a client trickling a byte now and then cannot hold
+    a connection for ever."""
+    if declared is not None and declared > MAX_BODY_BYTES:
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + BODY_TIMEOUT_S
+    while True:
+        try:
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            raise YupanaError(ErrorCode.REQUEST_TIMEOUT,
+                              f"El cuerpo de la solicitud no llegó completo en {BODY_TIMEOUT_S:g} s.") from None
+        if message["type"] == "http.disconnect":
+            raise ConnectionResetError
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _too_large()
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _check_content_type(scope: dict) -> None:
+    """Bodies are JSON (the contract says so); a form or text is refused before it is read."""
+    value = _header(scope, b"content-type")
+    if value is None:
+        return  # many small clients leave it out; the body must still parse as JSON
+    media = value.split(b";", 1)[0].strip().lower().decode("latin-1")
+    if media not in JSON_TYPES and not media.endswith("+json"):
+        raise YupanaError(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+                          f"El tipo de contenido «{media}» no se admite: envíe JSON con la cabecera "
+                          "Content-Type: application/json.")
+
+
+def _declared_length(scope: dict) -> int | None:
+    value = _header(scope, b"content-length")
+    return int(value) if value is not None else None  # the HTTP parser already refused anything but digits
+
+
+def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
+    """One contract operation as a small ASGI app: token, content type, body size, then `Engine.call` in the pool."""
+    has_body = op.request is not None
+
+    async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
+        close = False
+        try:
+            token = await api.authorized(scope)
+            body = numero = None
+            if has_body:
+                _check_content_type(scope)
+                try:
+                    body = await _read_body(receive, _declared_length(scope))
+                except YupanaError:
+                    close = True  # the rest of the body is not read: the connection cannot carry another request
+                    raise
+            else:
+                numero = scope["path_params"]["numero"]
+            status, envelope = await api.run(api.call, token, op.name, body, numero)
+        except YupanaError as exc:
+            await _send_error(send, exc, close=close)
+            return
+        except ConnectionResetError:
+            return  # the client went away before its body arrived
+        await _send(send, status, envelope)
+
+    return handle
+
+
+def health_asgi(api: LocalApi) -> ASGIApp:
+    def data() -> dict[str, Any]:
+        return {"version": __version__, "environment": api.engine.config_get("environment"),
+                "listener": api.engine.listener_status()}
+
+    async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
+        await _send(send, 200, {"success": True, "data": await api.run(data)})
+
+    return handle
+
+
+def docs_asgi(api: LocalApi) -> ASGIApp:
+    async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
+        if await api.run(api.engine.config_get, "api_docs") != "si":
+            await _send_error(send, YupanaError(ErrorCode.NOT_FOUND, "La página de documentación está desactivada "
+                                                "(configuración api_docs). La descripción de la API está en "
+                                                "/openapi.json."))
+            return
+        page = get_swagger_ui_html(openapi_url="/openapi.json", title="Yupana: API local")
+        await page(scope, receive, send)
+
+    return handle
+
+
+class _AsgiRoute(APIRoute):
+    """An APIRoute that documents its endpoint in the OpenAPI but serves requests with a small ASGI function."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], *, asgi: ASGIApp, **kwargs: Any) -> None:
+        super().__init__(path, endpoint, **kwargs)
+        self.app = asgi
+
+
+def fast_dispatch(app: FastAPI, engine: Engine) -> ASGIApp:
+    """The FastAPI app's own operation routes, found by a dict look-up instead of its router and middleware.
+
+    Same routes (taken from `app.routes`), same handlers: a request for one of them with its method goes
+    straight to it; anything else (another method, an unknown path, /openapi.json, /docs) goes through
+    FastAPI, which answers it or gives the 404/405 envelope. Saves about a third of the server's work per
+    request on cached look-ups (bench/api.py)."""
+    exact: dict[str, tuple[set[str], ASGIApp]] = {}
+    by_prefix: dict[str, tuple[set[str], str, ASGIApp]] = {}
+    for route in app.routes:
+        if not isinstance(route, _AsgiRoute):
+            continue
+        if "{" in route.path:
+            prefix, _, rest = route.path.partition("{")
+            by_prefix[prefix] = (route.methods, rest.rstrip("}"), route.app)
+        else:
+            exact[route.path] = (route.methods, route.app)
+    lookup_root = PREFIX + "/"
+
+    async def dispatch(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
+        if scope["type"] == "http":
+            path = scope["path"]
+            found = exact.get(path)
+            handler = None
+            if found is not None:
+                handler = found[1] if scope["method"] in found[0] else None
+            elif path.startswith(lookup_root):
+                head, _, numero = path.rpartition("/")
+                match = by_prefix.get(head + "/")
+                if match is not None and numero and scope["method"] in match[0]:
+                    scope["path_params"] = {match[1]: numero}
+                    handler = match[2]
+            if handler is not None:
+                try:
+                    await handler(scope, receive, send)
+                except Exception:
+                    log.exception("local API: unexpected error on %s %s", scope["method"], path)
+                    error = YupanaError(ErrorCode.INTERNAL, "Error interno de Yupana. Los detalles están en el "
+                                                            f"registro: {engine.log_file}")
+                    await _send_error(send, error, close=True)
+                return
+        await app(scope, receive, send)
+
+    return dispatch
+
+
+# ------------------------------------------------------------------ the documentation models
+
+class ErrorDetailModel(BaseModel):
+    field: str | None
+    message: str
+    sunat_code: str | None = None
+
+
+class ErrorBody(BaseModel):
+    code: ErrorCode
+    message: str
+    details: list[ErrorDetailModel]
+
+
+class ErrorEnvelope(BaseModel):
+    """Every failure: `{"success": false, "error": {code, message, details}}` (docs/contract.md)."""
+
+    success: Literal[False]
+    error: ErrorBody
+
+
+class Health(BaseModel):
+    version: str
+    environment: Literal["sandbox", "beta", "produccion"]
+    listener: str  # the webhook listener's state, e.g. «detenido», «escuchando en http://127.0.0.1:…»
+
+
+def success_model(result: type[BaseModel]) -> type[BaseModel]:
+    return create_model(f"{result.__name__}Envelope", success=(Literal[True], ...), data=(result, ...))
+
+
+def result_model(op: Operation) -> type[ContractModel]:
+    from app.core.engine import Engine
+
+    return typing.get_type_hints(getattr(Engine, op.handler))["return"]
+
+
+def _error_statuses(op: Operation | None) -> list[int]:
+    """Every status an operation's errors can have (each code has one: app.core.errors.HTTP_STATUS)."""
+    statuses = set(HTTP_STATUS.values())
+    if op is not None and op.request is None:
+        statuses -= {413, 415, 408}
+    return sorted(statuses)
+
+
+def _responses(op: Operation | None) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorEnvelope, "description": "Error: sobre de error (docs/contract.md)."}
+            for status in _error_statuses(op)}
+
+
+def _endpoint(op: Operation) -> Callable[..., Any]:
+    """A signature for the documentation only (the path parameter); requests never reach it."""
+    if op.request is None:
+        def lookup(numero: str) -> None:  # noqa: ARG001
+            raise AssertionError("served by operation_asgi")
+        return lookup
+
+    def operation() -> None:
+        raise AssertionError("served by operation_asgi")
+    return operation
+
+
+def build_app(api: LocalApi) -> FastAPI:
+    from app.core.engine import OPERATIONS
+
+    app = FastAPI(title="Yupana: API local", version=__version__, openapi_url="/openapi.json", docs_url=None,
+                  redoc_url=None, redirect_slashes=False,
+                  description="Las operaciones del contrato del servicio en este equipo. Cada operación necesita "
+                              "la cabecera Authorization: Bearer TOKEN (Ajustes → API local).")
+    app.router.redirect_slashes = False
+    for op in OPERATIONS.values():
+        extra: dict[str, Any] = {"security": [{SECURITY_SCHEME: []}]}
+        if op.request is not None:
+            extra["requestBody"] = {"required": True, "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{op.request.__name__}"}}}}
+        app.router.routes.append(_AsgiRoute(
+            op.path, _endpoint(op), asgi=operation_asgi(api, op), methods=[op.method], name=op.name,
+            operation_id=op.name.replace("-", "_"), tags=[TAGS.get(op.name, "api")],
+            response_model=success_model(result_model(op)), responses=_responses(op), openapi_extra=extra,
+            summary=(op.handler.replace("_", " ")), response_description="Éxito: sobre {success: true, data}."))
+    app.router.routes.append(_AsgiRoute(
+        f"{PREFIX}/health", lambda: None, asgi=health_asgi(api), methods=["GET"], name="health",
+        operation_id="health", tags=["health"], response_model=success_model(Health),
+        summary="Estado del servicio (sin token)", responses={}))
+    app.router.routes.append(_AsgiRoute("/docs", lambda: None, asgi=docs_asgi(api), methods=["GET"],
+                                        include_in_schema=False))
+
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return _error_response(request, exc)
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("local API: unexpected error on %s %s", request.method, request.url.path)
+        return _response(YupanaError(ErrorCode.INTERNAL, "Error interno de Yupana. Los detalles están en el "
+                                                         f"registro: {api.engine.log_file}"))
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _response(error: YupanaError, headers: dict[str, str] | None = None) -> Response:
+    return Response(_encode(error.to_envelope()), status_code=error.http_status, media_type="application/json",
+                    headers=headers)
+
+
+def _error_response(request: Request, exc: StarletteHTTPException) -> Response:
+    path = request.url.path
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        return _response(YupanaError(ErrorCode.METHOD_NOT_ALLOWED,
+                                     f"El método {request.method} no está permitido en {path}; use {allowed}."),
+                         headers={"Allow": allowed})
+    if exc.status_code == 404:
+        return _response(YupanaError(ErrorCode.NOT_FOUND, f"No existe la ruta {path}. Las rutas están en "
+                                                          "/openapi.json y en docs/contract.md."))
+    code = next((c for c, s in HTTP_STATUS.items() if s == exc.status_code), ErrorCode.INVALID_INPUT)
+    return _response(YupanaError(code, str(exc.detail)))
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, plus the request models (validation mode: amounts as numbers or strings) and the
+    Bearer scheme; without FastAPI's 422, which this API never answers (a bad request is a 400 envelope)."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    from fastapi.openapi.utils import get_openapi
+
+    from app.core.engine import OPERATIONS
+
+    document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    components = document.setdefault("components", {})
+    schemas = components.setdefault("schemas", {})
+    requests = [(op.request, "validation") for op in OPERATIONS.values() if op.request is not None]
+    _, definitions = models_json_schema(requests, ref_template="#/components/schemas/{model}")
+    for name, schema in definitions.get("$defs", {}).items():
+        schemas.setdefault(name, schema)
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    for path in document["paths"].values():
+        for operation in path.values():
+            operation.get("responses", {}).pop("422", None)
+    components["securitySchemes"] = {SECURITY_SCHEME: {"type": "http", "scheme": "bearer"}}
+    app.openapi_schema = document
+    return document

@@ -1,0 +1,80 @@
+"""The local API's token: one per data folder, created once, atomically.
+
+Kept twice in the database: its SHA-256 hash, which requests are checked against, and encrypted
+with the secret store, so the settings window can show it to whoever sets up the point of sale. Two
+processes opening a new folder at once (`yupana serve` and `yupana serve --show-token`) agree on
+one token: each proposes one and the first insert wins inside SQLite's write transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets as random
+
+from sqlite_utils import Migrations
+
+from app.core.platform.secrets import SecretStore
+from app.core.platform.storage import ReadCache, Storage, register_migrations
+
+PURPOSE = "api.token"  # the secret store's purpose (authenticated data) for the encrypted copy
+LEGACY_SECRET = "api.token"  # where versions before the hash kept it: adopted so integrations keep working
+
+migrations = register_migrations(Migrations("yupana.api_token"))
+
+
+@migrations()
+def m001_api_token(db) -> None:
+    db.execute("CREATE TABLE api_token (id INTEGER PRIMARY KEY CHECK (id = 1), hash BLOB NOT NULL, "
+               "blob BLOB NOT NULL, created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))")
+
+
+def token_hash(token: str | bytes) -> bytes:
+    """The token is 256 random bits: a plain SHA-256 is enough (there is nothing to guess)."""
+    return hashlib.sha256(token.encode() if isinstance(token, str) else token).digest()
+
+
+def hash_matches(presented: str | bytes, stored: bytes | None) -> bool:
+    """Constant-time comparison of the whole token (through its hash)."""
+    return stored is not None and hmac.compare_digest(token_hash(presented), stored)
+
+
+class ApiTokens:
+    def __init__(self, storage: Storage, secrets: SecretStore) -> None:
+        self._storage = storage
+        self._secrets = secrets
+        self._cache = ReadCache(storage)  # checked on every request; a rotation by any process clears it
+
+    def stored_hash(self) -> bytes | None:
+        return self._cache.get("hash", self._load_hash)
+
+    def _load_hash(self) -> bytes | None:
+        row = self._storage.query_one("SELECT hash FROM api_token WHERE id = 1")
+        return bytes(row["hash"]) if row else None
+
+    def current(self) -> str:
+        """The token, created on first use (by whichever process gets there first)."""
+        row = self._storage.query_one("SELECT blob FROM api_token WHERE id = 1")
+        if row is None:
+            legacy = self._secrets.get(LEGACY_SECRET)
+            self._store(legacy.decode() if legacy else random.token_urlsafe(32), replace=False)
+            row = self._storage.query_one("SELECT blob FROM api_token WHERE id = 1")
+        return self._secrets.decrypt(row["blob"], PURPOSE).decode()
+
+    def rotate(self) -> str:
+        """A new token; the previous one stops working at once."""
+        token = random.token_urlsafe(32)
+        self._store(token, replace=True)
+        return token
+
+    def matches(self, presented: str | bytes) -> bool:
+        return hash_matches(presented, self.stored_hash())
+
+    def _store(self, token: str, *, replace: bool) -> None:
+        blob = self._secrets.encrypt(token.encode(), PURPOSE)  # the master key is settled before the write lock
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        with self._storage.write() as conn:
+            conn.execute(f"{verb} INTO api_token (id, hash, blob) VALUES (1, ?, ?)", (token_hash(token), blob))
+            if replace:
+                conn.execute("DELETE FROM secrets WHERE name = ?", (LEGACY_SECRET,))
+        self._cache.clear()

@@ -1,0 +1,229 @@
+"""Secrets at rest: private keys, SOL passwords, tokens. Never stored in plain text.
+
+Each secret is encrypted with AES-256-GCM under a master key of the data folder. The master key
+lives in the operating system's keyring (`keyring`: Windows Credential Manager, macOS Keychain,
+Secret Service). Where no keyring backend exists (headless Linux, a locked-down Windows profile,
+CI) it is derived with scrypt from a passphrase that the person types: in the windows' passphrase
+dialog (`unlock`), at the command line's hidden prompt (`passphrase_prompt`), or, for automation,
+from `YUPANA_PASSPHRASE`. The passphrase itself is never stored: a known value encrypted under the
+key (the "probe") tells a wrong passphrase from a right one. `YUPANA_KEYRING=0` skips the keyring on
+purpose. Where each secret lives and how to recover: docs/security.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import secrets as random
+import threading
+from collections.abc import Callable
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+from sqlite_utils import Migrations
+
+from app.core.errors import ErrorCode, YupanaError, invalid, not_configured
+from app.core.platform.storage import Storage, register_migrations
+
+log = logging.getLogger(__name__)
+PASSPHRASE_ENV = "YUPANA_PASSPHRASE"
+KEYRING_ENV = "YUPANA_KEYRING"
+KEYRING_SERVICE = "Yupana"
+MIN_PASSPHRASE_CHARS = 8
+
+# What `SecretStore.state()` answers: whether the master key is at hand, and if not, what is needed.
+UNLOCKED = "abierto"  # keys can be read and written
+NEW_PASSPHRASE = "frase_nueva"  # no keyring and nothing stored yet: a passphrase must be chosen
+LOCKED = "bloqueado"  # no keyring: the passphrase chosen before must be typed
+KEYRING_MISSING = "sin_llavero"  # the keys were protected by a keyring that this session cannot reach
+# Where the master key of a folder comes from, recorded when its first secret is stored.
+SOURCE_KEYRING = "keyring"
+SOURCE_PASSPHRASE = "passphrase"
+
+# Asked for the passphrase when neither the keyring nor YUPANA_PASSPHRASE gives the key;
+# called with True for a folder that has no passphrase yet. Returns None to give up.
+PassphrasePrompt = Callable[[bool], str | None]
+
+migrations = register_migrations(Migrations("yupana.secrets"))
+
+
+@migrations()
+def m001_secrets(db) -> None:
+    db.execute("CREATE TABLE secret_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("CREATE TABLE secrets (name TEXT PRIMARY KEY, blob BLOB NOT NULL, "
+               "updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))")
+
+
+def _keyring_enabled() -> bool:
+    return os.environ.get(KEYRING_ENV, "1") not in ("0", "false", "no")
+
+
+class SecretStore:
+    """Encrypts, keeps and returns the secrets of one data folder."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._key: bytes | None = None
+        self._lock = threading.Lock()
+        self.backend = ""
+        self.passphrase_prompt: PassphrasePrompt | None = None
+
+    # -------------------------------------------------------------- the master key
+
+    def _meta(self, key: str) -> str | None:
+        row = self._storage.query_one("SELECT value FROM secret_meta WHERE key = ?", (key,))
+        return row["value"] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        with self._storage.write() as conn:
+            conn.execute("INSERT OR IGNORE INTO secret_meta (key, value) VALUES (?, ?)", (key, value))
+
+    def _folder_id(self) -> str:
+        if self._meta("folder_id") is None:
+            self._set_meta("folder_id", random.token_hex(16))
+        return self._meta("folder_id") or ""
+
+    def _from_keyring(self) -> bytes | None:
+        if not _keyring_enabled():
+            return None
+        try:
+            import keyring
+            from keyring.backends import fail
+
+            backend = keyring.get_keyring()
+            if isinstance(backend, fail.Keyring):
+                return None
+            account = f"master-key-{self._folder_id()}"
+            stored = keyring.get_password(KEYRING_SERVICE, account)
+            if stored is None:
+                keyring.set_password(KEYRING_SERVICE, account, base64.b64encode(AESGCM.generate_key(256)).decode())
+                stored = keyring.get_password(KEYRING_SERVICE, account)
+            if stored is None:
+                return None
+            self.backend = f"keyring:{type(backend).__name__}"
+            return base64.b64decode(stored)
+        except Exception as exc:  # no usable backend: fall back to the passphrase
+            log.info("keyring unavailable (%s); using the passphrase", type(exc).__name__)
+            return None
+
+    def _derive(self, passphrase: str) -> bytes:
+        if self._meta("scrypt_salt") is None:
+            self._set_meta("scrypt_salt", base64.b64encode(os.urandom(16)).decode())
+        salt = base64.b64decode(self._meta("scrypt_salt") or "")
+        return Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
+
+    def _from_passphrase(self, ask: bool) -> bytes | None:
+        passphrase = os.environ.get(PASSPHRASE_ENV)
+        if passphrase:
+            return self._derive(passphrase)
+        if ask and self.passphrase_prompt is not None:
+            typed = self.passphrase_prompt(self._meta("probe") is None)
+            if typed:
+                self._check_new_passphrase(typed)
+                return self._derive(typed)
+        return None
+
+    def _check_new_passphrase(self, passphrase: str) -> None:
+        if self._meta("probe") is None and len(passphrase) < MIN_PASSPHRASE_CHARS:
+            raise invalid("frase", f"La frase secreta debe tener al menos {MIN_PASSPHRASE_CHARS} caracteres.")
+
+    def master_key(self, ask: bool = True) -> bytes:
+        """The folder's key; `ask=False` never calls `passphrase_prompt` (for `state()`)."""
+        with self._lock:
+            if self._key is None:
+                # A folder keeps the source its first secret was stored with: a keyring that appears
+                # later does not lock out a passphrase folder, nor the reverse.
+                recorded = self._meta("key_source")
+                key, source = None, SOURCE_KEYRING
+                if recorded != SOURCE_PASSPHRASE:
+                    key = self._from_keyring()
+                if key is None and recorded != SOURCE_KEYRING:
+                    key, source = self._from_passphrase(ask), SOURCE_PASSPHRASE
+                if key is None:
+                    raise self._no_key_error()
+                self._check_key(key, source)
+                self._key = key
+                self.backend = self.backend if source == SOURCE_KEYRING else "passphrase"
+            return self._key
+
+    def _no_key_error(self) -> YupanaError:
+        if self._meta("key_source") == SOURCE_KEYRING:
+            return not_configured(
+                "Las claves de esta carpeta de datos están protegidas por el llavero del sistema, que ahora no "
+                "responde. Inicie sesión con el mismo usuario del equipo o vea docs/security.md para recuperarlas.")
+        return not_configured(
+            "Las claves guardadas están protegidas por una frase secreta: ábralas con la frase en la ventana de "
+            f"Yupana, o defina la variable de entorno {PASSPHRASE_ENV} para usar el comando sin preguntas.")
+
+    def state(self) -> str:
+        """UNLOCKED, NEW_PASSPHRASE, LOCKED or KEYRING_MISSING; never asks anybody anything."""
+        with self._lock:
+            if self._key is not None:
+                return UNLOCKED
+        try:
+            self.master_key(ask=False)
+            return UNLOCKED
+        except YupanaError as exc:
+            if self._meta("key_source") == SOURCE_KEYRING:
+                return KEYRING_MISSING
+            if exc.code in (ErrorCode.NOT_CONFIGURED, ErrorCode.UNAUTHORIZED):
+                return NEW_PASSPHRASE if self._meta("probe") is None else LOCKED
+            raise
+
+    def unlock(self, passphrase: str) -> None:
+        """Open the keys with the passphrase typed in a window; the first one typed becomes the folder's."""
+        self._check_new_passphrase(passphrase)
+        key = self._derive(passphrase)
+        with self._lock:
+            self._check_key(key, SOURCE_PASSPHRASE)
+            self._key = key
+            self.backend = "passphrase"
+
+    def _check_key(self, key: bytes, source: str) -> None:
+        """A known value encrypted once tells a wrong passphrase from a damaged secret."""
+        probe = self._meta("probe")
+        if probe is None:
+            nonce = os.urandom(12)
+            self._set_meta("key_source", source)
+            self._set_meta("probe", base64.b64encode(nonce + AESGCM(key).encrypt(nonce, b"yupana", b"probe")).decode())
+            return
+        raw = base64.b64decode(probe)
+        try:
+            AESGCM(key).decrypt(raw[:12], raw[12:], b"probe")
+        except InvalidTag:
+            if source == SOURCE_KEYRING:
+                raise YupanaError(ErrorCode.UNAUTHORIZED, "La clave del llavero del sistema no corresponde a esta "
+                                  "carpeta de datos: no se pueden abrir las claves guardadas.") from None
+            raise YupanaError(ErrorCode.UNAUTHORIZED, "La frase secreta no es correcta: no abre las claves de esta "
+                              "carpeta de datos. Escríbala de nuevo (distingue mayúsculas y minúsculas).") from None
+
+    # -------------------------------------------------------------- encryption
+
+    def encrypt(self, plaintext: bytes, purpose: str) -> bytes:
+        nonce = os.urandom(12)
+        return nonce + AESGCM(self.master_key()).encrypt(nonce, plaintext, purpose.encode())
+
+    def decrypt(self, blob: bytes, purpose: str) -> bytes:
+        try:
+            return AESGCM(self.master_key()).decrypt(blob[:12], blob[12:], purpose.encode())
+        except InvalidTag:
+            raise YupanaError(ErrorCode.INTERNAL, f"El secreto «{purpose}» está dañado o no corresponde a esta "
+                                                  "carpeta de datos.") from None
+
+    # -------------------------------------------------------------- named secrets
+
+    def put(self, name: str, value: bytes) -> None:
+        blob = self.encrypt(value, name)
+        with self._storage.write() as conn:
+            conn.execute("INSERT INTO secrets (name, blob) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET "
+                         "blob = excluded.blob, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", (name, blob))
+
+    def get(self, name: str) -> bytes | None:
+        row = self._storage.query_one("SELECT blob FROM secrets WHERE name = ?", (name,))
+        return self.decrypt(row["blob"], name) if row else None
+
+    def delete(self, name: str) -> bool:
+        with self._storage.write() as conn:
+            return conn.execute("DELETE FROM secrets WHERE name = ?", (name,)).rowcount > 0

@@ -1,0 +1,224 @@
+"""Every setting Yupana knows, with its default and meaning (docs/configuration.md lists them).
+
+Settings are plain values kept in the `settings` table; secrets (keys, SOL passwords, tokens) are
+never settings: they live in the secret store (`app.core.platform.secrets`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.core.errors import invalid
+from app.core.platform.environments import NAMES as ENVIRONMENT_NAMES
+from app.core.platform.storage import ReadCache, Storage
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"valores válidos: {', '.join(allowed)}")
+        return value
+
+    return check
+
+
+def _integer(low: int, high: int) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not value.strip().lstrip("-").isdigit() or not low <= int(value) <= high:
+            raise ValueError(f"debe ser un número entero entre {low} y {high}")
+        return str(int(value))
+
+    return check
+
+
+def _seconds(low: float, high: float) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not low <= number <= high:
+            raise ValueError(f"debe ser un número de segundos entre {low:g} y {high:g}")
+        return f"{number:g}"
+
+    return check
+
+
+def _url(value: str) -> str:
+    if value and not value.startswith(("http://", "https://")):
+        raise ValueError("debe empezar por http:// o https://")
+    return value.rstrip("/") if value else value
+
+
+def _providers(value: str) -> str:
+    names = [name.strip().lower() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ("yupana", "factiliza")]
+    if unknown:
+        raise ValueError(f"proveedor desconocido {', '.join(unknown)}; válidos: yupana, factiliza")
+    return ",".join(names)
+
+
+def _text(value: str) -> str:
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    default: str
+    description: str  # the help text shown under the field and in docs/configuration.md
+    check: Callable[[str], str] = _text
+    label: str = ""  # what Ajustes calls it, in a shop owner's words
+    group: str = "Otros"  # the Ajustes tab it lives in
+    advanced: bool = False  # behind «Avanzado»: addresses, time-outs, diagnostics
+    # A running sandbox stands in for it: in the sandbox environment the value comes from the sandbox
+    # (app.core.platform.environments.SandboxEndpoints), never from here, and a sandbox never writes it here.
+    sandboxed: bool = False
+
+
+# The Ajustes tabs that hold settings, in order.
+GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro"]
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in [
+        Setting("environment", "sandbox",
+                "Dónde van los comprobantes: sandbox (todo en este equipo, para aprender), beta (el servidor de "
+                "pruebas de SUNAT) o produccion (comprobantes reales).",
+                _choice(*ENVIRONMENT_NAMES),
+                label="Entorno de trabajo", group="Entorno"),
+        Setting("sunat_rules_dir", "",
+                "Carpeta con las reglas oficiales de SUNAT (la carpeta VALI del Facturador SUNAT). "
+                "Vacío: solo las validaciones propias de Yupana.",
+                label="Reglas oficiales de SUNAT (carpeta VALI)", group="SUNAT", advanced=True),
+        Setting("signature_algorithm", "rsa-sha1",
+                "Algoritmo de firma XML: rsa-sha1 (el que usa SUNAT) o rsa-sha256.",
+                _choice("rsa-sha1", "rsa-sha256"),
+                label="Algoritmo de firma", group="SUNAT", advanced=True),
+        Setting("sunat_url_beta", "https://e-beta.sunat.gob.pe/ol-ti-itcpfegem-beta/billService",
+                "Servicio billService de SUNAT beta.", _url,
+                label="Dirección de SUNAT beta", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_url_produccion", "https://e-factura.sunat.gob.pe/ol-ti-itcpfegem/billService",
+                "Servicio billService de SUNAT producción.", _url,
+                label="Dirección de SUNAT producción", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_url_consulta", "https://e-factura.sunat.gob.pe/ol-it-wsconscpegem/billConsultService",
+                "Servicio billConsultService (consulta de CDR) de SUNAT.", _url,
+                label="Dirección de consulta de CDR", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_timeout_s", "30", "Tiempo máximo de espera de una respuesta de SUNAT, en segundos.",
+                _integer(1, 600),
+                label="Espera máxima de SUNAT (segundos)", group="SUNAT", advanced=True),
+        Setting("sunat_retry_base_s", "5",
+                "Espera antes del primer reintento de un envío a SUNAT sin respuesta, en segundos; se duplica en "
+                "cada reintento (con variación al azar).", _seconds(0.001, 3600),
+                label="Primer reintento tras (segundos)", group="SUNAT", advanced=True),
+        Setting("sunat_retry_max_s", "900", "Espera máxima entre reintentos de un envío a SUNAT, en segundos.",
+                _seconds(0.001, 86400),
+                label="Reintento más espaciado (segundos)", group="SUNAT", advanced=True),
+        Setting("registry_cache_ttl_s", "86400",
+                "Vigencia de una consulta (RUC, CE, placa) guardada en caché, en segundos.", _integer(0, 10 ** 8),
+                label="Guardar cada consulta durante (segundos)", group="Consultas", advanced=True),
+        Setting("registry_providers", "",
+                "Proveedores de consultas, en orden, separados por comas (p. ej. yupana,factiliza).", _providers,
+                label="Proveedores de consultas", group="Consultas", sandboxed=True),
+        Setting("registry_yupana_url", "",
+                "Dirección base de otro servicio Yupana (o compatible con este contrato) para consultas; "
+                "su token se guarda cifrado.", _url,
+                label="Dirección del servicio Yupana", group="Consultas", advanced=True, sandboxed=True),
+        Setting("registry_factiliza_url", "https://api.factiliza.com/v1",
+                "Dirección base de un proveedor de consultas con la forma de Factiliza (/ruc/info/…); "
+                "su token se guarda cifrado.", _url,
+                label="Dirección del proveedor tipo Factiliza", group="Consultas", advanced=True, sandboxed=True),
+        Setting("registry_timeout_s", "8", "Tiempo máximo de espera de un proveedor de consultas, en segundos.",
+                _integer(1, 120),
+                label="Espera máxima de un proveedor (segundos)", group="Consultas", advanced=True),
+        Setting("api_host", "127.0.0.1", "Dirección de la API local (solo este equipo).",
+                label="Dirección de la API local", group="API local", advanced=True),
+        Setting("api_port", "8787", "Puerto de la API local.", _integer(0, 65535),
+                label="Puerto de la API local", group="API local"),
+        Setting("api_autostart", "no",
+                "Iniciar la API local junto con la aplicación (si o no); sin ventanas se inicia con «yupana serve».",
+                _choice("no", "si"), label="Iniciar la API local con Yupana", group="API local"),
+        Setting("api_docs", "no",
+                "Página de documentación interactiva de la API local en /docs: si o no (la descripción "
+                "/openapi.json se sirve siempre). La página carga Swagger UI desde internet.", _choice("no", "si"),
+                label="Documentación interactiva (/docs)", group="API local", advanced=True),
+        Setting("listener_host", "127.0.0.1",
+                "Dirección del receptor de webhooks de mensajería. 127.0.0.1: solo este equipo; la dirección de "
+                "la red local si la pasarela corre en otro equipo (se muestra una advertencia).",
+                label="Dirección del receptor de webhooks", group="Mensajería", advanced=True),
+        Setting("listener_port", "8788", "Puerto del receptor de webhooks de mensajería (0 elige uno libre).",
+                _integer(0, 65535), label="Puerto del receptor de webhooks", group="Mensajería"),
+        Setting("listener_public_url", "",
+                "Dirección pública con la que la pasarela llega al receptor (un túnel o la IP de la red local); "
+                "vacío: la dirección y el puerto del receptor.", _url,
+                label="Dirección pública del receptor", group="Mensajería"),
+        Setting("messaging_timeout_s", "15", "Tiempo máximo de espera de la pasarela de mensajería, en segundos.",
+                _integer(1, 120), label="Espera máxima de la pasarela (segundos)", group="Mensajería", advanced=True),
+        Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
+                _choice("DEBUG", "INFO", "WARNING", "ERROR"),
+                label="Detalle del registro", group="Datos y registro", advanced=True),
+    ]
+}
+
+
+class Settings:
+    """Typed access to the settings table, with defaults for what was never set."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._cache = ReadCache(storage)  # read on every operation: kept in memory until written
+
+    @staticmethod
+    def _definition(key: str) -> Setting:
+        if key not in SETTINGS:
+            raise invalid("key", f"La configuración «{key}» no existe. Vea `yupana config list`.")
+        return SETTINGS[key]
+
+    def get(self, key: str) -> str:
+        definition = self._definition(key)
+        return self._stored().get(key, definition.default)
+
+    def _stored(self) -> dict[str, str]:
+        return self._cache.get("settings", lambda: {
+            r["key"]: r["value"] for r in self._storage.query("SELECT key, value FROM settings")})
+
+    def get_int(self, key: str) -> int:
+        return int(self.get(key))
+
+    def set(self, key: str, value: str) -> str:
+        definition = self._definition(key)
+        try:
+            clean = definition.check(value.strip())
+        except ValueError as exc:
+            raise invalid(key, f"Valor no válido para «{key}»: {exc}.") from None
+        with self._storage.write() as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, clean))
+        self._cache.clear()
+        return clean
+
+    def all(self) -> dict[str, str]:
+        stored = self._stored()
+        return {key: stored.get(key, s.default) for key, s in SETTINGS.items()}
+
+
+def markdown() -> str:
+    """docs/configuration.md, generated from SETTINGS so the two never disagree."""
+    lines = ["# Configuración", "",
+             "Generado con `python -m app.core.platform.settings > docs/configuration.md`; un test comprueba que está al día.",
+             "", "Se leen y cambian con `yupana config get|set|list` o en la ventana Ajustes, donde cada una aparece "
+             "con su nombre en la pestaña indicada (las marcadas «avanzado» detrás del botón «Avanzado»).", "",
+             "| clave | en Ajustes | por defecto | significado |", "|---|---|---|---|"]
+    for s in SETTINGS.values():
+        where = f"{s.group} → {s.label}" + (" (avanzado)" if s.advanced else "")
+        where += " (en sandbox: la del sandbox en marcha)" if s.sandboxed else ""
+        lines.append(f"| `{s.key}` | {where} | `{s.default}` | {s.description} |")
+    lines += ["", "Los secretos (claves privadas, clave SOL, tokens) no son configuración: se guardan cifrados "
+              "(ver docs/security.md).", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

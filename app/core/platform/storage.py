@@ -1,0 +1,420 @@
+"""SQLite storage: one database per data folder, WAL mode, migrations applied on open.
+
+Concurrency discipline (docs/architecture.md):
+- every thread gets its own connection (`Storage.db()` / `Storage.conn()`); reads never wait
+  for writers thanks to WAL; a thread that ends closes its connection (short-lived threads, such
+  as a server's, would otherwise leave one open file each until close);
+- every write goes through `with storage.write() as conn:`, which holds the process's single
+  writer lock and an IMMEDIATE transaction, so writers queue instead of failing with "database
+  is locked"; other processes on the same folder wait through `busy_timeout`;
+- a write block must not call sqlite-utils helpers that commit by themselves (`insert_all`,
+  `upsert`…): inside it, use SQL on the connection it yields;
+- durability: connections run `synchronous=NORMAL` (a commit reaches the WAL, which is synced at
+  checkpoints: a power cut may lose the last commits, never corrupt the file); the commits that must
+  survive a power cut (handing out a voucher number, storing SUNAT's CDR) ask for
+  `write(durable=True)`, which commits that one transaction with `synchronous=FULL` (the WAL is synced
+  before COMMIT returns). A batch asks once per block: one sync per block.
+
+Files are private (POSIX): the database is created 0600 before SQLite opens it, and SQLite gives its
+-wal and -shm files the database's mode (docs/sunat.md, «Durabilidad»).
+
+Checkpoints run off the writers' path (docs/architecture.md, «Storage discipline»): connections
+set `wal_autocheckpoint=0` and a checkpointer thread owned by the Storage copies the WAL back into
+the database in the background (PASSIVE, about every 4 MiB of WAL or after a quiet second), then a
+TRUNCATE checkpoint at close. If it falls behind, the WAL is still bounded: past a hard cap the
+checkpoint is completed while holding the writer lock, and writers check themselves in its place
+should the thread not keep up at all.
+
+Each concept module declares its own `sqlite_utils.Migrations` set and registers it with
+`register_migrations`; `Storage.open` applies every pending one, under an inter-process file
+lock so two processes opening a new folder at once do not both migrate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from sqlite_utils import Migrations
+
+from app.core.platform.paths import private_file
+
+BUSY_TIMEOUT_MS = 10_000
+# WAL sizes in pages (4 KiB each by default): the checkpointer aims at SOFT, completes a checkpoint
+# under the writer lock past HARD; a writer checkpoints inline if HARD_COMMITS pass with none done.
+WAL_SOFT_PAGES = 1024
+WAL_HARD_PAGES = 8 * WAL_SOFT_PAGES
+QUIET_CHECKPOINT_S = 1.0
+HARD_COMMITS = 4096
+
+_MIGRATION_SETS: list[Migrations] = []
+
+log = logging.getLogger(__name__)
+
+
+def register_migrations(migrations: Migrations) -> Migrations:
+    """Add a module's migration set; sets are applied in registration order."""
+    if all(m is not migrations for m in _MIGRATION_SETS):
+        _MIGRATION_SETS.append(migrations)
+    return migrations
+
+
+core = register_migrations(Migrations("yupana.core"))
+
+
+@core()
+def m001_settings_and_companies(db: sqlite_utils.Database) -> None:
+    db.execute("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute(
+        """CREATE TABLE companies (
+            ruc TEXT PRIMARY KEY,
+            razon_social TEXT NOT NULL,
+            nombre_comercial TEXT,
+            ubigeo TEXT NOT NULL,
+            direccion TEXT NOT NULL,
+            codigo_establecimiento TEXT NOT NULL DEFAULT '0000',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )"""
+    )
+
+
+@contextmanager
+def _file_lock(path: Path, timeout: float = 60.0) -> Iterator[None]:
+    """An exclusive lock on a file shared by every process (fcntl on POSIX, msvcrt on Windows)."""
+    private_file(path)
+    with open(path, "a+b") as handle:
+        deadline = time.monotonic() + timeout
+        if os.name == "nt":
+            import msvcrt
+
+            while True:
+                try:
+                    handle.seek(0)
+                    msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+_STEADY_EPOCHS = itertools.count(1)  # unique ids of steady_reads blocks
+
+class Storage:
+    """The database of one data folder, shared by the GUI thread, workers and listener threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+        self._checkpointer = _Checkpointer(self)
+        self._steady = threading.local()
+
+    @classmethod
+    def open(cls, path: Path) -> Storage:
+        private_file(Path(path))
+        storage = cls(path)
+        storage.migrate()
+        storage._checkpointer.start()
+        return storage
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer thread does it (see module doc)
+        conn.execute("PRAGMA foreign_keys = ON")
+        with self._connections_lock:
+            self._connections.append(conn)
+        return conn
+
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit; use `write()` for transactions)."""
+        if self._closed:
+            raise RuntimeError("storage is closed")
+        held = getattr(self._local, "held", None)
+        if held is None:
+            held = self._local.held = _ThreadConnection(self, self._connect())
+        return held.conn
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        """A thread ended: close its connection and forget it."""
+        with self._connections_lock:
+            try:
+                self._connections.remove(conn)
+            except ValueError:
+                return  # close() got there first
+        try:
+            conn.close()
+        except sqlite3.Error:
+            log.warning("closing a finished thread's connection to %s failed", self.path, exc_info=True)
+
+    def db(self) -> sqlite_utils.Database:
+        """This thread's connection wrapped by sqlite-utils, for reads and schema work."""
+        wrapped = getattr(self._local, "db", None)
+        if wrapped is None or wrapped.conn is not self.conn():
+            wrapped = self._local.db = sqlite_utils.Database(self.conn())
+        return wrapped
+
+    @contextmanager
+    def write(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction under the process's writer lock; commits, or rolls back on error.
+
+        `durable`: the commit is synced to disk before it returns (see the module doc); a nested durable
+        block makes the outer transaction's commit durable."""
+        conn = self.conn()
+        with self._write_lock:
+            if conn.in_transaction:  # nested use inside a write block joins the outer transaction
+                if durable:
+                    self._local.sync_after = True  # the pragma cannot change inside a transaction: see below
+                yield conn
+                return
+            self._local.sync_after = False
+            if durable:
+                conn.execute("PRAGMA synchronous = FULL")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                if self._local.sync_after and not durable:  # a nested block asked: sync the WAL file itself
+                    self._sync_wal()
+            finally:
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
+                self._local.sync_after = False
+            self._checkpointer.committed(conn)
+
+    def _sync_wal(self) -> None:
+        """fsync the WAL after a commit: what synchronous=FULL does at COMMIT, for a transaction that began
+        without it."""
+        fd = os.open(self.path.with_name(self.path.name + "-wal"), os.O_RDWR | getattr(os, "O_BINARY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def steady_reads(self) -> Iterator[None]:
+        """Within the block, this thread's cached reads (ReadCache) check for other writers once instead of at
+        every read: for a batch that reads the same company and settings for each of its vouchers. A change
+        made by another connection meanwhile is seen after the block."""
+        previous = getattr(self._steady, "epoch", 0)
+        self._steady.epoch = next(_STEADY_EPOCHS)
+        try:
+            yield
+        finally:
+            self._steady.epoch = previous
+
+    def steady_epoch(self) -> int:
+        """The current `steady_reads` block of this thread (0: none)."""
+        return getattr(self._steady, "epoch", 0)
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[dict]:
+        cursor = self.conn().execute(sql, params)
+        names = [c[0] for c in cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def query_one(self, sql: str, params: tuple | dict = ()) -> dict | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def migrate(self) -> list[str]:
+        """Apply every registered migration set's pending migrations; returns their names."""
+        applied: list[str] = []
+        with _file_lock(self.path.with_name(self.path.name + ".migrate.lock")):
+            db = self.db()
+            with self._write_lock:
+                for migrations in _MIGRATION_SETS:
+                    pending = [m.name for m in migrations.pending(db)]
+                    if pending:
+                        migrations.apply(db)
+                        applied += [f"{migrations.name}:{name}" for name in pending]
+        return applied
+
+    def checkpoint(self, mode: str = "PASSIVE") -> tuple[int, int, int]:
+        """Run a WAL checkpoint on this thread's connection: (busy, pages in the WAL, pages copied back)."""
+        return self._checkpointer.run(self.conn(), mode)
+
+    def close(self) -> None:
+        self._checkpointer.stop()
+        if not self._closed:
+            try:
+                conn = self.conn()
+                conn.execute("PRAGMA busy_timeout = 1000")  # another process busy: its own close will do it
+                self.checkpoint("TRUNCATE")  # leave an empty WAL behind when no one else is using it
+            except sqlite3.Error:
+                log.warning("final checkpoint of %s failed", self.path, exc_info=True)
+        self._closed = True
+        with self._connections_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass  # closed from another thread already
+            self._connections.clear()
+
+
+class _ThreadConnection:
+    """One thread's connection, kept in the Storage's thread-local: when the thread ends, Python drops
+    its thread-local values and this closes the connection (sqlite3 connections take no weak references)."""
+
+    __slots__ = ("storage", "conn")
+
+    def __init__(self, storage: Storage, conn: sqlite3.Connection) -> None:
+        self.storage, self.conn = storage, conn
+
+    def __del__(self) -> None:
+        try:
+            self.storage._release(self.conn)
+        except Exception:  # noqa: BLE001 - at interpreter exit anything may be half gone
+            pass
+
+
+class _Checkpointer:
+    """The Storage's background thread copying the WAL back into the database, off the writers' path.
+
+    Writers call `committed()` (a counter and, now and then, an Event). The thread wakes about every
+    WAL_SOFT_PAGES pages of WAL (estimated from the pages per commit its last checkpoint saw) or after
+    QUIET_CHECKPOINT_S without commits, and runs a PASSIVE checkpoint, which never blocks writers. While
+    writers keep writing, a passive checkpoint never catches up with the last frames, and the WAL cannot
+    restart from its beginning; past WAL_HARD_PAGES the thread therefore finishes one holding the writer
+    lock (a short one: most frames are copied already).
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self.commits = 0  # commits by this process, only written under the writer lock
+        self._checked_at = 0  # `commits` when the last checkpoint started
+        self._every = 64  # commits between checkpoints, re-estimated after each one
+        self._wal_pages = 0  # pages in the WAL at the last checkpoint
+        self.checkpoints = 0  # checkpoints run so far (by the thread, a writer or close)
+        self.done = threading.Condition()  # notified after each checkpoint
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="yupana-checkpointer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=30)
+
+    def committed(self, conn: sqlite3.Connection) -> None:
+        """Called by a writer after its COMMIT, still holding the writer lock."""
+        self.commits += 1
+        pending = self.commits - self._checked_at
+        if pending >= self._every:
+            self._wake.set()
+        if pending >= HARD_COMMITS:  # the thread is not keeping up: do its work here, once
+            try:
+                self.run(conn, "PASSIVE")
+            except sqlite3.Error:  # the commit stands; the next commit tries again
+                log.warning("inline checkpoint of %s failed", self._storage.path, exc_info=True)
+
+    def run(self, conn: sqlite3.Connection, mode: str) -> tuple[int, int, int]:
+        started_at = self.commits
+        busy, wal_pages, copied = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        commits = started_at - self._checked_at
+        added = wal_pages - self._wal_pages if wal_pages >= self._wal_pages else wal_pages  # else it restarted
+        if commits > 0 and added > 0:
+            self._every = max(1, min(1024, WAL_SOFT_PAGES * commits // added))
+        self._checked_at, self._wal_pages = started_at, wal_pages
+        with self.done:
+            self.checkpoints += 1
+            self.done.notify_all()
+        return busy, wal_pages, copied
+
+    def _loop(self) -> None:
+        conn = None
+        while not self._stopping:
+            self._wake.wait(QUIET_CHECKPOINT_S)  # woken by writers, or a quiet second went by
+            self._wake.clear()
+            if self._stopping or self.commits == self._checked_at:
+                continue
+            try:
+                conn = conn or self._storage._connect()
+                self._checkpoint(conn)
+            except sqlite3.Error:
+                log.warning("background checkpoint of %s failed", self._storage.path, exc_info=True)
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+        _busy, wal_pages, _copied = self.run(conn, "PASSIVE")
+        if wal_pages > WAL_HARD_PAGES:
+            with self._storage._write_lock:  # no writer of this process appends meanwhile: the WAL restarts
+                self.run(conn, "PASSIVE")
+
+
+class ReadCache:
+    """Values read from the database kept in memory (company profiles, settings), for reads on every operation.
+
+    Correct across threads and processes: the owner calls `clear()` after writing them, and any commit by
+    another connection (another process, or another thread of this one) drops everything, detected by
+    `PRAGMA data_version` on the reading thread's connection, which changes exactly then. A value read
+    while a `clear()` happened is returned but not kept.
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._values: dict[Any, Any] = {}
+        self._generation = 0
+        self._lock = threading.Lock()
+        self._seen = threading.local()  # the data_version this thread's connection showed last
+
+    def get(self, key: Any, load: Callable[[], Any]) -> Any:
+        steady = self._storage.steady_epoch()
+        if not steady or getattr(self._seen, "steady", 0) != steady:
+            self._seen.steady = steady
+            version = self._storage.conn().execute("PRAGMA data_version").fetchone()[0]
+            if getattr(self._seen, "version", None) != version:
+                self._seen.version = version
+                self.clear()
+        try:
+            return self._values[key]
+        except KeyError:
+            pass
+        generation = self._generation
+        value = load()
+        with self._lock:
+            if generation == self._generation:
+                self._values[key] = value
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self._generation += 1

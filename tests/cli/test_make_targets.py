@@ -1,0 +1,53 @@
+"""Every `make` target the README names runs (those CI does not run itself): bench, run, screenshots."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from tests.helpers.base import ROOT
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")]
+
+
+def make(*args: str, env: dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_the_readme_names_only_targets_the_makefile_has():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`make ([a-z-]+)", readme)) | set(re.findall(r"make ([a-z-]+) [a-z-]+`", readme))
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([a-z-]+):", makefile, flags=re.M))
+    assert named and named <= targets, named - targets
+
+
+def test_make_bench_runs_every_benchmark_and_each_ends_with_its_json_line(tmp_path):
+    done = make("bench", env={"YUPANA_BENCH_QUICK": "1"})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    sections = re.split(r"^== (bench/\S+\.py)$", done.stdout, flags=re.M)[1:]
+    benches = sorted(p.name for p in (ROOT / "bench").glob("[!_]*.py"))
+    assert sorted(name.split("/")[1] for name in sections[0::2]) == benches
+    for name, output in zip(sections[0::2], sections[1::2], strict=True):
+        last = [line for line in output.splitlines() if line.strip()][-1]
+        figures = json.loads(last)
+        assert figures["benchmark"] == name.split("/")[1].removesuffix(".py"), name
+
+
+def test_make_run_starts_the_application(home):
+    done = make("run", "ARGS=--self-test", env={"YUPANA_HOME": str(home)}, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_make_screenshots_writes_the_pictures(tmp_path):
+    done = make("screenshots", f"SHOTS={tmp_path}", timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    pictures = {p.name for p in tmp_path.glob("*.png")}
+    assert {"comprobantes.png", "ajustes.png", "frase-secreta.png"} <= pictures

@@ -1,0 +1,81 @@
+"""Finding a voucher by its text without an index of hashes, and an issued number answering for itself."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from app.core.invoicing import vouchers
+from app.core.platform.companies import Company
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.voucher_matrix import MATRIX
+
+
+@pytest.fixture
+def test_cert(engine, company):
+    return engine.create_test_certificate(ISSUER_RUC)
+
+
+def test_every_voucher_type_is_found_by_its_text_and_its_signed_text(engine, company, test_cert):
+    seen_types = set()
+    for _name, request in MATRIX:
+        generated = engine.generar_xml(copy.deepcopy(request))
+        key = (ISSUER_RUC, request["tipo"], request["serie"], request["numero"])
+        assert vouchers.key_of_text(generated.xml) == key
+        signed = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id}).xml_firmado
+        assert vouchers.key_of_text(signed) == key
+        row = vouchers.find(engine, *key)
+        assert vouchers.find_by_xml(engine, generated.xml)["id"] == row["id"]
+        assert vouchers.find_by_signed_xml(engine, signed)["id"] == row["id"]
+        assert vouchers.find_for_signing(engine, generated.xml)["id"] == row["id"]
+        seen_types.add(request["tipo"])
+    assert seen_types == {"01", "03", "07", "08"}
+
+
+def test_a_text_pointing_at_a_voucher_but_not_its_own_is_not_found(engine, company, test_cert):
+    request = dict(MATRIX)["factura-simple"]
+    generated = engine.generar_xml(copy.deepcopy(request))
+    altered = generated.xml.replace("Servicio de consultoría", "Servicio de consultoria")
+    assert vouchers.key_of_text(altered) == vouchers.key_of_text(generated.xml)  # same serie-número…
+    assert vouchers.find_by_xml(engine, altered) is None  # …but not the stored text
+    assert vouchers.find_for_signing(engine, altered) is None
+    status, envelope = engine.call("firmar", {"xml": altered, "certificado_id": test_cert.certificado_id})
+    assert status == 400 and envelope["error"]["details"][0]["field"] == "xml"
+
+
+def test_new_vouchers_add_no_entry_to_an_index_of_hashes(engine, company):
+    engine.generar_xml(copy.deepcopy(dict(MATRIX)["factura-simple"]))
+    indexes = {row["name"]: row["sql"] for row in engine.storage.query(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'vouchers' AND sql IS NOT NULL")}
+    hashed = {name: sql for name, sql in indexes.items() if "sha256" in sql}
+    assert hashed and all(sql.endswith("WHERE canonical = 0") for sql in hashed.values())
+
+
+def test_an_issued_number_answers_for_itself_even_when_its_request_no_longer_builds(engine, company):
+    request = dict(MATRIX)["factura-simple"]
+    first = engine.generar_xml(copy.deepcopy(request))
+    engine.companies.delete(ISSUER_RUC)  # the same request would now be refused (unknown issuer)…
+    assert engine.generar_xml(copy.deepcopy(request)) == first  # …but its number was issued: the stored one
+    other = copy.deepcopy(request)
+    other["items"][0]["descripcion"] = "Otro servicio"
+    status, envelope = engine.call("xml", other)
+    assert status == 409 and envelope["error"]["code"] == "CONFLICT"
+    engine.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                               direccion="AV. ABANCAY 123"))
+    status, envelope = engine.call("xml", other)  # buildable again, refused by the unique index at the insert
+    assert status == 409 and envelope["error"]["code"] == "CONFLICT"
+
+
+def test_the_signed_hash_taken_over_slices_equals_the_hash_of_the_signed_text(engine, company, test_cert):
+    import hashlib
+
+    from app.core.invoicing import signing
+
+    key, certificate = engine.certificates.signing_material(test_cert.certificado_id)
+    for name in ("factura-simple", "factura-texto-especial"):  # ASCII, and accents, ñ and an emoji
+        xml = engine.generar_xml(copy.deepcopy(dict(MATRIX)[name])).xml
+        for encoded in (None, xml.encode("utf-8")):
+            signed = signing.sign_canonical(xml, key, certificate, encoded=encoded)
+            assert signed.sha256 == hashlib.sha256(signed.xml.encode("utf-8")).hexdigest()
+    assert not xml.isascii()

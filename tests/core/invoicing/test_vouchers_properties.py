@@ -1,0 +1,130 @@
+"""Acceptance 3: properties of the generator over random requests (Hypothesis)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from app.core.contract import GenerarXmlRequest, parse_model
+from app.core.errors import YupanaError
+from app.core.invoicing import ubl, vouchers
+from app.core.invoicing.amounts import amount_in_words, integer_words, money
+
+NS = {"cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
+      "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"}
+PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+quantities = st.decimals(min_value=Decimal("0.001"), max_value=Decimal("100000"), places=3, allow_nan=False)
+prices = st.decimals(min_value=Decimal("0"), max_value=Decimal("50000"), places=4, allow_nan=False)
+# Printable text (what a description can hold): markup characters, accents and emoji included.
+texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from('<&>"\'ñÁé😀'),
+                min_size=1, max_size=60).filter(lambda s: s.strip() == s and s)
+items = st.fixed_dictionaries({"descripcion": texts, "cantidad": quantities, "precio_unitario": prices,
+                               "tipo_afectacion_igv": st.sampled_from(["10", "20", "30"])})
+
+
+def _factura(lines: list[dict], numero: int) -> dict:
+    return {"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": "20100066603"},
+            "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE S.A.C."}, "items": lines}
+
+
+def _document(engine, request: dict) -> ubl.Document:
+    return vouchers.build_document(engine, parse_model(GenerarXmlRequest, request))
+
+
+@SETTINGS
+@given(lines=st.lists(items, min_size=1, max_size=8))
+def test_totals_equal_the_sum_of_lines(engine, company, lines):
+    doc = _document(engine, _factura(lines, 1))
+    root = etree.fromstring(ubl.render(doc).encode(), PARSER)
+    line_values = [Decimal(v) for v in root.xpath("cac:InvoiceLine/cbc:LineExtensionAmount/text()", namespaces=NS)]
+    line_taxes = [Decimal(v) for v in root.xpath("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount/text()", namespaces=NS)]
+    total_value = Decimal(root.findtext("cac:LegalMonetaryTotal/cbc:LineExtensionAmount", namespaces=NS))
+    total_tax = Decimal(root.findtext("cac:TaxTotal/cbc:TaxAmount", namespaces=NS))
+    payable = Decimal(root.findtext("cac:LegalMonetaryTotal/cbc:PayableAmount", namespaces=NS))
+    assert sum(line_values) == total_value and sum(line_taxes) == total_tax
+    assert payable == total_value + total_tax
+    subtotal_bases = [Decimal(v) for v in root.xpath("cac:TaxTotal/cac:TaxSubtotal/cbc:TaxableAmount/text()",
+                                                     namespaces=NS)]
+    assert sum(subtotal_bases) == total_value
+    for value, line in zip(line_values, lines, strict=True):
+        assert value == money(line["cantidad"] * line["precio_unitario"])
+
+
+@SETTINGS
+@given(amount=st.decimals(min_value=Decimal("0"), max_value=Decimal("999999999.99"), places=2))
+def test_legend_spells_the_total(amount):
+    words = amount_in_words(amount, "PEN")
+    whole, cents = divmod(amount, 1)
+    assert words == f"{integer_words(int(whole))} CON {int(cents * 100):02d}/100 SOLES"
+    assert "  " not in words and not words.startswith(" ")
+    assert _parse_spanish(integer_words(int(whole))) == int(whole)
+
+
+_VALUES = {"CERO": 0, "UN": 1, "UNO": 1, "DOS": 2, "TRES": 3, "CUATRO": 4, "CINCO": 5, "SEIS": 6, "SIETE": 7,
+           "OCHO": 8, "NUEVE": 9, "DIEZ": 10, "ONCE": 11, "DOCE": 12, "TRECE": 13, "CATORCE": 14, "QUINCE": 15,
+           "DIECISÉIS": 16, "DIECISIETE": 17, "DIECIOCHO": 18, "DIECINUEVE": 19, "VEINTE": 20, "VEINTIUNO": 21,
+           "VEINTIÚN": 21, "VEINTIDÓS": 22, "VEINTITRÉS": 23, "VEINTICUATRO": 24, "VEINTICINCO": 25,
+           "VEINTISÉIS": 26, "VEINTISIETE": 27, "VEINTIOCHO": 28, "VEINTINUEVE": 29, "TREINTA": 30,
+           "CUARENTA": 40, "CINCUENTA": 50, "SESENTA": 60, "SETENTA": 70, "OCHENTA": 80, "NOVENTA": 90,
+           "CIEN": 100, "CIENTO": 100, "DOSCIENTOS": 200, "TRESCIENTOS": 300, "CUATROCIENTOS": 400,
+           "QUINIENTOS": 500, "SEISCIENTOS": 600, "SETECIENTOS": 700, "OCHOCIENTOS": 800, "NOVECIENTOS": 900}
+
+
+def _parse_spanish(words: str) -> int:
+    """An independent reader of the words back into a number."""
+    total, group = 0, 0
+    for word in words.split():
+        if word == "Y":
+            continue
+        if word in ("MILLÓN", "MILLONES"):
+            total += group * 1_000_000
+            group = 0
+        elif word == "MIL":
+            total += group * 1000
+            group = 0
+        else:
+            group += _VALUES[word]
+    return total + group
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+                           | st.decimals(allow_nan=True, allow_infinity=True),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                        max_size=3), max_leaves=8)
+
+
+@SETTINGS
+@given(serie=st.text(max_size=6), numero=st.integers(min_value=-5, max_value=10 ** 10), tipo=st.text(max_size=3),
+       cantidad=st.decimals(allow_nan=True, allow_infinity=True), precio=st.decimals(allow_nan=True,
+                                                                                    allow_infinity=True),
+       igv=st.none() | st.decimals(allow_nan=True, allow_infinity=True), extra=json_values,
+       descripcion=st.text(max_size=20), moneda=st.text(max_size=4))
+def test_no_input_crashes_the_generator(engine, company, serie, numero, tipo, cantidad, precio, igv, extra,
+                                        descripcion, moneda):
+    request = {"tipo": tipo, "serie": serie, "numero": numero, "emisor": {"ruc": "20100066603"},
+               "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE"}, "moneda": moneda,
+               "items": [{"descripcion": descripcion, "cantidad": cantidad, "precio_unitario": precio, "igv": igv}],
+               "documento_referencia": extra if isinstance(extra, dict) else None}
+    status, envelope = engine.call("xml", request)
+    assert status in (200, 400, 409), envelope
+    if status == 200:
+        etree.fromstring(envelope["data"]["xml"].encode(), PARSER)
+
+
+@SETTINGS
+@given(text=texts)
+def test_descriptions_round_trip_escaped(engine, company, text):
+    try:
+        doc = _document(engine, _factura([{"descripcion": text, "cantidad": Decimal(1),
+                                           "precio_unitario": Decimal(1)}], 1))
+    except YupanaError:
+        raise AssertionError(f"printable description refused: {text!r}") from None
+    xml = ubl.render(doc)
+    root = etree.fromstring(xml.encode(), PARSER)
+    assert root.findtext("cac:InvoiceLine/cac:Item/cbc:Description", namespaces=NS) == text
+    assert "<" not in xml.split("<cbc:Description>")[1].split("</cbc:Description>")[0]

@@ -1,0 +1,55 @@
+"""Fixtures of the GUI tests: a real engine, real widgets, the sandboxes as «Modo sandbox» starts them."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from app.gui.collector import collect_if_due
+from tests.helpers.gui import wait_idle
+
+
+@pytest.fixture(autouse=True)
+def _garbage_collected_on_the_main_thread():
+    """Automatic collection may start on a worker thread and free a cycle holding a Qt object there,
+    which crashes Qt (the app itself uses app.gui.collector for the same reason). In GUI tests, cycles are
+    collected between tests, on the main thread."""
+    gc.disable()
+    yield
+    gc.disable()  # a test of the collector turns it back on
+    collect_if_due()
+
+
+@pytest.fixture
+def sunat(context, company, engine):
+    """Modo sandbox as the GUI starts it, plus a test certificate for the issuer; the SUNAT sandbox."""
+    context.sandboxes.start()
+    engine.create_test_certificate(company.ruc)
+    return context.sandboxes.running["sunat"]
+
+
+@pytest.fixture
+def context(qtbot, engine):
+    from app.gui.bridge import EngineEvents
+    from app.gui.context import Context
+    from app.gui.workers import Workers
+    from app.sandbox.mode import SandboxMode
+
+    workers = Workers()
+    ctx = Context(engine, workers, EngineEvents(engine), SandboxMode(engine))
+    yield ctx
+    workers.wait()
+    ctx.events.stop()
+
+
+@pytest.fixture
+def window(qtbot, engine, company):
+    from app.gui.main_window import MainWindow
+
+    main = MainWindow(engine, first_run=False)
+    qtbot.addWidget(main)
+    main.show()
+    wait_idle(qtbot, main.workers)
+    yield main
+    main.close()

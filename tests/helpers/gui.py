@@ -1,0 +1,18 @@
+"""Helpers of the GUI tests (their fixtures are in tests/gui/conftest.py)."""
+
+from __future__ import annotations
+
+
+def wait_idle(qtbot, workers, timeout: int = 10_000) -> None:
+    """Wait until every background job has delivered its outcome to the GUI thread."""
+    qtbot.waitUntil(lambda: workers.running == 0, timeout=timeout)
+
+
+def open_widget(qtbot, context, cls, *, show: bool = False):
+    """A real page or form of the app on the shared context, once its first background loads are in."""
+    widget = cls(context)
+    qtbot.addWidget(widget)
+    if show:
+        widget.show()
+    wait_idle(qtbot, context.workers)
+    return widget

@@ -1,0 +1,44 @@
+"""A sender process of the kill-storm test (tests/core/invoicing/test_kill_storm.py): sends every voucher of a data folder that
+has no CDR yet through operation 3, in random order, until each has one. Killed at random by the test.
+
+    python -m tests.helpers.kill_storm_sender HOME
+
+Prints one JSON line per answer that is neither a CDR nor QUEUED (the test requires none), then `done`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+from app.core.engine import Engine
+from app.core.errors import ErrorCode
+
+WITHOUT_CDR = ("SELECT v.id FROM vouchers v WHERE NOT EXISTS (SELECT 1 FROM sunat_submissions s JOIN sunat_cdrs c "
+               "ON c.submission_id = s.id WHERE s.voucher_id = v.id)")
+
+
+def main(home: str) -> None:
+    with Engine(home) as engine:
+        for _round in range(200):
+            pending = [row["id"] for row in engine.storage.query(WITHOUT_CDR)]
+            if not pending:
+                break
+            random.shuffle(pending)
+            for voucher_id in pending:
+                xml = engine.voucher(voucher_id)["xml_firmado"]
+                status, envelope = engine.call("enviar", {"xml_firmado": xml})
+                if status != 200 and envelope["error"]["code"] != ErrorCode.QUEUED:
+                    print(json.dumps({"voucher_id": voucher_id, "status": status, "error": envelope["error"]}),
+                          flush=True)
+            row = engine.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
+                                           "WHERE state = 'pendiente'")
+            if row and row["at"]:  # let queued ones come due (or be finished by the other sender)
+                engine.outbox.wait_settled(engine.storage.query_one(
+                    "SELECT id FROM sunat_submissions WHERE state = 'pendiente' ORDER BY next_attempt_at")["id"], 0.3)
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
