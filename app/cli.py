@@ -134,12 +134,12 @@ def cmd_company_show(args: argparse.Namespace) -> int:
 
 def _environment_change(engine: Any, key: str, value: str) -> str | None:
     """What a change of environment changes (said after it, on stderr), or None when it is no such change."""
-    from app.core.platform.environments import NAMES, current, switch_summary
+    from app.core.platform.environments import NAMES
 
     target = value.strip()
-    if key != "environment" or target not in NAMES or target == current(engine):
+    if key != "environment" or target not in NAMES or target == engine.addresses.current():
         return None
-    return switch_summary(engine, target)
+    return engine.switch_summary(target)
 
 
 def cmd_config(args: argparse.Namespace) -> int:

@@ -56,7 +56,6 @@ def main() -> None:
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
     from app.core.engine import Engine
-    from app.core.invoicing import sunat
     from app.core.invoicing.soap import SunatClient
     from app.core.platform.companies import Company
     from app.sandbox.sunat import SunatSandbox
@@ -74,7 +73,7 @@ def main() -> None:
             reused = engine.outbox.client_factory
 
             def new_client_each_send(ambiente: str, ruc: str) -> SunatClient:
-                pooled = sunat.client_for(engine, ambiente, ruc)
+                pooled = engine.sunat_clients(ambiente, ruc)
                 return SunatClient(pooled.url, pooled._username, pooled._password, pooled.timeout,
                                    consult_url=pooled.consult_url)
 

@@ -134,7 +134,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.core.invoicing.signing import verify_xml
+    from app.core.invoicing.xmldsig import verify_xml
 
     result = verify_xml(_read(args.file, "ARCHIVO"))
     subject = result.certificate.subject.rfc4514_string() if result.certificate else "-"

@@ -33,14 +33,24 @@ from app.core.contract import (
     success_envelope,
 )
 from app.core.errors import ErrorCode, YupanaError, invalid
-from app.core.invoicing import batches, outbox, printed, signing, soap, sunat, vouchers
+from app.core.invoicing import soap, xmldsig
+from app.core.invoicing.batches import Batches
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
-from app.core.lookup import padron, providers, registry
+from app.core.invoicing.emission import Emission, Emitter
+from app.core.invoicing.generation import Generation
+from app.core.invoicing.outbox import Outbox
+from app.core.invoicing.printed import Printed
+from app.core.invoicing.signing import Signing
+from app.core.invoicing.sunat import Submission, SunatClients
+from app.core.invoicing.voucher_store import VoucherStore
+from app.core.lookup import padron, providers
+from app.core.lookup.registry import Registry
 from app.core.messaging import clock as messaging_clock
 from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.gateways import Media
 from app.core.messaging.service import MessagingService
 from app.core.platform import environments
+from app.core.platform.addresses import Addresses
 from app.core.platform.companies import Companies, Company, PrintOptions
 from app.core.platform.events import EventBus
 from app.core.platform.http import api_token
@@ -97,16 +107,29 @@ class Engine:
         self.events = EventBus()
         self._closers: list[Callable[[], None]] = []
         self._local_api: Any = None  # app.core.platform.http.api.LocalApi once start_local_api() ran
+        self.addresses = Addresses(self.settings, self.sandbox_endpoints, self.secrets)
+        # Lookups: the offline register, the providers and the cache in front of them.
         self.padron = padron.PadronRegister(self.storage, self.home)
-        self.providers = providers.ProviderHub(self)
+        self.providers = providers.ProviderHub(self.addresses)
+        self.registry = Registry(self.storage, self.addresses, self.providers, self.padron)
         self.on_close(self.padron.close)
         self.on_close(self.providers.close)
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
+        # Invoicing: the engine wires the pieces; none of them knows the engine.
+        self.vouchers = VoucherStore(self.storage, self.addresses.current, self._voucher_changed)
+        self.generation = Generation(self.vouchers, self.settings, self.companies.get, self._customer_name)
+        self.signing = Signing(self.vouchers, self.certificates, self.settings)
+        self.batches = Batches(self.generation, self.signing, self._vouchers_signed)
+        self.printed = Printed(self.vouchers, self.companies)
         # Submissions to SUNAT: the worker starts at once only when a submission is waiting; one reused
         # HTTP client per SUNAT endpoint, closed after the worker stops.
         self.sunat_http = soap.HttpPool()
         self.on_close(self.sunat_http.close)
-        self.outbox = outbox.Outbox(self, lambda environment, ruc: sunat.client_for(self, environment, ruc))
+        self.sunat_clients = SunatClients(self.addresses, self.secrets, self.sunat_http)
+        self.outbox = Outbox(self.storage, self.settings, self.events, self.vouchers, self.addresses.current,
+                             self.sunat_clients)
+        self.submission = Submission(self.vouchers, self.outbox, self.sunat_clients, self.settings)
+        self.emitter = Emitter(self.generation, self.signing, self.submission)
         self.on_close(self.outbox.stop)
         self.outbox.start_if_pending()
         # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the
@@ -125,13 +148,13 @@ class Engine:
     # ------------------------------------------------------------ the contract's operations
 
     def generar_xml(self, request: GenerarXmlRequest | dict) -> GenerarXmlResult:
-        return vouchers.generate(self, vouchers.parse_request(self, request))
+        return self.generation.generate(self.generation.parse(request))[1]
 
     def firmar(self, request: FirmarRequest | dict) -> FirmarResult:
-        return signing.sign_request(self, parse_model(FirmarRequest, request))
+        return self.signing.sign_request(parse_model(FirmarRequest, request))
 
     def enviar(self, request: EnviarRequest | dict) -> EnviarResult:
-        return sunat.submit(self, parse_model(EnviarRequest, request))
+        return self.submission.submit(parse_model(EnviarRequest, request))
 
     def chat_send(self, request: ChatSendRequest | dict) -> ChatSendResult:
         return self.messaging.send(parse_model(ChatSendRequest, request))
@@ -140,19 +163,45 @@ class Engine:
         return self.messaging.subscribe(parse_model(ChatWebhookRequest, request))
 
     def ruc(self, numero: str) -> RucRecord:
-        return registry.lookup_ruc(self, numero)
+        return self.registry.ruc(numero)
 
     def ce(self, numero: str) -> CeRecord:
-        return registry.lookup_ce(self, numero)
+        return self.registry.ce(numero)
 
     def placa(self, numero: str) -> PlacaRecord:
-        return registry.lookup_placa(self, numero)
+        return self.registry.placa(numero)
 
     def emitir_lote(self, requests: Iterable[Any], certificado_id: str | None = None, *,
                     progress: Callable[[int, int | None], Any] | None = None,
                     cancel: Callable[[], bool] | None = None) -> Iterator[dict[str, Any]]:
         """Operations 1 and 2 for many vouchers at once (app.core.invoicing.batches): one envelope per request, in order."""
-        return batches.issue(self, requests, certificado_id, progress=progress, cancel=cancel)
+        return self.batches.issue(requests, certificado_id, progress=progress, cancel=cancel)
+
+    def emitir(self, request: GenerarXmlRequest | dict, certificado_id: str | None = None,
+               step: Callable[[int, str], Any] | None = None) -> Emission:
+        """«Emitir» in the windows: generate, sign by id (the issuer's default certificate unless given) and send to
+        the current environment; SUNAT's refusal or the queue is part of the outcome (app.core.invoicing.emission)."""
+        return self.emitter.emit(request, certificado_id, step)
+
+    def send_voucher_to_sunat(self, voucher_id: int) -> EnviarResult:
+        """Operation 3 for a stored, signed voucher by its id (resend from the voucher's detail)."""
+        return self.submission.submit_voucher(voucher_id)
+
+    # ------------------------------------------------------------ wiring callbacks
+
+    def _voucher_changed(self, voucher_id: int, status: str) -> None:
+        self.events.emit("voucher.changed", {"id": voucher_id, "status": status})
+
+    def _vouchers_signed(self, ids: list[int]) -> None:
+        self.events.emit("voucher.changed", {"ids": ids, "status": "firmado"})
+
+    def _customer_name(self, ruc: str) -> str | None:
+        """A customer's name for the builder, from the lookups (cache, register, providers)."""
+        return self.registry.ruc(ruc).razon_social
+
+    def switch_summary(self, target: str) -> str:
+        """What changes if the environment becomes `target` (app.core.platform.environments.switch_summary)."""
+        return environments.switch_summary(self.addresses.current(), target, self.pending_by_environment())
 
     # ------------------------------------------------------------ the same in JSON envelopes
 
@@ -196,27 +245,27 @@ class Engine:
 
     def set_sol_credentials(self, ruc: str, usuario: str, clave: str) -> None:
         """Usuario and clave SOL of a company, kept encrypted in the secret store."""
-        sunat.set_sol_credentials(self, ruc, usuario, clave)
+        self.sunat_clients.set_sol_credentials(ruc, usuario, clave)
 
     def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
-        return sunat.sol_credentials(self, ruc, ambiente)
+        return self.sunat_clients.sol_credentials(ruc, ambiente)
 
     def environment(self) -> environments.Environment:
         """The environment in use (setting `environment`): where vouchers go, which list and numbering apply."""
-        return environments.get(environments.current(self))
+        return environments.get(self.addresses.current())
 
     def pending_by_environment(self) -> dict[str, int]:
         """Submissions still pending, by environment (only the current environment's are being sent)."""
-        return outbox.pending_by_environment(self)
+        return self.outbox.pending_by_environment()
 
     def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
-        return vouchers.list_vouchers(self, search, status, limit)
+        return self.vouchers.list(search, status, limit)
 
     def voucher(self, voucher_id: int) -> dict | None:
-        return vouchers.get(self, voucher_id)
+        return self.vouchers.get(voucher_id)
 
     def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
-        return vouchers.next_numero(self, emisor_ruc, tipo, serie)
+        return self.vouchers.next_numero(emisor_ruc, tipo, serie)
 
     def import_certificate(self, data: bytes, password: str | bytes | None = None, *,
                            key_data: bytes | None = None) -> CertificateInfo:
@@ -251,30 +300,30 @@ class Engine:
 
     def voucher_cdr(self, voucher_id: int) -> dict | None:
         """SUNAT's latest answer for a voucher: codigo, descripcion, notas, estado, hash_cdr, cdr_zip."""
-        return outbox.cdr_for_voucher(self, voucher_id)
+        return self.outbox.cdr_for_voucher(voucher_id)
 
     # ------------------------------------------------------------ the printed voucher (app.core.invoicing.printed)
 
     def voucher_pdf(self, voucher_id: int, formato: str | None = None) -> tuple[bytes, str]:
         """(PDF bytes, file name) of a signed voucher, «a4» or «ticket» (None: the company's default). This is
         what a WhatsApp message attaches as its media."""
-        return printed.voucher_pdf(self, voucher_id, formato)
+        return self.printed.voucher_pdf(voucher_id, formato)
 
     def write_voucher_pdf(self, voucher_id: int, target: str | Path | None = None,
                           formato: str | None = None) -> Path:
         """Write the voucher's PDF to a file (or into a folder under its usual name); returns the file."""
-        return printed.write_pdf(self, voucher_id, target, formato)
+        return self.printed.write_pdf(voucher_id, target, formato)
 
     def voucher_pages(self, voucher_id: int, formato: str | None = None) -> tuple[list, str, str]:
         """(pages, format, PDF file name): the laid-out pages (app.core.invoicing.printing.layout) the windows paint for
         the preview and the printer."""
-        return printed.voucher_pages(self, voucher_id, formato)
+        return self.printed.voucher_pages(voucher_id, formato)
 
     def pdf_from_xml(self, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
-        return printed.pdf_for_xml(self, xml_firmado, formato)
+        return self.printed.pdf_for_xml(xml_firmado, formato)
 
     def find_voucher(self, serie_numero: str, emisor_ruc: str | None = None, tipo: str | None = None) -> int:
-        return printed.find(self, serie_numero, emisor_ruc, tipo)
+        return self.printed.find(serie_numero, emisor_ruc, tipo)
 
     def company_print_options(self, ruc: str) -> PrintOptions:
         return self.companies.print_options(ruc)
@@ -285,8 +334,8 @@ class Engine:
         self.events.emit("company.saved", {"ruc": ruc})
         return options
 
-    def verify_signature(self, xml: bytes | str) -> signing.Verification:
-        return signing.verify_xml(xml)
+    def verify_signature(self, xml: bytes | str) -> xmldsig.Verification:
+        return xmldsig.verify_xml(xml)
 
     def config_get(self, key: str) -> str:
         return self.settings.get(key)

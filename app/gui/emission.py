@@ -30,17 +30,12 @@ def default_certificate_id(engine: Any, ruc: str) -> str:
 
 
 def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[Any], None]) -> dict[str, Any]:
-    """Run the three operations; the outcome says how far it got (a rejection is an outcome, not a crash)."""
-    report((0, STEPS[0]))
-    generated = engine.generar_xml(request)
-    report((1, STEPS[1]))
-    cert_id = default_certificate_id(engine, request["emisor"]["ruc"])
-    signed = engine.firmar({"xml": generated.xml, "certificado_id": cert_id})
-    report((2, STEPS[2]))
-    outcome: dict[str, Any] = {"nombre_archivo": generated.nombre_archivo, "digest_value": signed.digest_value}
-    try:
-        sent = engine.enviar({"xml_firmado": signed.xml_firmado, "ambiente": ambiente})
-    except YupanaError as exc:
+    """«Emitir» through the engine (generate, sign by id, send); the outcome says how far it got (a rejection
+    is an outcome, not a crash). `ambiente` is the environment's: the engine sends to the current one."""
+    emission = engine.emitir(request, step=lambda index, words: report((index, words)))
+    outcome: dict[str, Any] = {"nombre_archivo": emission.nombre_archivo, "digest_value": emission.digest_value}
+    exc = emission.refusal
+    if exc is not None:
         if exc.code == ErrorCode.UPSTREAM_REJECTED:
             outcome.update(rejection(exc))
             return outcome
@@ -48,7 +43,8 @@ def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[
             # The API's message tells a client to send the same XML again; in the windows the queue does it.
             outcome.update(estado="pendiente", descripcion=PENDING_REASONS[exc.code], observaciones=[])
             return outcome
-        raise
+        raise exc
+    sent = emission.sent
     report((3, "Listo"))
     outcome.update(as_dict(sent))
     outcome.setdefault("estado", "aceptado" if sent.codigo_respuesta == "0" else "rechazado")

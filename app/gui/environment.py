@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.core.platform.environments import ENVIRONMENTS, switch_summary
+from app.core.platform.environments import ENVIRONMENTS
 
 from .dialogs import confirm
 
@@ -28,7 +28,7 @@ def confirm_switch(owner: QWidget, context: Any, target: str, on_yes: Callable[[
     def ask(text: str) -> None:
         owner.environment_box = confirm(owner, "Cambiar de entorno", text + "\n\n¿Cambiar de entorno?", on_yes)
 
-    context.workers.run(owner, switch_summary, context.engine, target, done=ask)
+    context.workers.run(owner, context.engine.switch_summary, target, done=ask)
 
 
 class EnvironmentBanner(QLabel):

@@ -7,7 +7,7 @@ import re
 import pytest
 from lxml import etree
 
-from app.core.invoicing.signing import sign_xml
+from app.core.invoicing.xmldsig import sign_xml
 from app.sandbox.sunat_signer import self_signed
 from tests.helpers.base import SHARED
 

@@ -8,7 +8,8 @@ committed before any of its results is handed out, so an interrupted batch loses
 running the same file again answers every stored voucher from the store (operation 1's idempotency).
 
 Anything that is not the plain case (a number issued before, a refusal, a race with another writer) goes
-through operations 1 and 2 one voucher at a time, so a batch answers exactly as those operations would.
+through operations 1 and 2 one voucher at a time (`issue_one`: generate, then sign by id, the same pieces the
+engine's «emitir» uses), so a batch answers exactly as those operations would.
 """
 
 from __future__ import annotations
@@ -16,22 +17,21 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from app.core.contract import GenerarXmlRequest, parse_json, parse_model
-from app.core.errors import YupanaError, invalid, unreadable_file
-from app.core.invoicing import signing, ubl, vouchers
-from app.core.platform.environments import current
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
+from app.core.contract import GenerarXmlRequest, parse_json, parse_model, success_envelope
+from app.core.errors import ErrorCode, YupanaError, invalid, unreadable_file
+from app.core.invoicing import ubl, xmldsig
+from app.core.invoicing.generation import Generation
+from app.core.invoicing.signing import Signing
+from app.core.invoicing.voucher_keys import bytes_hashes, content_key_of, file_name, request_json
+from app.core.invoicing.voucher_store import NumberTaken
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +52,9 @@ class _Prepared:
     xml_hash: str
     xml_sha256: str
     material: tuple  # (CertificateInfo, private key, certificate)
-    pending: signing.PendingSignature
+    pending: xmldsig.PendingSignature
     observaciones: list[str]
-    signed: signing.CanonicalSignature | None = None
+    signed: xmldsig.CanonicalSignature | None = None
 
 
 def read_requests(path: str | os.PathLike[str]) -> list[Any]:
@@ -76,106 +76,118 @@ def read_requests(path: str | os.PathLike[str]) -> list[Any]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def issue(engine: Engine, requests: Iterable[Any], certificado_id: str | None = None, *,
-          progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> Iterator[dict[str, Any]]:
-    """Generate and sign every request; yields one envelope per request, in order.
+class Batches:
+    def __init__(self, generation: Generation, signing: Signing, on_stored: Callable[[list[int]], None]) -> None:
+        self.generation = generation
+        self.signing = signing
+        self.store = generation.store
+        self.on_stored = on_stored  # told of the ids a block stored, already signed
 
-    A success's `data` joins both operations' results: `nombre_archivo`, `hash`, `xml_firmado`,
-    `digest_value`, `signature_value` (and `observaciones`, `certificado_por_vencer` when they apply).
-    `certificado_id` None: each issuer's default certificate. `cancel` is asked after each block: a batch stops
-    between blocks, and what was yielded is stored.
-    """
-    items = requests if isinstance(requests, list) else list(requests)
-    total = len(items)
-    signer = _Signer(engine, certificado_id)
-    for first in range(0, total, BLOCK):
-        block = items[first:first + BLOCK]
-        yield from _issue_block(engine, signer, block, first)
-        if progress is not None:
-            progress(first + len(block), total)
-        if cancel is not None and cancel():
-            return
+    def issue(self, requests: Iterable[Any], certificado_id: str | None = None, *, progress: Progress | None = None,
+              cancel: Callable[[], bool] | None = None) -> Iterator[dict[str, Any]]:
+        """Generate and sign every request; yields one envelope per request, in order.
 
+        A success's `data` joins both operations' results: `nombre_archivo`, `hash`, `xml_firmado`,
+        `digest_value`, `signature_value` (and `observaciones`, `certificado_por_vencer` when they apply).
+        `certificado_id` None: each issuer's default certificate. `cancel` is asked after each block: a batch stops
+        between blocks, and what was yielded is stored.
+        """
+        items = requests if isinstance(requests, list) else list(requests)
+        total = len(items)
+        signer = _Signer(self.signing, certificado_id)
+        for first in range(0, total, BLOCK):
+            block = items[first:first + BLOCK]
+            yield from self._issue_block(signer, block, first)
+            if progress is not None:
+                progress(first + len(block), total)
+            if cancel is not None and cancel():
+                return
 
-def _issue_block(engine: Engine, signer: _Signer, block: list[Any], first: int) -> Iterator[dict[str, Any]]:
-    # In stages (all generation, then every RSA operation, then the transaction): each stage's code and data
-    # stay in the processor's caches, measurably faster than voucher after voucher.
-    prepared: list[_Prepared] = []
-    one_by_one: list[int] = []
-    with engine.storage.steady_reads():  # the issuer and settings are read once for the block, not per voucher
-        for offset, raw in enumerate(block):
-            try:
-                prepared.append(_prepare(engine, signer, first + offset, raw))
-            except YupanaError:  # a refusal: operations 1 and 2 answer it below, as they would alone
-                one_by_one.append(offset)
-            except Exception:  # one odd voucher must not sink its block; operations 1 and 2 answer it below
-                log.exception("batch: voucher %d could not be prepared; issued one by one", first + offset + 1)
-                one_by_one.append(offset)
-    for item in prepared:
-        _info, key, certificate = item.material
-        pending = item.pending
-        item.signed = pending.complete(key.sign(pending.signed_info, padding.PKCS1v15(), pending.algorithm.hash()),
-                                       certificate)
-    stored = _store(engine, prepared)
-    results: list[dict[str, Any] | None] = [None] * len(block)
-    for item in prepared:
-        if item.index in stored:
-            results[item.index - first] = _success(item)
-        else:
-            one_by_one.append(item.index - first)
-    for offset in sorted(one_by_one):
-        results[offset] = issue_one(engine, block[offset], signer.certificado_id)
-    yield from (result for result in results if result is not None)
-
-
-def _prepare(engine: Engine, signer: _Signer, index: int, raw: Any) -> _Prepared:
-    request = parse_model(GenerarXmlRequest, parse_json(raw) if isinstance(raw, str | bytes) else raw)
-    canonical_request = vouchers.request_json(request)
-    doc = vouchers.build_document(engine, request)
-    xml = ubl.render(doc)
-    name = vouchers.file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
-    observaciones = vouchers.run_sunat_rules(engine, xml, name)
-    material = signer.material(doc.emisor_ruc)
-    encoded = xml.encode("utf-8")
-    xml_hash, xml_sha256 = vouchers.bytes_hashes(encoded)
-    pending = signing.prepare_canonical(xml, algorithm=signer.algorithm, encoded=encoded)
-    return _Prepared(index, doc, vouchers.content_key_of(canonical_request), canonical_request, xml, name,
-                     xml_hash, xml_sha256, material, pending, observaciones)
-
-
-def _store(engine: Engine, prepared: list[_Prepared]) -> set[int]:
-    """One transaction for the block; the indexes stored. A number already taken is left to operation 1."""
-    stored: set[int] = set()
-    if not prepared:
-        return stored
-    now = vouchers.now_text()
-    environment = current(engine)
-    ids = []
-    with engine.storage.write(durable=True) as conn:  # one sync for the block's numbers
+    def _issue_block(self, signer: _Signer, block: list[Any], first: int) -> Iterator[dict[str, Any]]:
+        # In stages (all generation, then every RSA operation, then the transaction): each stage's code and data
+        # stay in the processor's caches, measurably faster than voucher after voucher.
+        prepared: list[_Prepared] = []
+        one_by_one: list[int] = []
+        with self.store.storage.steady_reads():  # the issuer and settings are read once for the block, not per voucher
+            for offset, raw in enumerate(block):
+                try:
+                    prepared.append(self._prepare(signer, first + offset, raw))
+                except YupanaError:  # a refusal: operations 1 and 2 answer it below, as they would alone
+                    one_by_one.append(offset)
+                except Exception:  # one odd voucher must not sink its block; operations 1 and 2 answer it below
+                    log.exception("batch: voucher %d could not be prepared; issued one by one", first + offset + 1)
+                    one_by_one.append(offset)
         for item in prepared:
-            doc, signed = item.doc, item.signed
-            assert signed is not None
-            try:
-                voucher_id = conn.execute(
-                    "INSERT INTO vouchers (environment, emisor_ruc, tipo, serie, numero, nombre_archivo, hash,"
-                    " xml_sha256, content_key, status, receptor_tipo_documento, receptor_numero_documento,"
-                    " receptor_nombre, moneda, total, fecha_emision, canonical, signature, signature_offset,"
-                    " signed_sha256, digest_value, signature_value, certificado_id, updated_at)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,'firmado',?,?,?,?,?,?,1,?,?,?,?,?,?,?)",
-                    (environment, doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, item.name, item.xml_hash, item.xml_sha256,
-                     item.content_key, doc.receptor.tipo_documento, doc.receptor.numero_documento,
-                     doc.receptor.nombre, doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat(), signed.signature,
-                     signed.offset, signed.sha256, signed.digest_value, signed.signature_value,
-                     item.material[0].certificado_id, now)).lastrowid
-            except sqlite3.IntegrityError:  # issued before, or by another writer meanwhile
-                continue
-            conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
-                         (voucher_id, item.canonical_request, item.xml))
-            stored.add(item.index)
-            ids.append(voucher_id)
-    if ids:
-        engine.events.emit("voucher.changed", {"ids": ids, "status": "firmado"})
-    return stored
+            _info, key, certificate = item.material
+            pending = item.pending
+            item.signed = pending.complete(key.sign(pending.signed_info, padding.PKCS1v15(), pending.algorithm.hash()),
+                                           certificate)
+        stored = self._store(prepared)
+        results: list[dict[str, Any] | None] = [None] * len(block)
+        for item in prepared:
+            if item.index in stored:
+                results[item.index - first] = _success(item)
+            else:
+                one_by_one.append(item.index - first)
+        for offset in sorted(one_by_one):
+            results[offset] = self.issue_one(block[offset], signer.certificado_id)
+        yield from (result for result in results if result is not None)
+
+    def _prepare(self, signer: _Signer, index: int, raw: Any) -> _Prepared:
+        request = parse_model(GenerarXmlRequest, parse_json(raw) if isinstance(raw, str | bytes) else raw)
+        canonical_request = request_json(request)
+        doc = self.generation.build(request)
+        xml = ubl.render(doc)
+        name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
+        observaciones = self.generation.run_sunat_rules(xml, name)
+        material = signer.material(doc.emisor_ruc)
+        encoded = xml.encode("utf-8")
+        xml_hash, xml_sha256 = bytes_hashes(encoded)
+        pending = xmldsig.prepare_canonical(xml, algorithm=signer.algorithm, encoded=encoded)
+        return _Prepared(index, doc, content_key_of(canonical_request), canonical_request, xml, name,
+                         xml_hash, xml_sha256, material, pending, observaciones)
+
+    def _store(self, prepared: list[_Prepared]) -> set[int]:
+        """One transaction for the block; the indexes stored. A number already taken is left to operation 1."""
+        stored: set[int] = set()
+        if not prepared:
+            return stored
+        ids = []
+        with self.store.storage.write(durable=True) as conn:  # one sync for the block's numbers
+            for item in prepared:
+                assert item.signed is not None
+                try:
+                    voucher_id = self.store.add(conn, item.doc, name=item.name, xml_hash=item.xml_hash,
+                                                xml_sha256=item.xml_sha256, content_key=item.content_key,
+                                                request_json=item.canonical_request, xml=item.xml, signed=item.signed,
+                                                certificado_id=item.material[0].certificado_id)
+                except NumberTaken:  # issued before, or by another writer meanwhile
+                    continue
+                stored.add(item.index)
+                ids.append(voucher_id)
+        if ids:
+            self.on_stored(ids)
+        return stored
+
+    def issue_one(self, raw: Any, certificado_id: str | None) -> dict[str, Any]:
+        """One voucher through operations 1 and 2 (generate, then sign by its id), as an envelope (never raises).
+        Without a certificate to sign with, nothing is generated."""
+        try:
+            payload = parse_json(raw) if isinstance(raw, str | bytes) else _as_payload(raw)
+            ruc = _issuer_ruc(payload)
+            chosen = self.signing.chosen_certificate(certificado_id, ruc)
+            if ruc is not None:  # a certificate that cannot sign (unknown, expired, another RUC's) is said first
+                self.signing.certificate_for(chosen, ruc)
+            voucher_id, generated = self.generation.generate(self.generation.parse(payload))
+            data = success_envelope(generated)["data"]
+            data.pop("xml")
+            signed = self.signing.sign_voucher(voucher_id, chosen)
+        except YupanaError as exc:
+            return exc.to_envelope()
+        except Exception:  # one voucher's unexpected failure is its own answer, as Engine.call gives it
+            log.exception("batch: voucher failed unexpectedly")
+            return YupanaError(ErrorCode.INTERNAL, "Error interno de Yupana: los detalles están en el registro.").to_envelope()
+        return {"success": True, "data": {**data, **success_envelope(signed)["data"]}}
 
 
 def _success(item: _Prepared) -> dict[str, Any]:
@@ -190,32 +202,6 @@ def _success(item: _Prepared) -> dict[str, Any]:
     return {"success": True, "data": data}
 
 
-def issue_one(engine: Engine, raw: Any, certificado_id: str | None) -> dict[str, Any]:
-    """One voucher through operations 1 and 2, as an envelope (never raises). Without a certificate to sign
-    with, nothing is generated."""
-    try:
-        payload = parse_json(raw) if isinstance(raw, str | bytes) else _as_payload(raw)
-    except YupanaError as exc:
-        return exc.to_envelope()
-    ruc = _issuer_ruc(payload)
-    chosen = certificado_id or _default_certificate(engine, ruc)
-    if chosen is None:
-        return _no_default_certificate().to_envelope()
-    if ruc is not None:
-        try:  # a certificate that cannot sign (unknown, expired, another RUC's) is said before generating
-            signing.certificate_for(engine, chosen, ruc)
-        except YupanaError as exc:
-            return exc.to_envelope()
-    _, generated = engine.call("xml", payload)
-    if not generated["success"]:
-        return generated
-    data = dict(generated["data"])
-    _, signed = engine.call("firmar", {"xml": data.pop("xml"), "certificado_id": chosen})
-    if not signed["success"]:
-        return signed
-    return {"success": True, "data": {**data, **signed["data"]}}
-
-
 def _as_payload(raw: Any) -> Any:
     return raw.model_dump(mode="json", exclude_none=True) if isinstance(raw, GenerarXmlRequest) else raw
 
@@ -226,33 +212,18 @@ def _issuer_ruc(payload: Any) -> str | None:
     return ruc.strip() if isinstance(ruc, str) and ruc.strip() else None
 
 
-def _default_certificate(engine: Engine, ruc: str | None) -> str | None:
-    info = engine.certificates.default_for(ruc) if ruc else None
-    return info.certificado_id if info else None
-
-
-def _no_default_certificate() -> YupanaError:
-    return invalid("certificado_id", "El emisor no tiene un certificado predeterminado: indique «certificado_id» "
-                                     "o elija uno en Certificados.")
-
-
 class _Signer:
     """Signing material per issuer, checked once per batch (expiry, RUC) as operation 2 checks it."""
 
-    def __init__(self, engine: Engine, certificado_id: str | None) -> None:
-        self.engine = engine
+    def __init__(self, signing: Signing, certificado_id: str | None) -> None:
+        self.signing = signing
         self.certificado_id = certificado_id
-        self.algorithm = engine.settings.get("signature_algorithm")
+        self.algorithm = signing.settings.get("signature_algorithm")
         self._by_ruc: dict[str, tuple] = {}
 
     def material(self, ruc: str) -> tuple:
         material = self._by_ruc.get(ruc)
         if material is None:
-            chosen = self.certificado_id
-            if chosen is None:
-                default = self.engine.certificates.default_for(ruc)
-                if default is None:
-                    raise _no_default_certificate()
-                chosen = default.certificado_id
-            material = self._by_ruc[ruc] = signing.certificate_for(self.engine, chosen, ruc)
+            chosen = self.signing.chosen_certificate(self.certificado_id, ruc)
+            material = self._by_ruc[ruc] = self.signing.certificate_for(chosen, ruc)
         return material

@@ -28,7 +28,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lxml import etree
 from sqlite_utils import Migrations
@@ -37,12 +36,12 @@ from app.core.errors import YupanaError
 from app.core.invoicing import cdr as cdr_reader
 from app.core.invoicing.soap import SoapFault, SunatClient, TransportFailure, zip_document
 from app.core.invoicing.ubl_identity import DocumentId
-from app.core.platform.environments import ambiente_of, current
+from app.core.invoicing.voucher_store import VoucherStore
+from app.core.platform.environments import ambiente_of
+from app.core.platform.events import EventBus
 from app.core.platform.processes import owner_alive
-from app.core.platform.storage import register_migrations
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
+from app.core.platform.settings import Settings
+from app.core.platform.storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
 
@@ -158,36 +157,6 @@ class Attempt:
 
 # ---------------------------------------------------------------- rows
 
-def enqueue(engine: Engine, doc: DocumentId, xml: bytes, environment: str, voucher_id: int | None,
-            digest: str | None = None) -> dict:
-    """The submission of this voucher in `environment`, written before anything is sent (or the existing one).
-
-    A failed row (a fault: wrong credentials, a bad file) takes the new XML and becomes pending
-    again; a pending row that never went out takes the new XML; anything that may have reached
-    SUNAT, or has a CDR, keeps the XML it had. `digest` is the signed document's ds:DigestValue.
-    """
-    key = (environment, doc.ruc, doc.tipo, doc.serie, doc.numero)
-    with engine.storage.write() as conn:
-        conn.execute(
-            "INSERT INTO sunat_submissions (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, "
-            "xml, digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (environment, ruc, tipo, serie, numero) DO NOTHING",
-            (voucher_id, *key, ambiente_of(environment), doc.stem, xml, digest))
-        conn.execute(
-            "UPDATE sunat_submissions SET xml = ?, digest_value = ?, state = ?, fault_code = NULL, "
-            "next_attempt_at = 0, voucher_id = COALESCE(?, voucher_id), "
-            "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-            "WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ? "
-            "AND (state = ? OR (state = ? AND attempts = 0 AND must_reconcile = 0)) "
-            "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
-            (xml, digest, PENDING, voucher_id, *key, FAILED, PENDING))
-    row = engine.storage.query_one(
-        "SELECT * FROM sunat_submissions WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
-        key)
-    assert row is not None
-    return row
-
-
 def stored_digest(row: dict) -> str | None:
     """The ds:DigestValue of the document a submission holds (read from its XML for rows stored before m002)."""
     if row.get("digest_value"):
@@ -200,84 +169,19 @@ def stored_digest(row: dict) -> str | None:
     return "".join((found.text or "").split()) if found is not None else None
 
 
-def repair(engine: Engine) -> int:
-    """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
-    status. A process killed between two writes (the CDR committed, the statuses not yet) leaves them behind;
-    the next engine to open the folder puts them right. Returns how many rows it changed."""
-    unfinished = [row["id"] for row in engine.storage.query(  # through the (state, next_attempt_at) index
-        "SELECT s.id FROM sunat_submissions s WHERE s.state IN (?, ?) "
-        "AND EXISTS (SELECT 1 FROM sunat_cdrs c WHERE c.submission_id = s.id)", (PENDING, FAILED))]
-    for submission_id in unfinished:
-        with engine.storage.write() as conn:
-            conn.execute(
-                "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
-                "fault_code = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
-                (DONE, submission_id))
-    from app.core.invoicing import vouchers
-
-    stale = engine.storage.query(  # vouchers still on their way (status index) with a CDR stored; the latest wins
-        "SELECT v.id, c.estado FROM vouchers v JOIN sunat_submissions s ON s.voucher_id = v.id "
-        "JOIN sunat_cdrs c ON c.submission_id = s.id WHERE v.status IN ('enviado', 'pendiente') "
-        "AND c.estado IS NOT NULL ORDER BY c.id")
-    for row in stale:
-        vouchers.set_status(engine, row["id"], row["estado"])
-    if unfinished or stale:
-        log.warning("repaired on open: %s submissions, %s voucher statuses", len(unfinished), len(stale))
-    return len(unfinished) + len(stale)
-
-
-def submission(engine: Engine, submission_id: int) -> dict | None:
-    return engine.storage.query_one("SELECT * FROM sunat_submissions WHERE id = ?", (submission_id,))
-
-
-def stored_cdr(engine: Engine, submission_id: int) -> cdr_reader.Cdr | None:
-    row = engine.storage.query_one("SELECT * FROM sunat_cdrs WHERE submission_id = ?", (submission_id,))
-    if row is None:
-        return None
-    return cdr_reader.Cdr(codigo=row["codigo"], descripcion=row["descripcion"], notas=json.loads(row["notas"]),
-                          hash_cdr=row["hash_cdr"], zip=row["cdr_zip"])
-
-
-def cdr_for_voucher(engine: Engine, voucher_id: int) -> dict | None:
-    """The latest CDR received for a voucher Yupana generated (the detail window shows it), or None."""
-    row = engine.storage.query_one(
-        "SELECT c.codigo, c.descripcion, c.notas, c.estado, c.hash_cdr, c.cdr_zip, c.received_at "
-        "FROM sunat_cdrs c JOIN sunat_submissions s ON s.id = c.submission_id "
-        "WHERE s.voucher_id = ? ORDER BY c.id DESC LIMIT 1", (voucher_id,))
-    if row is None:
-        return None
-    return {**row, "notas": json.loads(row["notas"])}
-
-
-def due_ids(engine: Engine, now: float) -> list[int]:
-    """Pending submissions of the current environment whose time has come; the others wait for theirs."""
-    rows = engine.storage.query(
-        "SELECT id FROM sunat_submissions WHERE environment = ? AND state = ? AND next_attempt_at <= ? "
-        "ORDER BY next_attempt_at, id", (current(engine), PENDING, now))
-    return [r["id"] for r in rows]
-
-
-def next_due_at(engine: Engine) -> float | None:
-    row = engine.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
-                                   "WHERE environment = ? AND state = ?", (current(engine), PENDING))
-    return row["at"] if row else None
-
-
-def pending_by_environment(engine: Engine) -> dict[str, int]:
-    """How many submissions wait in each environment."""
-    rows = engine.storage.query("SELECT environment, COUNT(*) AS n FROM sunat_submissions WHERE state = ? "
-                                "GROUP BY environment", (PENDING,))
-    return {r["environment"]: r["n"] for r in rows}
-
-
 # ---------------------------------------------------------------- the outbox
 
 class Outbox:
     """The outbox of one engine: attempts, retry schedule and the worker thread."""
 
-    def __init__(self, engine: Engine, client_factory: Callable[[str, str], SunatClient],
+    def __init__(self, storage: Storage, settings: Settings, events: EventBus, vouchers: VoucherStore,
+                 environment: Callable[[], str], client_factory: Callable[[str, str], SunatClient],
                  clock: Callable[[], float] = time.time) -> None:
-        self.engine = engine
+        self.storage = storage
+        self.settings = settings
+        self.events = events
+        self.vouchers = vouchers
+        self.environment = environment  # the environment in use: only its pending submissions are worked on
         self.client_factory = client_factory  # (environment, ruc) -> SunatClient at that environment's addresses
         self.clock = clock
         self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"  # each attempt's lease adds its own token
@@ -288,19 +192,111 @@ class Outbox:
         self._settled = threading.Condition()
         self._leases: set[str] = set()  # this outbox's attempts under way (their lease tokens)
         self._leases_lock = threading.Lock()
-        repair(engine)
+        self.repair()
+
+    # ------------------------------------------------------------ rows
+
+    def enqueue(self, doc: DocumentId, xml: bytes, environment: str, voucher_id: int | None,
+                digest: str | None = None) -> dict:
+        """The submission of this voucher in `environment`, written before anything is sent (or the existing one).
+
+        A failed row (a fault: wrong credentials, a bad file) takes the new XML and becomes pending
+        again; a pending row that never went out takes the new XML; anything that may have reached
+        SUNAT, or has a CDR, keeps the XML it had. `digest` is the signed document's ds:DigestValue.
+        """
+        key = (environment, doc.ruc, doc.tipo, doc.serie, doc.numero)
+        with self.storage.write() as conn:
+            conn.execute(
+                "INSERT INTO sunat_submissions (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, "
+                "xml, digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (environment, ruc, tipo, serie, numero) DO NOTHING",
+                (voucher_id, *key, ambiente_of(environment), doc.stem, xml, digest))
+            conn.execute(
+                "UPDATE sunat_submissions SET xml = ?, digest_value = ?, state = ?, fault_code = NULL, "
+                "next_attempt_at = 0, voucher_id = COALESCE(?, voucher_id), "
+                "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                "WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ? "
+                "AND (state = ? OR (state = ? AND attempts = 0 AND must_reconcile = 0)) "
+                "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
+                (xml, digest, PENDING, voucher_id, *key, FAILED, PENDING))
+        row = self.storage.query_one(
+            "SELECT * FROM sunat_submissions WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
+            key)
+        assert row is not None
+        return row
+
+    def repair(self) -> int:
+        """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
+        status. A process killed between two writes (the CDR committed, the statuses not yet) leaves them behind;
+        the next engine to open the folder puts them right. Returns how many rows it changed."""
+        unfinished = [row["id"] for row in self.storage.query(  # through the (state, next_attempt_at) index
+            "SELECT s.id FROM sunat_submissions s WHERE s.state IN (?, ?) "
+            "AND EXISTS (SELECT 1 FROM sunat_cdrs c WHERE c.submission_id = s.id)", (PENDING, FAILED))]
+        for submission_id in unfinished:
+            with self.storage.write() as conn:
+                conn.execute(
+                    "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
+                    "fault_code = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+                    (DONE, submission_id))
+        stale = self.storage.query(  # vouchers still on their way (status index) with a CDR stored; the latest wins
+            "SELECT v.id, c.estado FROM vouchers v JOIN sunat_submissions s ON s.voucher_id = v.id "
+            "JOIN sunat_cdrs c ON c.submission_id = s.id WHERE v.status IN ('enviado', 'pendiente') "
+            "AND c.estado IS NOT NULL ORDER BY c.id")
+        for row in stale:
+            self.vouchers.set_status(row["id"], row["estado"])
+        if unfinished or stale:
+            log.warning("repaired on open: %s submissions, %s voucher statuses", len(unfinished), len(stale))
+        return len(unfinished) + len(stale)
+
+    def submission(self, submission_id: int) -> dict | None:
+        return self.storage.query_one("SELECT * FROM sunat_submissions WHERE id = ?", (submission_id,))
+
+    def stored_cdr(self, submission_id: int) -> cdr_reader.Cdr | None:
+        row = self.storage.query_one("SELECT * FROM sunat_cdrs WHERE submission_id = ?", (submission_id,))
+        if row is None:
+            return None
+        return cdr_reader.Cdr(codigo=row["codigo"], descripcion=row["descripcion"], notas=json.loads(row["notas"]),
+                              hash_cdr=row["hash_cdr"], zip=row["cdr_zip"])
+
+    def cdr_for_voucher(self, voucher_id: int) -> dict | None:
+        """The latest CDR received for a voucher Yupana generated (the detail window shows it), or None."""
+        row = self.storage.query_one(
+            "SELECT c.codigo, c.descripcion, c.notas, c.estado, c.hash_cdr, c.cdr_zip, c.received_at "
+            "FROM sunat_cdrs c JOIN sunat_submissions s ON s.id = c.submission_id "
+            "WHERE s.voucher_id = ? ORDER BY c.id DESC LIMIT 1", (voucher_id,))
+        if row is None:
+            return None
+        return {**row, "notas": json.loads(row["notas"])}
+
+    def due_ids(self, now: float) -> list[int]:
+        """Pending submissions of the current environment whose time has come; the others wait for theirs."""
+        rows = self.storage.query(
+            "SELECT id FROM sunat_submissions WHERE environment = ? AND state = ? AND next_attempt_at <= ? "
+            "ORDER BY next_attempt_at, id", (self.environment(), PENDING, now))
+        return [r["id"] for r in rows]
+
+    def next_due_at(self) -> float | None:
+        row = self.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
+                                       "WHERE environment = ? AND state = ?", (self.environment(), PENDING))
+        return row["at"] if row else None
+
+    def pending_by_environment(self) -> dict[str, int]:
+        """How many submissions wait in each environment."""
+        rows = self.storage.query("SELECT environment, COUNT(*) AS n FROM sunat_submissions WHERE state = ? "
+                                    "GROUP BY environment", (PENDING,))
+        return {r["environment"]: r["n"] for r in rows}
 
     # ------------------------------------------------------------ schedule
 
     def backoff(self, attempts: int) -> float:
         """Exponential with "equal jitter": half fixed, half random, capped."""
-        base = float(self.engine.settings.get("sunat_retry_base_s"))
-        cap = float(self.engine.settings.get("sunat_retry_max_s"))
+        base = float(self.settings.get("sunat_retry_base_s"))
+        cap = float(self.settings.get("sunat_retry_max_s"))
         delay = min(cap, base * 2 ** max(0, attempts - 1))
         return delay / 2 + random.uniform(0, delay / 2)
 
     def lease_seconds(self) -> float:
-        return 2 * float(self.engine.settings.get("sunat_timeout_s")) + 15
+        return 2 * float(self.settings.get("sunat_timeout_s")) + 15
 
     def _claim(self, submission_id: int) -> str | None:
         """The lease of one attempt (its owner token), or None while another live attempt holds the row.
@@ -309,7 +305,7 @@ class Outbox:
         """
         now = self.clock()
         lease = f"{self.owner}:{uuid.uuid4().hex[:8]}"
-        with self.engine.storage.write() as conn:
+        with self.storage.write() as conn:
             row = conn.execute("SELECT state, claimed_by, claimed_until FROM sunat_submissions WHERE id = ?",
                                (submission_id,)).fetchone()
             if row is None or row[0] != PENDING:
@@ -341,7 +337,7 @@ class Outbox:
         lease = self._claim(submission_id)
         if lease is None:
             return Attempt("queued", in_flight=True)
-        row = submission(self.engine, submission_id)
+        row = self.submission(submission_id)
         assert row is not None
         row["lease"] = lease
         try:
@@ -369,7 +365,7 @@ class Outbox:
 
     def _send(self, client: SunatClient, row: dict) -> Attempt:
         # Committed before the request leaves: if this process dies now, the next attempt reconciles.
-        with self.engine.storage.write() as conn:
+        with self.storage.write() as conn:
             marked = conn.execute(
                 "UPDATE sunat_submissions SET attempts = attempts + 1, must_reconcile = 1 "
                 "WHERE id = ? AND state = ? AND claimed_by = ?", (row["id"], PENDING, row["lease"])).rowcount
@@ -417,7 +413,7 @@ class Outbox:
         """The CDR and the row's end in one transaction; the voucher's status follows."""
         if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
             return self._fail(row, SoapFault("cdr", answer.descripcion, answer.codigo))
-        with self.engine.storage.write(durable=True) as conn:  # a CDR is what a power cut must never take
+        with self.storage.write(durable=True) as conn:  # a CDR is what a power cut must never take
             conn.execute(
                 "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
@@ -427,28 +423,26 @@ class Outbox:
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
                 "fault_code = NULL, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                 "WHERE id = ?", (DONE, row["id"]))
-        stored = stored_cdr(self.engine, row["id"])  # the first CDR stored stays the answer
+        stored = self.stored_cdr(row["id"])  # the first CDR stored stays the answer
         assert stored is not None
         self._set_voucher_status(row.get("voucher_id"), stored.estado)
         log.info("CDR %s: %s %s", row["file_name"], stored.codigo, stored.estado)
-        self.engine.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": stored.codigo,
-                                              "estado": stored.estado})
+        self.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": stored.codigo,
+                                       "estado": stored.estado})
         return Attempt("cdr", cdr=stored)
 
     def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:
         """Mirror the submission on the voucher (after the CDR is safe: a failure here loses nothing)."""
         if voucher_id is None or status is None:
             return
-        from app.core.invoicing import vouchers
-
         try:
-            vouchers.set_status(self.engine, voucher_id, status)
+            self.vouchers.set_status(voucher_id, status)
         except YupanaError as exc:
             log.warning("voucher %s: status %s not recorded: %s", voucher_id, status, exc.message)
 
     def _fail(self, row: dict, fault: SoapFault) -> Attempt:
         """A fault ends a row only while it is pending, without a CDR, and (for an attempt) still its own."""
-        with self.engine.storage.write() as conn:
+        with self.storage.write() as conn:
             changed = conn.execute(
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
                 "fault_code = ?, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
@@ -457,28 +451,28 @@ class Outbox:
                 (FAILED, fault.code, fault.faultstring[:500], row["id"], PENDING, row.get("lease"),
                  row.get("lease"))).rowcount
         if not changed:  # finished by another attempt meanwhile: its answer stands
-            stored = stored_cdr(self.engine, row["id"])
+            stored = self.stored_cdr(row["id"])
             log.info("submission %s: fault %s ignored, the row was finished meanwhile", row["file_name"], fault.code)
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
         log.info("submission %s: SUNAT fault %s", row["file_name"], fault.code)
         return Attempt("fault", fault_code=fault.code, fault_text=fault.faultstring)
 
     def _set_reconcile(self, row: dict, value: bool) -> None:
-        with self.engine.storage.write() as conn:
+        with self.storage.write() as conn:
             conn.execute("UPDATE sunat_submissions SET must_reconcile = ? WHERE id = ? AND claimed_by = ?",
                          (int(value), row["id"], row["lease"]))
 
     def _retry_later(self, row: dict, must_reconcile: int, reason: str) -> Attempt:
-        current = submission(self.engine, row["id"]) or row
+        current = self.submission(row["id"]) or row
         delay = self.backoff(max(1, current["attempts"]))
-        with self.engine.storage.write() as conn:
+        with self.storage.write() as conn:
             changed = conn.execute(
                 "UPDATE sunat_submissions SET must_reconcile = ?, next_attempt_at = ?, claimed_by = NULL, "
                 "claimed_until = NULL, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                 "WHERE id = ? AND state = ? AND claimed_by = ?",
                 (int(must_reconcile), self.clock() + delay, reason[:500], row["id"], PENDING, row["lease"])).rowcount
         if not changed:  # finished, or taken over, meanwhile: leave it to what happened there
-            stored = stored_cdr(self.engine, row["id"])
+            stored = self.stored_cdr(row["id"])
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
         self._set_voucher_status(row.get("voucher_id"), "pendiente")
         log.info("submission %s queued: %s; next try in %.2f s", row["file_name"], reason, delay)
@@ -496,7 +490,7 @@ class Outbox:
         deadline = time.monotonic() + timeout
         with self._settled:
             while True:
-                row = submission(self.engine, submission_id)
+                row = self.submission(submission_id)
                 left = deadline - time.monotonic()
                 if row is None or row["state"] != PENDING or left <= 0:
                     return row
@@ -505,7 +499,7 @@ class Outbox:
     # ------------------------------------------------------------ the worker thread
 
     def start_if_pending(self) -> None:
-        if next_due_at(self.engine) is not None:
+        if self.next_due_at() is not None:
             self.start()
 
     def start(self) -> None:
@@ -528,7 +522,7 @@ class Outbox:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                for submission_id in due_ids(self.engine, self.clock()):
+                for submission_id in self.due_ids(self.clock()):
                     if self._stop.is_set():
                         return
                     self.attempt(submission_id)
@@ -542,7 +536,7 @@ class Outbox:
             self._wake.clear()
 
     def _seconds_to_next(self) -> float:
-        at = next_due_at(self.engine)
+        at = self.next_due_at()
         if at is None:
             return 300.0
         # a row claimed by someone else stays due: look again once its lease could have run out

@@ -8,70 +8,86 @@ import errno
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from app.core.errors import conflict, invalid, not_found
-from app.core.invoicing import printing, vouchers
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
+from app.core.invoicing import printing
+from app.core.invoicing.voucher_store import VoucherStore
+from app.core.platform.companies import Companies
 
 SERIE_NUMERO = re.compile(r"^\s*([A-Za-z0-9]{4})-0*(\d{1,8})\s*$")
 LOGO_MM = 24.0  # the logo's height on paper; its width follows its proportions
 
 
-def issuer(engine: Engine, ruc: str) -> tuple[printing.Issuer, str]:
-    """(what the company adds on paper, its default format)."""
-    options = engine.companies.print_options(ruc)
-    if options.logo and options.logo_px:
-        width, height = options.logo_px
-        return printing.Issuer(options.logo, (LOGO_MM * width / height, LOGO_MM)), options.formato
-    return printing.Issuer(), options.formato
+class Printed:
+    """The printed voucher of stored vouchers: their signed XML and their company's print options."""
 
+    def __init__(self, store: VoucherStore, companies: Companies) -> None:
+        self.store = store
+        self.companies = companies
 
-def signed_xml(engine: Engine, voucher_id: int) -> tuple[dict, str]:
-    record = vouchers.get(engine, voucher_id)
-    if record is None:
-        raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
-    xml = record.get("xml_firmado")
-    if not xml:
-        raise conflict("voucher_id", f"El comprobante {record['serie']}-{record['numero']} todavía no está firmado: "
-                       "la representación impresa lleva el código hash de la firma.")
-    return record, xml
+    def issuer(self, ruc: str) -> tuple[printing.Issuer, str]:
+        """(what the company adds on paper, its default format)."""
+        options = self.companies.print_options(ruc)
+        if options.logo and options.logo_px:
+            width, height = options.logo_px
+            return printing.Issuer(options.logo, (LOGO_MM * width / height, LOGO_MM)), options.formato
+        return printing.Issuer(), options.formato
 
+    def signed_xml(self, voucher_id: int) -> tuple[dict, str]:
+        record = self.store.get(voucher_id)
+        if record is None:
+            raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
+        xml = record.get("xml_firmado")
+        if not xml:
+            raise conflict("voucher_id", f"El comprobante {record['serie']}-{record['numero']} todavía no está firmado: "
+                           "la representación impresa lleva el código hash de la firma.")
+        return record, xml
 
-def voucher_pdf(engine: Engine, voucher_id: int, formato: str | None = None) -> tuple[bytes, str]:
-    """(PDF bytes, file name) of a stored voucher; `formato` None: the company's default."""
-    record, xml = signed_xml(engine, voucher_id)
-    company, default = issuer(engine, record["emisor_ruc"])
-    chosen = printing.check_format(formato or default)
-    return printing.render_pdf(xml, chosen, company), printing.file_name(record["nombre_archivo"], chosen)
+    def voucher_pdf(self, voucher_id: int, formato: str | None = None) -> tuple[bytes, str]:
+        """(PDF bytes, file name) of a stored voucher; `formato` None: the company's default."""
+        record, xml = self.signed_xml(voucher_id)
+        company, default = self.issuer(record["emisor_ruc"])
+        chosen = printing.check_format(formato or default)
+        return printing.render_pdf(xml, chosen, company), printing.file_name(record["nombre_archivo"], chosen)
 
+    def voucher_pages(self, voucher_id: int, formato: str | None = None
+                      ) -> tuple[list[printing.Page], str, str]:
+        """The laid-out pages the windows paint (preview and printer), the format used and the PDF's file name."""
+        record, xml = self.signed_xml(voucher_id)
+        company, default = self.issuer(record["emisor_ruc"])
+        chosen = printing.check_format(formato or default)
+        return printing.pages(xml, chosen, company), chosen, printing.file_name(record["nombre_archivo"], chosen)
 
-def voucher_pages(engine: Engine, voucher_id: int, formato: str | None = None
-                  ) -> tuple[list[printing.Page], str, str]:
-    """The laid-out pages the windows paint (preview and printer), the format used and the PDF's file name."""
-    record, xml = signed_xml(engine, voucher_id)
-    company, default = issuer(engine, record["emisor_ruc"])
-    chosen = printing.check_format(formato or default)
-    return printing.pages(xml, chosen, company), chosen, printing.file_name(record["nombre_archivo"], chosen)
+    def pdf_for_xml(self, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
+        """The PDF of a signed voucher given as text (a batch's answer), with its issuer's print options."""
+        voucher = printing.parse(xml_firmado)
+        company, default = self.issuer(voucher.emisor_ruc)
+        return printing.render_pdf(xml_firmado, printing.check_format(formato or default), company)
 
+    def write_pdf(self, voucher_id: int, target: str | Path | None = None, formato: str | None = None) -> Path:
+        """Write the voucher's PDF to `target` (a file, or a folder for its usual name; default: the current folder)
+        through a temporary file, so a half-written PDF is never left under the final name."""
+        data, name = self.voucher_pdf(voucher_id, formato)
+        path = Path(target) if target else Path.cwd()
+        if path.is_dir():
+            path = path / name
+        return write_bytes(path, data)
 
-def pdf_for_xml(engine: Engine, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
-    """The PDF of a signed voucher given as text (a batch's answer), with its issuer's print options."""
-    voucher = printing.parse(xml_firmado)
-    company, default = issuer(engine, voucher.emisor_ruc)
-    return printing.render_pdf(xml_firmado, printing.check_format(formato or default), company)
-
-
-def write_pdf(engine: Engine, voucher_id: int, target: str | Path | None = None, formato: str | None = None) -> Path:
-    """Write the voucher's PDF to `target` (a file, or a folder for its usual name; default: the current folder)
-    through a temporary file, so a half-written PDF is never left under the final name."""
-    data, name = voucher_pdf(engine, voucher_id, formato)
-    path = Path(target) if target else Path.cwd()
-    if path.is_dir():
-        path = path / name
-    return write_bytes(path, data)
+    def find(self, serie_numero: str, emisor_ruc: str | None = None, tipo: str | None = None) -> int:
+        """The id of the voucher SERIE-NUMERO («F001-123»); a clear error when there is none or more than one."""
+        match = SERIE_NUMERO.match(serie_numero or "")
+        if not match:
+            raise invalid("serie_numero", f"«{serie_numero}» no es una serie-número (p. ej. F001-123).")
+        serie, numero = match.group(1).upper(), int(match.group(2))
+        rows = self.store.find_by_serie_numero(serie, numero, emisor_ruc, tipo)
+        if not rows:
+            raise not_found("serie_numero", f"No hay un comprobante {serie}-{numero}"
+                            + (f" de tipo {tipo}" if tipo else "") + (f" del RUC {emisor_ruc}" if emisor_ruc else "") + ".")
+        if len(rows) > 1:
+            options = ", ".join(f"tipo {row['tipo']} del RUC {row['emisor_ruc']}" for row in rows)
+            raise invalid("serie_numero", f"Hay {len(rows)} comprobantes {serie}-{numero} ({options}): indique cuál "
+                          "con --tipo o --ruc.")
+        return int(rows[0]["id"])
 
 
 def write_bytes(path: Path, data: bytes) -> Path:
@@ -86,21 +102,3 @@ def write_bytes(path: Path, data: bytes) -> Path:
                   "el disco está lleno" if exc.errno == errno.ENOSPC else "el sistema no lo permitió")
         raise invalid("salida", f"No se pudo guardar el PDF en «{path}»: {reason}.") from None
     return path
-
-
-def find(engine: Engine, serie_numero: str, emisor_ruc: str | None = None, tipo: str | None = None) -> int:
-    """The id of the voucher SERIE-NUMERO («F001-123»); a clear error when there is none or more than one."""
-    match = SERIE_NUMERO.match(serie_numero or "")
-    if not match:
-        raise invalid("serie_numero", f"«{serie_numero}» no es una serie-número (p. ej. F001-123).")
-    serie, numero = match.group(1).upper(), int(match.group(2))
-    rows = vouchers.find_by_serie_numero(engine, serie, numero, emisor_ruc, tipo)
-    if not rows:
-        raise not_found("serie_numero", f"No hay un comprobante {serie}-{numero}"
-                        + (f" de tipo {tipo}" if tipo else "") + (f" del RUC {emisor_ruc}" if emisor_ruc else "") + ".")
-    if len(rows) > 1:
-        options = ", ".join(f"tipo {row['tipo']} del RUC {row['emisor_ruc']}" for row in rows)
-        raise invalid("serie_numero", f"Hay {len(rows)} comprobantes {serie}-{numero} ({options}): indique cuál "
-                      "con --tipo o --ruc.")
-    return int(rows[0]["id"])
-

@@ -10,22 +10,23 @@ returns the final answer once there is one. docs/sunat.md explains the choices.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from lxml import etree
 
 from app.core.contract import EnviarRequest, EnviarResult
-from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured
-from app.core.invoicing import outbox, sunat_errors
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured, not_found
+from app.core.invoicing import sunat_errors
 from app.core.invoicing.cdr import Cdr, safe_parser
-from app.core.invoicing.signing import verify_xml
-from app.core.invoicing.soap import SunatClient
+from app.core.invoicing.outbox import Outbox, stored_digest
+from app.core.invoicing.soap import HttpPool, SunatClient
 from app.core.invoicing.ubl_identity import DocumentId, IdentityNotPlain, check_plain_identity, identify
+from app.core.invoicing.voucher_store import VoucherStore
+from app.core.invoicing.xmldsig import verify_xml
 from app.core.platform import environments, xml_limits
+from app.core.platform.addresses import Addresses
 from app.core.platform.identifiers import check_ruc
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
+from app.core.platform.secrets import SecretStore
+from app.core.platform.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -39,42 +40,50 @@ def _secret_names(ruc: str) -> tuple[str, str]:
     return f"sol.{ruc}.usuario", f"sol.{ruc}.clave"
 
 
-def set_sol_credentials(engine: Engine, ruc: str, usuario: str, clave: str) -> None:
-    """Keep a company's usuario and clave SOL in the secret store (encrypted; never a setting)."""
-    check_ruc(ruc)
-    usuario, clave = usuario.strip().upper(), clave
-    if not usuario:
-        raise invalid("usuario", "El campo «usuario» (usuario SOL) es obligatorio.")
-    if not clave:
-        raise invalid("clave", "El campo «clave» (clave SOL) es obligatorio.")
-    user_name, password_name = _secret_names(ruc)
-    engine.secrets.put(user_name, usuario.encode("utf-8"))
-    engine.secrets.put(password_name, clave.encode("utf-8"))
+class SunatClients:
+    """SOL credentials and SUNAT clients: a client for one submission of an environment, at that environment's
+    addresses only, its HTTP connections from one pool (one client per endpoint). The outbox's client factory."""
 
+    def __init__(self, addresses: Addresses, secrets: SecretStore, http: HttpPool) -> None:
+        self.addresses = addresses
+        self.settings = addresses.settings
+        self.secrets = secrets
+        self.http = http
 
-def sol_credentials(engine: Engine, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
-    """(usuario, clave) of a company; beta falls back to SUNAT's public test credentials."""
-    user_name, password_name = _secret_names(ruc)
-    usuario, clave = engine.secrets.get(user_name), engine.secrets.get(password_name)
-    if usuario is not None and clave is not None:
-        return usuario.decode("utf-8"), clave.decode("utf-8")
-    if ambiente == "beta":
-        return BETA_USUARIO, BETA_CLAVE
-    raise not_configured(f"La empresa {ruc} no tiene usuario y clave SOL guardados: regístrelos antes de enviar "
-                         "a SUNAT producción.")
+    def set_sol_credentials(self, ruc: str, usuario: str, clave: str) -> None:
+        """Keep a company's usuario and clave SOL in the secret store (encrypted; never a setting)."""
+        check_ruc(ruc)
+        usuario, clave = usuario.strip().upper(), clave
+        if not usuario:
+            raise invalid("usuario", "El campo «usuario» (usuario SOL) es obligatorio.")
+        if not clave:
+            raise invalid("clave", "El campo «clave» (clave SOL) es obligatorio.")
+        user_name, password_name = _secret_names(ruc)
+        self.secrets.put(user_name, usuario.encode("utf-8"))
+        self.secrets.put(password_name, clave.encode("utf-8"))
 
+    def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
+        """(usuario, clave) of a company; beta falls back to SUNAT's public test credentials."""
+        user_name, password_name = _secret_names(ruc)
+        usuario, clave = self.secrets.get(user_name), self.secrets.get(password_name)
+        if usuario is not None and clave is not None:
+            return usuario.decode("utf-8"), clave.decode("utf-8")
+        if ambiente == "beta":
+            return BETA_USUARIO, BETA_CLAVE
+        raise not_configured(f"La empresa {ruc} no tiene usuario y clave SOL guardados: regístrelos antes de enviar "
+                             "a SUNAT producción.")
 
-def client_for(engine: Engine, environment: str, ruc: str) -> SunatClient:
-    """A client for one submission of `environment`, at that environment's addresses only; its HTTP connections
-    come from the engine's pool (one client per endpoint)."""
-    ambiente = environments.ambiente_of(environment)
-    url = environments.endpoint(engine, f"sunat_url_{ambiente}", environment)
-    if not url and environment == environments.SANDBOX:
-        raise environments.sandbox_not_running("el SUNAT de prueba")
-    usuario, clave = sol_credentials(engine, ruc, ambiente)
-    return SunatClient(url, f"{ruc}{usuario}", clave, timeout=float(engine.settings.get("sunat_timeout_s")),
-                       consult_url=environments.endpoint(engine, "sunat_url_consulta", environment),
-                       http=engine.sunat_http)
+    def __call__(self, environment: str, ruc: str) -> SunatClient:
+        """A client for one submission of `environment`, at that environment's addresses only; its HTTP connections
+        come from the shared pool (one client per endpoint)."""
+        ambiente = environments.ambiente_of(environment)
+        url = self.addresses.endpoint(f"sunat_url_{ambiente}", environment)
+        if not url and environment == environments.SANDBOX:
+            raise environments.sandbox_not_running("el SUNAT de prueba")
+        usuario, clave = self.sol_credentials(ruc, ambiente)
+        return SunatClient(url, f"{ruc}{usuario}", clave, timeout=float(self.settings.get("sunat_timeout_s")),
+                           consult_url=self.addresses.endpoint("sunat_url_consulta", environment),
+                           http=self.http)
 
 
 # ---------------------------------------------------------------- the voucher
@@ -102,17 +111,8 @@ def _read_voucher(xml: bytes) -> tuple[etree._Element, DocumentId]:
     return root, doc
 
 
-def _known_voucher(engine: Engine, xml_firmado: str) -> dict | None:
-    from app.core.invoicing import vouchers
-
-    return vouchers.find_by_signed_xml(engine, xml_firmado)
-
-
-def _refuse_other_environments(engine: Engine, xml_firmado: str, doc: DocumentId, environment: str) -> None:
+def _refuse_other_environments(origin: str | None, doc: DocumentId, environment: str) -> None:
     """A voucher Yupana generated in another environment is not sent here: its number belongs to that one."""
-    from app.core.invoicing import vouchers
-
-    origin = vouchers.environment_of_signed(engine, xml_firmado)
     if origin is not None and origin != environment:
         raise conflict("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} se generó en el entorno "
                                       f"«{environments.get(origin).label}» y Yupana trabaja ahora en "
@@ -138,37 +138,65 @@ def _other_content(doc: DocumentId) -> YupanaError:
 
 # ---------------------------------------------------------------- operation 3
 
-def submit(engine: Engine, request: EnviarRequest) -> EnviarResult:
-    xml = request.xml_firmado.encode("utf-8")
-    environment = environments.current(engine)
-    environments.check_ambiente(environment, request.ambiente)  # sent where the app works, never elsewhere
-    _, doc = _read_voucher(xml)
-    client_for(engine, environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
-    known = _known_voucher(engine, request.xml_firmado)
-    if known is None:
-        _refuse_other_environments(engine, request.xml_firmado, doc, environment)
-    digest = known["digest_value"] if known else _check_signature(xml)
-    row = outbox.enqueue(engine, doc, xml, environment, known["id"] if known else None, digest)
-    if outbox.stored_digest(row) != digest:  # the same serie-número with other signed content: not this one's CDR
-        raise _other_content(doc)
-    stored = outbox.stored_cdr(engine, row["id"])
-    if stored is not None:
-        log.info("submission %s already has its CDR: not sent again", doc.stem)
-        return result_from(stored)
-    if row["next_attempt_at"] > engine.outbox.clock():  # waiting out its backoff: asking again does not hurry SUNAT
-        engine.outbox.wake()
-        raise queued_error(doc)
-    attempt = engine.outbox.attempt(row["id"])
-    if attempt.kind == "cdr" and attempt.cdr is not None:
-        return result_from(attempt.cdr)
-    if attempt.kind == "fault":
-        raise fault_error(engine, attempt.fault_code, attempt.fault_text)
-    if attempt.in_flight:  # single flight: another attempt (thread or process) has it; never a second send
-        stored = outbox.stored_cdr(engine, row["id"])
-        if stored is not None:  # it finished meanwhile
+class Submission:
+    """Operation 3 over the voucher store and the durable outbox."""
+
+    def __init__(self, store: VoucherStore, outbox: Outbox, clients: SunatClients, settings: Settings) -> None:
+        self.store = store
+        self.outbox = outbox
+        self.clients = clients
+        self.settings = settings
+
+    def submit(self, request: EnviarRequest) -> EnviarResult:
+        xml = request.xml_firmado.encode("utf-8")
+        environment = self.clients.addresses.current()
+        environments.check_ambiente(environment, request.ambiente)  # sent where the app works, never elsewhere
+        _, doc = _read_voucher(xml)
+        self.clients(environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
+        known = self.store.find_by_signed_xml(request.xml_firmado)
+        if known is None:
+            _refuse_other_environments(self.store.environment_of_signed(request.xml_firmado), doc, environment)
+        digest = known["digest_value"] if known else _check_signature(xml)
+        return self._send(doc, xml, environment, known["id"] if known else None, digest)
+
+    def submit_voucher(self, voucher_id: int) -> EnviarResult:
+        """Send a stored, signed voucher by its id (the windows): its identity and digest are the store's, the
+        text is not parsed or hashed again. It goes to the current environment, which must be its own."""
+        row = self.store.get(voucher_id)
+        if row is None:
+            raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
+        doc = DocumentId(row["emisor_ruc"], row["tipo"], row["serie"], str(row["numero"]))
+        if not row.get("xml_firmado"):
+            raise invalid("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} aún no está firmado.")
+        environment = self.clients.addresses.current()
+        _refuse_other_environments(row["environment"], doc, environment)
+        self.clients(environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
+        return self._send(doc, row["xml_firmado"].encode("utf-8"), environment, voucher_id, row["digest_value"])
+
+    def _send(self, doc: DocumentId, xml: bytes, environment: str, voucher_id: int | None,
+              digest: str) -> EnviarResult:
+        """Queue the submission (once per serie-número) and attempt it now unless it waits out its backoff."""
+        row = self.outbox.enqueue(doc, xml, environment, voucher_id, digest)
+        if stored_digest(row) != digest:  # the same serie-número with other signed content: not this one's CDR
+            raise _other_content(doc)
+        stored = self.outbox.stored_cdr(row["id"])
+        if stored is not None:
+            log.info("submission %s already has its CDR: not sent again", doc.stem)
             return result_from(stored)
-        raise in_flight_error(doc)
-    raise queued_error(doc)
+        if row["next_attempt_at"] > self.outbox.clock():  # waiting out its backoff: asking again does not hurry SUNAT
+            self.outbox.wake()
+            raise queued_error(doc)
+        attempt = self.outbox.attempt(row["id"])
+        if attempt.kind == "cdr" and attempt.cdr is not None:
+            return result_from(attempt.cdr)
+        if attempt.kind == "fault":
+            raise fault_error(self.settings, attempt.fault_code, attempt.fault_text)
+        if attempt.in_flight:  # single flight: another attempt (thread or process) has it; never a second send
+            stored = self.outbox.stored_cdr(row["id"])
+            if stored is not None:  # it finished meanwhile
+                return result_from(stored)
+            raise in_flight_error(doc)
+        raise queued_error(doc)
 
 
 def result_from(answer: Cdr) -> EnviarResult:
@@ -176,9 +204,9 @@ def result_from(answer: Cdr) -> EnviarResult:
                         hash_cdr=answer.hash_cdr, estado=answer.estado, observaciones=answer.notas)
 
 
-def fault_error(engine: Engine, code: str, sunat_text: str) -> YupanaError:
+def fault_error(settings: Settings, code: str, sunat_text: str) -> YupanaError:
     """A SOAP fault (or an exception code in a CDR): SUNAT's code and the catalogue's Spanish text."""
-    text = sunat_errors.describe(code, engine.settings.get("sunat_rules_dir")) if code else sunat_text
+    text = sunat_errors.describe(code, settings.get("sunat_rules_dir")) if code else sunat_text
     message = f"SUNAT no aceptó el envío del campo «xml_firmado» (código {code or 'sin código'}): {text}."
     detail = ErrorDetail("xml_firmado", f"{text}. Respuesta de SUNAT: {sunat_text}" if sunat_text else text,
                          sunat_code=code or None)

@@ -62,7 +62,9 @@ def _sent_file_name(_context: object, name: object) -> str:
     return getattr(_current, "file_name", "") if "nombreArchivoEnviado" in str(name) else ""
 
 
-etree.FunctionNamespace(DATAPOWER_NS)["variable"] = _sent_file_name
+# lxml keeps one function per namespace and name for the whole process: another copy of SUNAT's runner (the
+# checker the tests load) registers its own and would answer for ours, so ours is put back before each run.
+_DATAPOWER = etree.FunctionNamespace(DATAPOWER_NS)
 
 
 def _compiled(folder: str, sheet: str) -> tuple[etree.XSLT, threading.Lock]:
@@ -90,6 +92,7 @@ def check(folder: str, xml: str | bytes, file_name: str) -> Verdict:
     transform, lock = _compiled(folder, sheet)
     with lock:
         _current.file_name = file_name
+        _DATAPOWER["variable"] = _sent_file_name
         try:
             transform(document, nombreArchivoEnviado=etree.XSLT.strparam(file_name))
             rejection, message = None, ""

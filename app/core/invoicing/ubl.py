@@ -97,7 +97,7 @@ class Line:
     igv: Decimal
     scheme: TaxScheme = None  # type: ignore[assignment]  # from the affectation when not given
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
-    # vouchers (app.core.invoicing.vouchers keeps repeated lines), so it is written once.
+    # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -11,15 +11,12 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import httpx
 
 from app.core.errors import ErrorCode, YupanaError, not_found
-from app.core.platform.environments import endpoint, secret
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
+from app.core.platform.addresses import Addresses
 
 Kind = Literal["ruc", "ce", "placa"]
 KINDS: tuple[Kind, ...] = ("ruc", "ce", "placa")
@@ -180,8 +177,8 @@ class ProviderHub:
     """Builds the configured providers in order; keeps one HTTP client (and its connections) per time-out,
     and remembers which providers are down for BACKOFF_S."""
 
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
+    def __init__(self, addresses: Addresses) -> None:
+        self._addresses = addresses
         self._clients: dict[int, httpx.Client] = {}
         self._lock = threading.Lock()
         self._down: dict[str, tuple[float, YupanaError]] = {}
@@ -201,7 +198,7 @@ class ProviderHub:
         return record
 
     def names(self) -> list[str]:
-        raw = endpoint(self._engine, "registry_providers")
+        raw = self._addresses.endpoint("registry_providers")
         return [name.strip().lower() for name in raw.split(",") if name.strip()]
 
     def client(self, timeout_s: int) -> httpx.Client:
@@ -215,7 +212,7 @@ class ProviderHub:
     def configured(self) -> list[Provider]:
         """The providers of `registry_providers`, in order, that have a base URL, in the current environment (the
         running registry sandbox's in the sandbox environment, the settings' elsewhere)."""
-        settings = self._engine.settings
+        settings = self._addresses.settings
         out: list[Provider] = []
         names = self.names()
         if not names:
@@ -225,10 +222,10 @@ class ProviderHub:
             cls = PROVIDERS.get(name)
             if cls is None:
                 continue  # an unknown name is reported by the setting's check
-            base_url = endpoint(self._engine, cls.url_setting)
+            base_url = self._addresses.endpoint(cls.url_setting)
             if not base_url:
                 continue
-            token = secret(self._engine, token_secret_name(name))
+            token = self._addresses.secret(token_secret_name(name))
             out.append(cls(base_url, token.decode() if token else None, client))
         return out
 

@@ -14,20 +14,18 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlite_utils import Migrations
 
 from app.core.contract import CeRecord, PlacaRecord, RucRecord
 from app.core.errors import ErrorCode, YupanaError, not_configured, not_found
-from app.core.lookup.providers import RECORD_FIELDS, WHAT, Kind, Provider
-from app.core.platform.environments import current
+from app.core.lookup.padron import PadronRegister
+from app.core.lookup.providers import RECORD_FIELDS, WHAT, Kind, Provider, ProviderHub
+from app.core.platform.addresses import Addresses
 from app.core.platform.identifiers import check_ruc, normalize_ce, normalize_plate
-from app.core.platform.storage import register_migrations
+from app.core.platform.storage import Storage, register_migrations
 from app.core.platform.ubigeo import lookup as ubigeo_lookup
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -72,84 +70,108 @@ def now() -> float:
 
 # ------------------------------------------------------------------ the three operations
 
-def lookup_ruc(engine: Engine, numero: str) -> RucRecord:
-    ruc = check_ruc(numero, "numero")
-    return _lookup(engine, "ruc", ruc, register_record(engine, ruc))
+class Registry:
+    """The three lookups over the current environment's cache, the offline register and the providers."""
 
+    def __init__(self, storage: Storage, addresses: Addresses, providers: ProviderHub, padron: PadronRegister) -> None:
+        self.storage = storage
+        self.settings = addresses.settings
+        self.addresses = addresses
+        self.providers = providers
+        self.padron = padron
 
-def lookup_ce(engine: Engine, numero: str) -> CeRecord:
-    return _lookup(engine, "ce", normalize_ce(numero, "numero"), None)
+    def ruc(self, numero: str) -> RucRecord:
+        ruc = check_ruc(numero, "numero")
+        return self._lookup("ruc", ruc, self.register_record(ruc))
 
+    def ce(self, numero: str) -> CeRecord:
+        return self._lookup("ce", normalize_ce(numero, "numero"), None)
 
-def lookup_placa(engine: Engine, numero: str) -> PlacaRecord:
-    return _lookup(engine, "placa", normalize_plate(numero, "numero"), None)
+    def placa(self, numero: str) -> PlacaRecord:
+        return self._lookup("placa", normalize_plate(numero, "numero"), None)
 
-
-def _lookup(engine: Engine, kind: Kind, numero: str, from_register: dict[str, Any] | None) -> Any:
-    model = MODELS[kind]
-    cached = _cache_get(engine, kind, numero)
-    if cached is not None and cached[1]:
-        return model(**cached[0], fuente="cache")
-    providers = engine.providers.configured()
-    if from_register is not None and not providers:
-        return model(**from_register)
-    try:
-        name, record = _ask_providers(engine, providers, kind, numero)
-    except YupanaError as exc:
-        if from_register is not None:
-            log.info("providers failed for %s %s (%s); answering from the register", kind, numero, exc.code)
+    def _lookup(self, kind: Kind, numero: str, from_register: dict[str, Any] | None) -> Any:
+        model = MODELS[kind]
+        cached = self._cache_get(kind, numero)
+        if cached is not None and cached[1]:
+            return model(**cached[0], fuente="cache")
+        providers = self.providers.configured()
+        if from_register is not None and not providers:
             return model(**from_register)
-        if cached is not None and exc.code != ErrorCode.NOT_FOUND:
-            return model(**cached[0], fuente="cache", desactualizado=True)
-        if exc.code == ErrorCode.NOT_CONFIGURED and kind == "ruc" and engine.padron.is_loaded():
-            raise not_found("numero", f"El RUC «{numero}» no está en el padrón.") from None
-        raise
-    if from_register is not None:
-        record = {**from_register, **{k: v for k, v in record.items() if v is not None}}
-        record.pop("fuente", None)
-    record[RECORD_FIELDS[kind][0]] = numero
-    _cache_put(engine, kind, numero, record)
-    return model(**record, fuente=name)
-
-
-def _ask_providers(engine: Engine, providers: list[Provider], kind: Kind, numero: str) -> tuple[str, dict[str, Any]]:
-    """The first provider's answer, in order; a 404 from any of them wins over the others' failures."""
-    if not providers:
-        raise not_configured(f"No se puede consultar {WHAT[kind]} «{numero}»: no hay un proveedor de consultas "
-                             "configurado (registry_providers)" + (" ni un padrón importado." if kind == "ruc" else "."))
-    failure: YupanaError | None = None
-    missing: YupanaError | None = None
-    for provider in providers:
         try:
-            return provider.name, engine.providers.fetch(provider, kind, numero)
+            name, record = self._ask_providers(providers, kind, numero)
         except YupanaError as exc:
-            log.info("provider %s: %s %s -> %s", provider.name, kind, numero, exc.code)
-            if exc.code == ErrorCode.NOT_FOUND:
-                missing = exc
-            else:
-                failure = exc
-    raise missing or failure or not_found("numero", f"No se encontró {WHAT[kind]} «{numero}».")
+            if from_register is not None:
+                log.info("providers failed for %s %s (%s); answering from the register", kind, numero, exc.code)
+                return model(**from_register)
+            if cached is not None and exc.code != ErrorCode.NOT_FOUND:
+                return model(**cached[0], fuente="cache", desactualizado=True)
+            if exc.code == ErrorCode.NOT_CONFIGURED and kind == "ruc" and self.padron.is_loaded():
+                raise not_found("numero", f"El RUC «{numero}» no está en el padrón.") from None
+            raise
+        if from_register is not None:
+            record = {**from_register, **{k: v for k, v in record.items() if v is not None}}
+            record.pop("fuente", None)
+        record[RECORD_FIELDS[kind][0]] = numero
+        self._cache_put(kind, numero, record)
+        return model(**record, fuente=name)
 
+    def _ask_providers(self, providers: list[Provider], kind: Kind, numero: str) -> tuple[str, dict[str, Any]]:
+        """The first provider's answer, in order; a 404 from any of them wins over the others' failures."""
+        if not providers:
+            raise not_configured(f"No se puede consultar {WHAT[kind]} «{numero}»: no hay un proveedor de consultas "
+                                 "configurado (registry_providers)" + (" ni un padrón importado." if kind == "ruc" else "."))
+        failure: YupanaError | None = None
+        missing: YupanaError | None = None
+        for provider in providers:
+            try:
+                return provider.name, self.providers.fetch(provider, kind, numero)
+            except YupanaError as exc:
+                log.info("provider %s: %s %s -> %s", provider.name, kind, numero, exc.code)
+                if exc.code == ErrorCode.NOT_FOUND:
+                    missing = exc
+                else:
+                    failure = exc
+        raise missing or failure or not_found("numero", f"No se encontró {WHAT[kind]} «{numero}».")
 
-# ------------------------------------------------------------------ the register's record
+    # ------------------------------------------------------------------ the register's record
 
-def register_record(engine: Engine, ruc: str) -> dict[str, Any] | None:
-    """The contract's fields of `ruc` from the offline register, or None when it is not there."""
-    fields = engine.padron.find(ruc)
-    if fields is None:
-        return None
-    (_ruc, nombre, estado, condicion, ubigeo, tipo_via, nombre_via, codigo_zona, tipo_zona, numero, interior, lote,
-     departamento_interior, manzana, kilometro) = fields
-    place = ubigeo_lookup(ubigeo)
-    return {
-        "ruc": ruc, "razon_social": nombre, "tipo_contribuyente": None, "estado": estado, "condicion": condicion,
-        "direccion": compose_address(tipo_via, nombre_via, numero, interior, departamento_interior, manzana, lote,
-                                     kilometro, tipo_zona, codigo_zona),
-        "departamento": place.departamento.upper() if place else None,
-        "provincia": place.provincia.upper() if place else None,
-        "distrito": place.distrito.upper() if place else None,
-        "actividad_economica": None, "fuente": "padron",
-    }
+    def register_record(self, ruc: str) -> dict[str, Any] | None:
+        """The contract's fields of `ruc` from the offline register, or None when it is not there."""
+        fields = self.padron.find(ruc)
+        if fields is None:
+            return None
+        (_ruc, nombre, estado, condicion, ubigeo, tipo_via, nombre_via, codigo_zona, tipo_zona, numero, interior, lote,
+         departamento_interior, manzana, kilometro) = fields
+        place = ubigeo_lookup(ubigeo)
+        return {
+            "ruc": ruc, "razon_social": nombre, "tipo_contribuyente": None, "estado": estado, "condicion": condicion,
+            "direccion": compose_address(tipo_via, nombre_via, numero, interior, departamento_interior, manzana, lote,
+                                         kilometro, tipo_zona, codigo_zona),
+            "departamento": place.departamento.upper() if place else None,
+            "provincia": place.provincia.upper() if place else None,
+            "distrito": place.distrito.upper() if place else None,
+            "actividad_economica": None, "fuente": "padron",
+        }
+
+    # ------------------------------------------------------------------ cache
+
+    def _cache_get(self, kind: Kind, numero: str) -> tuple[dict[str, Any], bool] | None:
+        """(record, fresh) from the cache, or None."""
+        row = self.storage.query_one("SELECT record, fetched_at FROM registry_cache "
+                                       "WHERE environment = ? AND kind = ? AND numero = ?", (self.addresses.current(), kind, numero))
+        if row is None:
+            return None
+        fresh = now() - row["fetched_at"] < self.settings.get_int("registry_cache_ttl_s")
+        return json.loads(row["record"]), fresh
+
+    def _cache_put(self, kind: Kind, numero: str, record: dict[str, Any]) -> None:
+        fields = {k: v for k, v in record.items() if k in RECORD_FIELDS[kind]}
+        with self.storage.write() as conn:
+            conn.execute("INSERT INTO registry_cache (environment, kind, numero, record, fetched_at) VALUES (?, ?, ?, ?, ?) "
+                         "ON CONFLICT(environment, kind, numero) DO UPDATE SET record = excluded.record, "
+                         "fetched_at = excluded.fetched_at",
+                         (self.addresses.current(), kind, numero, json.dumps(fields, ensure_ascii=False), now()))
 
 
 def compose_address(tipo_via: str | None, nombre_via: str | None, numero: str | None, interior: str | None,
@@ -164,24 +186,3 @@ def compose_address(tipo_via: str | None, nombre_via: str | None, numero: str | 
     parts += [tipo_zona, codigo_zona]
     text = " ".join(p for p in parts if p)
     return text or None
-
-
-# ------------------------------------------------------------------ cache
-
-def _cache_get(engine: Engine, kind: Kind, numero: str) -> tuple[dict[str, Any], bool] | None:
-    """(record, fresh) from the cache, or None."""
-    row = engine.storage.query_one("SELECT record, fetched_at FROM registry_cache "
-                                   "WHERE environment = ? AND kind = ? AND numero = ?", (current(engine), kind, numero))
-    if row is None:
-        return None
-    fresh = now() - row["fetched_at"] < engine.settings.get_int("registry_cache_ttl_s")
-    return json.loads(row["record"]), fresh
-
-
-def _cache_put(engine: Engine, kind: Kind, numero: str, record: dict[str, Any]) -> None:
-    fields = {k: v for k, v in record.items() if k in RECORD_FIELDS[kind]}
-    with engine.storage.write() as conn:
-        conn.execute("INSERT INTO registry_cache (environment, kind, numero, record, fetched_at) VALUES (?, ?, ?, ?, ?) "
-                     "ON CONFLICT(environment, kind, numero) DO UPDATE SET record = excluded.record, "
-                     "fetched_at = excluded.fetched_at",
-                     (current(engine), kind, numero, json.dumps(fields, ensure_ascii=False), now()))

@@ -14,16 +14,12 @@ read only in the sandbox environment and are cleared when it stops; beta and pro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlite_utils import Migrations
 
 from app.core.errors import YupanaError, invalid, not_configured
 from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.platform.storage import ReadCache, Storage, register_migrations
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine
 
 SANDBOX, BETA, PRODUCCION = "sandbox", "beta", "produccion"
 
@@ -60,10 +56,6 @@ def ambiente_of(name: str) -> str:
     return get(name).ambiente
 
 
-def current(engine: Engine) -> str:
-    return engine.settings.get("environment")
-
-
 def check_ambiente(environment: str, ambiente: str) -> None:
     """Operation 3 sends to the current environment only: an `ambiente` of another one is refused, not redirected."""
     if ambiente_of(environment) != ambiente:
@@ -77,11 +69,11 @@ def _envios(count: int) -> str:
     return f"{count} envío pendiente" if count == 1 else f"{count} envíos pendientes"
 
 
-def switch_summary(engine: Engine, target: str) -> str:
-    """What changes when the environment becomes `target`, in a shop owner's words: the windows ask with it
-    before changing, `yupana config set environment` prints it after."""
-    old, new = get(current(engine)), get(target)
-    pending = engine.pending_by_environment()
+def switch_summary(current: str, target: str, pending: dict[str, int]) -> str:
+    """What changes when the environment becomes `target`, in a shop owner's words (`pending`: submissions still
+    pending by environment): the windows ask with it before changing, `yupana config set environment` prints it
+    after."""
+    old, new = get(current), get(target)
     lines = [f"Pasar de «{old.label}» a «{new.label}»:", "",
              f"• Los comprobantes que emita irán {new.destination}.",
              f"• La lista y la numeración de comprobantes serán las de {new.badge}; las de {old.badge} quedan "
@@ -162,24 +154,3 @@ class SandboxEndpoints:
 def sandbox_not_running(what: str) -> YupanaError:
     return not_configured(f"El entorno sandbox usa {what} de este equipo, y no está en marcha: abra Yupana (lo "
                           "inicia solo) o ejecute `yupana sandbox --configure` en otra terminal. Nada se envió.")
-
-
-def endpoint(engine: Engine, key: str, environment: str | None = None) -> str:
-    """The value of an address setting in `environment` (the current one by default): in the sandbox environment
-    the running sandbox's ("" when none runs) for a `sandboxed` setting; elsewhere the setting itself."""
-    from app.core.platform.settings import SETTINGS
-
-    environment = environment or current(engine)
-    if environment == SANDBOX and SETTINGS[key].sandboxed:
-        return engine.sandbox_endpoints.get(key) or ""
-    return engine.settings.get(key)
-
-
-def secret(engine: Engine, name: str, environment: str | None = None) -> bytes | None:
-    """A provider's token in `environment`: the sandbox's public test token in the sandbox environment (never the
-    user's real one, which stays in the secret store for beta and production)."""
-    environment = environment or current(engine)
-    if environment == SANDBOX:
-        value = engine.sandbox_endpoints.get(name)
-        return value.encode() if value is not None else None
-    return engine.secrets.get(name)

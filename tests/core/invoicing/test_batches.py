@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from app.core.engine import Engine
-from app.core.invoicing import batches, signing, vouchers
+from app.core.invoicing import batches, builder, xmldsig
 from tests.helpers.base import ISSUER_RUC, run_cli
 from tests.helpers.oracles import load_sunat_check, xmlsec_verify
 from tests.helpers.voucher_matrix import CUSTOMER_RUC, MATRIX, TODAY, factura, item
@@ -30,7 +30,7 @@ def certificado_id(engine, company) -> str:
 
 
 def stored(engine, request: dict) -> dict:
-    return vouchers.find(engine, ISSUER_RUC, request["tipo"], request["serie"], request["numero"])
+    return engine.vouchers.find(ISSUER_RUC, request["tipo"], request["serie"], request["numero"])
 
 
 @needs_xmlsec
@@ -55,7 +55,7 @@ def test_the_matrix_as_one_batch_is_what_operations_1_and_2_give(engine, company
             assert (data["nombre_archivo"], data["hash"]) == (expected.nombre_archivo, expected.hash), name
             assert data["digest_value"] == signed.digest_value, name  # the «código hash» of the printed voucher
             assert row["status"] == "firmado" and row["xml_firmado"] == data["xml_firmado"], name
-            assert signing.verify_xml(data["xml_firmado"]).valid, name
+            assert xmldsig.verify_xml(data["xml_firmado"]).valid, name
             path = tmp_path / data["nombre_archivo"]
             path.write_text(data["xml_firmado"], encoding="utf-8")
             assert xmlsec_verify(path, certificate).returncode == 0, name
@@ -72,7 +72,7 @@ def test_a_stored_batch_voucher_is_the_one_operation_2_and_sending_find(engine, 
     data = next(engine.emitir_lote([request], certificado_id))["data"]
     again = engine.firmar({"xml": stored(engine, request)["xml"], "certificado_id": certificado_id})
     assert (again.xml_firmado, again.signature_value) == (data["xml_firmado"], data["signature_value"])
-    assert vouchers.find_by_signed_xml(engine, data["xml_firmado"])["numero"] == 1
+    assert engine.vouchers.find_by_signed_xml(data["xml_firmado"])["numero"] == 1
 
 
 def test_refusals_are_answered_as_operation_1_gives_them_and_the_rest_is_issued(engine, company, certificado_id):
@@ -125,15 +125,15 @@ def test_blocks_report_progress_and_a_cancel_stops_between_blocks(engine, compan
 
 
 def test_a_failed_transaction_stores_nothing_of_its_block(engine, company, certificado_id, monkeypatch):
-    prepare = batches._prepare
+    prepare = engine.batches._prepare
 
-    def second_text_cannot_be_written(engine_, signer, index, raw):
-        prepared = prepare(engine_, signer, index, raw)
+    def second_text_cannot_be_written(signer, index, raw):
+        prepared = prepare(signer, index, raw)
         if index == 1:
             prepared.canonical_request = None  # failure injection: its text row breaks a NOT NULL constraint
         return prepared
 
-    monkeypatch.setattr(batches, "_prepare", second_text_cannot_be_written)
+    monkeypatch.setattr(engine.batches, "_prepare", second_text_cannot_be_written)
     with pytest.raises(sqlite3.IntegrityError):
         list(engine.emitir_lote(facturas(1, 3), certificado_id))
     assert engine.list_vouchers() == []  # the first voucher's rows went with the rest of the block
@@ -143,10 +143,10 @@ def test_a_failed_transaction_stores_nothing_of_its_block(engine, company, certi
 # ---------------------------------------------------------------- repeated lines
 
 def test_equal_lines_give_the_same_xml_however_their_numbers_are_written(engine, company):
-    vouchers._line_cache.clear()
+    builder._line_cache.clear()
     first = engine.generar_xml(factura("F901", 1, [item("Leche", "1", "3.50")])).xml
     cached = engine.generar_xml(factura("F901", 2, [item("Leche", "1.000", "3.5000")])).xml
-    vouchers._line_cache.clear()
+    builder._line_cache.clear()
     fresh = engine.generar_xml(factura("F901", 3, [item("Leche", "1.000", "3.5000")])).xml
 
     def lines(xml: str) -> str:
@@ -156,11 +156,11 @@ def test_equal_lines_give_the_same_xml_however_their_numbers_are_written(engine,
 
 
 def test_a_refused_line_is_not_kept(engine, company):
-    vouchers._line_cache.clear()
+    builder._line_cache.clear()
     bad = item("Azúcar", "2", "4.00", igv=Decimal("5"))
     assert engine.call("xml", factura("F902", 1, [bad]))[0] == 400
     assert engine.call("xml", factura("F902", 1, [bad]))[1]["error"]["details"][0]["field"] == "items[0].igv"
-    assert not vouchers._line_cache
+    assert not builder._line_cache
 
 
 # ---------------------------------------------------------------- yupana lote

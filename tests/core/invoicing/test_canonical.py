@@ -59,9 +59,8 @@ def test_any_text_is_written_canonically(engine, company, descripcion, nombre, c
 
 def _document(engine, request: dict) -> ubl.Document:
     from app.core.contract import GenerarXmlRequest, parse_model
-    from app.core.invoicing import vouchers
 
-    return vouchers.build_document(engine, parse_model(GenerarXmlRequest, request))
+    return engine.generation.build(parse_model(GenerarXmlRequest, request))
 
 
 @pytest.mark.parametrize("field,value", [("receptor.razon_social", "ACME\x01 S.A."),

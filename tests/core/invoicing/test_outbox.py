@@ -130,8 +130,8 @@ def test_retry_time_follows_the_injected_clock(sunat_engine, sandbox):
     assert_queued(*enviar(sunat_engine, signed_sample()))
     row = only_submission(sunat_engine)
     assert 1_000_005 <= row["next_attempt_at"] <= 1_000_010
-    assert outbox.due_ids(sunat_engine, now[0]) == []
-    assert outbox.due_ids(sunat_engine, now[0] + 10) == [row["id"]]
+    assert sunat_engine.outbox.due_ids(now[0]) == []
+    assert sunat_engine.outbox.due_ids(now[0] + 10) == [row["id"]]
 
 
 def test_a_claimed_row_is_not_sent_by_another_live_owner(sunat_engine, sandbox):
@@ -140,7 +140,7 @@ def test_a_claimed_row_is_not_sent_by_another_live_owner(sunat_engine, sandbox):
 
     from app.core.invoicing.ubl_identity import identify
 
-    row = outbox.enqueue(sunat_engine, identify(etree.fromstring(xml)), xml, "sandbox", None)
+    row = sunat_engine.outbox.enqueue(identify(etree.fromstring(xml)), xml, "sandbox", None)
     with sunat_engine.storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
                      (f"{os.getppid()}:other", sunat_engine.outbox.clock() + 60, row["id"]))

@@ -13,7 +13,7 @@ import pytest
 import sqlite_utils
 
 from app.core.engine import Engine
-from app.core.invoicing import signing, ubl, vouchers
+from app.core.invoicing import ubl, voucher_keys, xmldsig
 from app.core.platform import storage
 from app.core.platform.paths import database_path
 from tests.helpers.base import ISSUER_RUC
@@ -36,12 +36,12 @@ def test_canonical_signature_equals_the_parsed_one(engine, test_cert, algorithm)
     key, certificate = engine.certificates.signing_material(test_cert.certificado_id)
     for _name, request in MATRIX:
         xml = engine.generar_xml(request).xml
-        fast = signing.sign_canonical(xml, key, certificate, algorithm=algorithm)
-        parsed = signing.sign_xml(xml, key, certificate, algorithm=algorithm)
+        fast = xmldsig.sign_canonical(xml, key, certificate, algorithm=algorithm)
+        parsed = xmldsig.sign_xml(xml, key, certificate, algorithm=algorithm)
         assert fast.xml.encode("utf-8") == parsed.xml
         assert (fast.digest_value, fast.signature_value) == (parsed.digest_value, parsed.signature_value)
         assert fast.xml == xml[:fast.offset] + fast.signature + xml[fast.offset:]
-    assert signing.verify_xml(fast.xml).valid
+    assert xmldsig.verify_xml(fast.xml).valid
 
 
 def test_sign_canonical_refuses_other_texts(engine, test_cert):
@@ -51,21 +51,21 @@ def test_sign_canonical_refuses_other_texts(engine, test_cert):
                   xml.replace(ubl.XML_DECLARATION, ""),
                   xml.replace(ubl.EMPTY_EXTENSION_CONTENT, ubl.EMPTY_EXTENSION_CONTENT * 2)):
         with pytest.raises(ValueError):
-            signing.sign_canonical(other, key, certificate)
+            xmldsig.sign_canonical(other, key, certificate)
 
 
 def test_the_signed_document_is_not_stored_twice(engine, test_cert):
     generated = engine.generar_xml(_factura())
     result = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
-    row = vouchers.find_by_xml(engine, generated.xml)
+    row = engine.vouchers.find_by_xml(generated.xml)
     texts = engine.storage.query_one("SELECT xml, xml_firmado FROM voucher_texts WHERE voucher_id = ?", (row["id"],))
     assert texts == {"xml": generated.xml, "xml_firmado": None}
     assert row["signature"].startswith('<ds:Signature Id="SignatureSP">') and len(row["signature"]) < 4000
     # Every way of reading the voucher shows the signed XML as returned.
     assert engine.voucher(row["id"])["xml_firmado"] == result.xml_firmado
-    assert vouchers.find_by_signed_xml(engine, result.xml_firmado)["id"] == row["id"]
-    assert vouchers.find(engine, ISSUER_RUC, "01", "F001", 1)["xml_firmado"] == result.xml_firmado
-    assert signing.verify_xml(engine.voucher(row["id"])["xml_firmado"]).valid
+    assert engine.vouchers.find_by_signed_xml(result.xml_firmado)["id"] == row["id"]
+    assert engine.vouchers.find(ISSUER_RUC, "01", "F001", 1)["xml_firmado"] == result.xml_firmado
+    assert xmldsig.verify_xml(engine.voucher(row["id"])["xml_firmado"]).valid
 
 
 def test_another_certificate_is_a_409_on_the_fast_path(engine, test_cert):
@@ -79,13 +79,13 @@ def test_another_certificate_is_a_409_on_the_fast_path(engine, test_cert):
 def test_vouchers_stored_before_the_canonical_form_are_signed_by_parsing(engine, test_cert):
     generated = engine.generar_xml(_factura())
     old_text = generated.xml.replace(ubl.EMPTY_EXTENSION_CONTENT, "<ext:ExtensionContent/>")
-    row = vouchers.find_by_xml(engine, generated.xml)
+    row = engine.vouchers.find_by_xml(generated.xml)
     with engine.storage.write() as conn:  # as an older version stored it
         conn.execute("UPDATE vouchers SET canonical = 0, xml_sha256 = ? WHERE id = ?",
-                     (vouchers.sha256_hex(old_text), row["id"]))
+                     (voucher_keys.sha256_hex(old_text), row["id"]))
         conn.execute("UPDATE voucher_texts SET xml = ? WHERE voucher_id = ?", (old_text, row["id"]))
     result = engine.firmar({"xml": old_text, "certificado_id": test_cert.certificado_id})
-    assert signing.verify_xml(result.xml_firmado).valid
+    assert xmldsig.verify_xml(result.xml_firmado).valid
     assert result.xml_firmado.startswith(old_text.split("<ext:ExtensionContent/>")[0])
     assert engine.voucher(row["id"])["xml_firmado"] == result.xml_firmado
 
@@ -100,10 +100,10 @@ def test_migration_moves_the_texts_of_existing_vouchers(tmp_path):
                " request_json, content_key, status, moneda, total, fecha_emision, xml_firmado, signed_sha256)"
                " VALUES ('20100066603', '01', 'F001', 7, 'f.xml', '<Invoice/>', 'h', ?, '{}', 'k', 'firmado', 'PEN',"
                " '1.00', '2024-01-01', '<Invoice><firma/></Invoice>', ?)",
-               (vouchers.sha256_hex("<Invoice/>"), vouchers.sha256_hex("<Invoice><firma/></Invoice>")))
+               (voucher_keys.sha256_hex("<Invoice/>"), voucher_keys.sha256_hex("<Invoice><firma/></Invoice>")))
     db.conn.close()
     with Engine(home) as engine:
-        row = vouchers.find_by_signed_xml(engine, "<Invoice><firma/></Invoice>")
+        row = engine.vouchers.find_by_signed_xml("<Invoice><firma/></Invoice>")
         assert row["xml"] == "<Invoice/>" and row["request_json"] == "{}" and row["numero"] == 7
         assert row["xml_firmado"] == "<Invoice><firma/></Invoice>" and row["status"] == "firmado"
-        assert vouchers.next_numero(engine, "20100066603", "01", "F001") == 8
+        assert engine.vouchers.next_numero("20100066603", "01", "F001") == 8

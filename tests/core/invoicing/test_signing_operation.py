@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from app.core.invoicing import certificates, signing, vouchers
+from app.core.invoicing import certificates, xmldsig
 from tests.helpers import certificates as files
 from tests.helpers.base import ISSUER_RUC, run_cli
 from tests.helpers.oracles import xmlsec_verify
@@ -31,10 +31,10 @@ def test_cert(engine, company):
 def test_sign_a_generated_factura_and_store_it(engine, test_cert, tmp_path):
     generated = engine.generar_xml(factura_request())
     result = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
-    check = signing.verify_xml(result.xml_firmado.encode())
+    check = xmldsig.verify_xml(result.xml_firmado.encode())
     assert check.valid and check.digest_value == result.digest_value
     assert result.certificado_por_vencer is None
-    row = vouchers.find_by_xml(engine, generated.xml)
+    row = engine.vouchers.find_by_xml(generated.xml)
     assert row["xml_firmado"] == result.xml_firmado and row["digest_value"] == result.digest_value
     assert row["certificado_id"] == test_cert.certificado_id
     # Signing the same voucher again is idempotent.
@@ -51,7 +51,7 @@ def test_signature_algorithm_setting(engine, test_cert):
     engine.config_set("signature_algorithm", "rsa-sha256")
     generated = engine.generar_xml(factura_request())
     result = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
-    assert "xmldsig-more#rsa-sha256" in result.xml_firmado and signing.verify_xml(result.xml_firmado).valid
+    assert "xmldsig-more#rsa-sha256" in result.xml_firmado and xmldsig.verify_xml(result.xml_firmado).valid
 
 
 def test_refusals_are_clear_400s(engine, test_cert):
@@ -81,7 +81,7 @@ def test_expired_certificate_refused_and_expiring_one_warned(engine, test_cert):
     with mock.patch.object(certificates, "_now", return_value=ends + dt.timedelta(hours=1)):
         code, envelope = engine.call("firmar", {"xml": generated.xml, "certificado_id": test_cert.certificado_id})
     assert code == 400 and "venció" in envelope["error"]["message"]
-    assert vouchers.find_by_xml(engine, generated.xml)["xml_firmado"] is None  # nothing recorded
+    assert engine.vouchers.find_by_xml(generated.xml)["xml_firmado"] is None  # nothing recorded
     with mock.patch.object(certificates, "_now", return_value=ends - dt.timedelta(days=5)):
         code, envelope = engine.call("firmar", {"xml": generated.xml, "certificado_id": test_cert.certificado_id})
     assert code == 200 and envelope["data"]["certificado_por_vencer"] is True
@@ -92,7 +92,7 @@ def test_imported_legacy_pfx_signs(engine, company, tmp_path):
     info = engine.import_certificate(files.pfx_triple_des(key, cert), files.PASSWORD)
     generated = engine.generar_xml(factura_request())
     result = engine.firmar({"xml": generated.xml, "certificado_id": info.certificado_id})
-    assert signing.verify_xml(result.xml_firmado).certificate == cert
+    assert xmldsig.verify_xml(result.xml_firmado).certificate == cert
 
 
 def test_cli_cert_round_trip_and_signing_through_call(home, tmp_path):
@@ -115,7 +115,7 @@ def test_cli_cert_round_trip_and_signing_through_call(home, tmp_path):
     signed_path.write_text(envelope["data"]["xml_firmado"], encoding="utf-8")
     verified = run_cli("cert", "verify", str(signed_path), home=home)
     assert verified.returncode == 0 and envelope["data"]["digest_value"] in verified.stdout.decode()
-    assert not signing.verify_xml(envelope["data"]["xml_firmado"].replace("PRODUCTO 1", "PRODUCTO 7")).valid
+    assert not xmldsig.verify_xml(envelope["data"]["xml_firmado"].replace("PRODUCTO 1", "PRODUCTO 7")).valid
     deleted = run_cli("cert", "delete", certificado_id, home=home)
     assert deleted.returncode == 0
     assert json.loads(run_cli("cert", "list", "--json", home=home).stdout) == []

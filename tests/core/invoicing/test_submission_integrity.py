@@ -238,27 +238,26 @@ def test_attribute_and_element_bombs_are_refused_quickly(sunat_engine, sandbox):
 def test_a_kill_between_the_cdr_and_the_voucher_status_is_repaired_on_open(engine, company, sandbox, home,
                                                                          monkeypatch):
     """Finding 4: a voucher stayed `enviado` with its accepted CDR committed; nothing repaired it."""
-    from app.core.invoicing import vouchers
     from tests.helpers.voucher_matrix import factura, item
 
     sandbox.configure(engine)
     certificado_id = engine.create_test_certificate(company.ruc).certificado_id
     xml = engine.generar_xml(factura("F001", 7, [item("Servicio", "1", "100")])).xml
     signed = engine.firmar({"xml": xml, "certificado_id": certificado_id}).xml_firmado
-    real_set_status = vouchers.set_status
+    real_set_status = engine.vouchers.set_status
 
     class Killed(BaseException):
         pass
 
-    def dies_before_the_final_status(eng, voucher_id, status):
+    def dies_before_the_final_status(voucher_id, status):
         if status != "enviado":
             raise Killed  # the process dies here: the CDR is committed, the status is not
-        real_set_status(eng, voucher_id, status)
+        real_set_status(voucher_id, status)
 
-    monkeypatch.setattr(vouchers, "set_status", dies_before_the_final_status)
+    monkeypatch.setattr(engine.vouchers, "set_status", dies_before_the_final_status)
     with pytest.raises(Killed):
         engine.enviar({"xml_firmado": signed})
-    monkeypatch.setattr(vouchers, "set_status", real_set_status)
+    monkeypatch.setattr(engine.vouchers, "set_status", real_set_status)
     voucher_id = engine.storage.query_one("SELECT id FROM vouchers WHERE numero = 7")["id"]
     assert engine.voucher(voucher_id)["status"] == "enviado"
     with engine.storage.write() as conn:  # and the submission left as an interrupted attempt leaves it
@@ -377,7 +376,7 @@ def test_the_biggest_voucher_passes_the_limits_with_room_to_spare(engine, compan
 
 def test_the_signature_check_itself_refuses_a_bomb_quickly():
     """`verify_xml` (the GUI's check, the sandbox's) applies the same limits before canonicalising."""
-    from app.core.invoicing.signing import verify_xml
+    from app.core.invoicing.xmldsig import verify_xml
 
     started = time.perf_counter()
     result = verify_xml(bomb(40_000))

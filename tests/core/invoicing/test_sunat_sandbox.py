@@ -156,7 +156,6 @@ def test_yupana_sandbox_sunat_prints_its_url_and_configures_the_folder(home):
     import sys
 
     from app.core.engine import Engine
-    from app.core.platform.environments import endpoint
     from tests.helpers.base import ROOT
 
     process = subprocess.Popen([sys.executable, "-m", "app", "sandbox", "sunat", "--port", "0", "--configure"],
@@ -166,11 +165,11 @@ def test_yupana_sandbox_sunat_prints_its_url_and_configures_the_folder(home):
         line = json.loads(process.stdout.readline())
         assert line["name"] == "sunat" and line["base_url"].startswith("http://127.0.0.1:")
         with Engine(home) as engine:  # the sandbox environment uses it; the settings of beta are untouched
-            assert endpoint(engine, "sunat_url_beta", "sandbox") == line["base_url"] + "/ol-ti-itcpfegem-beta/billService"
-            assert endpoint(engine, "sunat_url_consulta", "sandbox") == (line["base_url"]
+            assert engine.addresses.endpoint("sunat_url_beta", "sandbox") == line["base_url"] + "/ol-ti-itcpfegem-beta/billService"
+            assert engine.addresses.endpoint("sunat_url_consulta", "sandbox") == (line["base_url"]
                                                                          + "/ol-it-wsconscpegem/billConsultService")
             assert engine.config_get("sunat_url_beta").startswith("https://e-beta.sunat.gob.pe")
-            assert endpoint(engine, "sunat_url_beta", "beta").startswith("https://e-beta.sunat.gob.pe")
+            assert engine.addresses.endpoint("sunat_url_beta", "beta").startswith("https://e-beta.sunat.gob.pe")
             assert engine.config_get("sunat_url_produccion").startswith("https://e-factura.sunat.gob.pe")
             assert line["base_url"] not in json.dumps(engine.config_list())
         stats = httpx.get(line["base_url"] + "/control/stats").json()
@@ -180,4 +179,4 @@ def test_yupana_sandbox_sunat_prints_its_url_and_configures_the_folder(home):
         process.wait(10)
     assert process.returncode == 0
     with Engine(home) as engine:  # stopped: its addresses went with it
-        assert endpoint(engine, "sunat_url_beta", "sandbox") == "" and engine.sandbox_endpoints.all() == {}
+        assert engine.addresses.endpoint("sunat_url_beta", "sandbox") == "" and engine.sandbox_endpoints.all() == {}

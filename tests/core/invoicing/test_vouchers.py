@@ -12,7 +12,6 @@ import pytest
 from lxml import etree
 
 from app.core.errors import ErrorCode, YupanaError
-from app.core.invoicing import vouchers
 from app.core.invoicing.amounts import amount_in_words, integer_words
 from tests.helpers.base import RULES_DIR
 from tests.helpers.voucher_matrix import MATRIX
@@ -55,7 +54,7 @@ def test_factura_content_and_hash(engine, company):
     assert root.findtext(".//cac:RegistrationAddress/cbc:District", namespaces=NS) == "LIMA"
     assert root.findtext("cac:Signature/cac:DigitalSignatureAttachment/cac:ExternalReference/cbc:URI",
                          namespaces=NS) == "#SignatureSP"
-    row = vouchers.find(engine, "20100066603", "01", "F001", 1)
+    row = engine.vouchers.find("20100066603", "01", "F001", 1)
     assert row["status"] == "generado" and row["xml"] == result.xml and row["total"] == "118.00"
     assert row["hash"] == result.hash and row["receptor_nombre"] == "DISTRIBUIDORA ANDINA S.A.C."
 
@@ -109,30 +108,30 @@ def test_customer_name_from_registry_or_a_clear_400(engine, company, monkeypatch
     assert status == 400 and envelope["error"]["details"][0]["field"] == "receptor.razon_social"
     from app.core.contract import RucRecord
 
-    monkeypatch.setattr(engine, "ruc", lambda numero: RucRecord(ruc=numero, razon_social="EMPRESA DEL PADRÓN S.A."))
+    monkeypatch.setattr(engine.registry, "ruc", lambda numero: RucRecord(ruc=numero, razon_social="EMPRESA DEL PADRÓN S.A."))
     result = engine.generar_xml(request)
     assert "<cbc:RegistrationName>EMPRESA DEL PADRÓN S.A.</cbc:RegistrationName>" in result.xml
 
 
 def test_store_api_for_signing_and_sending(engine, company):
     result = engine.generar_xml(BASE["boleta-dni"])
-    row = vouchers.find_by_xml(engine, result.xml)
+    row = engine.vouchers.find_by_xml(result.xml)
     assert row is not None and row["nombre_archivo"] == result.nombre_archivo
-    assert vouchers.find_by_xml(engine, result.xml + " ") is None
+    assert engine.vouchers.find_by_xml(result.xml + " ") is None
     seen = []
     engine.events.subscribe(lambda name, payload: seen.append(payload))
     signed = result.xml.replace("<ext:ExtensionContent></ext:ExtensionContent>", "<ext:ExtensionContent>firma</ext:ExtensionContent>")
-    vouchers.record_signature(engine, row["id"], signed, "ZGlnZXN0", "c2ln", "cert-1")
-    stored = vouchers.find_by_signed_xml(engine, signed)
+    engine.vouchers.record_signature(row["id"], signed, "ZGlnZXN0", "c2ln", "cert-1")
+    stored = engine.vouchers.find_by_signed_xml(signed)
     assert stored["status"] == "firmado" and stored["digest_value"] == "ZGlnZXN0" and stored["certificado_id"] == "cert-1"
-    vouchers.set_status(engine, row["id"], "aceptado")
+    engine.vouchers.set_status(row["id"], "aceptado")
     assert engine.voucher(row["id"])["status"] == "aceptado"
     assert [p["status"] for p in seen] == ["firmado", "aceptado"]
     with pytest.raises(YupanaError) as bad:
-        vouchers.set_status(engine, row["id"], "perdido")
+        engine.vouchers.set_status(row["id"], "perdido")
     assert bad.value.code == ErrorCode.INVALID_INPUT
     with pytest.raises(YupanaError) as missing:
-        vouchers.set_status(engine, 999, "aceptado")
+        engine.vouchers.set_status(999, "aceptado")
     assert missing.value.code == ErrorCode.NOT_FOUND
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.core.contract import GenerarXmlRequest
 from app.core.errors import YupanaError
-from app.core.invoicing import ubl, vouchers
+from app.core.invoicing import ubl, voucher_keys
 from tests.helpers.base import SUNAT_CHECK
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, MATRIX, item
 
@@ -90,12 +90,12 @@ def sheets():
 
 
 def _sunat_verdict(sheets, engine, request: dict, tmp_path) -> dict:
-    doc = vouchers.build_document(engine, GenerarXmlRequest.model_validate(request), checks=False)
+    doc = engine.generation.build(GenerarXmlRequest.model_validate(request), checks=False)
     path = tmp_path / "bad.xml"
     path.write_text(ubl.render(doc), encoding="utf-8")
     tree = sheets.etree.parse(str(path))
     local, tipo, *_ = sheets.describe(tree)
-    name = vouchers.file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
+    name = voucher_keys.file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
     return sheets.check_rules(tree, local, tipo, name)
 
 

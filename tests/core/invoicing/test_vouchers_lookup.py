@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from app.core.invoicing import vouchers
+from app.core.invoicing import voucher_keys, xmldsig
 from app.core.platform.companies import Company
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.voucher_matrix import MATRIX
@@ -22,13 +22,13 @@ def test_every_voucher_type_is_found_by_its_text_and_its_signed_text(engine, com
     for _name, request in MATRIX:
         generated = engine.generar_xml(copy.deepcopy(request))
         key = (ISSUER_RUC, request["tipo"], request["serie"], request["numero"])
-        assert vouchers.key_of_text(generated.xml) == key
+        assert voucher_keys.key_of_text(generated.xml) == key
         signed = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id}).xml_firmado
-        assert vouchers.key_of_text(signed) == key
-        row = vouchers.find(engine, *key)
-        assert vouchers.find_by_xml(engine, generated.xml)["id"] == row["id"]
-        assert vouchers.find_by_signed_xml(engine, signed)["id"] == row["id"]
-        assert vouchers.find_for_signing(engine, generated.xml)["id"] == row["id"]
+        assert voucher_keys.key_of_text(signed) == key
+        row = engine.vouchers.find(*key)
+        assert engine.vouchers.find_by_xml(generated.xml)["id"] == row["id"]
+        assert engine.vouchers.find_by_signed_xml(signed)["id"] == row["id"]
+        assert engine.vouchers.find_for_signing(generated.xml)["id"] == row["id"]
         seen_types.add(request["tipo"])
     assert seen_types == {"01", "03", "07", "08"}
 
@@ -37,9 +37,9 @@ def test_a_text_pointing_at_a_voucher_but_not_its_own_is_not_found(engine, compa
     request = dict(MATRIX)["factura-simple"]
     generated = engine.generar_xml(copy.deepcopy(request))
     altered = generated.xml.replace("Servicio de consultoría", "Servicio de consultoria")
-    assert vouchers.key_of_text(altered) == vouchers.key_of_text(generated.xml)  # same serie-número…
-    assert vouchers.find_by_xml(engine, altered) is None  # …but not the stored text
-    assert vouchers.find_for_signing(engine, altered) is None
+    assert voucher_keys.key_of_text(altered) == voucher_keys.key_of_text(generated.xml)  # same serie-número…
+    assert engine.vouchers.find_by_xml(altered) is None  # …but not the stored text
+    assert engine.vouchers.find_for_signing(altered) is None
     status, envelope = engine.call("firmar", {"xml": altered, "certificado_id": test_cert.certificado_id})
     assert status == 400 and envelope["error"]["details"][0]["field"] == "xml"
 
@@ -70,12 +70,11 @@ def test_an_issued_number_answers_for_itself_even_when_its_request_no_longer_bui
 def test_the_signed_hash_taken_over_slices_equals_the_hash_of_the_signed_text(engine, company, test_cert):
     import hashlib
 
-    from app.core.invoicing import signing
 
     key, certificate = engine.certificates.signing_material(test_cert.certificado_id)
     for name in ("factura-simple", "factura-texto-especial"):  # ASCII, and accents, ñ and an emoji
         xml = engine.generar_xml(copy.deepcopy(dict(MATRIX)[name])).xml
         for encoded in (None, xml.encode("utf-8")):
-            signed = signing.sign_canonical(xml, key, certificate, encoded=encoded)
+            signed = xmldsig.sign_canonical(xml, key, certificate, encoded=encoded)
             assert signed.sha256 == hashlib.sha256(signed.xml.encode("utf-8")).hexdigest()
     assert not xml.isascii()

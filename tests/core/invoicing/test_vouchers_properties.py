@@ -10,7 +10,7 @@ from lxml import etree
 
 from app.core.contract import GenerarXmlRequest, parse_model
 from app.core.errors import YupanaError
-from app.core.invoicing import ubl, vouchers
+from app.core.invoicing import ubl
 from app.core.invoicing.amounts import amount_in_words, integer_words, money
 
 NS = {"cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
@@ -33,7 +33,7 @@ def _factura(lines: list[dict], numero: int) -> dict:
 
 
 def _document(engine, request: dict) -> ubl.Document:
-    return vouchers.build_document(engine, parse_model(GenerarXmlRequest, request))
+    return engine.generation.build(parse_model(GenerarXmlRequest, request))
 
 
 @SETTINGS

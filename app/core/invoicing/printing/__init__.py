@@ -6,13 +6,12 @@ Pure: no storage, no engine. `render_pdf(xml_firmado, formato, issuer)` gives th
 
 from __future__ import annotations
 
+from app.core.errors import invalid
 from app.core.invoicing.printing.document import PrintedVoucher, parse
 from app.core.invoicing.printing.layout import FORMATS, Issuer, Page, lay_out
 
 
 def check_format(formato: str | None) -> str:
-    from app.core.errors import invalid
-
     chosen = (formato or "a4").strip().lower()
     if chosen not in FORMATS:
         raise invalid("formato", f"El formato «{formato}» no existe: use «a4» o «ticket».")
@@ -25,7 +24,7 @@ def pages(xml_firmado: bytes | str, formato: str = "a4", issuer: Issuer | None =
 
 def render_pdf(xml_firmado: bytes | str, formato: str = "a4", issuer: Issuer | None = None) -> bytes:
     """The voucher's PDF in «a4» or «ticket» format."""
-    from app.core.invoicing.printing.pdf import write
+    from app.core.invoicing.printing.pdf import write  # fpdf2 is loaded with the first PDF, not at start-up
 
     voucher = parse(xml_firmado)
     return write(lay_out(voucher, check_format(formato), issuer), f"{voucher.title} {voucher.serie_numero}")

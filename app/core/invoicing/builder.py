@@ -1,0 +1,333 @@
+"""The voucher builder, pure: the contract's request, the issuer's profile and a way to name a customer by RUC
+become a complete UBL 2.1 document (app.core.invoicing.ubl renders it). Lines, taxes, totals and legend are
+computed here in Decimal; every problem of a request is reported in one 400 with SUNAT's code where it has one.
+It knows nothing of storage or the engine (docs/vouchers.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta, timezone
+from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from app.core.contract import (
+    GenerarXmlRequest,
+    Item,
+    parse_model,
+    repaired_for_checks,
+    translate_validation_error,
+)
+from app.core.errors import YupanaError, invalid, invalid_many
+from app.core.invoicing import prevalidation as pv
+from app.core.invoicing import ubl
+from app.core.invoicing.amounts import CENT, IGV_RATE, ZERO, amount_in_words, money
+
+if TYPE_CHECKING:  # the builder takes a profile; it never opens the store of them
+    from app.core.platform.companies import Company
+
+LIMA = timezone(timedelta(hours=-5))  # Peru keeps UTC-5 all year
+PRICE_PLACES = Decimal("1E-10")
+
+CompanyOf = Callable[[str], "Company | None"]  # the issuer's profile by RUC
+NameOf = Callable[[str], str | None]  # a customer's name by RUC (the registry), None when unknown
+
+
+def _name_of(name_of: NameOf, ruc: str) -> str | None:
+    try:
+        name = name_of(ruc)
+    except YupanaError:
+        return None
+    return (name or "").strip() or None
+
+
+def _issuer(company_of: CompanyOf, problems: pv.Problems, ruc: str) -> Company | None:
+    problem = pv.ruc_problem(ruc)
+    if problem:
+        problems.add("emisor.ruc", f"El RUC «{ruc}» del campo «emisor.ruc» no es válido: {problem}.")
+        return None
+    company = company_of(ruc)
+    if company is None:
+        problems.add("emisor.ruc", f"No hay una empresa emisora con RUC «{ruc}» (campo «emisor.ruc»). "
+                     "Regístrela con `yupana company set`.")
+    return company
+
+
+def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
+    """The customer as catalogue 06 type, number and name, checked against the voucher type."""
+    receptor = request.receptor
+    pv.check_characters(problems, "receptor.razon_social", receptor.razon_social)
+    pv.check_characters(problems, "receptor.numero_documento", receptor.numero_documento)
+    pv.check_characters(problems, "receptor.ruc", receptor.ruc)
+    tipo = request.tipo if request.tipo in ("01", "03") else (
+        request.documento_referencia.tipo if request.documento_referencia else "01")
+    boleta = tipo == "03"
+    tipo_doc = receptor.tipo_documento or ("6" if receptor.ruc else None)
+    numero = receptor.ruc if tipo_doc == "6" and receptor.ruc else (receptor.numero_documento or "")
+    name = receptor.razon_social or ""
+    if tipo_doc is None:
+        if not boleta:
+            problems.add("receptor.ruc", "El campo «receptor.ruc» es obligatorio en una factura y sus notas.", "2014")
+            return ubl.Party("6", "-", name or "-")
+        return ubl.Party("0", "-", name or "CLIENTES VARIOS")
+    if tipo_doc not in pv.DOCUMENT_TYPES:
+        problems.add("receptor.tipo_documento", f"El tipo de documento «{tipo_doc}» del campo "
+                     "«receptor.tipo_documento» no es válido: use 1 (DNI), 4 (CE), 6 (RUC), 7 (pasaporte), "
+                     "A (cédula diplomática) o 0 (sin documento).", "2800")
+        return ubl.Party("0", "-", name or "-")
+    if not boleta and (tipo_doc != "6") != exportacion:
+        detail = ("una exportación se emite a un cliente no domiciliado (sin RUC)" if exportacion
+                  else "una factura y sus notas se emiten a un RUC (tipo 6)")
+        problems.add("receptor.tipo_documento", f"El campo «receptor.tipo_documento» no es válido: {detail}.", "2800")
+    if tipo_doc == "6":
+        pv.check_customer_ruc(problems, numero, "receptor.ruc" if receptor.ruc else "receptor.numero_documento")
+        if not name and not problems.details:
+            name = _name_of(name_of, numero) or ""
+            if not name:
+                problems.add("receptor.razon_social", f"No se pudo obtener la razón social del RUC «{numero}»: "
+                             "indique el campo «receptor.razon_social».", "2021")
+        return ubl.Party("6", numero, name or "-")
+    if tipo_doc == "0":
+        numero = numero or "-"
+    elif not numero:
+        problems.add("receptor.numero_documento", "El campo «receptor.numero_documento» es obligatorio para el "
+                     f"tipo de documento {tipo_doc}.", "2014")
+    pv.check_identity(problems, tipo_doc, numero, boleta)
+    if not name:
+        if tipo_doc == "0":
+            name = "CLIENTES VARIOS"
+        else:
+            problems.add("receptor.razon_social", "El campo «receptor.razon_social» (nombre del cliente) es "
+                         f"obligatorio para el tipo de documento {tipo_doc}.", "2021")
+    return ubl.Party(tipo_doc, numero or "-", name or "-")
+
+
+# Lines repeat: a shop sells the same products in the same quantities all day, and a batch of boletas is made of
+# them. A line's values, checks and XML depend only on its item's fields, so a line that passed its checks is kept
+# and reused as it is (ubl.Line also keeps its rendered XML). Equal Decimals (1 and 1.00) give the same line: amounts
+# are written without trailing zeros. Bounded: emptied when full.
+_LINE_CACHE_SIZE = 4096
+_line_cache: dict[tuple, ubl.Line] = {}
+
+
+def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
+    # Ten of these per ten-line voucher: checks take their fast path when all is fine, no helper calls.
+    lines = []
+    for index, item in enumerate(request.items):
+        key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
+               item.tipo_afectacion_igv)
+        line = _line_cache.get(key)
+        if line is None:
+            before = len(problems.details)
+            line = _new_line(problems, index, item)
+            if line is None:
+                continue
+            if len(problems.details) == before:  # only a line without problems is kept
+                if len(_line_cache) >= _LINE_CACHE_SIZE:
+                    _line_cache.clear()
+                _line_cache[key] = line
+        lines.append(line)
+    return lines
+
+
+def _new_line(problems: pv.Problems, index: int, item: Item) -> ubl.Line | None:
+    """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`."""
+    afectacion = item.tipo_afectacion_igv or "10"
+    unidad = item.unidad or "NIU"
+    cantidad, valor_unitario = item.cantidad, item.precio_unitario
+    pv.check_line(problems, index, item.descripcion, item.codigo, unidad, afectacion)
+    if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
+        return None
+    valor_venta = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
+    scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
+    taxed = scheme is ubl.IGV
+    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
+    if item.igv is not None:
+        if not item.igv.is_finite() or abs(item.igv - igv) > CENT:
+            problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
+                         f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
+            if not item.igv.is_finite():
+                return None
+        igv = money(item.igv)
+    precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES) if taxed else valor_unitario
+    return ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
+                    valor_venta, igv, scheme)
+
+
+def _subtotals(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Decimal]]:
+    sums: dict[str, tuple[Decimal, Decimal]] = {}
+    for line in lines:
+        taxable, tax = sums.get(line.scheme.code, (ZERO, ZERO))
+        sums[line.scheme.code] = (taxable + line.valor_venta, tax + line.igv)
+    return [(scheme, *sums[scheme.code]) for scheme in ubl.SCHEME_ORDER if scheme.code in sums]
+
+
+def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, fecha: date
+             ) -> tuple[str | None, list[tuple[Decimal, date]]]:
+    forma = request.forma_pago
+    if request.tipo not in ("01", "03"):
+        return None, []
+    if forma is None:
+        return ("Contado" if request.tipo == "01" else None), []
+    if forma.tipo == "Contado":
+        if forma.cuotas:
+            problems.add("forma_pago.cuotas", "El campo «forma_pago.cuotas» solo se admite con pago al Credito.",
+                         "3252")
+        return "Contado", []
+    if not forma.cuotas:
+        problems.add("forma_pago.cuotas", "Una venta al Credito necesita al menos una cuota en «forma_pago.cuotas».",
+                     "3249")
+    cuotas = []
+    for index, cuota in enumerate(forma.cuotas):
+        if not cuota.monto.is_finite() or cuota.monto <= 0 or pv.decimals(cuota.monto) > 2:
+            problems.add(f"forma_pago.cuotas[{index}].monto", f"El campo «forma_pago.cuotas[{index}].monto» debe ser "
+                         "mayor que cero, con hasta 2 decimales.", "3253")
+        if cuota.fecha_vencimiento <= fecha:
+            problems.add(f"forma_pago.cuotas[{index}].fecha_vencimiento", f"El campo «forma_pago.cuotas[{index}]."
+                         "fecha_vencimiento» debe ser posterior a la fecha de emisión.", "3267")
+        cuotas.append((cuota.monto, cuota.fecha_vencimiento))
+    pending = sum((amount for amount, _ in cuotas), ZERO)
+    if pending > total:
+        problems.add("forma_pago.cuotas", f"La suma de «forma_pago.cuotas» ({pending}) supera el importe total "
+                     f"({total}).", "3265")
+    return "Credito", cuotas
+
+
+def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
+                    ) -> tuple[tuple[str, str] | None, tuple[str, str] | None, str | None]:
+    """(reference, reason, serie letter) of a note; for invoices (None, None, letter of the type)."""
+    if request.tipo in pv.SERIE_LETTER:
+        return None, None, pv.SERIE_LETTER[request.tipo]
+    ref = request.documento_referencia
+    reasons = pv.CREDIT_REASONS if request.tipo == "07" else pv.DEBIT_REASONS
+    letter = None
+    reference = None
+    if ref is None:
+        problems.add("documento_referencia", "El campo «documento_referencia» (comprobante que modifica la nota) "
+                     "es obligatorio.", "2128")
+    elif ref.tipo not in pv.SERIE_LETTER:
+        problems.add("documento_referencia.tipo", "El campo «documento_referencia.tipo» debe ser 01 (factura) o "
+                     "03 (boleta).", "2116" if request.tipo == "07" else "2204")
+    else:
+        letter = pv.SERIE_LETTER[ref.tipo]
+        if not (pv.SERIE_PATTERN.match(ref.serie) and ref.serie[0] == letter and 1 <= ref.numero <= pv.MAX_NUMERO):
+            problems.add("documento_referencia.serie", f"«documento_referencia» ({ref.serie}-{ref.numero}) no es "
+                         f"una serie-número válida de tipo {ref.tipo}.", "2117" if request.tipo == "07" else "2205")
+        reference = (ref.tipo, f"{ref.serie}-{ref.numero}")
+    code = request.codigo_motivo
+    if code not in reasons:
+        catalogue = "09" if request.tipo == "07" else "10"
+        problems.add("codigo_motivo", f"El campo «codigo_motivo» debe ser un código del catálogo {catalogue}: "
+                     f"{', '.join(reasons)}.", "2172")
+        if not code:
+            return reference, None, letter
+    description = request.descripcion_motivo or reasons.get(code or "", "-")
+    pv.check_text(problems, "descripcion_motivo", description, pv.MAX_REASON, "2135")
+    if "\n" in description or "\r" in description:
+        problems.add("descripcion_motivo", "El campo «descripcion_motivo» debe ser una sola línea.", "2135")
+    return reference, (code, description), letter
+
+
+def _when(request: GenerarXmlRequest) -> tuple[date, time]:
+    now = datetime.now(LIMA)
+    return request.fecha_emision or now.date(), (request.hora_emision or now.time()).replace(microsecond=0,
+                                                                                               tzinfo=None)
+
+
+def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: NameOf,
+                   checks: bool = True) -> ubl.Document:
+    """Compute the whole voucher from the request; raise one 400 listing every problem found. `company_of` gives
+    the issuer's profile by RUC (None: not registered), `name_of` a customer's name by RUC (None: unknown).
+
+    `checks=False` (tests only) keeps only what is needed to render, so SUNAT's own sheets can be
+    asked what they say about a voucher Yupana would have refused.
+    """
+    problems = pv.Problems()
+    if request.tipo not in ubl.LAYOUT:
+        raise invalid("tipo", f"El campo «tipo» ({request.tipo}) debe ser 01 (factura), 03 (boleta), "
+                      "07 (nota de crédito) u 08 (nota de débito).", "1003")
+    company = _issuer(company_of, problems, request.emisor.ruc)
+    reference, motivo, letter = _note_reference(request, problems)
+    pv.check_serie_numero(problems, request.tipo, request.serie, request.numero, letter)
+    moneda = (request.moneda or "PEN").upper()
+    if moneda not in pv.CURRENCIES:
+        problems.add("moneda", f"El campo «moneda» ({moneda}) debe ser PEN o USD.", "3088")
+    if not request.items:
+        problems.add("items", "El campo «items» debe tener al menos una línea.", "2023")
+    lines = _lines(request, problems)
+    exportacion = bool(lines) and all(line.afectacion == "40" for line in lines)
+    if not exportacion and any(line.afectacion == "40" for line in lines):
+        index = next(i for i, line in enumerate(lines) if line.afectacion == "40")
+        problems.add(f"items[{index}].tipo_afectacion_igv", "Una exportación (afectación 40) no se mezcla con "
+                     "ventas internas en un mismo comprobante.", "2642")
+    receptor = _customer(name_of, request, problems, exportacion)
+    valor_venta = sum((line.valor_venta for line in lines), ZERO)
+    igv = sum((line.igv for line in lines), ZERO)
+    total = valor_venta + igv
+    fecha, hora = _when(request)
+    forma_pago, cuotas = _payment(request, problems, total, fecha)
+    if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"
+            and total > pv.BOLETA_ID_THRESHOLD):
+        problems.add("receptor.numero_documento", "Una boleta de más de S/ 700.00 debe identificar al cliente "
+                     "(«receptor.tipo_documento» y «receptor.numero_documento»).", "2396")
+    if checks:
+        problems.raise_if_any()
+    if company is None:
+        raise invalid("emisor.ruc", f"No hay una empresa emisora con RUC «{request.emisor.ruc}».")
+    place = company.place
+    return ubl.Document(
+        tipo=request.tipo, serie=request.serie, numero=request.numero, fecha=fecha, hora=hora, moneda=moneda,
+        tipo_operacion="0200" if exportacion else "0101", emisor_ruc=company.ruc,
+        emisor_nombre=company.razon_social, emisor_comercial=company.nombre_comercial,
+        emisor_ubigeo=company.ubigeo, emisor_direccion=company.direccion,
+        emisor_departamento=place.departamento.upper() if place else "-",
+        emisor_provincia=place.provincia.upper() if place else "-",
+        emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
+        receptor=receptor, lines=lines, subtotals=_subtotals(lines), valor_venta=valor_venta, igv=igv, total=total,
+        leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
+        motivo=motivo)
+
+
+# ---------------------------------------------------------------- every problem in one answer
+
+def parse_request(payload: Any, company_of: CompanyOf, name_of: NameOf) -> GenerarXmlRequest:
+    """Operation 1's request; a request with type errors also gets its content problems in the same
+    answer (a client fixes its request once), found on a copy with stand-ins for the broken fields."""
+    if not isinstance(payload, dict):
+        return parse_model(GenerarXmlRequest, payload)
+    try:
+        return GenerarXmlRequest.model_validate(payload)
+    except ValidationError as exc:
+        raise _every_problem(payload, exc, company_of, name_of) from None
+
+
+def _every_problem(payload: dict, exc: ValidationError, company_of: CompanyOf, name_of: NameOf) -> YupanaError:
+    typed = translate_validation_error(exc)
+    repaired = repaired_for_checks(GenerarXmlRequest, payload, exc)
+    if repaired is None:
+        return typed
+    request, replaced = repaired
+    try:
+        build_document(request, company_of, name_of)
+    except YupanaError as content:
+        more = [d for d in content.details if not _depends_on(d.field or "", replaced)]
+        return invalid_many(typed.details + more) if more else typed
+    return typed
+
+
+def _depends_on(field: str, replaced: list[str]) -> bool:
+    """Whether a content problem may come from a stand-in: the same field, what is computed from it (the
+    line's IGV, the cuotas against the total, the boleta threshold), or inside a replaced object."""
+    for path in replaced:
+        if field == path or field.startswith((path + ".", path + "[")):
+            return True
+        line = re.match(r"^(items\[\d+\])\.", path)
+        if line and field in (line.group(1), line.group(1) + ".igv"):
+            return True
+        if path.startswith("items") and field.startswith(("forma_pago", "receptor.numero_documento")):
+            return True
+        if path.startswith("forma_pago.cuotas") and field == "forma_pago.cuotas":
+            return True
+    return False

@@ -1,0 +1,95 @@
+"""Operation 1 (POST /api/v1/facturacion/xml): a request becomes a stored, numbered UBL voucher.
+
+The builder (pure) computes the document; SUNAT's own sheets are asked when a rule folder is configured; the
+store keeps it. A serie-número is issued once: the same request again gets the stored document back, a
+different one a 409. See docs/vouchers.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.contract import GenerarXmlRequest, GenerarXmlResult
+from app.core.errors import YupanaError, conflict, invalid
+from app.core.invoicing import sunat_rules, ubl
+from app.core.invoicing.builder import CompanyOf, NameOf, build_document, parse_request
+from app.core.invoicing.voucher_keys import (
+    content_key_of,
+    file_name,
+    legacy_request_json,
+    request_json,
+    written_request_json,
+    xml_hashes,
+)
+from app.core.invoicing.voucher_store import NumberTaken, VoucherStore
+from app.core.platform.settings import Settings
+
+
+class Generation:
+    def __init__(self, store: VoucherStore, settings: Settings, company_of: CompanyOf, name_of: NameOf) -> None:
+        self.store = store
+        self.settings = settings
+        self.company_of = company_of
+        self.name_of = name_of
+
+    def parse(self, payload: Any) -> GenerarXmlRequest:
+        return parse_request(payload, self.company_of, self.name_of)
+
+    def build(self, request: GenerarXmlRequest, checks: bool = True) -> ubl.Document:
+        return build_document(request, self.company_of, self.name_of, checks)
+
+    def run_sunat_rules(self, xml: str, name: str) -> list[str]:
+        """SUNAT's own sheets, when a rule folder is configured: a rejection is a 400, observations are returned."""
+        rules_dir = self.settings.get("sunat_rules_dir")
+        if not rules_dir:
+            return []
+        verdict = sunat_rules.check(rules_dir, xml, name)
+        if verdict.rejection:
+            raise invalid(None, f"Las reglas de SUNAT rechazan el comprobante con el código {verdict.rejection}: "
+                          f"{verdict.message}", verdict.rejection)
+        return verdict.observations
+
+    def existing(self, request: GenerarXmlRequest, content_key: str) -> GenerarXmlResult | None:
+        """The stored answer for this request's serie-número, or None when the number is free; a 409 when it was
+        issued with other content."""
+        voucher_id = self.store.id_of(request.emisor.ruc, request.tipo, request.serie, request.numero)
+        if voucher_id is None:
+            return None
+        row = self.store.get(voucher_id)
+        if row["content_key"] not in (content_key, content_key_of(written_request_json(request)),
+                                      content_key_of(legacy_request_json(request))):
+            following = self.store.next_numero(request.emisor.ruc, request.tipo, request.serie)
+            raise conflict("numero", f"El comprobante {request.serie}-{request.numero} (tipo {request.tipo}) ya fue "
+                           f"generado con otro contenido: use el siguiente número ({following}).")
+        return GenerarXmlResult(xml=row["xml"], hash=row["hash"], nombre_archivo=row["nombre_archivo"])
+
+    def generate(self, request: GenerarXmlRequest) -> tuple[int | None, GenerarXmlResult]:
+        """(voucher id, result): a new voucher, or the stored one when this same request was issued before."""
+        canonical = request_json(request)
+        content_key = content_key_of(canonical)
+        # Built first, without asking whether the number was issued (almost never): the unique index answers at the
+        # insert, and a refusal on the way also checks, so that an issued number still answers for itself.
+        try:
+            doc = self.build(request)
+            xml = ubl.render(doc)
+            name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
+            observations = self.run_sunat_rules(xml, name)
+        except YupanaError as refusal:
+            return self._stored_or_raise(request, content_key, refusal)
+        digest, xml_sha256 = xml_hashes(xml)
+        try:
+            with self.store.storage.write(durable=True) as conn:  # a number handed out must survive a power cut
+                voucher_id = self.store.add(conn, doc, name=name, xml_hash=digest, xml_sha256=xml_sha256,
+                                            content_key=content_key, request_json=canonical, xml=xml)
+        except NumberTaken as taken:  # issued before, or by another thread meanwhile
+            return self._stored_or_raise(request, content_key, taken)
+        self.store.on_change(voucher_id, "generado")
+        return voucher_id, GenerarXmlResult(xml=xml, hash=digest, nombre_archivo=name, observaciones=observations)
+
+    def _stored_or_raise(self, request: GenerarXmlRequest, content_key: str,
+                         error: Exception) -> tuple[int | None, GenerarXmlResult]:
+        """An issued number answers for itself (or 409s); a free one gets `error`."""
+        stored = self.existing(request, content_key)
+        if stored is None:
+            raise error
+        return self.store.id_of(request.emisor.ruc, request.tipo, request.serie, request.numero), stored
