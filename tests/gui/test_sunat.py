@@ -89,7 +89,7 @@ def test_resend_from_the_detail_after_fixing_the_credentials(qtbot, context, sun
     detail.resend_button.click()
     wait_idle(qtbot, context.workers, timeout=30_000)
     assert detail.banner.tone == "success", detail.banner.text.text()
-    assert detail.status_badge.text().strip() == "aceptado"
+    assert detail.status_badge.property("status") == "aceptado" and detail.status_badge.text().strip() == "Aceptado"
     assert not detail.resend_button.isEnabled()
 
 
