@@ -9,9 +9,6 @@ from app.gui.voucher_form import VoucherForm
 from app.gui.vouchers import VouchersPage
 from tests.helpers.gui import open_widget, wait_idle
 
-pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
-
-
 
 def filled_form(qtbot, context) -> VoucherForm:
     form = open_widget(qtbot, context, VoucherForm, show=True)
