@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.core.platform.events import MESSAGE_DELIVERED, MESSAGE_READ, MESSAGE_RECEIVED
+
 DEMO_RUC = "20100066603"
 DEMO_PASSPHRASE = "yupana-demo"  # only for the throw-away demo folder, never for real data
 
@@ -180,11 +182,11 @@ def _messaging_steps(get_engine: Callable[[], Any], gateway: Any, home: Path,
         engine = get_engine()
         arrived = threading.Event()
         unsubscribe = engine.events.subscribe(
-            lambda name, payload: arrived.set() if name == "message.received" else None)
+            lambda name, payload: arrived.set() if name == MESSAGE_RECEIVED else None)
         try:
-            gateway.emit("message.delivered", "demo")
-            gateway.emit("message.read", "demo")
-            gateway.emit("message.received", "demo", sender=DEMO_CUSTOMER, body="Recibido, ¡gracias!",
+            gateway.emit(MESSAGE_DELIVERED, "demo")
+            gateway.emit(MESSAGE_READ, "demo")
+            gateway.emit(MESSAGE_RECEIVED, "demo", sender=DEMO_CUSTOMER, body="Recibido, ¡gracias!",
                          name="Cliente Demostración")
             if not arrived.wait(10):
                 raise DemoFailed("el receptor de webhooks no recibió la respuesta")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import unreadable_file
 from app.core.platform import environments
+from app.core.platform.companies import Company
 
 from .company_form import CompanyForm
 from .context import Context
@@ -30,20 +30,20 @@ from .environment import confirm_switch
 from .widgets import MessageBanner
 
 ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.platform.environments
-    ("sandbox", "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
-    ("beta", "SUNAT beta: el servidor de pruebas de SUNAT (necesita internet; los comprobantes no valen)."),
-    ("produccion", "Producción: comprobantes reales ante SUNAT (necesita certificado real y clave SOL)."),
+    (environments.SANDBOX, "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
+    (environments.BETA, "SUNAT beta: el servidor de pruebas de SUNAT (necesita internet; los comprobantes no valen)."),
+    (environments.PRODUCCION, "Producción: comprobantes reales ante SUNAT (necesita certificado real y clave SOL)."),
 ]
 
 
-def apply_setup(context: Context, company: Any, environment: str, certificate: tuple[str, str] | None) -> list[str]:
+def apply_setup(context: Context, company: Company, environment: str, certificate: tuple[str, str] | None) -> list[str]:
     """Save the choices in a safe order; returns what was done, in Spanish, for the last page."""
     engine = context.engine
     done = []
     saved = engine.set_company(company)
     done.append(f"Empresa {saved.razon_social} ({saved.ruc}) registrada.")
     engine.config_set("environment", environment)
-    if environment == "sandbox":
+    if environment == environments.SANDBOX:
         started = context.sandboxes.start()
         done.append("Modo sandbox activo" + (f": {', '.join(sorted(started))}." if started else "."))
     else:
@@ -132,7 +132,7 @@ class EnvironmentPage(QWizardPage):
             button = QRadioButton(text)
             self.buttons[value] = button
             layout.addWidget(button)
-        self.buttons["sandbox"].setChecked(True)
+        self.buttons[environments.SANDBOX].setChecked(True)
         self.banner = MessageBanner()
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
@@ -167,7 +167,7 @@ class SetupAssistant(QWizard):
         context.workers.run(self, self._start_sandbox_if_chosen, failed=lambda exc: None)
 
     def _start_sandbox_if_chosen(self) -> None:
-        if self.context.engine.config_get("environment") == "sandbox":
+        if self.context.engine.config_get("environment") == environments.SANDBOX:
             self.context.sandboxes.start()
 
     def accept(self) -> None:  # «Terminar»: save everything on a worker, close only when it worked

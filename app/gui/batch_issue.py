@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 from .context import Context
 from .dialogs import choose_path
 from .widgets import MessageBanner, show_progress
-from .workers import Job, require
+from .workers import Job
 
 SHOWN_ERRORS = 8
 
@@ -58,8 +58,7 @@ class BatchIssuer(QWidget):
             from app.core.invoicing.batches import read_requests
 
             requests = read_requests(path)
-            results = list(require(engine, "emitir_lote")(requests, progress=job.report,
-                                                          cancel=job.cancelled.is_set))
+            results = list(engine.emitir_lote(requests, progress=job.report, cancel=job.cancelled.is_set))
             errors = [(number, result["error"]["message"]) for number, result in enumerate(results, start=1)
                       if not result["success"]]
             return {"emitidos": len(results) - len(errors), "con_error": len(errors), "errores": errors,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
 
 
 class EngineEvents(QObject):
@@ -12,7 +15,7 @@ class EngineEvents(QObject):
 
     event = Signal(str, object)
 
-    def __init__(self, engine: Any, parent: QObject | None = None) -> None:
+    def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._unsubscribe = engine.events.subscribe(self._relay)
         self.destroyed.connect(lambda *_: self.stop())

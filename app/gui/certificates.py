@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -22,47 +22,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import unreadable_file
+from app.core.platform.events import CERTIFICATE_DELETED, CERTIFICATE_SAVED, COMPANY_SAVED
 
 from .context import Context
 from .dialogs import PasswordDialog, choose_path, confirm
-from .widgets import Badge, MessageBanner, heading, value_of
-from .workers import require
+from .widgets import Badge, MessageBanner, heading
 
+if TYPE_CHECKING:
+    from app.core.invoicing.certificates import CertificateInfo
+    from app.core.platform.companies import Company
+
+REFRESH_EVENTS = (CERTIFICATE_SAVED, CERTIFICATE_DELETED, COMPANY_SAVED)
 COLUMNS = ["Titular", "RUC", "Válido desde", "Válido hasta", "Estado", "Predeterminado"]
-SOON_DAYS = 30
-
-
-def first(record: Any, *names: str) -> Any:
-    for name in names:
-        value = value_of(record, name)
-        if value not in (None, ""):
-            return value
-    return None
-
-
-def as_date(value: Any) -> date | None:
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str) and value:
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).date()
-        except ValueError:
-            return None
-    return None
-
-
-def expiry(valid_until: date | None, today: date | None = None) -> tuple[str, str]:
-    """(badge text, colour) for a certificate's expiry date."""
-    if valid_until is None:
-        return "Sin fecha", "#757575"
-    days = (valid_until - (today or datetime.now(UTC).date())).days
-    if days < 0:
-        return "Vencido", "#c62828"
-    if days <= SOON_DAYS:
-        return f"Vence en {days} días", "#e65100"
-    return "Vigente", "#2e7d32"
 
 
 def common_name(subject: str) -> str:
@@ -71,15 +42,13 @@ def common_name(subject: str) -> str:
     return match.group(1).replace("\\,", ",").strip() if match else subject
 
 
-def certificate_badge(cert: Any, until: date | None) -> tuple[str, str]:
-    """The store's own verdict when it gives one (same 30-day rule), else from the date."""
-    if hasattr(cert, "vencido") and hasattr(cert, "por_vencer"):
-        if cert.vencido():
-            return "Vencido", "#c62828"
-        if cert.por_vencer():
-            return f"Vence en {max(cert.dias_restantes(), 0)} días", "#e65100"
-        return "Vigente", "#2e7d32"
-    return expiry(until)
+def certificate_badge(cert: CertificateInfo, now: dt.datetime | None = None) -> tuple[str, str]:
+    """(badge text, colour): the store's own verdict (expired, within its last 30 days, valid)."""
+    if cert.vencido(now):
+        return "Vencido", "#c62828"
+    if cert.por_vencer(now):
+        return f"Vence en {max(cert.dias_restantes(now), 0)} días", "#e65100"
+    return "Vigente", "#2e7d32"
 
 
 class CertificatesPage(QWidget):
@@ -124,22 +93,14 @@ class CertificatesPage(QWidget):
         self.reload()
 
     def _on_event(self, name: str, payload: dict) -> None:
-        if name.startswith("certificate") or name == "company.saved":
+        if name in REFRESH_EVENTS:
             self.reload()
 
     # ------------------------------------------------------------ list
 
     def reload(self) -> None:
-        def load() -> tuple[list, list, dict]:
-            companies = self.engine.list_companies()
-            certificates = require(self.engine, "list_certificates")()
-            defaults = {}
-            if hasattr(self.engine, "default_certificate"):
-                for company in companies:
-                    chosen = self.engine.default_certificate(company.ruc)
-                    if chosen is not None:
-                        defaults[company.ruc] = first(chosen, "certificado_id", "id") or chosen
-            return companies, list(certificates), defaults
+        def load() -> tuple[list[Company], list[CertificateInfo]]:
+            return self.engine.list_companies(), self.engine.list_certificates()
 
         self.context.workers.run(self, load, done=self._show, failed=self._unavailable)
 
@@ -156,33 +117,26 @@ class CertificatesPage(QWidget):
             self.company.addItem(f"{company.ruc} — {company.razon_social}", company.ruc)
         self.company.setCurrentIndex(max(self.company.findData(current), 0))
 
-    def _show(self, loaded: tuple[list, list, dict]) -> None:
-        companies, certificates, defaults = loaded
+    def _show(self, loaded: tuple[list[Company], list[CertificateInfo]]) -> None:
+        companies, certificates = loaded
         self._fill_companies(companies)
         self.certificates = certificates
         self.table.setRowCount(len(certificates))
         for row, cert in enumerate(certificates):
-            until = as_date(first(cert, "valido_hasta", "valid_until"))
-            since = as_date(first(cert, "valido_desde", "valid_from"))
-            ruc = first(cert, "ruc") or ""
-            is_default = bool(first(cert, "predeterminado")) or \
-                defaults.get(ruc) == first(cert, "certificado_id", "id")
-            test = " (prueba)" if first(cert, "es_prueba") else ""
-            subject = first(cert, "sujeto", "subject") or ""
-            values = [common_name(subject) + test, ruc,
-                      since.isoformat() if since else "", until.isoformat() if until else ""]
+            test = " (prueba)" if cert.es_prueba else ""
+            values = [common_name(cert.sujeto) + test, cert.ruc, cert.valido_desde.date().isoformat(),
+                      cert.valido_hasta.date().isoformat()]
             for column, text in enumerate(values):
-                self.table.setItem(row, column, QTableWidgetItem(str(text)))
-            self.table.item(row, 0).setToolTip(subject)
-            text, colour = certificate_badge(cert, until)
-            self.table.setCellWidget(row, 4, Badge(text, colour))
-            mark = QTableWidgetItem("★ sí" if is_default else "")
+                self.table.setItem(row, column, QTableWidgetItem(text))
+            self.table.item(row, 0).setToolTip(cert.sujeto)
+            self.table.setCellWidget(row, 4, Badge(*certificate_badge(cert)))
+            mark = QTableWidgetItem("★ sí" if cert.predeterminado else "")
             mark.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
             self.table.setItem(row, 5, mark)
         if not certificates:
             self.banner.show_message("Todavía no hay certificados. Importe uno o cree uno de prueba.", "info")
 
-    def selected(self) -> Any | None:
+    def selected(self) -> CertificateInfo | None:
         row = self.table.currentRow()
         return self.certificates[row] if 0 <= row < len(self.certificates) else None
 
@@ -203,12 +157,12 @@ class CertificatesPage(QWidget):
     def import_file(self, path: str, password: str) -> None:
         self.banner.clear()
 
-        def work() -> Any:
+        def work() -> CertificateInfo:
             try:
                 data = Path(path).read_bytes()
             except OSError as exc:
                 raise unreadable_file("archivo", path, exc) from None
-            return require(self.engine, "import_certificate")(data, password)
+            return self.engine.import_certificate(data, password)
 
         self.context.workers.run(self, work, done=lambda cert: self._done("Certificado importado.", cert),
                                  failed=self.banner.show_error, busy=[self.import_button])
@@ -218,7 +172,7 @@ class CertificatesPage(QWidget):
         if not ruc:
             self.banner.show_message("Primero registre su empresa en Ajustes → Empresas.", "warning")
             return
-        self.context.workers.run(self, lambda: require(self.engine, "create_test_certificate")(ruc),
+        self.context.workers.run(self, lambda: self.engine.create_test_certificate(ruc),
                                  done=lambda cert: self._done("Certificado de prueba creado (solo para sandbox y "
                                                               "SUNAT beta).", cert),
                                  failed=self.banner.show_error, busy=[self.create_button])
@@ -228,8 +182,7 @@ class CertificatesPage(QWidget):
         if cert is None:
             self.banner.show_message("Elija un certificado de la lista.", "warning")
             return
-        ruc, cert_id = first(cert, "ruc"), first(cert, "certificado_id", "id")
-        self.context.workers.run(self, lambda: require(self.engine, "set_default_certificate")(ruc, cert_id),
+        self.context.workers.run(self, self.engine.set_default_certificate, cert.ruc, cert.certificado_id,
                                  done=lambda _: self._done("Certificado predeterminado actualizado.", None),
                                  failed=self.banner.show_error, busy=[self.default_button])
 
@@ -238,17 +191,16 @@ class CertificatesPage(QWidget):
         if cert is None:
             self.banner.show_message("Elija un certificado de la lista.", "warning")
             return
-        name = first(cert, "sujeto", "subject") or first(cert, "certificado_id", "id")
+        name = cert.sujeto or cert.certificado_id
         self.confirm_box = confirm(self, "Eliminar certificado",
                                    f"¿Eliminar el certificado «{name}»? No podrá firmar con él después.",
                                    lambda: self.delete(cert))
 
-    def delete(self, cert: Any) -> None:
-        cert_id = first(cert, "certificado_id", "id")
-        self.context.workers.run(self, lambda: require(self.engine, "delete_certificate")(cert_id),
+    def delete(self, cert: CertificateInfo) -> None:
+        self.context.workers.run(self, self.engine.delete_certificate, cert.certificado_id,
                                  done=lambda _: self._done("Certificado eliminado.", None),
                                  failed=self.banner.show_error, busy=[self.delete_button])
 
-    def _done(self, message: str, _: Any) -> None:
+    def _done(self, message: str, _: object) -> None:
         self.banner.show_message(message, "success")
         self.reload()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -21,7 +21,11 @@ from PySide6.QtWidgets import (
 
 from .context import Context
 from .dialogs import choose_path
-from .widgets import FieldErrors, MessageBanner, value_of
+from .widgets import FieldErrors, MessageBanner
+
+if TYPE_CHECKING:
+    from app.core.contract import RucRecord
+    from app.core.platform.companies import Company, PrintOptions
 
 
 def _plain(text: str | None) -> str:
@@ -143,16 +147,14 @@ class CompanyForm(QWidget):
         if 0 <= row < len(self.companies):
             self.fill(self.companies[row])
 
-    def fill(self, company: Any) -> None:
+    def fill(self, company: Company) -> None:
         self.ruc.setText(company.ruc)
         for name in self.inputs:
-            self.inputs[name].setText(getattr(company, name, None) or "")
+            self.inputs[name].setText(getattr(company, name) or "")
         self.logo_path, self.drop_logo = None, False
-        if hasattr(self.engine, "company_print_options"):
-            self.context.workers.run(self, self.engine.company_print_options, company.ruc,
-                                     done=self._show_print_options)
+        self.context.workers.run(self, self.engine.company_print_options, company.ruc, done=self._show_print_options)
 
-    def _show_print_options(self, options: Any) -> None:
+    def _show_print_options(self, options: PrintOptions) -> None:
         self.print_format.setCurrentIndex(max(0, self.print_format.findData(options.formato)))
         self.logo_label.setText(f"Logo de {options.logo_px[0]} × {options.logo_px[1]} px" if options.logo_px
                                 else "Sin logo")
@@ -184,15 +186,15 @@ class CompanyForm(QWidget):
                                  done=self._fill_from_register, failed=self._lookup_failed,
                                  busy=[self.lookup_button])
 
-    def _fill_from_register(self, record: Any) -> None:
-        for name in ("razon_social", "direccion"):
-            if value_of(record, name):
-                self.inputs[name].setText(value_of(record, name))
-        code = find_ubigeo(value_of(record, "departamento"), value_of(record, "provincia"),
-                           value_of(record, "distrito"))
+    def _fill_from_register(self, record: RucRecord) -> None:
+        if record.razon_social:
+            self.inputs["razon_social"].setText(record.razon_social)
+        if record.direccion:
+            self.inputs["direccion"].setText(record.direccion)
+        code = find_ubigeo(record.departamento, record.provincia, record.distrito)
         if code:
             self.inputs["ubigeo"].setText(code)
-        estado, condicion = value_of(record, "estado"), value_of(record, "condicion")
+        estado, condicion = record.estado, record.condicion
         if estado and (estado.upper() != "ACTIVO" or (condicion or "HABIDO").upper() != "HABIDO"):
             self.banner.show_message(f"Atención: SUNAT registra este RUC como {estado} / {condicion}.", "warning")
 
@@ -200,7 +202,7 @@ class CompanyForm(QWidget):
         if self.errors.show(exc) or not getattr(exc, "details", None):
             self.banner.show_error(exc)
 
-    def company(self) -> Any:
+    def company(self) -> Company:
         from app.core.platform.companies import Company
 
         values = {name: line.text().strip() for name, line in self.inputs.items()}
@@ -213,20 +215,17 @@ class CompanyForm(QWidget):
         company, formato = self.company(), self.print_format.currentData()
         logo_path, drop_logo = self.logo_path, self.drop_logo
 
-        def work() -> Any:
+        def work() -> Company:
             saved = self.engine.set_company(company)
-            if hasattr(self.engine, "set_company_print_options"):
-                self.engine.set_company_print_options(saved.ruc, formato, read_logo(logo_path) if logo_path else None,
-                                                      clear_logo=drop_logo)
+            self.engine.set_company_print_options(saved.ruc, formato, read_logo(logo_path) if logo_path else None,
+                                                  clear_logo=drop_logo)
             return saved
 
         self.context.workers.run(self, work, done=self._saved, failed=self.show_errors, busy=[self.save_button])
 
-    def _saved(self, company: Any) -> None:
+    def _saved(self, company: Company) -> None:
         self.logo_path, self.drop_logo = None, False
-        if hasattr(self.engine, "company_print_options"):
-            self.context.workers.run(self, self.engine.company_print_options, company.ruc,
-                                     done=self._show_print_options)
+        self.context.workers.run(self, self.engine.company_print_options, company.ruc, done=self._show_print_options)
         self.banner.show_message(f"Empresa {company.razon_social} ({company.ruc}) guardada.", "success")
         self.saved.emit(company)
         self.reload_companies()

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from app.core.platform.environments import ambiente_of
 from app.sandbox.mode import SandboxMode
 
 from .bridge import EngineEvents
 from .workers import Workers
 
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
 
 @dataclass
 class Context:
-    engine: Any
+    engine: Engine  # its methods are called as they are: tests/gui/test_engine_usage.py checks they exist
     workers: Workers
     events: EngineEvents
     sandboxes: SandboxMode
-
-    def ambiente(self, environment: str) -> str:
-        """The contract's `ambiente` for the app's environment (app.core.platform.environments)."""
-        return ambiente_of(environment)

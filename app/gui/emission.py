@@ -7,31 +7,22 @@ import io
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ErrorCode, YupanaError, not_configured
+from app.core.invoicing import sunat_codes
+from app.core.invoicing.statuses import ACEPTADO, NO_ENVIADO, OBSERVADO, PENDIENTE
 
-from .widgets import as_dict, value_of
-from .workers import require
+if TYPE_CHECKING:
+    from app.core.contract import EnviarResult
+    from app.core.engine import Engine
 
 STEPS = ["Generando el XML…", "Firmando…", "Enviando a SUNAT…"]
-STATUS_COLOURS = {
-    "no_enviado": "#ad1457", "generado": "#607d8b", "firmado": "#5c6bc0", "enviado": "#0277bd", "aceptado": "#2e7d32",
-    "observado": "#f9a825", "rechazado": "#c62828", "pendiente": "#ef6c00",
-}
 
 
-def default_certificate_id(engine: Any, ruc: str) -> str:
-    chosen = require(engine, "default_certificate")(ruc)
-    if chosen is None:
-        raise not_configured(f"No hay un certificado para firmar los comprobantes del RUC {ruc}. "
-                             "Importe uno o cree uno de prueba en la sección Certificados.")
-    return str(value_of(chosen, "certificado_id") or value_of(chosen, "id"))
-
-
-def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[Any], None]) -> dict[str, Any]:
-    """«Emitir» through the engine (generate, sign by id, send); the outcome says how far it got (a rejection
-    is an outcome, not a crash). `ambiente` is the environment's: the engine sends to the current one."""
+def emit(engine: Engine, request: dict[str, Any], report: Callable[[Any], None]) -> dict[str, Any]:
+    """«Emitir» through the engine (generate, sign by id, send to the environment in use at this moment); the
+    outcome says how far it got (a rejection is an outcome, not a crash)."""
     emission = engine.emitir(request, step=lambda index, words: report((index, words)))
     outcome: dict[str, Any] = {"nombre_archivo": emission.nombre_archivo, "digest_value": emission.digest_value}
     exc = emission.refusal
@@ -41,26 +32,26 @@ def emit(engine: Any, request: dict[str, Any], ambiente: str, report: Callable[[
             return outcome
         if exc.code in PENDING_REASONS:
             # The API's message tells a client to send the same XML again; in the windows the queue does it.
-            outcome.update(estado="pendiente", descripcion=PENDING_REASONS[exc.code], observaciones=[])
+            outcome.update(estado=PENDIENTE, descripcion=PENDING_REASONS[exc.code], observaciones=[])
             return outcome
         raise exc
     sent = emission.sent
     report((3, "Listo"))
-    outcome.update(as_dict(sent))
-    outcome.setdefault("estado", "aceptado" if sent.codigo_respuesta == "0" else "rechazado")
+    outcome.update(sent_outcome(sent))
     return outcome
 
 
-def is_rejection_code(code: str) -> bool:
-    """SUNAT's codes 2000-3999 reject the voucher itself (its number is spent); lower ones are exceptions
-    of the submission (credentials, file name...): nothing was registered and it can be sent again."""
-    return code.isdigit() and 2000 <= int(code) <= 3999
+def sent_outcome(sent: EnviarResult) -> dict[str, Any]:
+    """Operation 3's answer as the windows keep it: the CDR's fields and its `estado` (always set: a CDR
+    that says neither accepted, observed nor rejected comes back from operation 3 as an error)."""
+    return sent.model_dump()
 
 
 def rejection(exc: YupanaError) -> dict[str, Any]:
+    """SUNAT refused the submission: a rejection spends the number; an exception (0100-1999) leaves it unsent."""
     codes = [d.sunat_code for d in exc.details if d.sunat_code]
     code = codes[0] if codes else ""
-    return {"estado": "rechazado" if is_rejection_code(code) else "no_enviado", "codigo_respuesta": code,
+    return {"estado": sunat_codes.refusal_status(code), "codigo_respuesta": code,
             "descripcion": exc.message, "observaciones": [d.message for d in exc.details if d.message != exc.message]}
 
 
@@ -79,18 +70,18 @@ def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
     description = outcome.get("descripcion") or ""
     observations = outcome.get("observaciones") or []
     name = outcome.get("nombre_archivo", "El comprobante")
-    if estado == "aceptado":
+    if estado == ACEPTADO:
         return "Aceptado por SUNAT", f"{name}: {description or 'SUNAT aceptó el comprobante.'} (código {code or 0})"
-    if estado == "observado":
+    if estado == OBSERVADO:
         lines = "\n".join(f"• {o}" for o in observations)
         return "Aceptado con observaciones", (f"{name}: SUNAT aceptó el comprobante pero anotó observaciones que "
                                               f"conviene corregir en los próximos:\n{lines}")
-    if estado == "pendiente":
+    if estado == PENDIENTE:
         return "Pendiente de envío", (f"{name} quedó firmado y guardado. Yupana lo enviará a SUNAT por su cuenta "
                                       "y su estado cambiará aquí: no hace falta volver a enviarlo. "
                                       f"Motivo: {description}.")
     reason = description or "SUNAT no indicó el motivo."
-    if estado == "no_enviado":
+    if estado == NO_ENVIADO:
         return "SUNAT no lo recibió", (f"{name} está firmado pero SUNAT no lo registró.\n"
                                        f"Motivo{f' (código {code})' if code else ''}: {reason}\n"
                                        "Corrija lo indicado y reenvíelo desde el detalle del comprobante; "
@@ -101,13 +92,15 @@ def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
                                    "Corrija el dato y emita un comprobante nuevo.")
 
 
-def resend(engine: Any, record: dict[str, Any], ambiente: str) -> dict[str, Any]:
+def resend(engine: Engine, record: dict[str, Any]) -> dict[str, Any]:
+    """Operation 3 again for a signed voucher, in the environment in use (the only one it may go to)."""
     signed = record.get("xml_firmado")
     if not signed:
         raise YupanaError(ErrorCode.CONFLICT, "Este comprobante no está firmado: no se puede enviar.")
     outcome = {"nombre_archivo": record.get("nombre_archivo"), "digest_value": record.get("digest_value")}
     try:
-        outcome.update(as_dict(engine.enviar({"xml_firmado": signed, "ambiente": ambiente})))
+        outcome.update(sent_outcome(engine.enviar({"xml_firmado": signed,
+                                                   "ambiente": engine.environment().ambiente})))
     except YupanaError as exc:
         if exc.code != ErrorCode.UPSTREAM_REJECTED:
             raise

@@ -4,15 +4,18 @@ production. The names, labels and destinations come from app.core.platform.envir
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.core.platform.environments import ENVIRONMENTS
+from app.core.platform.environments import BETA, ENVIRONMENTS, PRODUCCION, SANDBOX
 
 from .dialogs import confirm
 
-COLOURS = {"sandbox": "#00796b", "beta": "#e65100", "produccion": "#c62828"}
+if TYPE_CHECKING:
+    from .context import Context
+
+COLOURS = {SANDBOX: "#00796b", BETA: "#e65100", PRODUCCION: "#c62828"}
 
 
 def badge(name: str) -> tuple[str, str]:
@@ -21,7 +24,7 @@ def badge(name: str) -> tuple[str, str]:
     return (known.badge, COLOURS[name]) if known else (name.upper(), "#555")
 
 
-def confirm_switch(owner: QWidget, context: Any, target: str, on_yes: Callable[[], None]) -> None:
+def confirm_switch(owner: QWidget, context: Context, target: str, on_yes: Callable[[], None]) -> None:
     """Read what changes on a worker, then ask (without blocking); `on_yes` runs only on «Sí». The box is kept
     on `owner.environment_box` (tests answer it)."""
 
@@ -35,8 +38,8 @@ class EnvironmentBanner(QLabel):
     """A band across the main window in beta and production, so nobody issues there by mistake."""
 
     TEXTS = {
-        "beta": "SUNAT BETA · Los comprobantes van al servidor de pruebas de SUNAT: no tienen valor tributario.",
-        "produccion": "PRODUCCIÓN · Los comprobantes que emita son reales y se envían a SUNAT.",
+        BETA: "SUNAT BETA · Los comprobantes van al servidor de pruebas de SUNAT: no tienen valor tributario.",
+        PRODUCCION: "PRODUCCIÓN · Los comprobantes que emita son reales y se envían a SUNAT.",
     }
 
     def __init__(self) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -18,13 +19,18 @@ from PySide6.QtWidgets import (
 
 from .context import Context
 from .dialogs import choose_path
-from .widgets import FieldErrors, MessageBanner, ResultCard, as_dict, heading, show_progress, value_of
-from .workers import Job, require
+from .widgets import FieldErrors, MessageBanner, ResultCard, heading, show_progress
+from .workers import Job
 
-KINDS = {  # label: (engine method, placeholder)
-    "RUC": ("ruc", "11 dígitos, p. ej. 20100066603"),
-    "Carnet de extranjería": ("ce", "p. ej. 001234567"),
-    "Placa": ("placa", "p. ej. ABC123"),
+if TYPE_CHECKING:
+    from app.core.contract import ContractModel
+    from app.core.engine import Engine
+
+Lookup = Callable[["Engine", str], "ContractModel"]
+KINDS: dict[str, tuple[Lookup, str]] = {  # label: (the engine's lookup, placeholder)
+    "RUC": (lambda engine, numero: engine.ruc(numero), "11 dígitos, p. ej. 20100066603"),
+    "Carnet de extranjería": (lambda engine, numero: engine.ce(numero), "p. ej. 001234567"),
+    "Placa": (lambda engine, numero: engine.placa(numero), "p. ej. ABC123"),
 }
 
 LABELS = {
@@ -83,15 +89,15 @@ class LookupsPage(QWidget):
         self.number.setPlaceholderText(KINDS[kind][1])
 
     def search(self) -> None:
-        method, _ = KINDS[self.kind.currentText()]
+        lookup, _ = KINDS[self.kind.currentText()]
         self.errors.clear()
         self.banner.clear()
-        self.context.workers.run(self, lambda n: require(self.engine, method)(n), self.number.text().strip(),
+        self.context.workers.run(self, lookup, self.engine, self.number.text().strip(),
                                  done=self._show_record, failed=self._lookup_failed,
                                  busy=[self.search_button, self.number])
 
-    def _show_record(self, record: Any) -> None:
-        data = as_dict(record)
+    def _show_record(self, record: ContractModel) -> None:
+        data = record.to_json()
         self.card.show_record(data, LABELS)
         self.card.show()
         if data.get("desactualizado"):
@@ -128,13 +134,13 @@ class LookupsPage(QWidget):
         return box
 
     def refresh_register_status(self) -> None:
-        self.context.workers.run(self, lambda: require(self.engine, "padron_status")(),
+        self.context.workers.run(self, self.engine.padron_status,
                                  done=self._show_register_status, failed=self._register_unavailable)
 
-    def _show_register_status(self, status: Any) -> None:
-        if value_of(status, "loaded"):
-            rows, source = value_of(status, "rows"), value_of(status, "source")
-            loaded_at = str(value_of(status, "loaded_at") or "").replace("T", " ")[:16]
+    def _show_register_status(self, status: dict[str, Any]) -> None:
+        if status["loaded"]:
+            rows, source = status["rows"], status.get("source")
+            loaded_at = str(status.get("loaded_at") or "").replace("T", " ")[:16]
             count = f"{rows:,}".replace(",", " ") if isinstance(rows, int) else rows
             origin = f" de «{source}»" if source else ""
             self.register_status.setText(f"Padrón cargado el {loaded_at}: {count} contribuyentes{origin}.")
@@ -157,8 +163,8 @@ class LookupsPage(QWidget):
         self.cancel_button.setEnabled(True)
         self.register_status.setText("Importando… las consultas siguen usando el padrón anterior hasta terminar.")
 
-        def work(job: Job) -> Any:
-            return require(self.engine, "import_padron")(path, progress=job.report, cancel=job.cancelled.is_set)
+        def work(job: Job) -> dict[str, Any]:
+            return self.engine.import_padron(path, progress=job.report, cancel=job.cancelled.is_set)
 
         job = self.context.workers.run(self, work, pass_job=True, done=self._imported, failed=self._import_failed,
                                        progress=lambda value: show_progress(self.progress, value),
@@ -173,18 +179,18 @@ class LookupsPage(QWidget):
             self.cancel_button.setEnabled(False)
             self.register_status.setText("Cancelando la importación…")
 
-    def _imported(self, summary: Any) -> None:
+    def _imported(self, summary: dict[str, Any]) -> None:
         self.cancel_button.setEnabled(False)
         self.import_job = None
-        if value_of(summary, "cancelled"):
+        if summary.get("cancelled"):
             self.progress.hide()
             self.banner.show_message("Importación cancelada: se mantiene el padrón anterior.", "info")
         else:
             self.progress.setValue(100)
-            loaded, skipped = value_of(summary, "rows_loaded"), value_of(summary, "rows_skipped")
+            loaded, skipped = summary.get("rows_loaded"), summary.get("rows_skipped")
             damaged = f"; se omitieron {skipped} líneas dañadas" if skipped else ""
             self.banner.show_message(f"Padrón importado: {loaded} contribuyentes{damaged} "
-                                     f"({value_of(summary, 'seconds')} s).", "success")
+                                     f"({summary.get('seconds')} s).", "success")
         self.refresh_register_status()
 
     def _import_failed(self, exc: BaseException) -> None:

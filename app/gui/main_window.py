@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
@@ -17,6 +17,9 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
+from app.core.invoicing.statuses import PENDIENTE
+from app.core.platform.environments import SANDBOX
+from app.core.platform.events import COMPANY_SAVED, LISTENER_CHANGED, SETTINGS_CHANGED, SUNAT_CDR, VOUCHER_CHANGED
 from app.core.platform.secrets import KEYRING_MISSING, UNLOCKED
 from app.optional import load_optional
 from app.sandbox.mode import SandboxMode
@@ -27,7 +30,10 @@ from .crash import crash_dialog
 from .environment import EnvironmentBanner, badge
 from .pages import NotAvailablePage
 from .widgets import Badge
-from .workers import Workers, require
+from .workers import Workers
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -44,20 +50,19 @@ SECTION_PAGES = {
 }
 
 
-def status_snapshot(engine: Any) -> dict[str, Any]:
+# What the status bar shows changes with these (a voucher's status covers pendiente; the listener's its words).
+STATUS_EVENTS = (SETTINGS_CHANGED, VOUCHER_CHANGED, COMPANY_SAVED, LISTENER_CHANGED, SUNAT_CDR)
+
+
+def status_snapshot(engine: Engine) -> dict[str, Any]:
     """Read (on a worker) what the status bar shows."""
-    pending = None
-    if hasattr(engine, "pending_submissions"):
-        pending = engine.pending_submissions()
-    elif hasattr(engine, "list_vouchers"):
-        pending = len(engine.list_vouchers(status="pendiente"))
-    listener = engine.listener_status() if hasattr(engine, "listener_status") else None
-    return {"environment": engine.config_get("environment"), "pending": pending, "listener": listener,
+    return {"environment": engine.config_get("environment"),
+            "pending": len(engine.list_vouchers(status=PENDIENTE)), "listener": engine.listener_status(),
             "companies": len(engine.list_companies()), "secrets": engine.secret_state()}
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, engine: Any, sandboxes: SandboxMode | None = None, first_run: bool | None = None) -> None:
+    def __init__(self, engine: Engine, sandboxes: SandboxMode | None = None, first_run: bool | None = None) -> None:
         super().__init__()
         self.engine = engine
         self.workers = Workers(parent=self)
@@ -172,22 +177,21 @@ class MainWindow(QMainWindow):
                 self.open_assistant()
 
     def _on_event(self, name: str, payload: dict) -> None:
-        if name in ("settings.changed", "voucher.changed", "company.saved") or \
-                name.startswith(("listener.", "submission.", "sunat.")):
+        if name in STATUS_EVENTS:
             self.status_timer.start()
-        if name == "settings.changed" and payload.get("key") == "environment":
+        if name == SETTINGS_CHANGED and payload.get("key") == "environment":
             self.workers.run(self, self.start_sandbox_if_chosen)
 
     def start_api_if_chosen(self) -> str | None:
         """With «api_autostart», the local API serves from this process in a background thread (Ajustes → API local)."""
         if self.engine.config_get("api_autostart") == "si":
-            return require(self.engine, "start_local_api")()
+            return self.engine.start_local_api()
         return None
 
     def start_sandbox_if_chosen(self) -> None:
         """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up (once keys can be read);
         another environment stops them, and their addresses go with them."""
-        if self.engine.config_get("environment") != "sandbox":
+        if self.engine.config_get("environment") != SANDBOX:
             self.context.sandboxes.stop()
         elif self.engine.secret_state() == UNLOCKED:
             self.context.sandboxes.start()

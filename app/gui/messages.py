@@ -8,7 +8,7 @@ update by themselves.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
@@ -39,6 +39,9 @@ from .context import Context
 from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner, heading
 
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
 TICKS = {ev.SENT: "✓", ev.DELIVERED: "✓✓", ev.READ: "✓✓"}
 READ_COLOUR = "#1e88e5"
 STATES = {"open": ("conectada", "#2e7d32"), "close": ("desconectada", "#c62828"),
@@ -54,7 +57,7 @@ def _time(stamp: float | None) -> str:
     return datetime.fromtimestamp(stamp).strftime("%d/%m %H:%M:%S") if stamp else "—"
 
 
-def load_inbox(engine: Any, instance: str | None, peer: str | None) -> dict[str, Any]:
+def load_inbox(engine: Engine, instance: str | None, peer: str | None) -> dict[str, Any]:
     """Read (on a worker) the conversations and the open one's messages."""
     conversations = engine.messaging_conversations()
     if peer is None and conversations:

@@ -2,29 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
 from app.core.invoicing.prevalidation import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER
+from app.core.invoicing.statuses import ISSUED
 from app.core.platform.formatting import money
 
 from .widgets import FieldErrors
 
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
 REFERENCE_TYPES = {"01": "Factura", "03": "Boleta"}
 REASONS = {"07": CREDIT_REASONS, "08": DEBIT_REASONS}  # catalogue 09 (NC) and 10 (ND)
-# A note can only modify a voucher SUNAT has (or will have): not one it rejected or that was never sent.
-ISSUED_STATUSES = ("aceptado", "observado", "pendiente")
 TYPE_IT_IN = "— escribir los datos a mano —"
 
 
-def issued_vouchers(engine: Any) -> list[dict[str, Any]]:
-    """Facturas and boletas a note may modify, newest first (all issuers; the form filters by issuer)."""
-    if not hasattr(engine, "list_vouchers"):
-        return []
+def issued_vouchers(engine: Engine) -> list[dict[str, Any]]:
+    """Facturas and boletas a note may modify, newest first (all issuers; the form filters by issuer). A note can
+    only modify a voucher SUNAT has (or will have): not one it rejected or that was never sent."""
     return [row for row in engine.list_vouchers(limit=500)
-            if row.get("tipo") in REFERENCE_TYPES and row.get("status") in ISSUED_STATUSES]
+            if row.get("tipo") in REFERENCE_TYPES and row.get("status") in ISSUED]
 
 
 def describe_voucher(row: dict[str, Any]) -> str:

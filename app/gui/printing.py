@@ -165,7 +165,7 @@ class PrintPanel(QWidget):
         self.engine = context.engine
         self.banner = banner
         self.family = load_fonts()
-        self.voucher_id: Any = None
+        self.voucher_id: int | None = None
         self.then: Callable[[], Any] | None = None
         self.pages: list[Page] = []
         self.formato: str | None = None  # None until loaded: the company's default
@@ -210,7 +210,7 @@ class PrintPanel(QWidget):
 
     # ------------------------------------------------------------ loading and the preview
 
-    def load(self, voucher_id: Any, formato: str | None = None,
+    def load(self, voucher_id: int, formato: str | None = None,
              then: Callable[[], Any] | None = None) -> None:
         """Lay the voucher out (company's default format unless one is given) and paint the preview; `then`
         runs once it is shown (e.g. open the print dialog)."""

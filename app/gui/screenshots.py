@@ -12,6 +12,8 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
+from app.core.platform.events import MESSAGE_DELIVERED, MESSAGE_READ, MESSAGE_RECEIVED
+
 SAMPLE_CUSTOMERS = [("20601030013", "BODEGA SAN MARTÍN S.A.C."), ("20100070970", "SUPERMERCADOS PERUANOS S.A."),
                     ("20131312955", "SUNAT"), ("20100047218", "BANCO DE CRÉDITO DEL PERÚ")]
 
@@ -36,8 +38,7 @@ def _sample_data(engine, sandboxes) -> None:
 
     engine.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                direccion="AV. ABANCAY 123, CERCADO DE LIMA", nombre_comercial="YUPANA"))
-    if hasattr(engine, "create_test_certificate"):
-        engine.create_test_certificate("20100066603")
+    engine.create_test_certificate("20100066603")
     engine.config_set("listener_port", "0")  # the gateway sandbox posts to this listener
     engine.start_listener()
     sandboxes.start()
@@ -47,7 +48,7 @@ def _sample_data(engine, sandboxes) -> None:
                    "items": [{"descripcion": "Arroz extra 5 kg", "cantidad": Decimal(numero * 3),
                               "precio_unitario": Decimal("21.50")}]}
         try:
-            emit(engine, request, "beta", lambda _: None)
+            emit(engine, request, lambda _: None)
         except Exception as exc:  # noqa: BLE001 - a screenshot without that row is still useful
             print(f"aviso: no se generó el comprobante de ejemplo {numero}: {exc}", file=sys.stderr)
 
@@ -55,12 +56,12 @@ def _sample_data(engine, sandboxes) -> None:
 def _sample_messages(engine, gateway) -> None:
     """A short exchange on the sandbox instance «demo»: sent, delivered, read, and two customers writing."""
     try:
-        gateway.emit("message.received", "demo", sender="+51912345678", body="¿Tienen arroz de 50 kg?",
+        gateway.emit(MESSAGE_RECEIVED, "demo", sender="+51912345678", body="¿Tienen arroz de 50 kg?",
                      name="Bodega San Martín")
         engine.send_message("demo", "+51987654321", "Buenos días, le enviamos su factura F001-1. ¡Gracias por su compra!")
-        gateway.emit("message.delivered", "demo")
-        gateway.emit("message.read", "demo")
-        gateway.emit("message.received", "demo", sender="+51987654321", body="Recibido, muchas gracias",
+        gateway.emit(MESSAGE_DELIVERED, "demo")
+        gateway.emit(MESSAGE_READ, "demo")
+        gateway.emit(MESSAGE_RECEIVED, "demo", sender="+51987654321", body="Recibido, muchas gracias",
                      name="Rosa Quispe")
     except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
         print(f"aviso: no se generaron los mensajes de ejemplo: {exc}", file=sys.stderr)
@@ -182,7 +183,7 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
                    {"monto": Decimal("80.00"), "fecha_vencimiento": _days_ahead(30)},
                    {"monto": Decimal("80.47"), "fecha_vencimiento": _days_ahead(60)}]}}
     try:
-        emit(engine, request, "beta", lambda _: None)
+        emit(engine, request, lambda _: None)
         voucher_id = engine.find_voucher("F002-1", tipo="01")
     except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
         print(f"aviso: no se generó el comprobante impreso de ejemplo: {exc}", file=sys.stderr)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
@@ -28,8 +28,10 @@ from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path, confirm
 from .environment import confirm_switch
-from .widgets import FieldErrors, MessageBanner, heading, value_of
-from .workers import require
+from .widgets import FieldErrors, MessageBanner, heading
+
+if TYPE_CHECKING:
+    from app.core.engine import Engine
 
 CHOICES = {
     "environment": [(e.name, e.label) for e in ENVIRONMENTS.values()],
@@ -56,7 +58,7 @@ def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
 LOG_TAIL_BYTES = 64 * 1024
 
 
-def save_settings(engine: Any, values: dict[str, str]) -> dict[str, str]:
+def save_settings(engine: Engine, values: dict[str, str]) -> dict[str, str]:
     """Save every changed value; the problems of all keys are reported together, each under its key."""
     problems: list[ErrorDetail] = []
     saved = {}
@@ -245,7 +247,7 @@ class SettingsPage(QWidget):
 
     def check_listener(self) -> None:
         self.banner.clear()
-        self.context.workers.run(self, require(self.engine, "messaging_check_listener"), done=self._listener_checked,
+        self.context.workers.run(self, self.engine.messaging_check_listener, done=self._listener_checked,
                                  busy=[self.reach_button])
 
     def _listener_checked(self, result: dict[str, Any]) -> None:
@@ -305,14 +307,12 @@ class SettingsPage(QWidget):
     def _load_sol(self) -> None:
         ruc = self.sol_company.currentData()
         if ruc:
-            self.context.workers.run(self, lambda: require(self.engine, "sol_credentials")(ruc),
+            self.context.workers.run(self, lambda: self.engine.sol_credentials(ruc),
                                      done=self._show_sol, failed=lambda exc: self.sol_user.clear())
 
-    def _show_sol(self, credentials: Any) -> None:
-        user = value_of(credentials, "usuario") if credentials else None
-        if credentials and user is None and isinstance(credentials, tuple | list):
-            user = credentials[0]
-        self.sol_user.setText(user or "")
+    def _show_sol(self, credentials: tuple[str, str]) -> None:
+        user, _ = credentials
+        self.sol_user.setText(user)
 
     def save_sol(self) -> None:
         ruc, user, password = self.sol_company.currentData(), self.sol_user.text().strip(), self.sol_password.text()
@@ -320,7 +320,7 @@ class SettingsPage(QWidget):
         if not ruc:
             self.banner.show_message("Primero registre una empresa en la pestaña Empresas.", "warning")
             return
-        self.context.workers.run(self, lambda: require(self.engine, "set_sol_credentials")(ruc, user, password),
+        self.context.workers.run(self, lambda: self.engine.set_sol_credentials(ruc, user, password),
                                  done=self._sol_saved, failed=self._sol_failed, busy=[self.sol_save])
 
     def _sol_saved(self, _: Any) -> None:
@@ -351,7 +351,7 @@ class SettingsPage(QWidget):
 
     def save_token(self) -> None:
         name, token = self.token_provider.text().strip(), self.token_value.text()
-        self.context.workers.run(self, lambda: require(self.engine, "set_provider_token")(name, token),
+        self.context.workers.run(self, lambda: self.engine.set_provider_token(name, token),
                                  done=lambda _: (self.token_value.clear(),
                                                  self.banner.show_message(f"Token de «{name}» guardado (cifrado).",
                                                                           "success")),
@@ -383,7 +383,7 @@ class SettingsPage(QWidget):
             self.api_token.setEchoMode(QLineEdit.EchoMode.Password)
             self.api_token.clear()
             return
-        self.context.workers.run(self, require(self.engine, "api_token"), done=self._api_token_shown,
+        self.context.workers.run(self, self.engine.api_token, done=self._api_token_shown,
                                  failed=self._api_token_failed, busy=[self.api_token_show, self.api_token_new])
 
     def _api_token_shown(self, token: str) -> None:
@@ -401,7 +401,7 @@ class SettingsPage(QWidget):
                                    self.new_api_token)
 
     def new_api_token(self) -> None:
-        self.context.workers.run(self, require(self.engine, "new_api_token"), done=self._api_token_renewed,
+        self.context.workers.run(self, self.engine.new_api_token, done=self._api_token_renewed,
                                  failed=self.banner.show_error, busy=[self.api_token_show, self.api_token_new])
 
     def _api_token_renewed(self, token: str) -> None:

@@ -4,7 +4,7 @@ the modified voucher of a note, «Emitir»."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QDate, QRegularExpression, QStringListModel, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
@@ -31,15 +31,20 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import ErrorDetail, invalid_many
+from app.core.invoicing import statuses
 from app.core.platform.formatting import money, number
 
 from .context import Context
-from .emission import STATUS_COLOURS, STEPS, emit, plain_outcome
+from .emission import STEPS, emit, plain_outcome
 from .instalments import InstalmentsBox
 from .note_reference import NoteReferenceBox, issued_vouchers
 from .printing import PrintPanel
 from .totals import AFFECTATIONS, Line, compute, parse_decimal
-from .widgets import Badge, FieldErrors, MessageBanner, value_of
+from .widgets import Badge, FieldErrors, MessageBanner
+
+if TYPE_CHECKING:
+    from app.core.contract import RucRecord
+    from app.core.engine import Engine
 
 TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001"),
          "07": ("Nota de crédito", "FC01"), "08": ("Nota de débito", "FD01")}  # notes: F/B follows the reference
@@ -57,10 +62,8 @@ ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Afectac
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 
 
-def past_customers(engine: Any) -> dict[str, dict[str, str]]:
+def past_customers(engine: Engine) -> dict[str, dict[str, str]]:
     """Customers of earlier vouchers, by document number (for autocompletion)."""
-    if not hasattr(engine, "list_vouchers"):
-        return {}
     customers: dict[str, dict[str, str]] = {}
     for row in engine.list_vouchers(limit=500):
         number = row.get("receptor_numero_documento")
@@ -81,7 +84,6 @@ class VoucherForm(QDialog):
         self.engine = context.engine
         self.customers: dict[str, dict[str, str]] = {}
         self.issued: list[dict[str, Any]] = []
-        self.environment = "sandbox"
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
         self.resize(980, 720)
@@ -268,14 +270,13 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, str, dict, list]:
-            return (self.engine.list_companies(), self.engine.config_get("environment"), past_customers(self.engine),
-                    issued_vouchers(self.engine))
+        def load() -> tuple[list, dict, list]:
+            return self.engine.list_companies(), past_customers(self.engine), issued_vouchers(self.engine)
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, str, dict, list]) -> None:
-        companies, self.environment, self.customers, self.issued = loaded
+    def _loaded(self, loaded: tuple[list, dict, list]) -> None:
+        companies, self.customers, self.issued = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
@@ -328,7 +329,7 @@ class VoucherForm(QDialog):
 
     def propose_numero(self) -> None:
         ruc, tipo, serie = self.emisor.currentData(), self.tipo.currentData(), self.serie.text().strip().upper()
-        if not ruc or not serie or not hasattr(self.engine, "next_numero"):
+        if not ruc or not serie:
             return
         self.context.workers.run(self, self.engine.next_numero, ruc, tipo, serie,
                                  done=self.numero.setValue, failed=lambda exc: None)
@@ -353,10 +354,10 @@ class VoucherForm(QDialog):
         self.context.workers.run(self, lambda: self.engine.ruc(number), done=self._customer_found,
                                  failed=self._customer_not_found, busy=[self.lookup_button])
 
-    def _customer_found(self, record: Any) -> None:
+    def _customer_found(self, record: RucRecord) -> None:
         self.doc_type.setCurrentIndex(self.doc_type.findData("6"))
-        self.customer_name.setText(value_of(record, "razon_social") or "")
-        self.customer_address.setText(value_of(record, "direccion") or "")
+        self.customer_name.setText(record.razon_social or "")
+        self.customer_address.setText(record.direccion or "")
 
     def _customer_not_found(self, exc: BaseException) -> None:
         label = self.errors.labels["receptor.numero_documento"]
@@ -505,7 +506,7 @@ class VoucherForm(QDialog):
         self.progress.setValue(0)
         self.progress.show()
         def work(job: Any) -> dict[str, Any]:  # the environment at the moment of sending, not when the form opened
-            return emit(self.engine, request, self.context.ambiente(self.engine.config_get("environment")), job.report)
+            return emit(self.engine, request, job.report)
 
         self.context.workers.run(self, work, pass_job=True,
                                  progress=self._step, done=self.show_outcome, failed=self.show_failure,
@@ -520,13 +521,13 @@ class VoucherForm(QDialog):
         self.progress.setValue(len(STEPS))
         self.step_label.setText("")
         headline, text = plain_outcome(outcome)
-        self.result_badge.set(headline, STATUS_COLOURS.get(outcome.get("estado", ""), "#555"))
+        self.result_badge.set(headline, statuses.colour(outcome.get("estado")))
         self.result_badge.show()
         self.result_text.setText(text)
         self.emitted.emit(outcome)
         if outcome.get("nombre_archivo") and outcome.get("digest_value"):
             self.print_button.show()  # signed: it can be printed, whatever SUNAT answered
-        if outcome.get("estado") in ("aceptado", "observado", "pendiente"):
+        if outcome.get("estado") in statuses.ISSUED:
             self.emit_button.setText("Emitir otro")
             self.emit_button.clicked.disconnect()
             self.emit_button.clicked.connect(self.start_next)

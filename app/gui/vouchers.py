@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -23,19 +23,26 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import not_found
+from app.core.invoicing import statuses
+from app.core.invoicing.statuses import ACEPTADO, OBSERVADO, VOUCHER_STATUSES
 from app.core.platform import formatting as fmt
+from app.core.platform.events import SETTINGS_CHANGED, SUNAT_CDR, VOUCHER_CHANGED
 
 from .batch_issue import BatchIssuer
 from .context import Context
 from .dialogs import choose_path
-from .emission import STATUS_COLOURS, cdr_text, export, plain_outcome, resend
+from .emission import cdr_text, export, plain_outcome, resend
 from .printing import PrintPanel
 from .voucher_form import TYPES, open_form
 from .widgets import Badge, MessageBanner, heading
-from .workers import require
 from .xml_view import XmlView
 
-STATUSES = ["generado", "firmado", "enviado", "aceptado", "observado", "rechazado", "pendiente"]
+if TYPE_CHECKING:
+    from app.core.engine import Engine
+
+# What refreshes the list: a voucher's status, a CDR, and the environment (each has its own list).
+REFRESH_EVENTS = (VOUCHER_CHANGED, SUNAT_CDR)
+BANNER_TONES = {ACEPTADO: "success", OBSERVADO: "warning"}  # any other outcome is shown as an error
 COLUMNS = ["Tipo", "Serie-número", "Cliente", "Total", "Fecha", "Estado"]
 TYPE_NAMES = {**{code: name for code, (name, _) in TYPES.items()}, "07": "Nota de crédito", "08": "Nota de débito"}
 
@@ -66,8 +73,8 @@ class VouchersPage(QWidget):
         self.search.setClearButtonEnabled(True)
         self.status = QComboBox()
         self.status.addItem("Todos los estados", None)
-        for status in STATUSES:
-            self.status.addItem(status.capitalize(), status)
+        for status in VOUCHER_STATUSES:
+            self.status.addItem(statuses.label(status), status)
         self.refresh_button = QPushButton("Actualizar")
         filters.addWidget(self.search, 1)
         filters.addWidget(self.status)
@@ -96,8 +103,8 @@ class VouchersPage(QWidget):
         self.reload()
 
     def _on_event(self, name: str, payload: dict) -> None:
-        if name.startswith(("voucher", "submission", "sunat.")) or (
-                name == "settings.changed" and payload.get("key") == "environment"):  # the other environment's list
+        if name in REFRESH_EVENTS or (
+                name == SETTINGS_CHANGED and payload.get("key") == "environment"):  # the other environment's list
             self.reload()
 
     def reload(self) -> None:
@@ -109,7 +116,7 @@ class VouchersPage(QWidget):
             if generation == self.generation:  # an older, slower answer must not overwrite a newer one
                 self._show(rows)
 
-        self.context.workers.run(self, lambda: require(self.engine, "list_vouchers")(search=search, status=status),
+        self.context.workers.run(self, lambda: self.engine.list_vouchers(search=search, status=status),
                                  done=show_if_latest, failed=self._unavailable)
 
     def _unavailable(self, exc: BaseException) -> None:
@@ -131,16 +138,16 @@ class VouchersPage(QWidget):
                 if column == 3:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, column, item)
-            status = voucher.get("status") or ""
-            self.table.setCellWidget(row, 5, Badge(status, STATUS_COLOURS.get(status, "#555")))
+            self.table.setCellWidget(row, 5, status_badge(voucher.get("status")))
         filtered = self.search.text() or self.status.currentData()
         self.empty.setText("" if self.rows else
                            "Ningún comprobante coincide con la búsqueda." if filtered else
                            "Todavía no hay comprobantes. Pulse «Nuevo comprobante» para emitir el primero.")
 
     def status_of(self, row: int) -> str:
+        """The status shown on a row (its name, e.g. «aceptado»; the badge reads «Aceptado»)."""
         badge = self.table.cellWidget(row, 5)
-        return badge.text().strip() if badge else ""
+        return badge.property("status") or "" if badge else ""
 
     def new_voucher(self) -> Any:
         self.form = open_form(self.context, self)
@@ -153,13 +160,21 @@ class VouchersPage(QWidget):
         return self.detail
 
 
-def load_voucher(engine: Any, voucher_id: Any) -> dict[str, Any]:
+def status_badge(status: str | None, badge: Badge | None = None) -> Badge:
+    """A voucher's status as a badge: its Spanish label on its colour (app.core.invoicing.statuses)."""
+    badge = badge or Badge()
+    badge.set(statuses.label(status), statuses.colour(status))
+    badge.setProperty("status", status or "")
+    return badge
+
+
+def load_voucher(engine: Engine, voucher_id: int) -> dict[str, Any]:
     """The voucher with SUNAT's latest answer (CDR) merged in, when there is one."""
-    record = require(engine, "voucher")(voucher_id)
+    record = engine.voucher(voucher_id)
     if record is None:
         raise not_found("voucher_id", f"No existe el comprobante {voucher_id}.")
     record = dict(record)
-    answer = engine.voucher_cdr(voucher_id) if hasattr(engine, "voucher_cdr") else None
+    answer = engine.voucher_cdr(voucher_id)
     if answer:
         record.update(cdr=answer["cdr_zip"], codigo_respuesta=answer["codigo"], descripcion=answer["descripcion"],
                       observaciones=answer["notas"], hash_cdr=answer["hash_cdr"])
@@ -169,7 +184,7 @@ def load_voucher(engine: Any, voucher_id: Any) -> dict[str, Any]:
 class VoucherDetail(QDialog):
     """One voucher: its data, XML, CDR, the signature's hash; resend and export."""
 
-    def __init__(self, context: Context, voucher_id: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, context: Context, voucher_id: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
         self.engine = context.engine
@@ -219,7 +234,7 @@ class VoucherDetail(QDialog):
         self.reload()
 
     def _pdf_and_whatsapp_state(self) -> None:
-        has_pdf = hasattr(self.engine, "voucher_pdf") and bool(self.record.get("xml_firmado"))
+        has_pdf = bool(self.record.get("xml_firmado"))
         self.pdf_button.setEnabled(has_pdf)
         self.pdf_button.setToolTip("Vista previa, «Guardar PDF» e «Imprimir»" if has_pdf else
                                    "La representación impresa lleva la firma: disponible cuando el comprobante "
@@ -249,7 +264,7 @@ class VoucherDetail(QDialog):
         self.title.setText(f"{TYPE_NAMES.get(record.get('tipo'), '')} {record.get('serie')}-{record.get('numero')}")
         self.setWindowTitle(f"Comprobante {name}")
         status = record.get("status") or ""
-        self.status_badge.set(status, STATUS_COLOURS.get(status, "#555"))
+        status_badge(status, self.status_badge)
         while self.summary_form.rowCount():
             self.summary_form.removeRow(0)
         for label, key in [("Archivo", "nombre_archivo"), ("Emisor", "emisor_ruc"), ("Cliente", "receptor_nombre"),
@@ -269,7 +284,7 @@ class VoucherDetail(QDialog):
             self.summary_form.addRow("Observaciones de SUNAT:", notes)
         self.xml_view.set_xml(record.get("xml_firmado") or record.get("xml") or "")
         self.cdr_view.set_xml(cdr_text(record) or "Todavía no hay respuesta (CDR) de SUNAT.")
-        self.resend_button.setEnabled(bool(record.get("xml_firmado")) and status not in ("aceptado", "observado"))
+        self.resend_button.setEnabled(bool(record.get("xml_firmado")) and status not in statuses.ACCEPTED)
         self._pdf_and_whatsapp_state()
         if record.get("xml_firmado") and self.print_panel.voucher_id is None:
             self.print_panel.load(self.voucher_id)
@@ -279,15 +294,12 @@ class VoucherDetail(QDialog):
         self.export_buttons["cdr"].setEnabled(bool(record.get("cdr")))
 
     def resend(self) -> None:
-        def work() -> dict[str, Any]:
-            return resend(self.engine, self.record, self.context.ambiente(self.engine.config_get("environment")))
-
-        self.context.workers.run(self, work, done=self._resent, failed=self.banner.show_error,
+        self.context.workers.run(self, resend, self.engine, self.record, done=self._resent, failed=self.banner.show_error,
                                  busy=[self.resend_button])
 
     def _resent(self, outcome: dict[str, Any]) -> None:
         headline, text = plain_outcome(outcome)
-        tone = {"aceptado": "success", "observado": "warning"}.get(outcome.get("estado", ""), "error")
+        tone = BANNER_TONES.get(outcome.get("estado", ""), "error")
         self.banner.show_message(f"{headline}. {text}", tone)
         self.reload()
 

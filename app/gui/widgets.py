@@ -35,45 +35,18 @@ TONES = {
 }
 
 
-def value_of(record: Any, name: str, default: Any = None) -> Any:
-    """Read `name` from a dict, a dataclass or a contract model alike."""
-    if isinstance(record, Mapping):
-        return record.get(name, default)
-    return getattr(record, name, default)
+def progress_percent(report: tuple[int, int | None]) -> int | None:
+    """The engine reports progress as `progress(done, total)` (the worker hands it over as a tuple); None while
+    the total is not known yet (a batch still reading its file)."""
+    done, total = report
+    return int(100 * done / total) if total else None
 
 
-def progress_percent(value: Any) -> int | None:
-    """Accept what the engine reports: a fraction, a percentage, (done, total) or a dict with them."""
-    if isinstance(value, dict):
-        done = value.get("done", value.get("procesados", value.get("rows")))
-        total = value.get("total")
-        if done is not None and total:
-            return int(100 * done / total)
-        value = value.get("percent", value.get("fraction"))
-    if isinstance(value, tuple | list) and len(value) == 2 and value[1]:
-        return int(100 * value[0] / value[1])
-    if isinstance(value, float) and value <= 1:
-        return int(value * 100)
-    if isinstance(value, int | float):
-        return int(value)
-    return None
-
-
-def show_progress(bar: QProgressBar, value: Any) -> None:
-    """Move `bar` to what the engine reported (see `progress_percent`); a report it cannot read is ignored."""
-    percent = progress_percent(value)
+def show_progress(bar: QProgressBar, report: tuple[int, int | None]) -> None:
+    """Move `bar` to what the engine reported (see `progress_percent`)."""
+    percent = progress_percent(report)
     if percent is not None:
         bar.setValue(max(0, min(100, percent)))
-
-
-def as_dict(record: Any) -> dict[str, Any]:
-    if isinstance(record, Mapping):
-        return dict(record)
-    if hasattr(record, "to_json"):
-        return record.to_json()
-    if hasattr(record, "__dict__"):
-        return {k: v for k, v in vars(record).items() if not k.startswith("_")}
-    return {"valor": record}
 
 
 def heading(text: str) -> QLabel:

@@ -21,7 +21,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
-from app.core.errors import ErrorCode, YupanaError
+from app.core.errors import YupanaError
 
 log = logging.getLogger(__name__)
 
@@ -135,14 +135,6 @@ class _Task(QRunnable):
         job.done.set()
         _emit(job.relay.ended)
         job.returned.set()
-
-
-def require(engine: Any, method: str) -> Callable[..., Any]:
-    """The engine's `method`, or a NOT_CONFIGURED error while the feature is not in this version."""
-    function = getattr(engine, method, None)
-    if function is None:
-        raise YupanaError(ErrorCode.NOT_CONFIGURED, "Esta función todavía no está disponible en esta versión de Yupana.")
-    return function
 
 
 class Workers(QObject):

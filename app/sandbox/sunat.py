@@ -35,8 +35,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from lxml import etree
 
-from app.core.invoicing import sunat_errors
+from app.core.invoicing import sunat_codes, sunat_errors
 from app.core.invoicing.cdr import safe_parser
+from app.core.invoicing.namespaces import APPLICATION_RESPONSE as AR
+from app.core.invoicing.namespaces import CAC, CBC, DS, EXT
 from app.core.invoicing.soap import SERVICE_NS, SOAP_ENV, WSSE
 from app.core.invoicing.ubl_identity import FILE_NAME, identify
 from app.sandbox import sunat_signer
@@ -56,10 +58,6 @@ REJECT_MODE = re.compile(r"^reject:(?P<code>[234]\d{3})$")  # answer a CDR with 
 FAULT_MODE = re.compile(r"^fault:(?P<code>\d{4})$")  # getStatusCdr only: answer this SOAP fault
 CONSULT_FAILURE_MODES = ("hang", "500", "drop_after_receive")
 TYPE_NAMES = {"01": "Factura", "03": "Boleta de Venta", "07": "Nota de Crédito", "08": "Nota de Débito"}
-AR = "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2"
-CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
-CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
-EXT = "urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2"
 
 
 class Fault(Exception):
@@ -347,9 +345,9 @@ class SunatSandbox(Sandbox):
         outcome = self._judge(stem, xml)
         if forced_code is not None:
             described = sunat_errors.describe(forced_code, self.rules_dir)
-            notes = [f"{forced_code} - {described}"] if forced_code.startswith("4") else []
-            outcome = Outcome(forced_code if not notes else "0", described if not notes else outcome.description,
-                              notes)
+            notes = [f"{forced_code} - {described}"] if sunat_codes.is_observation(forced_code) else []
+            outcome = Outcome(forced_code if not notes else sunat_codes.ACCEPTED_CODE,
+                              described if not notes else outcome.description, notes)
         cdr_zip = self._cdr_zip(stem, outcome)
         with self._lock:
             self._refuse_duplicate(stem)
@@ -361,7 +359,7 @@ class SunatSandbox(Sandbox):
         """1033 when the number was registered; 1032 when it was registered as rejected."""
         known = self._registered.get(self._key(stem))
         if known is not None:
-            raise Fault("1032" if 2000 <= int(known[1]) <= 3999 else "1033")
+            raise Fault(sunat_codes.duplicate_fault(known[1]))
 
     def _judge(self, stem: str, xml: bytes) -> Outcome:
         try:
@@ -378,11 +376,11 @@ class SunatSandbox(Sandbox):
         name = f"La {TYPE_NAMES[tipo]} numero {serie}-{numero}"
         if rejection is not None:
             code, text = rejection
-            if int(code) < 2000:
+            if sunat_codes.is_exception(code):
                 raise Fault(code, text)
             return Outcome(code, text or sunat_errors.describe(code, self.rules_dir), [])
         notes = [f"{code} - {text or sunat_errors.describe(code, self.rules_dir)}" for code, text in observations]
-        return Outcome("0", f"{name}, ha sido aceptada", notes)
+        return Outcome(sunat_codes.ACCEPTED_CODE, f"{name}, ha sido aceptada", notes)
 
     def _check_identity(self, stem: str, root: etree._Element) -> None:
         ruc, tipo, serie, numero = stem.split("-")
@@ -505,8 +503,7 @@ def application_response(stem: str, outcome: Outcome) -> bytes:
     now = dt.datetime.now(dt.timezone(dt.timedelta(hours=-5)))
     cbc, cac, ext = f"{{{CBC}}}", f"{{{CAC}}}", f"{{{EXT}}}"
     root = etree.Element(f"{{{AR}}}ApplicationResponse",
-                         nsmap={None: AR, "cac": CAC, "cbc": CBC, "ext": EXT,
-                                "ds": "http://www.w3.org/2000/09/xmldsig#"})
+                         nsmap={None: AR, "cac": CAC, "cbc": CBC, "ext": EXT, "ds": DS})
     etree.SubElement(etree.SubElement(etree.SubElement(root, ext + "UBLExtensions"), ext + "UBLExtension"),
                      ext + "ExtensionContent")
     for name, value in [("UBLVersionID", "2.0"), ("CustomizationID", "1.0"),

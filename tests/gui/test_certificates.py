@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date
+import datetime as dt
 
-from app.gui.certificates import CertificatesPage, common_name, expiry
+from app.core.invoicing.certificates import CertificateInfo
+from app.gui.certificates import CertificatesPage, certificate_badge, common_name
 from tests.helpers.gui import open_widget, wait_idle
 
 
@@ -14,12 +15,21 @@ def test_holder_name_is_the_common_name():
     assert common_name("O=SIN NOMBRE") == "O=SIN NOMBRE"
 
 
+def _valid_until(day: dt.date) -> CertificateInfo:
+    until = dt.datetime.combine(day, dt.time(12), dt.UTC)
+    return CertificateInfo(certificado_id="c", sujeto="CN=X", ruc="20100066603", emisor="CN=X", serie="1",
+                           valido_desde=until - dt.timedelta(days=700), valido_hasta=until, huella_sha256="0",
+                           es_prueba=True)
+
+
 def test_expiry_badges_differ():
-    today = date(2026, 1, 1)
-    assert expiry(date(2027, 1, 1), today)[0] == "Vigente"
-    assert expiry(date(2026, 1, 20), today)[0] == "Vence en 19 días"
-    assert expiry(date(2025, 12, 31), today)[0] == "Vencido"
-    assert len({expiry(d, today)[1] for d in (date(2027, 1, 1), date(2026, 1, 20), date(2025, 12, 1))}) == 3
+    now = dt.datetime(2026, 1, 1, 12, tzinfo=dt.UTC)
+    badges = {day: certificate_badge(_valid_until(day), now)
+              for day in (dt.date(2027, 1, 1), dt.date(2026, 1, 20), dt.date(2025, 12, 31))}
+    assert badges[dt.date(2027, 1, 1)][0] == "Vigente"
+    assert badges[dt.date(2026, 1, 20)][0] == "Vence en 19 días"
+    assert badges[dt.date(2025, 12, 31)][0] == "Vencido"
+    assert len({colour for _, colour in badges.values()}) == 3
 
 
 def test_page_lists_or_says_why_not(qtbot, context, company):
@@ -27,9 +37,7 @@ def test_page_lists_or_says_why_not(qtbot, context, company):
     qtbot.addWidget(page)
     wait_idle(qtbot, context.workers)
     assert page.company.currentData() == company.ruc
-    if not hasattr(context.engine, "list_certificates"):
-        assert "disponible" in page.banner.text.text()
-        assert not page.import_button.isEnabled()
+    assert page.table.rowCount() == 0 and "Todavía no hay certificados" in page.banner.text.text()
 
 
 def open_page(qtbot, context) -> CertificatesPage:

@@ -22,12 +22,11 @@ def test_a_wrong_ruc_is_explained_under_the_field(qtbot, context):
     assert page.search_button.isEnabled()
 
 
-def test_progress_reports_in_any_shape():
-    assert progress_percent(0.5) == 50
+def test_progress_is_done_over_total():
     assert progress_percent((30, 60)) == 50
-    assert progress_percent({"done": 1, "total": 4}) == 25
-    assert progress_percent(100) == 100
-    assert progress_percent("?") is None
+    assert progress_percent((1, 4)) == 25
+    assert progress_percent((60, 60)) == 100
+    assert progress_percent((3, None)) is None and progress_percent((0, 0)) is None
 
 
 def test_result_card_copies_a_field_and_everything(qtbot):

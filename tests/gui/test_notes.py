@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-
 from app.gui.instalments import split_evenly
 from app.gui.voucher_form import VoucherForm
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, wait_idle
-
-pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
 
 CUSTOMER_RUC, CUSTOMER = "20601030013", "BODEGA SAN MARTÍN S.A.C."
 

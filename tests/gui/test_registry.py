@@ -8,15 +8,10 @@ import threading
 import pytest
 from PySide6.QtCore import QTimer
 
-from app.core.engine import Engine
 from app.gui.assistant import SetupAssistant
 from app.gui.lookups import LookupsPage
 from tests.helpers.gui import wait_idle
 from tests.helpers.padron_files import make_padron
-
-if not hasattr(Engine, "import_padron"):
-    pytest.skip("the padrón import comes with the registry work", allow_module_level=True)
-
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QPushButton, QWidget
 
 from app.core.errors import YupanaError, invalid
-from app.gui.workers import Workers, require
+from app.gui.workers import Workers
 
 
 def test_job_runs_off_the_gui_thread_and_answers_on_it(qtbot):
@@ -74,18 +74,6 @@ def _alive(widget) -> bool:
         return True
     except RuntimeError:
         return False
-
-
-def test_missing_engine_feature_is_not_configured():
-    class Bare:
-        pass
-
-    try:
-        require(Bare(), "list_vouchers")
-    except YupanaError as exc:
-        assert exc.code == "NOT_CONFIGURED" and "disponible" in exc.message
-    else:
-        raise AssertionError("expected NOT_CONFIGURED")
 
 
 def test_garbage_is_collected_on_the_gui_thread(qtbot):

@@ -17,13 +17,10 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from app.core.errors import ErrorCode, YupanaError
+from app.core.invoicing import sunat_codes
+from app.core.invoicing.namespaces import APPLICATION_RESPONSE, CAC, CBC, DS
 
-NS = {
-    "ar": "urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2",
-    "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
-    "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
-    "ds": "http://www.w3.org/2000/09/xmldsig#",
-}
+NS = {"ar": APPLICATION_RESPONSE, "cac": CAC, "cbc": CBC, "ds": DS}
 MAX_CDR_BYTES = 5 * 1024 * 1024  # a CDR is a few KiB; anything this big is not one
 
 
@@ -44,22 +41,11 @@ class Cdr:
     @property
     def estado(self) -> str | None:
         """aceptado, observado, rechazado; None for an exception (0100-1999: fix and send again)."""
-        return estado_for(self.codigo, bool(self.notas))
+        return sunat_codes.cdr_status(self.codigo, bool(self.notas))
 
     @property
     def zip_base64(self) -> str:
         return base64.b64encode(self.zip).decode("ascii")
-
-
-def estado_for(codigo: str, has_notes: bool = False) -> str | None:
-    number = int(codigo) if codigo.strip().isdigit() else -1
-    if number == 0:
-        return "observado" if has_notes else "aceptado"
-    if number >= 4000:
-        return "observado"
-    if 2000 <= number <= 3999:
-        return "rechazado"
-    return None
 
 
 def _bad(message: str) -> YupanaError:

@@ -1,10 +1,19 @@
-"""XML namespaces of UBL, SUNAT's extensions and XML-DSig: one home, imported wherever XML is built or read."""
+"""XML namespaces of UBL, SUNAT's extensions and XML-DSig: one home, imported wherever XML is built or read.
+
+(The SOAP envelope's own namespaces, WS-Security's and SUNAT's service namespace live with the SOAP client,
+app.core.invoicing.soap, their one home.)
+"""
 
 from __future__ import annotations
 
-CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
-CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
-EXT = "urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2"
+UBL_SCHEMA = "urn:oasis:names:specification:ubl:schema:xsd:"  # + "<root>-2": a UBL document's own namespace
+CAC = UBL_SCHEMA + "CommonAggregateComponents-2"
+CBC = UBL_SCHEMA + "CommonBasicComponents-2"
+EXT = UBL_SCHEMA + "CommonExtensionComponents-2"
+INVOICE = UBL_SCHEMA + "Invoice-2"
+CREDIT_NOTE = UBL_SCHEMA + "CreditNote-2"
+DEBIT_NOTE = UBL_SCHEMA + "DebitNote-2"
+APPLICATION_RESPONSE = UBL_SCHEMA + "ApplicationResponse-2"  # SUNAT's CDR
 DS = "http://www.w3.org/2000/09/xmldsig#"
 SAC = "urn:sunat:names:specification:ubl:peru:schema:xsd:SunatAggregateComponents-1"
 VOIDED_DOCUMENTS = "urn:sunat:names:specification:ubl:peru:schema:xsd:VoidedDocuments-1"
@@ -12,3 +21,10 @@ SUMMARY_DOCUMENTS = "urn:sunat:names:specification:ubl:peru:schema:xsd:SummaryDo
 
 # Prefix → namespace, for XPath and for building documents with the prefixes SUNAT's peers use.
 UBL = {"cac": CAC, "cbc": CBC, "ext": EXT, "ds": DS, "sac": SAC}
+# A voucher's root element by its namespace (and the way back).
+VOUCHER_ROOTS = {INVOICE: "Invoice", CREDIT_NOTE: "CreditNote", DEBIT_NOTE: "DebitNote"}
+
+
+def document_namespace(root: str) -> str:
+    """The namespace of a UBL document whose root element is `root` ("Invoice" → …:Invoice-2)."""
+    return f"{UBL_SCHEMA}{root}-2"

@@ -58,9 +58,10 @@ def check_certificate(info: CertificateInfo, ruc: str) -> None:
                                         f"{info.ruc}, pero el comprobante lo emite el RUC {ruc or '(sin RUC)'}.")
 
 
-def no_default_certificate() -> Exception:
-    return invalid("certificado_id", "El emisor no tiene un certificado predeterminado: indique «certificado_id» "
-                                     "o elija uno en Certificados.")
+def no_default_certificate(ruc: str | None = None) -> Exception:
+    who = f"El emisor (RUC {ruc})" if ruc else "El emisor"
+    return invalid("certificado_id", f"{who} no tiene un certificado predeterminado para firmar: indique "
+                                     "«certificado_id», o importe uno o cree uno de prueba en Certificados.")
 
 
 class Signing:
@@ -81,7 +82,7 @@ class Signing:
             return certificado_id
         info = self.certificates.default_for(ruc) if ruc else None
         if info is None:
-            raise no_default_certificate()
+            raise no_default_certificate(ruc)
         return info.certificado_id
 
     def sign_request(self, request: FirmarRequest) -> FirmarResult:

@@ -21,13 +21,12 @@ from decimal import Decimal
 from functools import cached_property
 
 from app.core.invoicing.amounts import plain
+from app.core.invoicing.namespaces import CAC, CBC, DS, EXT, document_namespace
 
 SIGNATURE_ID = "SignatureSP"
 
-NS = ('xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2" '
-      'xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2" '
-      'xmlns:ds="http://www.w3.org/2000/09/xmldsig#" '
-      'xmlns:ext="urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2"')
+# The prefixes in canonical order (C14N sorts namespace declarations by prefix).
+NS = f'xmlns:cac="{CAC}" xmlns:cbc="{CBC}" xmlns:ds="{DS}" xmlns:ext="{EXT}"'
 
 # Root element, line element, quantity element and monetary total element per voucher type.
 LAYOUT = {
@@ -152,7 +151,7 @@ def _amount(tag: str, value: Decimal, currency: str) -> str:
 def _header(doc: Document, root: str) -> str:
     parts = [
         XML_DECLARATION,
-        f'<{root} xmlns="urn:oasis:names:specification:ubl:schema:xsd:{root}-2" {NS}>',
+        f'<{root} xmlns="{document_namespace(root)}" {NS}>',
         f"<ext:UBLExtensions><ext:UBLExtension>{EMPTY_EXTENSION_CONTENT}</ext:UBLExtension></ext:UBLExtensions>",
         "<cbc:UBLVersionID>2.1</cbc:UBLVersionID><cbc:CustomizationID>2.0</cbc:CustomizationID>",
         f"<cbc:ID>{esc(doc.serie)}-{doc.numero}</cbc:ID>",

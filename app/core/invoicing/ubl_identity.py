@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
-CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+from app.core.invoicing.namespaces import CAC, CBC
+
 NS = {"cac": CAC, "cbc": CBC}
 ROOT_TYPES = {"CreditNote": "07", "DebitNote": "08"}  # an Invoice says 01 or 03 in InvoiceTypeCode
 FILE_NAME = re.compile(r"^(?P<ruc>\d{11})-(?P<tipo>01|03|07|08)-(?P<serie>[A-Z0-9]{4})-(?P<numero>\d{1,8})$")
@@ -70,7 +70,9 @@ def _text(root: etree._Element, path: str) -> str:
 
 
 def issuer_ruc(root: etree._Element) -> str:
-    """UBL 2.1 PartyIdentification, or UBL 2.0's CustomerAssignedAccountID."""
+    """The issuer's RUC: UBL 2.1's AccountingSupplierParty/Party/PartyIdentification/ID, or UBL 2.0's
+    AccountingSupplierParty/CustomerAssignedAccountID; "" when neither is there. The one reading of it: the
+    signer (whose certificate must be this RUC's), the sender (the zip's name) and the sandbox use it."""
     return (_text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID")
             or _text(root, "cac:AccountingSupplierParty/cbc:CustomerAssignedAccountID"))
 

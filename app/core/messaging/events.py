@@ -1,7 +1,9 @@
-"""The messaging events: names defined once (the contract's, plus the engine-internal ones) and ranks.
+"""The messaging events (the contract's, plus the engine-internal ones) and the ranks of message statuses.
 
 Contract events (docs/messaging.md shows their payloads) are what a subscriber of operation 5
 receives and what the engine's event bus tells the windows, as `{event, instance, timestamp, data}`.
+Their names are defined once with every other event name, in app.core.platform.events, and named here
+for the messaging package.
 """
 
 from __future__ import annotations
@@ -9,18 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-MESSAGE_RECEIVED = "message.received"
-MESSAGE_DELIVERED = "message.delivered"
-MESSAGE_READ = "message.read"
-INSTANCE_CONNECTED = "instance.connected"
-INSTANCE_DISCONNECTED = "instance.disconnected"
-CONTRACT_EVENTS = (MESSAGE_RECEIVED, MESSAGE_DELIVERED, MESSAGE_READ, INSTANCE_CONNECTED, INSTANCE_DISCONNECTED)
+from app.core.platform.events import (
+    INSTANCE_CONNECTED,
+    INSTANCE_DISCONNECTED,
+    INSTANCE_SAVED,
+    LISTENER_CHANGED,
+    MESSAGE_DELIVERED,
+    MESSAGE_READ,
+    MESSAGE_RECEIVED,
+    MESSAGE_SENT,
+    SUBSCRIPTION_CHANGED,
+)
 
+CONTRACT_EVENTS = (MESSAGE_RECEIVED, MESSAGE_DELIVERED, MESSAGE_READ, INSTANCE_CONNECTED, INSTANCE_DISCONNECTED)
 # Engine-only bus events (never forwarded): the windows refresh on them.
-MESSAGE_SENT = "message.sent"
-SUBSCRIPTION_CHANGED = "subscription.changed"
-INSTANCE_SAVED = "instance.saved"
-LISTENER_CHANGED = "listener.changed"
+ENGINE_EVENTS = (MESSAGE_SENT, SUBSCRIPTION_CHANGED, INSTANCE_SAVED, LISTENER_CHANGED)
 
 # Message statuses; a message only moves forward along this order, whatever order events arrive in.
 SENT = "sent"

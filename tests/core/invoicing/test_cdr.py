@@ -75,7 +75,7 @@ def test_hash_cdr_is_the_digest_value_when_signed():
                                                ("3999", False, "rechazado"), ("0109", False, None),
                                                ("1033", False, None)])
 def test_estado_by_code(code, notes, estado):
-    assert cdr.estado_for(code, notes) == estado
+    assert cdr.Cdr(codigo=code, descripcion="", notas=["4031 - x"] if notes else []).estado == estado
 
 
 def test_entities_are_not_expanded():

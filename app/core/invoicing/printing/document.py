@@ -13,9 +13,9 @@ from decimal import Decimal, InvalidOperation
 from lxml import etree
 
 from app.core.errors import invalid
-from app.core.invoicing.ubl_identity import CAC, CBC, document_type
+from app.core.invoicing.namespaces import CAC, CBC, DS
+from app.core.invoicing.ubl_identity import document_type
 
-DS = "http://www.w3.org/2000/09/xmldsig#"
 NS = {"cac": CAC, "cbc": CBC, "ds": DS}
 MAX_XML_BYTES = 5 * 1024 * 1024  # a 1,000-line signed voucher is well under 1 MiB
 

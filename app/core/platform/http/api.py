@@ -35,6 +35,7 @@ from starlette.responses import Response
 from app import __version__
 from app.core.contract import MAX_BODY_BYTES, ContractModel
 from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError, invalid
+from app.core.platform.events import API_TOKEN_CHANGED
 from app.core.platform.http.api_token import hash_matches, token_hash
 from app.core.platform.http.asgi_server import AsgiServerThread
 
@@ -161,7 +162,7 @@ class LocalApi:
     # -------------------------------------------------------------- used by the routes
 
     def _on_event(self, name: str, _payload: dict[str, Any]) -> None:
-        if name == "api.token.changed":
+        if name == API_TOKEN_CHANGED:
             self._token_hash = self.engine.api_tokens.stored_hash() or b""
 
     async def run(self, function: Callable[..., Any], *args: Any) -> Any:
