@@ -178,6 +178,14 @@ def _cache_get(engine: Engine, kind: Kind, numero: str) -> tuple[dict[str, Any],
     return json.loads(row["record"]), fresh
 
 
+def cache_fresh_until(engine: Engine, kind: Kind, numero: str) -> float | None:
+    """When the current environment's cached answer for `numero` stops being fresh (`now()` seconds), or None when
+    there is none. For the local API, which keeps a copy of the answer in memory for no longer than that."""
+    row = engine.storage.query_one("SELECT fetched_at FROM registry_cache WHERE environment = ? AND kind = ? AND numero = ?",
+                                   (current(engine), kind, numero))
+    return None if row is None else row["fetched_at"] + engine.settings.get_int("registry_cache_ttl_s")
+
+
 def _cache_put(engine: Engine, kind: Kind, numero: str, record: dict[str, Any]) -> None:
     fields = {k: v for k, v in record.items() if k in RECORD_FIELDS[kind]}
     with engine.storage.write() as conn:
