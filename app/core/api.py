@@ -58,10 +58,11 @@ log = logging.getLogger(__name__)
 
 PREFIX = "/api/v1"
 DEFAULT_WORKERS = 8  # engine calls at once; a slow SUNAT submission holds one, lookups keep the others
-# Operations that only compute and write locally have a pool of their own: two threads, one computing while the
-# other waits for its durable commit. A burst of them neither fights the lookups and submissions for the
-# interpreter nor holds the threads the lookups' looks at the database (LookupMemory) need.
-LOCAL_WORKERS = 2
+# Operations that only compute and write locally have a pool of their own, of one thread: their work holds the
+# interpreter's lock, so more threads add no speed, only hand-offs of it (on the quiet 2-core machine one thread
+# answered operation 1 ~20 % faster than two or eight; docs/architecture.md). A burst of them neither fights the
+# lookups and submissions for the interpreter nor holds the threads the lookups' looks (LookupMemory) need.
+LOCAL_WORKERS = 1
 LOCAL_OPERATIONS = frozenset({"xml", "firmar"})
 DEFAULT_MAX_CONNECTIONS = 256
 BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
