@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.errors import ErrorCode, YupanaError, not_configured
+from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import sunat_codes
 from app.core.invoicing.statuses import ACEPTADO, NO_ENVIADO, OBSERVADO, PENDIENTE
 

@@ -165,6 +165,13 @@ class Registry:
         fresh = now() - row["fetched_at"] < self.settings.get_int("registry_cache_ttl_s")
         return json.loads(row["record"]), fresh
 
+    def cache_fresh_until(self, kind: Kind, numero: str) -> float | None:
+        """When the current environment's cached answer for `numero` stops being fresh (`now()` seconds), or None
+        when there is none. For the local API, which keeps a copy of the answer in memory for no longer than that."""
+        row = self.storage.query_one("SELECT fetched_at FROM registry_cache WHERE environment = ? AND kind = ? "
+                                     "AND numero = ?", (self.addresses.current(), kind, numero))
+        return None if row is None else row["fetched_at"] + self.settings.get_int("registry_cache_ttl_s")
+
     def _cache_put(self, kind: Kind, numero: str, record: dict[str, Any]) -> None:
         fields = {k: v for k, v in record.items() if k in RECORD_FIELDS[kind]}
         with self.storage.write() as conn:

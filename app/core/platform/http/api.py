@@ -10,19 +10,29 @@ small ASGI function (no FastAPI body parsing or validation: `Engine.call` is the
 turns a request into an envelope) that checks the token, the method's content type and the body
 size, then runs `Engine.call` in a bounded pool of threads so the event loop never waits on the
 engine. Everything a client can send, including requests for nothing, gets the error envelope.
+
+For speed (bench/api.py, docs/architecture.md «La API HTTP local»): a lookup the registry cache
+answered is kept encoded in memory (`LookupMemory`) and sent again from the event loop once a look
+at the database, shared by the requests waiting for it, shows nothing changed; operations 1 and 2
+have a small pool of their own; envelopes are encoded in the pool, by pydantic's encoder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import ipaddress
 import json
 import logging
+import sqlite3
+import threading
 import typing
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import pydantic_core
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.routing import APIRoute
@@ -35,9 +45,11 @@ from starlette.responses import Response
 from app import __version__
 from app.core.contract import MAX_BODY_BYTES, ContractModel
 from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError, invalid
+from app.core.lookup import registry
 from app.core.platform.events import API_TOKEN_CHANGED
 from app.core.platform.http.api_token import hash_matches, token_hash
 from app.core.platform.http.asgi_server import AsgiServerThread
+from app.core.platform.storage import BUSY_TIMEOUT_MS
 
 if TYPE_CHECKING:
     from app.core.engine import Engine, Operation
@@ -46,12 +58,20 @@ log = logging.getLogger(__name__)
 
 PREFIX = "/api/v1"
 DEFAULT_WORKERS = 8  # engine calls at once; a slow SUNAT submission holds one, lookups keep the others
+# Operations that only compute and write locally have a pool of their own, of one thread: their work holds the
+# interpreter's lock, so more threads add no speed, only hand-offs of it (on the quiet 2-core machine one thread
+# answered operation 1 ~20 % faster than two or eight; docs/architecture.md). A burst of them neither fights the
+# lookups and submissions for the interpreter nor holds the threads the lookups' looks (LookupMemory) need.
+LOCAL_WORKERS = 1
+LOCAL_OPERATIONS = frozenset({"xml", "firmar"})
 DEFAULT_MAX_CONNECTIONS = 256
 BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
 JSON_TYPES = ("application/json",)
 TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "chat-send": "messaging",
         "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
 SECURITY_SCHEME = "bearerAuth"
+MEMORY_ENTRIES = 4096  # lookup answers kept in memory (LookupMemory), the oldest dropped first
+MEMORY_EVENTS = ("settings.changed", "api.token.changed", "padron.imported")  # they forget every remembered answer
 
 ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 
@@ -68,12 +88,22 @@ def is_loopback(host: str) -> bool:
 # ------------------------------------------------------------------ answers
 
 def _encode(envelope: dict[str, Any]) -> bytes:
-    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    """Compact UTF-8 JSON. pydantic's encoder writes the same bytes as `json.dumps(ensure_ascii=False)` about three
+    times as fast, which counts for operation 1's answer (the whole XML, escaped). A string UTF-8 cannot carry (a
+    lone surrogate), should one ever reach an answer, is written escaped instead of failing."""
+    try:
+        return pydantic_core.to_json(envelope, fallback=str)
+    except pydantic_core.PydanticSerializationError:
+        return json.dumps(envelope, ensure_ascii=True, separators=(",", ":"), default=str).encode("ascii")
 
 
 async def _send(send: Callable[[dict], Awaitable[None]], status: int, envelope: dict[str, Any],
                 extra_headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
-    body = _encode(envelope)
+    await _send_encoded(send, status, _encode(envelope), extra_headers)
+
+
+async def _send_encoded(send: Callable[[dict], Awaitable[None]], status: int, body: bytes,
+                        extra_headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                *extra_headers]
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -121,6 +151,8 @@ class LocalApi:
         self._unsubscribe = engine.events.subscribe(self._on_event)
         self._workers = workers
         self._executor: ThreadPoolExecutor | None = None
+        self._local_executor: ThreadPoolExecutor | None = None
+        self.memory = LookupMemory(self)
         self.app = build_app(self)
         self._server = AsgiServerThread("local-api", fast_dispatch(self.app, self.engine), limit_concurrency=max_connections,
                                         **server_options)
@@ -141,6 +173,7 @@ class LocalApi:
         if self._server.running:
             return self.base_url
         self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="local-api-worker")
+        self._local_executor = ThreadPoolExecutor(LOCAL_WORKERS, thread_name_prefix="local-api-cpu")
         try:
             self._server.start(self.host, self.port)
         except OSError as exc:
@@ -157,6 +190,10 @@ class LocalApi:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+        if self._local_executor is not None:
+            self._local_executor.shutdown(wait=True, cancel_futures=True)
+            self._local_executor = None
+        self.memory.close()
         self._unsubscribe()
 
     # -------------------------------------------------------------- used by the routes
@@ -164,12 +201,18 @@ class LocalApi:
     def _on_event(self, name: str, _payload: dict[str, Any]) -> None:
         if name == API_TOKEN_CHANGED:
             self._token_hash = self.engine.api_tokens.stored_hash() or b""
+        if name in MEMORY_EVENTS:
+            self.memory.forget()
 
-    async def run(self, function: Callable[..., Any], *args: Any) -> Any:
+    def submit(self, function: Callable[..., Any], *args: Any, local: bool = False) -> asyncio.Future:
         """Blocking engine work, in the pool: the event loop keeps serving other connections meanwhile."""
-        if self._executor is None:
+        executor = self._local_executor if local else self._executor
+        if executor is None:
             raise RuntimeError("the local API is not running")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+        return asyncio.get_running_loop().run_in_executor(executor, function, *args)
+
+    async def run(self, function: Callable[..., Any], *args: Any, local: bool = False) -> Any:
+        return await self.submit(function, *args, local=local)
 
     async def authorized(self, scope: dict) -> str:
         """The presented token when it is the API's; else a 401 YupanaError.
@@ -188,12 +231,121 @@ class LocalApi:
             self._token_hash = token_hash(token)  # rotated elsewhere: remember the new one
         return token
 
-    def call(self, token: str, operation: str, body: bytes | None, numero: str | None) -> tuple[int, dict[str, Any]]:
-        """In the pool: the token against the database, then `Engine.call`."""
-        if not self.engine.api_token_matches(token):
-            error = _unauthorized()
-            return error.http_status, error.to_envelope()
-        return self.engine.call(operation, body, numero)
+    def call(self, token: str, operation: str, body: bytes | None,
+             numero: str | None) -> tuple[int, bytes, Remembered | None]:
+        """In the pool: the token against the database, then `Engine.call`; the status, the encoded envelope and,
+        for a lookup answered from the registry cache, what `LookupMemory` may keep of it."""
+        with self.engine.storage.steady_reads():  # settings, token, company: other writers checked once per request
+            if not self.engine.api_token_matches(token):
+                error = _unauthorized()
+                return error.http_status, _encode(error.to_envelope()), None
+            generation = self.memory.generation() if numero is not None else None  # read before the answer is
+            status, envelope = self.engine.call(operation, body, numero)
+            encoded = _encode(envelope)
+            kept = None if numero is None else self.memory.rememberable(operation, status, envelope, encoded, generation)
+            return status, encoded, kept
+
+
+# ------------------------------------------------------------------ lookups answered from memory
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    body: bytes  # the success envelope, encoded
+    fresh_until: float  # registry.now() seconds: when the registry cache entry it came from stops being fresh
+    generation: tuple[int, int]  # LookupMemory.generation() before the answer was read from the database
+
+
+class _Look:
+    """One look at the database in the pool, shared by the answers from memory that arrived before it started."""
+
+    __slots__ = ("started", "future")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.future: asyncio.Future | None = None
+
+
+class LookupMemory:
+    """Lookup answers that came from the registry cache (operations 6-8), kept encoded and sent from the event loop.
+
+    An answer from memory is never older than the database. Each waits for a look at the database that started after
+    its request arrived (in the pool, like every database read): has anything been committed since the answer was
+    read, and what is the token's hash now. The first is `PRAGMA data_version` on a connection of its own that never
+    writes, so any commit by any connection, of this process or another, changes it. Requests that arrive before the next look starts share
+    it, so on busy connections one trip to the pool answers many requests instead of one each, and the engine's
+    threads do not fight the event loop for the interpreter. An answer is also dropped when its cache entry stops
+    being fresh (`registry.now()`), when this process changes settings, the token or the register (MEMORY_EVENTS),
+    and the oldest past MEMORY_ENTRIES. Anything else, a miss, a stale generation or a token that does not match,
+    goes the whole way: `Engine.call` in the pool."""
+
+    def __init__(self, api: LocalApi) -> None:
+        self._api = api
+        self._entries: dict[tuple[str, str], Remembered] = {}
+        self._look: _Look | None = None
+        self._db: sqlite3.Connection | None = None
+        self._db_lock = threading.Lock()
+        self._forgotten = 0
+
+    def generation(self) -> tuple[int, int]:
+        """In the pool: the same until anything is committed to the database or `forget()` is called."""
+        forgotten = self._forgotten
+        with self._db_lock:
+            if self._db is None:
+                self._db = sqlite3.connect(self._api.engine.storage.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                           isolation_level=None, check_same_thread=False)
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        return forgotten, version
+
+    def forget(self) -> None:
+        self._forgotten += 1
+
+    def close(self) -> None:
+        with self._db_lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def rememberable(self, operation: str, status: int, envelope: dict[str, Any], body: bytes,
+                     generation: tuple[int, int]) -> Remembered | None:
+        """In the pool, after `Engine.call`: what may be kept of a lookup's answer (only a fresh cache entry's)."""
+        data = envelope.get("data") or {}
+        if status != 200 or data.get("fuente") != "cache" or data.get("desactualizado"):
+            return None
+        until = self._api.engine.registry.cache_fresh_until(operation, data[operation])
+        return None if until is None else Remembered(body, until, generation)
+
+    def keep(self, operation: str, numero: str, entry: Remembered) -> None:
+        """On the event loop."""
+        if len(self._entries) >= MEMORY_ENTRIES:
+            self._entries.pop(next(iter(self._entries)), None)
+        self._entries[(operation, numero)] = entry
+
+    async def answer(self, operation: str, numero: str, token: str) -> bytes | None:
+        """On the event loop: the encoded envelope when memory may answer, else None."""
+        key = (operation, numero)
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if registry.now() >= entry.fresh_until:
+            self._entries.pop(key, None)
+            return None
+        look = self._look
+        if look is None or look.started:  # one that started already may have read the database before we arrived
+            look = self._look = _Look()
+            look.future = self._api.submit(self._look_at_database, look)
+        generation, stored_hash = await asyncio.shield(look.future)
+        if stored_hash is None or not hmac.compare_digest(token_hash(token), stored_hash):
+            return None
+        if generation != entry.generation:
+            if self._entries.get(key) is entry:
+                del self._entries[key]
+            return None
+        return entry.body
+
+    def _look_at_database(self, look: _Look) -> tuple[tuple[int, int], bytes | None]:
+        look.started = True  # before reading: whoever joins from now on waits for the next look
+        with self._api.engine.storage.steady_reads():
+            return self.generation(), self._api.engine.api_tokens.stored_hash()
 
 
 # ------------------------------------------------------------------ the routes
@@ -206,23 +358,22 @@ async def _read_body(receive: Callable[[], Awaitable[dict]], declared: int | Non
         raise _too_large()
     chunks: list[bytes] = []
     size = 0
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + BODY_TIMEOUT_S
-    while True:
-        try:
-            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-        except TimeoutError:
-            raise YupanaError(ErrorCode.REQUEST_TIMEOUT,
-                              f"El cuerpo de la solicitud no llegó completo en {BODY_TIMEOUT_S:g} s.") from None
-        if message["type"] == "http.disconnect":
-            raise ConnectionResetError
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise _too_large()
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT_S):  # one timer for the whole body (not a task per chunk)
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise ConnectionResetError
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise _too_large()
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except TimeoutError:
+        raise YupanaError(ErrorCode.REQUEST_TIMEOUT,
+                          f"El cuerpo de la solicitud no llegó completo en {BODY_TIMEOUT_S:g} s.") from None
 
 
 def _check_content_type(scope: dict) -> None:
@@ -245,6 +396,7 @@ def _declared_length(scope: dict) -> int | None:
 def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
     """One contract operation as a small ASGI app: token, content type, body size, then `Engine.call` in the pool."""
     has_body = op.request is not None
+    local = op.name in LOCAL_OPERATIONS
 
     async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
         close = False
@@ -260,13 +412,19 @@ def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
                     raise
             else:
                 numero = scope["path_params"]["numero"]
-            status, envelope = await api.run(api.call, token, op.name, body, numero)
+                remembered = await api.memory.answer(op.name, numero, token)
+                if remembered is not None:
+                    await _send_encoded(send, 200, remembered)
+                    return
+            status, encoded, kept = await api.run(api.call, token, op.name, body, numero, local=local)
         except YupanaError as exc:
             await _send_error(send, exc, close=close)
             return
         except ConnectionResetError:
             return  # the client went away before its body arrived
-        await _send(send, status, envelope)
+        if kept is not None:
+            api.memory.keep(op.name, numero, kept)
+        await _send_encoded(send, status, encoded)
 
     return handle
 

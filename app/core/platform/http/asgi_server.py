@@ -87,6 +87,49 @@ def raw_json_response(status: int, reason: str, envelope: dict[str, Any]) -> byt
     return head.encode("ascii") + body
 
 
+class _CoalescingTransport:
+    """A transport whose writes made in one turn of the event loop leave in one `send`.
+
+    uvicorn writes an answer's status line and headers, then its body, as two writes: two system calls and, with
+    Nagle off, two TCP segments the client wakes up for. Here they are joined and handed to the real transport
+    at the end of the turn (`call_soon`), in the order written; `close()` sends what is pending first, `abort()`
+    drops it. Everything else is the real transport's."""
+
+    __slots__ = ("_transport", "_loop", "_pending")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] | None = None
+
+    def write(self, data: bytes) -> None:
+        if self._pending is None:
+            self._pending = [data]
+            self._loop.call_soon(self._flush)
+        else:
+            self._pending.append(data)
+
+    def writelines(self, lines: Any) -> None:
+        for data in lines:
+            self.write(data)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending and not self._transport.is_closing():
+            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._pending = None
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class _Protocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a connection bound, a request time-out and JSON 400s (module doc)."""
 
@@ -109,6 +152,7 @@ class _Protocol(HttpToolsProtocol):
             self.logger.warning("connection refused: %d connections open", len(self.connections))
             return
         super().connection_made(transport)
+        self.transport = _CoalescingTransport(transport, self.loop)  # type: ignore[assignment]
         self._arm_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
