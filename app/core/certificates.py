@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 from sqlite_utils import Migrations
 
+from . import clock
 from .errors import conflict, invalid, not_found
 from .identifiers import check_ruc, ruc_problem
 from .secrets import SecretStore
@@ -62,7 +63,7 @@ def m001_certificates(db) -> None:
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+    return clock.now()
 
 
 # ------------------------------------------------------------------ what a certificate says

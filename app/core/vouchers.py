@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from sqlite_utils import Migrations
 
+from . import clock, ubl
 from . import prevalidation as pv
-from . import ubl
 from .amounts import CENT, IGV_RATE, ZERO, amount_in_words, money
 from .contract import (
     GenerarXmlRequest,
@@ -438,7 +438,7 @@ def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
 
 
 def _when(request: GenerarXmlRequest) -> tuple[date, time]:
-    now = datetime.now(LIMA)
+    now = clock.now().astimezone(LIMA)
     return request.fecha_emision or now.date(), (request.hora_emision or now.time()).replace(microsecond=0,
                                                                                                tzinfo=None)
 

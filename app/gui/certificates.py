@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core import clock
 from app.core.errors import unreadable_file
 
 from .context import Context
@@ -57,7 +58,7 @@ def expiry(valid_until: date | None, today: date | None = None) -> tuple[str, st
     """(badge text, colour) for a certificate's expiry date."""
     if valid_until is None:
         return "Sin fecha", "#757575"
-    days = (valid_until - (today or datetime.now(UTC).date())).days
+    days = (valid_until - (today or clock.now().date())).days
     if days < 0:
         return "Vencido", "#c62828"
     if days <= SOON_DAYS:

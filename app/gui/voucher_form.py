@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core import clock
 from app.core.errors import ErrorDetail, invalid_many
 from app.core.formatting import money, number
 
@@ -122,7 +123,7 @@ class VoucherForm(QDialog):
         self.serie.setMaxLength(4)
         self.numero = QSpinBox()
         self.numero.setRange(1, 99_999_999)
-        self.fecha = QDateEdit(QDate.currentDate())
+        self.fecha = QDateEdit(QDate(clock.today()))
         self.fecha.setCalendarPopup(True)
         self.fecha.setDisplayFormat("dd/MM/yyyy")
         self.moneda = QComboBox()

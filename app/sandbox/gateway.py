@@ -23,14 +23,13 @@ import hashlib
 import json
 import secrets
 import threading
-import time
 import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from app.core import clock
 from app.core.messaging import events as ev
 from app.core.messaging.phone import to_jid
 
@@ -184,7 +183,7 @@ class GatewaySandbox(Sandbox):
 
     def record_send(self, instance: str, number: str, body: dict[str, Any], media: bool) -> dict[str, Any]:
         gateway_id = "3EB0" + secrets.token_hex(8).upper()
-        stamp = int(time.time())
+        stamp = int(clock.timestamp())
         record = {"instance": instance, "id": gateway_id, "number": number, "text": body.get("caption" if media else
                                                                                               "text") or "",
                   "media": bool(media), "mediatype": body.get("mediatype"), "fileName": body.get("fileName"),
@@ -226,7 +225,7 @@ class GatewaySandbox(Sandbox):
                      name: str = "Cliente", message_id: str | None = None) -> dict[str, Any]:
         """One Evolution webhook post for a contract event name."""
         record = self.instances[instance]
-        now = datetime.now(UTC)
+        now = clock.now()
         envelope = {"instance": instance, "destination": record["webhook"],
                     "date_time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
                     "sender": to_jid(DEFAULT_SENDER), "server_url": self.base_url, "apikey": record["apikey"]}

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from lxml import etree
 
-from app.core import sunat_errors
+from app.core import clock, sunat_errors
 from app.core.cdr import safe_parser
 from app.core.soap import SERVICE_NS, SOAP_ENV, WSSE
 from app.core.ubl_identity import FILE_NAME, identify
@@ -502,7 +502,7 @@ def answer_envelope(element: str, fields: list[tuple[str, str]],
 def application_response(stem: str, outcome: Outcome) -> bytes:
     """The CDR in the shape of SUNAT's (UBL 2.0 ApplicationResponse), unsigned."""
     ruc, tipo, serie, numero = (stem.split("-") + ["", "", "", ""])[:4]
-    now = dt.datetime.now(dt.timezone(dt.timedelta(hours=-5)))
+    now = clock.now().astimezone(dt.timezone(dt.timedelta(hours=-5)))
     cbc, cac, ext = f"{{{CBC}}}", f"{{{CAC}}}", f"{{{EXT}}}"
     root = etree.Element(f"{{{AR}}}ApplicationResponse",
                          nsmap={None: AR, "cac": CAC, "cbc": CBC, "ext": EXT,

@@ -10,13 +10,13 @@ import logging
 import re
 import secrets as random
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from .. import clock
 from ..contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult
 from ..errors import ErrorCode, YupanaError, invalid, not_found
 from ..events import EventBus
@@ -229,7 +229,7 @@ class MessagingService:
             if not media.path.is_file():
                 raise invalid("media", f"El archivo «{media.path}» no existe.")
         receipt = self.gateway(instance).send(number, text, media)
-        stamp = receipt.timestamp or int(time.time())
+        stamp = receipt.timestamp or int(clock.timestamp())
         our_id = message_id()
         status = self.store.add_outgoing(our_id, instance, receipt.gateway_id, number, text,
                                          media.describe() if media else None, stamp)

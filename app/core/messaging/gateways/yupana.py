@@ -4,11 +4,11 @@ listener signed per Standard Webhooks with the secret its operation 5 answered."
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
 
+from ... import clock
 from ...errors import ErrorCode, ErrorDetail, YupanaError
 from .. import events as ev
 from .base import Gateway, Media, SendReceipt, json_or_empty
@@ -34,7 +34,7 @@ class YupanaGateway(Gateway):
             body["media_url"] = media.url
         response = self.request("POST", "/api/v1/chat/send", json=body, headers=self._headers)
         data = self._data(response, to)
-        return SendReceipt(data.get("id"), int(data.get("timestamp") or time.time()))
+        return SendReceipt(data.get("id"), int(data.get("timestamp") or clock.timestamp()))
 
     def connection_state(self) -> str:
         # The contract has no state operation: a well-formed 400 to an empty send proves the relay answers.
@@ -68,5 +68,5 @@ def parse_webhook(instance: str, body: Any, webhook_id: str) -> list[ev.InboundE
     event = str(body["event"])
     state = {ev.INSTANCE_CONNECTED: "open", ev.INSTANCE_DISCONNECTED: "close"}.get(event)
     gateway_id = str(data.get("id") or "") or None
-    return [ev.InboundEvent(event, instance, int(body.get("timestamp") or time.time()), f"whk:{webhook_id}", data,
+    return [ev.InboundEvent(event, instance, int(body.get("timestamp") or clock.timestamp()), f"whk:{webhook_id}", data,
                             gateway_id=gateway_id, state=state)]
