@@ -64,7 +64,7 @@ def emit(args: argparse.Namespace) -> int:
     try:
         sender = normalise(args.sender, "from")
         with open_engine(args) as engine:
-            base_url = engine.messaging.config(args.instance).base_url
+            base_url = engine.messaging.config(args.instance, anywhere=True).base_url  # a sandbox's, whatever is in use
     except YupanaError as exc:
         print(exc.message, file=sys.stderr)
         return 1

@@ -5,8 +5,9 @@
 - beta: SUNAT's test service, at the addresses of the settings.
 - produccion: SUNAT for real.
 
-The `environment` setting says which one is in use. Each voucher, submission and cached lookup records the
-environment it belongs to and is only ever seen, numbered and sent there. The addresses of a running sandbox
+The `environment` setting says which one is in use. Each voucher, submission, cached lookup and messaging
+instance (with its messages and subscriptions) records the environment it belongs to and is only ever seen,
+numbered and sent there. The addresses of a running sandbox
 are not settings: they live in the `sandbox_endpoints` table while the sandbox runs (`SandboxEndpoints`), are
 read only in the sandbox environment and are cleared when it stops; beta and production read the settings.
 """
@@ -24,6 +25,7 @@ from .storage import ReadCache, Storage, register_migrations
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .settings import Settings
 
 SANDBOX, BETA, PRODUCCION = "sandbox", "beta", "produccion"
 
@@ -61,7 +63,12 @@ def ambiente_of(name: str) -> str:
 
 
 def current(engine: Engine) -> str:
-    return engine.settings.get("environment")
+    return in_settings(engine.settings)
+
+
+def in_settings(settings: Settings) -> str:
+    """The environment in use, for the parts given the settings rather than the engine (messaging)."""
+    return settings.get("environment")
 
 
 def check_ambiente(environment: str, ambiente: str) -> None:

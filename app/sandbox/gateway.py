@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from app.core import clock
+from app.core.environments import SANDBOX, process_owner
 from app.core.messaging import events as ev
 from app.core.messaging.phone import to_jid
 
@@ -282,11 +283,19 @@ class GatewaySandbox(Sandbox):
             self._client = None
 
     def configure(self, engine: Engine) -> None:
-        """An instance `demo` here and in the engine, with the gateway told to post to the engine's listener."""
+        """An instance `demo` here and in the engine's sandbox environment while this sandbox runs (its process
+        the owner, as for the sandbox addresses), with the gateway told to post to the engine's listener."""
+        super().configure(engine)
         self.create_instance(DEMO_INSTANCE)
-        engine.messaging_save_instance(DEMO_INSTANCE, "evolution", self.base_url,
-                                       {"apikey": self.apikey(DEMO_INSTANCE)})
-        engine.messaging_register_webhook(DEMO_INSTANCE)
+        engine.messaging.save_instance(DEMO_INSTANCE, "evolution", self.base_url,
+                                       {"apikey": self.apikey(DEMO_INSTANCE)}, environment=SANDBOX,
+                                       owner=process_owner())
+        engine.messaging.register_webhook(DEMO_INSTANCE, anywhere=True)
+
+    def unconfigure(self, engine: Engine) -> None:
+        """The engine forgets `demo` (and its credentials) before this sandbox stops; its messages stay."""
+        engine.messaging.remove_sandbox_instance(DEMO_INSTANCE, process_owner())
+        super().unconfigure(engine)
 
 
 def _digest(media: Any) -> str | None:
