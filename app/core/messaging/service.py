@@ -107,8 +107,9 @@ class MessagingService:
         base_url = check_url("base_url", base_url).rstrip("/")
         existing = self.store.instance(name, anywhere=True)
         if existing is not None and existing["environment"] != environment:
-            raise conflict("instance", f"La instancia «{name}» ya existe en el entorno «{environments.get(existing['environment']).label}»"
-                                       f": use otro nombre aquí (las instancias de cada entorno se guardan aparte).")
+            label = environments.get(existing["environment"]).label
+            raise conflict("instance", f"La instancia «{name}» ya existe en el entorno «{label}»: use otro nombre "
+                                       "aquí (las instancias de cada entorno se guardan aparte).")
         for key, value in (credentials or {}).items():
             if key not in CREDENTIALS[gateway]:
                 raise invalid(key, f"La pasarela {gateway} no usa la credencial «{key}».")
@@ -162,9 +163,10 @@ class MessagingService:
         """An instance not found here; the message says so when it is another environment's."""
         other = self.store.instance(name, anywhere=True)
         if other is not None:
-            return not_found("instance", f"La instancia «{name}» es del entorno «{environments.get(other['environment']).label}»"
-                                         f" y no se usa en «{environments.get(self.environment()).label}»: cambie de "
-                                         "entorno en Ajustes → Entorno, o cree una instancia para este entorno.")
+            theirs, ours = environments.get(other["environment"]).label, environments.get(self.environment()).label
+            return not_found("instance", f"La instancia «{name}» es del entorno «{theirs}» y no se usa en «{ours}»: "
+                                         "cambie de entorno en Ajustes → Entorno, o cree una instancia para este "
+                                         "entorno.")
         return not_found("instance", f"La instancia «{name}» no existe. Créela en Mensajes → Instancias.")
 
     def config(self, name: str, anywhere: bool = False) -> GatewayConfig:

@@ -295,7 +295,8 @@ class MessagingStore:
                "AND d.state = 'pending') AS next_attempt_at, (SELECT COUNT(*) FROM deliveries d WHERE "
                "d.subscription_id = s.id AND d.state = 'delivered') AS delivered FROM subscriptions s")
         here, params = self._here("s.")
-        rows = self.storage.query(sql + f" WHERE {here}" + (" AND s.instance = ?" if instance else "") + " ORDER BY s.id",
+        by_instance = " AND s.instance = ?" if instance else ""
+        rows = self.storage.query(f"{sql} WHERE {here}{by_instance} ORDER BY s.id",
                                   (*params, instance) if instance else params)
         for row in rows:
             row["events"] = json.loads(row["events"])
