@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from app.commands import wait_until_stopped
+from app.commands import stop_requested, wait_until_stopped
 from app.sandbox import available
 from app.sandbox.base import Sandbox
 
@@ -57,7 +57,7 @@ def emit(args: argparse.Namespace) -> int:
     try:
         sender = normalise(args.sender, "from")
         with open_engine(args) as engine:
-            base_url = engine.messaging.config(args.instance).base_url
+            base_url = engine.messaging.config(args.instance, anywhere=True).base_url  # a sandbox's, whatever is in use
     except YupanaError as exc:
         print(exc.message, file=sys.stderr)
         return 1
@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     chosen = {args.name: classes[args.name]} if args.name else classes
     running = []
+    stop = stop_requested()  # a SIGTERM right after the servers are announced still removes their rows
     try:
         for cls in chosen.values():
             sandbox = cls(host=args.host, port=args.port if args.name else 0)
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             _configure(args, running, release=False)
         for sandbox in running:
             print(json.dumps({"name": sandbox.name, "base_url": sandbox.base_url}), flush=True)
-        wait_until_stopped()
+        wait_until_stopped(stop)
     finally:
         if args.configure and running:
             _configure(args, running, release=True)  # their addresses go with them

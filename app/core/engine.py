@@ -344,8 +344,10 @@ class Engine:
         clean = self.settings.set(key, value)
         if key == "log_level":
             logging.getLogger("app").setLevel(clean)
-        if key == "environment":  # the new environment's pending submissions are due now; the others wait
+        if key == "environment":  # the new environment's pending submissions and deliveries are due now; the others wait
             self.outbox.wake()
+            if self.forwarder.store.next_due_at() is not None:
+                self.forwarder.wake()
         if key in ("listener_host", "listener_port") and self.listener_state()["state"] == "running":
             self._listener.stop()  # a new address takes effect at once
             self.start_listener()

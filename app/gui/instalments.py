@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import ErrorDetail
+from app.core.platform import clock
 from app.core.platform.formatting import number
 
 from .totals import parse_decimal
@@ -79,7 +80,7 @@ class InstalmentsBox(QGroupBox):
     def add_cuota(self, monto: str | None = None, due: date | None = None) -> int:
         row = self.count()
         if due is None:
-            previous = self._due_edit(row - 1).date() if row else QDate.currentDate()
+            previous = self._due_edit(row - 1).date() if row else QDate(clock.today())
             due_date = previous.addDays(DAYS_BETWEEN)
         else:
             due_date = QDate(due.year, due.month, due.day)

@@ -425,8 +425,11 @@ class MessagesPage(QWidget):
 
     # ------------------------------------------------------------ live refresh
 
-    def _on_event(self, name: str, _payload: dict) -> None:
+    def _on_event(self, name: str, payload: dict) -> None:
         if name in REFRESH_EVENTS or name in (ev.SUBSCRIPTION_CHANGED, ev.LISTENER_CHANGED):
+            self.refresh_timer.start()
+        elif name == "settings.changed" and payload.get("key") == "environment":
+            self.open_conversation = (None, None)  # each environment has its own instances and inbox
             self.refresh_timer.start()
 
     def refresh(self) -> None:

@@ -2,13 +2,23 @@
 
 Used by `make screenshots` (docs/screenshots/, shown in the README). Sample data lives in a
 throw-away data folder; nothing touches the user's own.
+
+The same checkout gives the same PNGs byte for byte (tests/test_screenshots_deterministic.py), so
+regenerating them leaves `git status` clean: the wall clock (app.core.platform.clock) stands at SAMPLE_INSTANT in
+Lima's time zone, so issue dates and times, digests, QR codes, CDR dates and message times are fixed; the
+sandbox's made-up numbers (CDR ids) come from a seeded generator; ports chosen at random are painted as
+fixed ones (SHOWN_PORTS); and the windows use one named font at a fixed size and resolution.
 """
 
 from __future__ import annotations
 
 import os
+import random
+import re
 import sys
 import tempfile
+import time
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,6 +26,10 @@ from app.core.platform.events import MESSAGE_DELIVERED, MESSAGE_READ, MESSAGE_RE
 
 SAMPLE_CUSTOMERS = [("20601030013", "BODEGA SAN MARTÍN S.A.C."), ("20100070970", "SUPERMERCADOS PERUANOS S.A."),
                     ("20131312955", "SUNAT"), ("20100047218", "BANCO DE CRÉDITO DEL PERÚ")]
+SAMPLE_INSTANT = datetime(2026, 11, 23, 10, 30, tzinfo=timezone(timedelta(hours=-5)))  # a Monday morning in Lima
+SAMPLE_SEED = 16
+FONT = ("DejaVu Sans", 9)  # what fontconfig gives Qt's «Sans Serif» on Debian and Ubuntu, named so it never varies
+LOOPBACK_PORT = re.compile(r"(127\.0\.0\.1|localhost):(\d+)")
 
 
 def _settle(app, window) -> None:
@@ -67,10 +81,41 @@ def _sample_messages(engine, gateway) -> None:
         print(f"aviso: no se generaron los mensajes de ejemplo: {exc}", file=sys.stderr)
 
 
-def render(folder: Path) -> list[Path]:
+def _steady_environment() -> None:
+    """What the pixels depend on outside the sample data: Qt's platform and resolution, the time zone."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ["QT_FONT_DPI"] = "96"
+    os.environ["QT_SCALE_FACTOR"] = "1"
+    os.environ["TZ"] = "America/Lima"  # message times are shown in local time
+    if hasattr(time, "tzset"):
+        time.tzset()
+    random.seed(SAMPLE_SEED)
+
+
+def _steady_font(app) -> None:
+    from PySide6.QtGui import QFont, QFontDatabase
+
+    family, size = FONT
+    if family in QFontDatabase.families():
+        font = QFont(family, size)
+        font.setHintingPreference(QFont.HintingPreference.PreferDefaultHinting)
+        app.setFont(font)
+    else:
+        print(f"aviso: falta la fuente {family} (fonts-dejavu-core): las capturas saldrán con otra letra",
+              file=sys.stderr)
+
+
+def render(folder: Path) -> list[Path]:
+    from app.core.platform import clock
+
+    _steady_environment()
     os.environ.setdefault("YUPANA_KEYRING", "0")
     os.environ.setdefault("YUPANA_PASSPHRASE", "capturas de pantalla")
+    with clock.frozen(SAMPLE_INSTANT):
+        return _render(folder)
+
+
+def _render(folder: Path) -> list[Path]:
     from app.core.engine import Engine
     from app.gui.app import application
     from app.gui.main_window import SECTIONS, MainWindow
@@ -78,12 +123,14 @@ def render(folder: Path) -> list[Path]:
 
     folder.mkdir(parents=True, exist_ok=True)
     app = application()
+    _steady_font(app)
     saved = []
     with tempfile.TemporaryDirectory(prefix="yupana-shots-") as home:
         engine = Engine(home)
         try:
             sandboxes = SandboxMode(engine)
             _sample_data(engine, sandboxes)
+            _show_fixed_ports(engine, sandboxes)
             if "gateway" in sandboxes.running:
                 _sample_messages(engine, sandboxes.running["gateway"])
             window = MainWindow(engine, sandboxes, first_run=False)
@@ -107,7 +154,43 @@ def render(folder: Path) -> list[Path]:
     return saved
 
 
+SHOWN_PORTS: dict[str, str] = {}  # a port picked at random (port 0) → the fixed one painted instead
+
+
+def _show_fixed_ports(engine, sandboxes) -> None:
+    """The listener is painted on its default port (8788) and each sandbox on 8901, 8902… in start order."""
+    from app.core.settings import SETTINGS
+
+    SHOWN_PORTS.clear()
+    for match in LOOPBACK_PORT.finditer(engine.listener_state().get("url") or ""):
+        SHOWN_PORTS[match.group(2)] = SETTINGS["listener_port"].default
+    for number, sandbox in enumerate(sandboxes.running.values(), start=1):
+        for match in LOOPBACK_PORT.finditer(sandbox.base_url):
+            SHOWN_PORTS.setdefault(match.group(2), str(8900 + number))
+
+
+def _fixed_ports(text: str) -> str:
+    return LOOPBACK_PORT.sub(lambda m: f"{m.group(1)}:{SHOWN_PORTS.get(m.group(2), m.group(2))}", text)
+
+
+def _paint_fixed_ports(widget) -> None:
+    """Replace random ports in every text the widget shows (labels, inputs, buttons, table cells)."""
+    from PySide6.QtWidgets import QAbstractButton, QLabel, QLineEdit, QTableWidget
+
+    for kind in (QLabel, QLineEdit, QAbstractButton):
+        for child in [widget, *widget.findChildren(kind)]:
+            if isinstance(child, kind) and LOOPBACK_PORT.search(child.text()):
+                child.setText(_fixed_ports(child.text()))
+    for table in widget.findChildren(QTableWidget):
+        for row in range(table.rowCount()):
+            for column in range(table.columnCount()):
+                item = table.item(row, column)
+                if item is not None and LOOPBACK_PORT.search(item.text()):
+                    item.setText(_fixed_ports(item.text()))
+
+
 def _save(widget, path: Path) -> Path:
+    _paint_fixed_ports(widget)
     widget.grab().save(str(path))
     return path
 
@@ -194,6 +277,8 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
     _settle(app, window)
     detail.tabs.setCurrentWidget(detail.print_panel)
     _settle(app, window)
+    _repaint_preview_here(detail.print_panel)
+    _settle(app, window)
     saved.append(_save(detail, folder / "representacion-impresa.png"))
     detail.close()
     if shutil.which("pdftoppm") is None:
@@ -208,10 +293,21 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
     return saved
 
 
-def _days_ahead(days: int) -> str:
-    from datetime import date, timedelta
+def _repaint_preview_here(panel) -> None:
+    """The preview's pages painted again on this thread: painted on a worker while the windows paint too, their
+    anti-aliasing varies by a few levels from run to run."""
+    from PySide6.QtGui import QPixmap
 
-    return (date.today() + timedelta(days=days)).isoformat()
+    from .printing import page_image
+
+    for label, page in zip(panel.page_labels, panel.pages, strict=True):
+        label.setPixmap(QPixmap.fromImage(page_image(page, panel.family)))
+
+
+def _days_ahead(days: int) -> str:
+    from app.core.platform import clock
+
+    return (clock.today() + timedelta(days=days)).isoformat()
 
 
 def _save_assistant(app, window, folder: Path) -> Path:

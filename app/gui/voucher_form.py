@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import ErrorDetail, invalid_many
 from app.core.invoicing import statuses
+from app.core.platform import clock
 from app.core.platform.formatting import money, number
 
 from .context import Context
@@ -124,7 +125,7 @@ class VoucherForm(QDialog):
         self.serie.setMaxLength(4)
         self.numero = QSpinBox()
         self.numero.setRange(1, 99_999_999)
-        self.fecha = QDateEdit(QDate.currentDate())
+        self.fecha = QDateEdit(QDate(clock.today()))
         self.fecha.setCalendarPopup(True)
         self.fecha.setDisplayFormat("dd/MM/yyyy")
         self.moneda = QComboBox()

@@ -23,16 +23,16 @@ import hashlib
 import json
 import secrets
 import threading
-import time
 import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from app.core.environments import SANDBOX, process_owner
 from app.core.messaging import events as ev
 from app.core.messaging.phone import to_jid
+from app.core.platform import clock
 
 from .base import QuietHandler, Sandbox
 
@@ -184,7 +184,7 @@ class GatewaySandbox(Sandbox):
 
     def record_send(self, instance: str, number: str, body: dict[str, Any], media: bool) -> dict[str, Any]:
         gateway_id = "3EB0" + secrets.token_hex(8).upper()
-        stamp = int(time.time())
+        stamp = int(clock.timestamp())
         record = {"instance": instance, "id": gateway_id, "number": number, "text": body.get("caption" if media else
                                                                                               "text") or "",
                   "media": bool(media), "mediatype": body.get("mediatype"), "fileName": body.get("fileName"),
@@ -226,7 +226,7 @@ class GatewaySandbox(Sandbox):
                      name: str = "Cliente", message_id: str | None = None) -> dict[str, Any]:
         """One Evolution webhook post for a contract event name."""
         record = self.instances[instance]
-        now = datetime.now(UTC)
+        now = clock.now()
         envelope = {"instance": instance, "destination": record["webhook"],
                     "date_time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
                     "sender": to_jid(DEFAULT_SENDER), "server_url": self.base_url, "apikey": record["apikey"]}
@@ -283,11 +283,19 @@ class GatewaySandbox(Sandbox):
             self._client = None
 
     def configure(self, engine: Engine) -> None:
-        """An instance `demo` here and in the engine, with the gateway told to post to the engine's listener."""
+        """An instance `demo` here and in the engine's sandbox environment while this sandbox runs (its process
+        the owner, as for the sandbox addresses), with the gateway told to post to the engine's listener."""
+        super().configure(engine)
         self.create_instance(DEMO_INSTANCE)
-        engine.messaging_save_instance(DEMO_INSTANCE, "evolution", self.base_url,
-                                       {"apikey": self.apikey(DEMO_INSTANCE)})
-        engine.messaging_register_webhook(DEMO_INSTANCE)
+        engine.messaging.save_instance(DEMO_INSTANCE, "evolution", self.base_url,
+                                       {"apikey": self.apikey(DEMO_INSTANCE)}, environment=SANDBOX,
+                                       owner=process_owner())
+        engine.messaging.register_webhook(DEMO_INSTANCE, anywhere=True)
+
+    def unconfigure(self, engine: Engine) -> None:
+        """The engine forgets `demo` (and its credentials) before this sandbox stops; its messages stay."""
+        engine.messaging.remove_sandbox_instance(DEMO_INSTANCE, process_owner())
+        super().unconfigure(engine)
 
 
 def _digest(media: Any) -> str | None:

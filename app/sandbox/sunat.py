@@ -41,6 +41,7 @@ from app.core.invoicing.namespaces import APPLICATION_RESPONSE as AR
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT
 from app.core.invoicing.soap import SERVICE_NS, SOAP_ENV, WSSE
 from app.core.invoicing.ubl_identity import FILE_NAME, identify
+from app.core.platform import clock
 from app.sandbox import sunat_signer
 from app.sandbox.base import QuietHandler, Sandbox
 
@@ -500,7 +501,7 @@ def answer_envelope(element: str, fields: list[tuple[str, str]],
 def application_response(stem: str, outcome: Outcome) -> bytes:
     """The CDR in the shape of SUNAT's (UBL 2.0 ApplicationResponse), unsigned."""
     ruc, tipo, serie, numero = (stem.split("-") + ["", "", "", ""])[:4]
-    now = dt.datetime.now(dt.timezone(dt.timedelta(hours=-5)))
+    now = clock.now().astimezone(dt.timezone(dt.timedelta(hours=-5)))
     cbc, cac, ext = f"{{{CBC}}}", f"{{{CAC}}}", f"{{{EXT}}}"
     root = etree.Element(f"{{{AR}}}ApplicationResponse",
                          nsmap={None: AR, "cac": CAC, "cbc": CBC, "ext": EXT, "ds": DS})

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from app.core.invoicing.xmldsig import sign_xml, verify_xml
+from app.core.platform import clock
 
 
 def self_signed(common_name: str = "SUNAT SANDBOX YUPANA", days: int = 365) -> tuple[rsa.RSAPrivateKey,
@@ -22,7 +23,7 @@ def self_signed(common_name: str = "SUNAT SANDBOX YUPANA", days: int = 365) -> t
     name = x509.Name([x509.NameAttribute(NameOID.COUNTRY_NAME, "PE"),
                       x509.NameAttribute(NameOID.ORGANIZATION_NAME, "SUNAT (sandbox de Yupana)"),
                       x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = dt.datetime.now(dt.UTC)
+    now = clock.now()
     certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
                    .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
                    .not_valid_after(now + dt.timedelta(days=days))

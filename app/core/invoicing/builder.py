@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, time, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from app.core.errors import YupanaError, invalid, invalid_many
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.amounts import CENT, IGV_RATE, ZERO, amount_in_words, money
+from app.core.platform import clock
 
 if TYPE_CHECKING:  # the builder takes a profile; it never opens the store of them
     from app.core.platform.companies import Company
@@ -231,7 +232,7 @@ def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
 
 
 def _when(request: GenerarXmlRequest) -> tuple[date, time]:
-    now = datetime.now(LIMA)
+    now = clock.now().astimezone(LIMA)
     return request.fecha_emision or now.date(), (request.hora_emision or now.time()).replace(microsecond=0,
                                                                                                tzinfo=None)
 

@@ -23,6 +23,7 @@ from cryptography.x509.oid import NameOID
 from sqlite_utils import Migrations
 
 from app.core.errors import conflict, invalid, not_found
+from app.core.platform import clock
 from app.core.platform.identifiers import check_ruc, ruc_problem
 from app.core.platform.secrets import SecretStore
 from app.core.platform.storage import Storage, register_migrations
@@ -62,7 +63,7 @@ def m001_certificates(db) -> None:
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+    return clock.now()
 
 
 # ------------------------------------------------------------------ what a certificate says

@@ -153,7 +153,7 @@ def build_app(service: MessagingService) -> FastAPI:
 
     def known(instance: str, gateway: str) -> Any:
         try:
-            config = service.config(instance)
+            config = service.config(instance, anywhere=True)  # stored in its own environment
         except YupanaError:
             raise Rejected(404, f"La instancia «{instance}» no existe en este Yupana.") from None
         if config.gateway != gateway:

@@ -2,6 +2,12 @@
 
 The engine owns one `MessagingService`; the listener and the forwarder call into it. It is given the
 pieces it needs (storage, secrets, settings, event bus), never the engine.
+
+An instance belongs to the environment it was saved in (app.core.environments): listed, tested, sent from and
+subscribed to only there; elsewhere it is «not found», and it is back when its environment is chosen again.
+The listener still accepts its gateway's posts (stored in the instance's environment, so nothing is lost).
+The sandbox gateway's «demo» has its sandbox process as owner: `remove_sandbox_instance` when that sandbox
+stops, `purge_stopped_sandboxes` (at every start) when it was killed.
 """
 
 from __future__ import annotations
@@ -10,7 +16,6 @@ import logging
 import re
 import secrets as random
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,12 +23,13 @@ from typing import Any
 import httpx
 
 from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult
-from app.core.errors import ErrorCode, YupanaError, invalid, not_found
+from app.core.errors import ErrorCode, YupanaError, conflict, invalid, not_found
 from app.core.messaging import events as ev
 from app.core.messaging.gateways import GATEWAYS, Gateway, GatewayConfig, Media, adapter_for
 from app.core.messaging.ids import message_id, subscription_id, webhook_secret
 from app.core.messaging.phone import normalise
 from app.core.messaging.store import MessagingStore
+from app.core.platform import clock, environments
 from app.core.platform.events import EventBus
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import Settings
@@ -53,16 +59,21 @@ def check_url(field: str, url: str) -> str:
 
 class MessagingService:
     def __init__(self, storage: Storage, secrets: SecretStore, settings: Settings, bus: EventBus) -> None:
-        self.store = MessagingStore(storage)
+        self.store = MessagingStore(storage, self.environment)
         self.secrets = secrets
         self.settings = settings
         self.bus = bus
-        self._configs: dict[str, GatewayConfig] = {}
+        self._configs: dict[str, tuple[GatewayConfig, str]] = {}  # name → (configuration, its environment)
         self._pings: dict[str, bool] = {}
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
         self.listener_base_url: Callable[[], str | None] = lambda: None  # set by the engine's listener
         self.after_ingest: Callable[[], None] = lambda: None  # the forwarder's wake-up
+        self.purge_stopped_sandboxes()
+
+    def environment(self) -> str:
+        """The environment in use: the one whose instances are seen and used."""
+        return environments.in_settings(self.settings)
 
     @property
     def client(self) -> httpx.Client:
@@ -82,14 +93,23 @@ class MessagingService:
     # ------------------------------------------------------------ instances
 
     def save_instance(self, name: str, gateway: str, base_url: str, credentials: dict[str, str] | None = None,
-                      options: dict[str, Any] | None = None) -> dict[str, Any]:
+                      options: dict[str, Any] | None = None, *, environment: str | None = None,
+                      owner: str | None = None) -> dict[str, Any]:
+        """Create or update an instance of `environment` (the current one by default); `owner`: the sandbox
+        process it lives with (None: the user's, kept until deleted)."""
         name = (name or "").strip()
+        environment = environment or self.environment()
         if not INSTANCE_NAME.match(name):
             raise invalid("instance", f"El nombre de instancia «{name}» no es válido: use letras, números, guion o "
                                       "punto (hasta 64).")
         if gateway not in GATEWAYS:
             raise invalid("gateway", f"La pasarela «{gateway}» no existe. Válidas: {', '.join(GATEWAYS)}.")
         base_url = check_url("base_url", base_url).rstrip("/")
+        existing = self.store.instance(name, anywhere=True)
+        if existing is not None and existing["environment"] != environment:
+            label = environments.get(existing["environment"]).label
+            raise conflict("instance", f"La instancia «{name}» ya existe en el entorno «{label}»: use otro nombre "
+                                       "aquí (las instancias de cada entorno se guardan aparte).")
         for key, value in (credentials or {}).items():
             if key not in CREDENTIALS[gateway]:
                 raise invalid(key, f"La pasarela {gateway} no usa la credencial «{key}».")
@@ -97,16 +117,41 @@ class MessagingService:
                 self.secrets.put(secret_name(name, key), value.strip().encode())
         if self.secrets.get(secret_name(name, "webhook_token")) is None:
             self.secrets.put(secret_name(name, "webhook_token"), random.token_urlsafe(24).encode())
-        self.store.save_instance(name, gateway, base_url, options or {})
+        self.store.save_instance(name, gateway, base_url, options or {}, environment, owner)
         with self._lock:
             self._configs.pop(name, None)
         self.bus.emit(ev.INSTANCE_SAVED, {"instance": name})
-        return self.instance(name)
+        return self.instance(name, anywhere=True)
 
-    def instance(self, name: str) -> dict[str, Any]:
-        row = self.store.instance(name)
+    def remove_sandbox_instance(self, name: str, owner: str) -> bool:
+        """Its sandbox stops: the instance goes, with its credentials, if `owner` made it (another process's newer
+        sandbox keeps its own). Its messages and subscriptions stay in the sandbox environment."""
+        row = self.store.instance(name, anywhere=True)
+        if row is None or not self.store.delete_instance(name, owner):
+            return False
+        self._forget_instance(name, row["gateway"])
+        return True
+
+    def purge_stopped_sandboxes(self) -> list[str]:
+        """Remove the instances of sandbox processes that were killed without stopping; returns their names."""
+        gone = []
+        for row in self.store.stopped_sandbox_instances():
+            if self.store.delete_instance(row["name"], row["owner"]):
+                self._forget_instance(row["name"], row["gateway"])
+                gone.append(row["name"])
+        return gone
+
+    def _forget_instance(self, name: str, gateway: str) -> None:
+        for key in (*CREDENTIALS[gateway], "webhook_token", "webhook_secret"):
+            self.secrets.delete(secret_name(name, key))
+        with self._lock:
+            self._configs.pop(name, None)
+        self.bus.emit(ev.INSTANCE_SAVED, {"instance": name, "deleted": True})
+
+    def instance(self, name: str, anywhere: bool = False) -> dict[str, Any]:
+        row = self.store.instance(name, anywhere)
         if row is None:
-            raise not_found("instance", f"La instancia «{name}» no existe. Créela en Mensajes → Instancias.")
+            raise self._unknown(name)
         row["credentials"] = {key: self.secrets.get(secret_name(name, key)) is not None
                               for key in CREDENTIALS[row["gateway"]]}
         return row
@@ -114,14 +159,26 @@ class MessagingService:
     def instances(self) -> list[dict[str, Any]]:
         return [self.instance(row["name"]) for row in self.store.instances()]
 
-    def config(self, name: str) -> GatewayConfig:
+    def _unknown(self, name: str) -> YupanaError:
+        """An instance not found here; the message says so when it is another environment's."""
+        other = self.store.instance(name, anywhere=True)
+        if other is not None:
+            theirs, ours = environments.get(other["environment"]).label, environments.get(self.environment()).label
+            return not_found("instance", f"La instancia «{name}» es del entorno «{theirs}» y no se usa en «{ours}»: "
+                                         "cambie de entorno en Ajustes → Entorno, o cree una instancia para este "
+                                         "entorno.")
+        return not_found("instance", f"La instancia «{name}» no existe. Créela en Mensajes → Instancias.")
+
+    def config(self, name: str, anywhere: bool = False) -> GatewayConfig:
+        """The instance's configuration with its credentials, if it belongs to the current environment
+        (`anywhere`: the listener checking a post, the sandbox registering its webhook)."""
         with self._lock:
             cached = self._configs.get(name)
-        if cached is not None:
-            return cached
-        row = self.store.instance(name)
+        if cached is not None and (anywhere or cached[1] == self.environment()):
+            return cached[0]
+        row = self.store.instance(name, anywhere)
         if row is None:
-            raise not_found("instance", f"La instancia «{name}» no existe. Créela en Mensajes → Instancias.")
+            raise self._unknown(name)
         keys = (*CREDENTIALS[row["gateway"]], "webhook_token")
         credentials = {}
         for key in keys:
@@ -130,7 +187,7 @@ class MessagingService:
                 credentials[key] = value.decode()
         config = GatewayConfig(name, row["gateway"], row["base_url"], row["options"], credentials)
         with self._lock:
-            self._configs[name] = config
+            self._configs[name] = (config, row["environment"])
         return config
 
     def forget_configs(self) -> None:
@@ -139,10 +196,12 @@ class MessagingService:
             self._configs.clear()
 
     def configs(self, gateway: str) -> list[GatewayConfig]:
-        return [self.config(row["name"]) for row in self.store.instances() if row["gateway"] == gateway]
+        """Every environment's instances of a gateway: the listener checks a post against them all."""
+        return [self.config(row["name"], anywhere=True) for row in self.store.instances(anywhere=True)
+                if row["gateway"] == gateway]
 
-    def gateway(self, name: str) -> Gateway:
-        return adapter_for(self.config(name), self.client)
+    def gateway(self, name: str, anywhere: bool = False) -> Gateway:
+        return adapter_for(self.config(name, anywhere), self.client)
 
     def test_connection(self, name: str) -> str:
         """«Probar conexión»: the gateway's state of the instance (open, close, connecting)."""
@@ -193,9 +252,9 @@ class MessagingService:
         local_only = host in ("127.0.0.1", "localhost", "::1")
         return {"url": base, "reachable": True, "local_only": local_only}
 
-    def listener_url(self, name: str) -> str:
+    def listener_url(self, name: str, anywhere: bool = False) -> str:
         """Where the gateway must post this instance's events: the public address if one is set, else ours."""
-        config = self.config(name)
+        config = self.config(name, anywhere)
         base = (self.settings.get("listener_public_url") or self.listener_base_url()
                 or f"http://{self.settings.get('listener_host')}:{self.settings.get('listener_port')}")
         path = LISTENER_PATHS[config.gateway].format(name=name)
@@ -203,9 +262,11 @@ class MessagingService:
             path += "?token=" + config.credentials["webhook_token"]
         return base.rstrip("/") + path
 
-    def register_webhook(self, name: str) -> str:
-        url = self.listener_url(name)
-        secret = self.gateway(name).set_webhook(url)
+    def register_webhook(self, name: str, anywhere: bool = False) -> str:
+        """Tell the gateway to post to our listener (`anywhere`: also another environment's instance, as a sandbox
+        does for its own while the folder works elsewhere)."""
+        url = self.listener_url(name, anywhere)
+        secret = self.gateway(name, anywhere).set_webhook(url)
         if secret:  # a gateway that signs its posts (another Yupana): keep its secret to verify them
             self.secrets.put(secret_name(name, "webhook_secret"), secret.encode())
             with self._lock:
@@ -229,7 +290,7 @@ class MessagingService:
             if not media.path.is_file():
                 raise invalid("media", f"El archivo «{media.path}» no existe.")
         receipt = self.gateway(instance).send(number, text, media)
-        stamp = receipt.timestamp or int(time.time())
+        stamp = receipt.timestamp or int(clock.timestamp())
         our_id = message_id()
         status = self.store.add_outgoing(our_id, instance, receipt.gateway_id, number, text,
                                          media.describe() if media else None, stamp)

@@ -4,6 +4,11 @@ Stores only store: no HTTP here. Every received event goes through `ingest`, one
 stores it once (by its dedup key), applies it (a new incoming message, a status moving forward, an
 instance's state) and queues one delivery per matching subscription, so what the listener
 acknowledged is never lost and never doubled.
+
+Each instance belongs to one environment (app.core.environments), and so do its messages, received events
+and subscriptions (a delivery follows its subscription): the lists, the sends and the forwarder see the current
+environment's only; the others wait, untouched, until their environment is chosen again. An instance made by a
+running sandbox has that sandbox's process as `owner` and goes when it stops (or dies: `stopped_sandbox_instances`).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +26,7 @@ from app.core.messaging import clock
 from app.core.messaging import events as ev
 from app.core.messaging.events import InboundEvent
 from app.core.messaging.ids import delivery_id
+from app.core.platform.processes import owner_alive
 from app.core.platform.storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
@@ -65,6 +72,32 @@ def m001_messaging(db) -> None:
     db.execute("CREATE INDEX deliveries_subscription ON deliveries (subscription_id, state)")
 
 
+@migrations()
+def m002_environment(db) -> None:
+    """Instances, messages, received events and subscriptions belong to one environment (docs/architecture.md,
+    «Entornos»). Rows stored before go to the folder's environment (sandbox when never set), except the sandbox
+    gateway's own «demo» (an Evolution instance on this computer), which is the sandbox's and, its sandbox being
+    gone, is purged at the next start (owner "": no process)."""
+    setting = db.execute("SELECT value FROM settings WHERE key = 'environment'").fetchone() \
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'settings'").fetchone() else None
+    folder = setting[0] if setting else "sandbox"
+    for table in ("messaging_instances", "messages", "webhook_events", "subscriptions"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN environment TEXT NOT NULL DEFAULT 'sandbox'")
+    db.execute("ALTER TABLE messaging_instances ADD COLUMN owner TEXT")  # NULL: the user's; else a sandbox process
+    db.execute("UPDATE messaging_instances SET environment = ?", [folder])
+    db.execute("UPDATE messaging_instances SET environment = 'sandbox', owner = '' WHERE name = 'demo' AND "
+               "gateway = 'evolution' AND (base_url LIKE 'http://127.0.0.1:%' OR base_url LIKE 'http://localhost:%')")
+    for table in ("messages", "webhook_events", "subscriptions"):
+        db.execute(f"UPDATE {table} SET environment = COALESCE((SELECT i.environment FROM messaging_instances i "
+                   f"WHERE i.name = {table}.instance), ?)", [folder])
+    db.execute("CREATE INDEX messages_environment ON messages (environment, instance, peer)")
+    db.execute("CREATE INDEX subscriptions_environment ON subscriptions (environment, instance)")
+
+
+# The environment of an instance's rows: its own (set when it was saved), else the current one.
+_ENVIRONMENT_OF = "COALESCE((SELECT environment FROM messaging_instances WHERE name = ?), ?)"
+
+
 @dataclass
 class Due:
     id: str
@@ -76,32 +109,56 @@ class Due:
 
 
 class MessagingStore:
-    def __init__(self, storage: Storage) -> None:
+    """`environment` names the current environment (the settings' `environment`); without it (a bare store in
+    a test or a benchmark) every environment is seen."""
+
+    def __init__(self, storage: Storage, environment: Callable[[], str] | None = None) -> None:
         self.storage = storage
+        self.environment = environment or (lambda: "")
+
+    def _here(self, alias: str = "") -> tuple[str, tuple[str, ...]]:
+        """An SQL condition (and its parameter) keeping the current environment's rows: '1' when unfiltered."""
+        current = self.environment()
+        return (f"{alias}environment = ?", (current,)) if current else ("1", ())
 
     # ------------------------------------------------------------ instances
 
-    def save_instance(self, name: str, gateway: str, base_url: str, options: dict[str, Any]) -> None:
+    def save_instance(self, name: str, gateway: str, base_url: str, options: dict[str, Any], environment: str,
+                      owner: str | None = None) -> None:
         with self.storage.write() as conn:
-            conn.execute("INSERT INTO messaging_instances (name, gateway, base_url, options) VALUES (?, ?, ?, ?) "
-                         "ON CONFLICT(name) DO UPDATE SET gateway = excluded.gateway, base_url = excluded.base_url, "
-                         "options = excluded.options", (name, gateway, base_url, json.dumps(options)))
+            conn.execute("INSERT INTO messaging_instances (name, gateway, base_url, options, environment, owner) "
+                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET gateway = excluded.gateway, "
+                         "base_url = excluded.base_url, options = excluded.options, "
+                         "environment = excluded.environment, owner = excluded.owner",
+                         (name, gateway, base_url, json.dumps(options), environment, owner))
 
-    def instance(self, name: str) -> dict[str, Any] | None:
-        row = self.storage.query_one("SELECT * FROM messaging_instances WHERE name = ?", (name,))
+    def instance(self, name: str, anywhere: bool = False) -> dict[str, Any] | None:
+        """The instance if it belongs to the current environment (`anywhere`: whichever it belongs to)."""
+        where, params = ("1", ()) if anywhere else self._here()
+        row = self.storage.query_one(f"SELECT * FROM messaging_instances WHERE name = ? AND {where}", (name, *params))
         if row:
             row["options"] = json.loads(row["options"])
         return row
 
-    def instances(self) -> list[dict[str, Any]]:
-        rows = self.storage.query("SELECT * FROM messaging_instances ORDER BY name")
+    def instances(self, anywhere: bool = False) -> list[dict[str, Any]]:
+        where, params = ("1", ()) if anywhere else self._here()
+        rows = self.storage.query(f"SELECT * FROM messaging_instances WHERE {where} ORDER BY name", params)
         for row in rows:
             row["options"] = json.loads(row["options"])
         return rows
 
-    def delete_instance(self, name: str) -> bool:
+    def delete_instance(self, name: str, owner: str | None = None) -> bool:
+        """Delete an instance (only if `owner` made it, when given); its messages and subscriptions stay."""
         with self.storage.write() as conn:
-            return conn.execute("DELETE FROM messaging_instances WHERE name = ?", (name,)).rowcount > 0
+            if owner is None:
+                return conn.execute("DELETE FROM messaging_instances WHERE name = ?", (name,)).rowcount > 0
+            return conn.execute("DELETE FROM messaging_instances WHERE name = ? AND owner = ?",
+                                (name, owner)).rowcount > 0
+
+    def stopped_sandbox_instances(self) -> list[dict[str, Any]]:
+        """Instances whose sandbox process no longer runs (killed without stopping its sandboxes)."""
+        rows = self.storage.query("SELECT name, gateway, owner FROM messaging_instances WHERE owner IS NOT NULL")
+        return [row for row in rows if not owner_alive(row["owner"])]
 
     def set_instance_state(self, name: str, state: str, at: int | None = None) -> None:
         with self.storage.write() as conn:
@@ -130,38 +187,41 @@ class MessagingStore:
                             gateway_id, instance, message_id)
                 gateway_id = None
             conn.execute("INSERT INTO messages (id, instance, gateway_id, direction, peer, type, body, media, status, "
-                         "timestamp) VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?)",
+                         f"timestamp, environment) VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, {_ENVIRONMENT_OF})",
                          (message_id, instance, gateway_id, to, "media" if media else "text", body, media, status,
-                          timestamp))
+                          timestamp, instance, self.environment()))
         return status
 
     def message(self, message_id: str) -> dict[str, Any] | None:
         return self.storage.query_one("SELECT * FROM messages WHERE id = ?", (message_id,))
 
     def messages(self, instance: str | None = None, peer: str | None = None, limit: int = 500) -> list[dict]:
-        where, params = [], []
+        here, current = self._here()
+        where, params = [here], [*current]
         if instance:
             where.append("instance = ?")
             params.append(instance)
         if peer:
             where.append("peer = ?")
             params.append(peer)
-        sql = "SELECT * FROM messages" + (" WHERE " + " AND ".join(where) if where else "")
+        sql = "SELECT * FROM messages WHERE " + " AND ".join(where)
         rows = self.storage.query(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
         return list(reversed(rows))
 
     def conversations(self) -> list[dict[str, Any]]:
         """One row per (instance, peer): the last message, its time and the sender's name."""
+        where, params = self._here()
         return self.storage.query(
             "SELECT instance, peer, MAX(id) AS last_id, MAX(timestamp) AS last_at, "
             "MAX(CASE WHEN direction = 'in' THEN name END) AS name, COUNT(*) AS messages "
-            "FROM messages GROUP BY instance, peer ORDER BY last_id DESC")
+            f"FROM messages WHERE {where} GROUP BY instance, peer ORDER BY last_id DESC", params)
 
     # ------------------------------------------------------------ received events
 
     def ingest(self, events: list[InboundEvent], now: float | None = None) -> list[InboundEvent]:
         """Store each event once and apply it, in one transaction; returns the events that were new."""
         now = clock.now() if now is None else now
+        current = self.environment()
         fresh: list[InboundEvent] = []
         with self.storage.write() as conn:
             for event in events:
@@ -170,17 +230,20 @@ class MessagingStore:
                 payload = json.dumps(event.contract(), ensure_ascii=False, separators=(",", ":"))
                 cursor = conn.execute(
                     "INSERT OR IGNORE INTO webhook_events (instance, dedup_key, event, gateway_id, timestamp, payload, "
-                    "received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (event.instance, event.dedup_key, event.event, event.gateway_id, event.timestamp, payload, now))
+                    f"received_at, environment) VALUES (?, ?, ?, ?, ?, ?, ?, {_ENVIRONMENT_OF})",
+                    (event.instance, event.dedup_key, event.event, event.gateway_id, event.timestamp, payload, now,
+                     event.instance, current))
                 if cursor.rowcount == 0:
                     continue  # a duplicate: stored already, told already
                 seq = cursor.lastrowid
                 if event.event == ev.MESSAGE_RECEIVED:
                     data = event.data
                     conn.execute("INSERT OR IGNORE INTO messages (id, instance, gateway_id, direction, peer, name, "
-                                 "type, body, status, timestamp) VALUES (?, ?, ?, 'in', ?, ?, ?, ?, ?, ?)",
+                                 "type, body, status, timestamp, environment) VALUES (?, ?, ?, 'in', ?, ?, ?, ?, ?, ?, "
+                                 f"{_ENVIRONMENT_OF})",
                                  (data["id"], event.instance, event.gateway_id, data["from"], data.get("name", ""),
-                                  data.get("type", "text"), data.get("body", ""), ev.RECEIVED, event.timestamp))
+                                  data.get("type", "text"), data.get("body", ""), ev.RECEIVED, event.timestamp,
+                                  event.instance, current))
                 elif event.state:
                     conn.execute("UPDATE messaging_instances SET state = ?, state_at = ? WHERE name = ?",
                                  (event.state, event.timestamp, event.instance))
@@ -222,16 +285,19 @@ class MessagingStore:
 
     def add_subscription(self, sub_id: str, instance: str, url: str, events: list[str]) -> None:
         with self.storage.write() as conn:
-            conn.execute("INSERT INTO subscriptions (id, instance, url, events) VALUES (?, ?, ?, ?)",
-                         (sub_id, instance, url, json.dumps(sorted(set(events)))))
+            conn.execute(f"INSERT INTO subscriptions (id, instance, url, events, environment) VALUES (?, ?, ?, ?, "
+                         f"{_ENVIRONMENT_OF})", (sub_id, instance, url, json.dumps(sorted(set(events))), instance,
+                                                 self.environment()))
 
     def subscriptions(self, instance: str | None = None) -> list[dict[str, Any]]:
         sql = ("SELECT s.*, (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = s.id AND d.state = 'pending') "
                "AS pending, (SELECT MIN(next_attempt_at) FROM deliveries d WHERE d.subscription_id = s.id "
                "AND d.state = 'pending') AS next_attempt_at, (SELECT COUNT(*) FROM deliveries d WHERE "
                "d.subscription_id = s.id AND d.state = 'delivered') AS delivered FROM subscriptions s")
-        rows = self.storage.query(sql + (" WHERE s.instance = ?" if instance else "") + " ORDER BY s.id",
-                                  (instance,) if instance else ())
+        here, params = self._here("s.")
+        by_instance = " AND s.instance = ?" if instance else ""
+        rows = self.storage.query(f"{sql} WHERE {here}{by_instance} ORDER BY s.id",
+                                  (*params, instance) if instance else params)
         for row in rows:
             row["events"] = json.loads(row["events"])
         return rows
@@ -241,19 +307,24 @@ class MessagingStore:
         return rows[0] if rows else None
 
     def next_due_at(self) -> float | None:
-        row = self.storage.query_one("SELECT MIN(MAX(next_attempt_at, lease_until)) AS at FROM deliveries "
-                                     "WHERE state = 'pending'")
+        """When the current environment's next pending delivery is due (another environment's wait)."""
+        here, params = self._here("s.")
+        row = self.storage.query_one("SELECT MIN(MAX(d.next_attempt_at, d.lease_until)) AS at FROM deliveries d "
+                                     "JOIN subscriptions s ON s.id = d.subscription_id "
+                                     f"WHERE d.state = 'pending' AND {here}", params)
         return row["at"] if row else None
 
     def claim_due(self, now: float, limit: int, lease_s: float = 120.0) -> list[Due]:
         """Take up to `limit` due deliveries for this worker; a lease keeps another process off them,
-        and expires by itself if this process dies mid-attempt, so the delivery is tried again."""
+        and expires by itself if this process dies mid-attempt, so the delivery is tried again. Only the
+        current environment's: another environment's wait until it is chosen again."""
+        here, params = self._here("s.")
         with self.storage.write() as conn:
             rows = conn.execute(
                 "SELECT d.id, d.subscription_id, s.url, d.attempts, e.payload, e.timestamp FROM deliveries d "
                 "JOIN subscriptions s ON s.id = d.subscription_id JOIN webhook_events e ON e.seq = d.event_seq "
-                "WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ? "
-                "ORDER BY d.next_attempt_at LIMIT ?", (now, now, limit)).fetchall()
+                f"WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ? AND {here} "
+                "ORDER BY d.next_attempt_at LIMIT ?", (now, now, *params, limit)).fetchall()
             conn.executemany("UPDATE deliveries SET lease_until = ? WHERE id = ?", [(now + lease_s, r[0]) for r in rows])
         return [Due(*row) for row in rows]
 

@@ -4,7 +4,7 @@ for the operations (docs/architecture.md, «Entornos»)."""
 
 from __future__ import annotations
 
-from app.core.platform.environments import SANDBOX, SandboxEndpoints
+from app.core.platform.environments import SANDBOX, SandboxEndpoints, in_settings
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import SETTINGS, Settings
 
@@ -17,7 +17,7 @@ class Addresses:
 
     def current(self) -> str:
         """The environment in use: its vouchers, numbering, outbox and lookup cache are the ones seen."""
-        return self.settings.get("environment")
+        return in_settings(self.settings)
 
     def endpoint(self, key: str, environment: str | None = None) -> str:
         """The value of an address setting in `environment` (the current one by default): in the sandbox

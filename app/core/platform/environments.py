@@ -5,8 +5,9 @@
 - beta: SUNAT's test service, at the addresses of the settings.
 - produccion: SUNAT for real.
 
-The `environment` setting says which one is in use. Each voucher, submission and cached lookup records the
-environment it belongs to and is only ever seen, numbered and sent there. The addresses of a running sandbox
+The `environment` setting says which one is in use. Each voucher, submission, cached lookup and messaging
+instance (with its messages and subscriptions) records the environment it belongs to and is only ever seen,
+numbered and sent there. The addresses of a running sandbox
 are not settings: they live in the `sandbox_endpoints` table while the sandbox runs (`SandboxEndpoints`), are
 read only in the sandbox environment and are cleared when it stops; beta and production read the settings.
 """
@@ -14,12 +15,16 @@ read only in the sandbox environment and are cleared when it stops; beta and pro
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlite_utils import Migrations
 
 from app.core.errors import YupanaError, invalid, not_configured
 from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.platform.storage import ReadCache, Storage, register_migrations
+
+if TYPE_CHECKING:
+    from app.core.platform.settings import Settings
 
 SANDBOX, BETA, PRODUCCION = "sandbox", "beta", "produccion"
 
@@ -54,6 +59,11 @@ def get(name: str) -> Environment:
 def ambiente_of(name: str) -> str:
     """The contract's `ambiente` of an environment: the sandbox stands in for SUNAT beta."""
     return get(name).ambiente
+
+
+def in_settings(settings: Settings) -> str:
+    """The environment in use (setting `environment`), for the parts given the settings (messaging, addresses)."""
+    return settings.get("environment")
 
 
 def check_ambiente(environment: str, ambiente: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +15,7 @@ from app.core.messaging import events as ev
 from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
 from app.core.messaging.ids import message_id
 from app.core.messaging.phone import from_jid
+from app.core.platform import clock
 
 # What we ask Evolution to post to our listener (its names for webhook/set).
 WEBHOOK_EVENTS = ["MESSAGES_UPSERT", "MESSAGES_UPDATE", "CONNECTION_UPDATE"]
@@ -46,7 +46,7 @@ class EvolutionGateway(Gateway):
         answer = json_or_empty(response)
         key = answer.get("key") or {}
         stamp = answer.get("messageTimestamp")
-        return SendReceipt(key.get("id"), int(stamp) if str(stamp or "").isdigit() else int(time.time()))
+        return SendReceipt(key.get("id"), int(stamp) if str(stamp or "").isdigit() else int(clock.timestamp()))
 
     def connection_state(self) -> str:
         response = self.request("GET", self._instance_path("instance/connectionState"), headers=self._headers)
@@ -115,7 +115,7 @@ def _text_of(message: dict[str, Any]) -> tuple[str, str]:
 def parse_webhook(instance: str, body: dict[str, Any], now: int | None = None) -> list[ev.InboundEvent]:
     """Evolution's post (`messages.upsert`, `messages.update`, `connection.update`) → contract events.
     Other events and our own messages echoed back (`fromMe`) give nothing (they are acknowledged)."""
-    now = int(time.time()) if now is None else now
+    now = int(clock.timestamp()) if now is None else now
     name = str(body.get("event") or "").lower().replace("_", ".")
     data = body.get("data") or {}
     when = _epoch(body.get("date_time"), now)

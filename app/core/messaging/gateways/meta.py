@@ -4,7 +4,6 @@ not by API (docs/messaging.md); incoming posts carry `entry[].changes[].value.me
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -13,6 +12,7 @@ from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging import events as ev
 from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
 from app.core.messaging.ids import message_id
+from app.core.platform import clock
 
 DEFAULT_BASE_URL = "https://graph.facebook.com/v21.0"
 OUTSIDE_WINDOW = {131047}  # "Re-engagement message": more than 24 h since the customer last wrote
@@ -51,7 +51,7 @@ class MetaGateway(Gateway):
         if response.status_code != 200:
             raise self._failure(response, to)
         messages = json_or_empty(response).get("messages") or [{}]
-        return SendReceipt(messages[0].get("id"), int(time.time()))
+        return SendReceipt(messages[0].get("id"), int(clock.timestamp()))
 
     def _upload(self, media: Media) -> str:
         assert media.path is not None
@@ -95,7 +95,7 @@ class MetaGateway(Gateway):
 def parse_webhook(body: Any, instances_by_number: dict[str | None, str], now: int | None = None
                   ) -> list[ev.InboundEvent]:
     """Meta's post → contract events, for the instances whose phone_number_id it names."""
-    now = int(time.time()) if now is None else now
+    now = int(clock.timestamp()) if now is None else now
     out: list[ev.InboundEvent] = []
     for entry in (body or {}).get("entry") or []:
         for change in entry.get("changes") or []:

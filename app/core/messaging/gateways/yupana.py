@@ -4,7 +4,6 @@ listener signed per Standard Webhooks with the secret its operation 5 answered."
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -12,6 +11,7 @@ import httpx
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging import events as ev
 from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.platform import clock
 
 
 class YupanaGateway(Gateway):
@@ -34,7 +34,7 @@ class YupanaGateway(Gateway):
             body["media_url"] = media.url
         response = self.request("POST", "/api/v1/chat/send", json=body, headers=self._headers)
         data = self._data(response, to)
-        return SendReceipt(data.get("id"), int(data.get("timestamp") or time.time()))
+        return SendReceipt(data.get("id"), int(data.get("timestamp") or clock.timestamp()))
 
     def connection_state(self) -> str:
         # The contract has no state operation: a well-formed 400 to an empty send proves the relay answers.
@@ -68,5 +68,5 @@ def parse_webhook(instance: str, body: Any, webhook_id: str) -> list[ev.InboundE
     event = str(body["event"])
     state = {ev.INSTANCE_CONNECTED: "open", ev.INSTANCE_DISCONNECTED: "close"}.get(event)
     gateway_id = str(data.get("id") or "") or None
-    return [ev.InboundEvent(event, instance, int(body.get("timestamp") or time.time()), f"whk:{webhook_id}", data,
+    return [ev.InboundEvent(event, instance, int(body.get("timestamp") or clock.timestamp()), f"whk:{webhook_id}", data,
                             gateway_id=gateway_id, state=state)]

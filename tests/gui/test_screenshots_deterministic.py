@@ -1,0 +1,62 @@
+"""`make screenshots` is deterministic: two runs give byte-identical PNGs, so regenerating the committed
+pictures leaves `git status` clean (issue 16). The pieces: one wall clock (app.core.platform.clock) frozen at the
+sample instant, a seeded sandbox, fixed ports painted, a named font."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import pytest
+
+from app.core.messaging import ids
+from app.core.platform import clock
+from tests.helpers.base import ROOT
+
+
+def _render(folder) -> dict[str, bytes]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("YUPANA_HOME", None)
+    done = subprocess.run([sys.executable, "-m", "app.gui.screenshots", str(folder)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "aviso:" not in done.stderr, done.stderr[-2000:]  # every sample (vouchers, messages, PDF) was made
+    return {path.name: path.read_bytes() for path in sorted(folder.glob("*.png"))}
+
+
+@pytest.mark.slow
+def test_two_runs_give_byte_identical_pictures(tmp_path):
+    first, second = _render(tmp_path / "a"), _render(tmp_path / "b")
+    assert {"comprobantes.png", "mensajes.png", "detalle-comprobante.png", "certificados.png", "ajustes.png",
+            "nuevo-comprobante.png", "representacion-impresa.png"} <= set(first)
+    assert first.keys() == second.keys()
+    differing = sorted(name for name in first if first[name] != second[name])
+    assert differing == [], f"these pictures changed between two runs: {differing}"
+
+
+def test_the_frozen_clock_is_what_every_reader_sees():
+    from app.core.invoicing import certificates
+    from app.sandbox.sunat import Outcome, application_response
+
+    instant = datetime(2026, 11, 23, 15, 30, tzinfo=UTC)
+    with clock.frozen(instant):
+        assert clock.now() == instant and clock.timestamp() == instant.timestamp()
+        assert certificates._now() == instant
+        _, certificate = certificates.make_test_certificate("20100066603")
+        assert certificate.not_valid_before_utc == instant.replace(minute=25)
+        cdr = application_response("20100066603-01-F001-1", Outcome("0", "aceptada", []))
+        assert b"<cbc:IssueDate>2026-11-23</cbc:IssueDate>" in cdr and b"10:30:00" in cdr  # Lima, UTC-5
+    assert clock.now() != instant  # the real clock again after the block
+
+
+def test_a_naive_instant_is_refused():
+    with pytest.raises(ValueError):
+        with clock.frozen(datetime(2026, 11, 23, 10, 30)):
+            pass
+
+
+def test_message_ids_keep_their_order_within_one_millisecond():
+    made = [ids.message_id() for _ in range(5000)]  # thousands per millisecond
+    assert made == sorted(made) and len(set(made)) == len(made)
