@@ -429,6 +429,26 @@ def test_register_external_then_get_status_cdr_and_void(sandbox, oracle):
     assert getattr(altered.value, "code", None) == "2335"
 
 
+def test_without_sheets_the_name_content_and_state_are_still_checked(_running_sandbox, oracle):
+    """The session's sandbox has no rules folder (as `yupana sandbox sunat` without one): SUNAT's texts come from
+    Yupana's own copy of the catalogue, and its ticket settings are its defaults again after a reset."""
+    server = _running_sandbox
+    server.summaries.configure(delay_s=0, pending_polls=3)
+    server.reset()
+    assert server.stats()["ticket_settings"] == {"delay_s": 0.5, "pending_polls": 0, "hold": False}
+    server.summaries.configure(delay_s=0)
+    try:
+        name, xml = ra(1, ("01", "F002", 31))
+        unknown = cdr.read_zip(settle(server, send_summary(server, name, xml, oracle)).content)
+        assert (unknown.codigo, unknown.descripcion) == (
+            "2105", "Comprobante a dar de baja no se encuentra registrado en SUNAT")
+        other = name.rsplit("-", 1)[0] + "-7"
+        renamed = settle(server, send_summary(server, other, xml, oracle, rejection="2220", sent_as=f"{other}.xml"))
+        assert cdr.read_zip(renamed.content).descripcion == "El ID debe coincidir con el nombre del archivo"
+    finally:
+        server.reset()
+
+
 # ---------------------------------------------------------------- the answers against SUNAT's WSDL
 
 def test_answers_parse_with_zeep_against_sunats_wsdl(sandbox, oracle):

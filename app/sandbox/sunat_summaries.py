@@ -117,6 +117,7 @@ class SummaryDesk:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.sandbox = sandbox
         self.settings = Settings(ticket_delay_s, pending_polls)
+        self._defaults = Settings(ticket_delay_s, pending_polls)
         self.clock = clock  # tests replace it to pass a delay without sleeping
         self._lock = sandbox._lock
         self._changed = threading.Condition(self._lock)  # notified at each getStatus and each ticket issued
@@ -177,11 +178,13 @@ class SummaryDesk:
             return list(self._tickets)
 
     def reset(self) -> None:
+        """Forget every ticket and name; the ticket settings go back to the sandbox's own."""
         with self._lock:
             self._tickets.clear()
             self._names.clear()
             self.summary_counts.clear()
-            self.settings.hold = False
+            self.settings = Settings(self._defaults.delay_s, self._defaults.pending_polls)
+            self._changed.notify_all()
 
     def stats(self) -> dict[str, Any]:
         """Under the sandbox's lock (its caller holds it)."""
