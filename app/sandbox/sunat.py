@@ -54,7 +54,7 @@ SUNAT_RUC = "20131312955"
 UBL_ROOTS = {"Invoice", "CreditNote", "DebitNote"}
 FAILURE_MODES = ("timeout", "hang", "500", "drop_after_receive")
 REJECT_MODE = re.compile(r"^reject:(?P<code>[234]\d{3})$")  # answer a CDR with this code, as SUNAT would
-FAULT_MODE = re.compile(r"^fault:(?P<code>\d{4})$")  # getStatusCdr only: answer this SOAP fault
+FAULT_MODE = re.compile(r"^fault:(?P<code>\d{4})$")  # not for sendBill: answer this SOAP fault
 CONSULT_FAILURE_MODES = ("hang", "500", "drop_after_receive")
 # Per operation: the plain modes it takes and the patterned ones (reject:NNNN, fault:NNNN).
 OPERATION_MODES = {"sendBill": (FAILURE_MODES, (REJECT_MODE,)),

@@ -106,7 +106,7 @@ class Settings:
 class _Staged:
     """What a summary would change, applied only when every line passes."""
 
-    added: dict[str, bool] = field(default_factory=dict)  # key -> True
+    added: set[str] = field(default_factory=set)  # voucher keys
     voided: set[str] = field(default_factory=set)
 
 
@@ -325,12 +325,10 @@ class SummaryDesk:
         Runs under the sandbox's lock, once per ticket."""
         code, text, notes = ticket.verdict or ("0", "", [])
         staged = _Staged()
-        if code == "0":
-            refused = self._check_lines(ticket, staged)
-            if refused is not None:
-                code, text, notes = refused, self._describe(refused), []
-        accepted = estado_for(code, bool(notes)) in ("aceptado", "observado")
-        description = ACCEPTED[ticket.kind].format(ident=ticket.ident) if code == "0" else text
+        accepted = code == "0"  # a rejection's code otherwise (observations come as "0" with notes)
+        if accepted and (refused := self._check_lines(ticket, staged)) is not None:
+            code, text, notes, accepted = refused, self._describe(refused), [], False
+        description = ACCEPTED[ticket.kind].format(ident=ticket.ident) if accepted else text
         outcome = sunat.Outcome(code, description or self._describe(code), notes if accepted else [])
         ticket.cdr_zip = self.sandbox._cdr_zip(ticket.stem, outcome, reference=ticket.ident)
         ticket.code = code
@@ -362,7 +360,7 @@ class SummaryDesk:
             if line.estado == "3":
                 staged.voided.add(key)
             elif state is None:  # added (1), or modified (2) before the sandbox knew it: it knows it now
-                staged.added[key] = True
+                staged.added.add(key)
         return None
 
     def _check_reference(self, ruc: str, line: Line, staged: _Staged) -> str | None:
