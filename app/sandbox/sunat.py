@@ -13,8 +13,9 @@ Failure injection for tests: `fail_next(mode, count)` or POST /control/fail {"mo
 - "500": answer HTTP 500 with no SOAP fault, processing nothing;
 - "drop_after_receive": process the voucher, then close the connection without answering.
 getStatusCdr has its own queue (`fail_next(mode, count, operation="getStatusCdr")`): "500", "hang",
-"drop_after_receive" (answer nothing) or "fault:NNNN" (a SOAP fault with that code).
-docs/sunat.md has the details.
+"drop_after_receive" (answer nothing) or "fault:NNNN" (a SOAP fault with that code); so do sendSummary
+(those, and "reject:NNNN": the ticket's CDR rejects the summary with that code) and getStatus (those).
+Summaries and their tickets live in app/sandbox/sunat_summaries.py. docs/sunat.md has the details.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from lxml import etree
 
-from app.core.invoicing import sunat_codes, sunat_errors
+from app.core.invoicing import cdr, sunat_codes, sunat_errors
 from app.core.invoicing.cdr import safe_parser
 from app.core.invoicing.namespaces import APPLICATION_RESPONSE as AR
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT
 from app.core.invoicing.soap import SERVICE_NS, SOAP_ENV, WSSE
 from app.core.invoicing.ubl_identity import FILE_NAME, identify
 from app.core.platform import clock
-from app.sandbox import sunat_signer
+from app.sandbox import sunat_signer, sunat_summaries
 from app.sandbox.base import QuietHandler, Sandbox
 
 if TYPE_CHECKING:
@@ -56,8 +57,13 @@ SUNAT_RUC = "20131312955"
 UBL_ROOTS = {"Invoice", "CreditNote", "DebitNote"}
 FAILURE_MODES = ("timeout", "hang", "500", "drop_after_receive")
 REJECT_MODE = re.compile(r"^reject:(?P<code>[234]\d{3})$")  # answer a CDR with this code, as SUNAT would
-FAULT_MODE = re.compile(r"^fault:(?P<code>\d{4})$")  # getStatusCdr only: answer this SOAP fault
+FAULT_MODE = re.compile(r"^fault:(?P<code>\d{4})$")  # not for sendBill: answer this SOAP fault
 CONSULT_FAILURE_MODES = ("hang", "500", "drop_after_receive")
+# Per operation: the plain modes it takes and the patterned ones (reject:NNNN, fault:NNNN).
+OPERATION_MODES = {"sendBill": (FAILURE_MODES, (REJECT_MODE,)),
+                   "getStatusCdr": (CONSULT_FAILURE_MODES, (FAULT_MODE,)),
+                   "sendSummary": (CONSULT_FAILURE_MODES, (REJECT_MODE, FAULT_MODE)),
+                   "getStatus": (CONSULT_FAILURE_MODES, (FAULT_MODE,))}
 TYPE_NAMES = {"01": "Factura", "03": "Boleta de Venta", "07": "Nota de Crédito", "08": "Nota de Débito"}
 
 
@@ -114,7 +120,8 @@ class SunatSandbox(Sandbox):
     handler: ClassVar[type[QuietHandler]] = SunatHandler
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, usuario: str = "MODDATOS",
-                 clave: str = "moddatos", rules_dir: str = "", hold_limit_s: float = 60.0) -> None:
+                 clave: str = "moddatos", rules_dir: str = "", hold_limit_s: float = 60.0,
+                 ticket_delay_s: float = 0.5, ticket_pending_polls: int = 0) -> None:
         super().__init__(host, port)
         self.usuario = usuario
         self.clave = clave
@@ -123,6 +130,8 @@ class SunatSandbox(Sandbox):
         self._lock = threading.Lock()
         self._failures: collections.deque[str] = collections.deque()
         self._consult_failures: collections.deque[str] = collections.deque()
+        self._queues = {"sendBill": self._failures, "getStatusCdr": self._consult_failures,
+                        "sendSummary": collections.deque(), "getStatus": collections.deque()}
         self._sends = threading.Condition(self._lock)  # notified at each sendBill received
         self._release = threading.Event()
         self.received = threading.Event()  # set when a sendBill has been read in full
@@ -130,26 +139,25 @@ class SunatSandbox(Sandbox):
         self.processed_counts: collections.Counter[str] = collections.Counter()  # vouchers registered
         self.consult_counts: collections.Counter[str] = collections.Counter()
         self.connections = 0  # TCP connections accepted (a client that reuses its connection opens one)
-        self._registered: dict[str, tuple[bytes, str]] = {}  # file stem -> (CDR zip, response code)
-        self._tickets: dict[str, bytes] = {}
+        self._registered: dict[str, tuple[bytes, str]] = {}  # voucher_key -> (CDR zip, response code)
+        self._voided: set[str] = set()  # voucher_keys voided by an accepted RA or RC
         self.signer = sunat_signer.SandboxSigner()
+        self.summaries = sunat_summaries.SummaryDesk(self, ticket_delay_s, ticket_pending_polls)
 
     # ------------------------------------------------------------ test controls
 
     def fail_next(self, mode: str, count: int = 1, operation: str = "sendBill") -> None:
-        if operation == "getStatusCdr":
-            if mode not in CONSULT_FAILURE_MODES and not FAULT_MODE.match(mode):
-                raise ValueError(f"unknown getStatusCdr failure mode {mode!r}; valid: "
-                                 f"{', '.join(CONSULT_FAILURE_MODES)}, fault:NNNN")
-            queue = self._consult_failures
-        elif operation == "sendBill":
-            if mode not in FAILURE_MODES and not REJECT_MODE.match(mode):
-                raise ValueError(f"unknown failure mode {mode!r}; valid: {', '.join(FAILURE_MODES)}, reject:NNNN")
-            queue = self._failures
-        else:
-            raise ValueError(f"unknown operation {operation!r}: sendBill or getStatusCdr")
+        if operation not in OPERATION_MODES:
+            raise ValueError(f"unknown operation {operation!r}: {', '.join(OPERATION_MODES)}")
+        plain, patterns = OPERATION_MODES[operation]
+        if mode not in plain and not any(pattern.match(mode) for pattern in patterns):
+            shapes = [f"{pattern.pattern[1:pattern.pattern.index(':')]}:NNNN" for pattern in patterns]
+            raise ValueError(f"unknown {operation} failure mode {mode!r}; valid: {', '.join([*plain, *shapes])}")
         with self._lock:
-            queue.extend([mode] * count)
+            self._queues[operation].extend([mode] * count)
+
+    def _queue(self, operation: str) -> collections.deque[str]:
+        return self._queues[operation]
 
     def sends(self) -> int:
         """sendBill calls received so far, every voucher together."""
@@ -168,16 +176,17 @@ class SunatSandbox(Sandbox):
     def reset_failures(self) -> None:
         """Drop the failures still waiting to be injected."""
         with self._lock:
-            self._failures.clear()
-            self._consult_failures.clear()
+            for queue in self._queues.values():
+                queue.clear()
 
     def reset(self) -> None:
-        """Forget every voucher, count and pending failure (tests share one running sandbox)."""
+        """Forget every voucher, summary, ticket, count and pending failure (tests share one running sandbox)."""
         self.reset_failures()
+        self.summaries.reset()
         with self._lock:
             self.connections = 0
             self._registered.clear()
-            self._tickets.clear()
+            self._voided.clear()
             for counter in (self.received_counts, self.processed_counts, self.consult_counts):
                 counter.clear()
         self.received.clear()
@@ -194,7 +203,34 @@ class SunatSandbox(Sandbox):
         with self._lock:
             return {"received": dict(self.received_counts), "processed": dict(self.processed_counts),
                     "consulted": dict(self.consult_counts), "pending_failures": list(self._failures),
-                    "pending_consult_failures": list(self._consult_failures)}
+                    "pending_consult_failures": list(self._consult_failures),
+                    "pending_summary_failures": list(self._queues["sendSummary"]),
+                    "pending_status_failures": list(self._queues["getStatus"]),
+                    "voided": sorted(self._voided), **self.summaries.stats()}
+
+    def voucher_status(self, ruc: str, tipo: str, serie: str, numero: int | str) -> str | None:
+        """What the sandbox holds of a voucher: aceptado, observado, rechazado, anulado, or None (never had it)."""
+        key = voucher_key(ruc, tipo, serie, numero)
+        with self._lock:
+            known = self._registered.get(key)
+            if key in self._voided:
+                return sunat_summaries.VOIDED
+        if known is None:
+            return None
+        return cdr.read_zip(known[0]).estado if known[1] == "0" else sunat_codes.cdr_status(known[1])  # "0": notes or not
+
+    def register_external(self, xml_signed: bytes) -> bytes:
+        """Hold a signed voucher as if it had been sent by sendBill from elsewhere (another system of the issuer):
+        judged the same way, its CDR kept for getStatusCdr and returned. A `Fault` says why it was refused
+        (1033 if the sandbox already has that number)."""
+        try:
+            root = etree.fromstring(xml_signed, safe_parser())
+        except etree.XMLSyntaxError:
+            raise Fault("0306") from None
+        found = identify(root)
+        if found is None:
+            raise Fault("1049")
+        return self._register(f"{found.ruc}-{found.tipo}-{found.serie}-{found.numero}", xml_signed)
 
     def control(self, path: str, body: bytes) -> tuple[int, bytes]:
         try:
@@ -204,6 +240,15 @@ class SunatSandbox(Sandbox):
                                str(request.get("operation", "sendBill")))
             elif path == "/control/release":
                 self.release()
+            elif path == "/control/tickets":
+                request = json.loads(body or b"{}")
+                self.summaries.configure(
+                    delay_s=None if request.get("delay_s") is None else float(request["delay_s"]),
+                    pending_polls=None if request.get("pending_polls") is None else int(request["pending_polls"]),
+                    hold=None if request.get("hold") is None else bool(request["hold"]))
+            elif path == "/control/tickets/release":
+                request = json.loads(body or b"{}")
+                self.summaries.release(request.get("ticket"))
             else:
                 return 404, b'{"error": "not found"}'
         except (ValueError, TypeError) as exc:
@@ -248,7 +293,8 @@ class SunatSandbox(Sandbox):
             operation, fields, username, password = self._read_envelope(body)
             ruc = self._authenticate(username, password)
             handler = {"sendBill": self._send_bill, "getStatusCdr": self._get_status_cdr,
-                       "sendSummary": self._send_summary, "getStatus": self._get_status}.get(operation)
+                       "sendSummary": self.summaries.send_summary,
+                       "getStatus": self.summaries.get_status}.get(operation)
             if handler is None:
                 raise Fault("0200", f"operación {operation} no disponible")
             answer = handler(request, ruc, fields)
@@ -335,9 +381,7 @@ class SunatSandbox(Sandbox):
 
     @staticmethod
     def _key(stem: str) -> str:
-        """SUNAT knows a voucher by RUC, type, series and the number's value (F001-00000007 is F001-7)."""
-        ruc, tipo, serie, numero = stem.split("-")
-        return f"{ruc}-{tipo}-{serie}-{int(numero)}"
+        return voucher_key(*stem.split("-"))
 
     def _register(self, stem: str, xml: bytes, forced_code: str | None = None) -> bytes:
         """Judge one voucher and keep its CDR; a second voucher with the same name is 1033."""
@@ -357,10 +401,11 @@ class SunatSandbox(Sandbox):
         return cdr_zip
 
     def _refuse_duplicate(self, stem: str) -> None:
-        """1033 when the number was registered; 1032 when it was registered as rejected."""
-        known = self._registered.get(self._key(stem))
+        """1033 when the number was registered; 1032 when it was registered as rejected, or has been voided."""
+        key = self._key(stem)
+        known = self._registered.get(key)
         if known is not None:
-            raise Fault(sunat_codes.duplicate_fault(known[1]))
+            raise Fault("1032" if key in self._voided else sunat_codes.duplicate_fault(known[1]))
 
     def _judge(self, stem: str, xml: bytes) -> Outcome:
         try:
@@ -405,8 +450,8 @@ class SunatSandbox(Sandbox):
 
         return sunat_rules_bridge.run(self.rules_dir, xml, f"{stem}.xml")
 
-    def _cdr_zip(self, stem: str, outcome: Outcome) -> bytes:
-        xml = self.signer.sign(application_response(stem, outcome))
+    def _cdr_zip(self, stem: str, outcome: Outcome, reference: str | None = None) -> bytes:
+        xml = self.signer.sign(application_response(stem, outcome, reference))
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.writestr("dummy/", b"")  # SUNAT's zips carry this empty entry too
@@ -445,30 +490,13 @@ class SunatSandbox(Sandbox):
                       ("statusMessage", "La constancia existe")]
         return answer_envelope("getStatusCdrResponse", [], wrapper=("statusCdr", status))
 
-    def _send_summary(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes:
-        stem = fields.get("fileName", "").removesuffix(".zip")
-        parts = stem.split("-")
-        if len(parts) != 4 or parts[0] != ruc or parts[1] not in ("RC", "RA"):
-            raise Fault("0151")
-        ticket = f"{random.randrange(10 ** 14, 10 ** 15)}"
-        outcome = Outcome("0", f"El Resumen {parts[1]}-{parts[2]}-{parts[3]}, ha sido aceptado", [])
-        cdr = io.BytesIO()
-        with zipfile.ZipFile(cdr, "w") as archive:
-            archive.writestr(f"R-{stem}.xml", self.signer.sign(application_response(stem, outcome)))
-        with self._lock:
-            self._tickets[ticket] = cdr.getvalue()
-        return answer_envelope("sendSummaryResponse", [("ticket", ticket)])
-
-    def _get_status(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes:
-        with self._lock:
-            cdr_zip = self._tickets.get(fields.get("ticket", ""))
-        if cdr_zip is None:
-            raise Fault("0127")
-        return answer_envelope("getStatusResponse", [], wrapper=("status", [
-            ("content", base64.b64encode(cdr_zip).decode()), ("statusCode", "0")]))
-
 
 # ---------------------------------------------------------------- what goes on the wire
+
+def voucher_key(ruc: str, tipo: str, serie: str, numero: int | str) -> str:
+    """SUNAT knows a voucher by RUC, type, series and the number's value (F001-00000007 is F001-7)."""
+    return f"{ruc}-{tipo}-{serie}-{int(numero)}"
+
 
 def fault_envelope(code: str, detail: str = "", rules_dir: str = "") -> bytes:
     """A SOAP 1.1 fault as SUNAT writes it: faultcode soap-env:Client.NNNN, the catalogue's text."""
@@ -498,8 +526,9 @@ def answer_envelope(element: str, fields: list[tuple[str, str]],
     return etree.tostring(envelope, xml_declaration=True, encoding="UTF-8")
 
 
-def application_response(stem: str, outcome: Outcome) -> bytes:
-    """The CDR in the shape of SUNAT's (UBL 2.0 ApplicationResponse), unsigned."""
+def application_response(stem: str, outcome: Outcome, reference: str | None = None) -> bytes:
+    """The CDR in the shape of SUNAT's (UBL 2.0 ApplicationResponse), unsigned. `reference` is what it answers
+    for (ReferenceID): the voucher's serie-número by default, a summary's ID (RA-20261121-1) for a summary."""
     ruc, tipo, serie, numero = (stem.split("-") + ["", "", "", ""])[:4]
     now = clock.now().astimezone(dt.timezone(dt.timedelta(hours=-5)))
     cbc, cac, ext = f"{{{CBC}}}", f"{{{CAC}}}", f"{{{EXT}}}"
@@ -528,7 +557,7 @@ def application_response(stem: str, outcome: Outcome) -> bytes:
                      cbc + "ID").text = ruc
     document = etree.SubElement(root, cac + "DocumentResponse")
     response = etree.SubElement(document, cac + "Response")
-    reference = f"{serie}-{numero}" if numero else f"{tipo}-{serie}"
+    reference = reference or (f"{serie}-{numero}" if numero else f"{tipo}-{serie}")
     etree.SubElement(response, cbc + "ReferenceID").text = reference
     etree.SubElement(response, cbc + "ResponseCode").text = outcome.code
     etree.SubElement(response, cbc + "Description").text = outcome.description

@@ -53,6 +53,11 @@ class TransportFailure(Exception):
         self.may_have_arrived = may_have_arrived
 
 
+# getStatus of a summary's ticket: statusCode 0 processed (the CDR says accepted), 98 still in process (no CDR
+# yet), 99 processed with errors (the CDR carries the rejection's code).
+TICKET_DONE, TICKET_PENDING, TICKET_REJECTED = "0", "98", "99"
+
+
 @dataclass(frozen=True)
 class StatusResponse:
     status_code: str

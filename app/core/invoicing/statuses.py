@@ -21,6 +21,7 @@ ACEPTADO = "aceptado"
 OBSERVADO = "observado"
 RECHAZADO = "rechazado"
 PENDIENTE = "pendiente"
+ANULADO = "anulado"  # voided by a comunicación de baja (RA) or a resumen diario (RC), as SUNAT accepted it
 
 VOUCHER_STATUSES = (GENERADO, FIRMADO, ENVIADO, ACEPTADO, OBSERVADO, RECHAZADO, PENDIENTE)
 # What a CDR can say (the contract's `estado` of operation 3).
@@ -58,6 +59,7 @@ STATUSES: dict[str, Status] = {s.name: s for s in [
     Status(OBSERVADO, "Observado", "#f9a825"),
     Status(RECHAZADO, "Rechazado", "#c62828"),
     Status(PENDIENTE, "Pendiente", "#ef6c00"),
+    Status(ANULADO, "Anulado", "#424242"),
     Status(NO_ENVIADO, "No enviado", "#ad1457"),
 ]}
 UNKNOWN_COLOUR = "#555555"
