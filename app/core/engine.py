@@ -16,6 +16,7 @@ from typing import Any
 from . import (
     api_token,
     batches,
+    catalog,  # noqa: F401 - registers the catalogue's tables (customers, products)
     environments,
     outbox,
     padron,

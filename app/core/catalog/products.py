@@ -9,7 +9,6 @@ searched by word prefixes in an FTS5 index whose tokenizer folds accents.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
 from decimal import Decimal
 
 from sqlite_utils import Migrations
@@ -79,6 +78,10 @@ class DuplicateBarcode(Exception):
         return f"El código de barras «{self.product.codigo_barras}» ya es de otro producto."
 
 
+class _RollBack(Exception):
+    """Leaves a write block so that its transaction is rolled back."""
+
+
 class Products:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
@@ -95,15 +98,22 @@ class Products:
             raise conflict("codigo_barras", exc.message) from None
         return self.by_code(product.codigo)  # type: ignore[return-value]
 
-    def save_all(self, products: Iterable[Product]) -> int:
-        """Save every product in one transaction: all of them or none. Already checked values; raises
-        `DuplicateBarcode` (nothing saved) for the first product whose barcode is another one's."""
-        count = 0
-        with self._storage.write() as conn:
-            for product in products:
-                self._upsert(conn, product)
-                count += 1
-        return count
+    def save_all(self, products: list[Product]) -> list[int]:
+        """Save every product in one transaction: all of them or none. Already checked values. Returns the
+        positions of the products whose barcode is another stored product's: if there is any, nothing is saved."""
+        clashes = []
+        try:
+            with self._storage.write() as conn:
+                for index, product in enumerate(products):
+                    try:
+                        self._upsert(conn, product)
+                    except DuplicateBarcode:  # only that statement failed: go on, to list every clash
+                        clashes.append(index)
+                if clashes:
+                    raise _RollBack
+        except _RollBack:
+            pass
+        return clashes
 
     def update(self, product_id: int, product: Product) -> Product:
         """Change a stored product (its code too); a 409 if another product has that code or barcode."""

@@ -207,6 +207,8 @@ def detraccion(value: object) -> str | None:
 def precio(value: object) -> Decimal:
     """A price already parsed (Decimal) or text with a decimal point: ≥ 0, ≤ 12 integer digits, ≤ 10 decimals."""
     typed = _clean(value)
+    if not typed:
+        raise FieldProblem("Falta el precio: es obligatorio.")
     try:
         amount = value if isinstance(value, Decimal) else Decimal(typed)
     except InvalidOperation:
@@ -234,7 +236,7 @@ def flag(what: str, default: bool) -> Callable[[object], bool]:
             return True
         if folded in _NO:
             return False
-        raise FieldProblem(f"{what} «{typed}» debe ser «sí» o «no».")
+        raise FieldProblem(f"El valor «{typed}» de {what} debe ser «sí» o «no».")
     return check
 
 
