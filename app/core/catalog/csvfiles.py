@@ -258,7 +258,7 @@ def _convenience(table: Table, data: dict[str, str]) -> None:
     tipo = (data.get("tipo_documento") or "").strip()
     if not tipo and numero.isdigit():
         data["tipo_documento"] = {11: "6", 8: "1"}.get(len(numero), tipo)
-    elif tipo in ("1", "DNI", "dni") and numero.isdigit() and len(numero) < 8:
+    elif records.DOCUMENT_NAMES.get(text.fold(tipo), tipo) == "1" and numero.isdigit() and len(numero) < 8:
         data["numero"] = numero.zfill(8)
     phone_typed = (data.get("whatsapp") or "").strip()
     if phone_typed.isdigit() and len(phone_typed) == 11 and phone_typed.startswith("519"):

@@ -114,6 +114,9 @@ def optional_text(what: str, limit: int) -> Callable[[object], str | None]:
 
 def tipo_documento(value: object) -> str:
     typed = _clean(value)
+    if not typed:
+        raise FieldProblem("Falta el tipo de documento: 6 (RUC), 1 (DNI), 4 (carnet de extranjería), 7 (pasaporte), "
+                           "A (cédula diplomática) o 0 (sin documento).")
     code = DOCUMENT_NAMES.get(text.fold(typed), typed.upper())
     if code not in DOCUMENT_TYPES:
         raise FieldProblem(f"El tipo de documento «{typed}» no es válido: use 6 (RUC), 1 (DNI), "
