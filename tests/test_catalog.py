@@ -244,6 +244,7 @@ def test_the_derived_line_is_what_the_builder_computes(price, quantity):
     valor = money(quantity * line.precio_unitario)
     computed = money(valor * IGV_RATE)
     assert line.valor_venta == valor and line.total == money(quantity * price) == valor + line.igv_linea
+    assert decimals(line.precio_unitario) <= 6  # quantities below 10,000: docs/catalog.md
     if line.igv is None:
         assert line.igv_linea == computed
     else:  # sent only when needed, and within the builder's 0.01 (and SUNAT's 1.00) of its own figure
