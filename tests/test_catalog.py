@@ -410,3 +410,11 @@ def test_search_text_is_folded_as_the_index_folds_it():
     assert text.words("Ñandú PÉREZ-gómez_2") == ["nandu", "perez", "gomez", "2"]
     assert text.prefix_query('jua "pé') == '"jua"* "pe"*' and text.prefix_query(" -*") is None
     assert text.key("  José   Pérez ") == "jose perez"
+
+
+def test_rows_keep_the_spreadsheets_numbers_after_a_sep_line_and_empty_rows(products, tmp_path):
+    path = tmp_path / "sep.csv"
+    path.write_text("sep=;\n;;\nCódigo;Descripción;Precio\nA;Uno;1,5\nB;Dos;x\n", encoding="utf-8")
+    preview = csvfiles.products_file(products).preview(path)
+    assert preview.dialect.delimiter == ";" and preview.row_numbers == [4]
+    assert [(e.row, e.column) for e in preview.errors] == [(5, "Precio")] and preview.rows[0].precio == D("1.5")

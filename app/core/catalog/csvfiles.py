@@ -271,10 +271,19 @@ def read(table: Table, path: Path) -> Preview:
         content, codec = decode(Path(path).read_bytes())
     except OSError as exc:
         return Preview(None, errors=[RowError(0, None, f"No se pudo leer el archivo «{path}»: {exc.strerror}.")])
-    delimiter = detect_delimiter(content, table)
-    rows = _rows(content, delimiter)
+    skipped = 0  # rows before the header (Excel's «sep=;» line, empty rows): the numbers stay the spreadsheet's
+    first, _, rest = content.partition("\n")
+    if first.strip().lower().startswith("sep=") and len(first.strip()) == 5:
+        delimiter, content, skipped = first.strip()[4], rest, 1
+    else:
+        delimiter = detect_delimiter(content, table)
+    try:
+        rows = _rows(content, delimiter)
+    except csv.Error as exc:
+        return Preview(Dialect(codec, delimiter, "."), errors=[RowError(0, None, f"El archivo no es un CSV válido: {exc}.")])
     while rows and not any(cell.strip() for cell in rows[0]):
         rows.pop(0)
+        skipped += 1
     if not rows:
         return Preview(Dialect(codec, delimiter, "."), errors=[RowError(1, None, "El archivo está vacío.")])
     known = table.header_map()
@@ -286,12 +295,12 @@ def read(table: Table, path: Path) -> Preview:
         if column is None:
             continue
         if column.field in positions:
-            errors.append(RowError(1, name.strip(), f"La columna «{name.strip()}» está repetida."))
+            errors.append(RowError(skipped + 1, name.strip(), f"La columna «{name.strip()}» está repetida."))
         positions[column.field] = (index, name.strip())
     missing = [c.header for c in table.columns if c.field in table.required and c.field not in positions]
     if missing:
         expected = "; ".join(c.header for c in table.columns)
-        errors.append(RowError(1, None, f"Faltan las columnas {', '.join(f'«{m}»' for m in missing)}. La primera "
+        errors.append(RowError(skipped + 1, None, f"Faltan las columnas {', '.join(f'«{m}»' for m in missing)}. La primera "
                                         f"fila debe tener los encabezados: {expected}."))
     decimal_fields = [c.field for c in table.columns if c.kind == "decimal"]
     comma, point = _votes(_cell(row, positions[f][0]) for row in rows[1:] for f in decimal_fields if f in positions)
@@ -301,7 +310,7 @@ def read(table: Table, path: Path) -> Preview:
         return preview
     kinds = {c.field: c.kind for c in table.columns}
     seen: dict[str, int] = {}
-    for number, row in enumerate(rows[1:], start=2):
+    for number, row in enumerate(rows[1:], start=skipped + 2):
         if not any(cell.strip() for cell in row):
             continue
         data: dict[str, Any] = {name: _cell(row, index) for name, (index, _) in positions.items()}
