@@ -35,6 +35,8 @@ from app.core.contract import (
 from app.core.errors import ErrorCode, YupanaError, invalid
 from app.core.invoicing import soap, xmldsig
 from app.core.invoicing.batches import Batches
+from app.core.invoicing.catalog.customers import Customers
+from app.core.invoicing.catalog.products import Products
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
 from app.core.invoicing.emission import Emission, Emitter
 from app.core.invoicing.generation import Generation
@@ -121,6 +123,8 @@ class Engine:
         self.signing = Signing(self.vouchers, self.certificates, self.settings)
         self.batches = Batches(self.generation, self.signing, self._vouchers_signed)
         self.printed = Printed(self.vouchers, self.companies)
+        self.customers = Customers(self.storage)  # the catalogue (docs/catalog.md)
+        self.products = Products(self.storage)
         # Submissions to SUNAT: the worker starts at once only when a submission is waiting; one reused
         # HTTP client per SUNAT endpoint, closed after the worker stops.
         self.sunat_http = soap.HttpPool()
