@@ -16,7 +16,8 @@ from app.gui.collector import collect_if_due
 pytest_plugins = ["tests.sunat_support", "tests.messaging_support"]
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = (ROOT.parent / "shared").resolve()
+# `make mutation` runs the tests from a copy in mutants/: it names the reference folder itself.
+SHARED = Path(os.environ.get("YUPANA_TESTS_SHARED") or ROOT.parent / "shared").resolve()
 SUNAT_CHECK = SHARED / "tools" / "sunat_check.py"
 RULES_DIR = SHARED / "sunat" / "validation"
 
