@@ -33,8 +33,7 @@ def test_assistant_leaves_a_sandbox_setup(qtbot, context, engine):
     assert engine.config_get("environment") == "sandbox"
     assert any("sandbox" in line.lower() for line in assistant.result_lines)
     assert not assistant.isVisible()
-    if hasattr(engine, "default_certificate"):  # a test certificate signs from the first voucher on
-        assert engine.default_certificate(ISSUER_RUC).es_prueba
+    assert engine.default_certificate(ISSUER_RUC).es_prueba  # a test certificate signs from the first voucher on
     if "sunat" in context.sandboxes.running:  # working: a factura goes all the way to «aceptado», offline
         from decimal import Decimal
 

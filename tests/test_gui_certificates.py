@@ -30,9 +30,8 @@ def test_page_lists_or_says_why_not(qtbot, context, company):
     qtbot.addWidget(page)
     wait_idle(qtbot, context.workers)
     assert page.company.currentData() == company.ruc
-    if not hasattr(context.engine, "list_certificates"):
-        assert "disponible" in page.banner.text.text()
-        assert not page.import_button.isEnabled()
+    assert page.import_button.isEnabled()
+    assert "disponible" not in page.banner.text.text()
 
 
 def open_page(qtbot, context) -> CertificatesPage:

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-
 from app.gui.instalments import split_evenly
 from app.gui.voucher_form import VoucherForm
 from tests import test_gui_support as support
 from tests.conftest import ISSUER_RUC
 from tests.test_gui_support import open_widget, wait_idle
-
-pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
 
 context = support.context  # shared fixtures
 sunat = support.sunat

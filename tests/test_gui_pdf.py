@@ -131,7 +131,6 @@ def test_unsigned_voucher_explains_why_there_is_no_pdf(qtbot, context, engine, c
 
 @pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1 is not installed")
 def test_print_is_one_click_away_after_emitir(qtbot, context, sunat, engine):
-    pytest.importorskip("app.sandbox.sunat")
     from app.gui.voucher_form import VoucherForm
 
     form = open_widget(qtbot, context, VoucherForm, show=True)

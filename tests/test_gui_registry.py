@@ -8,15 +8,11 @@ import threading
 import pytest
 from PySide6.QtCore import QTimer
 
-from app.core.engine import Engine
 from app.gui.assistant import SetupAssistant
 from app.gui.lookups import LookupsPage
 from tests import test_gui_support as support
 from tests.padron_files import make_padron
 from tests.test_gui_support import wait_idle
-
-if not hasattr(Engine, "import_padron"):
-    pytest.skip("the padrón import comes with the registry work", allow_module_level=True)
 
 context = support.context  # shared fixture
 

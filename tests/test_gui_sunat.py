@@ -10,8 +10,6 @@ from app.gui.vouchers import VouchersPage
 from tests import test_gui_support as support
 from tests.test_gui_support import open_widget, wait_idle
 
-pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
-
 context = support.context  # shared fixtures
 sunat = support.sunat
 

@@ -23,7 +23,6 @@ def open_widget(qtbot, context, cls, *, show: bool = False):
 @pytest.fixture
 def sunat(context, company, engine):
     """Modo sandbox as the GUI starts it, plus a test certificate for the issuer; the SUNAT sandbox."""
-    pytest.importorskip("app.sandbox.sunat", reason="the SUNAT sandbox comes with the submission work")
     context.sandboxes.start()
     engine.create_test_certificate(company.ruc)
     return context.sandboxes.running["sunat"]
