@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 export QT_QPA_PLATFORM ?= $(if $(DISPLAY)$(WAYLAND_DISPLAY),,offscreen)
 
-.PHONY: run test demo bench lint package windows-installer windows-smoke screenshots clean
+.PHONY: run test demo bench lint mutation package windows-installer windows-smoke screenshots clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,13 @@ bench: $(RUN_STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check app tests bench
+
+# Mutation testing (docs/testing.md): slow, never in CI nor in `make test`. The modules and the tests are set in
+# pyproject.toml ([tool.mutmut]); MUTANTS narrows a run, e.g. make mutation MUTANTS='app.core.invoicing.amounts.*'
+MUTANTS ?=
+mutation: $(STAMP)
+	YUPANA_TESTS_SHARED=$(abspath ../shared) QT_QPA_PLATFORM=offscreen $(PY) -m mutmut run $(MUTANTS)
+	$(PY) scripts/mutation_report.py
 
 SHOTS ?= docs/screenshots
 screenshots: $(STAMP)

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = (ROOT.parent / "shared").resolve()
+# `make mutation` runs the tests from a copy in mutants/: it names the reference folder itself.
+SHARED = Path(os.environ.get("YUPANA_TESTS_SHARED") or ROOT.parent / "shared").resolve()
 SUNAT_CHECK = SHARED / "tools" / "sunat_check.py"
 RULES_DIR = SHARED / "sunat" / "validation"
 

@@ -13,6 +13,7 @@ from lxml import etree
 
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing.amounts import amount_in_words, integer_words
+from app.sandbox.registry import RegistrySandbox
 from tests.helpers.base import RULES_DIR
 from tests.helpers.voucher_matrix import MATRIX
 
@@ -101,16 +102,23 @@ def test_unknown_issuer_is_400(engine):
     assert status == 400 and envelope["error"]["details"][0]["field"] == "emisor.ruc"
 
 
-def test_customer_name_from_registry_or_a_clear_400(engine, company, monkeypatch):
+def test_customer_name_from_registry_or_a_clear_400(engine, company):
+
     request = copy.deepcopy(BASE["factura-simple"])
     del request["receptor"]["razon_social"]
     status, envelope = engine.call("xml", request)  # the registry is not configured here
     assert status == 400 and envelope["error"]["details"][0]["field"] == "receptor.razon_social"
-    from app.core.contract import RucRecord
-
-    monkeypatch.setattr(engine.registry, "ruc", lambda numero: RucRecord(ruc=numero, razon_social="EMPRESA DEL PADRÓN S.A."))
-    result = engine.generar_xml(request)
-    assert "<cbc:RegistrationName>EMPRESA DEL PADRÓN S.A.</cbc:RegistrationName>" in result.xml
+    registry = RegistrySandbox(records_per_kind=5)
+    registry.start()
+    try:
+        registry.configure(engine)  # the real lookup, over HTTP, as the engine makes it
+        record = next(r for r in registry.records["ruc"].values() if r["ruc"].startswith("20"))
+        request["receptor"]["ruc"] = record["ruc"]
+        result = engine.generar_xml(request)
+        assert f"<cbc:RegistrationName>{record['razon_social']}</cbc:RegistrationName>" in result.xml
+        assert registry.requests >= 1
+    finally:
+        registry.stop()
 
 
 def test_store_api_for_signing_and_sending(engine, company):
