@@ -33,7 +33,7 @@ from app.core.contract import (
     success_envelope,
 )
 from app.core.errors import ErrorCode, YupanaError, invalid
-from app.core.invoicing import soap, xmldsig
+from app.core.invoicing import soap, statuses, xmldsig
 from app.core.invoicing.batches import Batches
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
@@ -51,7 +51,7 @@ from app.core.messaging import clock as messaging_clock
 from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.gateways import Media
 from app.core.messaging.service import MessagingService
-from app.core.platform import environments
+from app.core.platform import environments, events
 from app.core.platform.addresses import Addresses
 from app.core.platform.companies import Companies, Company, PrintOptions
 from app.core.platform.events import EventBus
@@ -194,10 +194,10 @@ class Engine:
     # ------------------------------------------------------------ wiring callbacks
 
     def _voucher_changed(self, voucher_id: int, status: str) -> None:
-        self.events.emit("voucher.changed", {"id": voucher_id, "status": status})
+        self.events.emit(events.VOUCHER_CHANGED, {"id": voucher_id, "status": status})
 
     def _vouchers_signed(self, ids: list[int]) -> None:
-        self.events.emit("voucher.changed", {"ids": ids, "status": "firmado"})
+        self.events.emit(events.VOUCHER_CHANGED, {"ids": ids, "status": statuses.FIRMADO})
 
     def _customer_name(self, ruc: str) -> str | None:
         """A customer's name for the builder, from the lookups (cache, register, providers)."""
@@ -238,7 +238,7 @@ class Engine:
 
     def set_company(self, company: Company) -> Company:
         saved = self.companies.save(company)
-        self.events.emit("company.saved", {"ruc": saved.ruc})
+        self.events.emit(events.COMPANY_SAVED, {"ruc": saved.ruc})
         return saved
 
     def company(self, ruc: str) -> Company | None:
@@ -274,14 +274,14 @@ class Engine:
     def import_certificate(self, data: bytes, password: str | bytes | None = None, *,
                            key_data: bytes | None = None) -> CertificateInfo:
         info = self.certificates.import_file(data, password, key_data=key_data)
-        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        self.events.emit(events.CERTIFICATE_SAVED, {"certificado_id": info.certificado_id, "ruc": info.ruc})
         return info
 
     def create_test_certificate(self, ruc: str) -> CertificateInfo:
         company = self.companies.get(ruc.strip())
         info = (self.certificates.create_test_certificate(ruc, company.razon_social) if company
                 else self.certificates.create_test_certificate(ruc))
-        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        self.events.emit(events.CERTIFICATE_SAVED, {"certificado_id": info.certificado_id, "ruc": info.ruc})
         return info
 
     def list_certificates(self, ruc: str | None = None) -> list[CertificateInfo]:
@@ -292,11 +292,11 @@ class Engine:
 
     def delete_certificate(self, certificado_id: str) -> None:
         self.certificates.delete(certificado_id)
-        self.events.emit("certificate.deleted", {"certificado_id": certificado_id})
+        self.events.emit(events.CERTIFICATE_DELETED, {"certificado_id": certificado_id})
 
     def set_default_certificate(self, ruc: str, certificado_id: str) -> CertificateInfo:
         info = self.certificates.set_default(ruc, certificado_id)
-        self.events.emit("certificate.saved", {"certificado_id": info.certificado_id, "ruc": info.ruc})
+        self.events.emit(events.CERTIFICATE_SAVED, {"certificado_id": info.certificado_id, "ruc": info.ruc})
         return info
 
     def default_certificate(self, ruc: str) -> CertificateInfo | None:
@@ -335,7 +335,7 @@ class Engine:
     def set_company_print_options(self, ruc: str, formato: str | None = None, logo: bytes | None = None,
                                   clear_logo: bool = False) -> PrintOptions:
         options = self.companies.set_print_options(ruc, formato, logo, clear_logo)
-        self.events.emit("company.saved", {"ruc": ruc})
+        self.events.emit(events.COMPANY_SAVED, {"ruc": ruc})
         return options
 
     def verify_signature(self, xml: bytes | str) -> xmldsig.Verification:
@@ -355,7 +355,7 @@ class Engine:
         if key in ("listener_host", "listener_port") and self.listener_state()["state"] == "running":
             self._listener.stop()  # a new address takes effect at once
             self.start_listener()
-        self.events.emit("settings.changed", {"key": key})
+        self.events.emit(events.SETTINGS_CHANGED, {"key": key})
         return clean
 
     def config_list(self) -> dict[str, str]:
@@ -365,7 +365,7 @@ class Engine:
                       cancel: Callable[[], bool] | None = None, parallel: bool | None = None) -> dict[str, Any]:
         """Load SUNAT's padrón reducido (zip or txt); lookups use the old data until it is complete."""
         summary = self.padron.import_file(path, progress=progress, cancel=cancel, parallel=parallel)
-        self.events.emit("padron.imported", summary)
+        self.events.emit(events.PADRON_IMPORTED, summary)
         return summary
 
     def padron_status(self) -> dict[str, Any]:
@@ -378,7 +378,7 @@ class Engine:
     def unlock_secrets(self, passphrase: str) -> None:
         """Open the saved keys with the passphrase typed by the person (the first one becomes the folder's)."""
         self.secrets.unlock(passphrase)
-        self.events.emit("secrets.unlocked", {})
+        self.events.emit(events.SECRETS_UNLOCKED, {})
 
     def set_provider_token(self, name: str, token: str) -> None:
         """Keep a registry provider's access token in the secret store (never in settings or logs)."""
@@ -393,7 +393,7 @@ class Engine:
     def new_api_token(self) -> str:
         """Replace the local API's token: the previous one stops working at once, also in a running server."""
         token = self.api_tokens.rotate()
-        self.events.emit("api.token.changed", {})
+        self.events.emit(events.API_TOKEN_CHANGED, {})
         return token
 
     def start_local_api(self, port: int | None = None) -> str:
@@ -468,13 +468,13 @@ class Engine:
             self._listener = Listener(self.messaging)
         url = self._listener.start(host or self.settings.get("listener_host"),
                                    self.settings.get_int("listener_port") if port is None else port)
-        self.events.emit("listener.changed", self._listener.state())
+        self.events.emit(events.LISTENER_CHANGED, self._listener.state())
         return url
 
     def stop_listener(self) -> None:
         if self._listener is not None and self._listener.server.running:
             self._listener.stop()
-            self.events.emit("listener.changed", self._listener.state())
+            self.events.emit(events.LISTENER_CHANGED, self._listener.state())
 
     def messaging_check_listener(self) -> dict[str, Any]:
         """Whether the address given to gateways reaches this listener: {url, reachable, local_only}."""

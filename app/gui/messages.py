@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from app.core.messaging import events as ev
 from app.core.messaging.gateways import GATEWAYS
+from app.core.platform.events import SETTINGS_CHANGED
 
 from .context import Context
 from .dialogs import choose_path
@@ -428,7 +429,7 @@ class MessagesPage(QWidget):
     def _on_event(self, name: str, payload: dict) -> None:
         if name in REFRESH_EVENTS or name in (ev.SUBSCRIPTION_CHANGED, ev.LISTENER_CHANGED):
             self.refresh_timer.start()
-        elif name == "settings.changed" and payload.get("key") == "environment":
+        elif name == SETTINGS_CHANGED and payload.get("key") == "environment":
             self.open_conversation = (None, None)  # each environment has its own instances and inbox
             self.refresh_timer.start()
 

@@ -159,7 +159,7 @@ SHOWN_PORTS: dict[str, str] = {}  # a port picked at random (port 0) → the fix
 
 def _show_fixed_ports(engine, sandboxes) -> None:
     """The listener is painted on its default port (8788) and each sandbox on 8901, 8902… in start order."""
-    from app.core.settings import SETTINGS
+    from app.core.platform.settings import SETTINGS
 
     SHOWN_PORTS.clear()
     for match in LOOPBACK_PORT.finditer(engine.listener_state().get("url") or ""):

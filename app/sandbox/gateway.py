@@ -29,10 +29,10 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from app.core.environments import SANDBOX, process_owner
 from app.core.messaging import events as ev
 from app.core.messaging.phone import to_jid
 from app.core.platform import clock
+from app.core.platform.environments import SANDBOX, process_owner
 
 from .base import QuietHandler, Sandbox
 

@@ -13,6 +13,7 @@ from app.core.contract import GenerarXmlRequest, GenerarXmlResult
 from app.core.errors import YupanaError, conflict, invalid
 from app.core.invoicing import sunat_rules, ubl
 from app.core.invoicing.builder import CompanyOf, NameOf, build_document, parse_request
+from app.core.invoicing.statuses import GENERADO
 from app.core.invoicing.voucher_keys import (
     content_key_of,
     file_name,
@@ -83,7 +84,7 @@ class Generation:
                                             content_key=content_key, request_json=canonical, xml=xml)
         except NumberTaken as taken:  # issued before, or by another thread meanwhile
             return self._stored_or_raise(request, content_key, taken)
-        self.store.on_change(voucher_id, "generado")
+        self.store.on_change(voucher_id, GENERADO)
         return voucher_id, GenerarXmlResult(xml=xml, hash=digest, nombre_archivo=name, observaciones=observations)
 
     def _stored_or_raise(self, request: GenerarXmlRequest, content_key: str,

@@ -34,11 +34,13 @@ from sqlite_utils import Migrations
 
 from app.core.errors import YupanaError
 from app.core.invoicing import cdr as cdr_reader
+from app.core.invoicing import statuses, sunat_codes
+from app.core.invoicing.namespaces import DS
 from app.core.invoicing.soap import SoapFault, SunatClient, TransportFailure, zip_document
 from app.core.invoicing.ubl_identity import DocumentId
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform.environments import ambiente_of
-from app.core.platform.events import EventBus
+from app.core.platform.events import SUNAT_CDR, EventBus
 from app.core.platform.processes import owner_alive
 from app.core.platform.settings import Settings
 from app.core.platform.storage import Storage, register_migrations
@@ -49,12 +51,10 @@ migrations = register_migrations(Migrations("yupana.outbox"))
 
 # "registrado previamente" (1033) and "... rechazado previamente" (1032): SUNAT has it; fetch its CDR, never
 # resend blindly, never report it as a rejection.
-RECONCILE_CODES = {"1032", "1033"}
 # must_reconcile: 0 nothing may have reached SUNAT; 1 something may have (ask before sending); HELD_BY_SUNAT it
 # answered 1033/1032, so it has the voucher: only ask, never send again.
 HELD_BY_SUNAT = 2
-PENDING, DONE, FAILED = "pendiente", "terminado", "fallido"
-DS = "http://www.w3.org/2000/09/xmldsig#"
+PENDING, DONE, FAILED = statuses.SUBMISSION_PENDING, statuses.SUBMISSION_DONE, statuses.SUBMISSION_FAILED
 
 
 @migrations()
@@ -371,13 +371,13 @@ class Outbox:
                 "WHERE id = ? AND state = ? AND claimed_by = ?", (row["id"], PENDING, row["lease"])).rowcount
         if not marked:  # the lease ran out and another attempt took the row: it sends, not this one
             return Attempt("queued")
-        self._set_voucher_status(row.get("voucher_id"), "enviado")
+        self._set_voucher_status(row.get("voucher_id"), statuses.ENVIADO)
         zip_name, zip_bytes = zip_document(row["file_name"] + ".xml", row["xml"])
         log.info("sendBill %s (attempt %s)", zip_name, row["attempts"] + 1)
         try:
             cdr_zip = client.send_bill(zip_name, zip_bytes)
         except SoapFault as fault:
-            if fault.code in RECONCILE_CODES:  # SUNAT holds it: its CDR, now or later; never a rejection
+            if sunat_codes.is_held_by_sunat(fault.code):  # SUNAT holds it: its CDR, now or later; never a rejection
                 return self._reconcile(client, {**row, "must_reconcile": HELD_BY_SUNAT}, after_fault=fault)
             return self._fail(row, fault)
         except TransportFailure as failure:
@@ -427,7 +427,7 @@ class Outbox:
         assert stored is not None
         self._set_voucher_status(row.get("voucher_id"), stored.estado)
         log.info("CDR %s: %s %s", row["file_name"], stored.codigo, stored.estado)
-        self.events.emit("sunat.cdr", {"file_name": row["file_name"], "codigo": stored.codigo,
+        self.events.emit(SUNAT_CDR, {"file_name": row["file_name"], "codigo": stored.codigo,
                                        "estado": stored.estado})
         return Attempt("cdr", cdr=stored)
 
@@ -474,7 +474,7 @@ class Outbox:
         if not changed:  # finished, or taken over, meanwhile: leave it to what happened there
             stored = self.stored_cdr(row["id"])
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
-        self._set_voucher_status(row.get("voucher_id"), "pendiente")
+        self._set_voucher_status(row.get("voucher_id"), statuses.PENDIENTE)
         log.info("submission %s queued: %s; next try in %.2f s", row["file_name"], reason, delay)
         self.wake()
         return Attempt("queued")

@@ -14,28 +14,16 @@ from lxml import etree
 from app.core.contract import FirmarRequest, FirmarResult
 from app.core.errors import conflict, invalid, not_found
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
+from app.core.invoicing.namespaces import VOUCHER_ROOTS
+from app.core.invoicing.ubl_identity import issuer_ruc
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.invoicing.xmldsig import (
-    CAC,
-    CBC,
     find_signatures,
     parse_xml,
     sign_canonical,
     sign_tree,
 )
 from app.core.platform.settings import Settings
-
-VOUCHER_ROOTS = {
-    "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2": "Invoice",
-    "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2": "CreditNote",
-    "urn:oasis:names:specification:ubl:schema:xsd:DebitNote-2": "DebitNote",
-}
-
-
-def issuer_ruc(root: etree._Element) -> str:
-    """The RUC of the voucher's issuer (cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID)."""
-    return (root.findtext(f"{{{CAC}}}AccountingSupplierParty/{{{CAC}}}Party/{{{CAC}}}PartyIdentification/"
-                          f"{{{CBC}}}ID") or "").strip()
 
 
 def _check_voucher(root: etree._Element) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from sqlite_utils import Migrations
 
 from app.core.errors import invalid, not_found
+from app.core.invoicing.statuses import FIRMADO, GENERADO, VOUCHER_STATUSES
 from app.core.invoicing.voucher_keys import key_of_text, now_text, sha256_hex, splice_signature
 from app.core.platform.environments import NAMES
 from app.core.platform.storage import Storage, register_migrations
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from app.core.invoicing import ubl
     from app.core.invoicing.xmldsig import CanonicalSignature
 
-STATUSES = ("generado", "firmado", "enviado", "aceptado", "observado", "rechazado", "pendiente")
+STATUSES = VOUCHER_STATUSES
 
 migrations = register_migrations(Migrations("yupana.vouchers"))
 
@@ -171,7 +172,7 @@ class VoucherStore:
         out must survive a power cut): generated, or already signed in memory (a batch). Raises
         NumberTaken when its serie-número was issued in this environment (any other failure as it comes)."""
         values = [self.environment(), doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml_hash, xml_sha256,
-                  content_key, "firmado" if signed else "generado", doc.receptor.tipo_documento,
+                  content_key, FIRMADO if signed else GENERADO, doc.receptor.tipo_documento,
                   doc.receptor.numero_documento, doc.receptor.nombre, doc.moneda, f"{doc.total:.2f}",
                   doc.fecha.isoformat()]
         if signed is not None:
@@ -253,7 +254,7 @@ class VoucherStore:
             conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?", (xml_firmado, voucher_id))
         if not changed:
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
-        self.on_change(voucher_id, "firmado")
+        self.on_change(voucher_id, FIRMADO)
 
     def record_signature_fragment(self, voucher_id: int, signature: str, offset: int, signed_sha256: str,
                                   digest_value: str, signature_value: str, certificado_id: str) -> bool:
@@ -268,7 +269,7 @@ class VoucherStore:
                 (signature, offset, signed_sha256, digest_value, signature_value, certificado_id, now_text(),
                  voucher_id)).rowcount
         if changed:
-            self.on_change(voucher_id, "firmado")
+            self.on_change(voucher_id, FIRMADO)
         return bool(changed)
 
     def set_status(self, voucher_id: int, status: str) -> None:

@@ -36,12 +36,9 @@ from lxml import etree
 
 from app.core.errors import invalid
 from app.core.invoicing import ubl
+from app.core.invoicing.namespaces import CAC, CBC, DS, EXT  # noqa: F401 - CAC, CBC are read through this module too
 from app.core.platform import xml_limits
 
-DS = "http://www.w3.org/2000/09/xmldsig#"
-EXT = "urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2"
-CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
-CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
 C14N_10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
 DEFAULT_SIGNATURE_ID = "SignatureSP"

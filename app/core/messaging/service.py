@@ -3,7 +3,7 @@
 The engine owns one `MessagingService`; the listener and the forwarder call into it. It is given the
 pieces it needs (storage, secrets, settings, event bus), never the engine.
 
-An instance belongs to the environment it was saved in (app.core.environments): listed, tested, sent from and
+An instance belongs to the environment it was saved in (app.core.platform.environments): listed, tested, sent from and
 subscribed to only there; elsewhere it is «not found», and it is back when its environment is chosen again.
 The listener still accepts its gateway's posts (stored in the instance's environment, so nothing is lost).
 The sandbox gateway's «demo» has its sandbox process as owner: `remove_sandbox_instance` when that sandbox

@@ -5,7 +5,7 @@ stores it once (by its dedup key), applies it (a new incoming message, a status 
 instance's state) and queues one delivery per matching subscription, so what the listener
 acknowledged is never lost and never doubled.
 
-Each instance belongs to one environment (app.core.environments), and so do its messages, received events
+Each instance belongs to one environment (app.core.platform.environments), and so do its messages, received events
 and subscriptions (a delivery follows its subscription): the lists, the sends and the forwarder see the current
 environment's only; the others wait, untouched, until their environment is chosen again. An instance made by a
 running sandbox has that sandbox's process as `owner` and goes when it stops (or dies: `stopped_sandbox_instances`).

@@ -30,7 +30,7 @@ import typing
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pydantic_core
 from fastapi import FastAPI
@@ -44,15 +44,13 @@ from starlette.responses import Response
 
 from app import __version__
 from app.core.contract import MAX_BODY_BYTES, ContractModel
+from app.core.engine import OPERATIONS, Engine, Operation
 from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError, invalid
 from app.core.lookup import registry
-from app.core.platform.events import API_TOKEN_CHANGED
+from app.core.platform.events import API_TOKEN_CHANGED, PADRON_IMPORTED, SETTINGS_CHANGED
 from app.core.platform.http.api_token import hash_matches, token_hash
 from app.core.platform.http.asgi_server import AsgiServerThread
 from app.core.platform.storage import BUSY_TIMEOUT_MS
-
-if TYPE_CHECKING:
-    from app.core.engine import Engine, Operation
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +69,7 @@ TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "chat-
         "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
 SECURITY_SCHEME = "bearerAuth"
 MEMORY_ENTRIES = 4096  # lookup answers kept in memory (LookupMemory), the oldest dropped first
-MEMORY_EVENTS = ("settings.changed", "api.token.changed", "padron.imported")  # they forget every remembered answer
+MEMORY_EVENTS = (SETTINGS_CHANGED, API_TOKEN_CHANGED, PADRON_IMPORTED)  # they forget every remembered answer
 
 ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
 
@@ -539,8 +537,6 @@ def success_model(result: type[BaseModel]) -> type[BaseModel]:
 
 
 def result_model(op: Operation) -> type[ContractModel]:
-    from app.core.engine import Engine
-
     return typing.get_type_hints(getattr(Engine, op.handler))["return"]
 
 
@@ -570,8 +566,6 @@ def _endpoint(op: Operation) -> Callable[..., Any]:
 
 
 def build_app(api: LocalApi) -> FastAPI:
-    from app.core.engine import OPERATIONS
-
     app = FastAPI(title="Yupana: API local", version=__version__, openapi_url="/openapi.json", docs_url=None,
                   redoc_url=None, redirect_slashes=False,
                   description="Las operaciones del contrato del servicio en este equipo. Cada operación necesita "
@@ -633,8 +627,6 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     if app.openapi_schema is not None:
         return app.openapi_schema
     from fastapi.openapi.utils import get_openapi
-
-    from app.core.engine import OPERATIONS
 
     document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     components = document.setdefault("components", {})
