@@ -10,6 +10,7 @@ The signature's Reference URI is in tests/test_verifier_refusals.py.
 
 from __future__ import annotations
 
+import json
 import os
 from decimal import Decimal
 
@@ -148,9 +149,9 @@ def test_the_pool_check_refuses_a_prefix_too(api, engine):
     """`LocalApi.call` checks the token again against the database (a rotation elsewhere shows at once)."""
     token = api.token
     for wrong in _near_misses(token):
-        status, envelope = api.call(wrong, "ruc", None, RUC)
-        assert status == 401 and envelope["error"]["code"] == "UNAUTHORIZED", wrong
-    status, envelope = api.call(token, "ruc", None, "123")
+        status, encoded, _kept = api.call(wrong, "ruc", None, RUC)
+        assert status == 401 and json.loads(encoded)["error"]["code"] == "UNAUTHORIZED", wrong
+    status, _encoded, _kept = api.call(token, "ruc", None, "123")
     assert status == 400  # the right token goes through to the engine
 
 

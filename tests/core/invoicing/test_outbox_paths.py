@@ -114,19 +114,19 @@ def test_a_get_status_cdr_fault_after_a_lost_answer_sends_again_and_takes_sunats
 
 
 def test_an_exception_in_the_worker_loop_does_not_stop_it(waiting_engine, sandbox, monkeypatch, caplog):
-    real = outbox.due_ids
+    real = waiting_engine.outbox.due_ids
     failed = threading.Event()
     worker_threads = []
 
-    def failing_once(engine, now):
+    def failing_once(now):
         if threading.current_thread().name == "sunat-outbox":
             worker_threads.append(threading.current_thread())
             if not failed.is_set():
                 failed.set()
                 raise RuntimeError("fallo inyectado en la vuelta del trabajador")
-        return real(engine, now)
+        return real(now)
 
-    monkeypatch.setattr(outbox, "due_ids", failing_once)
+    monkeypatch.setattr(waiting_engine.outbox, "due_ids", failing_once)
     sandbox.fail_next("500")
     with caplog.at_level(logging.ERROR, logger="app.core.invoicing.outbox"):
         status, envelope = enviar(waiting_engine)

@@ -21,7 +21,6 @@ from app.core.errors import ErrorCode, YupanaError
 from app.core.messaging.service import secret_name
 from app.sandbox.gateway import DEMO_INSTANCE
 from tests.helpers.base import ROOT
-from tests.helpers.gui import open_widget
 
 
 def _names(engine) -> list[str]:
@@ -91,7 +90,7 @@ def test_an_instance_made_in_beta_stays_in_beta(messaging_engine, gateway):
 
 
 def test_the_demo_instance_goes_when_the_sandbox_mode_stops(engine):
-    from app.gui.sandbox_mode import SandboxMode
+    from app.sandbox.mode import SandboxMode
 
     sandboxes = SandboxMode(engine)
     sandboxes.start()
@@ -193,16 +192,3 @@ def test_a_folder_of_the_previous_version_puts_its_instances_in_its_environment(
         assert [s["id"] for s in engine.messaging_subscriptions()] == ["sub_1"]
         engine.config_set("environment", "sandbox")
         assert [m["id"] for m in engine.messaging_messages()] == ["msg_demo"]  # the demo's history stays there
-
-
-def test_mensajes_shows_the_chosen_environments_instances_and_inbox(qtbot, context, messaging_engine, gateway):
-    from app.gui.messages import MessagesPage
-
-    page = open_widget(qtbot, context, MessagesPage)
-    assert gateway.emit("message.received", DEMO_INSTANCE, body="Hola sandbox") == [200]
-    qtbot.waitUntil(lambda: page.send_instance.count() == 1 and page.conversations.count() == 1, timeout=5000)
-    messaging_engine.config_set("environment", "beta")
-    qtbot.waitUntil(lambda: page.send_instance.count() == 0 and page.conversations.count() == 0, timeout=5000)
-    assert page.instance_table.rowCount() == 0
-    messaging_engine.config_set("environment", "sandbox")
-    qtbot.waitUntil(lambda: page.send_instance.count() == 1 and page.conversations.count() == 1, timeout=5000)
