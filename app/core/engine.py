@@ -44,6 +44,7 @@ from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
 from app.core.invoicing.sunat import Submission, SunatClients
+from app.core.invoicing.voids import Voids
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.lookup import padron, providers
 from app.core.lookup.registry import Registry
@@ -136,6 +137,10 @@ class Engine:
         self.emitter = Emitter(self.generation, self.signing, self.submission)
         self.on_close(self.outbox.stop)
         self.outbox.start_if_pending()
+        # Voiding (RA, RC): summaries numbered, signed and sent here, their tickets followed to SUNAT's answer.
+        self.voids = Voids(self.vouchers, self.storage, self.settings, self.sunat_clients, self.certificates,
+                           self._issuer_name)
+        self.on_close(self.voids.close)
         # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the
         # forwarder, which starts at once only when deliveries are waiting.
         self.messaging = MessagingService(self.storage, self.secrets, self.settings, self.events)
@@ -195,6 +200,10 @@ class Engine:
 
     def _voucher_changed(self, voucher_id: int, status: str) -> None:
         self.events.emit(events.VOUCHER_CHANGED, {"id": voucher_id, "status": status})
+
+    def _issuer_name(self, ruc: str) -> str | None:
+        company = self.companies.get(ruc)
+        return company.razon_social if company else None
 
     def _vouchers_signed(self, ids: list[int]) -> None:
         self.events.emit(events.VOUCHER_CHANGED, {"ids": ids, "status": statuses.FIRMADO})

@@ -1,0 +1,136 @@
+"""Voiding through the engine's `Voids` against the SUNAT sandbox, over real SOAP, with SUNAT's sheets.
+
+A factura voided by a comunicación de baja (RA), a boleta by a resumen diario (RC, status 3): each ends
+`anulado` with the summary's CDR; a rejected summary leaves the vouchers as they were with SUNAT's reason;
+SUNAT's deadlines and a voucher SUNAT never accepted are refused before anything is sent. Every RA/RC the
+engine produced is judged by ../shared/tools/sunat_check.py --strict (schema, sheets, xmlsec1)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import ErrorCode, YupanaError
+from app.core.invoicing import cdr, statuses
+from app.sandbox.sunat import SunatSandbox
+from tests.helpers.base import ISSUER_RUC, RULES_DIR, SUNAT_CHECK
+from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
+
+
+@pytest.fixture(scope="module")
+def _rules_sandbox():
+    server = SunatSandbox(rules_dir=str(RULES_DIR), hold_limit_s=20, ticket_delay_s=0)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def sandbox(_rules_sandbox):
+    _rules_sandbox.reset()
+    _rules_sandbox.summaries.configure(delay_s=0, pending_polls=0, hold=False)
+    yield _rules_sandbox
+    _rules_sandbox.summaries.release()
+    _rules_sandbox.release()
+
+
+@pytest.fixture
+def voiding(engine, company, sandbox):
+    """An engine on the sandbox with the demo issuer's test certificate as its default."""
+    sandbox.configure(engine)
+    engine.config_set("sunat_timeout_s", "5")
+    engine.config_set("sunat_retry_base_s", "0.05")
+    engine.config_set("sunat_retry_max_s", "0.2")
+    engine.create_test_certificate(ISSUER_RUC)
+    return engine
+
+
+def strict(xml: str, folder: Path, name: str) -> dict:
+    """sunat_check.py --strict on a summary the engine produced, in its own process."""
+    path = folder / f"{ISSUER_RUC}-{name}.xml"
+    path.write_text(xml, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, report
+    assert report["xsd"]["ok"] and report["signature"]["ok"] and not report["sunat"]["observations"], report
+    assert "skipped" not in report["signature"], report  # xmlsec1 verified the signature
+    return report
+
+
+def issued(engine, request: dict) -> int:
+    emission = engine.emitir(request)
+    assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO, emission
+    return emission.voucher_id
+
+
+def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, sandbox, tmp_path):
+    voucher_id = issued(voiding, factura("F001", 7, [item("Servicio de consultoría", "1", "100")]))
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
+    today = dt.date.today()
+    assert outcome.ident == f"RA-{today:%Y%m%d}-1" and outcome.kind == "RA"
+    assert outcome.accepted and outcome.ticket
+    assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-7", statuses.ANULADO)]
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert sandbox.voucher_status(ISSUER_RUC, "01", "F001", 7) == statuses.ANULADO
+    answer = cdr.read_zip(outcome.cdr_zip)
+    assert (answer.codigo, answer.referencia) == ("0", outcome.ident)
+    assert "ha sido aceptada" in answer.descripcion
+    assert "ERROR EN EL RUC DEL CLIENTE" in outcome.xml_firmado
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    # The next one of the day takes the next number; an anulado voucher is not voided twice.
+    second = issued(voiding, factura("F001", 8, [item("Servicio de consultoría", "1", "50")]))
+    assert voiding.voids.anular(second, "DESCUENTO NO APLICADO").ident == f"RA-{today:%Y%m%d}-2"
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "OTRA VEZ")
+    assert caught.value.code == ErrorCode.CONFLICT and "F001-7 ya está anulado" in caught.value.message
+
+
+def test_a_boleta_is_voided_by_a_rc_with_status_3(voiding, sandbox, tmp_path):
+    voucher_id = issued(voiding, boleta("B001", 3, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
+    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    assert outcome.kind == "RC" and outcome.ident.startswith("RC-") and outcome.accepted, outcome
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert sandbox.voucher_status(ISSUER_RUC, "03", "B001", 3) == statuses.ANULADO
+    assert cdr.read_zip(outcome.cdr_zip).codigo == "0"
+    assert "<cbc:ConditionCode>3</cbc:ConditionCode>" in outcome.xml_firmado
+    assert "<cbc:ID>B001-3</cbc:ID>" in outcome.xml_firmado
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+
+
+def test_a_rejected_summary_leaves_the_vouchers_as_they_were_with_sunats_reason(voiding, sandbox):
+    voucher_id = issued(voiding, factura("F001", 11, [item("Servicio de consultoría", "1", "100")]))
+    sandbox.fail_next("reject:2375", operation="sendSummary")
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL MONTO")
+    assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2375"
+    assert outcome.descripcion  # SUNAT's reason, as its CDR gives it
+    assert cdr.read_zip(outcome.cdr_zip).codigo == "2375"
+    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+    assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-11", statuses.ACEPTADO)]
+    assert sandbox.voucher_status(ISSUER_RUC, "01", "F001", 11) == statuses.ACEPTADO
+
+
+def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, sandbox):
+    voucher_id = issued(voiding, factura("F001", 21, [item("Servicio de consultoría", "1", "100")]))
+    voiding.voids.today = lambda: dt.date.today() + dt.timedelta(days=8)
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert caught.value.code == ErrorCode.CONFLICT
+    assert "hace 8 días" in caught.value.message and "hasta 7 días" in caught.value.message
+    voiding.voids.today = dt.date.today
+    unsent = voiding.generar_xml(factura("F001", 22, [item("Servicio de consultoría", "1", "100")]))
+    unsent_id = voiding.find_voucher("F001-22")
+    assert unsent.xml
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(unsent_id, "ERROR EN EL RUC")
+    assert "F001-22 no fue aceptado por SUNAT" in caught.value.message
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "  ")
+    assert "«motivo»" in caught.value.message
+    assert sandbox.summaries.tickets() == []  # nothing reached SUNAT
+    assert voiding.voids.list() == []
