@@ -141,6 +141,7 @@ class Engine:
         self.voids = Voids(self.vouchers, self.storage, self.settings, self.sunat_clients, self.certificates,
                            self._issuer_name)
         self.on_close(self.voids.close)
+        self.voids.start_if_pending()
         # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the
         # forwarder, which starts at once only when deliveries are waiting.
         self.messaging = MessagingService(self.storage, self.secrets, self.settings, self.events)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -208,7 +209,13 @@ class Voids:
         summary_id = self._prepare(kind, row["emisor_ruc"], dt.date.fromisoformat(row["fecha_emision"][:10]),
                                    [(row, motivo.strip())])
         self._send(summary_id)
-        return self.poll(summary_id, timeout_s=timeout_s, progress=progress) if wait else self.outcome(summary_id)
+        if not wait:
+            self.start()  # followed in the background (and after a restart) until SUNAT answers
+            return self.outcome(summary_id)
+        outcome = self.poll(summary_id, timeout_s=timeout_s, progress=progress)
+        if outcome.state == SUBMISSION_PENDING:
+            self.start()
+        return outcome
 
     def _prepare(self, kind: str, ruc: str, reference_date: dt.date, rows: list[tuple[dict, str]]) -> int:
         """Number, build, sign and store the summary (durably, before it is sent); its id."""
@@ -253,10 +260,13 @@ class Voids:
         return row
 
     def _finish(self, summary_id: int, state: str, codigo: str | None, descripcion: str,
-                cdr_zip: bytes | None = None) -> None:
+                cdr_zip: bytes | None = None) -> bool:
+        """Record SUNAT's answer once: False when another poll (the background one, another window) got there first."""
         with self.storage.write(durable=True) as conn:
-            conn.execute("UPDATE sunat_summaries SET state = ?, codigo = ?, descripcion = ?, cdr_zip = ?, updated_at = ?"
-                         " WHERE id = ?", (state, codigo, descripcion, cdr_zip, now_text(), summary_id))
+            return bool(conn.execute(
+                "UPDATE sunat_summaries SET state = ?, codigo = ?, descripcion = ?, cdr_zip = ?, updated_at = ?"
+                " WHERE id = ? AND state = ?",
+                (state, codigo, descripcion, cdr_zip, now_text(), summary_id, SUBMISSION_PENDING)).rowcount)
 
     def _send(self, summary_id: int) -> None:
         """sendSummary; the ticket is stored durably before anything else happens. A SOAP fault is final (the
@@ -300,9 +310,9 @@ class Voids:
         answer = cdr_module.read_zip(status.content)
         accepted = status.status_code == TICKET_DONE and answer.estado in ACCEPTED
         lines = self.storage.query("SELECT voucher_id FROM sunat_summary_lines WHERE summary_id = ?", (summary_id,))
-        self._finish(summary_id, SUBMISSION_DONE if accepted else SUBMISSION_FAILED, answer.codigo,
-                     answer.descripcion, status.content)
-        if accepted:
+        first = self._finish(summary_id, SUBMISSION_DONE if accepted else SUBMISSION_FAILED, answer.codigo,
+                             answer.descripcion, status.content)
+        if accepted and first:
             for line in lines:
                 self.store.set_status(line["voucher_id"], ANULADO)
         log.info("summary %s: %s (%s)", row["ident"], "accepted" if accepted else "rejected", answer.codigo)
@@ -313,7 +323,7 @@ class Voids:
         """getStatus with backoff until SUNAT answers, the engine closes or `timeout_s` passes."""
         base = float(self.settings.get("sunat_retry_base_s"))
         ceiling = float(self.settings.get("sunat_retry_max_s"))
-        deadline = None if timeout_s is None else dt.datetime.now().timestamp() + timeout_s
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         delay = min(base, ceiling)
         while True:
             try:
@@ -328,7 +338,7 @@ class Voids:
                 progress(outcome)
             if outcome.state != SUBMISSION_PENDING or not outcome.ticket:
                 return outcome
-            if deadline is not None and dt.datetime.now().timestamp() + delay > deadline:
+            if deadline is not None and time.monotonic() + delay > deadline:
                 return outcome
             if self._stop.wait(delay):
                 return outcome
@@ -356,8 +366,54 @@ class Voids:
         return [r["id"] for r in self.storage.query(
             "SELECT id FROM sunat_summaries WHERE state = ? AND ticket IS NOT NULL ORDER BY id", (SUBMISSION_PENDING,))]
 
-    def close(self) -> None:
+    # ------------------------------------------------------------ the background poller
+
+    def start_if_pending(self) -> None:
+        """Follow in the background every ticket still waiting (after a restart, or `anular(wait=False)`)."""
+        if self.pending():
+            self.start()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._worker is None and not self._stop.is_set():
+                self._worker = threading.Thread(target=self._run, name="sunat-tickets", daemon=True)
+                self._worker.start()
+
+    def _run(self) -> None:
+        base = float(self.settings.get("sunat_retry_base_s"))
+        ceiling = float(self.settings.get("sunat_retry_max_s"))
+        delay = min(base, ceiling)
+        try:
+            while not self._stop.is_set():
+                waiting = False
+                for summary_id in self.pending():
+                    if self._stop.is_set():
+                        return
+                    try:
+                        waiting |= self.check_ticket(summary_id).state == SUBMISSION_PENDING
+                    except (TransportFailure, SoapFault) as exc:
+                        log.warning("getStatus of summary %s failed: %s", summary_id, exc)
+                        waiting = True
+                if not waiting or self._stop.wait(delay):
+                    return
+                delay = min(delay * 2, ceiling)
+        except Exception:  # never let the thread die silently: the next start picks the tickets up again
+            log.exception("ticket poller stopped")
+        finally:
+            with self._lock:
+                self._worker = None
+
+    def join(self, timeout: float) -> bool:
+        """Wait for the background poller to have nothing left to follow; True when it has stopped."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+            return not worker.is_alive()
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        self.join(timeout)
 
 
 def _document(kind: str) -> str:

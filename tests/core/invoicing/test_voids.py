@@ -134,3 +134,28 @@ def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, s
     assert "«motivo»" in caught.value.message
     assert sandbox.summaries.tickets() == []  # nothing reached SUNAT
     assert voiding.voids.list() == []
+
+
+def test_a_pending_ticket_is_resolved_after_the_engine_is_closed_and_reopened(voiding, sandbox, home):
+    from app.core.engine import Engine
+
+    voucher_id = issued(voiding, factura("F001", 31, [item("Servicio de consultoría", "1", "100")]))
+    sandbox.summaries.hold()
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC", wait=False)
+    assert outcome.state == statuses.SUBMISSION_PENDING and outcome.ticket
+    assert sandbox.summaries.wait_for_polls(outcome.ticket, 1, 10)  # the background poller asked: still pending
+    voiding.close()  # the app is closed with the ticket pending: it stays stored
+    reopened = Engine(home)
+    try:
+        assert reopened.voids.pending() == [outcome.summary_id]
+        assert reopened.voucher(voucher_id)["status"] == statuses.ACEPTADO
+        polls = sandbox.summaries.ticket(outcome.ticket).polls
+        assert sandbox.summaries.wait_for_polls(outcome.ticket, polls + 1, 10)  # the reopened engine follows it
+        sandbox.summaries.release()
+        assert reopened.voids.join(10)
+        assert reopened.voucher(voucher_id)["status"] == statuses.ANULADO
+        final = reopened.voids.outcome(outcome.summary_id)
+        assert final.accepted and cdr.read_zip(final.cdr_zip).referencia == outcome.ident
+        assert reopened.voids.pending() == []
+    finally:
+        reopened.close()
