@@ -35,7 +35,9 @@ from app.core.invoicing.signing import check_certificate, no_default_certificate
 from app.core.invoicing.soap import TICKET_DONE, TICKET_PENDING, SoapFault, TransportFailure, zip_document
 from app.core.invoicing.statuses import (
     ACCEPTED,
+    ACEPTADO,
     ANULADO,
+    FIRMADO,
     SUBMISSION_DONE,
     SUBMISSION_FAILED,
     SUBMISSION_PENDING,
@@ -79,6 +81,18 @@ def m001_summaries(db) -> None:
     db.execute("CREATE INDEX sunat_summary_lines_voucher ON sunat_summary_lines (voucher_id)")
 
 
+@migrations()
+def m002_consulted_cdrs(db) -> None:
+    """CDRs asked of SUNAT with getStatusCdr for our own vouchers."""
+    db.execute(
+        """CREATE TABLE sunat_consulted_cdrs (
+            id INTEGER PRIMARY KEY, voucher_id INTEGER NOT NULL, environment TEXT NOT NULL,
+            codigo TEXT NOT NULL, descripcion TEXT NOT NULL, cdr_zip BLOB NOT NULL,
+            received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        )""")
+    db.execute("CREATE INDEX sunat_consulted_cdrs_voucher ON sunat_consulted_cdrs (voucher_id, id)")
+
+
 @dataclass(frozen=True)
 class VoucherOutcome:
     voucher_id: int
@@ -91,6 +105,7 @@ class SummaryOutcome:
     """Where a RA/RC stands: pendiente (ticket waiting), terminado (accepted) or fallido (rejected or refused)."""
 
     summary_id: int
+    emisor_ruc: str
     ident: str
     kind: str
     ticket: str | None
@@ -123,8 +138,8 @@ def _money(text: str | None) -> Decimal:
         return Decimal(0)
 
 
-def summary_line(row: dict) -> summaries.SummaryLine:
-    """The RC line voiding (status 3) a stored boleta or note: its totals read from its signed XML."""
+def summary_line(row: dict, condition: str = summaries.CONDITION_VOID) -> summaries.SummaryLine:
+    """The RC line of a stored boleta or note (status 3 voids it, 1 adds it): its totals read from its signed XML."""
     root = etree.fromstring(row["xml_firmado"].encode("utf-8"), safe_parser())
     cbc, cac = f"{{{CBC}}}", f"{{{CAC}}}"
     total_tax = root.find(f"{cac}TaxTotal")
@@ -142,7 +157,7 @@ def summary_line(row: dict) -> summaries.SummaryLine:
         if numero.isdigit():
             referencia = summaries.Reference((reference.findtext(f"{cbc}DocumentTypeCode") or "03").strip(), serie,
                                              int(numero))
-    return summaries.SummaryLine(row["tipo"], row["serie"], int(row["numero"]), summaries.CONDITION_VOID,
+    return summaries.SummaryLine(row["tipo"], row["serie"], int(row["numero"]), condition,
                                  _money(row["total"]), igv, row.get("receptor_tipo_documento") or "0",
                                  row.get("receptor_numero_documento") or "-", row["moneda"], montos, referencia)
 
@@ -207,7 +222,7 @@ class Voids:
                                          f"«{row['environment']}»: se anula desde ese entorno.")
         kind = self.check_voidable(row, motivo)
         summary_id = self._prepare(kind, row["emisor_ruc"], dt.date.fromisoformat(row["fecha_emision"][:10]),
-                                   [(row, motivo.strip())])
+                                   [(row, motivo.strip(), summaries.CONDITION_VOID)])
         self._send(summary_id)
         if not wait:
             self.start()  # followed in the background (and after a restart) until SUNAT answers
@@ -217,7 +232,7 @@ class Voids:
             self.start()
         return outcome
 
-    def _prepare(self, kind: str, ruc: str, reference_date: dt.date, rows: list[tuple[dict, str]]) -> int:
+    def _prepare(self, kind: str, ruc: str, reference_date: dt.date, rows: list[tuple[dict, str, str]]) -> int:
         """Number, build, sign and store the summary (durably, before it is sent); its id."""
         info = self.certificates.default_for(ruc)
         if info is None:
@@ -236,9 +251,9 @@ class Voids:
             if kind == "RA":
                 xml = summaries.build_voided(issuer, ident, reference_date, issued,
                                              [summaries.VoidLine(r["tipo"], r["serie"], int(r["numero"]), m)
-                                              for r, m in rows])
+                                              for r, m, _ in rows])
             else:
-                xml = summaries.build_summary(issuer, ident, reference_date, issued, [summary_line(r) for r, _ in rows])
+                xml = summaries.build_summary(issuer, ident, reference_date, issued, [summary_line(r, c) for r, _, c in rows])
             signed = sign_xml(xml, key, certificate).xml
             summary_id = conn.execute(
                 "INSERT INTO sunat_summaries (environment, emisor_ruc, kind, ident, issue_date, counter, reference_date,"
@@ -248,8 +263,7 @@ class Voids:
             conn.executemany(
                 "INSERT INTO sunat_summary_lines (summary_id, voucher_id, tipo, serie, numero, condition, motivo)"
                 " VALUES (?,?,?,?,?,?,?)",
-                [(summary_id, r["id"], r["tipo"], r["serie"], int(r["numero"]), summaries.CONDITION_VOID, m)
-                 for r, m in rows])
+                [(summary_id, r["id"], r["tipo"], r["serie"], int(r["numero"]), c, m) for r, m, c in rows])
         log.info("summary %s prepared for %d voucher(s)", ident, len(rows))
         return summary_id
 
@@ -295,6 +309,68 @@ class Voids:
                          (ticket, now_text(), summary_id))
         log.info("summary %s sent: ticket %s", row["ident"], ticket)
 
+    # ------------------------------------------------------------ resumen diario
+
+    def resumen(self, fecha: dt.date, wait: bool = True, timeout_s: float | None = None,
+                progress: Callable[[SummaryOutcome], Any] | None = None) -> list[SummaryOutcome]:
+        """Report to SUNAT (RC, status 1) the day's signed boletas and their notes not sent one by one: one RC per
+        issuer. Refused when there is none, or the day is more than 7 days ago."""
+        age = (self.today() - fecha).days
+        if age > DEADLINE_DAYS:
+            raise conflict("fecha", f"El {fecha:%d/%m/%Y} fue hace {age} días: SUNAT acepta el resumen diario de las "
+                                    f"boletas solo hasta {DEADLINE_DAYS} días después de su emisión.")
+        if age < 0:
+            raise invalid("fecha", f"La fecha {fecha:%d/%m/%Y} (campo «fecha») es futura.")
+        candidates = self.storage.query(
+            "SELECT id FROM vouchers WHERE environment = ? AND status = ? AND substr(fecha_emision, 1, 10) = ?"
+            " AND (tipo = '03' OR (tipo IN ('07', '08') AND upper(serie) LIKE 'B%'))"
+            " AND id NOT IN (SELECT l.voucher_id FROM sunat_summary_lines l JOIN sunat_summaries s"
+            " ON s.id = l.summary_id WHERE s.state = ?) ORDER BY emisor_ruc, tipo, serie, numero",
+            (self.store.environment(), FIRMADO, fecha.isoformat(), SUBMISSION_PENDING))
+        if not candidates:
+            raise not_found("fecha", f"No hay boletas firmadas del {fecha:%d/%m/%Y} por informar a SUNAT en un "
+                                     "resumen diario.")
+        by_issuer: dict[str, list[tuple[dict, str, str]]] = {}
+        for candidate in candidates:
+            row = self.store.get(candidate["id"])
+            if row is not None:
+                by_issuer.setdefault(row["emisor_ruc"], []).append((row, "", summaries.CONDITION_ADD))
+        ids = [self._prepare("RC", ruc, fecha, rows) for ruc, rows in by_issuer.items()]
+        outcomes = []
+        for summary_id in ids:
+            self._send(summary_id)
+            outcome = self.poll(summary_id, timeout_s=timeout_s, progress=progress) if wait else \
+                self.outcome(summary_id)
+            if outcome.state == SUBMISSION_PENDING:
+                self.start()
+            outcomes.append(outcome)
+        return outcomes
+
+    # ------------------------------------------------------------ asking SUNAT for a CDR
+
+    def consultar_cdr(self, ruc: str, tipo: str, serie: str, numero: int) -> dict[str, Any]:
+        """getStatusCdr for any voucher (issued here or elsewhere), with the company's SOL credentials. The CDR is
+        stored when the voucher is one of ours (table sunat_consulted_cdrs)."""
+        environment = self.store.environment()
+        status = self.clients(environment, ruc).get_status_cdr(ruc, tipo, serie, int(numero))
+        answer = cdr_module.read_zip(status.content) if status.content else None
+        voucher_id = self.store.id_of(ruc, tipo, serie, int(numero))
+        if answer is not None and voucher_id is not None:
+            with self.storage.write(durable=True) as conn:
+                conn.execute("INSERT INTO sunat_consulted_cdrs (voucher_id, environment, codigo, descripcion, cdr_zip)"
+                             " VALUES (?,?,?,?,?)", (voucher_id, environment, answer.codigo, answer.descripcion,
+                                                     status.content))
+        return {"status_code": status.status_code, "status_message": status.status_message,
+                "codigo": answer.codigo if answer else None, "descripcion": answer.descripcion if answer else None,
+                "estado": answer.estado if answer else None, "notas": answer.notas if answer else [],
+                "cdr_zip": status.content, "voucher_id": voucher_id, "guardado": answer is not None and
+                voucher_id is not None}
+
+    def consulted_cdr(self, voucher_id: int) -> dict | None:
+        """The latest CDR asked of SUNAT for one of our vouchers (`consultar_cdr`), or None."""
+        return self.storage.query_one("SELECT codigo, descripcion, cdr_zip, received_at FROM sunat_consulted_cdrs"
+                                      " WHERE voucher_id = ? ORDER BY id DESC LIMIT 1", (voucher_id,))
+
     # ------------------------------------------------------------ the ticket
 
     def check_ticket(self, summary_id: int) -> SummaryOutcome:
@@ -309,12 +385,14 @@ class Voids:
             return self.outcome(summary_id)
         answer = cdr_module.read_zip(status.content)
         accepted = status.status_code == TICKET_DONE and answer.estado in ACCEPTED
-        lines = self.storage.query("SELECT voucher_id FROM sunat_summary_lines WHERE summary_id = ?", (summary_id,))
+        lines = self.storage.query("SELECT voucher_id, condition FROM sunat_summary_lines WHERE summary_id = ?",
+                                   (summary_id,))
         first = self._finish(summary_id, SUBMISSION_DONE if accepted else SUBMISSION_FAILED, answer.codigo,
                              answer.descripcion, status.content)
-        if accepted and first:
+        if accepted and first:  # status 3 voids; a boleta added (1) or modified (2) is now informed to SUNAT
             for line in lines:
-                self.store.set_status(line["voucher_id"], ANULADO)
+                voided = line["condition"] == summaries.CONDITION_VOID
+                self.store.set_status(line["voucher_id"], ANULADO if voided else ACEPTADO)
         log.info("summary %s: %s (%s)", row["ident"], "accepted" if accepted else "rejected", answer.codigo)
         return self.outcome(summary_id)
 
@@ -351,7 +429,7 @@ class Voids:
                         "SELECT l.voucher_id, l.serie, l.numero, v.status FROM sunat_summary_lines l"
                         " JOIN vouchers v ON v.id = l.voucher_id WHERE l.summary_id = ? ORDER BY l.voucher_id",
                         (summary_id,))]
-        return SummaryOutcome(row["id"], row["ident"], row["kind"], row["ticket"], row["state"], row["codigo"],
+        return SummaryOutcome(row["id"], row["emisor_ruc"], row["ident"], row["kind"], row["ticket"], row["state"], row["codigo"],
                               row["descripcion"], row["xml_firmado"], vouchers, row["cdr_zip"])
 
     def list(self, limit: int = 200) -> list[dict]:

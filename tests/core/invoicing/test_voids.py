@@ -17,37 +17,9 @@ import pytest
 
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr, statuses
-from app.sandbox.sunat import SunatSandbox
-from tests.helpers.base import ISSUER_RUC, RULES_DIR, SUNAT_CHECK
+from tests.helpers.base import ISSUER_RUC, SUNAT_CHECK
+from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
-
-
-@pytest.fixture(scope="module")
-def _rules_sandbox():
-    server = SunatSandbox(rules_dir=str(RULES_DIR), hold_limit_s=20, ticket_delay_s=0)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def sandbox(_rules_sandbox):
-    _rules_sandbox.reset()
-    _rules_sandbox.summaries.configure(delay_s=0, pending_polls=0, hold=False)
-    yield _rules_sandbox
-    _rules_sandbox.summaries.release()
-    _rules_sandbox.release()
-
-
-@pytest.fixture
-def voiding(engine, company, sandbox):
-    """An engine on the sandbox with the demo issuer's test certificate as its default."""
-    sandbox.configure(engine)
-    engine.config_set("sunat_timeout_s", "5")
-    engine.config_set("sunat_retry_base_s", "0.05")
-    engine.config_set("sunat_retry_max_s", "0.2")
-    engine.create_test_certificate(ISSUER_RUC)
-    return engine
 
 
 def strict(xml: str, folder: Path, name: str) -> dict:
@@ -63,13 +35,7 @@ def strict(xml: str, folder: Path, name: str) -> dict:
     return report
 
 
-def issued(engine, request: dict) -> int:
-    emission = engine.emitir(request)
-    assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO, emission
-    return emission.voucher_id
-
-
-def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, sandbox, tmp_path):
+def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, voids_sandbox, tmp_path):
     voucher_id = issued(voiding, factura("F001", 7, [item("Servicio de consultoría", "1", "100")]))
     outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
     today = dt.date.today()
@@ -77,7 +43,7 @@ def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, sand
     assert outcome.accepted and outcome.ticket
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-7", statuses.ANULADO)]
     assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
-    assert sandbox.voucher_status(ISSUER_RUC, "01", "F001", 7) == statuses.ANULADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 7) == statuses.ANULADO
     answer = cdr.read_zip(outcome.cdr_zip)
     assert (answer.codigo, answer.referencia) == ("0", outcome.ident)
     assert "ha sido aceptada" in answer.descripcion
@@ -91,31 +57,31 @@ def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, sand
     assert caught.value.code == ErrorCode.CONFLICT and "F001-7 ya está anulado" in caught.value.message
 
 
-def test_a_boleta_is_voided_by_a_rc_with_status_3(voiding, sandbox, tmp_path):
+def test_a_boleta_is_voided_by_a_rc_with_status_3(voiding, voids_sandbox, tmp_path):
     voucher_id = issued(voiding, boleta("B001", 3, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
     outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
     assert outcome.kind == "RC" and outcome.ident.startswith("RC-") and outcome.accepted, outcome
     assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
-    assert sandbox.voucher_status(ISSUER_RUC, "03", "B001", 3) == statuses.ANULADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B001", 3) == statuses.ANULADO
     assert cdr.read_zip(outcome.cdr_zip).codigo == "0"
     assert "<cbc:ConditionCode>3</cbc:ConditionCode>" in outcome.xml_firmado
     assert "<cbc:ID>B001-3</cbc:ID>" in outcome.xml_firmado
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
 
 
-def test_a_rejected_summary_leaves_the_vouchers_as_they_were_with_sunats_reason(voiding, sandbox):
+def test_a_rejected_summary_leaves_the_vouchers_as_they_were_with_sunats_reason(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 11, [item("Servicio de consultoría", "1", "100")]))
-    sandbox.fail_next("reject:2375", operation="sendSummary")
+    voids_sandbox.fail_next("reject:2375", operation="sendSummary")
     outcome = voiding.voids.anular(voucher_id, "ERROR EN EL MONTO")
     assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2375"
     assert outcome.descripcion  # SUNAT's reason, as its CDR gives it
     assert cdr.read_zip(outcome.cdr_zip).codigo == "2375"
     assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-11", statuses.ACEPTADO)]
-    assert sandbox.voucher_status(ISSUER_RUC, "01", "F001", 11) == statuses.ACEPTADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 11) == statuses.ACEPTADO
 
 
-def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, sandbox):
+def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 21, [item("Servicio de consultoría", "1", "100")]))
     voiding.voids.today = lambda: dt.date.today() + dt.timedelta(days=8)
     with pytest.raises(YupanaError) as caught:
@@ -132,26 +98,26 @@ def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, s
     with pytest.raises(YupanaError) as caught:
         voiding.voids.anular(voucher_id, "  ")
     assert "«motivo»" in caught.value.message
-    assert sandbox.summaries.tickets() == []  # nothing reached SUNAT
+    assert voids_sandbox.summaries.tickets() == []  # nothing reached SUNAT
     assert voiding.voids.list() == []
 
 
-def test_a_pending_ticket_is_resolved_after_the_engine_is_closed_and_reopened(voiding, sandbox, home):
+def test_a_pending_ticket_is_resolved_after_the_engine_is_closed_and_reopened(voiding, voids_sandbox, home):
     from app.core.engine import Engine
 
     voucher_id = issued(voiding, factura("F001", 31, [item("Servicio de consultoría", "1", "100")]))
-    sandbox.summaries.hold()
+    voids_sandbox.summaries.hold()
     outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC", wait=False)
     assert outcome.state == statuses.SUBMISSION_PENDING and outcome.ticket
-    assert sandbox.summaries.wait_for_polls(outcome.ticket, 1, 10)  # the background poller asked: still pending
+    assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, 1, 10)  # the background poller asked: still pending
     voiding.close()  # the app is closed with the ticket pending: it stays stored
     reopened = Engine(home)
     try:
         assert reopened.voids.pending() == [outcome.summary_id]
         assert reopened.voucher(voucher_id)["status"] == statuses.ACEPTADO
-        polls = sandbox.summaries.ticket(outcome.ticket).polls
-        assert sandbox.summaries.wait_for_polls(outcome.ticket, polls + 1, 10)  # the reopened engine follows it
-        sandbox.summaries.release()
+        polls = voids_sandbox.summaries.ticket(outcome.ticket).polls
+        assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, polls + 1, 10)  # the reopened engine follows it
+        voids_sandbox.summaries.release()
         assert reopened.voids.join(10)
         assert reopened.voucher(voucher_id)["status"] == statuses.ANULADO
         final = reopened.voids.outcome(outcome.summary_id)
@@ -159,3 +125,44 @@ def test_a_pending_ticket_is_resolved_after_the_engine_is_closed_and_reopened(vo
         assert reopened.voids.pending() == []
     finally:
         reopened.close()
+
+
+def signed_only(engine, request: dict) -> int:
+    """Generated and signed, not sent: a boleta the issuer reports in the day's resumen."""
+    xml = engine.generar_xml(request).xml
+    certificado_id = engine.default_certificate(ISSUER_RUC).certificado_id
+    engine.firmar({"xml": xml, "certificado_id": certificado_id})
+    return engine.find_voucher(f"{request['serie']}-{request['numero']}")
+
+
+def test_the_days_boletas_are_reported_in_a_rc_and_end_aceptado(voiding, voids_sandbox, tmp_path):
+    first = signed_only(voiding, boleta("B002", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
+    second = signed_only(voiding, boleta("B002", 2, [item("Gorra", "1", "25", "20")]))
+    sent = issued(voiding, boleta("B002", 3, [item("Casaca", "1", "150")], receptor=DNI_CUSTOMER))
+    [outcome] = voiding.resumen_diario(dt.date.today())
+    assert outcome.kind == "RC" and outcome.accepted, outcome
+    assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("B002-1", statuses.ACEPTADO),
+                                                                      ("B002-2", statuses.ACEPTADO)]
+    assert voiding.voucher(first)["status"] == voiding.voucher(second)["status"] == statuses.ACEPTADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B002", 2) == statuses.ACEPTADO
+    assert "B002-3" not in outcome.xml_firmado and voiding.voucher(sent)["status"] == statuses.ACEPTADO
+    assert outcome.xml_firmado.count("<cbc:ConditionCode>1</cbc:ConditionCode>") == 2
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    with pytest.raises(YupanaError) as caught:  # nothing left to report that day
+        voiding.resumen_diario(dt.date.today())
+    assert caught.value.code == ErrorCode.NOT_FOUND and "No hay boletas firmadas" in caught.value.message
+    with pytest.raises(YupanaError) as caught:
+        voiding.resumen_diario(dt.date.today() - dt.timedelta(days=9))
+    assert "hace 9 días" in caught.value.message
+
+
+def test_asking_sunat_for_a_cdr_stores_it_when_the_voucher_is_ours(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 41, [item("Servicio de consultoría", "1", "100")]))
+    answer = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+    assert (answer["codigo"], answer["estado"], answer["voucher_id"], answer["guardado"]) == \
+        ("0", statuses.ACEPTADO, voucher_id, True)
+    stored = voiding.voids.consulted_cdr(voucher_id)
+    assert stored is not None and cdr.read_zip(stored["cdr_zip"]).referencia == "F001-41"
+    unknown = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 999)
+    assert unknown["codigo"] is None and unknown["cdr_zip"] is None and not unknown["guardado"]
+    assert unknown["status_code"] != "0004"
