@@ -46,7 +46,9 @@ def progress_line(outcome: Any) -> None:
     if outcome.state != SUBMISSION_PENDING:
         return
     to = "a la comunicación de baja" if outcome.kind == "RA" else "al resumen diario"
-    text = f"Esperando la respuesta de SUNAT {to} {outcome.ident} (ticket {outcome.ticket})…"
+    text = (f"Esperando la respuesta de SUNAT {to} {outcome.ident} (ticket {outcome.ticket})…" if outcome.ticket
+            else f"SUNAT no respondió al envío de{' la' if outcome.kind == 'RA' else 'l'} {_document(outcome.kind)} "
+                 f"{outcome.ident}: reintentando…")
     if sys.stderr.isatty():
         print(f"\r{text}", end="", file=sys.stderr, flush=True)
     elif outcome.summary_id not in _announced:  # not a terminal: once per ticket, not once per poll
@@ -75,7 +77,8 @@ def report(outcomes: list[Any], salida: str | None) -> int:
         if outcome.state == SUBMISSION_DONE:
             print(f"{document}: aceptada por SUNAT (ticket {outcome.ticket}).")
         elif outcome.state == SUBMISSION_PENDING:
-            print(f"{document}: SUNAT aún no responde al ticket {outcome.ticket}; Yupana lo seguirá consultando.")
+            waiting = f"al ticket {outcome.ticket}" if outcome.ticket else "al envío"
+            print(f"{document}: SUNAT aún no responde {waiting}; Yupana lo seguirá intentando.")
             code = max(code, PENDING_EXIT)
         else:
             print(f"{document}: rechazada por SUNAT (código {outcome.codigo or 'sin código'}): "

@@ -50,6 +50,8 @@ from app.core.platform.storage import Storage, register_migrations
 
 log = logging.getLogger(__name__)
 
+# sendSummary of a name SUNAT already has: 2403 while its ticket is pending, then 2324 (RA) / 2223 (RC).
+ALREADY_RECEIVED = ("2403", "2324", "2223")
 DEADLINE_DAYS = 7  # SUNAT takes a RA, and a RC, up to 7 days after the vouchers' issue date
 # Affectation schemes of a voucher's TaxSubtotal → the RC's kind of operations (summaries.PAYMENT_KINDS).
 _SCHEME_KINDS = {"1000": "gravadas", "1016": "gravadas", "9997": "exoneradas", "9998": "inafectas",
@@ -91,6 +93,12 @@ def m002_consulted_cdrs(db) -> None:
             received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
         )""")
     db.execute("CREATE INDEX sunat_consulted_cdrs_voucher ON sunat_consulted_cdrs (voucher_id, id)")
+
+
+@migrations()
+def m003_send_attempts(db) -> None:
+    """How many times a summary was handed to sendSummary: a summary without a ticket is sent again."""
+    db.execute("ALTER TABLE sunat_summaries ADD COLUMN send_attempts INTEGER NOT NULL DEFAULT 0")
 
 
 @dataclass(frozen=True)
@@ -224,13 +232,7 @@ class Voids:
         summary_id = self._prepare(kind, row["emisor_ruc"], dt.date.fromisoformat(row["fecha_emision"][:10]),
                                    [(row, motivo.strip(), summaries.CONDITION_VOID)])
         self._send(summary_id)
-        if not wait:
-            self.start()  # followed in the background (and after a restart) until SUNAT answers
-            return self.outcome(summary_id)
-        outcome = self.poll(summary_id, timeout_s=timeout_s, progress=progress)
-        if outcome.state == SUBMISSION_PENDING:
-            self.start()
-        return outcome
+        return self._after_send(summary_id, wait, timeout_s, progress)
 
     def _prepare(self, kind: str, ruc: str, reference_date: dt.date, rows: list[tuple[dict, str, str]]) -> int:
         """Number, build, sign and store the summary (durably, before it is sent); its id."""
@@ -284,30 +286,57 @@ class Voids:
 
     def _send(self, summary_id: int) -> None:
         """sendSummary; the ticket is stored durably before anything else happens. A SOAP fault is final (the
-        summary is fallido with SUNAT's code); SUNAT out of reach leaves it fallido too, to be voided again."""
+        summary is fallido with SUNAT's code and the catalogue's text); SUNAT out of reach leaves it pendiente
+        without a ticket, and the next poll sends it again (same name, same signed XML)."""
         row = self._row(summary_id)
         client = self.clients(row["environment"], row["emisor_ruc"])
         name = summaries.file_name(row["emisor_ruc"], row["ident"])
+        with self.storage.write() as conn:
+            conn.execute("UPDATE sunat_summaries SET send_attempts = send_attempts + 1, updated_at = ? WHERE id = ?",
+                         (now_text(), summary_id))
         try:
             ticket = client.send_summary(*zip_document(f"{name}.xml", row["xml_firmado"].encode("utf-8")))
         except SoapFault as fault:
             text = sunat_errors.describe(fault.code, self.settings.get("sunat_rules_dir")) if fault.code else \
                 fault.faultstring
+            if row["send_attempts"] and fault.code in ALREADY_RECEIVED:  # an earlier attempt arrived, its answer lost
+                if self._row(summary_id)["ticket"]:  # another poller got the ticket meanwhile
+                    return
+                text = (f"SUNAT ya había recibido la {_document(row['kind'])} {row['ident']} en un envío anterior cuya "
+                        f"respuesta se perdió ({text}): consulte en SUNAT Operaciones en Línea si la baja fue "
+                        "aceptada")
             self._finish(summary_id, SUBMISSION_FAILED, fault.code, text)
-            raise YupanaError(ErrorCode.UPSTREAM_REJECTED,
-                              f"SUNAT no aceptó la {_document(row['kind'])} {row['ident']} (código "
-                              f"{fault.code or 'sin código'}): {text}.",
-                              [ErrorDetail("voucher_id", text, sunat_code=fault.code or None)]) from None
+            return
         except TransportFailure as failure:
-            text = f"SUNAT no respondió al envío ({failure.kind})"
-            self._finish(summary_id, SUBMISSION_FAILED, None, text)
-            raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
-                              f"No se pudo enviar la {_document(row['kind'])} {row['ident']} a SUNAT: {text}. "
-                              "El comprobante sigue como estaba; vuelva a anularlo.") from None
+            log.warning("sendSummary of %s failed (%s): sent again at the next poll", row["ident"], failure.kind)
+            with self.storage.write() as conn:
+                conn.execute("UPDATE sunat_summaries SET descripcion = ? WHERE id = ?",
+                             (f"SUNAT no respondió al envío ({failure.kind}); se reintentará", summary_id))
+            return
         with self.storage.write(durable=True) as conn:
-            conn.execute("UPDATE sunat_summaries SET ticket = ?, updated_at = ? WHERE id = ?",
+            conn.execute("UPDATE sunat_summaries SET ticket = ?, descripcion = NULL, updated_at = ? WHERE id = ?",
                          (ticket, now_text(), summary_id))
         log.info("summary %s sent: ticket %s", row["ident"], ticket)
+
+    def _refused(self, outcome: SummaryOutcome) -> YupanaError:
+        text = outcome.descripcion or "sin descripción"
+        return YupanaError(ErrorCode.UPSTREAM_REJECTED,
+                           f"SUNAT no aceptó la {_document(outcome.kind)} {outcome.ident} (código "
+                           f"{outcome.codigo or 'sin código'}): {text}.",
+                           [ErrorDetail("voucher_id", text, sunat_code=outcome.codigo or None)])
+
+    def _after_send(self, summary_id: int, wait: bool, timeout_s: float | None,
+                    progress: Callable[[SummaryOutcome], Any] | None) -> SummaryOutcome:
+        """Refused at the front door: an error. Otherwise polled (with `wait`), and followed in the background while
+        still pending."""
+        outcome = self.outcome(summary_id)
+        if outcome.state == SUBMISSION_FAILED and not outcome.ticket:
+            raise self._refused(outcome)
+        if wait:
+            outcome = self.poll(summary_id, timeout_s=timeout_s, progress=progress)
+        if outcome.state == SUBMISSION_PENDING:
+            self.start()
+        return outcome
 
     # ------------------------------------------------------------ resumen diario
 
@@ -339,11 +368,7 @@ class Voids:
         outcomes = []
         for summary_id in ids:
             self._send(summary_id)
-            outcome = self.poll(summary_id, timeout_s=timeout_s, progress=progress) if wait else \
-                self.outcome(summary_id)
-            if outcome.state == SUBMISSION_PENDING:
-                self.start()
-            outcomes.append(outcome)
+            outcomes.append(self._after_send(summary_id, wait, timeout_s, progress))
         return outcomes
 
     # ------------------------------------------------------------ asking SUNAT for a CDR
@@ -376,6 +401,9 @@ class Voids:
     def check_ticket(self, summary_id: int) -> SummaryOutcome:
         """One getStatus of a pending ticket; the outcome stored when SUNAT has processed it."""
         row = self._row(summary_id)
+        if row["state"] == SUBMISSION_PENDING and not row["ticket"] and self._orphaned(row):
+            self._send(summary_id)
+            row = self._row(summary_id)
         if row["state"] != SUBMISSION_PENDING or not row["ticket"]:
             return self.outcome(summary_id)
         status = self.clients(row["environment"], row["emisor_ruc"]).get_status(row["ticket"])
@@ -396,6 +424,15 @@ class Voids:
         log.info("summary %s: %s (%s)", row["ident"], "accepted" if accepted else "rejected", answer.codigo)
         return self.outcome(summary_id)
 
+    def _orphaned(self, row: dict) -> bool:
+        """A summary without a ticket is sent again when an attempt failed, or when it was stored longer ago than a
+        send can take (the process sending it died before storing the ticket); not while another one sends it."""
+        if row["send_attempts"] > 1 or (row["send_attempts"] == 1 and row["descripcion"]):
+            return True
+        stored = dt.datetime.fromisoformat(row["updated_at"].rstrip("Z"))
+        waited = (dt.datetime.now(dt.UTC).replace(tzinfo=None) - stored).total_seconds()
+        return waited > 2 * float(self.settings.get("sunat_timeout_s"))
+
     def poll(self, summary_id: int, timeout_s: float | None = None,
              progress: Callable[[SummaryOutcome], Any] | None = None) -> SummaryOutcome:
         """getStatus with backoff until SUNAT answers, the engine closes or `timeout_s` passes."""
@@ -414,7 +451,7 @@ class Voids:
                 outcome = self.outcome(summary_id)
             if progress is not None:
                 progress(outcome)
-            if outcome.state != SUBMISSION_PENDING or not outcome.ticket:
+            if outcome.state != SUBMISSION_PENDING:
                 return outcome
             if deadline is not None and time.monotonic() + delay > deadline:
                 return outcome
@@ -440,9 +477,9 @@ class Voids:
             (self.store.environment(), max(1, int(limit))))
 
     def pending(self) -> list[int]:
-        """The summaries whose ticket is still waiting for SUNAT's answer, in every environment."""
+        """The summaries still waiting for SUNAT (for its ticket, or to be sent again), in every environment."""
         return [r["id"] for r in self.storage.query(
-            "SELECT id FROM sunat_summaries WHERE state = ? AND ticket IS NOT NULL ORDER BY id", (SUBMISSION_PENDING,))]
+            "SELECT id FROM sunat_summaries WHERE state = ? ORDER BY id", (SUBMISSION_PENDING,))]
 
     # ------------------------------------------------------------ the background poller
 

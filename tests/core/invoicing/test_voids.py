@@ -166,3 +166,49 @@ def test_asking_sunat_for_a_cdr_stores_it_when_the_voucher_is_ours(voiding, void
     unknown = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 999)
     assert unknown["codigo"] is None and unknown["cdr_zip"] is None and not unknown["guardado"]
     assert unknown["status_code"] != "0004"
+
+
+def test_a_summary_sunat_did_not_answer_is_sent_again_until_it_has_its_ticket(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 51, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("500", operation="sendSummary")  # nothing processed: safe to send the same name again
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert outcome.accepted, outcome
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    row = voiding.storage.query_one("SELECT send_attempts FROM sunat_summaries WHERE id = ?", (outcome.summary_id,))
+    assert row["send_attempts"] == 2
+
+
+def test_a_summary_whose_answer_was_lost_is_not_taken_for_new(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 52, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("drop_after_receive", operation="sendSummary")  # SUNAT took it; the ticket never came
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2403", outcome
+    assert "ya había recibido" in outcome.descripcion and "Operaciones en Línea" in outcome.descripcion
+    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+
+
+def test_a_summary_refused_at_the_front_door_is_an_error_with_sunats_code(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 53, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("fault:0154", operation="sendSummary")
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert caught.value.code == ErrorCode.UPSTREAM_REJECTED and "(código 0154)" in caught.value.message
+    assert caught.value.details[0].sunat_code == "0154"
+    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+    assert voiding.voids.pending() == []
+
+
+def test_a_summary_stored_but_never_sent_is_sent_by_the_poller(voiding, voids_sandbox):
+    """The process died between storing the summary and sendSummary: once it is older than a send can take, the
+    poller sends it; a fresh one (another process may be sending it) is left alone."""
+    voucher_id = issued(voiding, factura("F001", 61, [item("Servicio de consultoría", "1", "100")]))
+    row = voiding.vouchers.get(voucher_id)
+    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "ERROR EN EL RUC", "3")])
+    assert voiding.voids.check_ticket(summary_id).state == statuses.SUBMISSION_PENDING
+    assert voids_sandbox.summaries.tickets() == []  # too fresh: not sent
+    with voiding.storage.write() as conn:
+        conn.execute("UPDATE sunat_summaries SET updated_at = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (summary_id,))
+    voiding.voids.start_if_pending()
+    assert voiding.voids.join(10)
+    assert voiding.voids.outcome(summary_id).accepted
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
