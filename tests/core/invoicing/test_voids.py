@@ -19,7 +19,7 @@ from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr, statuses
 from tests.helpers.base import ISSUER_RUC, SUNAT_CHECK
 from tests.helpers.voids_support import issued
-from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
+from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item, nota
 
 
 def strict(xml: str, folder: Path, name: str) -> dict:
@@ -212,3 +212,22 @@ def test_a_summary_stored_but_never_sent_is_sent_by_the_poller(voiding, voids_sa
     assert voiding.voids.join(10)
     assert voiding.voids.outcome(summary_id).accepted
     assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+
+
+def test_notes_are_voided_by_their_voucher_s_document(voiding, voids_sandbox, tmp_path):
+    """A credit note of a boleta goes in a RC (status 3, with its boleta as reference); one of a factura in a RA."""
+    issued(voiding, boleta("B001", 71, [item("Zapatillas", "1", "250")], receptor=DNI_CUSTOMER))
+    boleta_note = issued(voiding, nota("07", "B001", 72, ("03", "B001", 71), "07", [item("Zapatillas", "1", "50")],
+                                       receptor=DNI_CUSTOMER))
+    outcome = voiding.voids.anular(boleta_note, "NOTA EMITIDA POR ERROR")
+    assert outcome.kind == "RC" and outcome.accepted, outcome
+    assert "<cbc:ID>B001-71</cbc:ID>" in outcome.xml_firmado  # the note's boleta, as BillingReference
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "07", "B001", 72) == statuses.ANULADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B001", 71) == statuses.ACEPTADO
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    issued(voiding, factura("F001", 73, [item("Servicio de consultoría", "1", "100")]))
+    factura_note = issued(voiding, nota("07", "F001", 74, ("01", "F001", 73), "07",
+                                        [item("Servicio de consultoría", "1", "10")]))
+    outcome = voiding.voids.anular(factura_note, "NOTA EMITIDA POR ERROR")
+    assert outcome.kind == "RA" and outcome.accepted, outcome
+    assert voiding.voucher(factura_note)["status"] == statuses.ANULADO
