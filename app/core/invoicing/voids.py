@@ -204,7 +204,7 @@ class Voids:
             "SELECT s.ident FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
             " WHERE l.voucher_id = ? AND s.state = ?", (row["id"], SUBMISSION_PENDING))
         if pending:
-            raise conflict("voucher_id", f"El comprobante {name} ya está en la baja {pending['ident']}, que espera la "
+            raise conflict("voucher_id", f"El comprobante {name} ya está en {pending['ident']}, que espera la "
                                          "respuesta de SUNAT.")
         if row["status"] not in ACCEPTED:
             document = "una comunicación de baja" if kind == "RA" else "un resumen diario"
@@ -245,6 +245,14 @@ class Voids:
         issued = self.today()
         environment = self.store.environment()
         with self.storage.write(durable=True) as conn:
+            marks = ", ".join("?" * len(rows))
+            taken = conn.execute(  # checked again inside the transaction: two «Anular» at once make one summary
+                "SELECT l.serie, l.numero, s.ident FROM sunat_summary_lines l JOIN sunat_summaries s"
+                f" ON s.id = l.summary_id WHERE s.state = ? AND l.voucher_id IN ({marks})",
+                (SUBMISSION_PENDING, *[r["id"] for r, _, _ in rows])).fetchone()
+            if taken is not None:
+                raise conflict("voucher_id", f"El comprobante {taken[0]}-{taken[1]} ya está en {taken[2]}, que espera "
+                                             "la respuesta de SUNAT.")
             last = conn.execute("SELECT MAX(counter) FROM sunat_summaries WHERE environment = ? AND emisor_ruc = ?"
                                 " AND kind = ? AND issue_date = ?",
                                 (environment, ruc, kind, issued.isoformat())).fetchone()[0]

@@ -231,3 +231,21 @@ def test_notes_are_voided_by_their_voucher_s_document(voiding, voids_sandbox, tm
     outcome = voiding.voids.anular(factura_note, "NOTA EMITIDA POR ERROR")
     assert outcome.kind == "RA" and outcome.accepted, outcome
     assert voiding.voucher(factura_note)["status"] == statuses.ANULADO
+
+
+def test_a_voucher_waiting_in_a_summary_is_not_put_in_another(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 81, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.summaries.hold()
+    first = voiding.voids.anular(voucher_id, "ERROR EN EL RUC", wait=False)
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert caught.value.code == ErrorCode.CONFLICT
+    assert f"F001-81 ya está en {first.ident}, que espera la respuesta de SUNAT" in caught.value.message
+    row = voiding.vouchers.get(voucher_id)
+    with pytest.raises(YupanaError) as caught:  # the same check inside the numbering transaction
+        voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "OTRA", "3")])
+    assert f"ya está en {first.ident}" in caught.value.message
+    assert len(voids_sandbox.summaries.tickets()) == 1
+    voids_sandbox.summaries.release()
+    assert voiding.voids.join(10)
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
