@@ -100,3 +100,24 @@ def test_cdr_asks_sunat_and_stores_ours(voiding, voids_sandbox, home):
     assert voiding.voids.consulted_cdr(voucher_id) is not None
     missing = run_cli("cdr", ISSUER_RUC, "01", "F001", "999", home=home)
     assert missing.returncode == 1 and lines(missing)[-1] == "F001-999 sin CDR"
+
+
+def test_a_killed_anular_leaves_its_ticket_stored_and_followed_when_yupana_opens(voiding, voids_sandbox, home):
+    voucher_id = issued(voiding, factura("F001", 13, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.summaries.hold()
+    process = subprocess.Popen([sys.executable, "-m", "app", "anular", "F001-13", "--motivo", "ERROR EN EL RUC"],
+                               cwd=ROOT, env={**os.environ, "YUPANA_HOME": str(home)}, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        assert voids_sandbox.summaries.wait_for_tickets(1, 60)
+        [ticket] = voids_sandbox.summaries.tickets()
+        assert voids_sandbox.summaries.wait_for_polls(ticket, 1, 60)
+    finally:
+        process.kill()  # SIGKILL while it waits for SUNAT: nothing runs on its way out
+        process.communicate(timeout=60)
+    assert [row["ticket"] for row in voiding.voids.list()] == [ticket]  # stored before the first poll
+    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+    voiding.voids.start_if_pending()  # what opening Yupana does
+    voids_sandbox.summaries.release()
+    assert voiding.voids.join(10)
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
