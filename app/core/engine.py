@@ -140,7 +140,7 @@ class Engine:
         self.outbox.start_if_pending()
         # Voiding (RA, RC): summaries numbered, signed and sent here, their tickets followed to SUNAT's answer.
         self.voids = Voids(self.vouchers, self.storage, self.settings, self.sunat_clients, self.certificates,
-                           self._issuer_name)
+                           self._issuer_name, on_change=lambda summary: self.events.emit(events.SUMMARY_CHANGED, summary))
         self.on_close(self.voids.close)
         self.voids.start_if_pending()
         # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the

@@ -175,7 +175,8 @@ class Voids:
 
     def __init__(self, store: VoucherStore, storage: Storage, settings: Settings, clients: Callable[[str, str], Any],
                  certificates: CertificateStore, issuer_name: Callable[[str], str | None],
-                 today: Callable[[], dt.date] = dt.date.today) -> None:
+                 today: Callable[[], dt.date] = dt.date.today,
+                 on_change: Callable[[dict[str, Any]], None] = lambda summary: None) -> None:
         self.store = store
         self.storage = storage
         self.settings = settings
@@ -183,6 +184,7 @@ class Voids:
         self.certificates = certificates
         self.issuer_name = issuer_name
         self.today = today
+        self.on_change = on_change  # told {id, ident, state, ticket} whenever a summary changes (the engine's event)
         self._stop = threading.Event()  # close(): a wait between polls ends at once
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -275,7 +277,13 @@ class Voids:
                 " VALUES (?,?,?,?,?,?,?)",
                 [(summary_id, r["id"], r["tipo"], r["serie"], int(r["numero"]), c, m) for r, m, c in rows])
         log.info("summary %s prepared for %d voucher(s)", ident, len(rows))
+        self._changed(summary_id)
         return summary_id
+
+    def _changed(self, summary_id: int) -> None:
+        row = self.storage.query_one("SELECT id, ident, state, ticket FROM sunat_summaries WHERE id = ?", (summary_id,))
+        if row is not None:
+            self.on_change(row)
 
     def _row(self, summary_id: int) -> dict:
         row = self.storage.query_one("SELECT * FROM sunat_summaries WHERE id = ?", (summary_id,))
@@ -284,13 +292,16 @@ class Voids:
         return row
 
     def _finish(self, summary_id: int, state: str, codigo: str | None, descripcion: str,
-                cdr_zip: bytes | None = None) -> bool:
+                cdr_zip: bytes | None = None, notify: bool = True) -> bool:
         """Record SUNAT's answer once: False when another poll (the background one, another window) got there first."""
         with self.storage.write(durable=True) as conn:
-            return bool(conn.execute(
+            first = bool(conn.execute(
                 "UPDATE sunat_summaries SET state = ?, codigo = ?, descripcion = ?, cdr_zip = ?, updated_at = ?"
                 " WHERE id = ? AND state = ?",
                 (state, codigo, descripcion, cdr_zip, now_text(), summary_id, SUBMISSION_PENDING)).rowcount)
+        if first and notify:
+            self._changed(summary_id)
+        return first
 
     def _send(self, summary_id: int) -> None:
         """sendSummary; the ticket is stored durably before anything else happens. A SOAP fault is final (the
@@ -325,6 +336,7 @@ class Voids:
             conn.execute("UPDATE sunat_summaries SET ticket = ?, descripcion = NULL, updated_at = ? WHERE id = ?",
                          (ticket, now_text(), summary_id))
         log.info("summary %s sent: ticket %s", row["ident"], ticket)
+        self._changed(summary_id)
 
     def _refused(self, outcome: SummaryOutcome) -> YupanaError:
         text = outcome.descripcion or "sin descripción"
@@ -424,11 +436,13 @@ class Voids:
         lines = self.storage.query("SELECT voucher_id, condition FROM sunat_summary_lines WHERE summary_id = ?",
                                    (summary_id,))
         first = self._finish(summary_id, SUBMISSION_DONE if accepted else SUBMISSION_FAILED, answer.codigo,
-                             answer.descripcion, status.content)
+                             answer.descripcion, status.content, notify=False)
         if accepted and first:  # status 3 voids; a boleta added (1) or modified (2) is now informed to SUNAT
             for line in lines:
                 voided = line["condition"] == summaries.CONDITION_VOID
                 self.store.set_status(line["voucher_id"], ANULADO if voided else ACEPTADO)
+        if first:  # told once the vouchers have their new status
+            self._changed(summary_id)
         log.info("summary %s: %s (%s)", row["ident"], "accepted" if accepted else "rejected", answer.codigo)
         return self.outcome(summary_id)
 

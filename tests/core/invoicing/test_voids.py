@@ -249,3 +249,21 @@ def test_a_voucher_waiting_in_a_summary_is_not_put_in_another(voiding, voids_san
     voids_sandbox.summaries.release()
     assert voiding.voids.join(10)
     assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+
+
+def test_the_engine_tells_each_change_of_a_summary(voiding, voids_sandbox):
+    from app.core.platform import events
+
+    heard: list[tuple[str, dict]] = []
+    unsubscribe = voiding.events.subscribe(lambda name, payload: heard.append((name, payload)))
+    try:
+        voucher_id = issued(voiding, factura("F001", 91, [item("Servicio de consultoría", "1", "100")]))
+        outcome = voiding.anular(voucher_id, "ERROR EN EL RUC")
+    finally:
+        unsubscribe()
+    told = [(p["state"], p["ticket"]) for name, p in heard if name == events.SUMMARY_CHANGED]
+    assert told == [(statuses.SUBMISSION_PENDING, None), (statuses.SUBMISSION_PENDING, outcome.ticket),
+                    (statuses.SUBMISSION_DONE, outcome.ticket)]
+    order = [name for name, p in heard if name == events.SUMMARY_CHANGED
+             or (name == events.VOUCHER_CHANGED and p.get("status") == statuses.ANULADO)]
+    assert order[-2:] == [events.VOUCHER_CHANGED, events.SUMMARY_CHANGED]  # the vouchers first, then the summary
