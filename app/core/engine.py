@@ -215,6 +215,10 @@ class Engine:
         """getStatusCdr for any voucher by RUC, type, serie and number; the CDR stored when the voucher is ours."""
         return self.voids.consultar_cdr(ruc, tipo, serie, numero)
 
+    def voucher_summaries(self, voucher_id: int) -> list[dict]:
+        """The comunicaciones de baja and resúmenes a voucher was put in (its detail): ident, ticket, state, reason."""
+        return self.voids.for_voucher(voucher_id)
+
     def summaries(self, limit: int = 200) -> list[dict]:
         """The current environment's comunicaciones de baja and resúmenes diarios, newest first."""
         return self.voids.list(limit)

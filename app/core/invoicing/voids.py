@@ -498,6 +498,13 @@ class Voids:
             " FROM sunat_summaries WHERE environment = ? ORDER BY id DESC LIMIT ?",
             (self.store.environment(), max(1, int(limit))))
 
+    def for_voucher(self, voucher_id: int) -> list[dict]:
+        """The RA/RC a voucher was put in, newest first: ident, ticket, state, SUNAT's code and description."""
+        return self.storage.query(
+            "SELECT s.id, s.kind, s.ident, s.ticket, s.state, s.codigo, s.descripcion, l.condition, l.motivo,"
+            " s.created_at, s.updated_at FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
+            " WHERE l.voucher_id = ? ORDER BY s.id DESC", (voucher_id,))
+
     def pending(self) -> list[int]:
         """The summaries still waiting for SUNAT (for its ticket, or to be sent again), in every environment."""
         return [r["id"] for r in self.storage.query(

@@ -78,6 +78,10 @@ def test_a_rejected_summary_leaves_the_vouchers_as_they_were_with_sunats_reason(
     assert cdr.read_zip(outcome.cdr_zip).codigo == "2375"
     assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-11", statuses.ACEPTADO)]
+    [shown] = voiding.voucher_summaries(voucher_id)  # the voucher's detail shows the rejected baja and why
+    assert (shown["ident"], shown["state"], shown["codigo"], shown["motivo"]) == \
+        (outcome.ident, statuses.SUBMISSION_FAILED, "2375", "ERROR EN EL MONTO")
+    assert shown["descripcion"] == outcome.descripcion
     assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 11) == statuses.ACEPTADO
 
 
