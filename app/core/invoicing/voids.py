@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 
 # sendSummary of a name SUNAT already has: 2403 while its ticket is pending, then 2324 (RA) / 2223 (RC).
 ALREADY_RECEIVED = ("2403", "2324", "2223")
+# getStatus of a ticket SUNAT does not know (0127) or that is another RUC's (0126): asking again will not help.
+TICKET_LOST = ("0126", "0127")
 DEADLINE_DAYS = 7  # SUNAT takes a RA, and a RC, up to 7 days after the vouchers' issue date
 # Affectation schemes of a voucher's TaxSubtotal → the RC's kind of operations (summaries.PAYMENT_KINDS).
 _SCHEME_KINDS = {"1000": "gravadas", "1016": "gravadas", "9997": "exoneradas", "9998": "inafectas",
@@ -426,10 +428,25 @@ class Voids:
             row = self._row(summary_id)
         if row["state"] != SUBMISSION_PENDING or not row["ticket"]:
             return self.outcome(summary_id)
-        status = self.clients(row["environment"], row["emisor_ruc"]).get_status(row["ticket"])
+        try:
+            status = self.clients(row["environment"], row["emisor_ruc"]).get_status(row["ticket"])
+        except SoapFault as fault:
+            if fault.code not in TICKET_LOST:
+                raise  # SUNAT's trouble (0130-0138 and the like): asked again later
+            text = sunat_errors.describe(fault.code, self.settings.get("sunat_rules_dir")) or fault.faultstring
+            self._finish(summary_id, SUBMISSION_FAILED, fault.code,
+                         f"SUNAT no reconoce el ticket {row['ticket']} ({text}): consulte en SUNAT Operaciones en Línea "
+                         "si la baja fue aceptada")
+            return self.outcome(summary_id)
         with self.storage.write() as conn:
             conn.execute("UPDATE sunat_summaries SET polls = polls + 1 WHERE id = ?", (summary_id,))
-        if status.status_code == TICKET_PENDING or status.content is None:
+        if status.status_code == TICKET_PENDING:
+            return self.outcome(summary_id)
+        if status.content is None:  # processed (or refused) without a CDR: SUNAT's message is all there is
+            if status.status_code == TICKET_DONE:  # no proof of acceptance: ask again later
+                return self.outcome(summary_id)
+            self._finish(summary_id, SUBMISSION_FAILED, status.status_code,
+                         status.status_message or "SUNAT no envió la constancia (CDR)")
             return self.outcome(summary_id)
         answer = cdr_module.read_zip(status.content)
         accepted = status.status_code == TICKET_DONE and answer.estado in ACCEPTED

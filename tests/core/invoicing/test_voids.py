@@ -271,3 +271,18 @@ def test_the_engine_tells_each_change_of_a_summary(voiding, voids_sandbox):
     order = [name for name, p in heard if name == events.SUMMARY_CHANGED
              or (name == events.VOUCHER_CHANGED and p.get("status") == statuses.ANULADO)]
     assert order[-2:] == [events.VOUCHER_CHANGED, events.SUMMARY_CHANGED]  # the vouchers first, then the summary
+
+
+def test_getstatus_trouble_is_asked_again_and_an_unknown_ticket_ends_the_wait(voiding, voids_sandbox):
+    first = issued(voiding, factura("F001", 95, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("500", operation="getStatus")
+    voids_sandbox.fail_next("fault:0130", operation="getStatus")
+    outcome = voiding.voids.anular(first, "ERROR EN EL RUC")  # two failed polls, then SUNAT's answer
+    assert outcome.accepted and voiding.voucher(first)["status"] == statuses.ANULADO
+    second = issued(voiding, factura("F001", 96, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("fault:0127", operation="getStatus")
+    outcome = voiding.voids.anular(second, "ERROR EN EL RUC")
+    assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "0127"
+    assert f"no reconoce el ticket {outcome.ticket}" in outcome.descripcion
+    assert voiding.voucher(second)["status"] == statuses.ACEPTADO
+    assert voiding.voids.pending() == []
