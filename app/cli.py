@@ -50,6 +50,9 @@ FEATURE_COMMANDS = {
     "sol": "usuario y clave SOL de una empresa (envío a SUNAT)",
     "lote": "genera y firma varios comprobantes de un archivo (JSON Lines o arreglo JSON)",
     "pdf": "representación impresa (PDF) de un comprobante: A4 o ticket de 80 mm",
+    "anular": "anula un comprobante ante SUNAT (comunicación de baja o resumen diario)",
+    "resumen": "resumen diario de las boletas de un día, enviado a SUNAT",
+    "cdr": "consulta a SUNAT el CDR de cualquier comprobante",
 }
 
 LOOKUPS = ("ruc", "ce", "placa")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
 from app.core.invoicing.sunat import Submission, SunatClients
+from app.core.invoicing.voids import SummaryOutcome, Voids
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.lookup import padron, providers
 from app.core.lookup.registry import Registry
@@ -136,6 +138,11 @@ class Engine:
         self.emitter = Emitter(self.generation, self.signing, self.submission)
         self.on_close(self.outbox.stop)
         self.outbox.start_if_pending()
+        # Voiding (RA, RC): summaries numbered, signed and sent here, their tickets followed to SUNAT's answer.
+        self.voids = Voids(self.vouchers, self.storage, self.settings, self.sunat_clients, self.certificates,
+                           self._issuer_name, on_change=lambda summary: self.events.emit(events.SUMMARY_CHANGED, summary))
+        self.on_close(self.voids.close)
+        self.voids.start_if_pending()
         # Messaging: the service, the webhook listener (started by the app and `yupana serve`) and the
         # forwarder, which starts at once only when deliveries are waiting.
         self.messaging = MessagingService(self.storage, self.secrets, self.settings, self.events)
@@ -191,10 +198,39 @@ class Engine:
         """Operation 3 for a stored, signed voucher by its id (resend from the voucher's detail)."""
         return self.submission.submit_voucher(voucher_id)
 
+    # ------------------------------------------------------------ voiding and summaries (app.core.invoicing.voids)
+
+    def anular(self, voucher_id: int, motivo: str, *, esperar: bool = True, timeout_s: float | None = None,
+               progress: Callable[[SummaryOutcome], Any] | None = None) -> SummaryOutcome:
+        """Void a voucher with a comunicación de baja (facturas and their notes) or a resumen diario with status 3
+        (boletas and theirs); with `esperar`, poll SUNAT's ticket until it answers (or `timeout_s`)."""
+        return self.voids.anular(voucher_id, motivo, wait=esperar, timeout_s=timeout_s, progress=progress)
+
+    def resumen_diario(self, fecha: date, *, esperar: bool = True, timeout_s: float | None = None,
+                       progress: Callable[[SummaryOutcome], Any] | None = None) -> list[SummaryOutcome]:
+        """Report the day's signed boletas (and their notes) not sent one by one: one RC per issuer."""
+        return self.voids.resumen(fecha, wait=esperar, timeout_s=timeout_s, progress=progress)
+
+    def consultar_cdr(self, ruc: str, tipo: str, serie: str, numero: int) -> dict[str, Any]:
+        """getStatusCdr for any voucher by RUC, type, serie and number; the CDR stored when the voucher is ours."""
+        return self.voids.consultar_cdr(ruc, tipo, serie, numero)
+
+    def voucher_summaries(self, voucher_id: int) -> list[dict]:
+        """The comunicaciones de baja and resúmenes a voucher was put in (its detail): ident, ticket, state, reason."""
+        return self.voids.for_voucher(voucher_id)
+
+    def summaries(self, limit: int = 200) -> list[dict]:
+        """The current environment's comunicaciones de baja and resúmenes diarios, newest first."""
+        return self.voids.list(limit)
+
     # ------------------------------------------------------------ wiring callbacks
 
     def _voucher_changed(self, voucher_id: int, status: str) -> None:
         self.events.emit(events.VOUCHER_CHANGED, {"id": voucher_id, "status": status})
+
+    def _issuer_name(self, ruc: str) -> str | None:
+        company = self.companies.get(ruc)
+        return company.razon_social if company else None
 
     def _vouchers_signed(self, ids: list[int]) -> None:
         self.events.emit(events.VOUCHER_CHANGED, {"ids": ids, "status": statuses.FIRMADO})

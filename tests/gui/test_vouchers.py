@@ -79,7 +79,8 @@ def test_list_page_shows_state_without_fake_rows(qtbot, context):
     assert page.table.rowCount() == 0
     assert "Todavía no hay comprobantes" in page.empty.text()
     assert [page.status.itemText(i) for i in range(page.status.count())] == [
-        "Todos los estados", "Generado", "Firmado", "Enviado", "Aceptado", "Observado", "Rechazado", "Pendiente"]
+        "Todos los estados", "Generado", "Firmado", "Enviado", "Aceptado", "Observado", "Rechazado", "Pendiente",
+        "Anulado"]
 
 
 def test_outcomes_in_plain_words():

@@ -1,9 +1,10 @@
 """The statuses of a voucher and of a submission to SUNAT: one home for their names, Spanish labels and colours.
 
 A voucher moves generado → firmado → enviado → aceptado | observado | rechazado, or waits as pendiente while
-the outbox resends it (`anulado` comes with voids). `no_enviado` is not stored on a voucher: it is the outcome
-of a submission SUNAT refused as an exception (codes 0100-1999, app.core.invoicing.sunat_codes), the voucher
-stays firmado and can be sent again. A submission (the outbox's row) is pendiente, terminado or fallido.
+the outbox resends it; an accepted one becomes anulado when SUNAT accepts its RA or RC
+(app/core/invoicing/voids.py). `no_enviado` is not stored on a voucher: it is the outcome of a submission SUNAT
+refused as an exception (codes 0100-1999, app.core.invoicing.sunat_codes), the voucher stays firmado and can be
+sent again. A submission (the outbox's row) is pendiente, terminado or fallido.
 
 The windows take labels and colours from here (colours as hex strings: `app/core` never imports Qt).
 """
@@ -23,7 +24,7 @@ RECHAZADO = "rechazado"
 PENDIENTE = "pendiente"
 ANULADO = "anulado"  # voided by a comunicación de baja (RA) or a resumen diario (RC), as SUNAT accepted it
 
-VOUCHER_STATUSES = (GENERADO, FIRMADO, ENVIADO, ACEPTADO, OBSERVADO, RECHAZADO, PENDIENTE)
+VOUCHER_STATUSES = (GENERADO, FIRMADO, ENVIADO, ACEPTADO, OBSERVADO, RECHAZADO, PENDIENTE, ANULADO)
 # What a CDR can say (the contract's `estado` of operation 3).
 CDR_STATUSES = (ACEPTADO, OBSERVADO, RECHAZADO)
 # SUNAT accepted it (with or without observations): nothing to send again.

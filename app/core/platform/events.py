@@ -17,6 +17,7 @@ from typing import Any
 # ---------------------------------------------------------------- invoicing
 VOUCHER_CHANGED = "voucher.changed"  # {id, status} or, for a batch block, {ids, status}
 SUNAT_CDR = "sunat.cdr"  # {file_name, codigo, estado}: a CDR was stored (operation 3 or the outbox)
+SUMMARY_CHANGED = "summary.changed"  # {id, ident, state, ticket}: a RA/RC was stored, got its ticket or SUNAT's answer
 CERTIFICATE_SAVED = "certificate.saved"  # {certificado_id, ruc}
 CERTIFICATE_DELETED = "certificate.deleted"  # {certificado_id}
 

@@ -1,0 +1,94 @@
+"""`yupana anular SERIE-NUMERO --motivo TEXTO`: void a voucher with a comunicación de baja (RA) or a resumen diario
+(RC, status 3), wait for SUNAT's ticket and print each voucher's final state as the last line(s)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+# Exit codes: 0 SUNAT accepted, 1 refused (an error, or the summary rejected), 3 the ticket still pending.
+PENDING_EXIT = 3
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser(
+        "anular", help=summary,
+        description="Anula un comprobante aceptado por SUNAT: una comunicación de baja (RA) para facturas y sus "
+                    "notas, un resumen diario con estado 3 (RC) para boletas y sus notas. Espera la respuesta de "
+                    "SUNAT al ticket mostrando el avance; la última línea es el estado final del comprobante, "
+                    "p. ej. «F001-7 anulado».")
+    parser.add_argument("serie_numero", metavar="SERIE-NUMERO", help="p. ej. F001-7")
+    parser.add_argument("--motivo", required=True, metavar="TEXTO", help="motivo de la baja (hasta 100 caracteres)")
+    parser.add_argument("--salida", metavar="CARPETA", help="carpeta donde escribir el XML firmado de la RA o RC")
+    parser.add_argument("--no-esperar", action="store_true",
+                        help="no esperar la respuesta de SUNAT (el ticket se sigue consultando al abrir Yupana)")
+    parser.add_argument("--tipo", choices=["01", "03", "07", "08"],
+                        help="tipo de comprobante, cuando una factura y su nota comparten la serie")
+    parser.add_argument("--ruc", help="RUC del emisor, cuando hay varias empresas")
+    parser.set_defaults(func=cmd_anular)
+
+
+def cmd_anular(args: argparse.Namespace) -> int:
+    from app.commands import open_engine
+
+    with open_engine(args) as engine:
+        voucher_id = engine.find_voucher(args.serie_numero, args.ruc, args.tipo)
+        outcome = engine.anular(voucher_id, args.motivo, esperar=not args.no_esperar, progress=progress_line)
+        return report([outcome], args.salida)
+
+
+def progress_line(outcome: Any) -> None:
+    """While the ticket is pending: one line on the error output, rewritten in place on a terminal."""
+    from app.core.invoicing.statuses import SUBMISSION_PENDING
+
+    if outcome.state != SUBMISSION_PENDING:
+        return
+    to = "a la comunicación de baja" if outcome.kind == "RA" else "al resumen diario"
+    text = (f"Esperando la respuesta de SUNAT {to} {outcome.ident} (ticket {outcome.ticket})…" if outcome.ticket
+            else f"SUNAT no respondió al envío de{' la' if outcome.kind == 'RA' else 'l'} {_document(outcome.kind)} "
+                 f"{outcome.ident}: reintentando…")
+    if sys.stderr.isatty():
+        print(f"\r{text}", end="", file=sys.stderr, flush=True)
+    elif outcome.summary_id not in _announced:  # not a terminal: once per ticket, not once per poll
+        _announced.add(outcome.summary_id)
+        print(text, file=sys.stderr, flush=True)
+
+
+_announced: set[int] = set()
+
+
+def report(outcomes: list[Any], salida: str | None) -> int:
+    """Write each signed RA/RC to `salida`, say how each ended, and end with each voucher's state."""
+    from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_PENDING
+
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    code = 0
+    for outcome in outcomes:
+        if salida:
+            folder = Path(salida)
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{outcome.emisor_ruc}-{outcome.ident}.xml"
+            path.write_text(outcome.xml_firmado, encoding="utf-8")
+            print(f"XML firmado: {path.resolve()}")
+        document = f"{_document(outcome.kind).capitalize()} {outcome.ident}"
+        if outcome.state == SUBMISSION_DONE:
+            print(f"{document}: aceptada por SUNAT (ticket {outcome.ticket}).")
+        elif outcome.state == SUBMISSION_PENDING:
+            waiting = f"al ticket {outcome.ticket}" if outcome.ticket else "al envío"
+            print(f"{document}: SUNAT aún no responde {waiting}; Yupana lo seguirá intentando.")
+            code = max(code, PENDING_EXIT)
+        else:
+            print(f"{document}: rechazada por SUNAT (código {outcome.codigo or 'sin código'}): "
+                  f"{outcome.descripcion or 'sin descripción'}.")
+            code = 1
+    for outcome in outcomes:
+        for voucher in outcome.vouchers:
+            print(f"{voucher.serie_numero} {voucher.status}")
+    return code
+
+
+def _document(kind: str) -> str:
+    return "comunicación de baja" if kind == "RA" else "resumen diario"

@@ -1,0 +1,35 @@
+"""`yupana resumen [--fecha AAAA-MM-DD]`: report a day's signed boletas (and their notes) to SUNAT in a resumen
+diario (RC, status 1), one per issuer; wait for the ticket and end with each boleta's state."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+from app.commands.anular import progress_line, report
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser(
+        "resumen", help=summary,
+        description="Informa a SUNAT, en un resumen diario (RC), las boletas firmadas de un día que no se enviaron "
+                    "una por una (una RC por empresa). Espera la respuesta al ticket mostrando el avance; las "
+                    "últimas líneas son el estado final de cada boleta.")
+    parser.add_argument("--fecha", metavar="AAAA-MM-DD", help="día de emisión de las boletas (por defecto, hoy)")
+    parser.add_argument("--salida", metavar="CARPETA", help="carpeta donde escribir el XML firmado de cada RC")
+    parser.add_argument("--no-esperar", action="store_true",
+                        help="no esperar la respuesta de SUNAT (el ticket se sigue consultando al abrir Yupana)")
+    parser.set_defaults(func=cmd_resumen)
+
+
+def cmd_resumen(args: argparse.Namespace) -> int:
+    from app.commands import open_engine
+    from app.core.errors import invalid
+
+    try:
+        fecha = dt.date.fromisoformat(args.fecha) if args.fecha else dt.date.today()
+    except ValueError:
+        raise invalid("fecha", f"La fecha «{args.fecha}» (opción --fecha) no es AAAA-MM-DD.") from None
+    with open_engine(args) as engine:
+        outcomes = engine.resumen_diario(fecha, esperar=not args.no_esperar, progress=progress_line)
+        return report(outcomes, args.salida)

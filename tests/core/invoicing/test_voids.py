@@ -1,0 +1,288 @@
+"""Voiding through the engine's `Voids` against the SUNAT sandbox, over real SOAP, with SUNAT's sheets.
+
+A factura voided by a comunicación de baja (RA), a boleta by a resumen diario (RC, status 3): each ends
+`anulado` with the summary's CDR; a rejected summary leaves the vouchers as they were with SUNAT's reason;
+SUNAT's deadlines and a voucher SUNAT never accepted are refused before anything is sent. Every RA/RC the
+engine produced is judged by ../shared/tools/sunat_check.py --strict (schema, sheets, xmlsec1)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import ErrorCode, YupanaError
+from app.core.invoicing import cdr, statuses
+from tests.helpers.base import ISSUER_RUC, SUNAT_CHECK
+from tests.helpers.voids_support import issued
+from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item, nota
+
+
+def strict(xml: str, folder: Path, name: str) -> dict:
+    """sunat_check.py --strict on a summary the engine produced, in its own process."""
+    path = folder / f"{ISSUER_RUC}-{name}.xml"
+    path.write_text(xml, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, report
+    assert report["xsd"]["ok"] and report["signature"]["ok"] and not report["sunat"]["observations"], report
+    assert "skipped" not in report["signature"], report  # xmlsec1 verified the signature
+    return report
+
+
+def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, voids_sandbox, tmp_path):
+    voucher_id = issued(voiding, factura("F001", 7, [item("Servicio de consultoría", "1", "100")]))
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
+    today = dt.date.today()
+    assert outcome.ident == f"RA-{today:%Y%m%d}-1" and outcome.kind == "RA"
+    assert outcome.accepted and outcome.ticket
+    assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-7", statuses.ANULADO)]
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 7) == statuses.ANULADO
+    answer = cdr.read_zip(outcome.cdr_zip)
+    assert (answer.codigo, answer.referencia) == ("0", outcome.ident)
+    assert "ha sido aceptada" in answer.descripcion
+    assert "ERROR EN EL RUC DEL CLIENTE" in outcome.xml_firmado
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    # The next one of the day takes the next number; an anulado voucher is not voided twice.
+    second = issued(voiding, factura("F001", 8, [item("Servicio de consultoría", "1", "50")]))
+    assert voiding.voids.anular(second, "DESCUENTO NO APLICADO").ident == f"RA-{today:%Y%m%d}-2"
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "OTRA VEZ")
+    assert caught.value.code == ErrorCode.CONFLICT and "F001-7 ya está anulado" in caught.value.message
+
+
+def test_a_boleta_is_voided_by_a_rc_with_status_3(voiding, voids_sandbox, tmp_path):
+    voucher_id = issued(voiding, boleta("B001", 3, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
+    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    assert outcome.kind == "RC" and outcome.ident.startswith("RC-") and outcome.accepted, outcome
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B001", 3) == statuses.ANULADO
+    assert cdr.read_zip(outcome.cdr_zip).codigo == "0"
+    assert "<cbc:ConditionCode>3</cbc:ConditionCode>" in outcome.xml_firmado
+    assert "<cbc:ID>B001-3</cbc:ID>" in outcome.xml_firmado
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+
+
+def test_a_rejected_summary_leaves_the_vouchers_as_they_were_with_sunats_reason(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 11, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("reject:2375", operation="sendSummary")
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL MONTO")
+    assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2375"
+    assert outcome.descripcion  # SUNAT's reason, as its CDR gives it
+    assert cdr.read_zip(outcome.cdr_zip).codigo == "2375"
+    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+    assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-11", statuses.ACEPTADO)]
+    [shown] = voiding.voucher_summaries(voucher_id)  # the voucher's detail shows the rejected baja and why
+    assert (shown["ident"], shown["state"], shown["codigo"], shown["motivo"]) == \
+        (outcome.ident, statuses.SUBMISSION_FAILED, "2375", "ERROR EN EL MONTO")
+    assert shown["descripcion"] == outcome.descripcion
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 11) == statuses.ACEPTADO
+
+
+def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 21, [item("Servicio de consultoría", "1", "100")]))
+    voiding.voids.today = lambda: dt.date.today() + dt.timedelta(days=8)
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert caught.value.code == ErrorCode.CONFLICT
+    assert "hace 8 días" in caught.value.message and "hasta 7 días" in caught.value.message
+    voiding.voids.today = dt.date.today
+    unsent = voiding.generar_xml(factura("F001", 22, [item("Servicio de consultoría", "1", "100")]))
+    unsent_id = voiding.find_voucher("F001-22")
+    assert unsent.xml
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(unsent_id, "ERROR EN EL RUC")
+    assert "F001-22 no fue aceptado por SUNAT" in caught.value.message
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "  ")
+    assert "«motivo»" in caught.value.message
+    assert voids_sandbox.summaries.tickets() == []  # nothing reached SUNAT
+    assert voiding.voids.list() == []
+
+
+def test_a_pending_ticket_is_resolved_after_the_engine_is_closed_and_reopened(voiding, voids_sandbox, home):
+    from app.core.engine import Engine
+
+    voucher_id = issued(voiding, factura("F001", 31, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.summaries.hold()
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC", wait=False)
+    assert outcome.state == statuses.SUBMISSION_PENDING and outcome.ticket
+    assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, 1, 10)  # the background poller asked: still pending
+    voiding.close()  # the app is closed with the ticket pending: it stays stored
+    reopened = Engine(home)
+    try:
+        assert reopened.voids.pending() == [outcome.summary_id]
+        assert reopened.voucher(voucher_id)["status"] == statuses.ACEPTADO
+        polls = voids_sandbox.summaries.ticket(outcome.ticket).polls
+        assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, polls + 1, 10)  # the reopened engine follows it
+        voids_sandbox.summaries.release()
+        assert reopened.voids.join(10)
+        assert reopened.voucher(voucher_id)["status"] == statuses.ANULADO
+        final = reopened.voids.outcome(outcome.summary_id)
+        assert final.accepted and cdr.read_zip(final.cdr_zip).referencia == outcome.ident
+        assert reopened.voids.pending() == []
+    finally:
+        reopened.close()
+
+
+def signed_only(engine, request: dict) -> int:
+    """Generated and signed, not sent: a boleta the issuer reports in the day's resumen."""
+    xml = engine.generar_xml(request).xml
+    certificado_id = engine.default_certificate(ISSUER_RUC).certificado_id
+    engine.firmar({"xml": xml, "certificado_id": certificado_id})
+    return engine.find_voucher(f"{request['serie']}-{request['numero']}")
+
+
+def test_the_days_boletas_are_reported_in_a_rc_and_end_aceptado(voiding, voids_sandbox, tmp_path):
+    first = signed_only(voiding, boleta("B002", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
+    second = signed_only(voiding, boleta("B002", 2, [item("Gorra", "1", "25", "20")]))
+    sent = issued(voiding, boleta("B002", 3, [item("Casaca", "1", "150")], receptor=DNI_CUSTOMER))
+    [outcome] = voiding.resumen_diario(dt.date.today())
+    assert outcome.kind == "RC" and outcome.accepted, outcome
+    assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("B002-1", statuses.ACEPTADO),
+                                                                      ("B002-2", statuses.ACEPTADO)]
+    assert voiding.voucher(first)["status"] == voiding.voucher(second)["status"] == statuses.ACEPTADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B002", 2) == statuses.ACEPTADO
+    assert "B002-3" not in outcome.xml_firmado and voiding.voucher(sent)["status"] == statuses.ACEPTADO
+    assert outcome.xml_firmado.count("<cbc:ConditionCode>1</cbc:ConditionCode>") == 2
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    with pytest.raises(YupanaError) as caught:  # nothing left to report that day
+        voiding.resumen_diario(dt.date.today())
+    assert caught.value.code == ErrorCode.NOT_FOUND and "No hay boletas firmadas" in caught.value.message
+    with pytest.raises(YupanaError) as caught:
+        voiding.resumen_diario(dt.date.today() - dt.timedelta(days=9))
+    assert "hace 9 días" in caught.value.message
+
+
+def test_asking_sunat_for_a_cdr_stores_it_when_the_voucher_is_ours(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 41, [item("Servicio de consultoría", "1", "100")]))
+    answer = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+    assert (answer["codigo"], answer["estado"], answer["voucher_id"], answer["guardado"]) == \
+        ("0", statuses.ACEPTADO, voucher_id, True)
+    stored = voiding.voids.consulted_cdr(voucher_id)
+    assert stored is not None and cdr.read_zip(stored["cdr_zip"]).referencia == "F001-41"
+    unknown = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 999)
+    assert unknown["codigo"] is None and unknown["cdr_zip"] is None and not unknown["guardado"]
+    assert unknown["status_code"] != "0004"
+
+
+def test_a_summary_sunat_did_not_answer_is_sent_again_until_it_has_its_ticket(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 51, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("500", operation="sendSummary")  # nothing processed: safe to send the same name again
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert outcome.accepted, outcome
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    row = voiding.storage.query_one("SELECT send_attempts FROM sunat_summaries WHERE id = ?", (outcome.summary_id,))
+    assert row["send_attempts"] == 2
+
+
+def test_a_summary_whose_answer_was_lost_is_not_taken_for_new(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 52, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("drop_after_receive", operation="sendSummary")  # SUNAT took it; the ticket never came
+    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2403", outcome
+    assert "ya había recibido" in outcome.descripcion and "Operaciones en Línea" in outcome.descripcion
+    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+
+
+def test_a_summary_refused_at_the_front_door_is_an_error_with_sunats_code(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 53, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("fault:0154", operation="sendSummary")
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert caught.value.code == ErrorCode.UPSTREAM_REJECTED and "(código 0154)" in caught.value.message
+    assert caught.value.details[0].sunat_code == "0154"
+    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+    assert voiding.voids.pending() == []
+
+
+def test_a_summary_stored_but_never_sent_is_sent_by_the_poller(voiding, voids_sandbox):
+    """The process died between storing the summary and sendSummary: once it is older than a send can take, the
+    poller sends it; a fresh one (another process may be sending it) is left alone."""
+    voucher_id = issued(voiding, factura("F001", 61, [item("Servicio de consultoría", "1", "100")]))
+    row = voiding.vouchers.get(voucher_id)
+    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "ERROR EN EL RUC", "3")])
+    assert voiding.voids.check_ticket(summary_id).state == statuses.SUBMISSION_PENDING
+    assert voids_sandbox.summaries.tickets() == []  # too fresh: not sent
+    with voiding.storage.write() as conn:
+        conn.execute("UPDATE sunat_summaries SET updated_at = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (summary_id,))
+    voiding.voids.start_if_pending()
+    assert voiding.voids.join(10)
+    assert voiding.voids.outcome(summary_id).accepted
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+
+
+def test_notes_are_voided_by_their_voucher_s_document(voiding, voids_sandbox, tmp_path):
+    """A credit note of a boleta goes in a RC (status 3, with its boleta as reference); one of a factura in a RA."""
+    issued(voiding, boleta("B001", 71, [item("Zapatillas", "1", "250")], receptor=DNI_CUSTOMER))
+    boleta_note = issued(voiding, nota("07", "B001", 72, ("03", "B001", 71), "07", [item("Zapatillas", "1", "50")],
+                                       receptor=DNI_CUSTOMER))
+    outcome = voiding.voids.anular(boleta_note, "NOTA EMITIDA POR ERROR")
+    assert outcome.kind == "RC" and outcome.accepted, outcome
+    assert "<cbc:ID>B001-71</cbc:ID>" in outcome.xml_firmado  # the note's boleta, as BillingReference
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "07", "B001", 72) == statuses.ANULADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B001", 71) == statuses.ACEPTADO
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    issued(voiding, factura("F001", 73, [item("Servicio de consultoría", "1", "100")]))
+    factura_note = issued(voiding, nota("07", "F001", 74, ("01", "F001", 73), "07",
+                                        [item("Servicio de consultoría", "1", "10")]))
+    outcome = voiding.voids.anular(factura_note, "NOTA EMITIDA POR ERROR")
+    assert outcome.kind == "RA" and outcome.accepted, outcome
+    assert voiding.voucher(factura_note)["status"] == statuses.ANULADO
+
+
+def test_a_voucher_waiting_in_a_summary_is_not_put_in_another(voiding, voids_sandbox):
+    voucher_id = issued(voiding, factura("F001", 81, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.summaries.hold()
+    first = voiding.voids.anular(voucher_id, "ERROR EN EL RUC", wait=False)
+    with pytest.raises(YupanaError) as caught:
+        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    assert caught.value.code == ErrorCode.CONFLICT
+    assert f"F001-81 ya está en {first.ident}, que espera la respuesta de SUNAT" in caught.value.message
+    row = voiding.vouchers.get(voucher_id)
+    with pytest.raises(YupanaError) as caught:  # the same check inside the numbering transaction
+        voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "OTRA", "3")])
+    assert f"ya está en {first.ident}" in caught.value.message
+    assert len(voids_sandbox.summaries.tickets()) == 1
+    voids_sandbox.summaries.release()
+    assert voiding.voids.join(10)
+    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+
+
+def test_the_engine_tells_each_change_of_a_summary(voiding, voids_sandbox):
+    from app.core.platform import events
+
+    heard: list[tuple[str, dict]] = []
+    unsubscribe = voiding.events.subscribe(lambda name, payload: heard.append((name, payload)))
+    try:
+        voucher_id = issued(voiding, factura("F001", 91, [item("Servicio de consultoría", "1", "100")]))
+        outcome = voiding.anular(voucher_id, "ERROR EN EL RUC")
+    finally:
+        unsubscribe()
+    told = [(p["state"], p["ticket"]) for name, p in heard if name == events.SUMMARY_CHANGED]
+    assert told == [(statuses.SUBMISSION_PENDING, None), (statuses.SUBMISSION_PENDING, outcome.ticket),
+                    (statuses.SUBMISSION_DONE, outcome.ticket)]
+    order = [name for name, p in heard if name == events.SUMMARY_CHANGED
+             or (name == events.VOUCHER_CHANGED and p.get("status") == statuses.ANULADO)]
+    assert order[-2:] == [events.VOUCHER_CHANGED, events.SUMMARY_CHANGED]  # the vouchers first, then the summary
+
+
+def test_getstatus_trouble_is_asked_again_and_an_unknown_ticket_ends_the_wait(voiding, voids_sandbox):
+    first = issued(voiding, factura("F001", 95, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("500", operation="getStatus")
+    voids_sandbox.fail_next("fault:0130", operation="getStatus")
+    outcome = voiding.voids.anular(first, "ERROR EN EL RUC")  # two failed polls, then SUNAT's answer
+    assert outcome.accepted and voiding.voucher(first)["status"] == statuses.ANULADO
+    second = issued(voiding, factura("F001", 96, [item("Servicio de consultoría", "1", "100")]))
+    voids_sandbox.fail_next("fault:0127", operation="getStatus")
+    outcome = voiding.voids.anular(second, "ERROR EN EL RUC")
+    assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "0127"
+    assert f"no reconoce el ticket {outcome.ticket}" in outcome.descripcion
+    assert voiding.voucher(second)["status"] == statuses.ACEPTADO
+    assert voiding.voids.pending() == []
