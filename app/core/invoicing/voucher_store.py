@@ -124,6 +124,49 @@ def m004_environment(db) -> None:
     db.execute("CREATE INDEX vouchers_old_signed_sha256 ON vouchers (signed_sha256) WHERE canonical = 0")
 
 
+# The search index (m005): one FTS5 row per voucher, rowid = vouchers.id, contentless (the words are the index's
+# own, the voucher's row is the content). `sn` holds «SERIE-NUMERO» as one token (`-` is a token character), `doc`
+# the customer's RUC/DNI, `nombre` the customer's name; accents and case folded (remove_diacritics 2). A voucher's
+# serie-número and customer never change once stored and vouchers are never deleted, so the index is written once,
+# by the INSERT's own transaction (`add`), and only read afterwards.
+FTS_TOKENIZER = "unicode61 remove_diacritics 2 tokenchars '-'"
+_INSERT_FTS = "INSERT INTO vouchers_fts (rowid, sn, doc, nombre) VALUES (?, ?, ?, ?)"
+
+
+def _fts_values(serie: str, numero: int, documento: str | None, nombre: str | None) -> tuple[str, str, str]:
+    return f"{serie}-{int(numero)}", documento or "", nombre or ""
+
+
+@migrations()
+def m005_search_index(db) -> None:
+    """Searches answer from an index, never a scan of the table: FTS5 for serie-número, RUC/DNI and name, filled here
+    for the vouchers stored before; `vouchers_environment` pages the list newest first and `vouchers_fecha` the
+    list filtered by date (docs/vouchers.md, «Muchos comprobantes»)."""
+    db.execute(f"CREATE VIRTUAL TABLE vouchers_fts USING fts5(sn, doc, nombre, content='', tokenize=\"{FTS_TOKENIZER}\")")
+    rows = db.execute("SELECT id, serie, numero, receptor_numero_documento, receptor_nombre FROM vouchers").fetchall()
+    for voucher_id, serie, numero, documento, nombre in rows:
+        db.execute(_INSERT_FTS, (voucher_id, *_fts_values(serie, numero, documento, nombre)))
+    db.execute("CREATE INDEX vouchers_environment ON vouchers (environment)")
+    db.execute("CREATE INDEX vouchers_fecha ON vouchers (environment, fecha_emision)")
+
+
+_SERIE_NUMERO = re.compile(r"^([A-Za-z0-9]{4})-0*(\d*)$")
+
+
+def _match_expression(search: str) -> str | None:
+    """The FTS5 query for what the user typed: every word must begin a word of the voucher (serie-número, RUC/DNI or
+    name); «F001-00000123» is «F001-123» (numbers are stored without leading zeros). None when nothing searchable."""
+    terms = []
+    for word in search.split():
+        found = _SERIE_NUMERO.match(word)
+        if found:
+            word = f"{found.group(1)}-{found.group(2)}"
+        word = word.replace('"', '""')
+        if word.strip('"'):
+            terms.append(f'"{word}"*')
+    return " AND ".join(terms) or None
+
+
 # A whole voucher: its row and its texts (xml, request_json, xml_firmado).
 _VOUCHER = "SELECT v.*, t.xml, t.request_json, t.xml_firmado FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id"
 # What operation 2 needs of a voucher found by its text; the text itself is the caller's, so it is not read back.
@@ -186,6 +229,8 @@ class VoucherStore:
             raise NumberTaken(doc.serie, doc.numero) from exc
         conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
                      (voucher_id, request_json, xml))
+        conn.execute(_INSERT_FTS, (voucher_id, *_fts_values(doc.serie, doc.numero, doc.receptor.numero_documento,
+                                                            doc.receptor.nombre)))
         return voucher_id
 
     # ------------------------------------------------------------ finds
@@ -282,22 +327,50 @@ class VoucherStore:
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
         self.on_change(voucher_id, status)
 
-    def list(self, search: str | None = None, status: str | None = None,
-                      limit: int = 200) -> list[dict]:
-        """The current environment's, newest first; `search` matches serie-número, customer number or name, or file
-        name."""
-        where, params = ["environment = ?"], [self.environment()]  # type: list[str], list[Any]
-        if status:
-            where.append("status = ?")
-            params.append(status)
+    def list(self, search: str | None = None, status: str | None = None, limit: int = 200, *,
+             before_id: int | None = None, offset: int = 0, desde: str | None = None, hasta: str | None = None,
+             tipo: str | None = None, cliente: str | None = None) -> list[dict]:
+        """A page of the current environment's vouchers, newest first, always from an index (never a scan of the table).
+
+        `search`: every word begins the serie-número («F001-12», «F001-00000123»), the customer's RUC/DNI or a word of
+        their name (accents and case ignored). Filters: `status`, `tipo` (catalogue 01 code), `cliente` (the customer's
+        RUC/DNI, exactly), `desde`/`hasta` (fecha de emisión, ISO dates, both included). Paging: `before_id` (the
+        last id of the previous page: keyset, the same cost for any page) or `offset`."""
+        where, params = ["v.environment = ?"], [self.environment()]  # type: list[str], list[Any]
+        match_terms = []
         if search and search.strip():
-            like = f"%{search.strip()}%"
-            where.append("(serie || '-' || numero LIKE ? OR receptor_numero_documento LIKE ? OR receptor_nombre LIKE ?"
-                         " OR nombre_archivo LIKE ?)")
-            params += [like, like, like, like]
-        sql = f"SELECT {LIST_COLUMNS} FROM vouchers WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC LIMIT ?"
-        params.append(max(1, int(limit)))
+            expression = _match_expression(search.strip())
+            if expression is None:
+                return []
+            match_terms.append(f"({expression})")
+        if cliente and cliente.strip():
+            match_terms.append('doc : "{}"'.format(cliente.strip().replace('"', '""')))
+        for column, value in (("status", status), ("tipo", tipo)):
+            if value:
+                where.append(f"v.{column} = ?")
+                params.append(value)
+        if desde:
+            where.append("v.fecha_emision >= ?")
+            params.append(desde)
+        if hasta:
+            where.append("v.fecha_emision <= ?")
+            params.append(hasta)
+        columns = ", ".join(f"v.{c.strip()}" for c in LIST_COLUMNS.split(","))
+        if match_terms:  # the index's matches, newest first, each joined to its row by id
+            sql = (f"SELECT {columns} FROM vouchers_fts f JOIN vouchers v ON v.id = f.rowid"
+                   " WHERE f.vouchers_fts MATCH ? AND ")
+            params.insert(0, " AND ".join(match_terms))
+            order = "f.rowid"
+        else:
+            index = ("vouchers_fecha" if desde or hasta
+                     else "vouchers_status" if status else "vouchers_environment")
+            sql = f"SELECT {columns} FROM vouchers v INDEXED BY {index} WHERE "
+            order = "v.id"
+        if before_id is not None:
+            where.append(f"{order} < ?")
+            params.append(int(before_id))
+        sql += " AND ".join(where) + f" ORDER BY {order} DESC LIMIT ? OFFSET ?"
+        params += [max(1, int(limit)), max(0, int(offset))]
         return self.storage.query(sql, tuple(params))
 
     def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
