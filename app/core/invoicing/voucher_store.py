@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from sqlite_utils import Migrations
 
 from app.core.errors import invalid, not_found
+from app.core.invoicing import packed_texts
 from app.core.invoicing.statuses import FIRMADO, GENERADO, VOUCHER_STATUSES
 from app.core.invoicing.voucher_keys import key_of_text, now_text, sha256_hex, splice_signature
 from app.core.platform.environments import NAMES
@@ -167,6 +168,19 @@ def _match_expression(search: str) -> str | None:
     return " AND ".join(terms) or None
 
 
+@migrations()
+def m006_packed_texts(db) -> None:
+    """New texts are stored compressed (app.core.invoicing.packed_texts) against dictionaries kept here, each an
+    earlier text of its `scope` («xml:RUC:tipo», «request:RUC», «signature:certificado_id»), written once and named by
+    its digest. Rows stored before keep their TEXT values and are read as they are."""
+    db.execute("CREATE TABLE voucher_dictionaries (id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE,"
+               " scope TEXT NOT NULL, data BLOB NOT NULL)")
+    db.execute("CREATE INDEX voucher_dictionaries_scope ON voucher_dictionaries (scope, id)")
+
+
+_PACKED_COLUMNS = ("xml", "request_json", "xml_firmado", "signature")
+
+
 # A whole voucher: its row and its texts (xml, request_json, xml_firmado).
 _VOUCHER = "SELECT v.*, t.xml, t.request_json, t.xml_firmado FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id"
 # What operation 2 needs of a voucher found by its text; the text itself is the caller's, so it is not read back.
@@ -188,9 +202,15 @@ class NumberTaken(Exception):
     """The serie-número was issued before in this environment (or by another writer meanwhile)."""
 
 
-def _complete(row: dict | None) -> dict | None:
-    """A stored row as the store API shows it: `xml_firmado` rebuilt when only the Signature was stored."""
-    if row is not None and row.get("signature") is not None and row.get("xml_firmado") is None:
+def _complete(row: dict | None, dictionary_of: Callable[[bytes], bytes]) -> dict | None:
+    """A stored row as the store API shows it: its texts unpacked, `xml_firmado` rebuilt when only the Signature was
+    stored."""
+    if row is None:
+        return None
+    for column in _PACKED_COLUMNS:
+        if column in row:
+            row[column] = packed_texts.unpack(row[column], dictionary_of)
+    if "xml" in row and row.get("signature") is not None and row.get("xml_firmado") is None:
         row["xml_firmado"] = splice_signature(row["xml"], row["signature_offset"], row["signature"])
     return row
 
@@ -205,6 +225,38 @@ class VoucherStore:
         self.storage = storage
         self.environment = environment
         self.on_change = on_change
+        self._dictionaries: dict[bytes, bytes] = {}  # digest → bytes: a digest names its bytes forever
+        self._scopes: dict[str, bytes] = {}  # scope → the dictionary new texts of that scope are packed against
+
+    # ------------------------------------------------------------ packed texts
+
+    def _pack(self, conn: sqlite3.Connection, scope: str, text: str | None) -> bytes | None:
+        """`text` packed against its scope's dictionary (the scope's first text becomes it), inside the caller's write
+        transaction: the dictionary's row is written there too (a no-op when it is stored), so a rollback that takes
+        it away takes away the rows that need it. None stays None (the table's constraints decide)."""
+        if text is None:
+            return None
+        data = self._scopes.get(scope)
+        if data is None:
+            row = conn.execute("SELECT data FROM voucher_dictionaries WHERE scope = ? ORDER BY id DESC LIMIT 1",
+                               (scope,)).fetchone()
+            data = bytes(row[0]) if row else text.encode("utf-8")[-packed_texts.MAX_DICTIONARY:]
+            self._scopes[scope] = data
+        digest = packed_texts.digest_of(data)
+        conn.execute("INSERT OR IGNORE INTO voucher_dictionaries (digest, scope, data) VALUES (?, ?, ?)",
+                     (digest, scope, data))
+        self._dictionaries[digest] = data
+        return packed_texts.pack(text, data)
+
+    def _dictionary_of(self, digest: bytes) -> bytes:
+        data = self._dictionaries.get(digest)
+        if data is None:
+            row = self.storage.conn().execute("SELECT data FROM voucher_dictionaries WHERE digest = ?",
+                                              (digest,)).fetchone()
+            if row is None:
+                raise KeyError(digest.hex())
+            data = self._dictionaries[digest] = bytes(row[0])
+        return data
 
     # ------------------------------------------------------------ the one INSERT
 
@@ -219,7 +271,8 @@ class VoucherStore:
                   doc.receptor.numero_documento, doc.receptor.nombre, doc.moneda, f"{doc.total:.2f}",
                   doc.fecha.isoformat()]
         if signed is not None:
-            values += [signed.signature, signed.offset, signed.sha256, signed.digest_value, signed.signature_value,
+            values += [self._pack(conn, f"signature:{certificado_id}", signed.signature), signed.offset, signed.sha256,
+                       signed.digest_value, signed.signature_value,
                        certificado_id, now_text()]
         try:
             voucher_id = conn.execute(_INSERT_SIGNED if signed else _INSERT_GENERATED, values).lastrowid
@@ -228,7 +281,8 @@ class VoucherStore:
                 raise
             raise NumberTaken(doc.serie, doc.numero) from exc
         conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
-                     (voucher_id, request_json, xml))
+                     (voucher_id, self._pack(conn, f"request:{doc.emisor_ruc}", request_json),
+                      self._pack(conn, f"xml:{doc.emisor_ruc}:{doc.tipo}", xml)))
         conn.execute(_INSERT_FTS, (voucher_id, *_fts_values(doc.serie, doc.numero, doc.receptor.numero_documento,
                                                             doc.receptor.nombre)))
         return voucher_id
@@ -243,7 +297,7 @@ class VoucherStore:
         return row[0] if row else None
 
     def _voucher(self, where: str, params: tuple) -> dict | None:
-        return _complete(self.storage.query_one(f"{_VOUCHER} WHERE {where}", params))
+        return _complete(self.storage.query_one(f"{_VOUCHER} WHERE {where}", params), self._dictionary_of)
 
     def find(self, emisor_ruc: str, tipo: str, serie: str, numero: int) -> dict | None:
         """A voucher of the current environment by its serie-número."""
@@ -266,10 +320,10 @@ class VoucherStore:
                     f" WHERE environment IN ({marks}) AND emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
                     (*environments, *key)):
                 if row.pop("text_sha256") == digest:
-                    return row
-        return self.storage.query_one(  # rows stored before this scheme (the partial index covers only those)
+                    return _complete(row, self._dictionary_of)
+        return _complete(self.storage.query_one(  # rows stored before this scheme (the partial index covers only those)
             f"SELECT {columns} FROM vouchers v WHERE {hash_column} = ? AND canonical = 0 AND environment IN ({marks}) "
-            "ORDER BY id DESC LIMIT 1", (digest, *environments))
+            "ORDER BY id DESC LIMIT 1", (digest, *environments)), self._dictionary_of)
 
     def find_by_xml(self, xml: str) -> dict | None:
         row = self._by_text("id", "xml_sha256", xml)
@@ -296,7 +350,11 @@ class VoucherStore:
                 "UPDATE vouchers SET signed_sha256 = ?, digest_value = ?, signature_value = ?, certificado_id = ?,"
                 " status = 'firmado', updated_at = ?, signature = NULL, signature_offset = NULL WHERE id = ?",
                 (sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, now_text(), voucher_id)).rowcount
-            conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?", (xml_firmado, voucher_id))
+            if changed:
+                emisor_ruc, tipo = conn.execute("SELECT emisor_ruc, tipo FROM vouchers WHERE id = ?",
+                                                (voucher_id,)).fetchone()
+                conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?",
+                             (self._pack(conn, f"xml:{emisor_ruc}:{tipo}", xml_firmado), voucher_id))
         if not changed:
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
         self.on_change(voucher_id, FIRMADO)
@@ -311,7 +369,8 @@ class VoucherStore:
                 "UPDATE vouchers SET signature = ?, signature_offset = ?, signed_sha256 = ?, digest_value = ?,"
                 " signature_value = ?, certificado_id = ?, status = 'firmado', updated_at = ?"
                 " WHERE id = ? AND signed_sha256 IS NULL",
-                (signature, offset, signed_sha256, digest_value, signature_value, certificado_id, now_text(),
+                (self._pack(conn, f"signature:{certificado_id}", signature), offset, signed_sha256, digest_value,
+                 signature_value, certificado_id, now_text(),
                  voucher_id)).rowcount
         if changed:
             self.on_change(voucher_id, FIRMADO)
