@@ -127,6 +127,12 @@ def main() -> None:
                     times.append(elapsed)
                 every += times
                 print(f"search by {kind}: p50 {sorted(times)[len(times) // 2]:.2f} ms, p99 {p99(times):.2f} ms")
+            worst = {}  # what one types first: a whole serie, a single letter (not in the p99 above)
+            for text in ("F001", "F001-", "F001-1", "a", "d"):
+                engine.list_vouchers(search=text, limit=args.page)
+                worst[text] = min(timed(lambda text=text: engine.list_vouchers(search=text, limit=args.page))[0]
+                                  for _ in range(3))
+            print("broad searches (best of 3): " + ", ".join(f"«{t}» {ms:.1f} ms" for t, ms in worst.items()))
             pages = []
             for _ in range(args.queries):
                 before = rng.randint(args.page + 1, args.n + 1)

@@ -131,6 +131,9 @@ def m004_environment(db) -> None:
 # serie-número and customer never change once stored and vouchers are never deleted, so the index is written once,
 # by the INSERT's own transaction (`add`), and only read afterwards.
 FTS_TOKENIZER = "unicode61 remove_diacritics 2 tokenchars '-'"
+# Prefix indexes for what one types first (a letter, a whole serie, «F001-1»): one doclist to read instead of every
+# word that begins so (at 300,000 vouchers «F001» begins 300,000 different words).
+FTS_PREFIXES = "1 2 3 4 5 6"
 _INSERT_FTS = "INSERT INTO vouchers_fts (rowid, sn, doc, nombre) VALUES (?, ?, ?, ?)"
 
 
@@ -143,7 +146,8 @@ def m005_search_index(db) -> None:
     """Searches answer from an index, never a scan of the table: FTS5 for serie-número, RUC/DNI and name, filled here
     for the vouchers stored before; `vouchers_environment` pages the list newest first and `vouchers_fecha` the
     list filtered by date (docs/vouchers.md, «Muchos comprobantes»)."""
-    db.execute(f"CREATE VIRTUAL TABLE vouchers_fts USING fts5(sn, doc, nombre, content='', tokenize=\"{FTS_TOKENIZER}\")")
+    db.execute(f"CREATE VIRTUAL TABLE vouchers_fts USING fts5(sn, doc, nombre, content='', prefix='{FTS_PREFIXES}',"
+               f" tokenize=\"{FTS_TOKENIZER}\")")
     rows = db.execute("SELECT id, serie, numero, receptor_numero_documento, receptor_nombre FROM vouchers").fetchall()
     for voucher_id, serie, numero, documento, nombre in rows:
         db.execute(_INSERT_FTS, (voucher_id, *_fts_values(serie, numero, documento, nombre)))
