@@ -298,8 +298,12 @@ class Engine:
         """Submissions still pending, by environment (only the current environment's are being sent)."""
         return self.outbox.pending_by_environment()
 
-    def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200) -> list[dict]:
-        return self.vouchers.list(search, status, limit)
+    def list_vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200, *,
+                      before_id: int | None = None, offset: int = 0, desde: str | None = None,
+                      hasta: str | None = None, tipo: str | None = None, cliente: str | None = None) -> list[dict]:
+        """A page of the environment's vouchers, newest first, searched and filtered from indexes (VoucherStore.list)."""
+        return self.vouchers.list(search, status, limit, before_id=before_id, offset=offset, desde=desde, hasta=hasta,
+                                  tipo=tipo, cliente=cliente)
 
     def voucher(self, voucher_id: int) -> dict | None:
         return self.vouchers.get(voucher_id)

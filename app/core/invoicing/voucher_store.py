@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from sqlite_utils import Migrations
 
 from app.core.errors import invalid, not_found
+from app.core.invoicing import packed_texts
 from app.core.invoicing.statuses import FIRMADO, GENERADO, VOUCHER_STATUSES
 from app.core.invoicing.voucher_keys import key_of_text, now_text, sha256_hex, splice_signature
 from app.core.platform.environments import NAMES
@@ -124,6 +125,66 @@ def m004_environment(db) -> None:
     db.execute("CREATE INDEX vouchers_old_signed_sha256 ON vouchers (signed_sha256) WHERE canonical = 0")
 
 
+# The search index (m005): one FTS5 row per voucher, rowid = vouchers.id, contentless (the words are the index's
+# own, the voucher's row is the content). `sn` holds «SERIE-NUMERO» as one token (`-` is a token character), `doc`
+# the customer's RUC/DNI, `nombre` the customer's name; accents and case folded (remove_diacritics 2). A voucher's
+# serie-número and customer never change once stored and vouchers are never deleted, so the index is written once,
+# by the INSERT's own transaction (`add`), and only read afterwards.
+FTS_TOKENIZER = "unicode61 remove_diacritics 2 tokenchars '-'"
+# Prefix indexes for what one types first (a letter, a whole serie, «F001-1»): one doclist to read instead of every
+# word that begins so (at 300,000 vouchers «F001» begins 300,000 different words).
+FTS_PREFIXES = "1 2 3 4 5 6"
+_INSERT_FTS = "INSERT INTO vouchers_fts (rowid, sn, doc, nombre) VALUES (?, ?, ?, ?)"
+
+
+def _fts_values(serie: str, numero: int, documento: str | None, nombre: str | None) -> tuple[str, str, str]:
+    return f"{serie}-{int(numero)}", documento or "", nombre or ""
+
+
+@migrations()
+def m005_search_index(db) -> None:
+    """Searches answer from an index, never a scan of the table: FTS5 for serie-número, RUC/DNI and name, filled here
+    for the vouchers stored before; `vouchers_environment` pages the list newest first and `vouchers_fecha` the
+    list filtered by date (docs/vouchers.md, «Muchos comprobantes»)."""
+    db.execute(f"CREATE VIRTUAL TABLE vouchers_fts USING fts5(sn, doc, nombre, content='', prefix='{FTS_PREFIXES}',"
+               f" tokenize=\"{FTS_TOKENIZER}\")")
+    rows = db.execute("SELECT id, serie, numero, receptor_numero_documento, receptor_nombre FROM vouchers").fetchall()
+    for voucher_id, serie, numero, documento, nombre in rows:
+        db.execute(_INSERT_FTS, (voucher_id, *_fts_values(serie, numero, documento, nombre)))
+    db.execute("CREATE INDEX vouchers_environment ON vouchers (environment)")
+    db.execute("CREATE INDEX vouchers_fecha ON vouchers (environment, fecha_emision)")
+
+
+_SERIE_NUMERO = re.compile(r"^([A-Za-z0-9]{4})-0*(\d*)$")
+
+
+def _match_expression(search: str) -> str | None:
+    """The FTS5 query for what the user typed: every word must begin a word of the voucher (serie-número, RUC/DNI or
+    name); «F001-00000123» is «F001-123» (numbers are stored without leading zeros). None when nothing searchable."""
+    terms = []
+    for word in search.split():
+        found = _SERIE_NUMERO.match(word)
+        if found:
+            word = f"{found.group(1)}-{found.group(2)}"
+        word = word.replace('"', '""')
+        if word.strip('"'):
+            terms.append(f'"{word}"*')
+    return " AND ".join(terms) or None
+
+
+@migrations()
+def m006_packed_texts(db) -> None:
+    """New texts are stored compressed (app.core.invoicing.packed_texts) against dictionaries kept here, each an
+    earlier text of its `scope` («xml:RUC:tipo», «request:RUC», «signature:certificado_id»), written once and named by
+    its digest. Rows stored before keep their TEXT values and are read as they are."""
+    db.execute("CREATE TABLE voucher_dictionaries (id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE,"
+               " scope TEXT NOT NULL, data BLOB NOT NULL)")
+    db.execute("CREATE INDEX voucher_dictionaries_scope ON voucher_dictionaries (scope, id)")
+
+
+_PACKED_COLUMNS = ("xml", "request_json", "xml_firmado", "signature")
+
+
 # A whole voucher: its row and its texts (xml, request_json, xml_firmado).
 _VOUCHER = "SELECT v.*, t.xml, t.request_json, t.xml_firmado FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id"
 # What operation 2 needs of a voucher found by its text; the text itself is the caller's, so it is not read back.
@@ -145,9 +206,15 @@ class NumberTaken(Exception):
     """The serie-número was issued before in this environment (or by another writer meanwhile)."""
 
 
-def _complete(row: dict | None) -> dict | None:
-    """A stored row as the store API shows it: `xml_firmado` rebuilt when only the Signature was stored."""
-    if row is not None and row.get("signature") is not None and row.get("xml_firmado") is None:
+def _complete(row: dict | None, dictionary_of: Callable[[bytes], bytes]) -> dict | None:
+    """A stored row as the store API shows it: its texts unpacked, `xml_firmado` rebuilt when only the Signature was
+    stored."""
+    if row is None:
+        return None
+    for column in _PACKED_COLUMNS:
+        if column in row:
+            row[column] = packed_texts.unpack(row[column], dictionary_of)
+    if "xml" in row and row.get("signature") is not None and row.get("xml_firmado") is None:
         row["xml_firmado"] = splice_signature(row["xml"], row["signature_offset"], row["signature"])
     return row
 
@@ -162,6 +229,38 @@ class VoucherStore:
         self.storage = storage
         self.environment = environment
         self.on_change = on_change
+        self._dictionaries: dict[bytes, bytes] = {}  # digest → bytes: a digest names its bytes forever
+        self._scopes: dict[str, bytes] = {}  # scope → the dictionary new texts of that scope are packed against
+
+    # ------------------------------------------------------------ packed texts
+
+    def _pack(self, conn: sqlite3.Connection, scope: str, text: str | None) -> bytes | None:
+        """`text` packed against its scope's dictionary (the scope's first text becomes it), inside the caller's write
+        transaction: the dictionary's row is written there too (a no-op when it is stored), so a rollback that takes
+        it away takes away the rows that need it. None stays None (the table's constraints decide)."""
+        if text is None:
+            return None
+        data = self._scopes.get(scope)
+        if data is None:
+            row = conn.execute("SELECT data FROM voucher_dictionaries WHERE scope = ? ORDER BY id DESC LIMIT 1",
+                               (scope,)).fetchone()
+            data = bytes(row[0]) if row else text.encode("utf-8")[-packed_texts.MAX_DICTIONARY:]
+            self._scopes[scope] = data
+        digest = packed_texts.digest_of(data)
+        conn.execute("INSERT OR IGNORE INTO voucher_dictionaries (digest, scope, data) VALUES (?, ?, ?)",
+                     (digest, scope, data))
+        self._dictionaries[digest] = data
+        return packed_texts.pack(text, data)
+
+    def _dictionary_of(self, digest: bytes) -> bytes:
+        data = self._dictionaries.get(digest)
+        if data is None:
+            row = self.storage.conn().execute("SELECT data FROM voucher_dictionaries WHERE digest = ?",
+                                              (digest,)).fetchone()
+            if row is None:
+                raise KeyError(digest.hex())
+            data = self._dictionaries[digest] = bytes(row[0])
+        return data
 
     # ------------------------------------------------------------ the one INSERT
 
@@ -176,7 +275,8 @@ class VoucherStore:
                   doc.receptor.numero_documento, doc.receptor.nombre, doc.moneda, f"{doc.total:.2f}",
                   doc.fecha.isoformat()]
         if signed is not None:
-            values += [signed.signature, signed.offset, signed.sha256, signed.digest_value, signed.signature_value,
+            values += [self._pack(conn, f"signature:{certificado_id}", signed.signature), signed.offset, signed.sha256,
+                       signed.digest_value, signed.signature_value,
                        certificado_id, now_text()]
         try:
             voucher_id = conn.execute(_INSERT_SIGNED if signed else _INSERT_GENERATED, values).lastrowid
@@ -185,7 +285,10 @@ class VoucherStore:
                 raise
             raise NumberTaken(doc.serie, doc.numero) from exc
         conn.execute("INSERT INTO voucher_texts (voucher_id, request_json, xml) VALUES (?,?,?)",
-                     (voucher_id, request_json, xml))
+                     (voucher_id, self._pack(conn, f"request:{doc.emisor_ruc}", request_json),
+                      self._pack(conn, f"xml:{doc.emisor_ruc}:{doc.tipo}", xml)))
+        conn.execute(_INSERT_FTS, (voucher_id, *_fts_values(doc.serie, doc.numero, doc.receptor.numero_documento,
+                                                            doc.receptor.nombre)))
         return voucher_id
 
     # ------------------------------------------------------------ finds
@@ -198,7 +301,7 @@ class VoucherStore:
         return row[0] if row else None
 
     def _voucher(self, where: str, params: tuple) -> dict | None:
-        return _complete(self.storage.query_one(f"{_VOUCHER} WHERE {where}", params))
+        return _complete(self.storage.query_one(f"{_VOUCHER} WHERE {where}", params), self._dictionary_of)
 
     def find(self, emisor_ruc: str, tipo: str, serie: str, numero: int) -> dict | None:
         """A voucher of the current environment by its serie-número."""
@@ -221,10 +324,10 @@ class VoucherStore:
                     f" WHERE environment IN ({marks}) AND emisor_ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
                     (*environments, *key)):
                 if row.pop("text_sha256") == digest:
-                    return row
-        return self.storage.query_one(  # rows stored before this scheme (the partial index covers only those)
+                    return _complete(row, self._dictionary_of)
+        return _complete(self.storage.query_one(  # rows stored before this scheme (the partial index covers only those)
             f"SELECT {columns} FROM vouchers v WHERE {hash_column} = ? AND canonical = 0 AND environment IN ({marks}) "
-            "ORDER BY id DESC LIMIT 1", (digest, *environments))
+            "ORDER BY id DESC LIMIT 1", (digest, *environments)), self._dictionary_of)
 
     def find_by_xml(self, xml: str) -> dict | None:
         row = self._by_text("id", "xml_sha256", xml)
@@ -251,7 +354,11 @@ class VoucherStore:
                 "UPDATE vouchers SET signed_sha256 = ?, digest_value = ?, signature_value = ?, certificado_id = ?,"
                 " status = 'firmado', updated_at = ?, signature = NULL, signature_offset = NULL WHERE id = ?",
                 (sha256_hex(xml_firmado), digest_value, signature_value, certificado_id, now_text(), voucher_id)).rowcount
-            conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?", (xml_firmado, voucher_id))
+            if changed:
+                emisor_ruc, tipo = conn.execute("SELECT emisor_ruc, tipo FROM vouchers WHERE id = ?",
+                                                (voucher_id,)).fetchone()
+                conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?",
+                             (self._pack(conn, f"xml:{emisor_ruc}:{tipo}", xml_firmado), voucher_id))
         if not changed:
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
         self.on_change(voucher_id, FIRMADO)
@@ -266,7 +373,8 @@ class VoucherStore:
                 "UPDATE vouchers SET signature = ?, signature_offset = ?, signed_sha256 = ?, digest_value = ?,"
                 " signature_value = ?, certificado_id = ?, status = 'firmado', updated_at = ?"
                 " WHERE id = ? AND signed_sha256 IS NULL",
-                (signature, offset, signed_sha256, digest_value, signature_value, certificado_id, now_text(),
+                (self._pack(conn, f"signature:{certificado_id}", signature), offset, signed_sha256, digest_value,
+                 signature_value, certificado_id, now_text(),
                  voucher_id)).rowcount
         if changed:
             self.on_change(voucher_id, FIRMADO)
@@ -282,22 +390,50 @@ class VoucherStore:
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
         self.on_change(voucher_id, status)
 
-    def list(self, search: str | None = None, status: str | None = None,
-                      limit: int = 200) -> list[dict]:
-        """The current environment's, newest first; `search` matches serie-número, customer number or name, or file
-        name."""
-        where, params = ["environment = ?"], [self.environment()]  # type: list[str], list[Any]
-        if status:
-            where.append("status = ?")
-            params.append(status)
+    def list(self, search: str | None = None, status: str | None = None, limit: int = 200, *,
+             before_id: int | None = None, offset: int = 0, desde: str | None = None, hasta: str | None = None,
+             tipo: str | None = None, cliente: str | None = None) -> list[dict]:
+        """A page of the current environment's vouchers, newest first, always from an index (never a scan of the table).
+
+        `search`: every word begins the serie-número («F001-12», «F001-00000123»), the customer's RUC/DNI or a word of
+        their name (accents and case ignored). Filters: `status`, `tipo` (catalogue 01 code), `cliente` (the customer's
+        RUC/DNI, exactly), `desde`/`hasta` (fecha de emisión, ISO dates, both included). Paging: `before_id` (the
+        last id of the previous page: keyset, the same cost for any page) or `offset`."""
+        where, params = ["v.environment = ?"], [self.environment()]  # type: list[str], list[Any]
+        match_terms = []
         if search and search.strip():
-            like = f"%{search.strip()}%"
-            where.append("(serie || '-' || numero LIKE ? OR receptor_numero_documento LIKE ? OR receptor_nombre LIKE ?"
-                         " OR nombre_archivo LIKE ?)")
-            params += [like, like, like, like]
-        sql = f"SELECT {LIST_COLUMNS} FROM vouchers WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC LIMIT ?"
-        params.append(max(1, int(limit)))
+            expression = _match_expression(search.strip())
+            if expression is None:
+                return []
+            match_terms.append(f"({expression})")
+        if cliente and cliente.strip():
+            match_terms.append('doc : "{}"'.format(cliente.strip().replace('"', '""')))
+        for column, value in (("status", status), ("tipo", tipo)):
+            if value:
+                where.append(f"v.{column} = ?")
+                params.append(value)
+        if desde:
+            where.append("v.fecha_emision >= ?")
+            params.append(desde)
+        if hasta:
+            where.append("v.fecha_emision <= ?")
+            params.append(hasta)
+        columns = ", ".join(f"v.{c.strip()}" for c in LIST_COLUMNS.split(","))
+        if match_terms:  # the index's matches, newest first, each joined to its row by id
+            sql = (f"SELECT {columns} FROM vouchers_fts f JOIN vouchers v ON v.id = f.rowid"
+                   " WHERE f.vouchers_fts MATCH ? AND ")
+            params.insert(0, " AND ".join(match_terms))
+            order = "f.rowid"
+        else:
+            index = ("vouchers_fecha" if desde or hasta
+                     else "vouchers_status" if status else "vouchers_environment")
+            sql = f"SELECT {columns} FROM vouchers v INDEXED BY {index} WHERE "
+            order = "v.id"
+        if before_id is not None:
+            where.append(f"{order} < ?")
+            params.append(int(before_id))
+        sql += " AND ".join(where) + f" ORDER BY {order} DESC LIMIT ? OFFSET ?"
+        params += [max(1, int(limit)), max(0, int(offset))]
         return self.storage.query(sql, tuple(params))
 
     def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:

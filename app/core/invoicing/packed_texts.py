@@ -1,0 +1,59 @@
+"""Stored texts compressed with stdlib zlib and a preset dictionary (issue 19, point 6): a voucher's XML, request and
+signature are kept for years, and each is nearly the previous voucher of its issuer again.
+
+A packed text is a BLOB: `MAGIC`, the 8-byte digest of its dictionary (0 bytes when none), then a raw deflate stream
+of its UTF-8. A dictionary is itself an earlier text (the first of its kind and scope: the issuer's XML, the
+certificate's signature), stored once in `voucher_dictionaries` and named by its digest, so a reference can never
+point at other bytes — not even after a rollback removed a dictionary and another took its place. Unpacking gives
+back the exact bytes that were packed (zlib is lossless; the test signs, reads back and verifies with xmlsec1). Texts
+stored before are TEXT values (a `str` from sqlite3) and are returned as they are: the value's type is the per-row
+flag. Pure: no storage here (the voucher store keeps the dictionaries)."""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Callable
+
+MAGIC = b"\x1fY1"  # never the start of a UTF-8 text Yupana stores (XML and JSON begin with «<» or «{»)
+DIGEST_BYTES = 8
+LEVEL = 6
+MAX_DICTIONARY = 32 * 1024  # deflate's window: bytes further back are never referenced
+
+
+def digest_of(dictionary: bytes) -> bytes:
+    return hashlib.sha256(dictionary).digest()[:DIGEST_BYTES]
+
+
+def pack(text: str, dictionary: bytes | None = None) -> bytes:
+    """`text` as a packed BLOB, compressed against `dictionary` (its last 32 KiB) when given."""
+    if dictionary:
+        dictionary = dictionary[-MAX_DICTIONARY:]
+        packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -15, zdict=dictionary)
+        head = MAGIC + digest_of(dictionary)
+    else:
+        packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
+        head = MAGIC + bytes(DIGEST_BYTES)
+    return head + packer.compress(text.encode("utf-8")) + packer.flush()
+
+
+def unpack(value: str | bytes | None, dictionary_of: Callable[[bytes], bytes]) -> str | None:
+    """The text of a stored value: a `str` stored before packing as it is, a packed BLOB uncompressed.
+    `dictionary_of(digest)` gives the dictionary's bytes (KeyError when unknown: the row cannot be read)."""
+    if value is None or isinstance(value, str):
+        return value
+    if not value.startswith(MAGIC):
+        raise ValueError("a stored text that is neither text nor packed")
+    digest = bytes(value[len(MAGIC):len(MAGIC) + DIGEST_BYTES])
+    body = value[len(MAGIC) + DIGEST_BYTES:]
+    if digest == bytes(DIGEST_BYTES):
+        unpacker = zlib.decompressobj(-15)
+    else:
+        dictionary = dictionary_of(digest)
+        if digest_of(dictionary) != digest:
+            raise ValueError("the dictionary's bytes are not the ones its name says")
+        unpacker = zlib.decompressobj(-15, zdict=dictionary)
+    data = unpacker.decompress(body) + unpacker.flush()
+    if not unpacker.eof:
+        raise ValueError("a packed text is cut short")
+    return data.decode("utf-8")

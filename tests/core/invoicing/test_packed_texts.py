@@ -1,0 +1,124 @@
+"""Stored texts compressed (issue 19, point 6): new vouchers keep their XML, request and signature as zlib BLOBs
+against a dictionary; read back, the signed XML is byte for byte what operation 2 returned and verifies with xmlsec1;
+texts stored before (TEXT) stay readable; a rolled-back dictionary never leaves a row unreadable."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from app.core.engine import Engine
+from app.core.invoicing import packed_texts
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.oracles import xmlsec_verify
+from tests.helpers.voucher_matrix import factura, item
+
+needs_xmlsec = pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1 is not installed")
+LINES = [item("Arroz extra 5 kg", "2", "18.50"), item("Aceite vegetal 1 L", "3", "9.90"), item("Azúcar rubia", "1", "4")]
+
+
+@pytest.fixture
+def certificado_id(engine, company) -> str:
+    return engine.create_test_certificate(company.ruc).certificado_id
+
+
+def stored_types(engine, voucher_id: int) -> dict[str, str | None]:
+    row = engine.storage.conn().execute(
+        "SELECT typeof(t.xml), typeof(t.request_json), typeof(t.xml_firmado), typeof(v.signature),"
+        " length(t.xml) FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id WHERE v.id = ?",
+        (voucher_id,)).fetchone()
+    return {"xml": row[0], "request_json": row[1], "xml_firmado": row[2], "signature": row[3], "xml_bytes": row[4]}
+
+
+def test_pack_round_trip_and_refusals():
+    text = "<Invoice>ñandú «€» " + "x" * 3000 + "</Invoice>"
+    dictionary = ("<Invoice>" + "x" * 2000).encode()
+    for packed in (packed_texts.pack(text), packed_texts.pack(text, dictionary)):
+        assert packed.startswith(packed_texts.MAGIC) and len(packed) < len(text) // 10
+        assert packed_texts.unpack(packed, {packed_texts.digest_of(dictionary): dictionary}.__getitem__) == text
+    assert packed_texts.unpack("stored before", {}.__getitem__) == "stored before"
+    with pytest.raises(KeyError):
+        packed_texts.unpack(packed_texts.pack(text, dictionary), {}.__getitem__)
+    with pytest.raises(ValueError):  # bytes that are not the dictionary the text names
+        packed_texts.unpack(packed_texts.pack(text, dictionary), lambda digest: b"other bytes")
+    with pytest.raises(ValueError):
+        packed_texts.unpack(packed_texts.pack(text)[:-5], {}.__getitem__)
+
+
+@needs_xmlsec
+def test_a_signed_voucher_read_back_from_compressed_storage_verifies(engine, company, certificado_id, tmp_path):
+    generated = engine.generar_xml(factura("F001", 1, LINES))
+    signed = engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})  # operation 2
+    voucher_id = engine.vouchers.find("20100066603", "01", "F001", 1)["id"]
+    types = stored_types(engine, voucher_id)
+    assert types["xml"] == types["request_json"] == types["signature"] == "blob"
+    assert types["xml_bytes"] < len(generated.xml.encode()) // 3
+    home = engine.home
+    engine.close()  # read back by another engine: nothing from the first one's memory
+    again = Engine(home)
+    try:
+        row = again.voucher(voucher_id)
+        assert row["xml"] == generated.xml
+        assert row["xml_firmado"].encode("utf-8") == signed.xml_firmado.encode("utf-8")
+        path = tmp_path / "read-back.xml"
+        path.write_bytes(row["xml_firmado"].encode("utf-8"))
+        certificate = again.certificates.signing_material(certificado_id)[1]
+        assert xmlsec_verify(path, certificate).returncode == 0
+        assert again.vouchers.find_by_signed_xml(signed.xml_firmado)["id"] == voucher_id
+    finally:
+        again.close()
+
+
+@needs_xmlsec
+def test_batch_vouchers_are_stored_packed_and_read_back_exact(engine, company, certificado_id, tmp_path):
+    answers = list(engine.emitir_lote([factura("F002", n, LINES) for n in range(1, 4)], certificado_id))
+    certificate = engine.certificates.signing_material(certificado_id)[1]
+    for answer in answers:
+        data = answer["data"]
+        row = engine.vouchers.find("20100066603", "01", "F002", answers.index(answer) + 1)
+        assert stored_types(engine, row["id"])["signature"] == "blob"
+        assert row["xml_firmado"] == data["xml_firmado"]
+        path = tmp_path / data["nombre_archivo"]
+        path.write_bytes(row["xml_firmado"].encode("utf-8"))
+        assert xmlsec_verify(path, certificate).returncode == 0
+    scopes = [r[0] for r in engine.storage.conn().execute("SELECT scope FROM voucher_dictionaries ORDER BY id")]
+    assert sorted(scopes) == sorted([f"request:{ISSUER_RUC}", f"xml:{ISSUER_RUC}:01", f"signature:{certificado_id}"])
+
+
+def test_the_parsing_path_packs_the_whole_signed_text(engine, company):
+    generated = engine.generar_xml(factura("F003", 1, LINES))
+    voucher_id = engine.vouchers.find(ISSUER_RUC, "01", "F003", 1)["id"]
+    signed = generated.xml.replace("<ext:ExtensionContent></ext:ExtensionContent>",
+                                   "<ext:ExtensionContent>firma ñ</ext:ExtensionContent>")
+    engine.vouchers.record_signature(voucher_id, signed, "ZGlnZXN0", "c2ln", "cert-1")
+    assert stored_types(engine, voucher_id)["xml_firmado"] == "blob"
+    assert engine.voucher(voucher_id)["xml_firmado"] == signed
+
+
+def test_texts_stored_before_packing_stay_readable(engine, company):
+    generated = engine.generar_xml(factura("F004", 1, LINES))
+    voucher_id = engine.vouchers.find(ISSUER_RUC, "01", "F004", 1)["id"]
+    request_json = engine.voucher(voucher_id)["request_json"]
+    with engine.storage.write() as conn:  # as m002..m005 left it: TEXT values
+        conn.execute("UPDATE voucher_texts SET xml = ?, request_json = ? WHERE voucher_id = ?",
+                     (generated.xml, request_json, voucher_id))
+    assert stored_types(engine, voucher_id)["xml"] == "text"
+    row = engine.voucher(voucher_id)
+    assert (row["xml"], row["request_json"]) == (generated.xml, request_json)
+
+
+def test_a_rolled_back_dictionary_is_written_again_with_the_next_text(engine, company):
+    scope = f"xml:{ISSUER_RUC}:01"
+    with pytest.raises(RuntimeError), engine.storage.write() as conn:
+        engine.vouchers._pack(conn, scope, "<Invoice>" + "a dictionary that is rolled back " * 50)
+        raise RuntimeError("the block fails")
+    assert engine.storage.conn().execute("SELECT count(*) FROM voucher_dictionaries").fetchone()[0] == 0
+    generated = engine.generar_xml(factura("F005", 1, LINES))  # packed against the dictionary in memory
+    home = engine.home
+    engine.close()
+    again = Engine(home)
+    try:
+        assert again.vouchers.find(ISSUER_RUC, "01", "F005", 1)["xml"] == generated.xml
+    finally:
+        again.close()
