@@ -113,6 +113,10 @@ MATRIX: list[tuple[str, dict]] = [
     ("nc-usd", nota("07", "F001", 4, ("01", "F001", 7), "07", [item("Licencia de software anual", "1", "250.00")],
                     moneda="USD")),
     ("nd-intereses", nota("08", "F001", 1, ("01", "F001", 9), "01", [item("Intereses por mora", "1", "15.25")])),
+    ("factura-direccion-cliente", factura("F003", 1, [item("Asesoría legal", "1", "500")], receptor={
+        "ruc": CUSTOMER_RUC, "razon_social": CUSTOMER_NAME, "direccion": "AV. JAVIER PRADO ESTE 4200, SURCO"})),
+    ("boleta-direccion-cliente", boleta("B003", 1, [item("Lavadora", "1", "1271.19")],
+                                        {**DNI_CUSTOMER, "direccion": "JR. HUALLAGA 320 - CERCADO DE LIMA"})),
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]

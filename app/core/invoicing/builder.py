@@ -57,6 +57,17 @@ def _issuer(company_of: CompanyOf, problems: pv.Problems, ruc: str) -> Company |
 
 
 def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
+    """The customer as catalogue 06 type, number, name and address, checked against the voucher type."""
+    party = _customer_identity(name_of, request, problems, exportacion)
+    direccion = request.receptor.direccion
+    if direccion:
+        pv.check_address(problems, "receptor.direccion", direccion)
+        party.direccion = direccion
+    return party
+
+
+def _customer_identity(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems,
+                       exportacion: bool) -> ubl.Party:
     """The customer as catalogue 06 type, number and name, checked against the voucher type."""
     receptor = request.receptor
     pv.check_characters(problems, "receptor.razon_social", receptor.razon_social)

@@ -109,6 +109,7 @@ class Party:
     tipo_documento: str  # catalogue 06
     numero_documento: str
     nombre: str
+    direccion: str | None = None  # cac:RegistrationAddress/cac:AddressLine/cbc:Line, when given
 
 
 @dataclass
@@ -200,11 +201,13 @@ def _parties(doc: Document) -> str:
         "<cac:Country><cbc:IdentificationCode>PE</cbc:IdentificationCode></cac:Country>"
         "</cac:RegistrationAddress></cac:PartyLegalEntity></cac:Party></cac:AccountingSupplierParty>"
     )
+    address = (f"<cac:RegistrationAddress><cac:AddressLine><cbc:Line>{esc(doc.receptor.direccion)}</cbc:Line>"
+               "</cac:AddressLine></cac:RegistrationAddress>" if doc.receptor.direccion else "")
     customer = (
         "<cac:AccountingCustomerParty><cac:Party><cac:PartyIdentification>"
         f'<cbc:ID schemeID="{esc_attr(doc.receptor.tipo_documento)}">{esc(doc.receptor.numero_documento)}</cbc:ID>'
         "</cac:PartyIdentification><cac:PartyLegalEntity>"
-        f"<cbc:RegistrationName>{esc(doc.receptor.nombre)}</cbc:RegistrationName>"
+        f"<cbc:RegistrationName>{esc(doc.receptor.nombre)}</cbc:RegistrationName>{address}"
         "</cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>"
     )
     return supplier + customer
