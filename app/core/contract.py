@@ -9,13 +9,14 @@ Money is `Decimal`, never float: JSON bodies are parsed with `parse_float=Decima
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
 from datetime import date, time
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid_many
@@ -54,7 +55,36 @@ def _sane_decimal(value: Decimal) -> Decimal:
     return value
 
 
-Amount = Annotated[Decimal, AfterValidator(_sane_decimal)]
+# A JSON number computed in binary floating point carries noise in its last digits: JavaScript's 1.5 + 9 * 3.37 is
+# 31.830000000000002. A number whose distance to its value at the field's decimals is within a few units in the last
+# place of a double (2**-50 of its size, about 8.9e-16) is that value with noise; it is rounded half-up to the
+# field's decimals. Anything farther (1.234 for a 2-decimal amount) is a real value, checked as sent; strings are
+# taken as typed (docs/contract.md).
+FLOAT_NOISE = Decimal(2) ** -50
+
+
+def denoised(value: Any, places: int) -> Any:
+    """`value` rounded half-up to `places` decimals when it is that value plus binary floating-point noise (a
+    Python float, from a caller in the same process, is read as its shortest repr first)."""
+    if isinstance(value, float) and math.isfinite(value):
+        value = Decimal(repr(value))
+    if not isinstance(value, Decimal) or not value.is_finite():
+        return value
+    exponent = value.as_tuple().exponent
+    if not isinstance(exponent, int) or -exponent <= places:
+        return value
+    rounded = value.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+    return rounded if abs(value - rounded) <= abs(value) * FLOAT_NOISE else value
+
+
+def _noise_to(places: int) -> BeforeValidator:
+    return BeforeValidator(lambda value: denoised(value, places))
+
+
+UNIT_PLACES = 10  # quantities and unit values: UBL keeps up to 10 decimals
+MONEY_PLACES = 2  # amounts SUNAT fixes to cents
+Quantity = Annotated[Decimal, _noise_to(UNIT_PLACES), AfterValidator(_sane_decimal)]
+Money = Annotated[Decimal, _noise_to(MONEY_PLACES), AfterValidator(_sane_decimal)]
 
 
 # ---------------------------------------------------------------- 1. POST /api/v1/facturacion/xml
@@ -74,16 +104,16 @@ class Receptor(ContractModel):
 
 class Item(ContractModel):
     descripcion: str
-    cantidad: Amount
-    precio_unitario: Amount  # unit value without IGV
-    igv: Amount | None = None  # the line's IGV; computed when missing
+    cantidad: Quantity
+    precio_unitario: Quantity  # unit value without IGV
+    igv: Money | None = None  # the line's IGV; computed when missing
     codigo: str | None = extra()
     unidad: str | None = extra()  # catalogue 03 (UN/ECE rec 20); NIU by default
     tipo_afectacion_igv: str | None = extra()  # catalogue 07; "10" (gravado) by default
 
 
 class Cuota(ContractModel):
-    monto: Amount
+    monto: Money
     fecha_vencimiento: date
 
 

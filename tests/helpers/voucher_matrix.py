@@ -117,6 +117,9 @@ MATRIX: list[tuple[str, dict]] = [
         "ruc": CUSTOMER_RUC, "razon_social": CUSTOMER_NAME, "direccion": "AV. JAVIER PRADO ESTE 4200, SURCO"})),
     ("boleta-direccion-cliente", boleta("B003", 1, [item("Lavadora", "1", "1271.19")],
                                         {**DNI_CUSTOMER, "direccion": "JR. HUALLAGA 320 - CERCADO DE LIMA"})),
+    # JSON numbers computed in binary floating point (issue 17, point 9): 1.5 + 9 * 3.37 and 0.1 + 0.2.
+    ("boleta-numeros-con-ruido", boleta("B003", 2, [{"descripcion": "Gasolina 90", "cantidad": 1.5 + 9 * 3.37,
+                                                     "precio_unitario": 0.1 + 0.2, "unidad": "GLL"}])),
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]

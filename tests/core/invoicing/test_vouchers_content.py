@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 
 import pytest
 from lxml import etree
@@ -77,3 +78,59 @@ def test_bad_customer_address_is_refused(engine, company, direccion, reason):
     problems = _refused(engine, boleta("B001", 103, [item("Polo", "1", "30")], {**DNI_CUSTOMER, "direccion": direccion}))
     message, code = problems["receptor.direccion"]
     assert reason in message and "receptor.direccion" in message and code == "4236"
+
+
+# ---------------------------------------------------------------- point 9: numbers with binary floating-point noise
+
+NOISY = ('{"tipo": "01", "serie": "F001", "numero": 110, "emisor": {"ruc": "20100066603"}, '
+         '"receptor": {"ruc": "%s", "razon_social": "%s"}, '
+         '"items": [{"descripcion": "Gasolina", "cantidad": 31.830000000000002, "precio_unitario": 0.30000000000000004, '
+         '"igv": 1.7199999999999999}], '
+         '"forma_pago": {"tipo": "Credito", "cuotas": [{"monto": 11.270000000000001, "fecha_vencimiento": "%s"}]}}')
+
+
+def _noisy(due: str) -> dict:
+    from app.core.contract import parse_json
+
+    return parse_json(NOISY % (CUSTOMER_RUC, CUSTOMER_NAME, due))
+
+
+@needs_xmlsec
+def test_float_noise_is_rounded_to_the_fields_decimals(issue):
+    from tests.helpers.voucher_matrix import _due
+
+    root = issue(_noisy(_due(30)))
+    line = root.find("cac:InvoiceLine", NS)
+    assert line.findtext("cbc:InvoicedQuantity", namespaces=NS) == "31.83"  # 10 decimals allowed: 31.8300000000
+    assert line.findtext("cac:Price/cbc:PriceAmount", namespaces=NS) == "0.3"
+    assert line.findtext("cbc:LineExtensionAmount", namespaces=NS) == "9.55"  # 31.83 × 0.3 = 9.549
+    assert line.findtext("cac:TaxTotal/cbc:TaxAmount", namespaces=NS) == "1.72"  # the noisy 1.719999… → 1.72
+    assert root.xpath("cac:PaymentTerms[cbc:PaymentMeansID='Cuota001']/cbc:Amount/text()", namespaces=NS) == ["11.27"]
+
+
+@pytest.mark.parametrize(("raw", "places", "expected"), [
+    ("31.830000000000002", 2, "31.83"), ("0.30000000000000004", 10, "0.3000000000"), ("1.7199999999999999", 2, "1.72"),
+    ("1234567.8900000001", 2, "1234567.89"), ("12.345", 2, "12.345"), ("0.001", 2, "0.001"), ("1.005", 2, "1.005"),
+    ("100", 2, "100"), ("1.5", 10, "1.5"), ("1E-20", 2, "1E-20"),
+])
+def test_denoised(raw, places, expected):
+    from app.core.contract import denoised
+
+    assert str(denoised(Decimal(raw), places)) == expected
+
+
+def test_a_python_float_is_read_as_its_repr():
+    from app.core.contract import denoised
+
+    assert denoised(1.5 + 9 * 3.37, 2) == Decimal("31.83") and denoised(0.1, 2) == Decimal("0.1")
+
+
+def test_real_extra_decimals_and_strings_are_still_refused(engine, company):
+    from tests.helpers.voucher_matrix import _due
+
+    request = _noisy(_due(30))
+    request["forma_pago"]["cuotas"][0]["monto"] = Decimal("11.275")  # a real third decimal, not noise
+    request["items"][0]["cantidad"] = "31.830000000000002"  # a string is taken as typed
+    problems = _refused(engine, request)
+    assert problems["forma_pago.cuotas[0].monto"][1] == "3253"
+    assert "items[0].cantidad" in problems
