@@ -110,6 +110,7 @@ class Item(ContractModel):
     codigo: str | None = extra()
     unidad: str | None = extra()  # catalogue 03 (UN/ECE rec 20); NIU by default
     tipo_afectacion_igv: str | None = extra()  # catalogue 07; "10" (gravado) by default
+    icbper: bool | None = extra()  # a line of plastic bags: ICBPER per bag (one bag per unit)
 
 
 class Cuota(ContractModel):

@@ -120,6 +120,14 @@ MATRIX: list[tuple[str, dict]] = [
     # JSON numbers computed in binary floating point (issue 17, point 9): 1.5 + 9 * 3.37 and 0.1 + 0.2.
     ("boleta-numeros-con-ruido", boleta("B003", 2, [{"descripcion": "Gasolina 90", "cantidad": 1.5 + 9 * 3.37,
                                                      "precio_unitario": 0.1 + 0.2, "unidad": "GLL"}])),
+    # ICBPER, the plastic bag tax (issue 17, point 2): the rate of the emission year, on any IGV affectation.
+    ("boleta-restaurante-bolsas", boleta("B004", 1, [item("Menú ejecutivo", "2", "12.71"),
+                                                    item("Bolsa plástica", "2", "0.10", icbper=True)])),
+    ("factura-bolsas-2021", factura("F004", 1, [item("Abarrotes surtidos", "1", "84.75"),
+                                                item("Bolsa plástica mediana", "5", "0.08", icbper=True)],
+                                    fecha_emision="2021-11-15")),
+    ("boleta-bolsas-exoneradas", boleta("B004", 2, [item("Bolsa biodegradable", "4", "0.20", "20", icbper=True)],
+                                        DNI_CUSTOMER)),
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]

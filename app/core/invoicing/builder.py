@@ -23,7 +23,7 @@ from app.core.contract import (
 from app.core.errors import YupanaError, invalid, invalid_many
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
-from app.core.invoicing.amounts import CENT, IGV_RATE, ZERO, amount_in_words, money
+from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, amount_in_words, icbper_rate, money
 from app.core.platform import clock
 
 if TYPE_CHECKING:  # the builder takes a profile; it never opens the store of them
@@ -124,16 +124,19 @@ _LINE_CACHE_SIZE = 4096
 _line_cache: dict[tuple, ubl.Line] = {}
 
 
-def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
+def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date) -> list[ubl.Line]:
     # Ten of these per ten-line voucher: checks take their fast path when all is fine, no helper calls.
     lines = []
+    bag_rate: Decimal | None = None  # the tax per bag, looked up once, only when a line has bags
     for index, item in enumerate(request.items):
+        if item.icbper and bag_rate is None:
+            bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
         key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
-               item.tipo_afectacion_igv)
+               item.tipo_afectacion_igv, item.icbper and bag_rate)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
-            line = _new_line(problems, index, item)
+            line = _new_line(problems, index, item, bag_rate if item.icbper else None)
             if line is None:
                 continue
             if len(problems.details) == before:  # only a line without problems is kept
@@ -144,8 +147,9 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
     return lines
 
 
-def _new_line(problems: pv.Problems, index: int, item: Item) -> ubl.Line | None:
-    """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`."""
+def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | None) -> ubl.Line | None:
+    """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`. `bag_rate`:
+    the tax per bag of a line of plastic bags (ZERO before ICBPER existed), None for any other line."""
     afectacion = item.tipo_afectacion_igv or "10"
     unidad = item.unidad or "NIU"
     cantidad, valor_unitario = item.cantidad, item.precio_unitario
@@ -164,8 +168,33 @@ def _new_line(problems: pv.Problems, index: int, item: Item) -> ubl.Line | None:
                 return None
         igv = money(item.igv)
     precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES) if taxed else valor_unitario
-    return ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
+    line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
                     valor_venta, igv, scheme)
+    if bag_rate is not None:
+        _bags(problems, index, line, bag_rate)
+    return line
+
+
+def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> None:
+    """A line of plastic bags: one bag per unit, so a whole quantity of up to 5 digits (SUNAT's 2892 and 3236);
+    ICBPER is levied beside the line's IGV affectation (SUNAT's sheets accept it on gravado, exonerado and
+    inafecto lines; an export is refused: the tax is on bags handed over in Peru)."""
+    field_name = f"items[{index}].icbper"
+    if not rate:
+        problems.add(field_name, f"El campo «{field_name}» no se admite: el ICBPER rige desde el 1 de agosto de "
+                     "2019 y la fecha de emisión es anterior.")
+        return
+    if line.afectacion == "40":
+        problems.add(field_name, f"El campo «{field_name}» no se admite en una línea de exportación (afectación 40): "
+                     "el ICBPER grava las bolsas entregadas en el país.")
+        return
+    if line.cantidad != line.cantidad.to_integral_value() or not 1 <= line.cantidad <= MAX_BAGS:
+        problems.add(f"items[{index}].cantidad", f"En una línea de bolsas («{field_name}») el campo «items[{index}]."
+                     f"cantidad» ({line.cantidad}) es el número de bolsas: un entero de 1 a {MAX_BAGS}.", "3236")
+        return
+    line.bolsas = int(line.cantidad)
+    line.icbper_rate = rate
+    line.icbper = money(line.bolsas * rate)
 
 
 def _subtotals(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Decimal]]:
@@ -268,17 +297,22 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         problems.add("moneda", f"El campo «moneda» ({moneda}) debe ser PEN o USD.", "3088")
     if not request.items:
         problems.add("items", "El campo «items» debe tener al menos una línea.", "2023")
-    lines = _lines(request, problems)
+    fecha, hora = _when(request)
+    lines = _lines(request, problems, fecha)
     exportacion = bool(lines) and all(line.afectacion == "40" for line in lines)
     if not exportacion and any(line.afectacion == "40" for line in lines):
         index = next(i for i, line in enumerate(lines) if line.afectacion == "40")
         problems.add(f"items[{index}].tipo_afectacion_igv", "Una exportación (afectación 40) no se mezcla con "
                      "ventas internas en un mismo comprobante.", "2642")
+    if moneda != "PEN" and any(line.bolsas for line in lines):
+        index = next(i for i, item in enumerate(request.items) if item.icbper)
+        problems.add(f"items[{index}].icbper", f"El campo «items[{index}].icbper» (bolsas de plástico) solo se admite "
+                     "en comprobantes en soles (PEN): el ICBPER es un monto fijo en soles por bolsa.")
     receptor = _customer(name_of, request, problems, exportacion)
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
-    total = valor_venta + igv
-    fecha, hora = _when(request)
+    icbper = sum((line.icbper for line in lines), ZERO)
+    total = valor_venta + igv + icbper
     forma_pago, cuotas = _payment(request, problems, total, fecha)
     if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"
             and total > pv.BOLETA_ID_THRESHOLD):
@@ -298,7 +332,7 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         emisor_provincia=place.provincia.upper() if place else "-",
         emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
         receptor=receptor, lines=lines, subtotals=_subtotals(lines), valor_venta=valor_venta, igv=igv, total=total,
-        leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
+        icbper=icbper, leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
         motivo=motivo)
 
 

@@ -55,6 +55,7 @@ IGV = TaxScheme("1000", "IGV", "VAT")
 EXO = TaxScheme("9997", "EXO", "VAT")
 INA = TaxScheme("9998", "INA", "FRE")
 EXP = TaxScheme("9995", "EXP", "FRE")
+ICBPER = TaxScheme("7152", "ICBPER", "OTH")  # the plastic bag tax, per bag, beside the line's IGV scheme
 SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP}
 SCHEME_ORDER = (IGV, EXO, INA, EXP)
 
@@ -95,6 +96,9 @@ class Line:
     valor_venta: Decimal  # cantidad × valor_unitario, rounded
     igv: Decimal
     scheme: TaxScheme = None  # type: ignore[assignment]  # from the affectation when not given
+    bolsas: int = 0  # plastic bags on the line (ICBPER), 0 for any other line
+    icbper_rate: Decimal | None = None  # the tax per bag
+    icbper: Decimal = Decimal("0.00")  # bolsas × icbper_rate
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
     # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
@@ -137,8 +141,9 @@ class Document:
     subtotals: list[tuple[TaxScheme, Decimal, Decimal]]  # (scheme, taxable, tax)
     valor_venta: Decimal
     igv: Decimal
-    total: Decimal
+    total: Decimal  # valor_venta + igv + icbper
     leyenda: str
+    icbper: Decimal = Decimal("0.00")  # the plastic bag tax of all lines (scheme 7152)
     forma_pago: str | None = None  # "Contado" or "Credito" (invoices)
     cuotas: list[tuple[Decimal, date]] = field(default_factory=list)
     referencia: tuple[str, str] | None = None  # (catalogue 01 type, "SERIE-NUMERO") for notes
@@ -230,10 +235,13 @@ def _payment_terms(doc: Document) -> str:
 
 def _tax_total(doc: Document) -> str:
     cur = doc.moneda
-    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv, cur)]
+    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv + doc.icbper, cur)]
     for scheme, taxable, tax in doc.subtotals:
         parts.append(f"<cac:TaxSubtotal>{_amount('TaxableAmount', taxable, cur)}{_amount('TaxAmount', tax, cur)}"
                      f"<cac:TaxCategory>{scheme.xml}</cac:TaxCategory></cac:TaxSubtotal>")
+    if doc.icbper:  # a per-unit tax: no taxable amount (SUNAT's sheets skip 3003 for 7152)
+        parts.append(f"<cac:TaxSubtotal>{_amount('TaxAmount', doc.icbper, cur)}"
+                     f"<cac:TaxCategory>{ICBPER.xml}</cac:TaxCategory></cac:TaxSubtotal>")
     parts.append("</cac:TaxTotal>")
     return "".join(parts)
 
@@ -269,6 +277,8 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = TAX_CATEGORIES.get(line.afectacion) or _tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
+    if line.bolsas:
+        return _bag_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
@@ -278,6 +288,30 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
         f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount><cac:TaxSubtotal>'
         f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
         f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal></cac:TaxTotal>'
+        f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
+        f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{plain(line.valor_unitario)}</cbc:PriceAmount></cac:Price>'
+        f"</cac:{element}>"
+    )
+
+
+def _bag_line_body(line: Line, cur: str, element: str, quantity_tag: str, value: str, tax: str, category: str,
+                   code: str) -> str:
+    """A line of plastic bags: the IGV subtotal, then ICBPER's (scheme 7152) with the number of bags
+    (cbc:BaseUnitMeasure, NIU, equal to the quantity: 3236, 4320) and the tax per bag (cbc:PerUnitAmount);
+    the line's TaxAmount is both taxes."""
+    return (
+        f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
+        f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
+        f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
+        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>01</cbc:PriceTypeCode>"
+        "</cac:AlternativeConditionPrice></cac:PricingReference>"
+        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line.igv + line.icbper}</cbc:TaxAmount><cac:TaxSubtotal>'
+        f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
+        f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>'
+        f'<cac:TaxSubtotal><cbc:TaxAmount currencyID="{cur}">{line.icbper}</cbc:TaxAmount>'
+        f'<cbc:BaseUnitMeasure unitCode="NIU">{line.bolsas}</cbc:BaseUnitMeasure><cac:TaxCategory>'
+        f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}</cac:TaxCategory>'
+        "</cac:TaxSubtotal></cac:TaxTotal>"
         f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
         f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{plain(line.valor_unitario)}</cbc:PriceAmount></cac:Price>'
         f"</cac:{element}>"

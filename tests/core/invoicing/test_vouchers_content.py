@@ -13,6 +13,7 @@ import pytest
 from lxml import etree
 
 from app.core.errors import YupanaError
+from app.core.invoicing.amounts import amount_in_words
 from tests.helpers.base import SUNAT_CHECK
 from tests.helpers.voucher_matrix import CUSTOMER_NAME, CUSTOMER_RUC, DNI_CUSTOMER, boleta, factura, item, nota
 
@@ -134,3 +135,88 @@ def test_real_extra_decimals_and_strings_are_still_refused(engine, company):
     problems = _refused(engine, request)
     assert problems["forma_pago.cuotas[0].monto"][1] == "3253"
     assert "items[0].cantidad" in problems
+
+
+# ---------------------------------------------------------------- point 2: ICBPER, the plastic bag tax
+
+def _bag_subtotal(node) -> list:
+    return node.xpath("cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='7152']", namespaces=NS)
+
+
+def _text(node, path: str) -> str:
+    return node.findtext(path, namespaces=NS)
+
+
+@needs_xmlsec
+@pytest.mark.parametrize(("fecha", "rate"), [("2019-08-01", "0.10"), ("2020-12-31", "0.20"), ("2021-06-15", "0.30"),
+                                             ("2022-01-01", "0.40"), ("2023-01-01", "0.50"), (None, "0.50")])
+def test_restaurant_boleta_with_bags(issue, fecha, rate):
+    extra = {"fecha_emision": fecha} if fecha else {}
+    root = issue(boleta("B005", 1, [item("Menú ejecutivo", "2", "12.71"),
+                                    item("Bolsa plástica", "3", "0.10", icbper=True)], **extra))
+    bags = root.findall("cac:InvoiceLine", NS)[1]
+    (line_subtotal,) = _bag_subtotal(bags)
+    tax = Decimal(rate) * 3
+    assert _text(line_subtotal, "cbc:TaxAmount") == f"{tax:.2f}"
+    assert line_subtotal.find("cbc:TaxableAmount", NS) is None
+    assert _text(line_subtotal, "cbc:BaseUnitMeasure") == "3"
+    assert line_subtotal.find("cbc:BaseUnitMeasure", NS).get("unitCode") == "NIU"
+    assert _text(line_subtotal, "cac:TaxCategory/cbc:PerUnitAmount") == rate
+    assert _text(line_subtotal, "cac:TaxCategory/cac:TaxScheme/cbc:Name") == "ICBPER"
+    assert _text(line_subtotal, "cac:TaxCategory/cac:TaxScheme/cbc:TaxTypeCode") == "OTH"
+    assert Decimal(_text(bags, "cac:TaxTotal/cbc:TaxAmount")) == Decimal("0.05") + tax  # IGV of 0.30 and the bags
+    (total_subtotal,) = _bag_subtotal(root)
+    assert Decimal(_text(total_subtotal, "cbc:TaxAmount")) == tax
+    igv = Decimal("4.58") + Decimal("0.05")
+    assert Decimal(_text(root, "cac:TaxTotal/cbc:TaxAmount")) == igv + tax
+    payable = Decimal("25.42") + Decimal("0.30") + igv + tax
+    assert Decimal(_text(root, "cac:LegalMonetaryTotal/cbc:PayableAmount")) == payable
+    assert Decimal(_text(root, "cac:LegalMonetaryTotal/cbc:TaxInclusiveAmount")) == payable
+    assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(payable)
+
+
+@needs_xmlsec
+@pytest.mark.parametrize("afectacion", ["20", "30"])
+def test_bags_beside_an_igv_free_line(issue, afectacion):
+    """SUNAT's sheets have no rule against ICBPER on an exonerado or inafecto line: it is levied beside the IGV."""
+    root = issue(factura("F005", int(afectacion), [item("Bolsa biodegradable", "10", "0.15", afectacion,
+                                                        icbper=True)], fecha_emision="2024-03-01"))
+    line = root.find("cac:InvoiceLine", NS)
+    assert _text(line, "cac:TaxTotal/cbc:TaxAmount") == "5.00"
+    assert [s.findtext("cac:TaxCategory/cac:TaxScheme/cbc:ID", namespaces=NS)
+            for s in line.findall("cac:TaxTotal/cac:TaxSubtotal", NS)] == [
+        {"20": "9997", "30": "9998"}[afectacion], "7152"]
+    assert _text(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == "6.50"
+
+
+@pytest.mark.parametrize(("change", "field", "code"), [
+    ({"cantidad": Decimal("2.5")}, "items[0].cantidad", "3236"),
+    ({"cantidad": Decimal("100000")}, "items[0].cantidad", "3236"),
+    ({"tipo_afectacion_igv": "40"}, "items[0].icbper", None),
+    ({"cantidad": Decimal("2.5"), "precio_unitario": Decimal("-1")}, "items[0].precio_unitario", "2369"),
+])
+def test_bad_bag_lines_are_refused(engine, company, change, field, code):
+    request = factura("F005", 9, [{**item("Bolsa", "2", "0.10", icbper=True), **change}])
+    message, sunat_code = _refused(engine, request)[field]
+    assert field in message and sunat_code == code
+
+
+def test_bags_before_the_tax_and_in_dollars_are_refused(engine, company):
+    early = boleta("B005", 9, [item("Bolsa", "2", "0.10", icbper=True)], fecha_emision="2019-07-31")
+    assert "2019" in _refused(engine, early)["items[0].icbper"][0]
+    dollars = boleta("B005", 9, [item("Polo", "1", "10"), item("Bolsa", "2", "0.10", icbper=True)], moneda="USD")
+    assert "PEN" in _refused(engine, dollars)["items[1].icbper"][0]
+
+
+def test_a_plain_line_and_a_bag_line_of_equal_fields_are_not_confused(engine, company):
+    """The line cache keys on the bag mark and the rate: the same item with and without bags are two lines."""
+    plain = engine.generar_xml(boleta("B006", 1, [item("Bolsa", "2", "0.10")])).xml
+    bags = engine.generar_xml(boleta("B006", 2, [item("Bolsa", "2", "0.10", icbper=True)],
+                                     fecha_emision="2022-05-05")).xml
+    again = engine.generar_xml(boleta("B006", 3, [item("Bolsa", "2", "0.10", icbper=True)],
+                                      fecha_emision="2021-05-05")).xml
+    assert "7152" not in plain
+    assert _bag_subtotal(etree.fromstring(bags.encode()).find("cac:InvoiceLine", NS))[0].findtext(
+        "cbc:TaxAmount", namespaces=NS) == "0.80"
+    assert _bag_subtotal(etree.fromstring(again.encode()).find("cac:InvoiceLine", NS))[0].findtext(
+        "cbc:TaxAmount", namespaces=NS) == "0.60"
