@@ -124,19 +124,24 @@ _LINE_CACHE_SIZE = 4096
 _line_cache: dict[tuple, ubl.Line] = {}
 
 
-def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date) -> list[ubl.Line]:
+def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date
+           ) -> tuple[list[ubl.Line], Decimal | None]:
+    """The lines, and the tax per bag when a line has bags (None otherwise: a plain voucher does no bag work)."""
     # Ten of these per ten-line voucher: checks take their fast path when all is fine, no helper calls.
     lines = []
     bag_rate: Decimal | None = None  # the tax per bag, looked up once, only when a line has bags
     for index, item in enumerate(request.items):
-        if item.icbper and bag_rate is None:
-            bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
+        rate = None
+        if item.icbper:
+            if bag_rate is None:
+                bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
+            rate = bag_rate  # lines of bags of different rates are different lines
         key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
-               item.tipo_afectacion_igv, item.icbper and bag_rate)
+               item.tipo_afectacion_igv, rate)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
-            line = _new_line(problems, index, item, bag_rate if item.icbper else None)
+            line = _new_line(problems, index, item, rate)
             if line is None:
                 continue
             if len(problems.details) == before:  # only a line without problems is kept
@@ -144,7 +149,7 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date) -> li
                     _line_cache.clear()
                 _line_cache[key] = line
         lines.append(line)
-    return lines
+    return lines, bag_rate
 
 
 def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | None) -> ubl.Line | None:
@@ -298,20 +303,20 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     if not request.items:
         problems.add("items", "El campo «items» debe tener al menos una línea.", "2023")
     fecha, hora = _when(request)
-    lines = _lines(request, problems, fecha)
+    lines, bag_rate = _lines(request, problems, fecha)
     exportacion = bool(lines) and all(line.afectacion == "40" for line in lines)
     if not exportacion and any(line.afectacion == "40" for line in lines):
         index = next(i for i, line in enumerate(lines) if line.afectacion == "40")
         problems.add(f"items[{index}].tipo_afectacion_igv", "Una exportación (afectación 40) no se mezcla con "
                      "ventas internas en un mismo comprobante.", "2642")
-    if moneda != "PEN" and any(line.bolsas for line in lines):
+    if moneda != "PEN" and bag_rate is not None:
         index = next(i for i, item in enumerate(request.items) if item.icbper)
         problems.add(f"items[{index}].icbper", f"El campo «items[{index}].icbper» (bolsas de plástico) solo se admite "
                      "en comprobantes en soles (PEN): el ICBPER es un monto fijo en soles por bolsa.")
     receptor = _customer(name_of, request, problems, exportacion)
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
-    icbper = sum((line.icbper for line in lines), ZERO)
+    icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
     total = valor_venta + igv + icbper
     forma_pago, cuotas = _payment(request, problems, total, fecha)
     if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"

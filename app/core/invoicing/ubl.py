@@ -235,7 +235,7 @@ def _payment_terms(doc: Document) -> str:
 
 def _tax_total(doc: Document) -> str:
     cur = doc.moneda
-    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv + doc.icbper, cur)]
+    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv + doc.icbper if doc.icbper else doc.igv, cur)]
     for scheme, taxable, tax in doc.subtotals:
         parts.append(f"<cac:TaxSubtotal>{_amount('TaxableAmount', taxable, cur)}{_amount('TaxAmount', tax, cur)}"
                      f"<cac:TaxCategory>{scheme.xml}</cac:TaxCategory></cac:TaxSubtotal>")
