@@ -111,6 +111,7 @@ class Item(ContractModel):
     unidad: str | None = extra()  # catalogue 03 (UN/ECE rec 20); NIU by default
     tipo_afectacion_igv: str | None = extra()  # catalogue 07; "10" (gravado) by default
     icbper: bool | None = extra()  # a line of plastic bags: ICBPER per bag (one bag per unit)
+    descuento: Money | None = extra()  # a discount without IGV that reduces the line's base (catalogue 53 code 00)
 
 
 class Cuota(ContractModel):

@@ -128,6 +128,13 @@ MATRIX: list[tuple[str, dict]] = [
                                     fecha_emision="2021-11-15")),
     ("boleta-bolsas-exoneradas", boleta("B004", 2, [item("Bolsa biodegradable", "4", "0.20", "20", icbper=True)],
                                         DNI_CUSTOMER)),
+    # Line discounts (issue 17, point 3): catalogue 53 code 00, reducing the line's base.
+    ("factura-descuento-linea", factura("F004", 2, [item("Zapatillas urbanas", "2", "150", descuento=Decimal("30")),
+                                                    item("Medias deportivas", "6", "8.50")])),
+    ("boleta-descuento-exonerado", boleta("B004", 3, [item("Libro de texto", "3", "45", "20",
+                                                           descuento=Decimal("13.50"))], DNI_CUSTOMER)),
+    ("boleta-bolsas-y-descuento", boleta("B004", 4, [item("Pollo a la brasa", "1", "50.85", descuento=Decimal("5.08")),
+                                                     item("Bolsa plástica", "1", "0.10", icbper=True)])),
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]

@@ -137,7 +137,7 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date
                 bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
             rate = bag_rate  # lines of bags of different rates are different lines
         key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
-               item.tipo_afectacion_igv, rate)
+               item.tipo_afectacion_igv, rate, item.descuento)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
@@ -162,6 +162,12 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
     if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
         return None
     valor_venta = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
+    descuento = item.descuento
+    if descuento is not None:
+        descuento = _line_discount(problems, index, descuento, valor_venta)
+        if descuento is None:
+            return None
+        valor_venta -= descuento
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
     taxed = scheme is ubl.IGV
     igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
@@ -172,12 +178,37 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
             if not item.igv.is_finite():
                 return None
         igv = money(item.igv)
-    precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES) if taxed else valor_unitario
+    # The price a buyer pays per unit, after the discount (SUNAT's 3270 checks it against value, taxes and quantity).
+    if taxed:
+        precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
+    else:
+        precio = valor_unitario if descuento is None else (valor_venta / cantidad).quantize(PRICE_PLACES)
     line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
                     valor_venta, igv, scheme)
+    if descuento:
+        line.descuento = descuento
     if bag_rate is not None:
         _bags(problems, index, line, bag_rate)
     return line
+
+
+def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross: Decimal) -> Decimal | None:
+    """The line's discount (0 is none), or None when it cannot be applied: it must be an amount in cents below the
+    line's value before it (cantidad × precio_unitario)."""
+    field_name = f"items[{index}].descuento"
+    if not descuento.is_finite() or descuento < 0 or pv.decimals(descuento) > 2:
+        problems.add(field_name, f"El campo «{field_name}» ({descuento}) debe ser un monto sin IGV no negativo, con "
+                     "hasta 2 decimales.", "2955")
+        return None
+    if descuento > gross:
+        problems.add(field_name, f"El descuento del campo «{field_name}» ({descuento}) es mayor que el valor de la "
+                     f"línea ({gross}: cantidad × precio_unitario).")
+        return None
+    if descuento and descuento == gross:  # SUNAT wants a taxable amount above zero on every line
+        problems.add(field_name, f"El descuento del campo «{field_name}» ({descuento}) deja la línea sin valor: "
+                     "una entrega sin cobro es una transferencia gratuita, no un descuento.", "3105")
+        return None
+    return descuento
 
 
 def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> None:

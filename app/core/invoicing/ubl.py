@@ -59,6 +59,9 @@ ICBPER = TaxScheme("7152", "ICBPER", "OTH")  # the plastic bag tax, per bag, bes
 SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP}
 SCHEME_ORDER = (IGV, EXO, INA, EXP)
 
+LINE_DISCOUNT = "00"  # catalogue 53: a line discount that reduces the IGV base
+FACTOR_PLACES = Decimal("0.00001")
+
 # The XML declaration, then the canonical document: its C14N is the text after this prefix.
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 EMPTY_EXTENSION_CONTENT = "<ext:ExtensionContent></ext:ExtensionContent>"
@@ -99,6 +102,7 @@ class Line:
     bolsas: int = 0  # plastic bags on the line (ICBPER), 0 for any other line
     icbper_rate: Decimal | None = None  # the tax per bag
     icbper: Decimal = Decimal("0.00")  # bolsas × icbper_rate
+    descuento: Decimal | None = None  # a discount that reduces the base (code 00): valor_venta is after it
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
     # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
@@ -277,8 +281,8 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = TAX_CATEGORIES.get(line.afectacion) or _tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
-    if line.bolsas:
-        return _bag_line_body(line, cur, element, quantity_tag, value, tax, category, code)
+    if line.bolsas or line.descuento:
+        return _rich_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
@@ -294,24 +298,37 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     )
 
 
-def _bag_line_body(line: Line, cur: str, element: str, quantity_tag: str, value: str, tax: str, category: str,
-                   code: str) -> str:
-    """A line of plastic bags: the IGV subtotal, then ICBPER's (scheme 7152) with the number of bags
-    (cbc:BaseUnitMeasure, NIU, equal to the quantity: 3236, 4320) and the tax per bag (cbc:PerUnitAmount);
-    the line's TaxAmount is both taxes."""
+def _discount(amount: Decimal, base: Decimal, cur: str, reason: str) -> str:
+    """A discount (cac:AllowanceCharge, ChargeIndicator false) of catalogue 53 `reason`, with its factor of the
+    base rounded to 5 decimals as SUNAT's format allows (3052)."""
+    factor = (amount / base).quantize(FACTOR_PLACES) if base else Decimal(0)
+    return (f"<cac:AllowanceCharge><cbc:ChargeIndicator>false</cbc:ChargeIndicator>"
+            f"<cbc:AllowanceChargeReasonCode>{reason}</cbc:AllowanceChargeReasonCode>"
+            f"<cbc:MultiplierFactorNumeric>{factor}</cbc:MultiplierFactorNumeric>"
+            f"{_amount('Amount', amount, cur)}{_amount('BaseAmount', base, cur)}</cac:AllowanceCharge>")
+
+
+def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value: str, tax: str, category: str,
+                    code: str) -> str:
+    """A line with a discount or bags. A discount (code 00) sits between PricingReference and TaxTotal, its base
+    the quantity times the unit value; the line's value is after it. Plastic bags: the IGV subtotal, then
+    ICBPER's (scheme 7152) with the number of bags (cbc:BaseUnitMeasure, NIU, equal to the quantity: 3236, 4320)
+    and the tax per bag (cbc:PerUnitAmount); the line's TaxAmount is both taxes."""
+    discount = (_discount(line.descuento, line.valor_venta + line.descuento, cur, LINE_DISCOUNT)
+                if line.descuento else "")
+    bags = (f'<cac:TaxSubtotal><cbc:TaxAmount currencyID="{cur}">{line.icbper}</cbc:TaxAmount>'
+            f'<cbc:BaseUnitMeasure unitCode="NIU">{line.bolsas}</cbc:BaseUnitMeasure><cac:TaxCategory>'
+            f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}'
+            "</cac:TaxCategory></cac:TaxSubtotal>" if line.bolsas else "")
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
         f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>01</cbc:PriceTypeCode>"
-        "</cac:AlternativeConditionPrice></cac:PricingReference>"
+        f"</cac:AlternativeConditionPrice></cac:PricingReference>{discount}"
         f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line.igv + line.icbper}</cbc:TaxAmount><cac:TaxSubtotal>'
         f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
-        f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>'
-        f'<cac:TaxSubtotal><cbc:TaxAmount currencyID="{cur}">{line.icbper}</cbc:TaxAmount>'
-        f'<cbc:BaseUnitMeasure unitCode="NIU">{line.bolsas}</cbc:BaseUnitMeasure><cac:TaxCategory>'
-        f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}</cac:TaxCategory>'
-        "</cac:TaxSubtotal></cac:TaxTotal>"
+        f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>{bags}</cac:TaxTotal>'
         f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
         f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{plain(line.valor_unitario)}</cbc:PriceAmount></cac:Price>'
         f"</cac:{element}>"

@@ -220,3 +220,52 @@ def test_a_plain_line_and_a_bag_line_of_equal_fields_are_not_confused(engine, co
         "cbc:TaxAmount", namespaces=NS) == "0.80"
     assert _bag_subtotal(etree.fromstring(again.encode()).find("cac:InvoiceLine", NS))[0].findtext(
         "cbc:TaxAmount", namespaces=NS) == "0.60"
+
+
+# ---------------------------------------------------------------- point 3: line discounts
+
+@needs_xmlsec
+@pytest.mark.parametrize(("afectacion", "igv"), [("10", "16.20"), ("20", "0.00"), ("30", "0.00")])
+def test_line_discount_reduces_the_base(issue, afectacion, igv):
+    root = issue(factura("F006", int(afectacion), [
+        item("Zapatillas", "2", "50", afectacion, descuento=Decimal("10.00")),
+        item("Medias", "3", "5.00", afectacion)]))
+    line = root.find("cac:InvoiceLine", NS)
+    (allowance,) = line.findall("cac:AllowanceCharge", NS)
+    assert _text(allowance, "cbc:ChargeIndicator") == "false"
+    assert _text(allowance, "cbc:AllowanceChargeReasonCode") == "00"
+    assert _text(allowance, "cbc:Amount") == "10.00" and _text(allowance, "cbc:BaseAmount") == "100.00"
+    assert _text(allowance, "cbc:MultiplierFactorNumeric") == "0.10000"
+    assert [etree.QName(c).localname for c in line].index("AllowanceCharge") == [
+        etree.QName(c).localname for c in line].index("PricingReference") + 1
+    assert _text(line, "cbc:LineExtensionAmount") == "90.00"
+    assert _text(line, "cac:TaxTotal/cbc:TaxAmount") == igv
+    assert root.find("cac:InvoiceLine[2]/cac:AllowanceCharge", NS) is None
+    total_igv = Decimal(igv) + (Decimal("2.70") if afectacion == "10" else 0)
+    assert _text(root, "cac:LegalMonetaryTotal/cbc:LineExtensionAmount") == "105.00"
+    assert Decimal(_text(root, "cac:LegalMonetaryTotal/cbc:PayableAmount")) == Decimal("105.00") + total_igv
+
+
+@pytest.mark.parametrize(("descuento", "code", "words"), [
+    (Decimal("100.01"), None, "mayor que el valor de la línea (100.00"),
+    (Decimal("-1"), "2955", "no negativo"), (Decimal("1.234"), "2955", "2 decimales"),
+])
+def test_bad_line_discounts_are_refused(engine, company, descuento, code, words):
+    problems = _refused(engine, factura("F006", 9, [item("Zapatillas", "2", "50", descuento=descuento)]))
+    message, sunat_code = problems["items[0].descuento"]
+    assert words in message and "items[0].descuento" in message and sunat_code == code
+
+
+def test_a_discount_of_the_whole_line_is_refused(engine, company):
+    """SUNAT rejects a line left without a taxable amount (3105): that is a free transfer, not a discount."""
+    problems = _refused(engine, factura("F006", 10, [item("Regalo", "1", "20", descuento=Decimal("20")),
+                                                     item("Polo", "1", "30")]))
+    message, code = problems["items[0].descuento"]
+    assert "sin valor" in message and code == "3105"
+
+
+@needs_xmlsec
+def test_a_zero_discount_is_no_discount(issue):
+    root = issue(factura("F006", 11, [item("Polo", "1", "30", descuento=Decimal("0"))]))
+    assert root.find("cac:InvoiceLine/cac:AllowanceCharge", NS) is None
+    assert root.findtext("cac:LegalMonetaryTotal/cbc:PayableAmount", namespaces=NS) == "35.40"

@@ -140,9 +140,21 @@ years = st.sampled_from([("2019-09-01", "0.10"), ("2020-01-01", "0.20"), ("2021-
                          ("2022-01-01", "0.40"), ("2023-01-01", "0.50"), ("2026-01-01", "0.50")])
 
 
+@st.composite
+def discounted(draw, lines=items | bag_lines) -> dict:
+    """A line, and half the time a discount from 0 up to (not including) its value (cantidad × precio_unitario)."""
+    line = draw(lines)
+    if draw(st.booleans()):
+        gross = money(line["cantidad"] * line["precio_unitario"])
+        descuento = money(gross * draw(st.decimals(min_value=0, max_value=Decimal("0.999"), places=3)))
+        if descuento < gross:
+            line = {**line, "descuento": descuento}
+    return line
+
+
 @SETTINGS
-@given(lines=st.lists(items | bag_lines, min_size=1, max_size=8), year=years)
-def test_totals_with_bags_add_up_and_the_legend_spells_the_payable(engine, company, lines, year):
+@given(lines=st.lists(discounted(), min_size=1, max_size=8), year=years)
+def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable(engine, company, lines, year):
     fecha, rate = year
     doc = _document(engine, {**_factura(lines, 1), "fecha_emision": fecha})
     root = etree.fromstring(ubl.render(doc).encode(), PARSER)
@@ -166,3 +178,7 @@ def test_totals_with_bags_add_up_and_the_legend_spells_the_payable(engine, compa
     for line, node in zip(lines, root.findall("cac:InvoiceLine", NS), strict=True):
         count = node.findtext("cac:TaxTotal/cac:TaxSubtotal/cbc:BaseUnitMeasure", namespaces=NS)
         assert count == (str(line["cantidad"]) if line.get("icbper") else None)
+        discount = line.get("descuento")
+        value = amounts("cbc:LineExtensionAmount/text()", node)[0]
+        assert value == money(line["cantidad"] * line["precio_unitario"]) - (discount or 0)
+        assert amounts("cac:AllowanceCharge/cbc:Amount/text()", node) == ([discount] if discount else [])
