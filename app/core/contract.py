@@ -144,6 +144,7 @@ class GenerarXmlRequest(ContractModel):
     documento_referencia: DocumentoReferencia | None = extra()  # notes only
     codigo_motivo: str | None = extra()  # notes only: catalogue 09 (NC) or 10 (ND)
     descripcion_motivo: str | None = extra()
+    descuento_global: Money | None = extra()  # invoices: a discount without IGV on the gravado base (code 02)
 
     @field_validator("numero", mode="before")
     @classmethod

@@ -60,6 +60,7 @@ CE_CUSTOMER = {"tipo_documento": "4", "numero_documento": "001234567", "razon_so
 FOREIGN_CUSTOMER = {"tipo_documento": "0", "numero_documento": "US-88412", "razon_social": "ACME TRADING LLC"}
 CREDITO = {"tipo": "Credito", "cuotas": [{"monto": Decimal("59.00"), "fecha_vencimiento": _due(30)},
                                          {"monto": Decimal("59.00"), "fecha_vencimiento": _due(60)}]}
+CREDITO_MIXTO = {"tipo": "Credito", "cuotas": [{"monto": Decimal("1000.00"), "fecha_vencimiento": _due(30)}]}
 
 MATRIX: list[tuple[str, dict]] = [
     ("factura-simple", factura("F001", 1, [item("Servicio de consultoría", "1", "100")])),
@@ -135,6 +136,16 @@ MATRIX: list[tuple[str, dict]] = [
                                                            descuento=Decimal("13.50"))], DNI_CUSTOMER)),
     ("boleta-bolsas-y-descuento", boleta("B004", 4, [item("Pollo a la brasa", "1", "50.85", descuento=Decimal("5.08")),
                                                      item("Bolsa plástica", "1", "0.10", icbper=True)])),
+    # The global discount (catalogue 53 code 02) on the gravado base, alone and with line discounts and bags.
+    ("factura-descuento-global", factura("F004", 3, [item("Servicio de mantenimiento", "1", "1200"),
+                                                     item("Repuestos", "4", "37.50")],
+                                         descuento_global=Decimal("135.00"))),
+    ("factura-descuentos-mixtos", factura("F004", 4, [item("Laptop", "1", "2500", descuento=Decimal("250")),
+                                                      item("Libro técnico", "2", "80", "20"),
+                                                      item("Bolsa plástica", "1", "0.20", icbper=True)],
+                                          descuento_global=Decimal("225.00"), forma_pago=CREDITO_MIXTO)),
+    ("boleta-descuento-global", boleta("B004", 5, [item("Menú familiar", "1", "84.75")],
+                                       descuento_global=Decimal("8.47"))),
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]

@@ -241,6 +241,27 @@ def _subtotals(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Deci
     return [(scheme, *sums[scheme.code]) for scheme in ubl.SCHEME_ORDER if scheme.code in sums]
 
 
+def _global_discount(request: GenerarXmlRequest, problems: pv.Problems,
+                     subtotals: list[tuple[ubl.TaxScheme, Decimal, Decimal]]) -> Decimal | None:
+    """The global discount (catalogue 53 code 02): it reduces the IGV base, so it needs gravado lines and must stay
+    below their value; invoices only (a note corrects a voucher's lines)."""
+    descuento = request.descuento_global
+    field_name = "descuento_global"
+    if request.tipo not in ("01", "03"):
+        problems.add(field_name, "El campo «descuento_global» solo se admite en facturas y boletas.")
+        return None
+    if not descuento.is_finite() or descuento < 0 or pv.decimals(descuento) > 2:
+        problems.add(field_name, f"El campo «descuento_global» ({descuento}) debe ser un monto sin IGV no negativo, "
+                     "con hasta 2 decimales.", "2955")
+        return None
+    base = subtotals[0][1] if subtotals and subtotals[0][0] is ubl.IGV else ZERO
+    if descuento >= base:
+        problems.add(field_name, f"El campo «descuento_global» ({descuento}) reduce la base gravada con IGV y debe ser "
+                     f"menor que ella ({base}: el valor de las líneas gravadas).")
+        return None
+    return descuento
+
+
 def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, fecha: date
              ) -> tuple[str | None, list[tuple[Decimal, date]]]:
     forma = request.forma_pago
@@ -347,6 +368,18 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     receptor = _customer(name_of, request, problems, exportacion)
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
+    subtotals = _subtotals(lines)
+    descuento_global = None
+    if request.descuento_global:
+        descuento_global = _global_discount(request, problems, subtotals)
+        if descuento_global:  # the gravado base and its IGV are recomputed after the discount (SUNAT's 3280, 4290)
+            _, before, igv_before = subtotals[0]
+            base = before - descuento_global
+            igv_after = money(base * IGV_RATE)
+            subtotals[0] = (ubl.IGV, base, igv_after)
+            igv += igv_after - igv_before
+            valor_venta -= descuento_global
+            descuento_global = (descuento_global, base + descuento_global)
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
     total = valor_venta + igv + icbper
     forma_pago, cuotas = _payment(request, problems, total, fecha)
@@ -367,8 +400,8 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         emisor_departamento=place.departamento.upper() if place else "-",
         emisor_provincia=place.provincia.upper() if place else "-",
         emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
-        receptor=receptor, lines=lines, subtotals=_subtotals(lines), valor_venta=valor_venta, igv=igv, total=total,
-        icbper=icbper, leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
+        receptor=receptor, lines=lines, subtotals=subtotals, valor_venta=valor_venta, igv=igv, total=total,
+        icbper=icbper, descuento_global=descuento_global, leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
         motivo=motivo)
 
 

@@ -60,6 +60,7 @@ SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP}
 SCHEME_ORDER = (IGV, EXO, INA, EXP)
 
 LINE_DISCOUNT = "00"  # catalogue 53: a line discount that reduces the IGV base
+GLOBAL_DISCOUNT = "02"  # catalogue 53: a global discount that reduces the IGV base
 FACTOR_PLACES = Decimal("0.00001")
 
 # The XML declaration, then the canonical document: its C14N is the text after this prefix.
@@ -148,6 +149,7 @@ class Document:
     total: Decimal  # valor_venta + igv + icbper
     leyenda: str
     icbper: Decimal = Decimal("0.00")  # the plastic bag tax of all lines (scheme 7152)
+    descuento_global: tuple[Decimal, Decimal] | None = None  # (amount, gravado base before it), code 02
     forma_pago: str | None = None  # "Contado" or "Credito" (invoices)
     cuotas: list[tuple[Decimal, date]] = field(default_factory=list)
     referencia: tuple[str, str] | None = None  # (catalogue 01 type, "SERIE-NUMERO") for notes
@@ -342,6 +344,8 @@ def render(doc: Document) -> str:
     body = [_header(doc, root), _signature(doc), _parties(doc)]
     if root == "Invoice":
         body.append(_payment_terms(doc))
+        if doc.descuento_global:
+            body.append(_discount(*doc.descuento_global, cur, GLOBAL_DISCOUNT))
     body.append(_tax_total(doc))
     body.append(_monetary_total(doc, total_element))
     body.extend(_line(i, line, cur, line_element, quantity_tag) for i, line in enumerate(doc.lines, start=1))

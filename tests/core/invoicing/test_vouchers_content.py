@@ -269,3 +269,41 @@ def test_a_zero_discount_is_no_discount(issue):
     root = issue(factura("F006", 11, [item("Polo", "1", "30", descuento=Decimal("0"))]))
     assert root.find("cac:InvoiceLine/cac:AllowanceCharge", NS) is None
     assert root.findtext("cac:LegalMonetaryTotal/cbc:PayableAmount", namespaces=NS) == "35.40"
+
+
+# ---------------------------------------------------------------- point 3: the global discount
+
+@needs_xmlsec
+@pytest.mark.parametrize("tipo", ["01", "03"])
+def test_global_discount_reduces_the_gravado_base(issue, tipo):
+    lines = [item("Laptop", "1", "1000", descuento=Decimal("50")), item("Mouse", "2", "25"),
+             item("Libro", "1", "40", "20")]
+    request = (factura("F007", 1, lines, descuento_global=Decimal("100")) if tipo == "01"
+               else boleta("B007", 1, lines, DNI_CUSTOMER, descuento_global=Decimal("100")))
+    root = issue(request)
+    (allowance,) = root.findall("cac:AllowanceCharge", NS)
+    assert _text(allowance, "cbc:AllowanceChargeReasonCode") == "02"
+    assert _text(allowance, "cbc:ChargeIndicator") == "false"
+    assert _text(allowance, "cbc:Amount") == "100.00" and _text(allowance, "cbc:BaseAmount") == "1000.00"
+    assert _text(allowance, "cbc:MultiplierFactorNumeric") == "0.10000"
+    names = [etree.QName(c).localname for c in root]
+    assert names.index("AllowanceCharge") + 1 == names.index("TaxTotal")
+    igv = root.xpath("cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='1000']", namespaces=NS)[0]
+    assert _text(igv, "cbc:TaxableAmount") == "900.00" and _text(igv, "cbc:TaxAmount") == "162.00"
+    assert _text(root, "cac:TaxTotal/cbc:TaxAmount") == "162.00"
+    assert _text(root, "cac:LegalMonetaryTotal/cbc:LineExtensionAmount") == "940.00"
+    assert _text(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == "1102.00"
+    assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(Decimal("1102.00"))
+
+
+@pytest.mark.parametrize(("request_", "words", "code"), [
+    (factura("F007", 9, [item("Mouse", "2", "25"), item("Libro", "1", "40", "20")],
+             descuento_global=Decimal("50.01")), "menor que ella (50.00", None),
+    (factura("F007", 9, [item("Libro", "1", "40", "20")], descuento_global=Decimal("1")), "(0.00", None),
+    (factura("F007", 9, [item("Mouse", "2", "25")], descuento_global=Decimal("1.001")), "2 decimales", "2955"),
+    (nota("07", "F007", 9, ("01", "F001", 1), "01", [item("Mouse", "2", "25")], descuento_global=Decimal("1")),
+     "facturas y boletas", None),
+], ids=["mayor", "sin-gravadas", "decimales", "nota"])
+def test_bad_global_discounts_are_refused(engine, company, request_, words, code):
+    message, sunat_code = _refused(engine, request_)["descuento_global"]
+    assert words in message and "descuento_global" in message and sunat_code == code

@@ -153,10 +153,20 @@ def discounted(draw, lines=items | bag_lines) -> dict:
 
 
 @SETTINGS
-@given(lines=st.lists(discounted(), min_size=1, max_size=8), year=years)
-def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable(engine, company, lines, year):
+@given(lines=st.lists(discounted(), min_size=1, max_size=8), year=years,
+       share=st.none() | st.decimals(min_value=0, max_value=Decimal("0.999"), places=3))
+def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable(engine, company, lines, year,
+                                                                                  share):
     fecha, rate = year
-    doc = _document(engine, {**_factura(lines, 1), "fecha_emision": fecha})
+    gravado = sum((money(line["cantidad"] * line["precio_unitario"]) - line.get("descuento", 0)
+                   for line in lines if line["tipo_afectacion_igv"] == "10"), Decimal(0))
+    descuento_global = money(gravado * share) if share is not None and gravado else None
+    if descuento_global is not None and descuento_global >= gravado:
+        descuento_global = None
+    request = {**_factura(lines, 1), "fecha_emision": fecha}
+    if descuento_global:
+        request["descuento_global"] = descuento_global
+    doc = _document(engine, request)
     root = etree.fromstring(ubl.render(doc).encode(), PARSER)
 
     def amounts(path: str, node=root) -> list[Decimal]:
@@ -169,9 +179,17 @@ def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable
     assert amounts(bag_path) == ([sum(line_bags)] if bags else [])
     total_value = amounts("cac:LegalMonetaryTotal/cbc:LineExtensionAmount/text()")[0]
     total_tax = amounts("cac:TaxTotal/cbc:TaxAmount/text()")[0]
-    assert sum(amounts("cac:InvoiceLine/cbc:LineExtensionAmount/text()")) == total_value
-    assert sum(amounts("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount/text()")) == total_tax
+    assert sum(amounts("cac:InvoiceLine/cbc:LineExtensionAmount/text()")) - (descuento_global or 0) == total_value
     assert sum(amounts("cac:TaxTotal/cac:TaxSubtotal/cbc:TaxAmount/text()")) == total_tax
+    assert sum(amounts("cac:TaxTotal/cac:TaxSubtotal/cbc:TaxableAmount/text()")) == total_value
+    assert amounts("cac:AllowanceCharge/cbc:Amount/text()") == ([descuento_global] if descuento_global else [])
+    if descuento_global:  # the IGV is the rate on the base after the discount
+        igv_path = "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='1000']/cbc:{}/text()"
+        base = amounts(igv_path.format("TaxableAmount"))[0]
+        assert base == gravado - descuento_global
+        assert amounts(igv_path.format("TaxAmount")) == [money(base * Decimal("0.18"))]
+    else:
+        assert sum(amounts("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount/text()")) == total_tax
     payable = amounts("cac:LegalMonetaryTotal/cbc:PayableAmount/text()")[0]
     assert payable == total_value + total_tax == amounts("cac:LegalMonetaryTotal/cbc:TaxInclusiveAmount/text()")[0]
     assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(payable)
