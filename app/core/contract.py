@@ -9,14 +9,13 @@ Money is `Decimal`, never float: JSON bodies are parsed with `parse_float=Decima
 from __future__ import annotations
 
 import json
-import math
 import types
 import typing
 from datetime import date, time
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid_many
@@ -48,43 +47,46 @@ def extra(default: Any = None, **kwargs: Any) -> Any:
     return Field(default, json_schema_extra={"extra": True}, **kwargs)
 
 
-def _sane_decimal(value: Decimal) -> Decimal:
-    """An amount within what an invoice can hold: `1e999999999` (number or string) would take minutes to print."""
-    if value.is_finite() and (value.adjusted() >= MAX_INT_DIGITS or value.as_tuple().exponent < -MAX_DECIMAL_PLACES):
+# A number computed in binary floating point carries noise in its last digits: JavaScript's 1.5 + 9 * 3.37 is
+# 31.830000000000002. A number whose distance to its value at the field's decimals is within a few units in the last
+# place of a double (2**-50 of its size, about 8.9e-16) is that value with noise; it is rounded half-up to the
+# field's decimals. Anything farther (1.234 for a 2-decimal amount) is a real value, checked as sent
+# (docs/contract.md). A Python float becomes the Decimal of its shortest repr before this.
+FLOAT_NOISE = Decimal(2) ** -50
+UNIT_PLACES = 10  # quantities and unit values: UBL keeps up to 10 decimals
+MONEY_PLACES = 2  # amounts SUNAT fixes to cents
+
+
+def _checked(value: Decimal, places: int) -> Decimal:
+    """An amount within what an invoice can hold (`1e999999999`, number or string, would take minutes to print),
+    without floating-point noise beyond `places` decimals. One validator per field: it runs for every amount of
+    every line, so a plain amount costs one exponent look-up."""
+    if not value.is_finite():
+        return value
+    exponent = value.as_tuple().exponent
+    if value.adjusted() >= MAX_INT_DIGITS or exponent < -MAX_DECIMAL_PLACES:  # type: ignore[operator]
         raise PydanticCustomError("decimal_range", "decimal out of range")
+    if -exponent > places:  # type: ignore[operator]
+        return denoised(value, places)
     return value
 
 
-# A JSON number computed in binary floating point carries noise in its last digits: JavaScript's 1.5 + 9 * 3.37 is
-# 31.830000000000002. A number whose distance to its value at the field's decimals is within a few units in the last
-# place of a double (2**-50 of its size, about 8.9e-16) is that value with noise; it is rounded half-up to the
-# field's decimals. Anything farther (1.234 for a 2-decimal amount) is a real value, checked as sent; strings are
-# taken as typed (docs/contract.md).
-FLOAT_NOISE = Decimal(2) ** -50
-
-
-def denoised(value: Any, places: int) -> Any:
-    """`value` rounded half-up to `places` decimals when it is that value plus binary floating-point noise (a
-    Python float, from a caller in the same process, is read as its shortest repr first)."""
-    if isinstance(value, float) and math.isfinite(value):
-        value = Decimal(repr(value))
-    if not isinstance(value, Decimal) or not value.is_finite():
-        return value
-    exponent = value.as_tuple().exponent
-    if not isinstance(exponent, int) or -exponent <= places:
-        return value
+def denoised(value: Decimal, places: int) -> Decimal:
+    """`value` rounded half-up to `places` decimals when it is that value plus binary floating-point noise."""
     rounded = value.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
     return rounded if abs(value - rounded) <= abs(value) * FLOAT_NOISE else value
 
 
-def _noise_to(places: int) -> BeforeValidator:
-    return BeforeValidator(lambda value: denoised(value, places))
+def _unit_value(value: Decimal) -> Decimal:
+    return _checked(value, UNIT_PLACES)
 
 
-UNIT_PLACES = 10  # quantities and unit values: UBL keeps up to 10 decimals
-MONEY_PLACES = 2  # amounts SUNAT fixes to cents
-Quantity = Annotated[Decimal, _noise_to(UNIT_PLACES), AfterValidator(_sane_decimal)]
-Money = Annotated[Decimal, _noise_to(MONEY_PLACES), AfterValidator(_sane_decimal)]
+def _money(value: Decimal) -> Decimal:
+    return _checked(value, MONEY_PLACES)
+
+
+Quantity = Annotated[Decimal, AfterValidator(_unit_value)]
+Money = Annotated[Decimal, AfterValidator(_money)]
 
 
 # ---------------------------------------------------------------- 1. POST /api/v1/facturacion/xml

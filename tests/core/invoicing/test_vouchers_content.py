@@ -109,29 +109,37 @@ def test_float_noise_is_rounded_to_the_fields_decimals(issue):
     assert root.xpath("cac:PaymentTerms[cbc:PaymentMeansID='Cuota001']/cbc:Amount/text()", namespaces=NS) == ["11.27"]
 
 
-@pytest.mark.parametrize(("raw", "places", "expected"), [
-    ("31.830000000000002", 2, "31.83"), ("0.30000000000000004", 10, "0.3000000000"), ("1.7199999999999999", 2, "1.72"),
-    ("1234567.8900000001", 2, "1234567.89"), ("12.345", 2, "12.345"), ("0.001", 2, "0.001"), ("1.005", 2, "1.005"),
-    ("100", 2, "100"), ("1.5", 10, "1.5"), ("1E-20", 2, "1E-20"),
+@pytest.mark.parametrize(("raw", "kind", "expected"), [
+    ("31.830000000000002", "Money", "31.83"), ("0.30000000000000004", "Quantity", "0.3000000000"),
+    ("1.7199999999999999", "Money", "1.72"), ("1234567.8900000001", "Money", "1234567.89"),
+    ("12.345", "Money", "12.345"), ("0.001", "Money", "0.001"), ("1.005", "Money", "1.005"), ("100", "Money", "100"),
+    ("1.5", "Quantity", "1.5"), ("1E-20", "Money", "1E-20"), ("0.12345678901", "Quantity", "0.12345678901"),
 ])
-def test_denoised(raw, places, expected):
-    from app.core.contract import denoised
+def test_noise_is_rounded_to_the_fields_decimals(raw, kind, expected):
+    from pydantic import TypeAdapter
 
-    assert str(denoised(Decimal(raw), places)) == expected
+    from app.core import contract
+
+    adapter = TypeAdapter(getattr(contract, kind))
+    assert str(adapter.validate_python(Decimal(raw))) == expected
+    assert str(adapter.validate_python(raw)) == expected  # a string is read the same way
 
 
 def test_a_python_float_is_read_as_its_repr():
-    from app.core.contract import denoised
+    from pydantic import TypeAdapter
 
-    assert denoised(1.5 + 9 * 3.37, 2) == Decimal("31.83") and denoised(0.1, 2) == Decimal("0.1")
+    from app.core.contract import Money
+
+    assert TypeAdapter(Money).validate_python(1.5 + 9 * 3.37) == Decimal("31.83")
+    assert TypeAdapter(Money).validate_python(0.1) == Decimal("0.1")
 
 
-def test_real_extra_decimals_and_strings_are_still_refused(engine, company):
+def test_real_extra_decimals_are_still_refused(engine, company):
     from tests.helpers.voucher_matrix import _due
 
     request = _noisy(_due(30))
     request["forma_pago"]["cuotas"][0]["monto"] = Decimal("11.275")  # a real third decimal, not noise
-    request["items"][0]["cantidad"] = "31.830000000000002"  # a string is taken as typed
+    request["items"][0]["cantidad"] = "31.83000000001"  # 11 decimals: no double's noise either
     problems = _refused(engine, request)
     assert problems["forma_pago.cuotas[0].monto"][1] == "3253"
     assert "items[0].cantidad" in problems
