@@ -12,7 +12,7 @@ import json
 import types
 import typing
 from datetime import date, time
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -47,14 +47,46 @@ def extra(default: Any = None, **kwargs: Any) -> Any:
     return Field(default, json_schema_extra={"extra": True}, **kwargs)
 
 
-def _sane_decimal(value: Decimal) -> Decimal:
-    """An amount within what an invoice can hold: `1e999999999` (number or string) would take minutes to print."""
-    if value.is_finite() and (value.adjusted() >= MAX_INT_DIGITS or value.as_tuple().exponent < -MAX_DECIMAL_PLACES):
+# A number computed in binary floating point carries noise in its last digits: JavaScript's 1.5 + 9 * 3.37 is
+# 31.830000000000002. A number whose distance to its value at the field's decimals is within a few units in the last
+# place of a double (2**-50 of its size, about 8.9e-16) is that value with noise; it is rounded half-up to the
+# field's decimals. Anything farther (1.234 for a 2-decimal amount) is a real value, checked as sent
+# (docs/contract.md). A Python float becomes the Decimal of its shortest repr before this.
+FLOAT_NOISE = Decimal(2) ** -50
+UNIT_PLACES = 10  # quantities and unit values: UBL keeps up to 10 decimals
+MONEY_PLACES = 2  # amounts SUNAT fixes to cents
+
+
+def _checked(value: Decimal, places: int) -> Decimal:
+    """An amount within what an invoice can hold (`1e999999999`, number or string, would take minutes to print),
+    without floating-point noise beyond `places` decimals. One validator per field: it runs for every amount of
+    every line, so a plain amount costs one exponent look-up."""
+    if not value.is_finite():
+        return value
+    exponent = value.as_tuple().exponent
+    if value.adjusted() >= MAX_INT_DIGITS or exponent < -MAX_DECIMAL_PLACES:  # type: ignore[operator]
         raise PydanticCustomError("decimal_range", "decimal out of range")
+    if -exponent > places:  # type: ignore[operator]
+        return denoised(value, places)
     return value
 
 
-Amount = Annotated[Decimal, AfterValidator(_sane_decimal)]
+def denoised(value: Decimal, places: int) -> Decimal:
+    """`value` rounded half-up to `places` decimals when it is that value plus binary floating-point noise."""
+    rounded = value.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+    return rounded if abs(value - rounded) <= abs(value) * FLOAT_NOISE else value
+
+
+def _unit_value(value: Decimal) -> Decimal:
+    return _checked(value, UNIT_PLACES)
+
+
+def _money(value: Decimal) -> Decimal:
+    return _checked(value, MONEY_PLACES)
+
+
+Quantity = Annotated[Decimal, AfterValidator(_unit_value)]
+Money = Annotated[Decimal, AfterValidator(_money)]
 
 
 # ---------------------------------------------------------------- 1. POST /api/v1/facturacion/xml
@@ -74,16 +106,18 @@ class Receptor(ContractModel):
 
 class Item(ContractModel):
     descripcion: str
-    cantidad: Amount
-    precio_unitario: Amount  # unit value without IGV
-    igv: Amount | None = None  # the line's IGV; computed when missing
+    cantidad: Quantity
+    precio_unitario: Quantity  # unit value without IGV
+    igv: Money | None = None  # the line's IGV; computed when missing
     codigo: str | None = extra()
     unidad: str | None = extra()  # catalogue 03 (UN/ECE rec 20); NIU by default
     tipo_afectacion_igv: str | None = extra()  # catalogue 07; "10" (gravado) by default
+    icbper: bool | None = extra()  # a line of plastic bags: ICBPER per bag (one bag per unit)
+    descuento: Money | None = extra()  # a discount without IGV that reduces the line's base (catalogue 53 code 00)
 
 
 class Cuota(ContractModel):
-    monto: Amount
+    monto: Money
     fecha_vencimiento: date
 
 
@@ -112,6 +146,7 @@ class GenerarXmlRequest(ContractModel):
     documento_referencia: DocumentoReferencia | None = extra()  # notes only
     codigo_motivo: str | None = extra()  # notes only: catalogue 09 (NC) or 10 (ND)
     descripcion_motivo: str | None = extra()
+    descuento_global: Money | None = extra()  # invoices: a discount without IGV on the gravado base (code 02)
 
     @field_validator("numero", mode="before")
     @classmethod

@@ -36,6 +36,7 @@ LABELS = {
     "documento_referencia.numero": "Número del comprobante que modifica",
     "codigo_motivo": "Motivo",
     "descripcion_motivo": "Descripción del motivo",
+    "descuento_global": "Descuento global",
     "certificado_id": "Certificado",
     "xml": "XML",
     "xml_firmado": "XML firmado",
@@ -62,6 +63,8 @@ ITEM_LABELS = {
     "codigo": "Código",
     "unidad": "Unidad",
     "tipo_afectacion_igv": "Afectación del IGV",
+    "icbper": "Bolsas plásticas (ICBPER)",
+    "descuento": "Descuento",
 }
 CUOTA_LABELS = {"monto": "Monto", "fecha_vencimiento": "Vencimiento"}
 _INDEXED = re.compile(r"^(items|forma_pago\.cuotas)\[(\d+)\](?:\.(\w+))?$")

@@ -13,6 +13,8 @@ def test_paths_become_form_labels_with_line_numbers():
     assert label_of("items[2].cantidad") == "Cantidad (línea 3)"
     assert label_of("forma_pago.cuotas[0].monto") == "Monto (cuota 1)"
     assert label_of("algo_nuevo") is None
+    assert label_of("items[1].descuento") == "Descuento (línea 2)" and label_of("descuento_global") == "Descuento global"
+    assert label_of("items[0].icbper") == "Bolsas plásticas (ICBPER) (línea 1)"
     assert humanize("El campo «numero» debe ser un número entero.") == "El campo «Número» debe ser un número entero."
     assert humanize("La placa «ABC-12» no es válida.") == "La placa «ABC-12» no es válida."  # user text stays
 

@@ -60,6 +60,7 @@ CE_CUSTOMER = {"tipo_documento": "4", "numero_documento": "001234567", "razon_so
 FOREIGN_CUSTOMER = {"tipo_documento": "0", "numero_documento": "US-88412", "razon_social": "ACME TRADING LLC"}
 CREDITO = {"tipo": "Credito", "cuotas": [{"monto": Decimal("59.00"), "fecha_vencimiento": _due(30)},
                                          {"monto": Decimal("59.00"), "fecha_vencimiento": _due(60)}]}
+CREDITO_MIXTO = {"tipo": "Credito", "cuotas": [{"monto": Decimal("1000.00"), "fecha_vencimiento": _due(30)}]}
 
 MATRIX: list[tuple[str, dict]] = [
     ("factura-simple", factura("F001", 1, [item("Servicio de consultoría", "1", "100")])),
@@ -113,6 +114,38 @@ MATRIX: list[tuple[str, dict]] = [
     ("nc-usd", nota("07", "F001", 4, ("01", "F001", 7), "07", [item("Licencia de software anual", "1", "250.00")],
                     moneda="USD")),
     ("nd-intereses", nota("08", "F001", 1, ("01", "F001", 9), "01", [item("Intereses por mora", "1", "15.25")])),
+    ("factura-direccion-cliente", factura("F003", 1, [item("Asesoría legal", "1", "500")], receptor={
+        "ruc": CUSTOMER_RUC, "razon_social": CUSTOMER_NAME, "direccion": "AV. JAVIER PRADO ESTE 4200, SURCO"})),
+    ("boleta-direccion-cliente", boleta("B003", 1, [item("Lavadora", "1", "1271.19")],
+                                        {**DNI_CUSTOMER, "direccion": "JR. HUALLAGA 320 - CERCADO DE LIMA"})),
+    # JSON numbers computed in binary floating point (issue 17, point 9): 1.5 + 9 * 3.37 and 0.1 + 0.2.
+    ("boleta-numeros-con-ruido", boleta("B003", 2, [{"descripcion": "Gasolina 90", "cantidad": 1.5 + 9 * 3.37,
+                                                     "precio_unitario": 0.1 + 0.2, "unidad": "GLL"}])),
+    # ICBPER, the plastic bag tax (issue 17, point 2): the rate of the emission year, on any IGV affectation.
+    ("boleta-restaurante-bolsas", boleta("B004", 1, [item("Menú ejecutivo", "2", "12.71"),
+                                                    item("Bolsa plástica", "2", "0.10", icbper=True)])),
+    ("factura-bolsas-2021", factura("F004", 1, [item("Abarrotes surtidos", "1", "84.75"),
+                                                item("Bolsa plástica mediana", "5", "0.08", icbper=True)],
+                                    fecha_emision="2021-11-15")),
+    ("boleta-bolsas-exoneradas", boleta("B004", 2, [item("Bolsa biodegradable", "4", "0.20", "20", icbper=True)],
+                                        DNI_CUSTOMER)),
+    # Line discounts (issue 17, point 3): catalogue 53 code 00, reducing the line's base.
+    ("factura-descuento-linea", factura("F004", 2, [item("Zapatillas urbanas", "2", "150", descuento=Decimal("30")),
+                                                    item("Medias deportivas", "6", "8.50")])),
+    ("boleta-descuento-exonerado", boleta("B004", 3, [item("Libro de texto", "3", "45", "20",
+                                                           descuento=Decimal("13.50"))], DNI_CUSTOMER)),
+    ("boleta-bolsas-y-descuento", boleta("B004", 4, [item("Pollo a la brasa", "1", "50.85", descuento=Decimal("5.08")),
+                                                     item("Bolsa plástica", "1", "0.10", icbper=True)])),
+    # The global discount (catalogue 53 code 02) on the gravado base, alone and with line discounts and bags.
+    ("factura-descuento-global", factura("F004", 3, [item("Servicio de mantenimiento", "1", "1200"),
+                                                     item("Repuestos", "4", "37.50")],
+                                         descuento_global=Decimal("135.00"))),
+    ("factura-descuentos-mixtos", factura("F004", 4, [item("Laptop", "1", "2500", descuento=Decimal("250")),
+                                                      item("Libro técnico", "2", "80", "20"),
+                                                      item("Bolsa plástica", "1", "0.20", icbper=True)],
+                                          descuento_global=Decimal("225.00"), forma_pago=CREDITO_MIXTO)),
+    ("boleta-descuento-global", boleta("B004", 5, [item("Menú familiar", "1", "84.75")],
+                                       descuento_global=Decimal("8.47"))),
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]

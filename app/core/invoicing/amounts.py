@@ -13,6 +13,20 @@ ZERO = Decimal("0.00")
 IGV_RATE = Decimal("0.18")
 IGV_PERCENT = Decimal("18")
 
+# ICBPER (Ley 30884, impuesto al consumo de las bolsas de plástico), per bag, by the year of emission. In force
+# from 2019-08-01; the rate of 2023 holds from then on.
+ICBPER_FROM = (2019, 8, 1)
+ICBPER_RATES = {2019: Decimal("0.10"), 2020: Decimal("0.20"), 2021: Decimal("0.30"), 2022: Decimal("0.40"),
+                2023: Decimal("0.50")}
+MAX_BAGS = 99_999  # SUNAT writes the number of bags with up to 5 digits (2892)
+
+
+def icbper_rate(year: int, month: int, day: int) -> Decimal | None:
+    """The tax per bag on that date of emission; None before the tax existed."""
+    if (year, month, day) < ICBPER_FROM:
+        return None
+    return ICBPER_RATES[min(year, 2023)]
+
 # Currency names as SUNAT vouchers spell them in the legend.
 CURRENCY_WORDS = {"PEN": "SOLES", "USD": "DÓLARES AMERICANOS"}
 

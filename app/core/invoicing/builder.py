@@ -23,7 +23,7 @@ from app.core.contract import (
 from app.core.errors import YupanaError, invalid, invalid_many
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
-from app.core.invoicing.amounts import CENT, IGV_RATE, ZERO, amount_in_words, money
+from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, amount_in_words, icbper_rate, money
 from app.core.platform import clock
 
 if TYPE_CHECKING:  # the builder takes a profile; it never opens the store of them
@@ -57,6 +57,17 @@ def _issuer(company_of: CompanyOf, problems: pv.Problems, ruc: str) -> Company |
 
 
 def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
+    """The customer as catalogue 06 type, number, name and address, checked against the voucher type."""
+    party = _customer_identity(name_of, request, problems, exportacion)
+    direccion = request.receptor.direccion
+    if direccion:
+        pv.check_address(problems, "receptor.direccion", direccion)
+        party.direccion = direccion
+    return party
+
+
+def _customer_identity(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems,
+                       exportacion: bool) -> ubl.Party:
     """The customer as catalogue 06 type, number and name, checked against the voucher type."""
     receptor = request.receptor
     pv.check_characters(problems, "receptor.razon_social", receptor.razon_social)
@@ -113,16 +124,24 @@ _LINE_CACHE_SIZE = 4096
 _line_cache: dict[tuple, ubl.Line] = {}
 
 
-def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
+def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date
+           ) -> tuple[list[ubl.Line], Decimal | None]:
+    """The lines, and the tax per bag when a line has bags (None otherwise: a plain voucher does no bag work)."""
     # Ten of these per ten-line voucher: checks take their fast path when all is fine, no helper calls.
     lines = []
+    bag_rate: Decimal | None = None  # the tax per bag, looked up once, only when a line has bags
     for index, item in enumerate(request.items):
+        rate = None
+        if item.icbper:
+            if bag_rate is None:
+                bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
+            rate = bag_rate  # lines of bags of different rates are different lines
         key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
-               item.tipo_afectacion_igv)
+               item.tipo_afectacion_igv, rate, item.descuento)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
-            line = _new_line(problems, index, item)
+            line = _new_line(problems, index, item, rate)
             if line is None:
                 continue
             if len(problems.details) == before:  # only a line without problems is kept
@@ -130,11 +149,12 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems) -> list[ubl.Line]:
                     _line_cache.clear()
                 _line_cache[key] = line
         lines.append(line)
-    return lines
+    return lines, bag_rate
 
 
-def _new_line(problems: pv.Problems, index: int, item: Item) -> ubl.Line | None:
-    """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`."""
+def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | None) -> ubl.Line | None:
+    """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`. `bag_rate`:
+    the tax per bag of a line of plastic bags (ZERO before ICBPER existed), None for any other line."""
     afectacion = item.tipo_afectacion_igv or "10"
     unidad = item.unidad or "NIU"
     cantidad, valor_unitario = item.cantidad, item.precio_unitario
@@ -142,6 +162,12 @@ def _new_line(problems: pv.Problems, index: int, item: Item) -> ubl.Line | None:
     if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
         return None
     valor_venta = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
+    descuento = item.descuento
+    if descuento is not None:
+        descuento = _line_discount(problems, index, descuento, valor_venta)
+        if descuento is None:
+            return None
+        valor_venta -= descuento
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
     taxed = scheme is ubl.IGV
     igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
@@ -152,9 +178,59 @@ def _new_line(problems: pv.Problems, index: int, item: Item) -> ubl.Line | None:
             if not item.igv.is_finite():
                 return None
         igv = money(item.igv)
-    precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES) if taxed else valor_unitario
-    return ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
+    # The price a buyer pays per unit, after the discount (SUNAT's 3270 checks it against value, taxes and quantity).
+    if taxed:
+        precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
+    else:
+        precio = valor_unitario if descuento is None else (valor_venta / cantidad).quantize(PRICE_PLACES)
+    line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
                     valor_venta, igv, scheme)
+    if descuento:
+        line.descuento = descuento
+    if bag_rate is not None:
+        _bags(problems, index, line, bag_rate)
+    return line
+
+
+def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross: Decimal) -> Decimal | None:
+    """The line's discount (0 is none), or None when it cannot be applied: it must be an amount in cents below the
+    line's value before it (cantidad × precio_unitario)."""
+    field_name = f"items[{index}].descuento"
+    if not descuento.is_finite() or descuento < 0 or pv.decimals(descuento) > 2:
+        problems.add(field_name, f"El campo «{field_name}» ({descuento}) debe ser un monto sin IGV no negativo, con "
+                     "hasta 2 decimales.", "2955")
+        return None
+    if descuento > gross:
+        problems.add(field_name, f"El descuento del campo «{field_name}» ({descuento}) es mayor que el valor de la "
+                     f"línea ({gross}: cantidad × precio_unitario).")
+        return None
+    if descuento and descuento == gross:  # SUNAT wants a taxable amount above zero on every line
+        problems.add(field_name, f"El descuento del campo «{field_name}» ({descuento}) deja la línea sin valor: "
+                     "una entrega sin cobro es una transferencia gratuita, no un descuento.", "3105")
+        return None
+    return descuento
+
+
+def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> None:
+    """A line of plastic bags: one bag per unit, so a whole quantity of up to 5 digits (SUNAT's 2892 and 3236);
+    ICBPER is levied beside the line's IGV affectation (SUNAT's sheets accept it on gravado, exonerado and
+    inafecto lines; an export is refused: the tax is on bags handed over in Peru)."""
+    field_name = f"items[{index}].icbper"
+    if not rate:
+        problems.add(field_name, f"El campo «{field_name}» no se admite: el ICBPER rige desde el 1 de agosto de "
+                     "2019 y la fecha de emisión es anterior.")
+        return
+    if line.afectacion == "40":
+        problems.add(field_name, f"El campo «{field_name}» no se admite en una línea de exportación (afectación 40): "
+                     "el ICBPER grava las bolsas entregadas en el país.")
+        return
+    if line.cantidad != line.cantidad.to_integral_value() or not 1 <= line.cantidad <= MAX_BAGS:
+        problems.add(f"items[{index}].cantidad", f"En una línea de bolsas («{field_name}») el campo «items[{index}]."
+                     f"cantidad» ({line.cantidad}) es el número de bolsas: un entero de 1 a {MAX_BAGS}.", "3236")
+        return
+    line.bolsas = int(line.cantidad)
+    line.icbper_rate = rate
+    line.icbper = money(line.bolsas * rate)
 
 
 def _subtotals(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Decimal]]:
@@ -163,6 +239,27 @@ def _subtotals(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Deci
         taxable, tax = sums.get(line.scheme.code, (ZERO, ZERO))
         sums[line.scheme.code] = (taxable + line.valor_venta, tax + line.igv)
     return [(scheme, *sums[scheme.code]) for scheme in ubl.SCHEME_ORDER if scheme.code in sums]
+
+
+def _global_discount(request: GenerarXmlRequest, problems: pv.Problems,
+                     subtotals: list[tuple[ubl.TaxScheme, Decimal, Decimal]]) -> Decimal | None:
+    """The global discount (catalogue 53 code 02): it reduces the IGV base, so it needs gravado lines and must stay
+    below their value; invoices only (a note corrects a voucher's lines)."""
+    descuento = request.descuento_global
+    field_name = "descuento_global"
+    if request.tipo not in ("01", "03"):
+        problems.add(field_name, "El campo «descuento_global» solo se admite en facturas y boletas.")
+        return None
+    if not descuento.is_finite() or descuento < 0 or pv.decimals(descuento) > 2:
+        problems.add(field_name, f"El campo «descuento_global» ({descuento}) debe ser un monto sin IGV no negativo, "
+                     "con hasta 2 decimales.", "2955")
+        return None
+    base = subtotals[0][1] if subtotals and subtotals[0][0] is ubl.IGV else ZERO
+    if descuento >= base:
+        problems.add(field_name, f"El campo «descuento_global» ({descuento}) reduce la base gravada con IGV y debe ser "
+                     f"menor que ella ({base}: el valor de las líneas gravadas).")
+        return None
+    return descuento
 
 
 def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, fecha: date
@@ -257,17 +354,34 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         problems.add("moneda", f"El campo «moneda» ({moneda}) debe ser PEN o USD.", "3088")
     if not request.items:
         problems.add("items", "El campo «items» debe tener al menos una línea.", "2023")
-    lines = _lines(request, problems)
+    fecha, hora = _when(request)
+    lines, bag_rate = _lines(request, problems, fecha)
     exportacion = bool(lines) and all(line.afectacion == "40" for line in lines)
     if not exportacion and any(line.afectacion == "40" for line in lines):
         index = next(i for i, line in enumerate(lines) if line.afectacion == "40")
         problems.add(f"items[{index}].tipo_afectacion_igv", "Una exportación (afectación 40) no se mezcla con "
                      "ventas internas en un mismo comprobante.", "2642")
+    if moneda != "PEN" and bag_rate is not None:
+        index = next(i for i, item in enumerate(request.items) if item.icbper)
+        problems.add(f"items[{index}].icbper", f"El campo «items[{index}].icbper» (bolsas de plástico) solo se admite "
+                     "en comprobantes en soles (PEN): el ICBPER es un monto fijo en soles por bolsa.")
     receptor = _customer(name_of, request, problems, exportacion)
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
-    total = valor_venta + igv
-    fecha, hora = _when(request)
+    subtotals = _subtotals(lines)
+    descuento_global = None
+    if request.descuento_global:
+        descuento_global = _global_discount(request, problems, subtotals)
+        if descuento_global:  # the gravado base and its IGV are recomputed after the discount (SUNAT's 3280, 4290)
+            _, before, igv_before = subtotals[0]
+            base = before - descuento_global
+            igv_after = money(base * IGV_RATE)
+            subtotals[0] = (ubl.IGV, base, igv_after)
+            igv += igv_after - igv_before
+            valor_venta -= descuento_global
+            descuento_global = (descuento_global, base + descuento_global)
+    icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
+    total = valor_venta + igv + icbper
     forma_pago, cuotas = _payment(request, problems, total, fecha)
     if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"
             and total > pv.BOLETA_ID_THRESHOLD):
@@ -286,8 +400,8 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         emisor_departamento=place.departamento.upper() if place else "-",
         emisor_provincia=place.provincia.upper() if place else "-",
         emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
-        receptor=receptor, lines=lines, subtotals=_subtotals(lines), valor_venta=valor_venta, igv=igv, total=total,
-        leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
+        receptor=receptor, lines=lines, subtotals=subtotals, valor_venta=valor_venta, igv=igv, total=total,
+        icbper=icbper, descuento_global=descuento_global, leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
         motivo=motivo)
 
 

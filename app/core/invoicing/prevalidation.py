@@ -38,6 +38,7 @@ INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\u
 MAX_DESCRIPTION = 500
 MAX_REASON = 499  # SUNAT's pattern for a note's reason: one line, up to 499 characters
 MAX_DECIMALS = 10
+MIN_ADDRESS, MAX_ADDRESS = 3, 200  # SUNAT's format for an address line (4236): 3 to 200 characters, one line
 AMOUNT_LIMIT = Decimal(10) ** 12  # 12 integer digits
 DECIMAL_STEP = Decimal(1).scaleb(-MAX_DECIMALS)
 ZERO = Decimal(0)
@@ -106,6 +107,16 @@ def check_characters(problems: Problems, field_name: str, text: str | None) -> N
     """Text that goes into the XML must be XML characters: the generated document is always well-formed."""
     if text and INVALID_XML_CHARS.search(text):
         problems.add(field_name, f"El campo «{field_name}» contiene caracteres de control no permitidos.")
+
+
+def check_address(problems: Problems, field_name: str, text: str) -> None:
+    if not MIN_ADDRESS <= len(text) <= MAX_ADDRESS:
+        problems.add(field_name, f"El campo «{field_name}» debe tener de {MIN_ADDRESS} a {MAX_ADDRESS} caracteres "
+                     f"(tiene {len(text)}).", "4236")
+    elif "\n" in text or "\r" in text or "\t" in text:
+        problems.add(field_name, f"El campo «{field_name}» debe ser una sola línea.", "4236")
+    else:
+        check_characters(problems, field_name, text)
 
 
 def decimals(value: Decimal) -> int:

@@ -55,8 +55,13 @@ IGV = TaxScheme("1000", "IGV", "VAT")
 EXO = TaxScheme("9997", "EXO", "VAT")
 INA = TaxScheme("9998", "INA", "FRE")
 EXP = TaxScheme("9995", "EXP", "FRE")
+ICBPER = TaxScheme("7152", "ICBPER", "OTH")  # the plastic bag tax, per bag, beside the line's IGV scheme
 SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP}
 SCHEME_ORDER = (IGV, EXO, INA, EXP)
+
+LINE_DISCOUNT = "00"  # catalogue 53: a line discount that reduces the IGV base
+GLOBAL_DISCOUNT = "02"  # catalogue 53: a global discount that reduces the IGV base
+FACTOR_PLACES = Decimal("0.00001")
 
 # The XML declaration, then the canonical document: its C14N is the text after this prefix.
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -95,6 +100,10 @@ class Line:
     valor_venta: Decimal  # cantidad × valor_unitario, rounded
     igv: Decimal
     scheme: TaxScheme = None  # type: ignore[assignment]  # from the affectation when not given
+    bolsas: int = 0  # plastic bags on the line (ICBPER), 0 for any other line
+    icbper_rate: Decimal | None = None  # the tax per bag
+    icbper: Decimal = Decimal("0.00")  # bolsas × icbper_rate
+    descuento: Decimal | None = None  # a discount that reduces the base (code 00): valor_venta is after it
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
     # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
@@ -109,6 +118,7 @@ class Party:
     tipo_documento: str  # catalogue 06
     numero_documento: str
     nombre: str
+    direccion: str | None = None  # cac:RegistrationAddress/cac:AddressLine/cbc:Line, when given
 
 
 @dataclass
@@ -136,8 +146,10 @@ class Document:
     subtotals: list[tuple[TaxScheme, Decimal, Decimal]]  # (scheme, taxable, tax)
     valor_venta: Decimal
     igv: Decimal
-    total: Decimal
+    total: Decimal  # valor_venta + igv + icbper
     leyenda: str
+    icbper: Decimal = Decimal("0.00")  # the plastic bag tax of all lines (scheme 7152)
+    descuento_global: tuple[Decimal, Decimal] | None = None  # (amount, gravado base before it), code 02
     forma_pago: str | None = None  # "Contado" or "Credito" (invoices)
     cuotas: list[tuple[Decimal, date]] = field(default_factory=list)
     referencia: tuple[str, str] | None = None  # (catalogue 01 type, "SERIE-NUMERO") for notes
@@ -200,11 +212,13 @@ def _parties(doc: Document) -> str:
         "<cac:Country><cbc:IdentificationCode>PE</cbc:IdentificationCode></cac:Country>"
         "</cac:RegistrationAddress></cac:PartyLegalEntity></cac:Party></cac:AccountingSupplierParty>"
     )
+    address = (f"<cac:RegistrationAddress><cac:AddressLine><cbc:Line>{esc(doc.receptor.direccion)}</cbc:Line>"
+               "</cac:AddressLine></cac:RegistrationAddress>" if doc.receptor.direccion else "")
     customer = (
         "<cac:AccountingCustomerParty><cac:Party><cac:PartyIdentification>"
         f'<cbc:ID schemeID="{esc_attr(doc.receptor.tipo_documento)}">{esc(doc.receptor.numero_documento)}</cbc:ID>'
         "</cac:PartyIdentification><cac:PartyLegalEntity>"
-        f"<cbc:RegistrationName>{esc(doc.receptor.nombre)}</cbc:RegistrationName>"
+        f"<cbc:RegistrationName>{esc(doc.receptor.nombre)}</cbc:RegistrationName>{address}"
         "</cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>"
     )
     return supplier + customer
@@ -227,10 +241,13 @@ def _payment_terms(doc: Document) -> str:
 
 def _tax_total(doc: Document) -> str:
     cur = doc.moneda
-    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv, cur)]
+    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv + doc.icbper if doc.icbper else doc.igv, cur)]
     for scheme, taxable, tax in doc.subtotals:
         parts.append(f"<cac:TaxSubtotal>{_amount('TaxableAmount', taxable, cur)}{_amount('TaxAmount', tax, cur)}"
                      f"<cac:TaxCategory>{scheme.xml}</cac:TaxCategory></cac:TaxSubtotal>")
+    if doc.icbper:  # a per-unit tax: no taxable amount (SUNAT's sheets skip 3003 for 7152)
+        parts.append(f"<cac:TaxSubtotal>{_amount('TaxAmount', doc.icbper, cur)}"
+                     f"<cac:TaxCategory>{ICBPER.xml}</cac:TaxCategory></cac:TaxSubtotal>")
     parts.append("</cac:TaxTotal>")
     return "".join(parts)
 
@@ -266,6 +283,8 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = TAX_CATEGORIES.get(line.afectacion) or _tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
+    if line.bolsas or line.descuento:
+        return _rich_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
@@ -281,6 +300,43 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     )
 
 
+def _discount(amount: Decimal, base: Decimal, cur: str, reason: str) -> str:
+    """A discount (cac:AllowanceCharge, ChargeIndicator false) of catalogue 53 `reason`, with its factor of the
+    base rounded to 5 decimals as SUNAT's format allows (3052)."""
+    factor = (amount / base).quantize(FACTOR_PLACES) if base else Decimal(0)
+    return (f"<cac:AllowanceCharge><cbc:ChargeIndicator>false</cbc:ChargeIndicator>"
+            f"<cbc:AllowanceChargeReasonCode>{reason}</cbc:AllowanceChargeReasonCode>"
+            f"<cbc:MultiplierFactorNumeric>{factor}</cbc:MultiplierFactorNumeric>"
+            f"{_amount('Amount', amount, cur)}{_amount('BaseAmount', base, cur)}</cac:AllowanceCharge>")
+
+
+def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value: str, tax: str, category: str,
+                    code: str) -> str:
+    """A line with a discount or bags. A discount (code 00) sits between PricingReference and TaxTotal, its base
+    the quantity times the unit value; the line's value is after it. Plastic bags: the IGV subtotal, then
+    ICBPER's (scheme 7152) with the number of bags (cbc:BaseUnitMeasure, NIU, equal to the quantity: 3236, 4320)
+    and the tax per bag (cbc:PerUnitAmount); the line's TaxAmount is both taxes."""
+    discount = (_discount(line.descuento, line.valor_venta + line.descuento, cur, LINE_DISCOUNT)
+                if line.descuento else "")
+    bags = (f'<cac:TaxSubtotal><cbc:TaxAmount currencyID="{cur}">{line.icbper}</cbc:TaxAmount>'
+            f'<cbc:BaseUnitMeasure unitCode="NIU">{line.bolsas}</cbc:BaseUnitMeasure><cac:TaxCategory>'
+            f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}'
+            "</cac:TaxCategory></cac:TaxSubtotal>" if line.bolsas else "")
+    return (
+        f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
+        f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
+        f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
+        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>01</cbc:PriceTypeCode>"
+        f"</cac:AlternativeConditionPrice></cac:PricingReference>{discount}"
+        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line.igv + line.icbper}</cbc:TaxAmount><cac:TaxSubtotal>'
+        f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
+        f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>{bags}</cac:TaxTotal>'
+        f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
+        f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{plain(line.valor_unitario)}</cbc:PriceAmount></cac:Price>'
+        f"</cac:{element}>"
+    )
+
+
 def render(doc: Document) -> str:
     """The voucher's UBL 2.1 XML text, unsigned."""
     root, line_element, quantity_tag, total_element = LAYOUT[doc.tipo]
@@ -288,6 +344,8 @@ def render(doc: Document) -> str:
     body = [_header(doc, root), _signature(doc), _parties(doc)]
     if root == "Invoice":
         body.append(_payment_terms(doc))
+        if doc.descuento_global:
+            body.append(_discount(*doc.descuento_global, cur, GLOBAL_DISCOUNT))
     body.append(_tax_total(doc))
     body.append(_monetary_total(doc, total_element))
     body.extend(_line(i, line, cur, line_element, quantity_tag) for i, line in enumerate(doc.lines, start=1))

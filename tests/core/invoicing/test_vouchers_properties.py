@@ -128,3 +128,75 @@ def test_descriptions_round_trip_escaped(engine, company, text):
     root = etree.fromstring(xml.encode(), PARSER)
     assert root.findtext("cac:InvoiceLine/cac:Item/cbc:Description", namespaces=NS) == text
     assert "<" not in xml.split("<cbc:Description>")[1].split("</cbc:Description>")[0]
+
+
+bag_lines = st.fixed_dictionaries({"descripcion": st.just("Bolsa plástica"),
+                                   "cantidad": st.integers(min_value=1, max_value=99_999).map(Decimal),
+                                   "precio_unitario": st.decimals(min_value=Decimal("0"), max_value=Decimal("1"),
+                                                                  places=2, allow_nan=False),
+                                   "tipo_afectacion_igv": st.sampled_from(["10", "20", "30"]),
+                                   "icbper": st.just(True)})
+years = st.sampled_from([("2019-09-01", "0.10"), ("2020-01-01", "0.20"), ("2021-01-01", "0.30"),
+                         ("2022-01-01", "0.40"), ("2023-01-01", "0.50"), ("2026-01-01", "0.50")])
+
+
+@st.composite
+def discounted(draw, lines=items | bag_lines) -> dict:
+    """A line, and half the time a discount from 0 up to (not including) its value (cantidad × precio_unitario)."""
+    line = draw(lines)
+    if draw(st.booleans()):
+        gross = money(line["cantidad"] * line["precio_unitario"])
+        descuento = money(gross * draw(st.decimals(min_value=0, max_value=Decimal("0.999"), places=3)))
+        if descuento < gross:
+            line = {**line, "descuento": descuento}
+    return line
+
+
+@SETTINGS
+@given(lines=st.lists(discounted(), min_size=1, max_size=8), year=years,
+       share=st.none() | st.decimals(min_value=0, max_value=Decimal("0.999"), places=3))
+def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable(engine, company, lines, year,
+                                                                                  share):
+    fecha, rate = year
+    gravado = sum((money(line["cantidad"] * line["precio_unitario"]) - line.get("descuento", 0)
+                   for line in lines if line["tipo_afectacion_igv"] == "10"), Decimal(0))
+    descuento_global = money(gravado * share) if share is not None and gravado else None
+    if descuento_global is not None and descuento_global >= gravado:
+        descuento_global = None
+    request = {**_factura(lines, 1), "fecha_emision": fecha}
+    if descuento_global:
+        request["descuento_global"] = descuento_global
+    doc = _document(engine, request)
+    root = etree.fromstring(ubl.render(doc).encode(), PARSER)
+
+    def amounts(path: str, node=root) -> list[Decimal]:
+        return [Decimal(v) for v in node.xpath(path, namespaces=NS)]
+
+    bag_path = "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='7152']/cbc:TaxAmount/text()"
+    line_bags = amounts(f"cac:InvoiceLine/{bag_path}")
+    bags = sum(line["cantidad"] for line in lines if line.get("icbper"))
+    assert sum(line_bags) == bags * Decimal(rate)
+    assert amounts(bag_path) == ([sum(line_bags)] if bags else [])
+    total_value = amounts("cac:LegalMonetaryTotal/cbc:LineExtensionAmount/text()")[0]
+    total_tax = amounts("cac:TaxTotal/cbc:TaxAmount/text()")[0]
+    assert sum(amounts("cac:InvoiceLine/cbc:LineExtensionAmount/text()")) - (descuento_global or 0) == total_value
+    assert sum(amounts("cac:TaxTotal/cac:TaxSubtotal/cbc:TaxAmount/text()")) == total_tax
+    assert sum(amounts("cac:TaxTotal/cac:TaxSubtotal/cbc:TaxableAmount/text()")) == total_value
+    assert amounts("cac:AllowanceCharge/cbc:Amount/text()") == ([descuento_global] if descuento_global else [])
+    if descuento_global:  # the IGV is the rate on the base after the discount
+        igv_path = "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='1000']/cbc:{}/text()"
+        base = amounts(igv_path.format("TaxableAmount"))[0]
+        assert base == gravado - descuento_global
+        assert amounts(igv_path.format("TaxAmount")) == [money(base * Decimal("0.18"))]
+    else:
+        assert sum(amounts("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount/text()")) == total_tax
+    payable = amounts("cac:LegalMonetaryTotal/cbc:PayableAmount/text()")[0]
+    assert payable == total_value + total_tax == amounts("cac:LegalMonetaryTotal/cbc:TaxInclusiveAmount/text()")[0]
+    assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(payable)
+    for line, node in zip(lines, root.findall("cac:InvoiceLine", NS), strict=True):
+        count = node.findtext("cac:TaxTotal/cac:TaxSubtotal/cbc:BaseUnitMeasure", namespaces=NS)
+        assert count == (str(line["cantidad"]) if line.get("icbper") else None)
+        discount = line.get("descuento")
+        value = amounts("cbc:LineExtensionAmount/text()", node)[0]
+        assert value == money(line["cantidad"] * line["precio_unitario"]) - (discount or 0)
+        assert amounts("cac:AllowanceCharge/cbc:Amount/text()", node) == ([discount] if discount else [])
