@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from app.core.contract import EnviarResult
     from app.core.engine import Engine
 
-STEPS = ["Generando el XML…", "Firmando…", "Enviando a SUNAT…"]
 
 
 def emit(engine: Engine, request: dict[str, Any], report: Callable[[Any], None]) -> dict[str, Any]:
@@ -93,14 +92,10 @@ def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
 
 
 def resend(engine: Engine, record: dict[str, Any]) -> dict[str, Any]:
-    """Operation 3 again for a signed voucher, in the environment in use (the only one it may go to)."""
-    signed = record.get("xml_firmado")
-    if not signed:
-        raise YupanaError(ErrorCode.CONFLICT, "Este comprobante no está firmado: no se puede enviar.")
+    """Operation 3 again for a signed voucher, by its id, in the environment in use (the only one it may go to)."""
     outcome = {"nombre_archivo": record.get("nombre_archivo"), "digest_value": record.get("digest_value")}
     try:
-        outcome.update(sent_outcome(engine.enviar({"xml_firmado": signed,
-                                                   "ambiente": engine.environment().ambiente})))
+        outcome.update(sent_outcome(engine.send_voucher_to_sunat(record["id"])))
     except YupanaError as exc:
         if exc.code != ErrorCode.UPSTREAM_REJECTED:
             raise

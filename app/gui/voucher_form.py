@@ -32,11 +32,12 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import ErrorDetail, invalid_many
 from app.core.invoicing import statuses
+from app.core.invoicing.emission import STEPS
 from app.core.platform import clock
 from app.core.platform.formatting import money, number
 
 from .context import Context
-from .emission import STEPS, emit, plain_outcome
+from .emission import emit, plain_outcome
 from .instalments import InstalmentsBox
 from .note_reference import NoteReferenceBox, issued_vouchers
 from .printing import PrintPanel
