@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from PySide6.QtPrintSupport import QPrintDialog, QPrinter
 
-from app.gui.vouchers import VoucherDetail
+from app.gui.voucher_detail import VoucherDetail
 from tests.core.invoicing.test_pdf import decode_qr, expected_qr, needs_poppler, pdf_text
 from tests.helpers.gui import open_widget, wait_idle
 from tests.helpers.voucher_matrix import MATRIX
