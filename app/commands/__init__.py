@@ -32,6 +32,15 @@ def wait_until_stopped(stop: threading.Event | None = None) -> None:
         pass
 
 
+def add_voucher_arguments(parser: argparse.ArgumentParser, example: str) -> None:
+    """The arguments that name one of our vouchers: SERIE-NUMERO, and the type and issuer when it is ambiguous
+    (Engine.find_voucher takes the three)."""
+    parser.add_argument("serie_numero", metavar="SERIE-NUMERO", help=f"p. ej. {example}")
+    parser.add_argument("--tipo", choices=["01", "03", "07", "08"],
+                        help="tipo de comprobante, cuando una factura y su nota comparten la serie")
+    parser.add_argument("--ruc", help="RUC del emisor, cuando hay varias empresas")
+
+
 def open_engine(args: argparse.Namespace) -> Any:
     from app.core.engine import Engine
 

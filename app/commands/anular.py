@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.commands import add_voucher_arguments
+
 # Exit codes: 0 SUNAT accepted, 1 refused (an error, or the summary rejected), 3 the ticket still pending.
 PENDING_EXIT = 3
 
@@ -19,14 +21,11 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                     "notas, un resumen diario con estado 3 (RC) para boletas y sus notas. Espera la respuesta de "
                     "SUNAT al ticket mostrando el avance; la última línea es el estado final del comprobante, "
                     "p. ej. «F001-7 anulado».")
-    parser.add_argument("serie_numero", metavar="SERIE-NUMERO", help="p. ej. F001-7")
+    add_voucher_arguments(parser, "F001-7")
     parser.add_argument("--motivo", required=True, metavar="TEXTO", help="motivo de la baja (hasta 100 caracteres)")
     parser.add_argument("--salida", metavar="CARPETA", help="carpeta donde escribir el XML firmado de la RA o RC")
     parser.add_argument("--no-esperar", action="store_true",
                         help="no esperar la respuesta de SUNAT (el ticket se sigue consultando al abrir Yupana)")
-    parser.add_argument("--tipo", choices=["01", "03", "07", "08"],
-                        help="tipo de comprobante, cuando una factura y su nota comparten la serie")
-    parser.add_argument("--ruc", help="RUC del emisor, cuando hay varias empresas")
     parser.set_defaults(func=cmd_anular)
 
 

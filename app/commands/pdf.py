@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from app.commands import add_voucher_arguments
+
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser = sub.add_parser(
@@ -11,14 +13,11 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
         description="Escribe la representación impresa (PDF) de un comprobante firmado, en A4 o en ticket de 80 mm "
                     "(por defecto, el formato de la empresa: `yupana company impresion`). La última línea es la "
                     "ruta del archivo.")
-    parser.add_argument("serie_numero", metavar="SERIE-NUMERO", help="p. ej. F001-123")
+    add_voucher_arguments(parser, "F001-123")
     parser.add_argument("--ticket", action="store_true", help="formato ticket de 80 mm")
     parser.add_argument("--a4", action="store_true", help="formato A4 (aunque la empresa imprima tickets)")
     parser.add_argument("--salida", metavar="ARCHIVO",
                         help="archivo PDF o carpeta (por defecto, la carpeta actual con el nombre del comprobante)")
-    parser.add_argument("--tipo", choices=["01", "03", "07", "08"],
-                        help="tipo de comprobante, cuando una factura y su nota comparten la serie")
-    parser.add_argument("--ruc", help="RUC del emisor, cuando hay varias empresas")
     parser.set_defaults(func=cmd_pdf)
 
 

@@ -38,7 +38,7 @@ from app.core.platform.events import SETTINGS_CHANGED
 
 from .context import Context
 from .dialogs import choose_path
-from .widgets import FieldErrors, MessageBanner, heading
+from .widgets import FieldErrors, MessageBanner, form_tab, heading
 
 if TYPE_CHECKING:
     from app.core.engine import Engine
@@ -166,9 +166,7 @@ class MessagesPage(QWidget):
     # ------------------------------------------------------------ send
 
     def _send_tab(self) -> QWidget:
-        tab = QWidget()
-        form = QFormLayout(tab)
-        self.errors = FieldErrors()
+        tab, form, self.errors = form_tab()
         self.send_instance = QComboBox()
         self.to = QLineEdit()
         self.to.setPlaceholderText("+51987654321 (con código de país)")

@@ -28,7 +28,7 @@ from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path, confirm
 from .environment import confirm_switch
-from .widgets import FieldErrors, MessageBanner, heading
+from .widgets import FieldErrors, MessageBanner, form_tab, heading
 
 if TYPE_CHECKING:
     from app.core.engine import Engine
@@ -275,9 +275,7 @@ class SettingsPage(QWidget):
         return self.company_form
 
     def _sol_tab(self) -> QWidget:
-        tab = QWidget()
-        form = QFormLayout(tab)
-        self.sol_errors = FieldErrors()
+        tab, form, self.sol_errors = form_tab()
         self.sol_company = QComboBox()
         self.sol_user = QLineEdit()
         self.sol_user.setPlaceholderText("p. ej. MODDATOS")

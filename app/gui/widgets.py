@@ -186,6 +186,12 @@ class FieldErrors:
         return {field: label.text() for field, label in self.labels.items() if label.text()}
 
 
+def form_tab() -> tuple[QWidget, QFormLayout, FieldErrors]:
+    """A tab holding a form, and the error labels of its fields."""
+    tab = QWidget()
+    return tab, QFormLayout(tab), FieldErrors()
+
+
 class Badge(QLabel):
     """A coloured pill: environment, certificate expiry, voucher status."""
 

@@ -57,16 +57,9 @@ HELD_BY_SUNAT = 2
 PENDING, DONE, FAILED = statuses.SUBMISSION_PENDING, statuses.SUBMISSION_DONE, statuses.SUBMISSION_FAILED
 
 
-@migrations()
-def m001_outbox(db) -> None:
-    # voucher_id is vouchers.id for a voucher Yupana generated (NULL for a foreign one); no FOREIGN
-    # KEY clause so this module does not depend on the order the vouchers module migrates in.
-    db.execute("""CREATE TABLE sunat_submissions (
-        id INTEGER PRIMARY KEY,
-        voucher_id INTEGER,
-        ambiente TEXT NOT NULL,
-        ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero TEXT NOT NULL,
-        file_name TEXT NOT NULL,
+# Columns as m001 created them; m003 rebuilds both tables with the same ones (only the key moves to the
+# environment), so they are written once. Frozen: a later change of schema is a new migration, never an edit here.
+QUEUE_COLUMNS = """file_name TEXT NOT NULL,
         xml BLOB NOT NULL,
         state TEXT NOT NULL DEFAULT 'pendiente',
         attempts INTEGER NOT NULL DEFAULT 0,
@@ -75,15 +68,28 @@ def m001_outbox(db) -> None:
         claimed_by TEXT, claimed_until REAL,
         fault_code TEXT, last_error TEXT,
         created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-        updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+        updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"""
+CDR_COLUMNS = """codigo TEXT NOT NULL, descripcion TEXT NOT NULL, notas TEXT NOT NULL, estado TEXT,
+        hash_cdr TEXT NOT NULL, cdr_zip BLOB NOT NULL,
+        received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"""
+
+
+@migrations()
+def m001_outbox(db) -> None:
+    # voucher_id is vouchers.id for a voucher Yupana generated (NULL for a foreign one); no FOREIGN
+    # KEY clause so this module does not depend on the order the vouchers module migrates in.
+    db.execute(f"""CREATE TABLE sunat_submissions (
+        id INTEGER PRIMARY KEY,
+        voucher_id INTEGER,
+        ambiente TEXT NOT NULL,
+        ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero TEXT NOT NULL,
+        {QUEUE_COLUMNS}
         UNIQUE (ambiente, ruc, tipo, serie, numero))""")
     db.execute("CREATE INDEX sunat_submissions_due ON sunat_submissions (state, next_attempt_at)")
-    db.execute("""CREATE TABLE sunat_cdrs (
+    db.execute(f"""CREATE TABLE sunat_cdrs (
         id INTEGER PRIMARY KEY,
         submission_id INTEGER NOT NULL UNIQUE REFERENCES sunat_submissions(id),
-        codigo TEXT NOT NULL, descripcion TEXT NOT NULL, notas TEXT NOT NULL, estado TEXT,
-        hash_cdr TEXT NOT NULL, cdr_zip BLOB NOT NULL,
-        received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))""")
+        {CDR_COLUMNS})""")
 
 
 @migrations()
@@ -104,22 +110,13 @@ def m003_environment(db) -> None:
     folder = row[0] if row and row[0] in ("sandbox", "beta") else ("sandbox" if row is None else "beta")
     # sunat_cdrs references this table: both are rebuilt, the CDRs pointing at the new table, whose renaming
     # carries the reference along (dropping a referenced table would fail its foreign key check).
-    db.execute("""CREATE TABLE sunat_submissions_m003 (
+    db.execute(f"""CREATE TABLE sunat_submissions_m003 (
         id INTEGER PRIMARY KEY,
         voucher_id INTEGER,
         environment TEXT NOT NULL,
         ambiente TEXT NOT NULL,
         ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero TEXT NOT NULL,
-        file_name TEXT NOT NULL,
-        xml BLOB NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pendiente',
-        attempts INTEGER NOT NULL DEFAULT 0,
-        must_reconcile INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at REAL NOT NULL DEFAULT 0,
-        claimed_by TEXT, claimed_until REAL,
-        fault_code TEXT, last_error TEXT,
-        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-        updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+        {QUEUE_COLUMNS}
         digest_value TEXT,
         UNIQUE (environment, ruc, tipo, serie, numero))""")
     columns = ("id, voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml, state, attempts, must_reconcile, "
@@ -128,12 +125,10 @@ def m003_environment(db) -> None:
     db.execute(f"INSERT INTO sunat_submissions_m003 (environment, {columns}) "
                f"SELECT CASE ambiente WHEN 'produccion' THEN 'produccion' ELSE ? END, {columns} "
                "FROM sunat_submissions", [folder])
-    db.execute("""CREATE TABLE sunat_cdrs_m003 (
+    db.execute(f"""CREATE TABLE sunat_cdrs_m003 (
         id INTEGER PRIMARY KEY,
         submission_id INTEGER NOT NULL UNIQUE REFERENCES sunat_submissions_m003(id),
-        codigo TEXT NOT NULL, descripcion TEXT NOT NULL, notas TEXT NOT NULL, estado TEXT,
-        hash_cdr TEXT NOT NULL, cdr_zip BLOB NOT NULL,
-        received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))""")
+        {CDR_COLUMNS})""")
     db.execute("INSERT INTO sunat_cdrs_m003 SELECT id, submission_id, codigo, descripcion, notas, estado, hash_cdr, "
                "cdr_zip, received_at FROM sunat_cdrs")
     db.execute("DROP TABLE sunat_cdrs")
