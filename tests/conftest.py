@@ -13,7 +13,8 @@ import pytest
 from tests.helpers.base import ISSUER_RUC, ROOT, TEST_PASSPHRASE
 
 # The SUNAT submission and messaging fixtures (sandbox, sunat_engine, gateway…) live beside their helpers.
-pytest_plugins = ["tests.helpers.sunat_support", "tests.helpers.messaging_support", "tests.helpers.voids_support"]
+pytest_plugins = ["tests.helpers.sunat_support", "tests.helpers.messaging_support", "tests.helpers.voids_support",
+                  "tests.helpers.registry_support"]
 
 GUI_TESTS = ROOT / "tests" / "gui"
 

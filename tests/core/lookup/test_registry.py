@@ -19,14 +19,13 @@ from app.core.platform.identifiers import normalize_ce, normalize_plate
 from app.sandbox.registry import RegistrySandbox
 from tests.helpers.base import ROOT
 from tests.helpers.padron_files import make_padron
+from tests.helpers.registry_support import running_registry
 
 
 @pytest.fixture(scope="module")
 def shared_sandbox():
-    box = RegistrySandbox(slow_seconds=10)
-    box.start()
-    yield box
-    box.stop()
+    with running_registry(slow_seconds=10) as box:
+        yield box
 
 
 @pytest.fixture
@@ -39,10 +38,8 @@ def sandbox(shared_sandbox):
 @pytest.fixture
 def own_sandbox():
     """A sandbox of its own, for the tests that stop it."""
-    box = RegistrySandbox()
-    box.start()
-    yield box
-    box.stop()
+    with running_registry() as box:
+        yield box
 
 
 def provide(engine, box: RegistrySandbox) -> None:

@@ -17,7 +17,6 @@ import pytest
 
 from app.core.invoicing import cdr
 from app.core.platform.http.api import LocalApi, success_model
-from app.sandbox.registry import RegistrySandbox
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.voucher_matrix import factura, item
 
@@ -58,14 +57,6 @@ def assert_error_body(answer: httpx.Response, status: int, code: str) -> None:
     body = answer.json()
     assert set(body) == {"success", "error"} and body["success"] is False
     assert set(body["error"]) == {"code", "message", "details"} and body["error"]["code"] == code
-
-
-@pytest.fixture(scope="module")
-def registry_sandbox():
-    box = RegistrySandbox()
-    box.start()
-    yield box
-    box.stop()
 
 
 @pytest.fixture

@@ -9,15 +9,6 @@ import pytest
 from app.core.engine import Engine
 from app.core.lookup import registry
 from app.core.platform.http.api import LocalApi
-from app.sandbox.registry import RegistrySandbox
-
-
-@pytest.fixture(scope="module")
-def registry_sandbox():
-    box = RegistrySandbox()
-    box.start()
-    yield box
-    box.stop()
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from app.core.platform.http.api import LocalApi
-from app.sandbox.registry import RegistrySandbox
+from tests.helpers.registry_support import running_registry
 
 MAX_EXAMPLES = "25"  # per operation and phase: ~10 s in all; raise it locally to hunt for more
 SEED = "20261123"  # a fixed seed: the same cases on every run (CI stays deterministic)
@@ -23,17 +23,15 @@ SEED = "20261123"  # a fixed seed: the same cases on every run (CI stays determi
 
 @pytest.fixture
 def api(engine, gateway):
-    registry = RegistrySandbox()
-    registry.start()
-    registry.configure(engine)  # lookups answer records or 404s, not NOT_CONFIGURED
-    engine.config_set("listener_port", "0")
-    engine.start_listener()
-    gateway.configure(engine)  # messages and subscriptions reach a gateway
-    server = LocalApi(engine, port=0)
-    server.start()
-    yield server
-    server.stop()
-    registry.stop()
+    with running_registry() as registry:
+        registry.configure(engine)  # lookups answer records or 404s, not NOT_CONFIGURED
+        engine.config_set("listener_port", "0")
+        engine.start_listener()
+        gateway.configure(engine)  # messages and subscriptions reach a gateway
+        server = LocalApi(engine, port=0)
+        server.start()
+        yield server
+        server.stop()
 
 
 def schemathesis(api: LocalApi, folder, *options: str) -> subprocess.CompletedProcess:

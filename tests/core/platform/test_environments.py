@@ -14,6 +14,7 @@ from app.core.invoicing import outbox
 from app.sandbox.mode import SandboxMode
 from app.sandbox.registry import RegistrySandbox
 from app.sandbox.sunat import SunatSandbox
+from tests.helpers.registry_support import running_registry
 from tests.helpers.voucher_matrix import factura, item
 
 
@@ -29,10 +30,8 @@ def beta():
 @pytest.fixture
 def provider():
     """A lookup provider the user configured for real work (beta and production)."""
-    server = RegistrySandbox()
-    server.start()
-    yield server
-    server.stop()
+    with running_registry() as server:
+        yield server
 
 
 def point_settings_at(engine: Engine, beta: SunatSandbox, provider: RegistrySandbox) -> None:
