@@ -42,7 +42,7 @@ from app.core.invoicing.cdr import safe_parser
 from app.core.invoicing.namespaces import CAC, CBC, SAC, SUMMARY_DOCUMENTS, VOIDED_DOCUMENTS
 from app.core.invoicing.soap import TICKET_DONE, TICKET_PENDING, TICKET_REJECTED
 from app.core.invoicing.statuses import ACEPTADO, ANULADO, RECHAZADO
-from app.sandbox import sunat, sunat_signer  # sunat imports this module too: its names are read at call time
+from app.sandbox import sunat_signer, sunat_wire
 
 if TYPE_CHECKING:
     from app.sandbox.sunat import SunatHandler, SunatSandbox
@@ -202,9 +202,9 @@ class SummaryDesk:
         stem = zip_name.removesuffix(".zip")
         name = SUMMARY_NAME.match(stem)
         if not zip_name.endswith(".zip") or name is None:
-            raise sunat.Fault("0151")
+            raise sunat_wire.Fault("0151")
         if name["ruc"] != ruc:
-            raise sunat.Fault("0154")
+            raise sunat_wire.Fault("0154")
         with self._lock:
             self.summary_counts[stem] += 1
         failure = self.sandbox._next_failure(self.sandbox._queue("sendSummary"))
@@ -213,16 +213,16 @@ class SummaryDesk:
         if failure == "500":
             request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
             return None
-        if forced_fault := sunat.FAULT_MODE.match(failure or ""):
-            raise sunat.Fault(forced_fault["code"])
+        if forced_fault := sunat_wire.FAULT_MODE.match(failure or ""):
+            raise sunat_wire.Fault(forced_fault["code"])
         with self._lock:
             self._refuse_duplicate(stem, name["kind"])
         xml = self.sandbox._unzip(stem, fields.get("contentFile", ""))
         root = self._parse(xml, name["kind"])
         if not sunat_signer.signature_is_valid(xml):
-            raise sunat.Fault("2335")
+            raise sunat_wire.Fault("2335")
         verdict = self._judge(name, root, xml)
-        if forced := sunat.REJECT_MODE.match(failure or ""):
+        if forced := sunat_wire.REJECT_MODE.match(failure or ""):
             code = forced["code"]
             text = sunat_errors.describe(code, self.sandbox.rules_dir)
             verdict = ("0", "", [f"{code} - {text}"]) if code.startswith("4") else (code, text, [])
@@ -236,15 +236,15 @@ class SummaryDesk:
         if failure == "drop_after_receive":
             request.drop()
             return None
-        return sunat.answer_envelope("sendSummaryResponse", [("ticket", number)])
+        return sunat_wire.answer_envelope("sendSummaryResponse", [("ticket", number)])
 
     def _refuse_duplicate(self, stem: str, kind: str) -> None:
         number = self._names.get(stem)
         if number is None:
             return
         if self._tickets[number].status == TICKET_PENDING:
-            raise sunat.Fault(ALREADY_SENT_PENDING, f"El documento: {stem} ya fue enviado y se encuentra en estado 98")
-        raise sunat.Fault(ALREADY_SENT[kind], f"ticket: {number}")
+            raise sunat_wire.Fault(ALREADY_SENT_PENDING, f"El documento: {stem} ya fue enviado y se encuentra en estado 98")
+        raise sunat_wire.Fault(ALREADY_SENT[kind], f"ticket: {number}")
 
     def _new_ticket_number(self) -> str:
         while True:
@@ -257,10 +257,10 @@ class SummaryDesk:
         try:
             root = etree.fromstring(xml, safe_parser())
         except etree.XMLSyntaxError:
-            raise sunat.Fault("0306") from None
+            raise sunat_wire.Fault("0306") from None
         namespace, localname = ROOTS[kind]
         if root.tag != f"{{{namespace}}}{localname}":
-            raise sunat.Fault("0301", f"se esperaba {localname} para un archivo {kind}")
+            raise sunat_wire.Fault("0301", f"se esperaba {localname} para un archivo {kind}")
         return root
 
     def _judge(self, name: re.Match[str], root: etree._Element, xml: bytes) -> tuple[str, str, list[str]] | None:
@@ -296,14 +296,14 @@ class SummaryDesk:
         if failure == "500":
             request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
             return None
-        if forced := sunat.FAULT_MODE.match(failure or ""):
-            raise sunat.Fault(forced["code"])
+        if forced := sunat_wire.FAULT_MODE.match(failure or ""):
+            raise sunat_wire.Fault(forced["code"])
         with self._lock:
             ticket = self._tickets.get(fields.get("ticket", "").strip())
             if ticket is None:
-                raise sunat.Fault(TICKET_UNKNOWN)
+                raise sunat_wire.Fault(TICKET_UNKNOWN)
             if ticket.ruc != ruc:
-                raise sunat.Fault(TICKET_NOT_YOURS)
+                raise sunat_wire.Fault(TICKET_NOT_YOURS)
             ticket.polls += 1
             if ticket.status == TICKET_PENDING and not self._still_pending(ticket):
                 self._process(ticket)
@@ -315,7 +315,7 @@ class SummaryDesk:
         answer = [("statusCode", status)]
         if cdr_zip is not None:
             answer.insert(0, ("content", base64.b64encode(cdr_zip).decode()))
-        return sunat.answer_envelope("getStatusResponse", [], wrapper=("status", answer))
+        return sunat_wire.answer_envelope("getStatusResponse", [], wrapper=("status", answer))
 
     def _still_pending(self, ticket: Ticket) -> bool:
         return (ticket.held or ticket.polls <= self.settings.pending_polls
@@ -330,7 +330,7 @@ class SummaryDesk:
         if accepted and (refused := self._check_lines(ticket, staged)) is not None:
             code, text, notes, accepted = refused, self._describe(refused), [], False
         description = ACCEPTED[ticket.kind].format(ident=ticket.ident) if accepted else text
-        outcome = sunat.Outcome(code, description or self._describe(code), notes if accepted else [])
+        outcome = sunat_wire.Outcome(code, description or self._describe(code), notes if accepted else [])
         ticket.cdr_zip = self.sandbox._cdr_zip(ticket.stem, outcome, reference=ticket.ident)
         ticket.code = code
         ticket.status = TICKET_DONE if accepted else TICKET_REJECTED
@@ -344,7 +344,7 @@ class SummaryDesk:
     def _check_lines(self, ticket: Ticket, staged: _Staged) -> str | None:
         """The first line SUNAT would refuse (its code), or None with `staged` holding the changes."""
         for line in ticket.lines:
-            key = sunat.voucher_key(ticket.ruc, line.tipo, line.serie, line.numero)
+            key = sunat_wire.voucher_key(ticket.ruc, line.tipo, line.serie, line.numero)
             state = self._state(key, staged)
             if ticket.kind == "RA":
                 refused = {None: NOT_REGISTERED, VOIDED: VOIDED_BEFORE, RECHAZADO: VOID_OF_REJECTED}.get(state)
@@ -367,7 +367,7 @@ class SummaryDesk:
     def _check_reference(self, ruc: str, line: Line, staged: _Staged) -> str | None:
         if line.referencia is None:
             return None
-        state = self._state(sunat.voucher_key(ruc, *line.referencia), staged)
+        state = self._state(sunat_wire.voucher_key(ruc, *line.referencia), staged)
         if state is None:
             return REFERENCE_UNKNOWN
         return REFERENCE_VOIDED if state in (VOIDED, RECHAZADO) else None

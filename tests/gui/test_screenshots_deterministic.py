@@ -38,7 +38,7 @@ def test_two_runs_give_byte_identical_pictures(tmp_path):
 
 def test_the_frozen_clock_is_what_every_reader_sees():
     from app.core.invoicing import certificates
-    from app.sandbox.sunat import Outcome, application_response
+    from app.sandbox.sunat_wire import Outcome, application_response
 
     instant = datetime(2026, 11, 23, 15, 30, tzinfo=UTC)
     with clock.frozen(instant):
