@@ -43,9 +43,9 @@ class Emitter:
         report = step or (lambda index, words: None)
         report(0, STEPS[0])
         request = self.generation.parse(payload)
-        self.generation.build(request)  # the request's own problems first, named by field, before the certificate
+        doc = self.generation.build(request)  # the request's own problems first, named by field, then the certificate
         chosen = self.signing.chosen_certificate(certificado_id, request.emisor.ruc)  # none: nothing is stored
-        voucher_id, generated = self.generation.generate(request)
+        voucher_id, generated = self.generation.generate(request, doc)
         report(1, STEPS[1])
         signed = self.signing.sign_voucher(voucher_id, chosen)
         report(2, STEPS[2])

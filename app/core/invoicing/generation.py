@@ -64,14 +64,16 @@ class Generation:
                            f"generado con otro contenido: use el siguiente número ({following}).")
         return GenerarXmlResult(xml=row["xml"], hash=row["hash"], nombre_archivo=row["nombre_archivo"])
 
-    def generate(self, request: GenerarXmlRequest) -> tuple[int | None, GenerarXmlResult]:
-        """(voucher id, result): a new voucher, or the stored one when this same request was issued before."""
+    def generate(self, request: GenerarXmlRequest,
+                 doc: ubl.Document | None = None) -> tuple[int | None, GenerarXmlResult]:
+        """(voucher id, result): a new voucher, or the stored one when this same request was issued before.
+        `doc` is the request already built by a caller that had to check it first (Emitter), so not built twice."""
         canonical = request_json(request)
         content_key = content_key_of(canonical)
         # Built first, without asking whether the number was issued (almost never): the unique index answers at the
         # insert, and a refusal on the way also checks, so that an issued number still answers for itself.
         try:
-            doc = self.build(request)
+            doc = doc or self.build(request)
             xml = ubl.render(doc)
             name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
             observations = self.run_sunat_rules(xml, name)
