@@ -509,10 +509,14 @@ class Voids:
                               row["descripcion"], row["xml_firmado"], vouchers, row["cdr_zip"])
 
     def list(self, limit: int = 200) -> list[dict]:
-        """The current environment's RA and RC, newest first (without their texts)."""
+        """The current environment's RA and RC, newest first (without their texts); `comprobantes` lists the
+        vouchers each covers («F001-7, F001-8»)."""
         return self.storage.query(
-            "SELECT id, emisor_ruc, kind, ident, ticket, state, codigo, descripcion, created_at, updated_at"
-            " FROM sunat_summaries WHERE environment = ? ORDER BY id DESC LIMIT ?",
+            "SELECT s.id, s.emisor_ruc, s.kind, s.ident, s.issue_date, s.reference_date, s.ticket, s.state, s.codigo,"
+            " s.descripcion, s.created_at, s.updated_at, (SELECT group_concat(serie_numero, ', ') FROM"
+            " (SELECT l.serie || '-' || l.numero AS serie_numero FROM sunat_summary_lines l WHERE l.summary_id = s.id"
+            " ORDER BY l.tipo, l.serie, l.numero)) AS comprobantes"
+            " FROM sunat_summaries s WHERE s.environment = ? ORDER BY s.id DESC LIMIT ?",
             (self.store.environment(), max(1, int(limit))))
 
     def for_voucher(self, voucher_id: int) -> list[dict]:

@@ -152,6 +152,9 @@ def test_the_days_boletas_are_reported_in_a_rc_and_end_aceptado(voiding, voids_s
     assert "B002-3" not in outcome.xml_firmado and voiding.voucher(sent)["status"] == statuses.ACEPTADO
     assert outcome.xml_firmado.count("<cbc:ConditionCode>1</cbc:ConditionCode>") == 2
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    [listed] = voiding.summaries()  # the «Resúmenes y bajas» page's row: the vouchers it covers, in order
+    assert (listed["ident"], listed["comprobantes"], listed["reference_date"], listed["state"]) == \
+        (outcome.ident, "B002-1, B002-2", dt.date.today().isoformat(), statuses.SUBMISSION_DONE)
     with pytest.raises(YupanaError) as caught:  # nothing left to report that day
         voiding.resumen_diario(dt.date.today())
     assert caught.value.code == ErrorCode.NOT_FOUND and "No hay boletas firmadas" in caught.value.message
