@@ -133,3 +133,13 @@ def test_consultar_cdr_shows_sunats_answer_and_stores_it(qtbot, context, engine,
     assert f"código {stored['codigo']}" in said and stored["descripcion"] in said and "se guardó" in said
     assert "F001-41" in detail.cdr_view.toPlainText() and "ApplicationResponse" in detail.cdr_view.toPlainText()
     assert detail.consult_button.isEnabled()
+
+
+def test_consultar_cdr_refused_by_sunat_says_its_code_in_spanish(qtbot, context, engine, voiding):
+    voucher_id = issued(engine, factura("F001", 42, [item("Servicio de consultoría", "1", "100")]))
+    detail = open_detail(qtbot, context, voucher_id)
+    voiding.fail_next("fault:0102", operation="getStatusCdr")
+    detail.consult_button.click()
+    qtbot.waitUntil(lambda: detail.banner.tone == "error", timeout=30_000)
+    assert "F001-42 (código 0102)" in detail.banner.text.text()
+    assert engine.voids.consulted_cdr(voucher_id) is None

@@ -399,7 +399,19 @@ class Voids:
         """getStatusCdr for any voucher (issued here or elsewhere), with the company's SOL credentials. The CDR is
         stored when the voucher is one of ours (table sunat_consulted_cdrs)."""
         environment = self.store.environment()
-        status = self.clients(environment, ruc).get_status_cdr(ruc, tipo, serie, int(numero))
+        name = f"{serie}-{int(numero)}"
+        try:
+            status = self.clients(environment, ruc).get_status_cdr(ruc, tipo, serie, int(numero))
+        except SoapFault as fault:  # e.g. wrong clave SOL (0102): SUNAT's code and the catalogue's words
+            text = (sunat_errors.describe(fault.code, self.settings.get("sunat_rules_dir")) if fault.code else ""
+                    ) or fault.faultstring
+            raise YupanaError(ErrorCode.UPSTREAM_REJECTED,
+                              f"SUNAT no respondió la consulta del CDR de {name} (código {fault.code or 'sin código'}):"
+                              f" {text}.", [ErrorDetail("numero", text, sunat_code=fault.code or None)]) from fault
+        except TransportFailure as failure:
+            raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
+                              f"No se pudo consultar a SUNAT el CDR de {name} ({failure.kind}): inténtelo más tarde."
+                              ) from failure
         answer = cdr_module.read_zip(status.content) if status.content else None
         voucher_id = self.store.id_of(ruc, tipo, serie, int(numero))
         if answer is not None and voucher_id is not None:

@@ -173,6 +173,15 @@ def test_asking_sunat_for_a_cdr_stores_it_when_the_voucher_is_ours(voiding, void
     unknown = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 999)
     assert unknown["codigo"] is None and unknown["cdr_zip"] is None and not unknown["guardado"]
     assert unknown["status_code"] != "0004"
+    voids_sandbox.fail_next("fault:0102", operation="getStatusCdr")  # SUNAT's refusal: its code, in Spanish
+    with pytest.raises(YupanaError) as caught:
+        voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+    assert caught.value.code == ErrorCode.UPSTREAM_REJECTED and "F001-41 (código 0102)" in caught.value.message
+    assert caught.value.details[0].sunat_code == "0102"
+    voids_sandbox.fail_next("500", operation="getStatusCdr")
+    with pytest.raises(YupanaError) as caught:
+        voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+    assert caught.value.code == ErrorCode.UPSTREAM_UNAVAILABLE and "inténtelo más tarde" in caught.value.message
 
 
 def test_a_summary_sunat_did_not_answer_is_sent_again_until_it_has_its_ticket(voiding, voids_sandbox):
