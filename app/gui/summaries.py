@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core.invoicing import statuses
 from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING
+from app.core.platform import clock
 from app.core.platform import formatting as fmt
 from app.core.platform.events import SETTINGS_CHANGED, SUMMARY_CHANGED
 
@@ -63,10 +64,11 @@ class SummariesPage(QWidget):
         layout.addWidget(intro)
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Boletas del día:"))
-        self.day = QDateEdit(QDate.currentDate())
+        today = QDate(clock.today())  # the app's wall clock (frozen for `make screenshots`)
+        self.day = QDateEdit(today)
         self.day.setCalendarPopup(True)
         self.day.setDisplayFormat("dd/MM/yyyy")
-        self.day.setMaximumDate(QDate.currentDate())
+        self.day.setMaximumDate(today)
         self.send_button = QPushButton("Enviar resumen diario")
         self.send_button.setToolTip("Informa a SUNAT, en un resumen diario (RC), las boletas firmadas de ese día que "
                                     "no se enviaron una por una")
@@ -80,7 +82,10 @@ class SummariesPage(QWidget):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        for column in range(len(COLUMNS) - 1):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
         layout.addWidget(self.table, 1)
         self.empty = QLabel("")
@@ -108,7 +113,7 @@ class SummariesPage(QWidget):
         self.rows = list(rows)
         self.table.setRowCount(len(self.rows))
         for row, summary in enumerate(self.rows):
-            answer = " ".join(part for part in (summary.get("codigo"), summary.get("descripcion")) if part)
+            answer = ": ".join(part for part in (summary.get("codigo"), summary.get("descripcion")) if part)
             values = [summary["ident"], KINDS.get(summary["kind"], summary["kind"]), fmt.day(summary.get("issue_date")),
                       summary.get("comprobantes") or "", summary.get("ticket") or "—", "", answer]
             for column, text in enumerate(values):

@@ -72,6 +72,17 @@ def can_void(record: dict[str, Any]) -> bool:
             and pending_summary(record) is None)
 
 
+SUMMARY_STATES = {SUBMISSION_PENDING: "esperando la respuesta de SUNAT", SUBMISSION_DONE: "aceptado por SUNAT"}
+
+
+def summary_line(summary: dict[str, Any]) -> str:
+    """«RA-20261124-1 (ticket 123…): aceptado por SUNAT. Motivo: …» for the detail's summary tab."""
+    state = SUMMARY_STATES.get(summary["state"]) or (
+        f"rechazado por SUNAT (código {summary.get('codigo') or 'sin código'}: {summary.get('descripcion') or ''})")
+    motivo = f" Motivo: {summary['motivo']}" if summary.get("motivo") else ""
+    return f"• {summary['ident']} (ticket {summary.get('ticket') or 'por asignar'}): {state}.{motivo}"
+
+
 def summary_words(summary: dict[str, Any]) -> str:
     """«la comunicación de baja RA-20261124-1»."""
     return f"{WITH_ARTICLE.get(summary.get('kind') or 'RA', 'la baja')} {summary.get('ident')}"
@@ -200,6 +211,10 @@ class VoucherDetail(QDialog):
             notes = QLabel("\n".join(f"• {note}" for note in record["observaciones"]))
             notes.setWordWrap(True)
             self.summary_form.addRow("Observaciones de SUNAT:", notes)
+        if record.get("resumenes"):  # the RA/RC it was put in: «Anular» leaves its trace here
+            lines = QLabel("\n".join(summary_line(s) for s in record["resumenes"]))
+            lines.setWordWrap(True)
+            self.summary_form.addRow("Bajas y resúmenes:", lines)
         self.xml_view.set_xml(record.get("xml_firmado") or record.get("xml") or "")
         consulted = cdr_text({"cdr": self.consulted["cdr_zip"]}) if self.consulted and self.consulted["cdr_zip"] else ""
         self.cdr_view.set_xml(consulted or cdr_text(record) or "Todavía no hay respuesta (CDR) de SUNAT.")

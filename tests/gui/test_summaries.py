@@ -52,7 +52,7 @@ def test_the_page_lists_each_baja_and_follows_its_ticket(qtbot, context, engine,
     voiding.summaries.release()
     qtbot.waitUntil(lambda: page.state_of(0) == statuses.SUBMISSION_DONE, timeout=15_000)
     assert page.table.cellWidget(0, COLUMNS.index("Estado")).text().strip() == "Aceptado"
-    assert cell(page, 0, "Respuesta de SUNAT").startswith("0 ") and "aceptada" in cell(page, 0, "Respuesta de SUNAT")
+    assert cell(page, 0, "Respuesta de SUNAT").startswith("0: ") and "aceptada" in cell(page, 0, "Respuesta de SUNAT")
     assert engine.voucher(voucher_id)["status"] == statuses.ANULADO
 
 
@@ -64,7 +64,7 @@ def test_a_rejected_baja_shows_sunats_code_and_reason(qtbot, context, engine, vo
     page = open_widget(qtbot, context, SummariesPage)
     assert page.state_of(0) == statuses.SUBMISSION_FAILED
     assert page.table.cellWidget(0, COLUMNS.index("Estado")).text().strip() == "Rechazado"
-    assert cell(page, 0, "Respuesta de SUNAT") == f"2375 {outcome.descripcion}"
+    assert cell(page, 0, "Respuesta de SUNAT") == f"2375: {outcome.descripcion}"
 
 
 def test_enviar_resumen_diario_reports_the_days_boletas(qtbot, context, engine, voiding):
@@ -93,3 +93,12 @@ def test_the_page_is_a_section_of_the_main_window(qtbot, window):
     page = window.show_section("Resúmenes y bajas")
     wait_idle(qtbot, window.workers)
     assert isinstance(page, SummariesPage) and page.table.rowCount() == 0
+
+
+def test_the_day_comes_from_the_apps_clock(qtbot, context):
+    from app.core.platform import clock
+
+    instant = dt.datetime(2026, 11, 23, 10, 30, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
+    with clock.frozen(instant):
+        page = open_widget(qtbot, context, SummariesPage)
+    assert page.day.date().toPython() == instant.astimezone().date() == page.day.maximumDate().toPython()

@@ -143,3 +143,14 @@ def test_consultar_cdr_refused_by_sunat_says_its_code_in_spanish(qtbot, context,
     qtbot.waitUntil(lambda: detail.banner.tone == "error", timeout=30_000)
     assert "F001-42 (código 0102)" in detail.banner.text.text()
     assert engine.voids.consulted_cdr(voucher_id) is None
+
+
+def test_the_detail_lists_the_bajas_of_the_voucher(qtbot, context, engine, voiding):
+    voucher_id = issued(engine, factura("F001", 12, [item("Servicio de consultoría", "1", "100")]))
+    outcome = engine.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
+    detail = open_detail(qtbot, context, voucher_id)
+    shown = [detail.summary_form.itemAt(i).widget().text() for i in range(detail.summary_form.count())
+             if detail.summary_form.itemAt(i).widget()]
+    assert "Bajas y resúmenes:" in shown
+    assert f"• {outcome.ident} (ticket {outcome.ticket}): aceptado por SUNAT. Motivo: ERROR EN EL RUC DEL CLIENTE" \
+        in shown

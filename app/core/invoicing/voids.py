@@ -45,6 +45,7 @@ from app.core.invoicing.statuses import (
 from app.core.invoicing.voucher_keys import now_text
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.invoicing.xmldsig import sign_xml
+from app.core.platform import clock
 from app.core.platform.settings import Settings
 from app.core.platform.storage import Storage, register_migrations
 
@@ -177,7 +178,7 @@ class Voids:
 
     def __init__(self, store: VoucherStore, storage: Storage, settings: Settings, clients: Callable[[str, str], Any],
                  certificates: CertificateStore, issuer_name: Callable[[str], str | None],
-                 today: Callable[[], dt.date] = dt.date.today,
+                 today: Callable[[], dt.date] = clock.today,
                  on_change: Callable[[dict[str, Any]], None] = lambda summary: None) -> None:
         self.store = store
         self.storage = storage
