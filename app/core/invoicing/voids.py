@@ -154,10 +154,11 @@ def summary_line(row: dict, condition: str = summaries.CONDITION_VOID) -> summar
     root = etree.fromstring(row["xml_firmado"].encode("utf-8"), safe_parser())
     cbc, cac = f"{{{CBC}}}", f"{{{CAC}}}"
     total_tax = root.find(f"{cac}TaxTotal")
-    igv = _money(total_tax.findtext(f"{cbc}TaxAmount") if total_tax is not None else None)
     montos: dict[str, Decimal] = {}
+    taxes: dict[str, Decimal] = {}  # by scheme: the IGV (1000) apart from the bag tax (7152) the total also holds
     for subtotal in (total_tax.findall(f"{cac}TaxSubtotal") if total_tax is not None else []):
         scheme = (subtotal.findtext(f"{cac}TaxCategory/{cac}TaxScheme/{cbc}ID") or "").strip()
+        taxes[scheme] = taxes.get(scheme, Decimal(0)) + _money(subtotal.findtext(f"{cbc}TaxAmount"))
         kind = _SCHEME_KINDS.get(scheme)
         if kind:
             montos[kind] = montos.get(kind, Decimal(0)) + _money(subtotal.findtext(f"{cbc}TaxableAmount"))
@@ -169,8 +170,9 @@ def summary_line(row: dict, condition: str = summaries.CONDITION_VOID) -> summar
             referencia = summaries.Reference((reference.findtext(f"{cbc}DocumentTypeCode") or "03").strip(), serie,
                                              int(numero))
     return summaries.SummaryLine(row["tipo"], row["serie"], int(row["numero"]), condition,
-                                 _money(row["total"]), igv, row.get("receptor_tipo_documento") or "0",
-                                 row.get("receptor_numero_documento") or "-", row["moneda"], montos, referencia)
+                                 _money(row["total"]), taxes.get(summaries.IGV.code, Decimal(0)),
+                                 row.get("receptor_tipo_documento") or "0", row.get("receptor_numero_documento") or "-",
+                                 row["moneda"], montos, referencia, taxes.get(summaries.ICBPER.code, Decimal(0)))
 
 
 class Voids:

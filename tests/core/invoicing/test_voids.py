@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -298,3 +299,45 @@ def test_getstatus_trouble_is_asked_again_and_an_unknown_ticket_ends_the_wait(vo
     assert f"no reconoce el ticket {outcome.ticket}" in outcome.descripcion
     assert voiding.voucher(second)["status"] == statuses.ACEPTADO
     assert voiding.voids.pending() == []
+
+
+def _tax(xml: str, scheme: str) -> str | None:
+    """The RC line's TaxAmount of one tax scheme (1000 IGV, 7152 ICBPER), None when it has none."""
+    from lxml import etree
+
+    from app.core.invoicing.namespaces import CAC, CBC
+
+    root = etree.fromstring(xml.encode("utf-8"))
+    for total in root.iter(f"{{{CAC}}}TaxTotal"):
+        if total.findtext(f"{{{CAC}}}TaxSubtotal/{{{CAC}}}TaxCategory/{{{CAC}}}TaxScheme/{{{CBC}}}ID") == scheme:
+            return total.findtext(f"{{{CBC}}}TaxAmount")
+    return None
+
+
+def test_a_boleta_with_bags_is_reported_with_its_icbper_apart_from_its_igv(voiding, voids_sandbox, tmp_path):
+    """30 bags: the ICBPER (7152) is a TaxTotal of its own, the IGV (1000) only the IGV, so SUNAT's sum of the line
+    (4027, ±5) matches its TotalAmount."""
+    request = boleta("B005", 1, [item("Menú ejecutivo", "2", "12.71"), item("Bolsa plástica", "30", "0.10", icbper=True)],
+                     receptor=DNI_CUSTOMER)
+    voucher_id = issued(voiding, request)
+    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    assert outcome.accepted, outcome
+    icbper = _tax(outcome.xml_firmado, "7152")
+    assert icbper is not None and float(icbper) == 15.0  # 30 bags at S/ 0.50 (2023 onwards)
+    igv = float(_tax(outcome.xml_firmado, "1000"))
+    assert igv == pytest.approx((2 * 12.71 + 3.0) * 0.18, abs=0.02)
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+
+
+def test_a_boleta_with_a_global_discount_is_reported_with_its_discounted_totals(voiding, voids_sandbox, tmp_path):
+    request = boleta("B005", 2, [item("Casaca de cuero", "1", "500")], receptor=DNI_CUSTOMER,
+                     descuento_global=Decimal("100.00"))
+    voucher_id = issued(voiding, request)
+    total = Decimal(voiding.voucher(voucher_id)["total"])
+    assert total == Decimal("472.00")  # (500 - 100) + 18 %
+    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    assert outcome.accepted, outcome
+    assert f'<sac:TotalAmount currencyID="PEN">{total}</sac:TotalAmount>' in outcome.xml_firmado
+    assert '<cbc:PaidAmount currencyID="PEN">400.00</cbc:PaidAmount>' in outcome.xml_firmado
+    assert _tax(outcome.xml_firmado, "1000") == "72.00"
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
