@@ -30,6 +30,7 @@ SUMMARIZED_BY_RC = ("03", "07", "08")
 CONDITION_ADD, CONDITION_MODIFY, CONDITION_VOID = "1", "2", "3"
 # sac:BillingPayment/cbc:InstructionID: which kind of operations an amount totals (catalogue 11).
 PAYMENT_KINDS = {"gravadas": "01", "exoneradas": "02", "inafectas": "03", "exportacion": "04", "gratuitas": "05"}
+MAX_SUMMARY_LINES = 500  # SUNAT's limit of SummaryDocumentsLine in one RC
 MAX_REASON = 100  # SUNAT accepts up to 100 characters of void reason
 _ID = re.compile(r"^(RA|RC)-(\d{8})-(\d{1,5})$")
 _MONEY = Decimal("0.01")

@@ -190,6 +190,7 @@ class Voids:
         self.issuer_name = issuer_name
         self.today = today
         self.on_change = on_change  # told {id, ident, state, ticket} whenever a summary changes (the engine's event)
+        self.max_summary_lines = summaries.MAX_SUMMARY_LINES
         self._stop = threading.Event()  # close(): a wait between polls ends at once
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -368,7 +369,7 @@ class Voids:
     def resumen(self, fecha: dt.date, wait: bool = True, timeout_s: float | None = None,
                 progress: Callable[[SummaryOutcome], Any] | None = None) -> list[SummaryOutcome]:
         """Report to SUNAT (RC, status 1) the day's signed boletas and their notes not sent one by one: one RC per
-        issuer. Refused when there is none, or the day is more than 7 days ago."""
+        issuer (several when there are more than `max_summary_lines`). Refused when there is none, or the day is more than 7 days ago."""
         age = (self.today() - fecha).days
         if age > DEADLINE_DAYS:
             raise conflict("fecha", f"El {fecha:%d/%m/%Y} fue hace {age} días: SUNAT acepta el resumen diario de las "
@@ -389,7 +390,9 @@ class Voids:
             row = self.store.get(candidate["id"])
             if row is not None:
                 by_issuer.setdefault(row["emisor_ruc"], []).append((row, "", summaries.CONDITION_ADD))
-        ids = [self._prepare("RC", ruc, fecha, rows) for ruc, rows in by_issuer.items()]
+        size = self.max_summary_lines  # SUNAT takes up to 500 lines in one RC: more make several, numbered in turn
+        ids = [self._prepare("RC", ruc, fecha, rows[start:start + size])
+               for ruc, rows in by_issuer.items() for start in range(0, len(rows), size)]
         outcomes = []
         for summary_id in ids:
             self._send(summary_id)

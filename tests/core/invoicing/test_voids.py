@@ -341,3 +341,19 @@ def test_a_boleta_with_a_global_discount_is_reported_with_its_discounted_totals(
     assert '<cbc:PaidAmount currencyID="PEN">400.00</cbc:PaidAmount>' in outcome.xml_firmado
     assert _tax(outcome.xml_firmado, "1000") == "72.00"
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
+
+
+def test_more_boletas_than_one_rc_takes_are_split_into_several(voiding, voids_sandbox, tmp_path):
+    """SUNAT's limit is 500 lines per RC; lowered to 2 here so three boletas make two RCs, numbered in turn."""
+    assert voiding.voids.max_summary_lines == 500
+    voiding.voids.max_summary_lines = 2
+    ids = [signed_only(voiding, boleta("B006", numero, [item("Gaseosa 500 ml", "1", "3.50")])) for numero in (1, 2, 3)]
+    first, second = voiding.resumen_diario(dt.date.today())
+    today = dt.date.today()
+    assert (first.ident, second.ident) == (f"RC-{today:%Y%m%d}-1", f"RC-{today:%Y%m%d}-2")
+    assert [v.serie_numero for v in first.vouchers] == ["B006-1", "B006-2"]
+    assert [v.serie_numero for v in second.vouchers] == ["B006-3"]
+    assert first.accepted and second.accepted
+    assert {voiding.voucher(i)["status"] for i in ids} == {statuses.ACEPTADO}
+    assert first.xml_firmado.count("<sac:SummaryDocumentsLine>") == 2
+    strict(second.xml_firmado, tmp_path, second.ident)
