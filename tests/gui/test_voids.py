@@ -154,3 +154,18 @@ def test_the_detail_lists_the_bajas_of_the_voucher(qtbot, context, engine, voidi
     assert "Bajas y resúmenes:" in shown
     assert f"• {outcome.ident} (ticket {outcome.ticket}): aceptado por SUNAT. Motivo: ERROR EN EL RUC DEL CLIENTE" \
         in shown
+
+
+def test_a_baja_refused_at_the_front_door_is_said_in_the_dialog(qtbot, context, engine, voiding):
+    voucher_id = issued(engine, factura("F001", 13, [item("Servicio de consultoría", "1", "100")]))
+    detail = open_detail(qtbot, context, voucher_id)
+    voiding.fail_next("fault:0154", operation="sendSummary")
+    dialog = detail.void()
+    dialog.motivo.setText("ERROR EN EL RUC")
+    dialog.send_button.click()
+    qtbot.waitUntil(lambda: dialog.banner.tone == "error", timeout=30_000)
+    assert "(código 0154)" in dialog.banner.text.text() and dialog.outcome is None and dialog.isVisible()
+    wait_idle(qtbot, context.workers)
+    detail.reload()
+    wait_idle(qtbot, context.workers)
+    assert detail.status_badge.property("status") == statuses.ACEPTADO and detail.void_button.isEnabled()
