@@ -169,3 +169,15 @@ def test_a_baja_refused_at_the_front_door_is_said_in_the_dialog(qtbot, context, 
     detail.reload()
     wait_idle(qtbot, context.workers)
     assert detail.status_badge.property("status") == statuses.ACEPTADO and detail.void_button.isEnabled()
+
+
+def test_a_detail_opened_while_the_ticket_is_pending_shows_it_and_follows_it(qtbot, context, engine, voiding):
+    voucher_id = issued(engine, boleta("B001", 9, [item("Polo de algodón", "1", "59")], receptor=DNI_CUSTOMER))
+    voiding.summaries.hold()
+    outcome = engine.anular(voucher_id, "VENTA CANCELADA", esperar=False)  # e.g. from `yupana anular --no-esperar`
+    detail = open_detail(qtbot, context, voucher_id)
+    assert detail.void_state.isVisible() and detail.void_state.text().strip() == "Baja pendiente"
+    assert outcome.ident in detail.void_state.toolTip() and not detail.void_button.isEnabled()
+    voiding.summaries.release()
+    qtbot.waitUntil(lambda: detail.status_badge.property("status") == statuses.ANULADO, timeout=15_000)
+    assert not detail.void_state.isVisible()
