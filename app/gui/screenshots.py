@@ -18,6 +18,7 @@ import re
 import sys
 import tempfile
 import time
+import unicodedata
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -65,6 +66,18 @@ def _sample_data(engine, sandboxes) -> None:
             emit(engine, request, lambda _: None)
         except Exception as exc:  # noqa: BLE001 - a screenshot without that row is still useful
             print(f"aviso: no se generó el comprobante de ejemplo {numero}: {exc}", file=sys.stderr)
+    _sample_void(engine, sandboxes)
+
+
+def _sample_void(engine, sandboxes) -> None:
+    """F001-2 voided by a comunicación de baja, SUNAT's ticket answered at once: «Resúmenes y bajas» has a row."""
+    try:
+        sandboxes.running["sunat"].summaries.configure(delay_s=0, pending_polls=0)
+        outcome = engine.anular(engine.find_voucher("F001-2"), "ERROR EN LA CANTIDAD", timeout_s=30)
+        if not outcome.accepted:
+            raise RuntimeError(f"{outcome.ident} {outcome.state}: {outcome.descripcion}")
+    except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
+        print(f"aviso: no se anuló el comprobante de ejemplo F001-2: {exc}", file=sys.stderr)
 
 
 def _sample_messages(engine, gateway) -> None:
@@ -141,7 +154,7 @@ def _render(folder: Path) -> list[Path]:
                 _settle(app, window)
                 if name == "Consultas":
                     _look_up_a_sample(app, window, page, sandboxes)
-                saved.append(_save(window, folder / f"{name.lower()}.png"))
+                saved.append(_save(window, folder / f"{_file_stem(name)}.png"))
             saved.append(_save_form(app, window, folder))
             saved.append(_save_note(app, window, folder))
             saved.append(_save_detail(app, window, folder))
@@ -152,6 +165,12 @@ def _render(folder: Path) -> list[Path]:
         finally:
             engine.close()
     return saved
+
+
+def _file_stem(section: str) -> str:
+    """«Resúmenes y bajas» → «resumenes-y-bajas» (a file name without spaces or accents)."""
+    plain = unicodedata.normalize("NFKD", section.lower()).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]+", "-", plain).strip("-")
 
 
 SHOWN_PORTS: dict[str, str] = {}  # a port picked at random (port 0) → the fixed one painted instead

@@ -22,6 +22,7 @@ from decimal import Decimal
 from lxml import etree
 
 from app.core.invoicing.namespaces import CAC, CBC, EXT, SAC, SUMMARY_DOCUMENTS, UBL, VOIDED_DOCUMENTS
+from app.core.invoicing.ubl import ICBPER, IGV, TaxScheme
 
 SIGNATURE_ID = "SignatureSP"
 VOIDABLE_BY_RA = ("01", "07", "08")
@@ -29,6 +30,7 @@ SUMMARIZED_BY_RC = ("03", "07", "08")
 CONDITION_ADD, CONDITION_MODIFY, CONDITION_VOID = "1", "2", "3"
 # sac:BillingPayment/cbc:InstructionID: which kind of operations an amount totals (catalogue 11).
 PAYMENT_KINDS = {"gravadas": "01", "exoneradas": "02", "inafectas": "03", "exportacion": "04", "gratuitas": "05"}
+MAX_SUMMARY_LINES = 500  # SUNAT's limit of SummaryDocumentsLine in one RC
 MAX_REASON = 100  # SUNAT accepts up to 100 characters of void reason
 _ID = re.compile(r"^(RA|RC)-(\d{8})-(\d{1,5})$")
 _MONEY = Decimal("0.01")
@@ -75,6 +77,7 @@ class SummaryLine:
     # Amounts by kind of operation (PAYMENT_KINDS); only those above zero are written.
     montos: dict[str, Decimal] = field(default_factory=dict)
     referencia: Reference | None = None
+    icbper: Decimal = Decimal(0)  # the plastic bag tax (scheme 7152), a TaxTotal of its own when above zero
 
 
 def summary_id(kind: str, issued: date, counter: int) -> str:
@@ -179,12 +182,18 @@ def build_summary(issuer: Issuer, ident: str, reference_date: date, issue_date: 
                 payment = _sub(row, SAC, "BillingPayment")
                 _money(payment, CBC, "PaidAmount", amount, line.moneda)
                 _sub(payment, CBC, "InstructionID", code)
-        taxes = _sub(row, CAC, "TaxTotal")
-        _money(taxes, CBC, "TaxAmount", line.igv, line.moneda)
-        subtotal = _sub(taxes, CAC, "TaxSubtotal")
-        _money(subtotal, CBC, "TaxAmount", line.igv, line.moneda)
-        scheme = _sub(_sub(subtotal, CAC, "TaxCategory"), CAC, "TaxScheme")
-        _sub(scheme, CBC, "ID", "1000")
-        _sub(scheme, CBC, "Name", "IGV")
-        _sub(scheme, CBC, "TaxTypeCode", "VAT")
+        _tax_total(row, line.igv, line.moneda, IGV)
+        if line.icbper > 0:
+            _tax_total(row, line.icbper, line.moneda, ICBPER)
     return _serialize(root)
+
+
+def _tax_total(row: etree._Element, amount: Decimal, currency: str, tax: TaxScheme) -> None:
+    """One tax of a RC line: its TaxTotal holds exactly one TaxSubtotal of the same amount (SUNAT's 2344)."""
+    taxes = _sub(row, CAC, "TaxTotal")
+    _money(taxes, CBC, "TaxAmount", amount, currency)
+    subtotal = _sub(taxes, CAC, "TaxSubtotal")
+    _money(subtotal, CBC, "TaxAmount", amount, currency)
+    scheme = _sub(_sub(subtotal, CAC, "TaxCategory"), CAC, "TaxScheme")
+    for tag, text in (("ID", tax.code), ("Name", tax.name), ("TaxTypeCode", tax.type_code)):
+        _sub(scheme, CBC, tag, text)

@@ -45,6 +45,7 @@ from app.core.invoicing.statuses import (
 from app.core.invoicing.voucher_keys import now_text
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.invoicing.xmldsig import sign_xml
+from app.core.platform import clock
 from app.core.platform.settings import Settings
 from app.core.platform.storage import Storage, register_migrations
 
@@ -153,10 +154,11 @@ def summary_line(row: dict, condition: str = summaries.CONDITION_VOID) -> summar
     root = etree.fromstring(row["xml_firmado"].encode("utf-8"), safe_parser())
     cbc, cac = f"{{{CBC}}}", f"{{{CAC}}}"
     total_tax = root.find(f"{cac}TaxTotal")
-    igv = _money(total_tax.findtext(f"{cbc}TaxAmount") if total_tax is not None else None)
     montos: dict[str, Decimal] = {}
+    taxes: dict[str, Decimal] = {}  # by scheme: the IGV (1000) apart from the bag tax (7152) the total also holds
     for subtotal in (total_tax.findall(f"{cac}TaxSubtotal") if total_tax is not None else []):
         scheme = (subtotal.findtext(f"{cac}TaxCategory/{cac}TaxScheme/{cbc}ID") or "").strip()
+        taxes[scheme] = taxes.get(scheme, Decimal(0)) + _money(subtotal.findtext(f"{cbc}TaxAmount"))
         kind = _SCHEME_KINDS.get(scheme)
         if kind:
             montos[kind] = montos.get(kind, Decimal(0)) + _money(subtotal.findtext(f"{cbc}TaxableAmount"))
@@ -168,8 +170,9 @@ def summary_line(row: dict, condition: str = summaries.CONDITION_VOID) -> summar
             referencia = summaries.Reference((reference.findtext(f"{cbc}DocumentTypeCode") or "03").strip(), serie,
                                              int(numero))
     return summaries.SummaryLine(row["tipo"], row["serie"], int(row["numero"]), condition,
-                                 _money(row["total"]), igv, row.get("receptor_tipo_documento") or "0",
-                                 row.get("receptor_numero_documento") or "-", row["moneda"], montos, referencia)
+                                 _money(row["total"]), taxes.get(summaries.IGV.code, Decimal(0)),
+                                 row.get("receptor_tipo_documento") or "0", row.get("receptor_numero_documento") or "-",
+                                 row["moneda"], montos, referencia, taxes.get(summaries.ICBPER.code, Decimal(0)))
 
 
 class Voids:
@@ -177,7 +180,7 @@ class Voids:
 
     def __init__(self, store: VoucherStore, storage: Storage, settings: Settings, clients: Callable[[str, str], Any],
                  certificates: CertificateStore, issuer_name: Callable[[str], str | None],
-                 today: Callable[[], dt.date] = dt.date.today,
+                 today: Callable[[], dt.date] = clock.today,
                  on_change: Callable[[dict[str, Any]], None] = lambda summary: None) -> None:
         self.store = store
         self.storage = storage
@@ -187,6 +190,7 @@ class Voids:
         self.issuer_name = issuer_name
         self.today = today
         self.on_change = on_change  # told {id, ident, state, ticket} whenever a summary changes (the engine's event)
+        self.max_summary_lines = summaries.MAX_SUMMARY_LINES
         self._stop = threading.Event()  # close(): a wait between polls ends at once
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -365,7 +369,7 @@ class Voids:
     def resumen(self, fecha: dt.date, wait: bool = True, timeout_s: float | None = None,
                 progress: Callable[[SummaryOutcome], Any] | None = None) -> list[SummaryOutcome]:
         """Report to SUNAT (RC, status 1) the day's signed boletas and their notes not sent one by one: one RC per
-        issuer. Refused when there is none, or the day is more than 7 days ago."""
+        issuer (several when there are more than `max_summary_lines`). Refused when there is none, or the day is more than 7 days ago."""
         age = (self.today() - fecha).days
         if age > DEADLINE_DAYS:
             raise conflict("fecha", f"El {fecha:%d/%m/%Y} fue hace {age} días: SUNAT acepta el resumen diario de las "
@@ -386,7 +390,9 @@ class Voids:
             row = self.store.get(candidate["id"])
             if row is not None:
                 by_issuer.setdefault(row["emisor_ruc"], []).append((row, "", summaries.CONDITION_ADD))
-        ids = [self._prepare("RC", ruc, fecha, rows) for ruc, rows in by_issuer.items()]
+        size = self.max_summary_lines  # SUNAT takes up to 500 lines in one RC: more make several, numbered in turn
+        ids = [self._prepare("RC", ruc, fecha, rows[start:start + size])
+               for ruc, rows in by_issuer.items() for start in range(0, len(rows), size)]
         outcomes = []
         for summary_id in ids:
             self._send(summary_id)
@@ -399,7 +405,19 @@ class Voids:
         """getStatusCdr for any voucher (issued here or elsewhere), with the company's SOL credentials. The CDR is
         stored when the voucher is one of ours (table sunat_consulted_cdrs)."""
         environment = self.store.environment()
-        status = self.clients(environment, ruc).get_status_cdr(ruc, tipo, serie, int(numero))
+        name = f"{serie}-{int(numero)}"
+        try:
+            status = self.clients(environment, ruc).get_status_cdr(ruc, tipo, serie, int(numero))
+        except SoapFault as fault:  # e.g. wrong clave SOL (0102): SUNAT's code and the catalogue's words
+            text = (sunat_errors.describe(fault.code, self.settings.get("sunat_rules_dir")) if fault.code else ""
+                    ) or fault.faultstring
+            raise YupanaError(ErrorCode.UPSTREAM_REJECTED,
+                              f"SUNAT no respondió la consulta del CDR de {name} (código {fault.code or 'sin código'}):"
+                              f" {text}.", [ErrorDetail("numero", text, sunat_code=fault.code or None)]) from fault
+        except TransportFailure as failure:
+            raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
+                              f"No se pudo consultar a SUNAT el CDR de {name} ({failure.kind}): inténtelo más tarde."
+                              ) from failure
         answer = cdr_module.read_zip(status.content) if status.content else None
         voucher_id = self.store.id_of(ruc, tipo, serie, int(numero))
         if answer is not None and voucher_id is not None:
@@ -509,10 +527,14 @@ class Voids:
                               row["descripcion"], row["xml_firmado"], vouchers, row["cdr_zip"])
 
     def list(self, limit: int = 200) -> list[dict]:
-        """The current environment's RA and RC, newest first (without their texts)."""
+        """The current environment's RA and RC, newest first (without their texts); `comprobantes` lists the
+        vouchers each covers («F001-7, F001-8»)."""
         return self.storage.query(
-            "SELECT id, emisor_ruc, kind, ident, ticket, state, codigo, descripcion, created_at, updated_at"
-            " FROM sunat_summaries WHERE environment = ? ORDER BY id DESC LIMIT ?",
+            "SELECT s.id, s.emisor_ruc, s.kind, s.ident, s.issue_date, s.reference_date, s.ticket, s.state, s.codigo,"
+            " s.descripcion, s.created_at, s.updated_at, (SELECT group_concat(serie_numero, ', ') FROM"
+            " (SELECT l.serie || '-' || l.numero AS serie_numero FROM sunat_summary_lines l WHERE l.summary_id = s.id"
+            " ORDER BY l.tipo, l.serie, l.numero)) AS comprobantes"
+            " FROM sunat_summaries s WHERE s.environment = ? ORDER BY s.id DESC LIMIT ?",
             (self.store.environment(), max(1, int(limit))))
 
     def for_voucher(self, voucher_id: int) -> list[dict]:

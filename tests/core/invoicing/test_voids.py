@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,9 @@ def test_the_days_boletas_are_reported_in_a_rc_and_end_aceptado(voiding, voids_s
     assert "B002-3" not in outcome.xml_firmado and voiding.voucher(sent)["status"] == statuses.ACEPTADO
     assert outcome.xml_firmado.count("<cbc:ConditionCode>1</cbc:ConditionCode>") == 2
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
+    [listed] = voiding.summaries()  # the «Resúmenes y bajas» page's row: the vouchers it covers, in order
+    assert (listed["ident"], listed["comprobantes"], listed["reference_date"], listed["state"]) == \
+        (outcome.ident, "B002-1, B002-2", dt.date.today().isoformat(), statuses.SUBMISSION_DONE)
     with pytest.raises(YupanaError) as caught:  # nothing left to report that day
         voiding.resumen_diario(dt.date.today())
     assert caught.value.code == ErrorCode.NOT_FOUND and "No hay boletas firmadas" in caught.value.message
@@ -170,6 +174,15 @@ def test_asking_sunat_for_a_cdr_stores_it_when_the_voucher_is_ours(voiding, void
     unknown = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 999)
     assert unknown["codigo"] is None and unknown["cdr_zip"] is None and not unknown["guardado"]
     assert unknown["status_code"] != "0004"
+    voids_sandbox.fail_next("fault:0102", operation="getStatusCdr")  # SUNAT's refusal: its code, in Spanish
+    with pytest.raises(YupanaError) as caught:
+        voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+    assert caught.value.code == ErrorCode.UPSTREAM_REJECTED and "F001-41 (código 0102)" in caught.value.message
+    assert caught.value.details[0].sunat_code == "0102"
+    voids_sandbox.fail_next("500", operation="getStatusCdr")
+    with pytest.raises(YupanaError) as caught:
+        voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+    assert caught.value.code == ErrorCode.UPSTREAM_UNAVAILABLE and "inténtelo más tarde" in caught.value.message
 
 
 def test_a_summary_sunat_did_not_answer_is_sent_again_until_it_has_its_ticket(voiding, voids_sandbox):
@@ -286,3 +299,61 @@ def test_getstatus_trouble_is_asked_again_and_an_unknown_ticket_ends_the_wait(vo
     assert f"no reconoce el ticket {outcome.ticket}" in outcome.descripcion
     assert voiding.voucher(second)["status"] == statuses.ACEPTADO
     assert voiding.voids.pending() == []
+
+
+def _tax(xml: str, scheme: str) -> str | None:
+    """The RC line's TaxAmount of one tax scheme (1000 IGV, 7152 ICBPER), None when it has none."""
+    from lxml import etree
+
+    from app.core.invoicing.namespaces import CAC, CBC
+
+    root = etree.fromstring(xml.encode("utf-8"))
+    for total in root.iter(f"{{{CAC}}}TaxTotal"):
+        if total.findtext(f"{{{CAC}}}TaxSubtotal/{{{CAC}}}TaxCategory/{{{CAC}}}TaxScheme/{{{CBC}}}ID") == scheme:
+            return total.findtext(f"{{{CBC}}}TaxAmount")
+    return None
+
+
+def test_a_boleta_with_bags_is_reported_with_its_icbper_apart_from_its_igv(voiding, voids_sandbox, tmp_path):
+    """30 bags: the ICBPER (7152) is a TaxTotal of its own, the IGV (1000) only the IGV, so SUNAT's sum of the line
+    (4027, ±5) matches its TotalAmount."""
+    request = boleta("B005", 1, [item("Menú ejecutivo", "2", "12.71"), item("Bolsa plástica", "30", "0.10", icbper=True)],
+                     receptor=DNI_CUSTOMER)
+    voucher_id = issued(voiding, request)
+    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    assert outcome.accepted, outcome
+    icbper = _tax(outcome.xml_firmado, "7152")
+    assert icbper is not None and float(icbper) == 15.0  # 30 bags at S/ 0.50 (2023 onwards)
+    igv = float(_tax(outcome.xml_firmado, "1000"))
+    assert igv == pytest.approx((2 * 12.71 + 3.0) * 0.18, abs=0.02)
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+
+
+def test_a_boleta_with_a_global_discount_is_reported_with_its_discounted_totals(voiding, voids_sandbox, tmp_path):
+    request = boleta("B005", 2, [item("Casaca de cuero", "1", "500")], receptor=DNI_CUSTOMER,
+                     descuento_global=Decimal("100.00"))
+    voucher_id = issued(voiding, request)
+    total = Decimal(voiding.voucher(voucher_id)["total"])
+    assert total == Decimal("472.00")  # (500 - 100) + 18 %
+    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    assert outcome.accepted, outcome
+    assert f'<sac:TotalAmount currencyID="PEN">{total}</sac:TotalAmount>' in outcome.xml_firmado
+    assert '<cbc:PaidAmount currencyID="PEN">400.00</cbc:PaidAmount>' in outcome.xml_firmado
+    assert _tax(outcome.xml_firmado, "1000") == "72.00"
+    strict(outcome.xml_firmado, tmp_path, outcome.ident)
+
+
+def test_more_boletas_than_one_rc_takes_are_split_into_several(voiding, voids_sandbox, tmp_path):
+    """SUNAT's limit is 500 lines per RC; lowered to 2 here so three boletas make two RCs, numbered in turn."""
+    assert voiding.voids.max_summary_lines == 500
+    voiding.voids.max_summary_lines = 2
+    ids = [signed_only(voiding, boleta("B006", numero, [item("Gaseosa 500 ml", "1", "3.50")])) for numero in (1, 2, 3)]
+    first, second = voiding.resumen_diario(dt.date.today())
+    today = dt.date.today()
+    assert (first.ident, second.ident) == (f"RC-{today:%Y%m%d}-1", f"RC-{today:%Y%m%d}-2")
+    assert [v.serie_numero for v in first.vouchers] == ["B006-1", "B006-2"]
+    assert [v.serie_numero for v in second.vouchers] == ["B006-3"]
+    assert first.accepted and second.accepted
+    assert {voiding.voucher(i)["status"] for i in ids} == {statuses.ACEPTADO}
+    assert first.xml_firmado.count("<sac:SummaryDocumentsLine>") == 2
+    strict(second.xml_firmado, tmp_path, second.ident)

@@ -1,0 +1,143 @@
+"""«Resúmenes y bajas»: every comunicación de baja (RA) and resumen diario (RC) of the environment in use, with its
+ticket and SUNAT's outcome, refreshed as the engine follows the tickets (event `summary.changed`); and «Enviar
+resumen diario» for a chosen day (Engine.resumen_diario, sent on a worker without waiting for the ticket)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from PySide6.QtCore import QDate
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDateEdit,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.invoicing import statuses
+from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING
+from app.core.platform import clock
+from app.core.platform import formatting as fmt
+from app.core.platform.events import SETTINGS_CHANGED, SUMMARY_CHANGED
+
+from .context import Context
+from .widgets import Badge, MessageBanner, heading
+
+COLUMNS = ["Identificador", "Documento", "Fecha", "Comprobantes", "Ticket", "Estado", "Respuesta de SUNAT"]
+KINDS = {"RA": "Comunicación de baja", "RC": "Resumen diario"}
+# A summary's state as a person reads it: the label and colour of the matching voucher status.
+STATES = {SUBMISSION_PENDING: statuses.PENDIENTE, SUBMISSION_DONE: statuses.ACEPTADO,
+          SUBMISSION_FAILED: statuses.RECHAZADO}
+STATE_COLUMN = 5
+
+
+def state_badge(state: str | None) -> Badge:
+    status = STATES.get(state or "", state)
+    badge = Badge()
+    badge.set(statuses.label(status), statuses.colour(status))
+    badge.setProperty("state", state or "")
+    return badge
+
+
+class SummariesPage(QWidget):
+    def __init__(self, context: Context) -> None:
+        super().__init__()
+        self.context = context
+        self.engine = context.engine
+        self.rows: list[dict[str, Any]] = []
+        self.generation = 0
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading("Resúmenes y bajas"))
+        self.banner = MessageBanner()
+        layout.addWidget(self.banner)
+        intro = QLabel("Las comunicaciones de baja (RA) anulan facturas y sus notas; los resúmenes diarios (RC) "
+                       "informan o anulan boletas y sus notas. SUNAT responde con un ticket, que Yupana consulta "
+                       "hasta tener su respuesta. Para anular un comprobante, ábralo en Comprobantes y pulse «Anular».")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Boletas del día:"))
+        today = QDate(clock.today())  # the app's wall clock (frozen for `make screenshots`)
+        self.day = QDateEdit(today)
+        self.day.setCalendarPopup(True)
+        self.day.setDisplayFormat("dd/MM/yyyy")
+        self.day.setMaximumDate(today)
+        self.send_button = QPushButton("Enviar resumen diario")
+        self.send_button.setToolTip("Informa a SUNAT, en un resumen diario (RC), las boletas firmadas de ese día que "
+                                    "no se enviaron una por una")
+        self.refresh_button = QPushButton("Actualizar")
+        controls.addWidget(self.day)
+        controls.addWidget(self.send_button)
+        controls.addStretch(1)
+        controls.addWidget(self.refresh_button)
+        layout.addLayout(controls)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = self.table.horizontalHeader()
+        for column in range(len(COLUMNS) - 1):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().hide()
+        layout.addWidget(self.table, 1)
+        self.empty = QLabel("")
+        layout.addWidget(self.empty)
+        self.send_button.clicked.connect(self.send_summary)
+        self.refresh_button.clicked.connect(self.reload)
+        self.context.events.event.connect(self._on_event)
+        self.reload()
+
+    def _on_event(self, name: str, payload: dict) -> None:
+        if name == SUMMARY_CHANGED or (name == SETTINGS_CHANGED and payload.get("key") == "environment"):
+            self.reload()
+
+    def reload(self) -> None:
+        self.generation += 1
+        generation = self.generation
+
+        def show_if_latest(rows: list[dict[str, Any]]) -> None:
+            if generation == self.generation:  # an older, slower answer must not overwrite a newer one
+                self._show(rows)
+
+        self.context.workers.run(self, self.engine.summaries, done=show_if_latest, failed=self.banner.show_error)
+
+    def _show(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = list(rows)
+        self.table.setRowCount(len(self.rows))
+        for row, summary in enumerate(self.rows):
+            answer = ": ".join(part for part in (summary.get("codigo"), summary.get("descripcion")) if part)
+            values = [summary["ident"], KINDS.get(summary["kind"], summary["kind"]), fmt.day(summary.get("issue_date")),
+                      summary.get("comprobantes") or "", summary.get("ticket") or "—", "", answer]
+            for column, text in enumerate(values):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.table.setItem(row, column, item)
+            self.table.setCellWidget(row, STATE_COLUMN, state_badge(summary.get("state")))
+        self.empty.setText("" if self.rows else "Todavía no hay comunicaciones de baja ni resúmenes diarios en este "
+                                                "entorno.")
+
+    def state_of(self, row: int) -> str:
+        """The state shown on a row (pendiente, terminado or fallido)."""
+        badge = self.table.cellWidget(row, STATE_COLUMN)
+        return badge.property("state") or "" if badge else ""
+
+    def send_summary(self) -> None:
+        fecha: dt.date = self.day.date().toPython()
+        self.banner.clear()
+        self.context.workers.run(self, self.engine.resumen_diario, fecha, esperar=False, done=self._sent,
+                                 failed=self.banner.show_error, busy=[self.send_button])
+
+    def _sent(self, outcomes: list[Any]) -> None:
+        sent = "; ".join(f"{o.ident} (ticket {o.ticket or 'por asignar'}): {len(o.vouchers)} comprobante(s)"
+                         for o in outcomes)
+        self.banner.show_message(f"Resumen diario enviado a SUNAT: {sent}. El estado se actualiza cuando SUNAT "
+                                 "responda.", "info")
+        self.reload()
