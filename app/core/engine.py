@@ -45,7 +45,7 @@ from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
 from app.core.invoicing.sunat import Submission, SunatClients
-from app.core.invoicing.voids import SummaryOutcome, Voids
+from app.core.invoicing.voids import SummaryOutcome, Voids, kind_for
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.lookup import padron, providers
 from app.core.lookup.registry import Registry
@@ -218,6 +218,13 @@ class Engine:
     def voucher_summaries(self, voucher_id: int) -> list[dict]:
         """The comunicaciones de baja and resúmenes a voucher was put in (its detail): ident, ticket, state, reason."""
         return self.voids.for_voucher(voucher_id)
+
+    def void_kind(self, tipo: str, serie: str) -> str | None:
+        """Which document voids a voucher of this type and series: RA, RC, or None when neither does."""
+        try:
+            return kind_for(tipo, serie)
+        except YupanaError:
+            return None
 
     def summaries(self, limit: int = 200) -> list[dict]:
         """The current environment's comunicaciones de baja and resúmenes diarios, newest first."""

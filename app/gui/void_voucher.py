@@ -20,9 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import YupanaError
 from app.core.invoicing.summaries import MAX_REASON
-from app.core.invoicing.voids import SummaryOutcome, kind_for
+from app.core.invoicing.voids import SummaryOutcome
 
 from .context import Context
 from .widgets import FieldErrors, MessageBanner
@@ -32,11 +31,8 @@ WITH_ARTICLE = {"RA": "la comunicación de baja", "RC": "el resumen diario"}
 
 
 def void_kind(record: dict[str, Any]) -> str | None:
-    """RA or RC for the voucher's type, or None when neither voids it."""
-    try:
-        return kind_for(str(record.get("tipo") or ""), str(record.get("serie") or ""))
-    except YupanaError:
-        return None
+    """RA or RC for the voucher's type, or None when neither voids it (the engine's answer, in load_voucher)."""
+    return record.get("baja")
 
 
 def explanation(record: dict[str, Any], kind: str) -> str:

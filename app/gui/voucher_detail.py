@@ -58,6 +58,7 @@ def load_voucher(engine: Engine, voucher_id: int) -> dict[str, Any]:
         record.update(cdr=answer["cdr_zip"], codigo_respuesta=answer["codigo"], descripcion=answer["descripcion"],
                       observaciones=answer["notas"], hash_cdr=answer["hash_cdr"])
     record["resumenes"] = engine.voucher_summaries(voucher_id)  # the RA/RC it was put in, newest first
+    record["baja"] = engine.void_kind(str(record.get("tipo") or ""), str(record.get("serie") or ""))  # RA, RC, None
     return record
 
 
