@@ -316,9 +316,13 @@ class Voids:
         row = self._row(summary_id)
         client = self.clients(row["environment"], row["emisor_ruc"])
         name = summaries.file_name(row["emisor_ruc"], row["ident"])
-        with self.storage.write() as conn:
-            conn.execute("UPDATE sunat_summaries SET send_attempts = send_attempts + 1, updated_at = ? WHERE id = ?",
-                         (now_text(), summary_id))
+        with self.storage.write() as conn:  # the claim: only one process sends what it read (compare and swap)
+            claimed = conn.execute(
+                "UPDATE sunat_summaries SET send_attempts = send_attempts + 1, updated_at = ? WHERE id = ? AND"
+                " send_attempts = ? AND ticket IS NULL AND state = ?",
+                (now_text(), summary_id, row["send_attempts"], SUBMISSION_PENDING)).rowcount
+        if not claimed:  # another process sent it (or is sending it) since this one read it
+            return
         try:
             ticket = client.send_summary(*zip_document(f"{name}.xml", row["xml_firmado"].encode("utf-8")))
         except SoapFault as fault:

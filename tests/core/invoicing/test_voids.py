@@ -357,3 +357,21 @@ def test_more_boletas_than_one_rc_takes_are_split_into_several(voiding, voids_sa
     assert {voiding.voucher(i)["status"] for i in ids} == {statuses.ACEPTADO}
     assert first.xml_firmado.count("<sac:SummaryDocumentsLine>") == 2
     strict(second.xml_firmado, tmp_path, second.ident)
+
+
+def test_an_orphaned_summary_seen_by_two_pollers_is_sent_once(voiding, voids_sandbox, monkeypatch):
+    """Two processes find the same summary without a ticket at once (each read it before the other claimed it):
+    one sends it, the other leaves it alone — SUNAT never gets the same RA twice."""
+    voucher_id = issued(voiding, factura("F001", 71, [item("Servicio de consultoría", "1", "100")]))
+    row = voiding.vouchers.get(voucher_id)
+    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "ERROR EN EL RUC", "3")])
+    with voiding.storage.write() as conn:
+        conn.execute("UPDATE sunat_summaries SET updated_at = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (summary_id,))
+    stale = voiding.voids._row(summary_id)  # what the second poller read before the first one claimed it
+    voiding.voids.check_ticket(summary_id)  # the first poller: sends it
+    monkeypatch.setattr(voiding.voids, "_row", lambda _id: dict(stale))  # failure injection: a stale read
+    voiding.voids._send(summary_id)  # the second poller, deciding from what it read
+    monkeypatch.undo()
+    name = f"{ISSUER_RUC}-{voiding.voids.outcome(summary_id).ident}"
+    assert voids_sandbox.summaries.stats()["summaries"] == {name: 1}
+    assert voiding.voids.poll(summary_id, timeout_s=10).accepted
