@@ -15,9 +15,11 @@ Both are sent to SUNAT with sendSummary as `RUC-<cbc:ID>.zip` and answer a ticke
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from lxml import etree
 
@@ -140,16 +142,22 @@ def _serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
+def _numbered_lines(root: etree._Element, element: str, lines: list) -> Iterator[tuple[etree._Element, Any]]:
+    """Each voucher's line element, numbered from 1 (cbc:LineID) with its type (cbc:DocumentTypeCode) written."""
+    for number, line in enumerate(lines, start=1):
+        row = _sub(root, SAC, element)
+        _sub(row, CBC, "LineID", str(number))
+        _sub(row, CBC, "DocumentTypeCode", line.tipo)
+        yield row, line
+
+
 def build_voided(issuer: Issuer, ident: str, reference_date: date, issue_date: date,
                  lines: list[VoidLine]) -> bytes:
     """The unsigned RA: `reference_date` is the day the voided vouchers were issued."""
     if not lines:
         raise ValueError("a comunicación de baja needs at least one voucher")
     root = _head("VoidedDocuments", VOIDED_DOCUMENTS, "1.0", ident, reference_date, issue_date, issuer)
-    for number, line in enumerate(lines, start=1):
-        row = _sub(root, SAC, "VoidedDocumentsLine")
-        _sub(row, CBC, "LineID", str(number))
-        _sub(row, CBC, "DocumentTypeCode", line.tipo)
+    for row, line in _numbered_lines(root, "VoidedDocumentsLine", lines):
         _sub(row, SAC, "DocumentSerialID", line.serie)
         _sub(row, SAC, "DocumentNumberID", str(line.numero))
         _sub(row, SAC, "VoidReasonDescription", line.motivo[:MAX_REASON])
@@ -162,10 +170,7 @@ def build_summary(issuer: Issuer, ident: str, reference_date: date, issue_date: 
     if not lines:
         raise ValueError("a resumen diario needs at least one voucher")
     root = _head("SummaryDocuments", SUMMARY_DOCUMENTS, "1.1", ident, reference_date, issue_date, issuer)
-    for number, line in enumerate(lines, start=1):
-        row = _sub(root, SAC, "SummaryDocumentsLine")
-        _sub(row, CBC, "LineID", str(number))
-        _sub(row, CBC, "DocumentTypeCode", line.tipo)
+    for row, line in _numbered_lines(root, "SummaryDocumentsLine", lines):
         _sub(row, CBC, "ID", f"{line.serie}-{line.numero}")
         customer = _sub(row, CAC, "AccountingCustomerParty")
         _sub(customer, CBC, "CustomerAssignedAccountID", line.cliente_numero_documento or "-")
