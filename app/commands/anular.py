@@ -23,10 +23,15 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                     "p. ej. «F001-7 anulado».")
     add_voucher_arguments(parser, "F001-7")
     parser.add_argument("--motivo", required=True, metavar="TEXTO", help="motivo de la baja (hasta 100 caracteres)")
-    parser.add_argument("--salida", metavar="CARPETA", help="carpeta donde escribir el XML firmado de la RA o RC")
+    add_ticket_arguments(parser, "de la RA o RC")
+    parser.set_defaults(func=cmd_anular)
+
+
+def add_ticket_arguments(parser: argparse.ArgumentParser, which: str) -> None:
+    """--salida and --no-esperar, shared by the commands that send a RA or RC and wait for its ticket."""
+    parser.add_argument("--salida", metavar="CARPETA", help=f"carpeta donde escribir el XML firmado {which}")
     parser.add_argument("--no-esperar", action="store_true",
                         help="no esperar la respuesta de SUNAT (el ticket se sigue consultando al abrir Yupana)")
-    parser.set_defaults(func=cmd_anular)
 
 
 def cmd_anular(args: argparse.Namespace) -> int:

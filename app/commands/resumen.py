@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
-from app.commands.anular import progress_line, report
+from app.commands.anular import add_ticket_arguments, progress_line, report
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -16,9 +16,7 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                     "una por una (una RC por empresa). Espera la respuesta al ticket mostrando el avance; las "
                     "últimas líneas son el estado final de cada boleta.")
     parser.add_argument("--fecha", metavar="AAAA-MM-DD", help="día de emisión de las boletas (por defecto, hoy)")
-    parser.add_argument("--salida", metavar="CARPETA", help="carpeta donde escribir el XML firmado de cada RC")
-    parser.add_argument("--no-esperar", action="store_true",
-                        help="no esperar la respuesta de SUNAT (el ticket se sigue consultando al abrir Yupana)")
+    add_ticket_arguments(parser, "de cada RC")
     parser.set_defaults(func=cmd_resumen)
 
 
