@@ -143,7 +143,10 @@ def _serialize(root: etree._Element) -> bytes:
 
 
 def _numbered_lines(root: etree._Element, element: str, lines: list) -> Iterator[tuple[etree._Element, Any]]:
-    """Each voucher's line element, numbered from 1 (cbc:LineID) with its type (cbc:DocumentTypeCode) written."""
+    """Each voucher's line element, numbered from 1 (cbc:LineID) with its type (cbc:DocumentTypeCode) written; a
+    summary of no voucher is refused (ValueError)."""
+    if not lines:
+        raise ValueError(f"a summary needs at least one voucher (no {element})")
     for number, line in enumerate(lines, start=1):
         row = _sub(root, SAC, element)
         _sub(row, CBC, "LineID", str(number))
@@ -154,8 +157,6 @@ def _numbered_lines(root: etree._Element, element: str, lines: list) -> Iterator
 def build_voided(issuer: Issuer, ident: str, reference_date: date, issue_date: date,
                  lines: list[VoidLine]) -> bytes:
     """The unsigned RA: `reference_date` is the day the voided vouchers were issued."""
-    if not lines:
-        raise ValueError("a comunicación de baja needs at least one voucher")
     root = _head("VoidedDocuments", VOIDED_DOCUMENTS, "1.0", ident, reference_date, issue_date, issuer)
     for row, line in _numbered_lines(root, "VoidedDocumentsLine", lines):
         _sub(row, SAC, "DocumentSerialID", line.serie)
@@ -167,8 +168,6 @@ def build_voided(issuer: Issuer, ident: str, reference_date: date, issue_date: d
 def build_summary(issuer: Issuer, ident: str, reference_date: date, issue_date: date,
                   lines: list[SummaryLine]) -> bytes:
     """The unsigned RC: `reference_date` is the day the boletas of its lines were issued."""
-    if not lines:
-        raise ValueError("a resumen diario needs at least one voucher")
     root = _head("SummaryDocuments", SUMMARY_DOCUMENTS, "1.1", ident, reference_date, issue_date, issuer)
     for row, line in _numbered_lines(root, "SummaryDocumentsLine", lines):
         _sub(row, CBC, "ID", f"{line.serie}-{line.numero}")

@@ -101,3 +101,14 @@ def test_ids_and_file_names():
         s.parse_summary_id("RA-2026-1")
     with pytest.raises(ValueError):
         s.build_voided(ISSUER, "RA-20261121-1", TODAY, TODAY, [])
+
+
+def test_a_summary_of_no_voucher_is_refused():
+    from datetime import date
+
+    from app.core.invoicing import summaries
+
+    issuer = summaries.Issuer("20100066603", "EMPRESA DEMO S.A.C.")
+    for build in (summaries.build_voided, summaries.build_summary):
+        with pytest.raises(ValueError, match="at least one voucher"):
+            build(issuer, "RA-20261124-1", date(2026, 11, 24), date(2026, 11, 24), [])
