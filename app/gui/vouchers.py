@@ -86,6 +86,7 @@ class VouchersPage(QWidget):
         self.cliente = QLineEdit()
         self.cliente.setPlaceholderText("RUC/DNI del cliente")
         self.cliente.setClearButtonEnabled(True)
+        self.cliente.setMinimumWidth(170)
         self.cliente.setValidator(QRegularExpressionValidator(QRegularExpression(r"[0-9A-Za-z-]{0,15}"), self.cliente))
         self.by_date = QCheckBox("Por fecha de emisión")
         today = clock.today()
