@@ -159,6 +159,7 @@ def _render(folder: Path) -> list[Path]:
             saved.append(_save_note(app, window, folder))
             saved.append(_save_detail(app, window, folder))
             saved.extend(_save_printed(app, window, engine, folder))
+            saved.append(_save_list_by_date(app, window, engine, folder))
             saved.append(_save_assistant(app, window, folder))
             saved.append(_save_passphrase(app, window, folder))
             window.close()
@@ -310,6 +311,42 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
             subprocess.run(["pdftoppm", "-r", dpi, "-png", "-singlefile", str(pdf), str(target)], check=True)
             saved.append(target.with_suffix(".png"))
     return saved
+
+
+# Older facturas for the list filtered by date: (days before the sample day, customer).
+EARLIER_SAMPLES = [(35, 1), (28, 0), (21, 3), (14, 1), (9, 2), (3, 0)]
+
+
+def _save_list_by_date(app, window, engine, folder: Path) -> Path:
+    """Comprobantes filtered by fecha de emisión: a few earlier facturas (generated, not sent), the range around
+    them."""
+    from PySide6.QtCore import QDate
+
+    from app.core.platform import clock
+
+    today = clock.today()
+    for numero, (days, customer) in enumerate(EARLIER_SAMPLES, start=1):
+        ruc, name = SAMPLE_CUSTOMERS[customer]
+        try:
+            engine.generar_xml({"tipo": "01", "serie": "F003", "numero": numero, "emisor": {"ruc": "20100066603"},
+                                "receptor": {"ruc": ruc, "razon_social": name},
+                                "fecha_emision": (today - timedelta(days=days)).isoformat(),
+                                "items": [{"descripcion": "Aceite vegetal 1 L", "cantidad": Decimal(numero * 2),
+                                           "precio_unitario": Decimal("8.90")}]})
+        except Exception as exc:  # noqa: BLE001 - the list is still worth showing
+            print(f"aviso: no se generó el comprobante anterior de ejemplo {numero}: {exc}", file=sys.stderr)
+    _settle(app, window)  # the events of those vouchers (the list, the status bar) land before the picture
+    page = window.show_section("Comprobantes")
+    page.by_date.setChecked(True)
+    start, end = today - timedelta(days=30), today - timedelta(days=5)
+    page.desde.setDate(QDate(start.year, start.month, start.day))
+    page.hasta.setDate(QDate(end.year, end.month, end.day))
+    for _ in range(3):  # a read ends, its «Trabajando…» is cleared, the status bar lays itself out again
+        _settle(app, window)
+    path = _save(window, folder / "comprobantes-por-fecha.png")
+    page.by_date.setChecked(False)
+    _settle(app, window)
+    return path
 
 
 def _repaint_preview_here(panel) -> None:

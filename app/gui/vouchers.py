@@ -2,46 +2,55 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QDate, QRegularExpression, QTimer
+from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
+    QDateEdit,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.invoicing import statuses
 from app.core.invoicing.statuses import VOUCHER_STATUSES
-from app.core.platform import formatting as fmt
+from app.core.platform import clock
 from app.core.platform.events import SETTINGS_CHANGED, SUNAT_CDR, VOUCHER_CHANGED
 
 from .batch_issue import BatchIssuer
 from .context import Context
-from .voucher_detail import TYPE_NAMES, VoucherDetail, status_badge
+from .voucher_detail import TYPE_NAMES, VoucherDetail
 from .voucher_form import open_form
+from .voucher_list import COLUMNS, STATUS_COLUMN, STATUS_ROLE, StatusDelegate, VoucherListModel
 from .widgets import MessageBanner, heading
 
 # What refreshes the list: a voucher's status, a CDR, and the environment (each has its own list).
 REFRESH_EVENTS = (VOUCHER_CHANGED, SUNAT_CDR)
-COLUMNS = ["Tipo", "Serie-número", "Cliente", "Total", "Fecha", "Estado"]
+__all__ = ["COLUMNS", "VoucherDetail", "VouchersPage"]
+
+
+def _qdate(day: date) -> QDate:
+    return QDate(day.year, day.month, day.day)
 
 
 class VouchersPage(QWidget):
+    """The list pages through every voucher of the environment (app.gui.voucher_list), searched and filtered by the
+    database: search, state, type, customer's RUC/DNI and a range of fechas de emisión."""
+
     def __init__(self, context: Context) -> None:
         super().__init__()
         self.context = context
         self.engine = context.engine
-        self.rows: list[dict[str, Any]] = []
-        self.generation = 0
         self.form = None
         self.detail = None
         layout = QVBoxLayout(self)
@@ -63,16 +72,50 @@ class VouchersPage(QWidget):
         self.status.addItem("Todos los estados", None)
         for status in VOUCHER_STATUSES:
             self.status.addItem(statuses.label(status), status)
+        self.tipo = QComboBox()
+        self.tipo.addItem("Todos los tipos", None)
+        for code, name in TYPE_NAMES.items():
+            self.tipo.addItem(name, code)
         self.refresh_button = QPushButton("Actualizar")
         filters.addWidget(self.search, 1)
+        filters.addWidget(self.tipo)
         filters.addWidget(self.status)
         filters.addWidget(self.refresh_button)
         layout.addLayout(filters)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
+        more = QHBoxLayout()
+        self.cliente = QLineEdit()
+        self.cliente.setPlaceholderText("RUC/DNI del cliente")
+        self.cliente.setClearButtonEnabled(True)
+        self.cliente.setMinimumWidth(170)
+        self.cliente.setValidator(QRegularExpressionValidator(QRegularExpression(r"[0-9A-Za-z-]{0,15}"), self.cliente))
+        self.by_date = QCheckBox("Por fecha de emisión")
+        today = clock.today()
+        self.desde = QDateEdit(_qdate(today.replace(day=1)))
+        self.hasta = QDateEdit(_qdate(today))
+        for edit in (self.desde, self.hasta):
+            edit.setCalendarPopup(True)
+            edit.setDisplayFormat("dd/MM/yyyy")
+            edit.setEnabled(False)
+        more.addWidget(QLabel("Cliente:"))
+        more.addWidget(self.cliente)
+        more.addSpacing(12)
+        more.addWidget(self.by_date)
+        more.addWidget(QLabel("Desde"))
+        more.addWidget(self.desde)
+        more.addWidget(QLabel("Hasta"))
+        more.addWidget(self.hasta)
+        more.addStretch(1)
+        layout.addLayout(more)
+        self.model = VoucherListModel(context, self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setItemDelegateForColumn(STATUS_COLUMN, StatusDelegate(self.table))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(STATUS_COLUMN, QHeaderView.ResizeMode.Fixed)
+        self.table.horizontalHeader().resizeSection(STATUS_COLUMN, 130)
         self.table.verticalHeader().hide()
         layout.addWidget(self.table, 1)
         self.empty = QLabel("")
@@ -83,59 +126,72 @@ class VouchersPage(QWidget):
         self.search_timer.setInterval(250)
         self.search_timer.timeout.connect(self.reload)
         self.search.textChanged.connect(self.search_timer.start)
+        self.cliente.textChanged.connect(self.search_timer.start)
         self.status.currentIndexChanged.connect(self.reload)
-        self.refresh_button.clicked.connect(self.reload)
+        self.tipo.currentIndexChanged.connect(self.reload)
+        self.by_date.toggled.connect(self._date_toggled)
+        self.desde.dateChanged.connect(self._date_changed)
+        self.hasta.dateChanged.connect(self._date_changed)
+        self.refresh_button.clicked.connect(self.model.refresh)
         self.new_button.clicked.connect(self.new_voucher)
-        self.table.cellDoubleClicked.connect(lambda row, _: self.open_detail(row))
+        self.table.doubleClicked.connect(lambda index: self.open_detail(index.row()))
+        self.model.loaded.connect(self._loaded)
+        self.model.failed.connect(self._unavailable)
         self.context.events.event.connect(self._on_event)
         self.reload()
 
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The vouchers read so far, as shown."""
+        return self.model.rows
+
     def _on_event(self, name: str, payload: dict) -> None:
-        if name in REFRESH_EVENTS or (
-                name == SETTINGS_CHANGED and payload.get("key") == "environment"):  # the other environment's list
+        if name in REFRESH_EVENTS:
+            self.model.refresh()
+        elif name == SETTINGS_CHANGED and payload.get("key") == "environment":  # the other environment's list
             self.reload()
 
+    def _date_toggled(self, on: bool) -> None:
+        self.desde.setEnabled(on)
+        self.hasta.setEnabled(on)
+        self.reload()
+
+    def _date_changed(self) -> None:
+        if self.by_date.isChecked():
+            self.reload()
+
+    def filters(self) -> dict[str, Any]:
+        """What the user chose, as Engine.list_vouchers' arguments."""
+        chosen: dict[str, Any] = {"search": self.search.text().strip() or None, "status": self.status.currentData(),
+                                  "tipo": self.tipo.currentData(), "cliente": self.cliente.text().strip() or None}
+        if self.by_date.isChecked():
+            chosen["desde"] = self.desde.date().toString("yyyy-MM-dd")
+            chosen["hasta"] = self.hasta.date().toString("yyyy-MM-dd")
+        return chosen
+
     def reload(self) -> None:
-        search, status = self.search.text().strip() or None, self.status.currentData()
-        self.generation += 1
-        generation = self.generation
-
-        def show_if_latest(rows: list[dict[str, Any]]) -> None:
-            if generation == self.generation:  # an older, slower answer must not overwrite a newer one
-                self._show(rows)
-
-        self.context.workers.run(self, lambda: self.engine.list_vouchers(search=search, status=status),
-                                 done=show_if_latest, failed=self._unavailable)
+        """The list from its newest voucher for the filters shown."""
+        self.search_timer.stop()
+        self.model.set_filters(**self.filters())
 
     def _unavailable(self, exc: BaseException) -> None:
-        self.rows = []
-        self.table.setRowCount(0)
         self.banner.show_error(exc)
 
-    def _show(self, rows: list[dict[str, Any]]) -> None:
-        self.rows = list(rows)
-        self.table.setRowCount(len(self.rows))
-        for row, voucher in enumerate(self.rows):
-            customer = voucher.get("receptor_nombre") or voucher.get("receptor_numero_documento") or "—"
-            values = [TYPE_NAMES.get(voucher.get("tipo"), voucher.get("tipo")),
-                      f"{voucher.get('serie')}-{voucher.get('numero')}", customer,
-                      fmt.money(voucher.get("total"), voucher.get("moneda")),
-                      fmt.day(voucher.get("fecha_emision"))]
-            for column, text in enumerate(values):
-                item = QTableWidgetItem(text)
-                if column == 3:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(row, column, item)
-            self.table.setCellWidget(row, 5, status_badge(voucher.get("status")))
-        filtered = self.search.text() or self.status.currentData()
-        self.empty.setText("" if self.rows else
-                           "Ningún comprobante coincide con la búsqueda." if filtered else
+    def _loaded(self) -> None:
+        filtered = any(self.filters().values())
+        period = (f" entre el {self.desde.date().toString('dd/MM/yyyy')} y el {self.hasta.date().toString('dd/MM/yyyy')}"
+                  if self.by_date.isChecked() else "")
+        self.empty.setText("" if self.model.rows else
+                           f"Ningún comprobante coincide con la búsqueda{period}." if filtered else
                            "Todavía no hay comprobantes. Pulse «Nuevo comprobante» para emitir el primero.")
 
+    def text_of(self, row: int, column: int) -> str:
+        """The text shown in a cell."""
+        return self.model.index(row, column).data() or ""
+
     def status_of(self, row: int) -> str:
-        """The status shown on a row (its name, e.g. «aceptado»; the badge reads «Aceptado»)."""
-        badge = self.table.cellWidget(row, 5)
-        return badge.property("status") or "" if badge else ""
+        """The status shown on a row (its name, e.g. «aceptado»; the pill reads «Aceptado»)."""
+        return self.model.index(row, STATUS_COLUMN).data(STATUS_ROLE) or ""
 
     def new_voucher(self) -> Any:
         self.form = open_form(self.context, self)
@@ -143,6 +199,6 @@ class VouchersPage(QWidget):
         return self.form
 
     def open_detail(self, row: int) -> VoucherDetail:
-        self.detail = VoucherDetail(self.context, self.rows[row]["id"], self)
+        self.detail = VoucherDetail(self.context, self.model.record(row)["id"], self)
         self.detail.show()
         return self.detail

@@ -38,7 +38,7 @@ def test_a_batch_file_is_issued_with_progress_and_its_errors_named(qtbot, contex
     assert page.banner.tone == "warning" and "Lote: 3 comprobantes emitidos y firmados" in page.banner.text.text()
     assert "Comprobante 4 del archivo" in page.banner.details.toPlainText()
     assert "items[0].cantidad" in page.banner.details.toPlainText()
-    qtbot.waitUntil(lambda: page.table.rowCount() == 3, timeout=10_000)  # the list follows the engine's events
+    qtbot.waitUntil(lambda: page.model.rowCount() == 3, timeout=10_000)  # the list follows the engine's events
     assert {page.status_of(row) for row in range(3)} == {"firmado"}
     assert page.batch.start_button.isEnabled() and page.batch.progress.isHidden()
 

@@ -115,9 +115,9 @@ def test_the_voucher_list_is_the_current_environments(qtbot, context, engine, co
 
     engine.generar_xml(factura("F001", 1, [item("Servicio", "1", "100")]))
     page = open_widget(qtbot, context, VouchersPage)
-    qtbot.waitUntil(lambda: page.table.rowCount() == 1)
+    qtbot.waitUntil(lambda: page.model.rowCount() == 1)
     engine.config_set("environment", "beta")  # the settings event reloads the list
-    qtbot.waitUntil(lambda: page.table.rowCount() == 0)
+    qtbot.waitUntil(lambda: page.model.rowCount() == 0)
     assert engine.next_numero(company.ruc, "01", "F001") == 1  # beta's own series
     engine.config_set("environment", "sandbox")
-    qtbot.waitUntil(lambda: page.table.rowCount() == 1)
+    qtbot.waitUntil(lambda: page.model.rowCount() == 1)

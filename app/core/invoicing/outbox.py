@@ -201,6 +201,7 @@ class Outbox:
         """
         key = (environment, doc.ruc, doc.tipo, doc.serie, doc.numero)
         with self.storage.write() as conn:
+            xml = self.vouchers.pack_bytes(conn, f"signed:{doc.ruc}:{doc.tipo}", xml)  # docs/architecture.md, «Espacio»
             conn.execute(
                 "INSERT INTO sunat_submissions (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, "
                 "xml, digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -218,7 +219,7 @@ class Outbox:
             "SELECT * FROM sunat_submissions WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
             key)
         assert row is not None
-        return row
+        return self._unpacked(row)
 
     def repair(self) -> int:
         """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
@@ -244,10 +245,20 @@ class Outbox:
         return len(unfinished) + len(stale)
 
     def submission(self, submission_id: int) -> dict | None:
-        return self.storage.query_one("SELECT * FROM sunat_submissions WHERE id = ?", (submission_id,))
+        return self._unpacked(self.storage.query_one("SELECT * FROM sunat_submissions WHERE id = ?", (submission_id,)))
+
+    def _unpacked(self, row: dict | None) -> dict | None:
+        """A stored row with its signed XML or CDR zip unpacked, byte for byte as received (a row stored before
+        packing as it is)."""
+        if row is not None:
+            for column in ("xml", "cdr_zip"):
+                if column in row:
+                    row[column] = self.vouchers.unpack_bytes(row[column])
+        return row
 
     def stored_cdr(self, submission_id: int) -> cdr_reader.Cdr | None:
-        row = self.storage.query_one("SELECT * FROM sunat_cdrs WHERE submission_id = ?", (submission_id,))
+        row = self._unpacked(self.storage.query_one("SELECT * FROM sunat_cdrs WHERE submission_id = ?",
+                                                    (submission_id,)))
         if row is None:
             return None
         return cdr_reader.Cdr(codigo=row["codigo"], descripcion=row["descripcion"], notas=json.loads(row["notas"]),
@@ -259,6 +270,7 @@ class Outbox:
             "SELECT c.codigo, c.descripcion, c.notas, c.estado, c.hash_cdr, c.cdr_zip, c.received_at "
             "FROM sunat_cdrs c JOIN sunat_submissions s ON s.id = c.submission_id "
             "WHERE s.voucher_id = ? ORDER BY c.id DESC LIMIT 1", (voucher_id,))
+        row = self._unpacked(row)
         if row is None:
             return None
         return {**row, "notas": json.loads(row["notas"])}
@@ -413,7 +425,8 @@ class Outbox:
                 "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
                 (row["id"], answer.codigo, answer.descripcion, json.dumps(answer.notas, ensure_ascii=False),
-                 answer.estado, answer.hash_cdr, answer.zip))
+                 answer.estado, answer.hash_cdr,
+                 self.vouchers.pack_bytes(conn, f"cdr:{row['environment']}", answer.zip)))
             conn.execute(
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
                 "fault_code = NULL, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "

@@ -27,6 +27,11 @@ def digest_of(dictionary: bytes) -> bytes:
 
 def pack(text: str, dictionary: bytes | None = None) -> bytes:
     """`text` as a packed BLOB, compressed against `dictionary` (its last 32 KiB) when given."""
+    return pack_bytes(text.encode("utf-8"), dictionary)
+
+
+def pack_bytes(data: bytes, dictionary: bytes | None = None) -> bytes:
+    """`data` (any bytes: a signed XML in its own encoding, a CDR's zip) as a packed BLOB."""
     if dictionary:
         dictionary = dictionary[-MAX_DICTIONARY:]
         packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -15, zdict=dictionary)
@@ -34,7 +39,7 @@ def pack(text: str, dictionary: bytes | None = None) -> bytes:
     else:
         packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
         head = MAGIC + bytes(DIGEST_BYTES)
-    return head + packer.compress(text.encode("utf-8")) + packer.flush()
+    return head + packer.compress(data) + packer.flush()
 
 
 def unpack(value: str | bytes | None, dictionary_of: Callable[[bytes], bytes]) -> str | None:
@@ -44,6 +49,19 @@ def unpack(value: str | bytes | None, dictionary_of: Callable[[bytes], bytes]) -
         return value
     if not value.startswith(MAGIC):
         raise ValueError("a stored text that is neither text nor packed")
+    return _inflate(value, dictionary_of).decode("utf-8")
+
+
+def unpack_bytes(value: bytes | None, dictionary_of: Callable[[bytes], bytes]) -> bytes | None:
+    """The bytes of a stored BLOB: packed ones uncompressed, the others (stored before packing) as they are. A value
+    stored before never begins with MAGIC: it is an XML document («<», a BOM or whitespace first) or a zip («PK»)."""
+    if value is None:
+        return None
+    value = bytes(value)
+    return _inflate(value, dictionary_of) if value.startswith(MAGIC) else value
+
+
+def _inflate(value: bytes, dictionary_of: Callable[[bytes], bytes]) -> bytes:
     digest = bytes(value[len(MAGIC):len(MAGIC) + DIGEST_BYTES])
     body = value[len(MAGIC) + DIGEST_BYTES:]
     if digest == bytes(DIGEST_BYTES):
@@ -56,4 +74,4 @@ def unpack(value: str | bytes | None, dictionary_of: Callable[[bytes], bytes]) -
     data = unpacker.decompress(body) + unpacker.flush()
     if not unpacker.eof:
         raise ValueError("a packed text is cut short")
-    return data.decode("utf-8")
+    return data

@@ -238,19 +238,26 @@ class VoucherStore:
         """`text` packed against its scope's dictionary (the scope's first text becomes it), inside the caller's write
         transaction: the dictionary's row is written there too (a no-op when it is stored), so a rollback that takes
         it away takes away the rows that need it. None stays None (the table's constraints decide)."""
-        if text is None:
-            return None
-        data = self._scopes.get(scope)
-        if data is None:
+        return None if text is None else self.pack_bytes(conn, scope, text.encode("utf-8"))
+
+    def pack_bytes(self, conn: sqlite3.Connection, scope: str, data: bytes) -> bytes:
+        """`_pack` for bytes kept as they came (a submission's signed XML, a CDR's zip), for the stores that keep
+        them (the outbox): one set of dictionaries per data folder; read back with `unpack_bytes`."""
+        dictionary = self._scopes.get(scope)
+        if dictionary is None:
             row = conn.execute("SELECT data FROM voucher_dictionaries WHERE scope = ? ORDER BY id DESC LIMIT 1",
                                (scope,)).fetchone()
-            data = bytes(row[0]) if row else text.encode("utf-8")[-packed_texts.MAX_DICTIONARY:]
-            self._scopes[scope] = data
-        digest = packed_texts.digest_of(data)
+            dictionary = bytes(row[0]) if row else bytes(data[-packed_texts.MAX_DICTIONARY:])
+            self._scopes[scope] = dictionary
+        digest = packed_texts.digest_of(dictionary)
         conn.execute("INSERT OR IGNORE INTO voucher_dictionaries (digest, scope, data) VALUES (?, ?, ?)",
-                     (digest, scope, data))
-        self._dictionaries[digest] = data
-        return packed_texts.pack(text, data)
+                     (digest, scope, dictionary))
+        self._dictionaries[digest] = dictionary
+        return packed_texts.pack_bytes(data, dictionary)
+
+    def unpack_bytes(self, value: bytes | None) -> bytes | None:
+        """What `pack_bytes` packed, byte for byte; a value stored before packing as it is."""
+        return packed_texts.unpack_bytes(value, self._dictionary_of)
 
     def _dictionary_of(self, digest: bytes) -> bytes:
         data = self._dictionaries.get(digest)

@@ -266,6 +266,25 @@ class Storage:
         """Run a WAL checkpoint on this thread's connection: (busy, pages in the WAL, pages copied back)."""
         return self._checkpointer.run(self.conn(), mode)
 
+    def quick_check(self, budget_s: float, *, clock: Callable[[], float] = time.monotonic,
+                    every: int = 10_000) -> tuple[list[str], bool]:
+        """SQLite's `PRAGMA quick_check` within a time budget: (its findings — ["ok"] when sound —, finished).
+
+        The whole check reads every page: on a folder of 300,000 vouchers it took 15-100 s. A progress handler, called
+        every `every` virtual-machine steps, stops it once `budget_s` has passed: `finished` is then False and there are
+        no findings (the pragma reports at its end, so nothing is known of the part it read)."""
+        conn = self.conn()
+        deadline = clock() + budget_s
+        conn.set_progress_handler(lambda: 1 if clock() > deadline else 0, max(1, every))
+        try:
+            return [row[0] for row in conn.execute("PRAGMA quick_check(20)")], True
+        except sqlite3.OperationalError as exc:
+            if "interrupt" not in str(exc).lower():
+                raise
+            return [], False
+        finally:
+            conn.set_progress_handler(None, 0)
+
     def close(self) -> None:
         self._checkpointer.stop()
         if not self._closed:

@@ -4,14 +4,17 @@ texts stored before (TEXT) stay readable; a rolled-back dictionary never leaves 
 
 from __future__ import annotations
 
+import base64
 import shutil
 
 import pytest
 
 from app.core.engine import Engine
-from app.core.invoicing import packed_texts
+from app.core.invoicing import cdr, packed_texts
+from app.sandbox.sunat_signer import signature_is_valid
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.oracles import xmlsec_verify
+from tests.helpers.sunat_support import _credentials, signed_sample
 from tests.helpers.voucher_matrix import factura, item
 
 needs_xmlsec = pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1 is not installed")
@@ -122,3 +125,40 @@ def test_a_rolled_back_dictionary_is_written_again_with_the_next_text(engine, co
         assert again.vouchers.find(ISSUER_RUC, "01", "F005", 1)["xml"] == generated.xml
     finally:
         again.close()
+
+
+@needs_xmlsec
+def test_a_sent_voucher_and_its_cdr_are_stored_packed_and_read_back_exact(sunat_engine, tmp_path):
+    """What operation 3 keeps: the signed XML as sent (in its own encoding) and SUNAT's CDR zip as received, both
+    packed, both given back byte for byte; the XML read back verifies with xmlsec1, the CDR keeps SUNAT's signature."""
+    engine = sunat_engine
+    answers = {}
+    for numero in ("00000031", "00000032"):  # the second is packed against the dictionaries the first made
+        xml = signed_sample(numero)
+        answers[numero] = (xml, engine.call("enviar", {"xml_firmado": xml.decode("utf-8"), "ambiente": "beta"}))
+    for numero, (xml, (status, envelope)) in answers.items():
+        assert status == 200, envelope
+        row = engine.storage.query_one("SELECT s.id, s.xml, c.cdr_zip FROM sunat_submissions s JOIN sunat_cdrs c"
+                                       " ON c.submission_id = s.id WHERE s.numero LIKE ?", (f"%{int(numero)}",))
+        received = base64.b64decode(envelope["data"]["cdr"])
+        assert row["xml"].startswith(packed_texts.MAGIC) and row["cdr_zip"].startswith(packed_texts.MAGIC)
+        if numero == "00000032":  # against the first one's bytes: a fraction of the XML, less than the zip
+            assert len(row["xml"]) < len(xml) // 5, len(row["xml"])
+            assert len(row["cdr_zip"]) < len(received), (len(row["cdr_zip"]), len(received))
+        assert engine.outbox.submission(row["id"])["xml"] == xml
+        stored = engine.outbox.stored_cdr(row["id"])
+        assert stored.zip == received
+        assert signature_is_valid(cdr.read_zip(stored.zip).xml)
+        path = tmp_path / f"{numero}.xml"
+        path.write_bytes(engine.outbox.submission(row["id"])["xml"])
+        assert xmlsec_verify(path, _credentials()[1]).returncode == 0
+    status, again = engine.call("enviar", {"xml_firmado": answers["00000031"][0].decode("utf-8"), "ambiente": "beta"})
+    assert status == 200 and again["data"]["cdr"] == answers["00000031"][1][1]["data"]["cdr"]  # the same CDR bytes
+
+
+def test_bytes_stored_before_packing_are_read_as_they_are(engine, company):
+    legacy_xml, legacy_zip = b"<?xml version='1.0' encoding='ISO-8859-1'?><Invoice>\xf1</Invoice>", b"PK\x03\x04..."
+    assert engine.vouchers.unpack_bytes(legacy_xml) == legacy_xml and engine.vouchers.unpack_bytes(legacy_zip) == legacy_zip
+    with engine.storage.write() as conn:
+        packed = engine.vouchers.pack_bytes(conn, "cdr:sandbox", legacy_xml)
+    assert packed.startswith(packed_texts.MAGIC) and engine.vouchers.unpack_bytes(packed) == legacy_xml
