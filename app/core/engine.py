@@ -121,12 +121,13 @@ class Engine:
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
         # Invoicing: the engine wires the pieces; none of them knows the engine.
         self.vouchers = VoucherStore(self.storage, self.addresses.current, self._voucher_changed)
-        self.generation = Generation(self.vouchers, self.settings, self.companies.get, self._customer_name)
+        self.customers = Customers(self.storage)  # the catalogue (docs/catalog.md)
+        self.products = Products(self.storage)
+        self.generation = Generation(self.vouchers, self.settings, self.companies.get, self._customer_name,
+                                     self._remember_customers)
         self.signing = Signing(self.vouchers, self.certificates, self.settings)
         self.batches = Batches(self.generation, self.signing, self._vouchers_signed)
         self.printed = Printed(self.vouchers, self.companies)
-        self.customers = Customers(self.storage)  # the catalogue (docs/catalog.md)
-        self.products = Products(self.storage)
         # Submissions to SUNAT: the worker starts at once only when a submission is waiting; one reused
         # HTTP client per SUNAT endpoint, closed after the worker stops.
         self.sunat_http = soap.HttpPool()
@@ -174,7 +175,11 @@ class Engine:
         return self.messaging.subscribe(parse_model(ChatWebhookRequest, request))
 
     def ruc(self, numero: str) -> RucRecord:
-        return self.registry.ruc(numero)
+        """The registry's record of a RUC; a RUC found is kept among the customers (docs/catalog.md)."""
+        record = self.registry.ruc(numero)
+        if record.razon_social:
+            self.customers.remember_ruc(record.ruc, record.razon_social, record.direccion)
+        return record
 
     def ce(self, numero: str) -> CeRecord:
         return self.registry.ce(numero)
@@ -234,6 +239,11 @@ class Engine:
 
     def _vouchers_signed(self, ids: list[int]) -> None:
         self.events.emit(events.VOUCHER_CHANGED, {"ids": ids, "status": statuses.FIRMADO})
+
+    def _remember_customers(self, docs: list) -> None:
+        """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue."""
+        self.customers.remember_all((doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
+                                     doc.receptor.direccion) for doc in docs)
 
     def _customer_name(self, ruc: str) -> str | None:
         """A customer's name for the builder, from the lookups (cache, register, providers)."""

@@ -55,6 +55,17 @@ def _customer(row: tuple) -> Customer:
     return Customer(tipo, numero, nombre, direccion, whatsapp, email, id_, created_at, updated_at)
 
 
+def _rememberable(tipo_documento: str, numero: str | None, nombre: str, direccion: str | None) -> Customer | None:
+    """The customer to remember from a voucher's or a look-up's data; None without a document number or a name, or
+    when the data would not pass the checks."""
+    numero = (numero or "").strip()
+    if tipo_documento == NO_DOCUMENT or numero in ("", "-") or not (nombre or "").strip():
+        return None
+    values, problems = records.check_customer({"tipo_documento": tipo_documento, "numero": numero,
+                                               "nombre": nombre, "direccion": direccion})
+    return None if problems else Customer(**values)
+
+
 class Customers:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
@@ -112,25 +123,38 @@ class Customers:
         stored ones; the WhatsApp number and e-mail typed by hand are kept. A customer without a document number
         («CLIENTES VARIOS» of a boleta) is not remembered, nor data that would not pass the checks: it returns
         None then, and never raises for it."""
-        numero = (numero or "").strip()
-        if tipo_documento == NO_DOCUMENT or numero in ("", "-") or not (nombre or "").strip():
+        c = _rememberable(tipo_documento, numero, nombre, direccion)
+        if c is None:
             return None
-        values, problems = records.check_customer({"tipo_documento": tipo_documento, "numero": numero,
-                                                   "nombre": nombre, "direccion": direccion})
-        if problems:
-            return None
-        c = Customer(**values)
         with self._storage.write() as conn:
-            conn.execute(
-                """INSERT INTO customers (tipo_documento, numero, nombre, clave, direccion)
-                   VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT(clave) DO UPDATE SET nombre = excluded.nombre,
-                     direccion = coalesce(excluded.direccion, direccion),
-                     updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-                   WHERE nombre IS NOT excluded.nombre
-                     OR (excluded.direccion IS NOT NULL AND direccion IS NOT excluded.direccion)""",
-                (c.tipo_documento, c.numero, c.nombre, c.clave, c.direccion))
+            self._remember(conn, c)
         return self.get(c.tipo_documento, c.numero)
+
+    def remember_all(self, parties: Iterable[tuple[str, str | None, str, str | None]]) -> int:
+        """`remember` for many (tipo_documento, numero, nombre, direccion) at once, in one transaction (a batch's
+        block of vouchers); the last of a repeated document wins. Returns how many could be remembered."""
+        chosen: dict[str, Customer] = {}
+        for party in parties:
+            c = _rememberable(*party)
+            if c is not None:
+                chosen[c.clave] = c
+        if chosen:
+            with self._storage.write() as conn:
+                for c in chosen.values():
+                    self._remember(conn, c)
+        return len(chosen)
+
+    @staticmethod
+    def _remember(conn: sqlite3.Connection, c: Customer) -> None:
+        conn.execute(
+            """INSERT INTO customers (tipo_documento, numero, nombre, clave, direccion)
+               VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT(clave) DO UPDATE SET nombre = excluded.nombre,
+                 direccion = coalesce(excluded.direccion, direccion),
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+               WHERE nombre IS NOT excluded.nombre
+                 OR (excluded.direccion IS NOT NULL AND direccion IS NOT excluded.direccion)""",
+            (c.tipo_documento, c.numero, c.nombre, c.clave, c.direccion))
 
     def remember_ruc(self, ruc: str, razon_social: str | None, direccion: str | None = None) -> Customer | None:
         """`remember` for a RUC found in the registry (a `RucRecord`'s fields)."""
