@@ -388,6 +388,15 @@ class Engine:
         self.events.emit(events.COMPANY_SAVED, {"ruc": ruc})
         return options
 
+    def company_prices_include_igv(self, ruc: str) -> bool:
+        """The company's default for the voucher form's «Precios incluyen IGV» (docs/catalog.md)."""
+        return self.companies.prices_include_igv(ruc)
+
+    def set_company_prices_include_igv(self, ruc: str, value: bool) -> bool:
+        saved = self.companies.set_prices_include_igv(ruc, value)
+        self.events.emit(events.COMPANY_SAVED, {"ruc": ruc})
+        return saved
+
     def verify_signature(self, xml: bytes | str) -> xmldsig.Verification:
         return xmldsig.verify_xml(xml)
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QDate, QRegularExpression, QStringListModel, Qt, Sign
 from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QCompleter,
     QDateEdit,
@@ -61,6 +62,7 @@ DOCUMENT_INPUTS = {
     "0": ("Sin documento: no hace falta número", r""),
 }
 ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Afectación", "Valor de venta", "IGV"]
+PRICE_HEADERS = {False: "Valor unitario (sin IGV)", True: "Precio unitario (con IGV)"}  # «Precios incluyen IGV»
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 
 
@@ -85,6 +87,7 @@ class VoucherForm(QDialog):
         self.context = context
         self.engine = context.engine
         self.customers: dict[str, dict[str, str]] = {}
+        self.prices_with_igv_by_ruc: dict[str, bool] = {}  # each company's default for «Precios incluyen IGV»
         self.issued: list[dict[str, Any]] = []
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
@@ -210,12 +213,17 @@ class VoucherForm(QDialog):
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.items.itemChanged.connect(self.update_totals)
         self.moneda.currentIndexChanged.connect(self.update_totals)  # the totals show «S/» or «US$»
+        self.prices_with_igv = QCheckBox("Precios incluyen IGV")
+        self.prices_with_igv.setToolTip("Escriba el precio que paga el cliente; Yupana calcula el valor sin IGV de "
+                                        "modo que el total sea el precio por la cantidad.")
+        self.prices_with_igv.toggled.connect(self._prices_mode_changed)
         buttons = QHBoxLayout()
         self.add_line_button = QPushButton("Agregar línea")
         self.remove_line_button = QPushButton("Quitar línea")
         buttons.addWidget(self.add_line_button)
         buttons.addWidget(self.remove_line_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.prices_with_igv)
         self.add_line_button.clicked.connect(lambda: self.add_line())
         self.remove_line_button.clicked.connect(self.remove_line)
         layout.addWidget(self.items, 1)
@@ -272,13 +280,15 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, dict, list]:
-            return self.engine.list_companies(), past_customers(self.engine), issued_vouchers(self.engine)
+        def load() -> tuple[list, dict, list, dict]:
+            companies = self.engine.list_companies()
+            defaults = {c.ruc: self.engine.company_prices_include_igv(c.ruc) for c in companies}
+            return companies, past_customers(self.engine), issued_vouchers(self.engine), defaults
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, dict, list]) -> None:
-        companies, self.customers, self.issued = loaded
+    def _loaded(self, loaded: tuple[list, dict, list, dict]) -> None:
+        companies, self.customers, self.issued, self.prices_with_igv_by_ruc = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
@@ -313,7 +323,13 @@ class VoucherForm(QDialog):
         """The issued vouchers a note may modify are the chosen issuer's."""
         ruc = self.emisor.currentData()
         self.note.set_issued([row for row in self.issued if row.get("emisor_ruc") == ruc])
+        self.prices_with_igv.setChecked(self.prices_with_igv_by_ruc.get(ruc, False))  # the company's default
         self.propose_numero()
+
+    def _prices_mode_changed(self) -> None:
+        """The price column takes prices with IGV, or values without it; the totals follow."""
+        self.items.horizontalHeaderItem(2).setText(PRICE_HEADERS[self.prices_with_igv.isChecked()])
+        self.update_totals()
 
     def _reference_letter_changed(self, letter: str) -> None:
         """A note's serie starts with the letter of the voucher it modifies (F… factura, B… boleta)."""
@@ -415,11 +431,13 @@ class VoucherForm(QDialog):
             if cantidad is None or cantidad <= 0:
                 problems.append(ErrorDetail(f"items[{row}].cantidad",
                                             f"Línea {row + 1}: la cantidad debe ser un número mayor que cero."))
+            price_field = "precio_con_igv" if self.prices_with_igv.isChecked() else "precio_unitario"
             if valor is None or valor < 0:
-                problems.append(ErrorDetail(f"items[{row}].precio_unitario",
-                                            f"Línea {row + 1}: el valor unitario debe ser un número (sin IGV)."))
+                what = "el precio unitario debe ser un número (con IGV)" if price_field == "precio_con_igv" else \
+                    "el valor unitario debe ser un número (sin IGV)"
+                problems.append(ErrorDetail(f"items[{row}].{price_field}", f"Línea {row + 1}: {what}."))
             items.append({"descripcion": descripcion, "cantidad": cantidad or Decimal(0),
-                          "precio_unitario": valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
+                          price_field: valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
                           "unidad": "NIU"})
         return items, problems
 
@@ -432,7 +450,7 @@ class VoucherForm(QDialog):
                 self.items.item(row, 4).setText("")
                 self.items.item(row, 5).setText("")
                 continue
-            line = Line(cantidad, valor, self._affectation(row))
+            line = Line(cantidad, valor, self._affectation(row), self.prices_with_igv.isChecked())
             lines.append(line)
             self.items.item(row, 4).setText(number(line.valor_venta))
             self.items.item(row, 5).setText(number(line.igv))
@@ -450,7 +468,7 @@ class VoucherForm(QDialog):
                 if item:
                     item.setBackground(QBrush())
                     item.setToolTip("")
-        columns = {"descripcion": 0, "cantidad": 1, "precio_unitario": 2}
+        columns = {"descripcion": 0, "cantidad": 1, "precio_unitario": 2, "precio_con_igv": 2}
         for detail in details:
             field = detail.field or ""
             if not field.startswith("items["):
