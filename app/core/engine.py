@@ -36,6 +36,7 @@ from app.core.contract import (
 from app.core.errors import ErrorCode, YupanaError, invalid
 from app.core.invoicing import soap, statuses, xmldsig
 from app.core.invoicing.batches import Batches
+from app.core.invoicing.catalog import csvfiles, records
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
@@ -355,6 +356,55 @@ class Engine:
     def voucher_cdr(self, voucher_id: int) -> dict | None:
         """SUNAT's latest answer for a voucher: codigo, descripcion, notas, estado, hash_cdr, cdr_zip."""
         return self.outbox.cdr_for_voucher(voucher_id)
+
+    # ------------------------------------------------------------ the catalogue (app.core.invoicing.catalog, docs/catalog.md)
+
+    def catalog_customers(self, search: str = "", limit: int = 200) -> list[records.Customer]:
+        """Customers for «Clientes» and completion: those matching what was typed (document-number prefix, words of
+        the name), or the ones updated last when nothing was typed."""
+        return self.customers.search(search, limit) if search.strip() else self.customers.latest(limit)
+
+    def save_customer(self, data: dict[str, Any], customer_id: int | None = None) -> records.Customer:
+        """Add (or replace by document) a customer, or change the one with `customer_id`; a 400 naming each field."""
+        customer = records.customer(**data)
+        return self.customers.update(customer_id, customer) if customer_id else self.customers.save(customer)
+
+    def delete_customer(self, customer_id: int) -> bool:
+        return self.customers.delete(customer_id)
+
+    def catalog_products(self, search: str = "", limit: int = 200) -> list[records.Product]:
+        """Products for «Productos» and completion: exact barcode, code prefix, words of the description; or the
+        first by code when nothing was typed."""
+        return self.products.search(search, limit) if search.strip() else self.products.first(limit)
+
+    def scanned_product(self, typed: str) -> records.Product | None:
+        """The product of a barcode or a code typed whole (a scanner types it and Enter), or None."""
+        return self.products.by_barcode(typed) or self.products.by_code(typed) if typed.strip() else None
+
+    def save_product(self, data: dict[str, Any], product_id: int | None = None) -> records.Product:
+        product = records.product(**data)
+        return self.products.update(product_id, product) if product_id else self.products.save(product)
+
+    def delete_product(self, product_id: int) -> bool:
+        return self.products.delete(product_id)
+
+    def _catalog_file(self, kind: str) -> csvfiles.CatalogFile:
+        if kind == "clientes":
+            return csvfiles.customers_file(self.customers)
+        if kind == "productos":
+            return csvfiles.products_file(self.products)
+        raise invalid("catalogo", f"El catálogo «{kind}» no existe: use «clientes» o «productos».")
+
+    def preview_catalog_csv(self, kind: str, path: str | Path) -> csvfiles.Preview:
+        """Read a CSV of «clientes» or «productos» without writing: the rows read and each bad row's problem."""
+        return self._catalog_file(kind).preview(Path(path))
+
+    def import_catalog_csv(self, kind: str, path: str | Path) -> csvfiles.ImportReport:
+        """Import every row in one transaction, or nothing when any row is bad (the report lists them)."""
+        return self._catalog_file(kind).import_file(Path(path))
+
+    def export_catalog_csv(self, kind: str, path: str | Path) -> int:
+        return self._catalog_file(kind).export(Path(path))
 
     # ------------------------------------------------------------ the printed voucher (app.core.invoicing.printed)
 

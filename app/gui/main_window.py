@@ -37,12 +37,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SECTIONS = ["Comprobantes", "Certificados", "Mensajes", "Consultas", "Ajustes"]
+SECTIONS = ["Comprobantes", "Clientes", "Productos", "Certificados", "Mensajes", "Consultas", "Ajustes"]
 
 # Section → "module:Class". The messaging work plugs its window in here (app.gui.messages:MessagesPage);
 # until that module exists the section says so plainly.
 SECTION_PAGES = {
     "Comprobantes": "app.gui.vouchers:VouchersPage",
+    "Clientes": "app.gui.customers:CustomersPage",
+    "Productos": "app.gui.products:ProductsPage",
     "Certificados": "app.gui.certificates:CertificatesPage",
     "Mensajes": "app.gui.messages:MessagesPage",
     "Consultas": "app.gui.lookups:LookupsPage",

@@ -84,3 +84,121 @@ def test_ajustes_saves_the_company_default(qtbot, context, engine, company):
     form.fill(engine.company(company.ruc))
     wait_idle(qtbot, context.workers)
     assert form.prices_with_igv.isChecked()
+
+
+# ---------------------------------------------------------------- «Clientes» and «Productos»
+
+def _customers_page(qtbot, context):
+    from app.gui.customers import CustomersPage
+
+    return open_widget(qtbot, context, CustomersPage, show=True)
+
+
+def _products_page(qtbot, context):
+    from app.gui.products import ProductsPage
+
+    return open_widget(qtbot, context, ProductsPage, show=True)
+
+
+def _rows(page) -> list[list[str]]:
+    return [[page.table.item(r, c).text() for c in range(page.table.columnCount())] for r in range(page.table.rowCount())]
+
+
+def test_clientes_lists_searches_adds_edits_and_deletes(qtbot, context, company, engine):
+    from PySide6.QtWidgets import QMessageBox
+
+    engine.generar_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
+                        "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C."},
+                        "items": [{"descripcion": "Arroz", "cantidad": "1", "precio_unitario": "10"}]})
+    engine.save_customer({"tipo_documento": "1", "numero": "45678912", "nombre": "María Pérez"})
+    page = _customers_page(qtbot, context)
+    assert sorted(row[2] for row in _rows(page)) == ["DISTRIBUIDORA ANDINA S.A.C.", "María Pérez"]
+    qtbot.keyClicks(page.search, "perez")  # accents aside, searched off the GUI thread once typing settles
+    qtbot.waitUntil(lambda: [row[2] for row in _rows(page)] == ["María Pérez"])
+    assert "1 clientes para «perez»" in page.count_label.text()
+    # New customer: a bad DNI is said under its field, in Spanish, naming what was typed
+    page.new_button.click()
+    editor = page.editor
+    editor.inputs["tipo_documento"].setCurrentIndex(editor.inputs["tipo_documento"].findData("1"))
+    editor.inputs["numero"].setText("1234")
+    editor.inputs["nombre"].setText("Juan Quispe")
+    editor.save_button.click()
+    qtbot.waitUntil(lambda: bool(editor.errors.visible().get("numero")))
+    assert "1234" in editor.errors.visible()["numero"]
+    editor.inputs["numero"].setText("40123456")
+    editor.inputs["whatsapp"].setText("987 654 321")
+    editor.save_button.click()
+    qtbot.waitUntil(lambda: page.editor is None)
+    saved = engine.customers.get("1", "40123456")
+    assert saved.nombre == "Juan Quispe" and saved.whatsapp == "+51987654321"
+    # Edit and delete the selected one
+    page.search.setText("quispe")
+    qtbot.waitUntil(lambda: [row[1] for row in _rows(page)] == ["40123456"])
+    page.table.selectRow(0)
+    page.edit_button.click()
+    page.editor.inputs["email"].setText("juan@correo.pe")
+    page.editor.save_button.click()
+    qtbot.waitUntil(lambda: page.editor is None)
+    assert engine.customers.get("1", "40123456").email == "juan@correo.pe"
+    wait_idle(qtbot, context.workers)
+    page.table.selectRow(0)
+    page.delete_button.click()
+    page.confirm_box.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: page.table.rowCount() == 0)
+    assert engine.customers.get("1", "40123456") is None
+
+
+def test_productos_import_shows_bad_rows_and_imports_nothing_then_a_good_file(qtbot, context, company, engine,
+                                                                                tmp_path):
+    page = _products_page(qtbot, context)
+    assert page.table.rowCount() == 0
+    bad = tmp_path / "malo.csv"
+    bad.write_text("Código;Descripción;Precio;Código de barras\n"
+                   "GAS-1;Gaseosa 500 ml;2,50;7750000000017\n"
+                   "GAS-2;;2,5x;\n"
+                   "GAS-1;Repetida;1,00;\n", encoding="utf-8")
+    page.preview_file(str(bad))
+    qtbot.waitUntil(lambda: page.preview_dialog is not None)
+    preview = page.preview_dialog
+    errors = [preview.error_list.item(i).text() for i in range(preview.error_list.count())]
+    assert any(e.startswith("Fila 3, columna «Precio»") and "2,5x" in e for e in errors), errors
+    assert any(e.startswith("Fila 3, columna «Descripción»") for e in errors), errors
+    assert any(e.startswith("Fila 4") and "fila 2" in e for e in errors), errors
+    assert not preview.import_button.isEnabled() and "no se importará nada" in preview.summary.text()
+    preview.reject()
+    assert engine.products.count() == 0
+    good = tmp_path / "bueno.csv"
+    good.write_text("Código;Descripción;Precio;Código de barras;Unidad\n"
+                    "GAS-1;Gaseosa 500 ml;2,50;7750000000017;NIU\n"
+                    "PAN-1;Pan francés;0,30;;NIU\n", encoding="utf-8")
+    page.preview_file(str(good))
+    qtbot.waitUntil(lambda: page.preview_dialog is not None and page.preview_dialog.path == str(good))
+    preview = page.preview_dialog
+    assert preview.import_button.isEnabled() and preview.table.rowCount() == 2
+    assert preview.table.verticalHeaderItem(1).text() == "3"  # the spreadsheet's row numbers
+    preview.import_button.click()
+    qtbot.waitUntil(lambda: page.table.rowCount() == 2)
+    assert "Se importaron 2 productos" in page.banner.text.text()
+    assert engine.scanned_product("7750000000017").descripcion == "Gaseosa 500 ml"
+    # Export: the same catalogue back, as Excel in Peru reads it
+    out = tmp_path / "productos.csv"
+    page.export_to(str(out))
+    qtbot.waitUntil(lambda: "Se exportaron 2 productos" in page.banner.text.text())
+    assert out.read_bytes().startswith(b"\xef\xbb\xbf") and "2,50" in out.read_text(encoding="utf-8-sig")
+
+
+def test_productos_editor_keeps_price_flags_and_searches_by_barcode(qtbot, context, company, engine):
+    page = _products_page(qtbot, context)
+    page.new_button.click()
+    editor = page.editor
+    editor.inputs["codigo"].setText("BOL-1")
+    editor.inputs["codigo_barras"].setText("7750000000024")
+    editor.inputs["descripcion"].setText("Bolsa plástica")
+    editor.inputs["precio"].setText("0,10")
+    editor.inputs["icbper"].setChecked(True)
+    editor.save_button.click()
+    qtbot.waitUntil(lambda: page.editor is None)
+    saved = engine.products.by_code("BOL-1")
+    assert (saved.precio, saved.precio_incluye_igv, saved.icbper, saved.unidad) == (D("0.10"), True, True, "NIU")
+    page.search.setText("7750000000024")
+    qtbot.waitUntil(lambda: [row[0] for row in _rows(page)] == ["BOL-1"])

@@ -210,6 +210,12 @@ class Customers:
             found += [c for c in self.by_name(typed, limit) if c.id not in seen][:limit - len(found)]
         return found
 
+    def latest(self, limit: int) -> list[Customer]:
+        """The `limit` customers updated last (the «Clientes» section before anything is searched)."""
+        rows = self._storage.conn().execute(
+            f"SELECT {_COLUMNS} FROM customers ORDER BY updated_at DESC, id DESC LIMIT ?", (limit,)).fetchall()
+        return [_customer(row) for row in rows]
+
     def all(self) -> list[Customer]:
         """Every customer, by document then name (export)."""
         rows = self._storage.conn().execute(
