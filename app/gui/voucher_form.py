@@ -6,13 +6,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QDate, QRegularExpression, QStringListModel, Qt, Signal
+from PySide6.QtCore import QDate, QRegularExpression, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QCompleter,
     QDateEdit,
     QDialog,
     QFormLayout,
@@ -33,10 +32,13 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import ErrorDetail, invalid_many
 from app.core.invoicing import statuses
+from app.core.invoicing.amounts import money as round_money
+from app.core.invoicing.catalog import prices
 from app.core.invoicing.emission import STEPS
 from app.core.platform import clock
 from app.core.platform.formatting import money, number
 
+from .completion import CatalogCompleter, ScanField
 from .context import Context
 from .emission import emit, plain_outcome
 from .instalments import InstalmentsBox
@@ -47,7 +49,7 @@ from .widgets import Badge, FieldErrors, MessageBanner
 
 if TYPE_CHECKING:
     from app.core.contract import RucRecord
-    from app.core.engine import Engine
+    from app.core.invoicing.catalog.records import Customer, Product
 
 TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001"),
          "07": ("Nota de crédito", "FC01"), "08": ("Nota de débito", "FD01")}  # notes: F/B follows the reference
@@ -66,15 +68,17 @@ PRICE_HEADERS = {False: "Valor unitario (sin IGV)", True: "Precio unitario (con 
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 
 
-def past_customers(engine: Engine) -> dict[str, dict[str, str]]:
-    """Customers of earlier vouchers, by document number (for autocompletion)."""
-    customers: dict[str, dict[str, str]] = {}
-    for row in engine.list_vouchers(limit=500):
-        number = row.get("receptor_numero_documento")
-        if number and number not in customers:
-            customers[number] = {"nombre": row.get("receptor_nombre") or "",
-                                 "tipo_documento": row.get("receptor_tipo_documento") or ""}
-    return customers
+LINE_PRODUCT = Qt.ItemDataRole.UserRole  # on a line's description cell: the product's code, unit and bag flag
+
+
+def customer_label(customer: Customer) -> str:
+    return f"{customer.numero or '—'} · {customer.nombre}"
+
+
+def product_label(product: Product) -> str:
+    barcode = f" · {product.codigo_barras}" if product.codigo_barras else ""
+    with_igv = "con IGV" if product.precio_incluye_igv else "sin IGV"
+    return f"{product.codigo}{barcode} · {product.descripcion} · {product.precio} ({with_igv})"
 
 
 class VoucherForm(QDialog):
@@ -86,7 +90,6 @@ class VoucherForm(QDialog):
         super().__init__(parent)
         self.context = context
         self.engine = context.engine
-        self.customers: dict[str, dict[str, str]] = {}
         self.prices_with_igv_by_ruc: dict[str, bool] = {}  # each company's default for «Precios incluyen IGV»
         self.issued: list[dict[str, Any]] = []
         self.outcome: dict[str, Any] | None = None
@@ -165,14 +168,16 @@ class VoucherForm(QDialog):
         for code, label in DOCUMENT_TYPES.items():
             self.doc_type.addItem(label, code)
         self.doc_number = QLineEdit()
-        self.completer_model = QStringListModel()
-        completer = QCompleter(self.completer_model, self)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        completer.activated.connect(self._customer_chosen)
-        self.doc_number.setCompleter(completer)
         self.lookup_button = QPushButton("Buscar")
         self.customer_name = QLineEdit()
+        self.customer_name.setPlaceholderText("escriba el RUC, DNI o nombre: se completa con los clientes guardados")
+        # Customers complete by document number or by name as one types (the catalogue, on a worker)
+        self.number_completion = CatalogCompleter(self, self.context, self.doc_number, self.engine.catalog_customers,
+                                                  customer_label)
+        self.name_completion = CatalogCompleter(self, self.context, self.customer_name, self.engine.catalog_customers,
+                                                customer_label)
+        self.number_completion.chosen.connect(self.customer_chosen)
+        self.name_completion.chosen.connect(self.customer_chosen)
         self.customer_address = QLineEdit()
         self.customer_address.setPlaceholderText("opcional")
         number_row = QWidget()
@@ -213,6 +218,15 @@ class VoucherForm(QDialog):
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.items.itemChanged.connect(self.update_totals)
         self.moneda.currentIndexChanged.connect(self.update_totals)  # the totals show «S/» or «US$»
+        self.product_field = ScanField()
+        self.product_field.setPlaceholderText("Agregar producto: escanee el código de barras o escriba el código o la "
+                                              "descripción")
+        self.product_completion = CatalogCompleter(self, self.context, self.product_field,
+                                                   self.engine.catalog_products, product_label, min_chars=1)
+        self.product_completion.chosen.connect(self.add_product)
+        self.product_field.popup = self.product_completion.completer.popup()
+        self.product_field.scanned.connect(self.product_scanned)
+        layout.addWidget(self.product_field)
         self.prices_with_igv = QCheckBox("Precios incluyen IGV")
         self.prices_with_igv.setToolTip("Escriba el precio que paga el cliente; Yupana calcula el valor sin IGV de "
                                         "modo que el total sea el precio por la cantidad.")
@@ -280,20 +294,19 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, dict, list, dict]:
+        def load() -> tuple[list, list, dict]:
             companies = self.engine.list_companies()
             defaults = {c.ruc: self.engine.company_prices_include_igv(c.ruc) for c in companies}
-            return companies, past_customers(self.engine), issued_vouchers(self.engine), defaults
+            return companies, issued_vouchers(self.engine), defaults
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, dict, list, dict]) -> None:
-        companies, self.customers, self.issued, self.prices_with_igv_by_ruc = loaded
+    def _loaded(self, loaded: tuple[list, list, dict]) -> None:
+        companies, self.issued, self.prices_with_igv_by_ruc = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
         self.emisor.blockSignals(False)
-        self.completer_model.setStringList(sorted(self.customers))
         if not companies:
             self.banner.show_message("Primero registre su empresa en Ajustes → Empresas.", "warning")
         self._issuer_changed()
@@ -352,18 +365,19 @@ class VoucherForm(QDialog):
         self.context.workers.run(self, self.engine.next_numero, ruc, tipo, serie,
                                  done=self.numero.setValue, failed=lambda exc: None)
 
-    def _customer_chosen(self, number: str) -> None:
-        known = self.customers.get(number, {})
-        self.customer_name.setText(known.get("nombre", ""))
-        if known.get("tipo_documento"):
-            self.doc_type.setCurrentIndex(max(self.doc_type.findData(known["tipo_documento"]), 0))
+    def customer_chosen(self, customer: Customer) -> None:
+        """A saved customer fills the document, the name and the address."""
+        for completion in (self.number_completion, self.name_completion):
+            completion.cancel()
+        self.doc_type.setCurrentIndex(max(self.doc_type.findData(customer.tipo_documento), 0))
+        self.doc_number.setText(customer.numero or "")
+        self.customer_name.setText(customer.nombre)
+        self.customer_address.setText(customer.direccion or "")
+        self.errors.clear()
 
     def lookup_customer(self) -> None:
         number = self.doc_number.text().strip()
         self.errors.clear()
-        if number in self.customers:
-            self._customer_chosen(number)
-            return
         if self.doc_type.currentData() != "6":  # the registries answer RUCs; other documents are typed in
             label = self.errors.labels["receptor.numero_documento"]
             label.setText("Solo se pueden buscar RUC; escriba el nombre del cliente.")
@@ -405,6 +419,62 @@ class VoucherForm(QDialog):
         self.update_totals()
         return row
 
+    def product_scanned(self) -> None:
+        """Enter in the product field: a scanner typed a barcode (or a person a whole code): its product fills a
+        line. Anything else waits for a suggestion to be chosen."""
+        typed = self.product_field.text().strip()
+        self.product_completion.cancel()
+        if not typed:
+            return
+        self.context.workers.run(self, self.engine.scanned_product, typed,
+                                 done=lambda product: self._scanned(typed, product), failed=self.banner.show_error)
+
+    def _scanned(self, typed: str, product: Product | None) -> None:
+        if product is not None:
+            self.add_product(product)
+            return
+        label = self.errors.labels["items"]
+        label.setText(f"No hay un producto con el código o código de barras «{typed}»: elija uno de la lista o "
+                      "regístrelo en Productos.")
+        label.show()
+        self.product_completion.search_now()
+
+    def add_product(self, product: Product) -> int:
+        """A product fills the first empty line (or a new one): description, quantity 1, price, affectation, and
+        its code, unit and bag flag for the request. Its price is converted when the form's «Precios incluyen IGV»
+        says otherwise."""
+        self.product_completion.cancel()
+        self.errors.labels["items"].hide()
+        row = next((r for r in range(self.items.rowCount()) if not self._text(r, 0) and not self._text(r, 2)), None)
+        if row is None:
+            row = self.add_line()
+        self.items.blockSignals(True)
+        description = self.items.item(row, 0)
+        description.setText(product.descripcion)
+        description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
+                                           "icbper": product.icbper})
+        bag = " · bolsa plástica (ICBPER)" if product.icbper else ""
+        description.setToolTip(f"Código {product.codigo} · unidad {product.unidad}{bag}")
+        self.items.item(row, 1).setText("1")
+        self.items.item(row, 2).setText(str(self._price_for_form(product)))
+        combo = self.items.cellWidget(row, 3)
+        combo.setCurrentIndex(max(combo.findData(product.tipo_afectacion_igv), 0))
+        self.items.blockSignals(False)
+        self.update_totals()
+        self.product_field.clear()
+        self.product_field.setFocus()
+        return row
+
+    def _price_for_form(self, product: Product) -> Decimal:
+        """The product's price as the price column takes it now (with IGV or without)."""
+        rate = prices.rate_for(product.tipo_afectacion_igv)
+        wanted = self.prices_with_igv.isChecked()
+        if product.precio_incluye_igv == wanted or rate == 0:
+            return product.precio
+        if wanted:  # stored without IGV, typed with it: the price a customer pays for one unit
+            return round_money(product.precio * (1 + rate))
+        return prices.from_price_with_igv(product.precio, Decimal(1), rate).precio_unitario
+
     def remove_line(self) -> None:
         row = self.items.currentRow()
         if row >= 0:
@@ -432,13 +502,15 @@ class VoucherForm(QDialog):
                 problems.append(ErrorDetail(f"items[{row}].cantidad",
                                             f"Línea {row + 1}: la cantidad debe ser un número mayor que cero."))
             price_field = "precio_con_igv" if self.prices_with_igv.isChecked() else "precio_unitario"
+            product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
             if valor is None or valor < 0:
                 what = "el precio unitario debe ser un número (con IGV)" if price_field == "precio_con_igv" else \
                     "el valor unitario debe ser un número (sin IGV)"
                 problems.append(ErrorDetail(f"items[{row}].{price_field}", f"Línea {row + 1}: {what}."))
             items.append({"descripcion": descripcion, "cantidad": cantidad or Decimal(0),
                           price_field: valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
-                          "unidad": "NIU"})
+                          "unidad": product.get("unidad") or "NIU", "codigo": product.get("codigo"),
+                          **({"icbper": True} if product.get("icbper") else {})})
         return items, problems
 
     def update_totals(self) -> None:
@@ -582,15 +654,12 @@ class VoucherForm(QDialog):
         self.outcome = None
         self.instalments.reset()
         self.note.clear()
-        self.context.workers.run(self, lambda: (past_customers(self.engine), issued_vouchers(self.engine)),
-                                 done=self._reloaded)
+        self.context.workers.run(self, issued_vouchers, self.engine, done=self._reloaded)
         self.propose_numero()
 
-    def _reloaded(self, loaded: tuple[dict, list]) -> None:
-        """What the last voucher added: a customer to complete, a voucher a note may modify."""
-        customers, self.issued = loaded
-        self.customers.update(customers)
-        self.completer_model.setStringList(sorted(self.customers))
+    def _reloaded(self, issued: list) -> None:
+        """What the last voucher added: a voucher a note may modify (its customer is in the catalogue)."""
+        self.issued = issued
         self._issuer_changed()
 
     def show_failure(self, exc: BaseException) -> None:
