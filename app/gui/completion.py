@@ -20,6 +20,7 @@ class CatalogCompleter(QObject):
     """Suggestions under `line` from `search(typed)`; `chosen(record)` when one is picked (click or Enter)."""
 
     chosen = Signal(object)
+    answered = Signal(str, list)  # (what was typed, the records found) for each search that is still current
 
     def __init__(self, owner: QWidget, context: Context, line: QLineEdit, search: Callable[[str, int], list],
                  label: Callable[[Any], str], min_chars: int = 2) -> None:
@@ -56,6 +57,7 @@ class CatalogCompleter(QObject):
         if self.line.text().strip() != typed:  # typing went on: a newer search answers
             return
         self.matches = list(found)
+        self.answered.emit(typed, self.matches)
         self.model.clear()
         for record in self.matches:
             self.model.appendRow(QStandardItem(self.label(record)))

@@ -177,6 +177,7 @@ class VoucherForm(QDialog):
         self.name_completion = CatalogCompleter(self, self.context, self.customer_name, self.engine.catalog_customers,
                                                 customer_label)
         self.number_completion.chosen.connect(self.customer_chosen)
+        self.number_completion.answered.connect(self._new_ruc)
         self.name_completion.chosen.connect(self.customer_chosen)
         self.customer_address = QLineEdit()
         self.customer_address.setPlaceholderText("opcional")
@@ -374,6 +375,12 @@ class VoucherForm(QDialog):
         self.customer_name.setText(customer.nombre)
         self.customer_address.setText(customer.direccion or "")
         self.errors.clear()
+
+    def _new_ruc(self, typed: str, found: list) -> None:
+        """A whole RUC typed that no saved customer has: the registry fills in the customer (and keeps it)."""
+        if (not found and len(typed) == 11 and typed.isdigit() and self.doc_type.currentData() == "6"
+                and not self.customer_name.text().strip()):
+            self.lookup_customer()
 
     def lookup_customer(self) -> None:
         number = self.doc_number.text().strip()

@@ -306,3 +306,19 @@ def test_a_scan_never_presses_emitir(qtbot, context, company, engine):
     wait_idle(qtbot, context.workers)
     assert form.outcome is None and not form.progress.isVisible() and form.emit_button.text() == "Emitir"
     assert engine.list_vouchers() == []
+
+
+@popup_notices
+def test_a_new_ruc_typed_in_full_is_filled_in_by_the_registry_and_kept(qtbot, context, company, engine, tmp_path):
+    from tests.helpers.padron_files import make_padron
+
+    path = tmp_path / "padron.zip"
+    known = make_padron(30, path)
+    engine.import_padron(path)
+    ruc, razon_social = known[0][0], known[0][1].strip()
+    form = open_form(qtbot, context)
+    form.doc_number.setFocus()
+    qtbot.keyClicks(form.doc_number, ruc)
+    qtbot.waitUntil(lambda: form.customer_name.text() == razon_social)
+    wait_idle(qtbot, context.workers)
+    assert engine.customers.get("6", ruc).nombre == razon_social  # the next voucher completes it
