@@ -364,6 +364,10 @@ class Engine:
         the name), or the ones updated last when nothing was typed."""
         return self.customers.search(search, limit) if search.strip() else self.customers.latest(limit)
 
+    def customer(self, tipo_documento: str, numero: str | None) -> records.Customer | None:
+        """The saved customer of a document (a voucher's receptor): its WhatsApp and e-mail for sending vouchers."""
+        return self.customers.get(tipo_documento, numero)
+
     def save_customer(self, data: dict[str, Any], customer_id: int | None = None) -> records.Customer:
         """Add (or replace by document) a customer, or change the one with `customer_id`; a 400 naming each field."""
         customer = records.customer(**data)

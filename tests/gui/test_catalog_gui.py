@@ -322,3 +322,17 @@ def test_a_new_ruc_typed_in_full_is_filled_in_by_the_registry_and_kept(qtbot, co
     qtbot.waitUntil(lambda: form.customer_name.text() == razon_social)
     wait_idle(qtbot, context.workers)
     assert engine.customers.get("6", ruc).nombre == razon_social  # the next voucher completes it
+
+
+def test_sending_a_voucher_by_whatsapp_proposes_the_customers_number(qtbot, context, company, engine):
+    from app.gui.send_voucher import SendVoucherDialog
+
+    engine.generar_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
+                        "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C."},
+                        "items": [{"descripcion": "Arroz", "cantidad": "1", "precio_unitario": "10"}]})
+    saved = engine.customer("6", "20601030013")
+    engine.save_customer({**saved.data(), "whatsapp": "987 654 321"}, saved.id)
+    voucher_id = engine.find_voucher("F001-1", ISSUER_RUC, "01")
+    dialog = SendVoucherDialog(context, voucher_id, engine.voucher(voucher_id), "Factura")
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.number.text() == "+51987654321")
