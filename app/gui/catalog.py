@@ -57,21 +57,24 @@ def _shown(value: Any) -> str:
 
 
 class RecordEditor(QDialog):
-    """Add or change one record; the engine's problems land under their fields."""
+    """Add or change one record; the engine's problems land under their fields. `save(data, id)` runs on a worker;
+    `values` fill a new record's fields (a voucher line saved as a product)."""
 
-    def __init__(self, page: CatalogPage, record: Any | None) -> None:
-        super().__init__(page)
-        self.page, self.record = page, record
-        self.setWindowTitle(("Editar " if record else "Nuevo ") + page.SINGULAR)
+    def __init__(self, parent: QWidget, context: Context, fields: tuple[Field, ...], singular: str,
+                 save: Callable[[dict[str, Any], int | None], Any], on_saved: Callable[[Any], None],
+                 record: Any | None = None, values: dict[str, Any] | None = None) -> None:
+        super().__init__(parent)
+        self.context, self.record, self.save_fn, self.on_saved = context, record, save, on_saved
+        self.setWindowTitle(("Editar " if record else "Nuevo ") + singular)
         self.errors = FieldErrors()
         self.banner = MessageBanner()
         self.inputs: dict[str, QWidget] = {}
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         form = QFormLayout()
-        for field in page.FIELDS:
+        for field in fields:
             widget: QWidget
-            value = getattr(record, field.name) if record else field.default
+            value = getattr(record, field.name) if record else (values or {}).get(field.name, field.default)
             if field.kind == "choice":
                 combo = QComboBox()
                 for code, label in field.choices:
@@ -116,11 +119,11 @@ class RecordEditor(QDialog):
         self.errors.clear()
         self.banner.clear()
         record_id = self.record.id if self.record else None
-        self.page.context.workers.run(self, self.page.save_record, self.data(), record_id, done=self._saved,
-                                      failed=self._failed, busy=[self.save_button])
+        self.context.workers.run(self, self.save_fn, self.data(), record_id, done=self._saved,
+                                 failed=self._failed, busy=[self.save_button])
 
     def _saved(self, record: Any) -> None:
-        self.page.record_saved(record)
+        self.on_saved(record)
         self.accept()
 
     def _failed(self, exc: BaseException) -> None:
@@ -286,7 +289,8 @@ class CatalogPage(QWidget):
         return self.records[row] if 0 <= row < len(self.records) else None
 
     def open_editor(self, record: Any | None) -> RecordEditor:
-        self.editor = RecordEditor(self, record)
+        self.editor = RecordEditor(self, self.context, self.FIELDS, self.SINGULAR, self.save_record, self.record_saved,
+                                   record)
         self.editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.editor.open()
         return self.editor

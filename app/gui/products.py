@@ -51,13 +51,19 @@ class ProductsPage(CatalogPage):
         return self.engine.catalog_products(typed, PAGE_ROWS)
 
     def save_record(self, data: dict[str, Any], record_id: int | None) -> Any:
-        typed = data.get("precio") or ""
-        precio = parse_decimal(typed)  # «2,50» as a person in Peru types it; anything else is refused as typed
-        return self.engine.save_product({**data, "precio": typed if precio is None else precio,
-                                         "codigo_detraccion": data.get("codigo_detraccion") or None}, record_id)
+        return save_product(self.engine, data, record_id)
 
     def delete_record(self, record_id: int) -> bool:
         return self.engine.delete_product(record_id)
 
     def describe(self, record: Any) -> str:
         return f"El producto {record.codigo} ({record.descripcion})"
+
+
+def save_product(engine: Any, data: dict[str, Any], record_id: int | None = None) -> Any:
+    """The editor's fields to the engine: a price typed «2,50» as a person in Peru types it (anything else is
+    refused naming what was typed), no detracción when «Ninguno» was chosen."""
+    typed = data.get("precio") or ""
+    precio = parse_decimal(typed)
+    return engine.save_product({**data, "precio": typed if precio is None else precio,
+                                "codigo_detraccion": data.get("codigo_detraccion") or None}, record_id)

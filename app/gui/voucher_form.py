@@ -235,12 +235,17 @@ class VoucherForm(QDialog):
         buttons = QHBoxLayout()
         self.add_line_button = QPushButton("Agregar línea")
         self.remove_line_button = QPushButton("Quitar línea")
+        self.save_product_button = QPushButton("Guardar línea en Productos…")
+        self.save_product_button.setToolTip("La línea elegida pasa al catálogo: la próxima vez se completa sola.")
         buttons.addWidget(self.add_line_button)
         buttons.addWidget(self.remove_line_button)
+        buttons.addWidget(self.save_product_button)
         buttons.addStretch(1)
         buttons.addWidget(self.prices_with_igv)
         self.add_line_button.clicked.connect(lambda: self.add_line())
         self.remove_line_button.clicked.connect(self.remove_line)
+        self.save_product_button.clicked.connect(self.save_line_as_product)
+        self.product_editor: QDialog | None = None
         layout.addWidget(self.items, 1)
         layout.addWidget(self.errors.label_for("items"))
         layout.addLayout(buttons)
@@ -481,6 +486,37 @@ class VoucherForm(QDialog):
         if wanted:  # stored without IGV, typed with it: the price a customer pays for one unit
             return round_money(product.precio * (1 + rate))
         return prices.from_price_with_igv(product.precio, Decimal(1), rate).precio_unitario
+
+    def save_line_as_product(self) -> None:
+        """The selected line (or the only one) opens the product editor with what the line says: description,
+        price (with IGV or not, as the price column takes it), affectation, unit; the code is for the person to
+        type."""
+        from .catalog import RecordEditor
+        from .products import ProductsPage, save_product
+
+        row = self.items.currentRow() if self.items.currentRow() >= 0 else (0 if self.items.rowCount() == 1 else -1)
+        if row < 0 or not self._text(row, 0):
+            label = self.errors.labels["items"]
+            label.setText("Elija la línea que quiere guardar en Productos.")
+            label.show()
+            return
+        product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
+        values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
+                  "unidad": product.get("unidad") or "NIU", "tipo_afectacion_igv": self._affectation(row),
+                  "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": bool(product.get("icbper"))}
+        self.product_editor = RecordEditor(self, self.context, ProductsPage.FIELDS, "producto",
+                                           lambda data, _id: save_product(self.engine, data),
+                                           lambda saved: self._line_saved(row, saved), values=values)
+        self.product_editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.product_editor.open()
+
+    def _line_saved(self, row: int, product: Product) -> None:
+        self.product_editor = None
+        if row < self.items.rowCount():
+            self.items.item(row, 0).setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
+                                                           "icbper": product.icbper})
+        self.banner.show_message(f"El producto {product.codigo} ({product.descripcion}) se guardó en Productos.",
+                                 "success")
 
     def remove_line(self) -> None:
         row = self.items.currentRow()

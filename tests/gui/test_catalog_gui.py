@@ -336,3 +336,21 @@ def test_sending_a_voucher_by_whatsapp_proposes_the_customers_number(qtbot, cont
     dialog = SendVoucherDialog(context, voucher_id, engine.voucher(voucher_id), "Factura")
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.number.text() == "+51987654321")
+
+
+def test_a_line_typed_by_hand_is_saved_as_a_product_on_request(qtbot, context, company, engine):
+    engine.set_company_prices_include_igv(ISSUER_RUC, True)
+    form = open_form(qtbot, context)
+    form.fill_example("20601030013", "CLIENTE S.A.C.", [("Queso fresco", "2", "12.90", "10")])
+    form.save_line_as_product()
+    editor = form.product_editor
+    assert (editor.inputs["descripcion"].text(), editor.inputs["precio"].text()) == ("Queso fresco", "12.90")
+    assert editor.inputs["precio_incluye_igv"].isChecked()
+    editor.save_button.click()  # no code yet: said under its field
+    qtbot.waitUntil(lambda: bool(editor.errors.visible().get("codigo")))
+    editor.inputs["codigo"].setText("QUE-1")
+    editor.save_button.click()
+    qtbot.waitUntil(lambda: form.product_editor is None)
+    saved = engine.scanned_product("QUE-1")
+    assert (saved.descripcion, saved.precio, saved.precio_incluye_igv) == ("Queso fresco", D("12.90"), True)
+    assert form.request()["items"][0]["codigo"] == "QUE-1"
