@@ -181,3 +181,18 @@ def test_an_item_needs_exactly_one_price_and_the_400_names_the_field(engine, com
     fields = [d["field"] for d in envelope["error"]["details"]]
     assert fields == [field]
     assert field in envelope["error"]["details"][0]["message"]
+
+
+def test_a_batch_of_known_customers_writes_nothing_and_a_hand_edit_is_followed_by_the_next_voucher(engine):
+    parties = [("6", CUSTOMER_RUC, "ANDINA S.A.C.", None), ("1", "45678912", "ANA QUISPE", "JR. PUNO 1")]
+    assert engine.customers.remember_all(parties) == 2
+    before = engine.customers.get("6", CUSTOMER_RUC).updated_at
+    assert engine.customers.remember_all(parties) == 0  # the same parties again: not even checked
+    saved = engine.customers.get("6", CUSTOMER_RUC)
+    assert saved.updated_at == before
+    engine.save_customer({**saved.data(), "nombre": "Andina (a mano)"}, saved.id)
+    assert engine.customers.remember_all(parties[:1]) == 1  # the voucher's name wins again, as it always does
+    assert engine.customers.get("6", CUSTOMER_RUC).nombre == "ANDINA S.A.C."
+    engine.customers.remember_ruc(CUSTOMER_RUC, "ANDINA SOCIEDAD ANÓNIMA CERRADA")  # a look-up, outside the cache
+    engine.customers.remember_all(parties[:1])
+    assert engine.customers.get("6", CUSTOMER_RUC).nombre == "ANDINA S.A.C."

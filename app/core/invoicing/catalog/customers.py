@@ -19,6 +19,7 @@ from app.core.invoicing.catalog.records import Customer
 from app.core.platform.storage import Storage, register_migrations
 
 SEARCH_LIMIT = 20
+REMEMBERED_CACHE = 8192  # parties remembered lately: a batch's repeated customers cost nothing after the first
 _COLUMNS = "id, tipo_documento, numero, nombre, direccion, whatsapp, email, created_at, updated_at"
 _COLUMNS_C = ", ".join("c." + name for name in _COLUMNS.split(", "))  # the same, in a join as «c»
 
@@ -69,12 +70,17 @@ def _rememberable(tipo_documento: str, numero: str | None, nombre: str, direccio
 class Customers:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
+        # (tipo, numero) → the (tipo, numero, nombre, direccion) `remember_all` wrote last for it, unchanged since:
+        # remembering it again would write nothing. Emptied by any other write (a name edited by hand is replaced by
+        # the next voucher's name, as without the cache).
+        self._remembered: dict[tuple, tuple] = {}
 
     # ------------------------------------------------------------ writing
 
     def save(self, customer: Customer) -> Customer:
         """Insert or replace (by its document, or its name without one) a customer; returns it as stored."""
         customer = records.customer(**customer.data())
+        self._remembered.clear()
         with self._storage.write() as conn:
             self._upsert(conn, customer)
         return self.get(customer.tipo_documento, customer.numero, customer.nombre)  # type: ignore[return-value]
@@ -82,6 +88,7 @@ class Customers:
     def save_all(self, customers: Iterable[Customer]) -> int:
         """Save every customer in one transaction: all of them or, on any error, none. Already checked values."""
         count = 0
+        self._remembered.clear()
         with self._storage.write() as conn:
             for customer in customers:
                 self._upsert(conn, customer)
@@ -91,6 +98,7 @@ class Customers:
     def update(self, customer_id: int, customer: Customer) -> Customer:
         """Change a stored customer (its document too); a 409 if another customer has that document."""
         customer = records.customer(**customer.data())
+        self._remembered.clear()
         try:
             with self._storage.write() as conn:
                 changed = conn.execute(
@@ -126,6 +134,7 @@ class Customers:
         c = _rememberable(tipo_documento, numero, nombre, direccion)
         if c is None:
             return None
+        self._remembered.clear()
         with self._storage.write() as conn:
             self._remember(conn, c)
         return self.get(c.tipo_documento, c.numero)
@@ -133,15 +142,21 @@ class Customers:
     def remember_all(self, parties: Iterable[tuple[str, str | None, str, str | None]]) -> int:
         """`remember` for many (tipo_documento, numero, nombre, direccion) at once, in one transaction (a batch's
         block of vouchers); the last of a repeated document wins. Returns how many could be remembered."""
-        chosen: dict[str, Customer] = {}
+        chosen: dict[str, tuple[Customer, tuple]] = {}
         for party in parties:
+            party = tuple(party)
+            if self._remembered.get(party[:2]) == party:  # written lately as it is now: nothing would change
+                continue
             c = _rememberable(*party)
             if c is not None:
-                chosen[c.clave] = c
+                chosen[c.clave] = (c, party)
         if chosen:
             with self._storage.write() as conn:
-                for c in chosen.values():
+                for c, _party in chosen.values():
                     self._remember(conn, c)
+            if len(self._remembered) + len(chosen) > REMEMBERED_CACHE:
+                self._remembered.clear()
+            self._remembered.update({party[:2]: party for _c, party in chosen.values()})
         return len(chosen)
 
     @staticmethod
@@ -161,6 +176,7 @@ class Customers:
         return self.remember("6", ruc, razon_social or "", direccion)
 
     def delete(self, customer_id: int) -> bool:
+        self._remembered.clear()
         with self._storage.write() as conn:
             return conn.execute("DELETE FROM customers WHERE id = ?", (customer_id,)).rowcount > 0
 
