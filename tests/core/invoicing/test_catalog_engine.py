@@ -172,6 +172,7 @@ def test_the_same_request_with_prices_with_igv_answers_the_same_voucher(engine, 
     ({"precio_unitario": "2.12", "precio_con_igv": "2.50"}, "items[0].precio_con_igv"),
     ({}, "items[0].precio_unitario"),
     ({"precio_con_igv": "-1"}, "items[0].precio_con_igv"),
+    ({"precio_con_igv": "abc"}, "items[0].precio_con_igv"),
 ])
 def test_an_item_needs_exactly_one_price_and_the_400_names_the_field(engine, company, item, field):
     request = _factura(903)
