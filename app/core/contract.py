@@ -107,13 +107,14 @@ class Receptor(ContractModel):
 class Item(ContractModel):
     descripcion: str
     cantidad: Quantity
-    precio_unitario: Quantity  # unit value without IGV
+    precio_unitario: Quantity | None = None  # unit value without IGV; or precio_con_igv instead (one of the two)
     igv: Money | None = None  # the line's IGV; computed when missing
     codigo: str | None = extra()
     unidad: str | None = extra()  # catalogue 03 (UN/ECE rec 20); NIU by default
     tipo_afectacion_igv: str | None = extra()  # catalogue 07; "10" (gravado) by default
     icbper: bool | None = extra()  # a line of plastic bags: ICBPER per bag (one bag per unit)
     descuento: Money | None = extra()  # a discount without IGV that reduces the line's base (catalogue 53 code 00)
+    precio_con_igv: Quantity | None = extra()  # unit price with IGV: precio_unitario derived from it (docs/catalog.md)
 
 
 class Cuota(ContractModel):

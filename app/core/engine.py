@@ -36,6 +36,7 @@ from app.core.contract import (
 from app.core.errors import ErrorCode, YupanaError, invalid
 from app.core.invoicing import soap, statuses, xmldsig
 from app.core.invoicing.batches import Batches
+from app.core.invoicing.catalog import csvfiles, records
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
@@ -121,12 +122,13 @@ class Engine:
         logging.getLogger("app").setLevel(self.settings.get("log_level"))
         # Invoicing: the engine wires the pieces; none of them knows the engine.
         self.vouchers = VoucherStore(self.storage, self.addresses.current, self._voucher_changed)
-        self.generation = Generation(self.vouchers, self.settings, self.companies.get, self._customer_name)
+        self.customers = Customers(self.storage)  # the catalogue (docs/catalog.md)
+        self.products = Products(self.storage)
+        self.generation = Generation(self.vouchers, self.settings, self.companies.get, self._customer_name,
+                                     self._remember_customers)
         self.signing = Signing(self.vouchers, self.certificates, self.settings)
         self.batches = Batches(self.generation, self.signing, self._vouchers_signed)
         self.printed = Printed(self.vouchers, self.companies)
-        self.customers = Customers(self.storage)  # the catalogue (docs/catalog.md)
-        self.products = Products(self.storage)
         # Submissions to SUNAT: the worker starts at once only when a submission is waiting; one reused
         # HTTP client per SUNAT endpoint, closed after the worker stops.
         self.sunat_http = soap.HttpPool()
@@ -174,7 +176,11 @@ class Engine:
         return self.messaging.subscribe(parse_model(ChatWebhookRequest, request))
 
     def ruc(self, numero: str) -> RucRecord:
-        return self.registry.ruc(numero)
+        """The registry's record of a RUC; a RUC found is kept among the customers (docs/catalog.md)."""
+        record = self.registry.ruc(numero)
+        if record.razon_social:
+            self.customers.remember_ruc(record.ruc, record.razon_social, record.direccion)
+        return record
 
     def ce(self, numero: str) -> CeRecord:
         return self.registry.ce(numero)
@@ -241,6 +247,11 @@ class Engine:
 
     def _vouchers_signed(self, ids: list[int]) -> None:
         self.events.emit(events.VOUCHER_CHANGED, {"ids": ids, "status": statuses.FIRMADO})
+
+    def _remember_customers(self, docs: list) -> None:
+        """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue."""
+        self.customers.remember_all((doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
+                                     doc.receptor.direccion) for doc in docs)
 
     def _customer_name(self, ruc: str) -> str | None:
         """A customer's name for the builder, from the lookups (cache, register, providers)."""
@@ -353,6 +364,59 @@ class Engine:
         """SUNAT's latest answer for a voucher: codigo, descripcion, notas, estado, hash_cdr, cdr_zip."""
         return self.outbox.cdr_for_voucher(voucher_id)
 
+    # ------------------------------------------------------------ the catalogue (app.core.invoicing.catalog, docs/catalog.md)
+
+    def catalog_customers(self, search: str = "", limit: int = 200) -> list[records.Customer]:
+        """Customers for «Clientes» and completion: those matching what was typed (document-number prefix, words of
+        the name), or the ones updated last when nothing was typed."""
+        return self.customers.search(search, limit) if search.strip() else self.customers.latest(limit)
+
+    def customer(self, tipo_documento: str, numero: str | None) -> records.Customer | None:
+        """The saved customer of a document (a voucher's receptor): its WhatsApp and e-mail for sending vouchers."""
+        return self.customers.get(tipo_documento, numero)
+
+    def save_customer(self, data: dict[str, Any], customer_id: int | None = None) -> records.Customer:
+        """Add (or replace by document) a customer, or change the one with `customer_id`; a 400 naming each field."""
+        customer = records.customer(**data)
+        return self.customers.update(customer_id, customer) if customer_id else self.customers.save(customer)
+
+    def delete_customer(self, customer_id: int) -> bool:
+        return self.customers.delete(customer_id)
+
+    def catalog_products(self, search: str = "", limit: int = 200) -> list[records.Product]:
+        """Products for «Productos» and completion: exact barcode, code prefix, words of the description; or the
+        first by code when nothing was typed."""
+        return self.products.search(search, limit) if search.strip() else self.products.first(limit)
+
+    def scanned_product(self, typed: str) -> records.Product | None:
+        """The product of a barcode or a code typed whole (a scanner types it and Enter), or None."""
+        return self.products.by_barcode(typed) or self.products.by_code(typed) if typed.strip() else None
+
+    def save_product(self, data: dict[str, Any], product_id: int | None = None) -> records.Product:
+        product = records.product(**data)
+        return self.products.update(product_id, product) if product_id else self.products.save(product)
+
+    def delete_product(self, product_id: int) -> bool:
+        return self.products.delete(product_id)
+
+    def _catalog_file(self, kind: str) -> csvfiles.CatalogFile:
+        if kind == "clientes":
+            return csvfiles.customers_file(self.customers)
+        if kind == "productos":
+            return csvfiles.products_file(self.products)
+        raise invalid("catalogo", f"El catálogo «{kind}» no existe: use «clientes» o «productos».")
+
+    def preview_catalog_csv(self, kind: str, path: str | Path) -> csvfiles.Preview:
+        """Read a CSV of «clientes» or «productos» without writing: the rows read and each bad row's problem."""
+        return self._catalog_file(kind).preview(Path(path))
+
+    def import_catalog_csv(self, kind: str, path: str | Path) -> csvfiles.ImportReport:
+        """Import every row in one transaction, or nothing when any row is bad (the report lists them)."""
+        return self._catalog_file(kind).import_file(Path(path))
+
+    def export_catalog_csv(self, kind: str, path: str | Path) -> int:
+        return self._catalog_file(kind).export(Path(path))
+
     # ------------------------------------------------------------ the printed voucher (app.core.invoicing.printed)
 
     def voucher_pdf(self, voucher_id: int, formato: str | None = None) -> tuple[bytes, str]:
@@ -384,6 +448,15 @@ class Engine:
         options = self.companies.set_print_options(ruc, formato, logo, clear_logo)
         self.events.emit(events.COMPANY_SAVED, {"ruc": ruc})
         return options
+
+    def company_prices_include_igv(self, ruc: str) -> bool:
+        """The company's default for the voucher form's «Precios incluyen IGV» (docs/catalog.md)."""
+        return self.companies.prices_include_igv(ruc)
+
+    def set_company_prices_include_igv(self, ruc: str, value: bool) -> bool:
+        saved = self.companies.set_prices_include_igv(ruc, value)
+        self.events.emit(events.COMPANY_SAVED, {"ruc": ruc})
+        return saved
 
     def verify_signature(self, xml: bytes | str) -> xmldsig.Verification:
         return xmldsig.verify_xml(xml)

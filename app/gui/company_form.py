@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -102,7 +103,11 @@ class CompanyForm(QWidget):
         logo_row.addWidget(self.logo_label, 1)
         logo_row.addWidget(self.logo_button)
         logo_row.addWidget(self.no_logo_button)
+        self.prices_with_igv = QCheckBox("Precios incluyen IGV")
+        self.prices_with_igv.setToolTip("Al emitir, la columna de precios toma precios con IGV (se puede cambiar en "
+                                        "cada comprobante).")
         if with_list:
+            form.addRow("Precios al vender:", self.prices_with_igv)
             form.addRow("Formato de impresión:", self.print_format)
             form.addRow("Logo en el comprobante:", self.errors.wrap(logo_row, "logo"))
         self.logo_button.clicked.connect(
@@ -152,7 +157,16 @@ class CompanyForm(QWidget):
         for name in self.inputs:
             self.inputs[name].setText(getattr(company, name) or "")
         self.logo_path, self.drop_logo = None, False
-        self.context.workers.run(self, self.engine.company_print_options, company.ruc, done=self._show_print_options)
+        self._load_options(company.ruc)
+
+    def _load_options(self, ruc: str) -> None:
+        self.context.workers.run(self, lambda: (self.engine.company_print_options(ruc),
+                                                self.engine.company_prices_include_igv(ruc)),
+                                 done=self._show_options)
+
+    def _show_options(self, options: tuple[PrintOptions, bool]) -> None:
+        self._show_print_options(options[0])
+        self.prices_with_igv.setChecked(options[1])
 
     def _show_print_options(self, options: PrintOptions) -> None:
         self.print_format.setCurrentIndex(max(0, self.print_format.findData(options.formato)))
@@ -174,6 +188,7 @@ class CompanyForm(QWidget):
             line.clear()
         self.inputs["codigo_establecimiento"].setText("0000")
         self.print_format.setCurrentIndex(0)
+        self.prices_with_igv.setChecked(False)
         self.logo_path, self.drop_logo = None, False
         self.logo_label.setText("Sin logo")
         self.errors.clear()
@@ -214,18 +229,20 @@ class CompanyForm(QWidget):
         self.errors.clear()
         company, formato = self.company(), self.print_format.currentData()
         logo_path, drop_logo = self.logo_path, self.drop_logo
+        prices_with_igv = self.prices_with_igv.isChecked()
 
         def work() -> Company:
             saved = self.engine.set_company(company)
             self.engine.set_company_print_options(saved.ruc, formato, read_logo(logo_path) if logo_path else None,
                                                   clear_logo=drop_logo)
+            self.engine.set_company_prices_include_igv(saved.ruc, prices_with_igv)
             return saved
 
         self.context.workers.run(self, work, done=self._saved, failed=self.show_errors, busy=[self.save_button])
 
     def _saved(self, company: Company) -> None:
         self.logo_path, self.drop_logo = None, False
-        self.context.workers.run(self, self.engine.company_print_options, company.ruc, done=self._show_print_options)
+        self._load_options(company.ruc)
         self.banner.show_message(f"Empresa {company.razon_social} ({company.ruc}) guardada.", "success")
         self.saved.emit(company)
         self.reload_companies()

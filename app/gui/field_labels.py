@@ -65,6 +65,7 @@ ITEM_LABELS = {
     "tipo_afectacion_igv": "Afectación del IGV",
     "icbper": "Bolsas plásticas (ICBPER)",
     "descuento": "Descuento",
+    "precio_con_igv": "Precio con IGV",
 }
 CUOTA_LABELS = {"monto": "Monto", "fecha_vencimiento": "Vencimiento"}
 _INDEXED = re.compile(r"^(items|forma_pago\.cuotas)\[(\d+)\](?:\.(\w+))?$")

@@ -37,13 +37,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SECTIONS = ["Comprobantes", "Resúmenes y bajas", "Certificados", "Mensajes", "Consultas", "Ajustes"]
+SECTIONS = ["Comprobantes", "Resúmenes y bajas", "Clientes", "Productos", "Certificados", "Mensajes", "Consultas",
+            "Ajustes"]
 
 # Section → "module:Class". The messaging work plugs its window in here (app.gui.messages:MessagesPage);
 # until that module exists the section says so plainly.
 SECTION_PAGES = {
     "Comprobantes": "app.gui.vouchers:VouchersPage",
     "Resúmenes y bajas": "app.gui.summaries:SummariesPage",
+    "Clientes": "app.gui.customers:CustomersPage",
+    "Productos": "app.gui.products:ProductsPage",
     "Certificados": "app.gui.certificates:CertificatesPage",
     "Mensajes": "app.gui.messages:MessagesPage",
     "Consultas": "app.gui.lookups:LookupsPage",

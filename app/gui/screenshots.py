@@ -67,6 +67,7 @@ def _sample_data(engine, sandboxes) -> None:
         except Exception as exc:  # noqa: BLE001 - a screenshot without that row is still useful
             print(f"aviso: no se generó el comprobante de ejemplo {numero}: {exc}", file=sys.stderr)
     _sample_void(engine, sandboxes)
+    _sample_catalogue(engine)
 
 
 def _sample_void(engine, sandboxes) -> None:
@@ -78,6 +79,31 @@ def _sample_void(engine, sandboxes) -> None:
             raise RuntimeError(f"{outcome.ident} {outcome.state}: {outcome.descripcion}")
     except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
         print(f"aviso: no se anuló el comprobante de ejemplo F001-2: {exc}", file=sys.stderr)
+
+
+SAMPLE_PRODUCTS = [  # code, barcode, description, unit, price, with IGV, affectation, bag
+    ("ARR-5", "7751234000011", "Arroz extra 5 kg", "NIU", "25.37", True, "10", False),
+    ("AZU-1", "7751234000028", "Azúcar rubia 1 kg", "KGM", "4.20", True, "10", False),
+    ("BOL-1", None, "Bolsa plástica", "NIU", "0.10", True, "10", True),
+    ("GAS-500", "7750182000017", "Gaseosa 500 ml", "NIU", "2.50", True, "10", False),
+    ("LIB-01", None, "Libro «Cuentos andinos»", "NIU", "35.00", True, "20", False),
+    ("SRV-INS", None, "Servicio de instalación", "ZZ", "100.00", False, "10", False),
+]
+
+
+def _sample_catalogue(engine) -> None:
+    """Products for «Productos»; the customers of the sample facturas were remembered when they were issued, and
+    one of them gets the WhatsApp and e-mail typed in «Clientes»."""
+    try:
+        for codigo, barras, descripcion, unidad, precio, con_igv, afectacion, bolsa in SAMPLE_PRODUCTS:
+            engine.save_product({"codigo": codigo, "codigo_barras": barras, "descripcion": descripcion,
+                                 "unidad": unidad, "precio": precio, "precio_incluye_igv": con_igv,
+                                 "tipo_afectacion_igv": afectacion, "icbper": bolsa})
+        ruc, name = SAMPLE_CUSTOMERS[0]
+        engine.save_customer({"tipo_documento": "6", "numero": ruc, "nombre": name, "whatsapp": "+51987654321",
+                              "email": "compras@example.pe"}, engine.catalog_customers(ruc, 1)[0].id)
+    except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
+        print(f"aviso: no se generó el catálogo de ejemplo: {exc}", file=sys.stderr)
 
 
 def _sample_messages(engine, gateway) -> None:

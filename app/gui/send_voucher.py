@@ -66,6 +66,14 @@ class SendVoucherDialog(QDialog):
         layout.addWidget(self.buttons)
         context.workers.run(self, context.engine.messaging_instances, done=self._instances,
                             failed=self.banner.show_error)
+        tipo, numero = record.get("receptor_tipo_documento"), record.get("receptor_numero_documento")
+        if tipo and numero:  # the customer's WhatsApp saved in «Clientes»
+            context.workers.run(self, context.engine.customer, tipo, numero, done=self._customer,
+                                failed=lambda exc: None)
+
+    def _customer(self, customer: Any) -> None:
+        if customer is not None and customer.whatsapp and not self.number.text().strip():
+            self.number.setText(customer.whatsapp)
 
     def _instances(self, instances: list[dict[str, Any]]) -> None:
         for instance in instances:

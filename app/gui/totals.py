@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from app.core.invoicing.amounts import IGV_RATE, money
+from app.core.invoicing.catalog import prices
 
 AFFECTATIONS = {  # catalogue 07 code: label
     "10": "Gravado (IGV)",
@@ -30,16 +31,26 @@ def parse_decimal(text: str) -> Decimal | None:
 @dataclass
 class Line:
     cantidad: Decimal
-    valor_unitario: Decimal
+    valor_unitario: Decimal  # the price typed: without IGV, or with it when `con_igv`
     afectacion: str = "10"
+    con_igv: bool = False  # «Precios incluyen IGV»: the engine derives the value as catalog.prices does
 
     @property
     def valor_venta(self) -> Decimal:
+        if self.con_igv:
+            return self._derived().valor_venta
         return money(self.cantidad * self.valor_unitario)
 
     @property
     def igv(self) -> Decimal:
+        if self.con_igv:
+            return self._derived().igv_linea
         return money(self.valor_venta * IGV_RATE) if self.afectacion == "10" else Decimal("0.00")
+
+    def _derived(self) -> prices.LinePrice:
+        if self.cantidad <= 0 or self.valor_unitario < 0:
+            return prices.LinePrice(Decimal(0), None, Decimal("0.00"), Decimal("0.00"), Decimal("0.00"))
+        return prices.from_price_with_igv(self.valor_unitario, self.cantidad, prices.rate_for(self.afectacion))
 
 
 @dataclass

@@ -6,12 +6,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QDate, QRegularExpression, QStringListModel, Qt, Signal
+from PySide6.QtCore import QDate, QRegularExpression, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
-    QCompleter,
     QDateEdit,
     QDialog,
     QFormLayout,
@@ -32,10 +32,13 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import ErrorDetail, invalid_many
 from app.core.invoicing import statuses
+from app.core.invoicing.amounts import money as round_money
+from app.core.invoicing.catalog import prices
 from app.core.invoicing.emission import STEPS
 from app.core.platform import clock
 from app.core.platform.formatting import money, number
 
+from .completion import CatalogCompleter, ScanField
 from .context import Context
 from .emission import emit, plain_outcome
 from .instalments import InstalmentsBox
@@ -46,7 +49,7 @@ from .widgets import Badge, FieldErrors, MessageBanner
 
 if TYPE_CHECKING:
     from app.core.contract import RucRecord
-    from app.core.engine import Engine
+    from app.core.invoicing.catalog.records import Customer, Product
 
 TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001"),
          "07": ("Nota de crédito", "FC01"), "08": ("Nota de débito", "FD01")}  # notes: F/B follows the reference
@@ -61,18 +64,21 @@ DOCUMENT_INPUTS = {
     "0": ("Sin documento: no hace falta número", r""),
 }
 ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Afectación", "Valor de venta", "IGV"]
+PRICE_HEADERS = {False: "Valor unitario (sin IGV)", True: "Precio unitario (con IGV)"}  # «Precios incluyen IGV»
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 
 
-def past_customers(engine: Engine) -> dict[str, dict[str, str]]:
-    """Customers of earlier vouchers, by document number (for autocompletion)."""
-    customers: dict[str, dict[str, str]] = {}
-    for row in engine.list_vouchers(limit=500):
-        number = row.get("receptor_numero_documento")
-        if number and number not in customers:
-            customers[number] = {"nombre": row.get("receptor_nombre") or "",
-                                 "tipo_documento": row.get("receptor_tipo_documento") or ""}
-    return customers
+LINE_PRODUCT = Qt.ItemDataRole.UserRole  # on a line's description cell: the product's code, unit and bag flag
+
+
+def customer_label(customer: Customer) -> str:
+    return f"{customer.numero or '—'} · {customer.nombre}"
+
+
+def product_label(product: Product) -> str:
+    barcode = f" · {product.codigo_barras}" if product.codigo_barras else ""
+    with_igv = "con IGV" if product.precio_incluye_igv else "sin IGV"
+    return f"{product.codigo}{barcode} · {product.descripcion} · {product.precio} ({with_igv})"
 
 
 class VoucherForm(QDialog):
@@ -84,7 +90,7 @@ class VoucherForm(QDialog):
         super().__init__(parent)
         self.context = context
         self.engine = context.engine
-        self.customers: dict[str, dict[str, str]] = {}
+        self.prices_with_igv_by_ruc: dict[str, bool] = {}  # each company's default for «Precios incluyen IGV»
         self.issued: list[dict[str, Any]] = []
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
@@ -162,14 +168,17 @@ class VoucherForm(QDialog):
         for code, label in DOCUMENT_TYPES.items():
             self.doc_type.addItem(label, code)
         self.doc_number = QLineEdit()
-        self.completer_model = QStringListModel()
-        completer = QCompleter(self.completer_model, self)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        completer.activated.connect(self._customer_chosen)
-        self.doc_number.setCompleter(completer)
         self.lookup_button = QPushButton("Buscar")
         self.customer_name = QLineEdit()
+        self.customer_name.setPlaceholderText("escriba el RUC, DNI o nombre: se completa con los clientes guardados")
+        # Customers complete by document number or by name as one types (the catalogue, on a worker)
+        self.number_completion = CatalogCompleter(self, self.context, self.doc_number, self.engine.catalog_customers,
+                                                  customer_label)
+        self.name_completion = CatalogCompleter(self, self.context, self.customer_name, self.engine.catalog_customers,
+                                                customer_label)
+        self.number_completion.chosen.connect(self.customer_chosen)
+        self.number_completion.answered.connect(self._new_ruc)
+        self.name_completion.chosen.connect(self.customer_chosen)
         self.customer_address = QLineEdit()
         self.customer_address.setPlaceholderText("opcional")
         number_row = QWidget()
@@ -210,14 +219,33 @@ class VoucherForm(QDialog):
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.items.itemChanged.connect(self.update_totals)
         self.moneda.currentIndexChanged.connect(self.update_totals)  # the totals show «S/» or «US$»
+        self.product_field = ScanField()
+        self.product_field.setPlaceholderText("Agregar producto: escanee el código de barras o escriba el código o la "
+                                              "descripción")
+        self.product_completion = CatalogCompleter(self, self.context, self.product_field,
+                                                   self.engine.catalog_products, product_label, min_chars=1)
+        self.product_completion.chosen.connect(self.add_product)
+        self.product_field.popup = self.product_completion.completer.popup()
+        self.product_field.scanned.connect(self.product_scanned)
+        layout.addWidget(self.product_field)
+        self.prices_with_igv = QCheckBox("Precios incluyen IGV")
+        self.prices_with_igv.setToolTip("Escriba el precio que paga el cliente; Yupana calcula el valor sin IGV de "
+                                        "modo que el total sea el precio por la cantidad.")
+        self.prices_with_igv.toggled.connect(self._prices_mode_changed)
         buttons = QHBoxLayout()
         self.add_line_button = QPushButton("Agregar línea")
         self.remove_line_button = QPushButton("Quitar línea")
+        self.save_product_button = QPushButton("Guardar línea en Productos…")
+        self.save_product_button.setToolTip("La línea elegida pasa al catálogo: la próxima vez se completa sola.")
         buttons.addWidget(self.add_line_button)
         buttons.addWidget(self.remove_line_button)
+        buttons.addWidget(self.save_product_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.prices_with_igv)
         self.add_line_button.clicked.connect(lambda: self.add_line())
         self.remove_line_button.clicked.connect(self.remove_line)
+        self.save_product_button.clicked.connect(self.save_line_as_product)
+        self.product_editor: QDialog | None = None
         layout.addWidget(self.items, 1)
         layout.addWidget(self.errors.label_for("items"))
         layout.addLayout(buttons)
@@ -272,18 +300,19 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, dict, list]:
-            return self.engine.list_companies(), past_customers(self.engine), issued_vouchers(self.engine)
+        def load() -> tuple[list, list, dict]:
+            companies = self.engine.list_companies()
+            defaults = {c.ruc: self.engine.company_prices_include_igv(c.ruc) for c in companies}
+            return companies, issued_vouchers(self.engine), defaults
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, dict, list]) -> None:
-        companies, self.customers, self.issued = loaded
+    def _loaded(self, loaded: tuple[list, list, dict]) -> None:
+        companies, self.issued, self.prices_with_igv_by_ruc = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
         self.emisor.blockSignals(False)
-        self.completer_model.setStringList(sorted(self.customers))
         if not companies:
             self.banner.show_message("Primero registre su empresa en Ajustes → Empresas.", "warning")
         self._issuer_changed()
@@ -313,7 +342,13 @@ class VoucherForm(QDialog):
         """The issued vouchers a note may modify are the chosen issuer's."""
         ruc = self.emisor.currentData()
         self.note.set_issued([row for row in self.issued if row.get("emisor_ruc") == ruc])
+        self.prices_with_igv.setChecked(self.prices_with_igv_by_ruc.get(ruc, False))  # the company's default
         self.propose_numero()
+
+    def _prices_mode_changed(self) -> None:
+        """The price column takes prices with IGV, or values without it; the totals follow."""
+        self.items.horizontalHeaderItem(2).setText(PRICE_HEADERS[self.prices_with_igv.isChecked()])
+        self.update_totals()
 
     def _reference_letter_changed(self, letter: str) -> None:
         """A note's serie starts with the letter of the voucher it modifies (F… factura, B… boleta)."""
@@ -336,18 +371,25 @@ class VoucherForm(QDialog):
         self.context.workers.run(self, self.engine.next_numero, ruc, tipo, serie,
                                  done=self.numero.setValue, failed=lambda exc: None)
 
-    def _customer_chosen(self, number: str) -> None:
-        known = self.customers.get(number, {})
-        self.customer_name.setText(known.get("nombre", ""))
-        if known.get("tipo_documento"):
-            self.doc_type.setCurrentIndex(max(self.doc_type.findData(known["tipo_documento"]), 0))
+    def customer_chosen(self, customer: Customer) -> None:
+        """A saved customer fills the document, the name and the address."""
+        for completion in (self.number_completion, self.name_completion):
+            completion.cancel()
+        self.doc_type.setCurrentIndex(max(self.doc_type.findData(customer.tipo_documento), 0))
+        self.doc_number.setText(customer.numero or "")
+        self.customer_name.setText(customer.nombre)
+        self.customer_address.setText(customer.direccion or "")
+        self.errors.clear()
+
+    def _new_ruc(self, typed: str, found: list) -> None:
+        """A whole RUC typed that no saved customer has: the registry fills in the customer (and keeps it)."""
+        if (not found and len(typed) == 11 and typed.isdigit() and self.doc_type.currentData() == "6"
+                and not self.customer_name.text().strip()):
+            self.lookup_customer()
 
     def lookup_customer(self) -> None:
         number = self.doc_number.text().strip()
         self.errors.clear()
-        if number in self.customers:
-            self._customer_chosen(number)
-            return
         if self.doc_type.currentData() != "6":  # the registries answer RUCs; other documents are typed in
             label = self.errors.labels["receptor.numero_documento"]
             label.setText("Solo se pueden buscar RUC; escriba el nombre del cliente.")
@@ -389,6 +431,93 @@ class VoucherForm(QDialog):
         self.update_totals()
         return row
 
+    def product_scanned(self) -> None:
+        """Enter in the product field: a scanner typed a barcode (or a person a whole code): its product fills a
+        line. Anything else waits for a suggestion to be chosen."""
+        typed = self.product_field.text().strip()
+        self.product_completion.cancel()
+        if not typed:
+            return
+        self.context.workers.run(self, self.engine.scanned_product, typed,
+                                 done=lambda product: self._scanned(typed, product), failed=self.banner.show_error)
+
+    def _scanned(self, typed: str, product: Product | None) -> None:
+        if product is not None:
+            self.add_product(product)
+            return
+        label = self.errors.labels["items"]
+        label.setText(f"No hay un producto con el código o código de barras «{typed}»: elija uno de la lista o "
+                      "regístrelo en Productos.")
+        label.show()
+        self.product_completion.search_now()
+
+    def add_product(self, product: Product) -> int:
+        """A product fills the first empty line (or a new one): description, quantity 1, price, affectation, and
+        its code, unit and bag flag for the request. Its price is converted when the form's «Precios incluyen IGV»
+        says otherwise."""
+        self.product_completion.cancel()
+        self.errors.labels["items"].hide()
+        row = next((r for r in range(self.items.rowCount()) if not self._text(r, 0) and not self._text(r, 2)), None)
+        if row is None:
+            row = self.add_line()
+        self.items.blockSignals(True)
+        description = self.items.item(row, 0)
+        description.setText(product.descripcion)
+        description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
+                                           "icbper": product.icbper})
+        bag = " · bolsa plástica (ICBPER)" if product.icbper else ""
+        description.setToolTip(f"Código {product.codigo} · unidad {product.unidad}{bag}")
+        self.items.item(row, 1).setText("1")
+        self.items.item(row, 2).setText(str(self._price_for_form(product)))
+        combo = self.items.cellWidget(row, 3)
+        combo.setCurrentIndex(max(combo.findData(product.tipo_afectacion_igv), 0))
+        self.items.blockSignals(False)
+        self.update_totals()
+        self.product_field.clear()
+        self.product_field.setFocus()
+        return row
+
+    def _price_for_form(self, product: Product) -> Decimal:
+        """The product's price as the price column takes it now (with IGV or without)."""
+        rate = prices.rate_for(product.tipo_afectacion_igv)
+        wanted = self.prices_with_igv.isChecked()
+        if product.precio_incluye_igv == wanted or rate == 0:
+            return product.precio
+        if wanted:  # stored without IGV, typed with it: the price a customer pays for one unit
+            return round_money(product.precio * (1 + rate))
+        return prices.from_price_with_igv(product.precio, Decimal(1), rate).precio_unitario
+
+    def save_line_as_product(self) -> None:
+        """The selected line (or the only one) opens the product editor with what the line says: description,
+        price (with IGV or not, as the price column takes it), affectation, unit; the code is for the person to
+        type."""
+        from .catalog import RecordEditor
+        from .products import ProductsPage, save_product
+
+        row = self.items.currentRow() if self.items.currentRow() >= 0 else (0 if self.items.rowCount() == 1 else -1)
+        if row < 0 or not self._text(row, 0):
+            label = self.errors.labels["items"]
+            label.setText("Elija la línea que quiere guardar en Productos.")
+            label.show()
+            return
+        product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
+        values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
+                  "unidad": product.get("unidad") or "NIU", "tipo_afectacion_igv": self._affectation(row),
+                  "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": bool(product.get("icbper"))}
+        self.product_editor = RecordEditor(self, self.context, ProductsPage.FIELDS, "producto",
+                                           lambda data, _id: save_product(self.engine, data),
+                                           lambda saved: self._line_saved(row, saved), values=values)
+        self.product_editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.product_editor.open()
+
+    def _line_saved(self, row: int, product: Product) -> None:
+        self.product_editor = None
+        if row < self.items.rowCount():
+            self.items.item(row, 0).setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
+                                                           "icbper": product.icbper})
+        self.banner.show_message(f"El producto {product.codigo} ({product.descripcion}) se guardó en Productos.",
+                                 "success")
+
     def remove_line(self) -> None:
         row = self.items.currentRow()
         if row >= 0:
@@ -415,12 +544,16 @@ class VoucherForm(QDialog):
             if cantidad is None or cantidad <= 0:
                 problems.append(ErrorDetail(f"items[{row}].cantidad",
                                             f"Línea {row + 1}: la cantidad debe ser un número mayor que cero."))
+            price_field = "precio_con_igv" if self.prices_with_igv.isChecked() else "precio_unitario"
+            product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
             if valor is None or valor < 0:
-                problems.append(ErrorDetail(f"items[{row}].precio_unitario",
-                                            f"Línea {row + 1}: el valor unitario debe ser un número (sin IGV)."))
+                what = "el precio unitario debe ser un número (con IGV)" if price_field == "precio_con_igv" else \
+                    "el valor unitario debe ser un número (sin IGV)"
+                problems.append(ErrorDetail(f"items[{row}].{price_field}", f"Línea {row + 1}: {what}."))
             items.append({"descripcion": descripcion, "cantidad": cantidad or Decimal(0),
-                          "precio_unitario": valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
-                          "unidad": "NIU"})
+                          price_field: valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
+                          "unidad": product.get("unidad") or "NIU", "codigo": product.get("codigo"),
+                          **({"icbper": True} if product.get("icbper") else {})})
         return items, problems
 
     def update_totals(self) -> None:
@@ -432,7 +565,7 @@ class VoucherForm(QDialog):
                 self.items.item(row, 4).setText("")
                 self.items.item(row, 5).setText("")
                 continue
-            line = Line(cantidad, valor, self._affectation(row))
+            line = Line(cantidad, valor, self._affectation(row), self.prices_with_igv.isChecked())
             lines.append(line)
             self.items.item(row, 4).setText(number(line.valor_venta))
             self.items.item(row, 5).setText(number(line.igv))
@@ -450,7 +583,7 @@ class VoucherForm(QDialog):
                 if item:
                     item.setBackground(QBrush())
                     item.setToolTip("")
-        columns = {"descripcion": 0, "cantidad": 1, "precio_unitario": 2}
+        columns = {"descripcion": 0, "cantidad": 1, "precio_unitario": 2, "precio_con_igv": 2}
         for detail in details:
             field = detail.field or ""
             if not field.startswith("items["):
@@ -564,15 +697,12 @@ class VoucherForm(QDialog):
         self.outcome = None
         self.instalments.reset()
         self.note.clear()
-        self.context.workers.run(self, lambda: (past_customers(self.engine), issued_vouchers(self.engine)),
-                                 done=self._reloaded)
+        self.context.workers.run(self, issued_vouchers, self.engine, done=self._reloaded)
         self.propose_numero()
 
-    def _reloaded(self, loaded: tuple[dict, list]) -> None:
-        """What the last voucher added: a customer to complete, a voucher a note may modify."""
-        customers, self.issued = loaded
-        self.customers.update(customers)
-        self.completer_model.setStringList(sorted(self.customers))
+    def _reloaded(self, issued: list) -> None:
+        """What the last voucher added: a voucher a note may modify (its customer is in the catalogue)."""
+        self.issued = issued
         self._issuer_changed()
 
     def show_failure(self, exc: BaseException) -> None:

@@ -152,7 +152,7 @@ class Batches:
         stored: set[int] = set()
         if not prepared:
             return stored
-        ids = []
+        ids, docs = [], []
         with self.store.storage.write(durable=True) as conn:  # one sync for the block's numbers
             for item in prepared:
                 assert item.signed is not None
@@ -165,8 +165,10 @@ class Batches:
                     continue
                 stored.add(item.index)
                 ids.append(voucher_id)
+                docs.append(item.doc)
         if ids:
             self.on_stored(ids)
+            self.generation.issued(docs)
         return stored
 
     def issue_one(self, raw: Any, certificado_id: str | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from app.core.errors import YupanaError, invalid, invalid_many
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, amount_in_words, icbper_rate, money
+from app.core.invoicing.catalog import prices
 from app.core.platform import clock
 
 if TYPE_CHECKING:  # the builder takes a profile; it never opens the store of them
@@ -137,7 +138,7 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date
                 bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
             rate = bag_rate  # lines of bags of different rates are different lines
         key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
-               item.tipo_afectacion_igv, rate, item.descuento)
+               item.tipo_afectacion_igv, rate, item.descuento, item.precio_con_igv)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
@@ -157,8 +158,14 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
     the tax per bag of a line of plastic bags (ZERO before ICBPER existed), None for any other line."""
     afectacion = item.tipo_afectacion_igv or "10"
     unidad = item.unidad or "NIU"
-    cantidad, valor_unitario = item.cantidad, item.precio_unitario
+    cantidad, valor_unitario, given_igv = item.cantidad, item.precio_unitario, item.igv
     pv.check_line(problems, index, item.descripcion, item.codigo, unidad, afectacion)
+    if valor_unitario is None or item.precio_con_igv is not None:
+        valor_unitario, derived_igv = _from_price_with_igv(problems, index, item, afectacion)
+        if valor_unitario is None:
+            return None
+        if given_igv is None and item.descuento is None:
+            given_igv = derived_igv
     if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
         return None
     valor_venta = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
@@ -171,13 +178,13 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
     taxed = scheme is ubl.IGV
     igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
-    if item.igv is not None:
-        if not item.igv.is_finite() or abs(item.igv - igv) > CENT:
-            problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
+    if given_igv is not None:
+        if not given_igv.is_finite() or abs(given_igv - igv) > CENT:
+            problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({given_igv}) no "
                          f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
-            if not item.igv.is_finite():
+            if not given_igv.is_finite():
                 return None
-        igv = money(item.igv)
+        igv = money(given_igv)
     # The price a buyer pays per unit, after the discount (SUNAT's 3270 checks it against value, taxes and quantity).
     if taxed:
         precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
@@ -190,6 +197,37 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
     if bag_rate is not None:
         _bags(problems, index, line, bag_rate)
     return line
+
+
+def _from_price_with_igv(problems: pv.Problems, index: int, item: Item, afectacion: str
+                         ) -> tuple[Decimal | None, Decimal | None]:
+    """(precio_unitario, igv to use or None) of an item priced by `precio_unitario` xor `precio_con_igv`; with
+    `precio_con_igv`, the value without IGV that makes the line cost round_half_up(cantidad × precio_con_igv, 2)
+    (app.core.invoicing.catalog.prices, docs/catalog.md). (None, None) when the item has both or neither."""
+    prefix = f"items[{index}]"
+    precio = item.precio_con_igv
+    if precio is None:
+        problems.add(f"{prefix}.precio_unitario", f"Falta el precio del ítem {index + 1}: indique "
+                     f"«{prefix}.precio_unitario» (valor unitario sin IGV) o «{prefix}.precio_con_igv» (con IGV).")
+        return None, None
+    if item.precio_unitario is not None:
+        problems.add(f"{prefix}.precio_con_igv", f"El ítem {index + 1} trae «{prefix}.precio_unitario» "
+                     f"({item.precio_unitario}) y «{prefix}.precio_con_igv» ({precio}): indique solo uno de los dos.")
+        return None, None
+    if not precio.is_finite() or precio < 0 or precio >= pv.AMOUNT_LIMIT:
+        problems.add(f"{prefix}.precio_con_igv", f"El campo «{prefix}.precio_con_igv» ({precio}) debe ser un número "
+                     "no negativo, con hasta 12 enteros y 10 decimales.", "2369")
+        return None, None
+    cantidad = item.cantidad
+    if not cantidad.is_finite() or not 0 < cantidad < pv.AMOUNT_LIMIT:
+        return precio, None  # the quantity's own problem is said by check_quantity_and_price
+    try:
+        line = prices.from_price_with_igv(precio, cantidad, prices.rate_for(afectacion))
+    except ValueError:  # no unit value of 10 decimals gives the line (quantities of 10⁸ and more)
+        problems.add(f"{prefix}.precio_con_igv", f"No hay un valor unitario sin IGV de hasta 10 decimales para "
+                     f"{cantidad} unidades a {precio} con IGV: envíe «{prefix}.precio_unitario».", "2369")
+        return None, None
+    return line.precio_unitario, line.igv
 
 
 def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross: Decimal) -> Decimal | None:

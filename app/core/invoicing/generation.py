@@ -7,6 +7,8 @@ different one a 409. See docs/vouchers.md.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from app.core.contract import GenerarXmlRequest, GenerarXmlResult
@@ -25,13 +27,29 @@ from app.core.invoicing.voucher_keys import (
 from app.core.invoicing.voucher_store import NumberTaken, VoucherStore
 from app.core.platform.settings import Settings
 
+log = logging.getLogger(__name__)
+
+Issued = Callable[[list[ubl.Document]], None]
+
 
 class Generation:
-    def __init__(self, store: VoucherStore, settings: Settings, company_of: CompanyOf, name_of: NameOf) -> None:
+    def __init__(self, store: VoucherStore, settings: Settings, company_of: CompanyOf, name_of: NameOf,
+                 on_issued: Issued | None = None) -> None:
         self.store = store
         self.settings = settings
         self.company_of = company_of
         self.name_of = name_of
+        self.on_issued = on_issued  # told of every new voucher once stored (the engine remembers its customer)
+
+    def issued(self, docs: list[ubl.Document]) -> None:
+        """Tell `on_issued` of vouchers just stored (by `generate`, or by a batch's block). Never raises: a voucher
+        issued stays issued whatever its listener does."""
+        if self.on_issued is None or not docs:
+            return
+        try:
+            self.on_issued(docs)
+        except Exception:
+            log.exception("after issuing %d voucher(s): the listener failed", len(docs))
 
     def parse(self, payload: Any) -> GenerarXmlRequest:
         return parse_request(payload, self.company_of, self.name_of)
@@ -87,6 +105,7 @@ class Generation:
         except NumberTaken as taken:  # issued before, or by another thread meanwhile
             return self._stored_or_raise(request, content_key, taken)
         self.store.on_change(voucher_id, GENERADO)
+        self.issued([doc])
         return voucher_id, GenerarXmlResult(xml=xml, hash=digest, nombre_archivo=name, observaciones=observations)
 
     def _stored_or_raise(self, request: GenerarXmlRequest, content_key: str,

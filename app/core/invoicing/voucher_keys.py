@@ -80,9 +80,9 @@ def by_value(value: Decimal) -> Decimal:
 def _amounts_by_value(request: GenerarXmlRequest) -> GenerarXmlRequest:
     """`request` with each amount written by value; the same object when every amount already is (the usual case)."""
     items = [item.model_copy(update={"cantidad": by_value(item.cantidad),
-                                     "precio_unitario": by_value(item.precio_unitario),
-                                     "igv": None if item.igv is None else by_value(item.igv)})
-             if _written_with_zeros(item.cantidad, item.precio_unitario, item.igv) else item
+                                     "precio_unitario": _by_value(item.precio_unitario),
+                                     "igv": _by_value(item.igv), "precio_con_igv": _by_value(item.precio_con_igv)})
+             if _written_with_zeros(item.cantidad, item.precio_unitario, item.igv, item.precio_con_igv) else item
              for item in request.items]
     update: dict = {}
     if any(new is not old for new, old in zip(items, request.items, strict=True)):
@@ -92,6 +92,10 @@ def _amounts_by_value(request: GenerarXmlRequest) -> GenerarXmlRequest:
         update["forma_pago"] = forma.model_copy(update={"cuotas": [
             cuota.model_copy(update={"monto": by_value(cuota.monto)}) for cuota in forma.cuotas]})
     return request.model_copy(update=update) if update else request
+
+
+def _by_value(value: Decimal | None) -> Decimal | None:
+    return None if value is None else by_value(value)
 
 
 def _written_with_zeros(*values: Decimal | None) -> bool:

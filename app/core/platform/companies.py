@@ -26,6 +26,13 @@ def m001_print_options(db) -> None:
     db.execute("ALTER TABLE companies ADD COLUMN logo BLOB")
 
 
+@migrations()
+def m002_prices_include_igv(db) -> None:
+    """Whether the windows take this company's prices with IGV by default («Precios incluyen IGV»); kept apart from
+    the profile like the print options. Off by default: the voucher form took values without IGV before."""
+    db.execute("ALTER TABLE companies ADD COLUMN precios_incluyen_igv INTEGER NOT NULL DEFAULT 0")
+
+
 @dataclass(frozen=True)
 class Company:
     ruc: str
@@ -144,6 +151,18 @@ class Companies:
             if logo is not None or clear_logo:
                 conn.execute("UPDATE companies SET logo = ? WHERE ruc = ?", (logo, ruc))
         return self.print_options(ruc)
+
+    def prices_include_igv(self, ruc: str) -> bool:
+        """The company's default for «Precios incluyen IGV» in the voucher form (False for an unknown RUC)."""
+        row = self._storage.query_one("SELECT precios_incluyen_igv FROM companies WHERE ruc = ?", (ruc,))
+        return bool(row and row["precios_incluyen_igv"])
+
+    def set_prices_include_igv(self, ruc: str, value: bool) -> bool:
+        with self._storage.write() as conn:
+            if not conn.execute("UPDATE companies SET precios_incluyen_igv = ? WHERE ruc = ?",
+                                (int(bool(value)), ruc)).rowcount:
+                raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
+        return bool(value)
 
     def delete(self, ruc: str) -> bool:
         with self._storage.write() as conn:

@@ -19,6 +19,7 @@ from app.core.invoicing.catalog.records import Customer
 from app.core.platform.storage import Storage, register_migrations
 
 SEARCH_LIMIT = 20
+REMEMBERED_CACHE = 8192  # parties remembered lately: a batch's repeated customers cost nothing after the first
 _COLUMNS = "id, tipo_documento, numero, nombre, direccion, whatsapp, email, created_at, updated_at"
 _COLUMNS_C = ", ".join("c." + name for name in _COLUMNS.split(", "))  # the same, in a join as «c»
 
@@ -55,15 +56,31 @@ def _customer(row: tuple) -> Customer:
     return Customer(tipo, numero, nombre, direccion, whatsapp, email, id_, created_at, updated_at)
 
 
+def _rememberable(tipo_documento: str, numero: str | None, nombre: str, direccion: str | None) -> Customer | None:
+    """The customer to remember from a voucher's or a look-up's data; None without a document number or a name, or
+    when the data would not pass the checks."""
+    numero = (numero or "").strip()
+    if tipo_documento == NO_DOCUMENT or numero in ("", "-") or not (nombre or "").strip():
+        return None
+    values, problems = records.check_customer({"tipo_documento": tipo_documento, "numero": numero,
+                                               "nombre": nombre, "direccion": direccion})
+    return None if problems else Customer(**values)
+
+
 class Customers:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
+        # (tipo, numero) → the (tipo, numero, nombre, direccion) `remember_all` wrote last for it, unchanged since:
+        # remembering it again would write nothing. Emptied by any other write (a name edited by hand is replaced by
+        # the next voucher's name, as without the cache).
+        self._remembered: dict[tuple, tuple] = {}
 
     # ------------------------------------------------------------ writing
 
     def save(self, customer: Customer) -> Customer:
         """Insert or replace (by its document, or its name without one) a customer; returns it as stored."""
         customer = records.customer(**customer.data())
+        self._remembered.clear()
         with self._storage.write() as conn:
             self._upsert(conn, customer)
         return self.get(customer.tipo_documento, customer.numero, customer.nombre)  # type: ignore[return-value]
@@ -71,6 +88,7 @@ class Customers:
     def save_all(self, customers: Iterable[Customer]) -> int:
         """Save every customer in one transaction: all of them or, on any error, none. Already checked values."""
         count = 0
+        self._remembered.clear()
         with self._storage.write() as conn:
             for customer in customers:
                 self._upsert(conn, customer)
@@ -80,6 +98,7 @@ class Customers:
     def update(self, customer_id: int, customer: Customer) -> Customer:
         """Change a stored customer (its document too); a 409 if another customer has that document."""
         customer = records.customer(**customer.data())
+        self._remembered.clear()
         try:
             with self._storage.write() as conn:
                 changed = conn.execute(
@@ -112,31 +131,52 @@ class Customers:
         stored ones; the WhatsApp number and e-mail typed by hand are kept. A customer without a document number
         («CLIENTES VARIOS» of a boleta) is not remembered, nor data that would not pass the checks: it returns
         None then, and never raises for it."""
-        numero = (numero or "").strip()
-        if tipo_documento == NO_DOCUMENT or numero in ("", "-") or not (nombre or "").strip():
+        c = _rememberable(tipo_documento, numero, nombre, direccion)
+        if c is None:
             return None
-        values, problems = records.check_customer({"tipo_documento": tipo_documento, "numero": numero,
-                                                   "nombre": nombre, "direccion": direccion})
-        if problems:
-            return None
-        c = Customer(**values)
+        self._remembered.clear()
         with self._storage.write() as conn:
-            conn.execute(
-                """INSERT INTO customers (tipo_documento, numero, nombre, clave, direccion)
-                   VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT(clave) DO UPDATE SET nombre = excluded.nombre,
-                     direccion = coalesce(excluded.direccion, direccion),
-                     updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-                   WHERE nombre IS NOT excluded.nombre
-                     OR (excluded.direccion IS NOT NULL AND direccion IS NOT excluded.direccion)""",
-                (c.tipo_documento, c.numero, c.nombre, c.clave, c.direccion))
+            self._remember(conn, c)
         return self.get(c.tipo_documento, c.numero)
+
+    def remember_all(self, parties: Iterable[tuple[str, str | None, str, str | None]]) -> int:
+        """`remember` for many (tipo_documento, numero, nombre, direccion) at once, in one transaction (a batch's
+        block of vouchers); the last of a repeated document wins. Returns how many could be remembered."""
+        chosen: dict[str, tuple[Customer, tuple]] = {}
+        for party in parties:
+            party = tuple(party)
+            if self._remembered.get(party[:2]) == party:  # written lately as it is now: nothing would change
+                continue
+            c = _rememberable(*party)
+            if c is not None:
+                chosen[c.clave] = (c, party)
+        if chosen:
+            with self._storage.write() as conn:
+                for c, _party in chosen.values():
+                    self._remember(conn, c)
+            if len(self._remembered) + len(chosen) > REMEMBERED_CACHE:
+                self._remembered.clear()
+            self._remembered.update({party[:2]: party for _c, party in chosen.values()})
+        return len(chosen)
+
+    @staticmethod
+    def _remember(conn: sqlite3.Connection, c: Customer) -> None:
+        conn.execute(
+            """INSERT INTO customers (tipo_documento, numero, nombre, clave, direccion)
+               VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT(clave) DO UPDATE SET nombre = excluded.nombre,
+                 direccion = coalesce(excluded.direccion, direccion),
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+               WHERE nombre IS NOT excluded.nombre
+                 OR (excluded.direccion IS NOT NULL AND direccion IS NOT excluded.direccion)""",
+            (c.tipo_documento, c.numero, c.nombre, c.clave, c.direccion))
 
     def remember_ruc(self, ruc: str, razon_social: str | None, direccion: str | None = None) -> Customer | None:
         """`remember` for a RUC found in the registry (a `RucRecord`'s fields)."""
         return self.remember("6", ruc, razon_social or "", direccion)
 
     def delete(self, customer_id: int) -> bool:
+        self._remembered.clear()
         with self._storage.write() as conn:
             return conn.execute("DELETE FROM customers WHERE id = ?", (customer_id,)).rowcount > 0
 
@@ -185,6 +225,12 @@ class Customers:
             seen = {c.id for c in found}
             found += [c for c in self.by_name(typed, limit) if c.id not in seen][:limit - len(found)]
         return found
+
+    def latest(self, limit: int) -> list[Customer]:
+        """The `limit` customers updated last (the «Clientes» section before anything is searched)."""
+        rows = self._storage.conn().execute(
+            f"SELECT {_COLUMNS} FROM customers ORDER BY updated_at DESC, id DESC LIMIT ?", (limit,)).fetchall()
+        return [_customer(row) for row in rows]
 
     def all(self) -> list[Customer]:
         """Every customer, by document then name (export)."""

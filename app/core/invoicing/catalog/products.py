@@ -207,6 +207,12 @@ class Products:
             found += [p for p in self.by_description(typed, limit) if p.id not in seen][:limit - len(found)]
         return found
 
+    def first(self, limit: int) -> list[Product]:
+        """The first `limit` products by code (the «Productos» section before anything is searched)."""
+        rows = self._storage.conn().execute(f"SELECT {_COLUMNS} FROM products ORDER BY codigo LIMIT ?",
+                                            (limit,)).fetchall()
+        return [_product(row) for row in rows]
+
     def all(self) -> list[Product]:
         """Every product, by code (export)."""
         rows = self._storage.conn().execute(f"SELECT {_COLUMNS} FROM products ORDER BY codigo").fetchall()
