@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -82,8 +82,10 @@ class MainWindow(QMainWindow):
         self.resize(1180, 760)
         self.navigation = QListWidget()
         self.navigation.addItems(SECTIONS)
-        self.navigation.setFixedWidth(170)
         self.navigation.setStyleSheet("QListWidget { font-size: 15px; } QListWidget::item { padding: 10px; }")
+        self.navigation.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.navigation.ensurePolished()
+        self.navigation.setFixedWidth(max(170, self.navigation.sizeHintForColumn(0) + 8))  # the longest name fits
         self.pages = QStackedWidget()
         self.built: dict[str, QWidget] = {}
         for _ in SECTIONS:
