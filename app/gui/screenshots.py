@@ -37,9 +37,10 @@ def _settle(app, window) -> None:
     """Let background work finish and the widgets repaint."""
     from PySide6.QtTest import QTest
 
-    for _ in range(50):
+    deadline = time.monotonic() + 60  # a loaded machine can take seconds; a picture taken early is wrong
+    while True:
         app.processEvents()
-        if window.workers.running == 0:
+        if window.workers.running == 0 or time.monotonic() > deadline:
             break
         QTest.qWait(20)
     app.processEvents()
