@@ -236,8 +236,21 @@ def _paint_fixed_ports(widget) -> None:
                     item.setText(_fixed_ports(item.text()))
 
 
+def _lay_out_status_bar(widget) -> None:
+    """The status bar laid out for the texts it shows now: when «Trabajando…» was cleared just before the picture,
+    its layout request may still be pending, and the permanent labels would stand where they stood with it."""
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    if isinstance(widget, QMainWindow):
+        layout = widget.statusBar().layout()
+        layout.invalidate()
+        layout.activate()
+        QApplication.processEvents()
+
+
 def _save(widget, path: Path) -> Path:
     _paint_fixed_ports(widget)
+    _lay_out_status_bar(widget)
     widget.grab().save(str(path))
     return path
 
