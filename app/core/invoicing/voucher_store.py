@@ -17,7 +17,7 @@ from app.core.invoicing import packed_texts
 from app.core.invoicing.statuses import FIRMADO, GENERADO, VOUCHER_STATUSES
 from app.core.invoicing.voucher_keys import key_of_text, now_text, sha256_hex, splice_signature
 from app.core.platform.environments import NAMES
-from app.core.platform.storage import Storage, register_migrations
+from app.core.platform.storage import Storage, register_migrations, where_equal
 
 if TYPE_CHECKING:
     from app.core.invoicing import ubl
@@ -415,10 +415,7 @@ class VoucherStore:
             match_terms.append(f"({expression})")
         if cliente and cliente.strip():
             match_terms.append('doc : "{}"'.format(cliente.strip().replace('"', '""')))
-        for column, value in (("status", status), ("tipo", tipo)):
-            if value:
-                where.append(f"v.{column} = ?")
-                params.append(value)
+        where_equal(where, params, {"v.status": status, "v.tipo": tipo})
         if desde:
             where.append("v.fecha_emision >= ?")
             params.append(desde)
@@ -454,11 +451,6 @@ class VoucherStore:
                              tipo: str | None = None) -> list[dict]:
         """The vouchers numbered SERIE-NUMERO (a factura and its credit note may share a series), newest first."""
         where, params = ["serie = ?", "numero = ?"], [serie, numero]
-        if emisor_ruc:
-            where.append("emisor_ruc = ?")
-            params.append(emisor_ruc)
-        if tipo:
-            where.append("tipo = ?")
-            params.append(tipo)
+        where_equal(where, params, {"emisor_ruc": emisor_ruc, "tipo": tipo})
         return self.storage.query(f"SELECT {LIST_COLUMNS} FROM vouchers WHERE {' AND '.join(where)} ORDER BY id DESC",
                                     tuple(params))

@@ -27,7 +27,7 @@ from app.core.messaging import events as ev
 from app.core.messaging.events import InboundEvent
 from app.core.messaging.ids import delivery_id
 from app.core.platform.processes import owner_alive
-from app.core.platform.storage import Storage, register_migrations
+from app.core.platform.storage import Storage, register_migrations, where_equal
 
 log = logging.getLogger(__name__)
 migrations = register_migrations(Migrations("yupana.messaging"))
@@ -198,12 +198,7 @@ class MessagingStore:
     def messages(self, instance: str | None = None, peer: str | None = None, limit: int = 500) -> list[dict]:
         here, current = self._here()
         where, params = [here], [*current]
-        if instance:
-            where.append("instance = ?")
-            params.append(instance)
-        if peer:
-            where.append("peer = ?")
-            params.append(peer)
+        where_equal(where, params, {"instance": instance, "peer": peer})
         sql = "SELECT * FROM messages WHERE " + " AND ".join(where)
         rows = self.storage.query(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
         return list(reversed(rows))

@@ -61,6 +61,14 @@ _MIGRATION_SETS: list[Migrations] = []
 log = logging.getLogger(__name__)
 
 
+def where_equal(where: list[str], params: list, columns: dict[str, object]) -> None:
+    """Add `column = ?` to a WHERE clause's terms for each filter the caller was given (None and "" mean no filter)."""
+    for column, value in columns.items():
+        if value is not None and value != "":
+            where.append(f"{column} = ?")
+            params.append(value)
+
+
 def register_migrations(migrations: Migrations) -> Migrations:
     """Add a module's migration set; sets are applied in registration order."""
     if all(m is not migrations for m in _MIGRATION_SETS):
