@@ -10,9 +10,11 @@ import hashlib
 import pytest
 from lxml import etree
 
+from app.core.errors import YupanaError
 from app.core.invoicing import ubl, xmldsig
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT
 from app.sandbox.sunat_signer import self_signed
+from tests.helpers.oracles import xmlsec_verify
 from tests.helpers.voucher_matrix import factura, item
 
 KEY, CERT = self_signed("FIRMA DE PRUEBA")
@@ -95,3 +97,83 @@ def test_a_tampered_voucher_is_invalid_not_unknown(engine, company):
     signed = xmldsig.sign_canonical(xml, KEY, CERT).xml.replace("Servicio", "Servicios")
     verdict = xmldsig.verify_xml(signed)
     assert verdict.valid is False and verdict.reason
+
+
+# ------------------------------------------------------------------ the general path (sign_xml on any UBL text)
+
+def document(extensions: str = "<ext:UBLExtension><ext:ExtensionContent/></ext:UBLExtension>", root_extra: str = "",
+             body: str = "<cbc:ID>F001-1</cbc:ID>", declaration: str = '<?xml version="1.0" encoding="UTF-8"?>') -> str:
+    return (f'{declaration}\n<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2" '
+            f'xmlns:ext="{EXT}" xmlns:cbc="{CBC}"{root_extra}><ext:UBLExtensions>{extensions}</ext:UBLExtensions>'
+            f"{body}</Invoice>")
+
+
+def verified_by_xmlsec(signed: bytes, folder) -> None:
+    path = folder / "signed.xml"
+    path.write_bytes(signed)
+    done = xmlsec_verify(path, CERT)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (document(body=f'<ds:Signature xmlns:ds="{DS}"/>'),
+     "El campo «xml» ya está firmado: contiene una firma (ds:Signature). Firme el XML original, sin firma."),
+    (document(extensions="<ext:UBLExtension><ext:ExtensionContent><cbc:Note>x</cbc:Note></ext:ExtensionContent>"
+                         "</ext:UBLExtension>"),
+     "El campo «xml» no tiene un ext:UBLExtensions/ext:UBLExtension/ext:ExtensionContent vacío donde colocar la "
+     "firma."),
+    (document(root_extra=' xmlns:ds="urn:otro"'),
+     "El campo «xml» usa el prefijo «ds» para otro espacio de nombres: no se puede firmar."),
+])
+def test_sign_xml_refusals_name_the_field(text, message):
+    with pytest.raises(YupanaError) as caught:
+        xmldsig.sign_xml(text, KEY, CERT)
+    assert caught.value.message == message
+    assert [detail.field for detail in caught.value.details] == ["xml"]
+
+
+def test_sign_xml_defaults_to_rsa_sha1_and_takes_the_id_asked_for():
+    signed = xmldsig.sign_xml(document(), KEY, CERT, signature_id="FirmaTienda").xml
+    assert b'Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"' in signed
+    assert b'Id="FirmaTienda"' in signed
+
+
+@pytest.mark.parametrize("case", ["comment", "xml-attributes", "default-namespace-and-upper-prefix"])
+def test_sign_xml_output_verifies_with_xmlsec1(case, tmp_path):
+    text = {
+        "comment": document(body="<!-- nota interna --><cbc:ID>F001-1</cbc:ID>"),
+        "xml-attributes": document(root_extra=' xml:lang="es" xml:space="preserve"'),
+        "default-namespace-and-upper-prefix": document(root_extra=' xmlns:A="urn:a" A:marca="1"'),
+    }[case]
+    verified_by_xmlsec(xmldsig.sign_xml(text, KEY, CERT).xml, tmp_path)
+
+
+def test_the_signature_goes_in_the_first_empty_extension_content(tmp_path):
+    text = document(extensions="<ext:UBLExtension><ext:ExtensionContent><cbc:Note>otra</cbc:Note>"
+                               "</ext:ExtensionContent></ext:UBLExtension>"
+                               "<ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension>")
+    signed = xmldsig.sign_xml(text, KEY, CERT).xml
+    contents = etree.fromstring(signed).findall(f".//{{{EXT}}}ExtensionContent")
+    assert [len(c.findall(f"{{{DS}}}Signature")) for c in contents] == [0, 1]
+    verified_by_xmlsec(signed, tmp_path)
+
+
+def test_the_source_text_is_kept_byte_for_byte_around_the_signature():
+    """A text the tree would serialise differently (single quotes, a lower-case «utf8»): spliced, not rewritten."""
+    text = document(root_extra=" marca='1'", declaration="<?xml version='1.0' encoding='utf8'?>")
+    signed = xmldsig.sign_xml(text, KEY, CERT).xml
+    start, end = signed.index(b"<ds:Signature"), signed.index(b"</ds:Signature>") + len(b"</ds:Signature>")
+    assert signed[:start] + signed[end:] == text.encode("utf-8").replace(
+        b"<ext:ExtensionContent/>", b"<ext:ExtensionContent></ext:ExtensionContent>")
+
+
+def test_an_ambiguous_place_is_not_spliced_by_text():
+    """Two places the tree counts as empty (one holds an empty CDATA section) but one the text pattern finds: the
+    tree is serialised, the signature where the tree chose (the first)."""
+    text = document(extensions="<ext:UBLExtension><ext:ExtensionContent><![CDATA[]]></ext:ExtensionContent>"
+                               "</ext:UBLExtension><ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent>"
+                               "</ext:UBLExtension>", root_extra=" marca='1'")
+    signed = xmldsig.sign_xml(text, KEY, CERT).xml
+    assert b"marca='1'" not in signed  # serialised by lxml, not spliced
+    contents = etree.fromstring(signed).findall(f".//{{{EXT}}}ExtensionContent")
+    assert [len(c.findall(f"{{{DS}}}Signature")) for c in contents] == [1, 0]
