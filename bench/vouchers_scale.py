@@ -1,7 +1,7 @@
 """Benchmark: vouchers at scale (issue 19, point 6) — N three-line facturas issued with the batch path, then search
 latency, a page of the list and the bytes stored per voucher.
 
-    python bench/vouchers_scale.py [--n 300000] [--queries 300] [--page 50]
+    python bench/vouchers_scale.py [--n 300000] [--queries 300] [--page 50] [--sent 500]
 
 Synthetic, deterministic data (a fixed seed): 5,000 customers with valid RUCs and Spanish names with accents, 300
 products; every voucher a three-line factura of series F001, issued by `Engine.emitir_lote` (operations 1 and 2,
@@ -10,7 +10,13 @@ serie-número, serie-número prefix (all but the last two digits), serie-número
 matches a ninth of all), RUC prefix (6 digits) and name word prefix (the first 3 to 6 letters of a word of a
 customer's name, typed without accents); the first page and pages anywhere (keyset `before_id`). The data
 folder's database is measured after the engine closes (its `TRUNCATE` checkpoint): bytes per voucher = file size / N.
-Last line: {"benchmark": "vouchers_scale", "n", "bytes_per_voucher", "search_p99_ms", "list_page_ms"}.
+Then a sample of `--sent` of those vouchers (chosen at random) is sent to the local SUNAT sandbox (app/sandbox/sunat.py,
+on loopback; each answered with a signed CDR that is stored) and the file measured again after the engine closes:
+bytes per sent voucher = bytes per voucher + the growth of the file's pages in use / the sample (what sending adds:
+the submission, the CDR, the voucher's new status; pages in use = page_count - freelist_count, since the file may
+first fill free pages the issuing left behind and not grow at all). `--sent 0` skips it.
+Last line: {"benchmark": "vouchers_scale", "n", "bytes_per_voucher", "search_p99_ms", "list_page_ms",
+"bytes_per_sent_voucher", "sent"}.
 Targets at 300,000: search p99 ≤ 20 ms, a page ≤ 20 ms, ≤ 4 KB per three-line factura.
 """
 
@@ -20,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import sqlite3
 import sys
 import tempfile
 import time
@@ -82,6 +89,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=size(300_000, 300))
     parser.add_argument("--queries", type=int, default=size(300, 20))
     parser.add_argument("--page", type=int, default=50)
+    parser.add_argument("--sent", type=int, default=size(500, 20))
     args = parser.parse_args()
     rng = random.Random(19)
     pool = customers(rng, 5000)
@@ -146,10 +154,50 @@ def main() -> None:
             engine.close()
         database = database_path(Path(home))
         total = database.stat().st_size
-    print(f"database {total / 1e6:.1f} MB after the closing checkpoint: {total / args.n:.0f} bytes per voucher")
+        print(f"database {total / 1e6:.1f} MB after the closing checkpoint: {total / args.n:.0f} bytes per voucher")
+        sent = min(args.sent, args.n)
+        per_sent = send_sample(Engine, home, rng, sent, args.n) if sent else None
     print(json.dumps({"benchmark": "vouchers_scale", "n": args.n, "bytes_per_voucher": round(total / args.n),
                       "search_p99_ms": round(p99(every), 2), "list_page_ms": round(max(p99(pages), first_page), 2),
-                      "issued_per_s": round(args.n / issued_s)}))
+                      "issued_per_s": round(args.n / issued_s), "bytes_per_sent_voucher": per_sent, "sent": sent}))
+
+
+def used_bytes(database: Path) -> int:
+    """The bytes of the file's pages in use (free pages, left by earlier writes, are filled first)."""
+    conn = sqlite3.connect(database)
+    try:
+        pages, free, size = (conn.execute(f"PRAGMA {name}").fetchone()[0]
+                             for name in ("page_count", "freelist_count", "page_size"))
+    finally:
+        conn.close()
+    return (pages - free) * size
+
+
+def send_sample(engine_class, home: str, rng: random.Random, sent: int, n: int) -> int:
+    """Send `sent` of the issued vouchers to the SUNAT sandbox; bytes per sent voucher, measured as above."""
+    from app.core.platform.paths import database_path
+    from app.sandbox.sunat import SunatSandbox
+
+    database = database_path(Path(home))
+    issued_bytes, used_before = database.stat().st_size, used_bytes(database)
+
+    with SunatSandbox() as sandbox:
+        engine = engine_class(home)
+        try:
+            sandbox.configure(engine)
+            started = time.perf_counter()
+            for numero in rng.sample(range(1, n + 1), sent):
+                result = engine.send_voucher_to_sunat(engine.vouchers.id_of(ISSUER, "01", "F001", numero))
+                assert result.codigo_respuesta == "0", result
+            sent_s = time.perf_counter() - started
+        finally:
+            engine.close()
+    grown = used_bytes(database) - used_before
+    per_sent = round(issued_bytes / n + grown / sent)
+    print(f"{sent} of them sent to the SUNAT sandbox in {sent_s:.1f} s, their CDRs stored: the pages in use grew "
+          f"{grown / 1e3:.1f} kB (the file {(database.stat().st_size - issued_bytes) / 1e3:.1f} kB), "
+          f"{grown / sent:.0f} bytes per sent voucher more: {per_sent} bytes per sent voucher")
+    return per_sent
 
 
 if __name__ == "__main__":

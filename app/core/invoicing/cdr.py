@@ -9,6 +9,7 @@ base64 SHA-1 of the CDR's XML bytes, the same form and length as a DigestValue. 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import io
 import zipfile
@@ -37,6 +38,7 @@ class Cdr:
     hash_cdr: str = ""
     xml: bytes = b""
     zip: bytes = b""
+    member: str = ""  # the ApplicationResponse's name inside the zip, e.g. R-20100066603-01-F001-1.xml
 
     @property
     def estado(self) -> str | None:
@@ -68,10 +70,30 @@ def read_zip(data: bytes) -> Cdr:
     """Parse a CDR zip as returned by sendBill or getStatusCdr."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            xml = archive.read(cdr_member(archive))
+            member = cdr_member(archive)
+            xml = archive.read(member)
     except (zipfile.BadZipFile, EOFError):
         raise _bad("el zip está dañado.") from None
-    return read_xml(xml, zip_bytes=data)
+    return dataclasses.replace(read_xml(xml, zip_bytes=data), member=member.filename)
+
+
+# A rebuilt zip's one entry: a fixed date and attributes, so the same CDR always gives the same bytes.
+REBUILT_DATE_TIME = (1980, 1, 1, 0, 0, 0)
+REBUILT_LEVEL = 6
+
+
+def rebuild_zip(member: str, xml: bytes) -> bytes:
+    """A CDR's zip made again from its ApplicationResponse, as stored (docs/vouchers.md, «Muchos comprobantes»): one
+    deflated entry named `member`, dated REBUILT_DATE_TIME. SUNAT signs the XML, not the zip: the XML inside is byte
+    for byte the one SUNAT sent (its signature verifies); the container's bytes are Yupana's, the same every time."""
+    info = zipfile.ZipInfo(member, date_time=REBUILT_DATE_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.create_system = 0
+    info.external_attr = 0
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(info, xml, compresslevel=REBUILT_LEVEL)
+    return buffer.getvalue()
 
 
 def _text(node: etree._Element | None) -> str:

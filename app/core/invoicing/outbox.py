@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from lxml import etree
 from sqlite_utils import Migrations
 
-from app.core.errors import YupanaError
+from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr as cdr_reader
-from app.core.invoicing import statuses, sunat_codes
+from app.core.invoicing import packed_texts, statuses, sunat_codes
 from app.core.invoicing.namespaces import DS
 from app.core.invoicing.soap import SoapFault, SunatClient, TransportFailure, zip_document
 from app.core.invoicing.ubl_identity import DocumentId
-from app.core.invoicing.voucher_store import VoucherStore
+from app.core.invoicing.voucher_store import VoucherStore, signed_text_of
 from app.core.platform.environments import ambiente_of
 from app.core.platform.events import SUNAT_CDR, EventBus
 from app.core.platform.processes import owner_alive
@@ -139,6 +139,50 @@ def m003_environment(db) -> None:
     db.execute("CREATE INDEX sunat_submissions_voucher ON sunat_submissions (voucher_id) WHERE voucher_id IS NOT NULL")
 
 
+# The `xml` of a submission of a voucher Yupana keeps (voucher_id not NULL): no copy, the voucher's own stored signed
+# text is what is sent (docs/vouchers.md, «Muchos comprobantes»). A foreign voucher's submission keeps its copy.
+NO_COPY = b""
+
+
+@migrations()
+def m004_no_copy_of_our_vouchers(db) -> None:
+    """Submissions of vouchers Yupana keeps stored a second (packed) copy of the signed XML: each copy that is, byte for
+    byte, the voucher's stored signed text is emptied; any other (none expected) is kept as it is."""
+    def dictionary_of(digest: bytes) -> bytes:
+        row = db.execute("SELECT data FROM voucher_dictionaries WHERE digest = ?", [digest]).fetchone()
+        if row is None:
+            raise KeyError(digest.hex())
+        return bytes(row[0])
+
+    cursor = db.execute(
+        "SELECT s.id, s.xml AS copy, t.xml, t.xml_firmado, v.signature, v.signature_offset FROM sunat_submissions s "
+        "JOIN vouchers v ON v.id = s.voucher_id JOIN voucher_texts t ON t.voucher_id = v.id "
+        "WHERE s.voucher_id IS NOT NULL AND length(s.xml) > 0")
+    names = [c[0] for c in cursor.description]
+    emptied = []
+    while rows := cursor.fetchmany(500):
+        for values in rows:
+            row = dict(zip(names, values, strict=True))
+            try:
+                copy = packed_texts.unpack_bytes(row.pop("copy"), dictionary_of)
+                signed = signed_text_of(row, dictionary_of)
+            except (KeyError, ValueError):  # unreadable here: keep the copy
+                continue
+            if signed is not None and signed.encode("utf-8") == copy:
+                emptied.append(row["id"])
+    for submission_id in emptied:
+        db.execute("UPDATE sunat_submissions SET xml = ? WHERE id = ?", [NO_COPY, submission_id])
+
+
+@migrations()
+def m005_cdr_as_its_xml(db) -> None:
+    """A CDR is stored as its signed ApplicationResponse (packed against the environment's first one) and the name
+    it had in SUNAT's zip; the zip is made again when handed out (cdr.rebuild_zip). Rows stored before keep their
+    zip as received in `cdr_zip`; new rows leave it empty."""
+    db.execute("ALTER TABLE sunat_cdrs ADD COLUMN cdr_xml BLOB")
+    db.execute("ALTER TABLE sunat_cdrs ADD COLUMN cdr_member TEXT")
+
+
 @dataclass(frozen=True)
 class Attempt:
     """How one attempt ended: `cdr`, `fault` (code, text) or `queued` (retry later or in progress)."""
@@ -200,8 +244,10 @@ class Outbox:
         SUNAT, or has a CDR, keeps the XML it had. `digest` is the signed document's ds:DigestValue.
         """
         key = (environment, doc.ruc, doc.tipo, doc.serie, doc.numero)
+        # A voucher Yupana keeps is sent from its own stored text: no copy, once that text is these very bytes
+        ours = voucher_id is not None and self.vouchers.signed_bytes(voucher_id) == xml
         with self.storage.write() as conn:
-            xml = self.vouchers.pack_bytes(conn, f"signed:{doc.ruc}:{doc.tipo}", xml)  # docs/architecture.md, «Espacio»
+            xml = NO_COPY if ours else self.vouchers.pack_bytes(conn, f"signed:{doc.ruc}:{doc.tipo}", xml)
             conn.execute(
                 "INSERT INTO sunat_submissions (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, "
                 "xml, digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -249,11 +295,19 @@ class Outbox:
 
     def _unpacked(self, row: dict | None) -> dict | None:
         """A stored row with its signed XML or CDR zip unpacked, byte for byte as received (a row stored before
-        packing as it is)."""
+        packing as it is); a submission without a copy takes its voucher's stored signed text."""
         if row is not None:
+            if "xml" in row and row["xml"] is not None and len(row["xml"]) == 0 and row.get("voucher_id") is not None:
+                row["xml"] = self.vouchers.signed_bytes(row["voucher_id"])
+                if row["xml"] is None:  # never expected: a voucher is never deleted nor unsigned
+                    raise YupanaError(ErrorCode.INTERNAL, f"El comprobante {row['file_name']} no tiene su XML firmado "
+                                                          "guardado: no se puede enviar.")
             for column in ("xml", "cdr_zip"):
                 if column in row:
                     row[column] = self.vouchers.unpack_bytes(row[column])
+            if row.get("cdr_member") is not None:  # stored as its XML (m005): the zip made again
+                row["cdr_zip"] = cdr_reader.rebuild_zip(row["cdr_member"], self.vouchers.unpack_bytes(row["cdr_xml"]))
+            row.pop("cdr_xml", None)
         return row
 
     def stored_cdr(self, submission_id: int) -> cdr_reader.Cdr | None:
@@ -262,17 +316,19 @@ class Outbox:
         if row is None:
             return None
         return cdr_reader.Cdr(codigo=row["codigo"], descripcion=row["descripcion"], notas=json.loads(row["notas"]),
-                              hash_cdr=row["hash_cdr"], zip=row["cdr_zip"])
+                              hash_cdr=row["hash_cdr"], zip=row["cdr_zip"], member=row["cdr_member"] or "")
 
     def cdr_for_voucher(self, voucher_id: int) -> dict | None:
         """The latest CDR received for a voucher Yupana generated (the detail window shows it), or None."""
         row = self.storage.query_one(
-            "SELECT c.codigo, c.descripcion, c.notas, c.estado, c.hash_cdr, c.cdr_zip, c.received_at "
+            "SELECT c.codigo, c.descripcion, c.notas, c.estado, c.hash_cdr, c.cdr_zip, c.cdr_xml, c.cdr_member, "
+            "c.received_at "
             "FROM sunat_cdrs c JOIN sunat_submissions s ON s.id = c.submission_id "
             "WHERE s.voucher_id = ? ORDER BY c.id DESC LIMIT 1", (voucher_id,))
         row = self._unpacked(row)
         if row is None:
             return None
+        row.pop("cdr_member")
         return {**row, "notas": json.loads(row["notas"])}
 
     def due_ids(self, now: float) -> list[int]:
@@ -422,11 +478,11 @@ class Outbox:
             return self._fail(row, SoapFault("cdr", answer.descripcion, answer.codigo))
         with self.storage.write(durable=True) as conn:  # a CDR is what a power cut must never take
             conn.execute(
-                "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
+                "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip, cdr_xml, "
+                "cdr_member) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
                 (row["id"], answer.codigo, answer.descripcion, json.dumps(answer.notas, ensure_ascii=False),
-                 answer.estado, answer.hash_cdr,
-                 self.vouchers.pack_bytes(conn, f"cdr:{row['environment']}", answer.zip)))
+                 answer.estado, answer.hash_cdr, b"",  # the zip is made again when read (m005)
+                 self.vouchers.pack_bytes(conn, f"cdr-xml:{row['environment']}", answer.xml), answer.member))
             conn.execute(
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
                 "fault_code = NULL, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "

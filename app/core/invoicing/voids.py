@@ -104,6 +104,16 @@ def m003_send_attempts(db) -> None:
     db.execute("ALTER TABLE sunat_summaries ADD COLUMN send_attempts INTEGER NOT NULL DEFAULT 0")
 
 
+@migrations()
+def m004_cdrs_as_their_xml(db) -> None:
+    """A summary's CDR and a consulted CDR are stored as their signed ApplicationResponse (packed) and the name it had
+    in the zip, as the outbox stores a voucher's (outbox.m005; docs/vouchers.md, «Muchos comprobantes»); the zip is
+    made again when read. Rows stored before keep their zip in `cdr_zip`."""
+    for table in ("sunat_summaries", "sunat_consulted_cdrs"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN cdr_xml BLOB")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN cdr_member TEXT")
+
+
 @dataclass(frozen=True)
 class VoucherOutcome:
     voucher_id: int
@@ -298,13 +308,16 @@ class Voids:
         return row
 
     def _finish(self, summary_id: int, state: str, codigo: str | None, descripcion: str,
-                cdr_zip: bytes | None = None, notify: bool = True) -> bool:
-        """Record SUNAT's answer once: False when another poll (the background one, another window) got there first."""
+                answer: cdr_module.Cdr | None = None, notify: bool = True) -> bool:
+        """Record SUNAT's answer once: False when another poll (the background one, another window) got there first.
+        A CDR is kept as its XML and member name (m004)."""
         with self.storage.write(durable=True) as conn:
+            cdr_xml = None if answer is None else self.store.pack_bytes(conn, "cdr-xml:summaries", answer.xml)
             first = bool(conn.execute(
-                "UPDATE sunat_summaries SET state = ?, codigo = ?, descripcion = ?, cdr_zip = ?, updated_at = ?"
-                " WHERE id = ? AND state = ?",
-                (state, codigo, descripcion, cdr_zip, now_text(), summary_id, SUBMISSION_PENDING)).rowcount)
+                "UPDATE sunat_summaries SET state = ?, codigo = ?, descripcion = ?, cdr_xml = ?, cdr_member = ?,"
+                " updated_at = ? WHERE id = ? AND state = ?",
+                (state, codigo, descripcion, cdr_xml, answer.member if answer else None, now_text(), summary_id,
+                 SUBMISSION_PENDING)).rowcount)
         if first and notify:
             self._changed(summary_id)
         return first
@@ -426,9 +439,10 @@ class Voids:
         voucher_id = self.store.id_of(ruc, tipo, serie, int(numero))
         if answer is not None and voucher_id is not None:
             with self.storage.write(durable=True) as conn:
-                conn.execute("INSERT INTO sunat_consulted_cdrs (voucher_id, environment, codigo, descripcion, cdr_zip)"
-                             " VALUES (?,?,?,?,?)", (voucher_id, environment, answer.codigo, answer.descripcion,
-                                                     status.content))
+                conn.execute("INSERT INTO sunat_consulted_cdrs (voucher_id, environment, codigo, descripcion, cdr_zip,"
+                             " cdr_xml, cdr_member) VALUES (?,?,?,?,?,?,?)",
+                             (voucher_id, environment, answer.codigo, answer.descripcion, b"",  # the zip: m004
+                              self.store.pack_bytes(conn, f"cdr-xml:{environment}", answer.xml), answer.member))
         return {"status_code": status.status_code, "status_message": status.status_message,
                 "codigo": answer.codigo if answer else None, "descripcion": answer.descripcion if answer else None,
                 "estado": answer.estado if answer else None, "notas": answer.notas if answer else [],
@@ -437,8 +451,18 @@ class Voids:
 
     def consulted_cdr(self, voucher_id: int) -> dict | None:
         """The latest CDR asked of SUNAT for one of our vouchers (`consultar_cdr`), or None."""
-        return self.storage.query_one("SELECT codigo, descripcion, cdr_zip, received_at FROM sunat_consulted_cdrs"
-                                      " WHERE voucher_id = ? ORDER BY id DESC LIMIT 1", (voucher_id,))
+        row = self.storage.query_one("SELECT codigo, descripcion, cdr_zip, cdr_xml, cdr_member, received_at FROM"
+                                     " sunat_consulted_cdrs WHERE voucher_id = ? ORDER BY id DESC LIMIT 1", (voucher_id,))
+        if row is not None:
+            row["cdr_zip"] = self._zip_of(row)
+            del row["cdr_xml"], row["cdr_member"]
+        return row
+
+    def _zip_of(self, row: dict) -> bytes | None:
+        """A stored CDR's zip: made again from its XML (m004), or the zip stored before as it is."""
+        if row["cdr_member"] is not None:
+            return cdr_module.rebuild_zip(row["cdr_member"], self.store.unpack_bytes(row["cdr_xml"]))
+        return row["cdr_zip"]
 
     # ------------------------------------------------------------ the ticket
 
@@ -475,7 +499,7 @@ class Voids:
         lines = self.storage.query("SELECT voucher_id, condition FROM sunat_summary_lines WHERE summary_id = ?",
                                    (summary_id,))
         first = self._finish(summary_id, SUBMISSION_DONE if accepted else SUBMISSION_FAILED, answer.codigo,
-                             answer.descripcion, status.content, notify=False)
+                             answer.descripcion, answer, notify=False)
         if accepted and first:  # status 3 voids; a boleta added (1) or modified (2) is now informed to SUNAT
             for line in lines:
                 voided = line["condition"] == summaries.CONDITION_VOID
@@ -528,7 +552,7 @@ class Voids:
                         " JOIN vouchers v ON v.id = l.voucher_id WHERE l.summary_id = ? ORDER BY l.voucher_id",
                         (summary_id,))]
         return SummaryOutcome(row["id"], row["emisor_ruc"], row["ident"], row["kind"], row["ticket"], row["state"], row["codigo"],
-                              row["descripcion"], row["xml_firmado"], vouchers, row["cdr_zip"])
+                              row["descripcion"], row["xml_firmado"], vouchers, self._zip_of(row))
 
     def list(self, limit: int = 200) -> list[dict]:
         """The current environment's RA and RC, newest first (without their texts); `comprobantes` lists the

@@ -219,6 +219,12 @@ def _complete(row: dict | None, dictionary_of: Callable[[bytes], bytes]) -> dict
     return row
 
 
+def signed_text_of(row: dict, dictionary_of: Callable[[bytes], bytes]) -> str | None:
+    """A voucher's signed text from its stored columns (`xml`, `xml_firmado`, `signature`, `signature_offset`, packed
+    or not), without a store: the outbox's migrations compare it with the copies they drop."""
+    return _complete(dict(row), dictionary_of)["xml_firmado"]
+
+
 class VoucherStore:
     """The vouchers of a data folder and their texts: the one INSERT, finds, signatures and status changes.
     `environment` says which environment's vouchers are seen and numbered; `on_change(id, status)` is told of
@@ -258,6 +264,11 @@ class VoucherStore:
     def unpack_bytes(self, value: bytes | None) -> bytes | None:
         """What `pack_bytes` packed, byte for byte; a value stored before packing as it is."""
         return packed_texts.unpack_bytes(value, self._dictionary_of)
+
+    def signed_bytes(self, voucher_id: int) -> bytes | None:
+        """A voucher's signed XML as operation 3 sends it (UTF-8), or None while it is not signed (or not stored)."""
+        row = self._voucher("v.id = ?", (voucher_id,))
+        return row["xml_firmado"].encode("utf-8") if row and row.get("xml_firmado") else None
 
     def _dictionary_of(self, digest: bytes) -> bytes:
         data = self._dictionaries.get(digest)

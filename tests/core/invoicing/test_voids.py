@@ -18,6 +18,7 @@ import pytest
 
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr, statuses
+from app.sandbox import sunat_signer
 from tests.helpers.base import ISSUER_RUC, SUNAT_CHECK
 from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item, nota
@@ -48,6 +49,12 @@ def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, void
     answer = cdr.read_zip(outcome.cdr_zip)
     assert (answer.codigo, answer.referencia) == ("0", outcome.ident)
     assert "ha sido aceptada" in answer.descripcion
+    row = voiding.storage.query_one("SELECT cdr_zip, cdr_xml, cdr_member FROM sunat_summaries WHERE id = ?",
+                                    (outcome.summary_id,))  # kept as its XML, the zip made again (voids.m004)
+    assert row["cdr_zip"] is None and row["cdr_member"] == answer.member == f"R-{ISSUER_RUC}-{outcome.ident}.xml"
+    assert voiding.vouchers.unpack_bytes(row["cdr_xml"]) == answer.xml and sunat_signer.signature_is_valid(answer.xml)
+    assert voiding.voids.outcome(outcome.summary_id).cdr_zip == outcome.cdr_zip == cdr.rebuild_zip(answer.member,
+                                                                                                   answer.xml)
     assert "ERROR EN EL RUC DEL CLIENTE" in outcome.xml_firmado
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
     # The next one of the day takes the next number; an anulado voucher is not voided twice.
@@ -171,6 +178,13 @@ def test_asking_sunat_for_a_cdr_stores_it_when_the_voucher_is_ours(voiding, void
         ("0", statuses.ACEPTADO, voucher_id, True)
     stored = voiding.voids.consulted_cdr(voucher_id)
     assert stored is not None and cdr.read_zip(stored["cdr_zip"]).referencia == "F001-41"
+    received = cdr.read_zip(answer["cdr_zip"])  # as SUNAT answered; stored as its XML, the zip made again
+    assert cdr.read_zip(stored["cdr_zip"]).xml == received.xml
+    assert stored["cdr_zip"] == cdr.rebuild_zip(received.member, received.xml)
+    with voiding.storage.write() as conn:  # a row stored before voids.m004: its zip, handed out as it is
+        conn.execute("UPDATE sunat_consulted_cdrs SET cdr_zip = ?, cdr_xml = NULL, cdr_member = NULL",
+                     (answer["cdr_zip"],))
+    assert voiding.voids.consulted_cdr(voucher_id)["cdr_zip"] == answer["cdr_zip"]
     unknown = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 999)
     assert unknown["codigo"] is None and unknown["cdr_zip"] is None and not unknown["guardado"]
     assert unknown["status_code"] != "0004"

@@ -7,12 +7,14 @@ searched by word prefixes in an FTS5 index whose tokenizer folds accents («pere
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 
 from sqlite_utils import Migrations
 
 from app.core.errors import conflict, invalid
+from app.core.invoicing import packed_texts
 from app.core.invoicing.catalog import records, text
 from app.core.invoicing.catalog.codes import NO_DOCUMENT
 from app.core.invoicing.catalog.records import Customer
@@ -49,6 +51,47 @@ def m001_customers(db) -> None:
     db.execute("CREATE TRIGGER customers_fts_update AFTER UPDATE OF nombre ON customers BEGIN"
                " INSERT INTO customers_fts (customers_fts, rowid, nombre) VALUES ('delete', old.id, old.nombre);"
                " INSERT INTO customers_fts (rowid, nombre) VALUES (new.id, new.nombre); END")
+
+
+@migrations()
+def m002_customers_of_stored_vouchers(db) -> None:
+    """Customers are remembered when a voucher is issued (since m001); the customers of vouchers issued before are
+    added once here: for each customer document, its latest voucher's name and address (the request's
+    `receptor.direccion`). A customer already in the catalogue (edited by hand, imported, or remembered since) is left
+    as it is; a voucher without a customer document («CLIENTES VARIOS») adds nobody. Vouchers of every environment."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "vouchers" not in tables or "voucher_texts" not in tables:  # a new folder: no vouchers yet
+        return
+
+    def dictionary_of(digest: bytes) -> bytes:
+        row = db.execute("SELECT data FROM voucher_dictionaries WHERE digest = ?", [digest]).fetchone()
+        if row is None:
+            raise KeyError(digest.hex())
+        return bytes(row[0])
+
+    cursor = db.execute(
+        "SELECT v.receptor_tipo_documento, v.receptor_numero_documento, v.receptor_nombre, t.request_json "
+        "FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id WHERE v.id IN (SELECT max(id) FROM vouchers "
+        "WHERE receptor_numero_documento IS NOT NULL GROUP BY receptor_tipo_documento, receptor_numero_documento) "
+        "ORDER BY v.id")
+    while rows := cursor.fetchmany(500):
+        for tipo, numero, nombre, request in rows:
+            customer = _rememberable(tipo, numero, nombre, _address_in(request, dictionary_of))
+            if customer is not None:
+                db.execute("INSERT INTO customers (tipo_documento, numero, nombre, clave, direccion) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (clave) DO NOTHING",
+                           [customer.tipo_documento, customer.numero, customer.nombre, customer.clave,
+                            customer.direccion])
+
+
+def _address_in(request: str | bytes | None, dictionary_of) -> str | None:
+    """The customer's address a stored request gave (`receptor.direccion`), or None (none, or unreadable)."""
+    try:
+        receptor = json.loads(packed_texts.unpack(request, dictionary_of) or "{}").get("receptor") or {}
+    except (KeyError, ValueError, AttributeError):
+        return None
+    direccion = receptor.get("direccion") if isinstance(receptor, dict) else None
+    return direccion.strip() or None if isinstance(direccion, str) else None
 
 
 def _customer(row: tuple) -> Customer:
