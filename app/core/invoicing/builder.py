@@ -22,7 +22,7 @@ from app.core.contract import (
 )
 from app.core.errors import YupanaError, invalid, invalid_many
 from app.core.invoicing import prevalidation as pv
-from app.core.invoicing import ubl
+from app.core.invoicing import sunat_codes, ubl
 from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, amount_in_words, icbper_rate, money
 from app.core.platform import clock
 
@@ -169,8 +169,9 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
             return None
         valor_venta -= descuento
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
-    taxed = scheme is ubl.IGV
-    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
+    if scheme is ubl.GRA and not _free_line(problems, index, item):
+        return None
+    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if afectacion in ubl.TAXED_AFFECTATIONS else ZERO
     if item.igv is not None:
         if not item.igv.is_finite() or abs(item.igv - igv) > CENT:
             problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({item.igv}) no "
@@ -179,8 +180,10 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
                 return None
         igv = money(item.igv)
     # The price a buyer pays per unit, after the discount (SUNAT's 3270 checks it against value, taxes and quantity).
-    if taxed:
+    if scheme is ubl.IGV:
         precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
+    elif scheme is ubl.GRA:  # the reference value per unit (PriceTypeCode 02), as given
+        precio = valor_unitario
     else:
         precio = valor_unitario if descuento is None else (valor_venta / cantidad).quantize(PRICE_PLACES)
     line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
@@ -190,6 +193,22 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
     if bag_rate is not None:
         _bags(problems, index, line, bag_rate)
     return line
+
+
+def _free_line(problems: pv.Problems, index: int, item: Item) -> bool:
+    """A free transfer (catalogue 07 11-16, 21, 31-37): `precio_unitario` is the reference value, above zero
+    (SUNAT's 2416: a free line states its value); nothing is charged, so there is nothing to discount."""
+    ok = True
+    if item.precio_unitario <= 0:
+        problems.add(f"items[{index}].precio_unitario", f"En una transferencia gratuita (afectación "
+                     f"{item.tipo_afectacion_igv}) el campo «items[{index}].precio_unitario» es el valor referencial "
+                     "unitario y debe ser mayor que cero.", "2417")
+        ok = False
+    if item.descuento:
+        problems.add(f"items[{index}].descuento", f"El campo «items[{index}].descuento» no se admite en una "
+                     f"transferencia gratuita (afectación {item.tipo_afectacion_igv}): no se cobra nada que descontar.")
+        ok = False
+    return ok
 
 
 def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross: Decimal) -> Decimal | None:
@@ -293,6 +312,78 @@ def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, 
     return "Credito", cuotas
 
 
+ACCOUNT_PATTERN = re.compile(r"^[0-9][0-9-]{6,18}[0-9]$")  # a bank account: 8 to 20 digits and hyphens
+PERCENT = Decimal(100)
+
+
+def _spot(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, moneda: str) -> ubl.Detraccion | None:
+    """The detracción (SPOT) of a factura: catalogue 54 code, its rate (the catalogue's by default), the Banco de
+    la Nación account and the catalogue 59 means; the amount is in PEN (a USD factura needs `tipo_cambio`)."""
+    spot = request.detraccion
+    assert spot is not None
+    ok = True
+    if request.tipo != "01":
+        problems.add("detraccion", "El campo «detraccion» solo se admite en facturas (tipo 01).")
+        ok = False
+    entry = sunat_codes.DETRACCIONES.get(spot.codigo)
+    if entry is None:
+        problems.add("detraccion.codigo", f"El código «{spot.codigo}» del campo «detraccion.codigo» no está en el "
+                     "catálogo 54 de SUNAT (p. ej. 022 otros servicios empresariales, 037 demás servicios).", "3033")
+        ok = False
+    porcentaje = spot.porcentaje if spot.porcentaje is not None else Decimal(entry[1]) if entry else None
+    if porcentaje is not None and not (porcentaje.is_finite() and 0 < porcentaje < PERCENT
+                                       and pv.decimals(porcentaje) <= 2):
+        problems.add("detraccion.porcentaje", f"El campo «detraccion.porcentaje» ({porcentaje}) debe ser mayor que 0 "
+                     "y menor que 100, con hasta 2 decimales.", "3062")
+        ok = False
+    if not ACCOUNT_PATTERN.match(spot.cuenta):
+        problems.add("detraccion.cuenta", f"El campo «detraccion.cuenta» («{spot.cuenta}») debe ser la cuenta de "
+                     "detracciones del Banco de la Nación: de 8 a 20 dígitos (se admiten guiones).", "3034")
+        ok = False
+    medio = spot.medio_pago or "001"
+    if medio not in sunat_codes.MEDIOS_DE_PAGO:
+        problems.add("detraccion.medio_pago", f"El código «{medio}» del campo «detraccion.medio_pago» no está en el "
+                     "catálogo 59 de SUNAT (p. ej. 001 depósito en cuenta, 003 transferencia de fondos).")
+        ok = False
+    rate = Decimal(1)
+    if moneda != "PEN":
+        tipo_cambio = request.tipo_cambio
+        if tipo_cambio is None or not (tipo_cambio.is_finite() and tipo_cambio > 0 and pv.decimals(tipo_cambio) <= 3):
+            problems.add("tipo_cambio", "El campo «tipo_cambio» (soles por dólar, hasta 3 decimales) es obligatorio "
+                         "en una factura en dólares con detracción: SUNAT recibe el monto de la detracción en soles.",
+                         "3208")
+            ok = False
+        else:
+            rate = tipo_cambio
+    if not ok or porcentaje is None:
+        return None
+    return ubl.Detraccion(spot.codigo, porcentaje, money(total * rate * porcentaje / PERCENT), spot.cuenta, medio)
+
+
+GUIA_PATTERN = re.compile(r"^(T[A-Z0-9]{3}|[0-9]{4}|EG[0-9]{2}|G[0-9]{3})-[0-9]{1,8}$")  # SUNAT's 4006
+MAX_ORDER = 20  # SUNAT's 4233: a purchase order of up to 20 characters without spaces
+
+
+def _references(request: GenerarXmlRequest, problems: pv.Problems) -> tuple[list[str], str | None]:
+    """The despatch advices (guías de remisión) and the purchase order the voucher refers to."""
+    guias: list[str] = []
+    for index, guia in enumerate(request.guias):
+        text = f"{guia.serie}-{guia.numero}"
+        if not GUIA_PATTERN.match(text):
+            problems.add(f"guias[{index}].serie", f"La guía «{text}» del campo «guias[{index}]» no es una serie-número "
+                         "de guía de remisión válida (serie T001, EG01, G001 o 0001 y número de 1 a 8 dígitos).", "4006")
+        elif text in guias:
+            problems.add(f"guias[{index}]", f"La guía «{text}» del campo «guias[{index}]» está repetida.", "2364")
+        else:
+            guias.append(text)
+    orden = request.orden_compra
+    if orden is not None and (not 1 <= len(orden) <= MAX_ORDER or re.search(r"\s", orden)
+                              or pv.INVALID_XML_CHARS.search(orden)):
+        problems.add("orden_compra", f"El campo «orden_compra» («{orden}») debe tener de 1 a {MAX_ORDER} caracteres "
+                     "sin espacios.", "4233")
+    return guias, orden or None
+
+
 def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
                     ) -> tuple[tuple[str, str] | None, tuple[str, str] | None, str | None]:
     """(reference, reason, serie letter) of a note; for invoices (None, None, letter of the type)."""
@@ -380,9 +471,16 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
             igv += igv_after - igv_before
             valor_venta -= descuento_global
             descuento_global = (descuento_global, base + descuento_global)
+    gratuitas = bool(subtotals) and subtotals[-1][0] is ubl.GRA
+    if gratuitas:  # free lines: their value and IGV are stated in the 9996 subtotal, never charged
+        _, free_value, free_igv = subtotals[-1]
+        valor_venta -= free_value
+        igv -= free_igv
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
     total = valor_venta + igv + icbper
     forma_pago, cuotas = _payment(request, problems, total, fecha)
+    detraccion = _spot(request, problems, total, moneda) if request.detraccion is not None else None
+    guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)
     if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"
             and total > pv.BOLETA_ID_THRESHOLD):
         problems.add("receptor.numero_documento", "Una boleta de más de S/ 700.00 debe identificar al cliente "
@@ -394,14 +492,15 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     place = company.place
     return ubl.Document(
         tipo=request.tipo, serie=request.serie, numero=request.numero, fecha=fecha, hora=hora, moneda=moneda,
-        tipo_operacion="0200" if exportacion else "0101", emisor_ruc=company.ruc,
+        tipo_operacion="0200" if exportacion else sunat_codes.DETRACCION_OPERATION if detraccion else "0101",
+        emisor_ruc=company.ruc,
         emisor_nombre=company.razon_social, emisor_comercial=company.nombre_comercial,
         emisor_ubigeo=company.ubigeo, emisor_direccion=company.direccion,
         emisor_departamento=place.departamento.upper() if place else "-",
         emisor_provincia=place.provincia.upper() if place else "-",
         emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
         receptor=receptor, lines=lines, subtotals=subtotals, valor_venta=valor_venta, igv=igv, total=total,
-        icbper=icbper, descuento_global=descuento_global, leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
+        icbper=icbper, descuento_global=descuento_global, leyenda=amount_in_words(total, moneda), gratuitas=gratuitas, detraccion=detraccion, guias=guias, orden_compra=orden_compra, forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
         motivo=motivo)
 
 

@@ -20,6 +20,11 @@ SERIE_PATTERN = re.compile(r"^[FB][A-Z0-9]{3}$")
 MAX_NUMERO = 99_999_999
 CURRENCIES = ("PEN", "USD")
 AFFECTATIONS = ("10", "20", "30", "40")  # catalogue 07, onerous operations
+# Catalogue 07, free transfers (gratuitas): 11-16 gravado, 21 exonerado, 31-37 inafecto; the line's price is a
+# reference value, nothing is charged.
+FREE_GRAVADO = ("11", "12", "13", "14", "15", "16")
+FREE_AFFECTATIONS = (*FREE_GRAVADO, "21", "31", "32", "33", "34", "35", "36", "37")
+LINE_AFFECTATIONS = frozenset(AFFECTATIONS + FREE_AFFECTATIONS)
 # Catalogue 06 codes a customer may carry, and the ones a boleta accepts without a RUC.
 DOCUMENT_TYPES = {"0": "sin documento", "1": "DNI", "4": "carnet de extranjería", "6": "RUC", "7": "pasaporte",
                   "A": "cédula diplomática"}
@@ -141,7 +146,7 @@ def check_line(problems: Problems, index: int, descripcion: str, codigo: str | N
     """The description, catalogue codes and product code of line `index`. Runs for every line of every
     voucher: the usual case (all fine) is decided first, and messages are written only for a problem."""
     if (descripcion and len(descripcion) <= MAX_DESCRIPTION and not INVALID_XML_CHARS.search(descripcion)
-            and unidad in UNITS and afectacion in AFFECTATIONS
+            and unidad in UNITS and afectacion in LINE_AFFECTATIONS
             and not (codigo and INVALID_XML_CHARS.search(codigo))):
         return
     check_text(problems, f"items[{index}].descripcion", descripcion, MAX_DESCRIPTION, "2027")
@@ -172,6 +177,7 @@ def check_line_code(problems: Problems, index: int, unidad: str, afectacion: str
     if unidad not in UNITS:
         problems.add(f"{prefix}.unidad", f"La unidad «{unidad}» del campo «{prefix}.unidad» no está en el "
                      "catálogo 03 de SUNAT (p. ej. NIU, ZZ, KGM).", "2936")
-    if afectacion not in AFFECTATIONS:
+    if afectacion not in LINE_AFFECTATIONS:
         problems.add(f"{prefix}.tipo_afectacion_igv", f"El tipo de afectación «{afectacion}» del campo "
-                     f"«{prefix}.tipo_afectacion_igv» debe ser 10, 20, 30 o 40 (catálogo 07).", "2040")
+                     f"«{prefix}.tipo_afectacion_igv» debe ser 10, 20, 30 o 40, o una transferencia gratuita "
+                     "11 a 16, 21 o 31 a 37 (catálogo 07).", "2040")
