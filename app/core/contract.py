@@ -162,6 +162,7 @@ class GenerarXmlRequest(ContractModel):
     detraccion: Detraccion | None = extra()  # facturas subject to the SPOT (operation type 1001)
     guias: list[Guia] = extra(default_factory=list)  # despatch advices (guías de remisión, type 09)
     orden_compra: str | None = extra()  # the customer's purchase order
+    tipo_operacion: str | None = extra()  # catalogue 51, when it cannot be inferred (export of services)
     tipo_cambio: Quantity | None = extra()  # soles per dollar, for amounts SUNAT wants in PEN on a USD voucher
 
     @field_validator("numero", mode="before")

@@ -56,8 +56,11 @@ def _issuer(company_of: CompanyOf, problems: pv.Problems, ruc: str) -> Company |
     return company
 
 
-def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
-    """The customer as catalogue 06 type, number, name and address, checked against the voucher type."""
+def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool | None
+              ) -> ubl.Party:
+    """The customer as catalogue 06 type, number, name and address, checked against the voucher type.
+    `exportacion`: True (a customer without RUC), False (with RUC on a factura), None (either: an export of
+    services SUNAT accepts to a domiciled customer)."""
     party = _customer_identity(name_of, request, problems, exportacion)
     direccion = request.receptor.direccion
     if direccion:
@@ -67,7 +70,7 @@ def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems
 
 
 def _customer_identity(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems,
-                       exportacion: bool) -> ubl.Party:
+                       exportacion: bool | None) -> ubl.Party:
     """The customer as catalogue 06 type, number and name, checked against the voucher type."""
     receptor = request.receptor
     pv.check_characters(problems, "receptor.razon_social", receptor.razon_social)
@@ -89,7 +92,7 @@ def _customer_identity(name_of: NameOf, request: GenerarXmlRequest, problems: pv
                      "«receptor.tipo_documento» no es válido: use 1 (DNI), 4 (CE), 6 (RUC), 7 (pasaporte), "
                      "A (cédula diplomática) o 0 (sin documento).", "2800")
         return ubl.Party("0", "-", name or "-")
-    if not boleta and (tipo_doc != "6") != exportacion:
+    if not boleta and exportacion is not None and (tipo_doc != "6") != exportacion:
         detail = ("una exportación se emite a un cliente no domiciliado (sin RUC)" if exportacion
                   else "una factura y sus notas se emiten a un RUC (tipo 6)")
         problems.add("receptor.tipo_documento", f"El campo «receptor.tipo_documento» no es válido: {detail}.", "2800")
@@ -384,6 +387,40 @@ def _references(request: GenerarXmlRequest, problems: pv.Problems) -> tuple[list
     return guias, orden or None
 
 
+def _operation(request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool,
+               lines: list[ubl.Line]) -> str:
+    """The operation type (catalogue 51): `tipo_operacion` when given, checked against the lines and the
+    detracción; otherwise inferred (0200 when every line is an export, 1001 with a detracción, else 0101)."""
+    inferred = (sunat_codes.EXPORT_OF_GOODS if exportacion else
+                sunat_codes.DETRACCION_OPERATION if request.detraccion is not None else sunat_codes.DOMESTIC_SALE)
+    code = request.tipo_operacion
+    if code is None or code == inferred:
+        return inferred
+    field_name = "tipo_operacion"
+    if request.tipo not in pv.SERIE_LETTER:
+        problems.add(field_name, "El campo «tipo_operacion» solo se admite en facturas y boletas (una nota sigue al "
+                     "comprobante que modifica).")
+    elif code not in sunat_codes.OPERATION_TYPES:
+        offered = ", ".join(sunat_codes.OPERATION_TYPES)
+        problems.add(field_name, f"El tipo de operación «{code}» del campo «tipo_operacion» no está entre los que "
+                     f"Yupana emite (catálogo 51): {offered}.", "3206")
+    elif code.startswith("02") and lines and not exportacion:
+        index = next(i for i, line in enumerate(lines) if line.afectacion != "40")
+        problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» debe ser "
+                     f"40: una exportación (campo «tipo_operacion» {code}) lleva solo líneas de afectación 40.", "2642")
+    elif code.startswith("02"):
+        return code
+    elif exportacion:
+        problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a líneas de exportación "
+                     "(afectación 40): use 0200 (bienes) o 0201 a 0208 (servicios).", "3100")
+    elif code == sunat_codes.DETRACCION_OPERATION:
+        return code  # without `detraccion`: refused by the caller (3127)
+    else:
+        problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a una factura con detracción: "
+                     "use 1001 o quite el campo.", "3128")
+    return inferred
+
+
 def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
                     ) -> tuple[tuple[str, str] | None, tuple[str, str] | None, str | None]:
     """(reference, reason, serie letter) of a note; for invoices (None, None, letter of the type)."""
@@ -456,7 +493,10 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         index = next(i for i, item in enumerate(request.items) if item.icbper)
         problems.add(f"items[{index}].icbper", f"El campo «items[{index}].icbper» (bolsas de plástico) solo se admite "
                      "en comprobantes en soles (PEN): el ICBPER es un monto fijo en soles por bolsa.")
-    receptor = _customer(name_of, request, problems, exportacion)
+    tipo_operacion = _operation(request, problems, exportacion, lines)
+    receptor = _customer(name_of, request, problems,
+                         None if exportacion and tipo_operacion not in sunat_codes.EXPORTS_TO_NON_RESIDENTS
+                         else exportacion)
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
     subtotals = _subtotals(lines)
@@ -480,6 +520,9 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     total = valor_venta + igv + icbper
     forma_pago, cuotas = _payment(request, problems, total, fecha)
     detraccion = _spot(request, problems, total, moneda) if request.detraccion is not None else None
+    if detraccion is None and tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
+        problems.add("detraccion", "El tipo de operación 1001 (sujeta a detracción) necesita el campo «detraccion» "
+                     "(código, cuenta del Banco de la Nación).", "3127")
     guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)
     if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"
             and total > pv.BOLETA_ID_THRESHOLD):
@@ -492,8 +535,7 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     place = company.place
     return ubl.Document(
         tipo=request.tipo, serie=request.serie, numero=request.numero, fecha=fecha, hora=hora, moneda=moneda,
-        tipo_operacion="0200" if exportacion else sunat_codes.DETRACCION_OPERATION if detraccion else "0101",
-        emisor_ruc=company.ruc,
+        tipo_operacion=tipo_operacion, emisor_ruc=company.ruc,
         emisor_nombre=company.razon_social, emisor_comercial=company.nombre_comercial,
         emisor_ubigeo=company.ubigeo, emisor_direccion=company.direccion,
         emisor_departamento=place.departamento.upper() if place else "-",

@@ -110,3 +110,20 @@ MEDIOS_DE_PAGO = frozenset({"001", "002", "003", "004", "005", "006", "007", "00
 DETRACCION_OPERATION = "1001"  # catalogue 51: «Operación sujeta a detracción»
 DETRACCION_LEGEND = ("2006", "Operación sujeta a detracción")  # catalogue 52
 DETRACCION_THRESHOLD = "700"  # soles: the SPOT applies to operations above this amount
+
+# Catalogue 51: the operation types Yupana issues (cbc:InvoiceTypeCode/@listID). 0202 (hospedaje) and 0205 (paquete
+# turístico) need the guest's passport data on each line and are not offered; neither is a boleta of them.
+OPERATION_TYPES = {
+    "0101": "Venta interna", "0200": "Exportación de bienes",
+    "0201": "Exportación de servicios: prestación realizada íntegramente en el país",
+    "0203": "Exportación de servicios: transporte de navieras",
+    "0204": "Exportación de servicios: servicios a naves y aeronaves de bandera extranjera",
+    "0206": "Exportación de servicios: servicios complementarios al transporte de carga",
+    "0207": "Exportación de servicios: suministro de energía eléctrica a sujetos domiciliados en ZED",
+    "0208": "Exportación de servicios: prestación realizada parcialmente en el extranjero",
+    DETRACCION_OPERATION: "Operación sujeta a detracción",
+}
+DOMESTIC_SALE = "0101"
+EXPORT_OF_GOODS = "0200"
+# Exports whose customer SUNAT's sheets refuse with a RUC (2800); for 0203, 0206, 0207 and 0208 either is accepted.
+EXPORTS_TO_NON_RESIDENTS = frozenset({"0200", "0201", "0204"})

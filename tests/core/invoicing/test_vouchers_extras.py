@@ -233,3 +233,47 @@ def test_references(issue, name, guias, orden):
 def test_bad_references_are_refused(engine, company, extra, field, code):
     message, sunat_code = _refused(engine, factura("F010", 9, [item("Polo", "1", "30")], **extra))[field]
     assert sunat_code == code and field.split("[")[0] in message
+
+
+# ---------------------------------------------------------------- point 6: the operation type (catalogue 51)
+
+@needs_xmlsec
+@pytest.mark.parametrize(("name", "code", "scheme"), [
+    ("factura-exportacion-servicios", "0201", "4"), ("factura-exportacion-servicios-parcial", "0208", "0"),
+    ("factura-exportacion-carga-ruc", "0206", "6"), ("boleta-exportacion-servicios", "0201", "7"),
+    ("factura-exportacion-bienes-explicita", "0200", "0"), ("factura-exportacion", "0200", "0"),  # inferred
+])
+def test_operation_type(issue, name, code, scheme):
+    request = REQUESTS[name]
+    root = issue(request)
+    assert root.find("cbc:InvoiceTypeCode", NS).get("listID") == code
+    assert root.find("cac:AccountingCustomerParty/cac:Party/cac:PartyIdentification/cbc:ID", NS).get(
+        "schemeID") == (scheme if scheme != "4" else request["receptor"]["tipo_documento"])
+    (subtotal,) = root.findall("cac:TaxTotal/cac:TaxSubtotal", NS)
+    assert _text(subtotal, "cac:TaxCategory/cac:TaxScheme/cbc:ID") == "9995"  # EXP
+    assert _text(root, "cac:TaxTotal/cbc:TaxAmount") == "0.00"
+    value = sum((i["cantidad"] * i["precio_unitario"] for i in request["items"]), Decimal(0))
+    assert _money(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == value
+    assert _legend(root, "1000") == [amount_in_words(value, request.get("moneda", "PEN"))]
+
+
+FOREIGN = {"tipo_documento": "0", "numero_documento": "US-1", "razon_social": "ACME LLC"}
+
+
+@pytest.mark.parametrize(("request_", "field", "code"), [
+    (factura("F011", 9, [item("Servicio", "1", "10", "40")], receptor=FOREIGN, tipo_operacion="0202"),
+     "tipo_operacion", "3206"),
+    (factura("F011", 9, [item("Servicio", "1", "10", "40")], receptor=FOREIGN, tipo_operacion="9999"),
+     "tipo_operacion", "3206"),
+    (factura("F011", 9, [item("Servicio", "1", "10")], tipo_operacion="0201"), "items[0].tipo_afectacion_igv", "2642"),
+    (factura("F011", 9, [item("Servicio", "1", "10", "40")], receptor=FOREIGN, tipo_operacion="0101"),
+     "tipo_operacion", "3100"),
+    (factura("F011", 9, [item("Servicio", "1", "1000")], tipo_operacion="1001"), "detraccion", "3127"),
+    (factura("F011", 9, [item("Servicio", "1", "1000")], tipo_operacion="0101",
+             detraccion={"codigo": "022", "cuenta": "00-741-123456"}), "tipo_operacion", "3128"),
+    (factura("F011", 9, [item("Servicio", "1", "10", "40")], tipo_operacion="0201"), "receptor.tipo_documento", "2800"),
+], ids=["hospedaje", "desconocido", "linea-no-40", "venta-interna-exportando", "1001-sin-detraccion",
+        "detraccion-0101", "0201-a-ruc"])
+def test_bad_operation_types_are_refused(engine, company, request_, field, code):
+    message, sunat_code = _refused(engine, request_)[field]
+    assert sunat_code == code and field.split("[")[0].split(".")[0] in message
