@@ -204,6 +204,19 @@ MATRIX: list[tuple[str, dict]] = [
     ("factura-exportacion-bienes-explicita", factura("F011", 4, [item("Quinua orgánica", "500", "3.20", "40",
                                                                       unidad="KGM")], receptor=FOREIGN_CUSTOMER,
                                                      moneda="USD", tipo_operacion="0200")),
+    # Note reasons (issue 17, point 7): credit 10, 11 and 13 (corrected instalments), debit 11.
+    ("nc-otros-conceptos", nota("07", "F001", 20, ("01", "F001", 3), "10", [item("Producto 5", "1", "15.75")],
+                                descripcion_motivo="Regularización por redondeo en el precio acordado")),
+    ("nc-ajuste-exportacion", nota("07", "F002", 20, ("01", "F002", 2), "11",
+                                   [item("Café orgánico de exportación", "20", "18.40", "40", unidad="KGM")],
+                                   receptor=FOREIGN_CUSTOMER, moneda="USD")),
+    ("nc-cuotas", nota("07", "F001", 21, ("01", "F001", 10), "13", [item("Maquinaria", "1", "0")],
+                       forma_pago={"tipo": "Credito", "cuotas": [
+                           {"monto": Decimal("7080.00"), "fecha_vencimiento": _due(45)},
+                           {"monto": Decimal("7080.00"), "fecha_vencimiento": _due(90)}]})),
+    ("nd-ajuste-exportacion", nota("08", "F002", 20, ("01", "F002", 2), "11",
+                                   [item("Diferencia de precio FOB", "1000", "0.35", "40", unidad="KGM")],
+                                   receptor=FOREIGN_CUSTOMER, moneda="USD")),
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]

@@ -288,7 +288,15 @@ def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, 
              ) -> tuple[str | None, list[tuple[Decimal, date]]]:
     forma = request.forma_pago
     if request.tipo not in ("01", "03"):
-        return None, []
+        if request.tipo == "07" and request.codigo_motivo == pv.INSTALMENTS_REASON:
+            if forma is None or forma.tipo != "Credito" or not forma.cuotas:
+                problems.add("forma_pago.cuotas", "Una nota de crédito de motivo 13 (ajuste de montos y/o fechas de "
+                             "pago) lleva las cuotas corregidas en «forma_pago» (tipo Credito y «forma_pago.cuotas»).",
+                             "3257")
+                return None, []
+            total = Decimal("Infinity")  # the note itself is of 0: the instalments are the factura's, corrected
+        else:
+            return None, []
     if forma is None:
         return ("Contado" if request.tipo == "01" else None), []
     if forma.tipo == "Contado":
@@ -309,7 +317,7 @@ def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, 
                          "fecha_vencimiento» debe ser posterior a la fecha de emisión.", "3267")
         cuotas.append((cuota.monto, cuota.fecha_vencimiento))
     pending = sum((amount for amount, _ in cuotas), ZERO)
-    if pending > total:
+    if pending > total and total.is_finite():
         problems.add("forma_pago.cuotas", f"La suma de «forma_pago.cuotas» ({pending}) supera el importe total "
                      f"({total}).", "3265")
     return "Credito", cuotas
@@ -443,17 +451,41 @@ def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
                          f"una serie-número válida de tipo {ref.tipo}.", "2117" if request.tipo == "07" else "2205")
         reference = (ref.tipo, f"{ref.serie}-{ref.numero}")
     code = request.codigo_motivo
-    if code not in reasons:
+    if code == pv.IVAP_REASON:
+        problems.add("codigo_motivo", "El motivo 12 del campo «codigo_motivo» (ajustes afectos al IVAP) corrige "
+                     "líneas con IVAP (afectación 17), que Yupana no emite.", "2172")
+    elif code not in reasons:
         catalogue = "09" if request.tipo == "07" else "10"
         problems.add("codigo_motivo", f"El campo «codigo_motivo» debe ser un código del catálogo {catalogue}: "
                      f"{', '.join(reasons)}.", "2172")
         if not code:
             return reference, None, letter
+    if code == pv.INSTALMENTS_REASON and ref is not None and ref.tipo != "01":
+        problems.add("documento_referencia.tipo", f"El campo «documento_referencia.tipo» ({ref.tipo}) debe ser 01: "
+                     "una nota de crédito de motivo 13 (ajuste de montos y/o fechas de pago) solo modifica una factura.",
+                     "3259")
     description = request.descripcion_motivo or reasons.get(code or "", "-")
     pv.check_text(problems, "descripcion_motivo", description, pv.MAX_REASON, "2135")
     if "\n" in description or "\r" in description:
         problems.add("descripcion_motivo", "El campo «descripcion_motivo» debe ser una sola línea.", "2135")
     return reference, (code, description), letter
+
+
+def _note_lines(request: GenerarXmlRequest, problems: pv.Problems, lines: list[ubl.Line], total: Decimal) -> None:
+    """Reason 11 adjusts an export: every line of affectation 40 (SUNAT's 3107). A credit note of reason 13 corrects
+    the instalments only: its lines and total are 0 (3315)."""
+    if request.codigo_motivo == pv.EXPORT_REASON:
+        for index, line in enumerate(lines):
+            if line.afectacion != "40":
+                problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» "
+                             "debe ser 40: el motivo 11 ajusta una operación de exportación.", "3107")
+                return
+    elif request.tipo == "07" and total:
+        for index, item in enumerate(request.items):
+            if item.precio_unitario:
+                problems.add(f"items[{index}].precio_unitario", f"El campo «items[{index}].precio_unitario» debe ser 0 "
+                             "en una nota de crédito de motivo 13: corrige las cuotas, no acredita un monto.", "3315")
+                return
 
 
 def _when(request: GenerarXmlRequest) -> tuple[date, time]:
@@ -518,6 +550,8 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         igv -= free_igv
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
     total = valor_venta + igv + icbper
+    if request.codigo_motivo in (pv.EXPORT_REASON, pv.INSTALMENTS_REASON) and request.tipo in ("07", "08"):
+        _note_lines(request, problems, lines, total)
     forma_pago, cuotas = _payment(request, problems, total, fecha)
     detraccion = _spot(request, problems, total, moneda) if request.detraccion is not None else None
     if detraccion is None and tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:

@@ -32,8 +32,15 @@ DOCUMENT_TYPES = {"0": "sin documento", "1": "DNI", "4": "carnet de extranjería
 CREDIT_REASONS = {"01": "Anulación de la operación", "02": "Anulación por error en el RUC",
                   "03": "Corrección por error en la descripción", "04": "Descuento global",
                   "05": "Descuento por ítem", "06": "Devolución total", "07": "Devolución por ítem",
-                  "08": "Bonificación", "09": "Disminución en el valor"}
-DEBIT_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos"}
+                  "08": "Bonificación", "09": "Disminución en el valor", "10": "Otros conceptos",
+                  "11": "Ajustes de operaciones de exportación", "13": "Ajustes: montos y/o fechas de pago"}
+DEBIT_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos",
+                 "11": "Ajustes de operaciones de exportación"}
+# Reason 12 of both catalogues («Ajustes afectos al IVAP») adjusts IVAP lines (affectation 17), which Yupana does not
+# issue: it is refused with its own message. Reason 11 adjusts an export: its lines are all of affectation 40.
+IVAP_REASON = "12"
+EXPORT_REASON = "11"
+INSTALMENTS_REASON = "13"  # credit notes: corrected instalments (cac:PaymentTerms), nothing credited
 # Catalogue 03 (UN/ECE rec 20): the units small businesses use; others are refused clearly.
 UNITS = frozenset({"NIU", "ZZ", "KGM", "GRM", "LTR", "MTR", "MTK", "MTQ", "BX", "PK", "DZN", "HUR", "DAY",
                    "MON", "ANN", "SET", "PR", "CEN", "MIL", "TNE", "GLL", "BG", "BO", "CA", "CMT", "KTM",

@@ -396,6 +396,8 @@ def render(doc: Document) -> str:
         body.append(_payment_terms(doc))
         if doc.descuento_global:
             body.append(_discount(*doc.descuento_global, cur, GLOBAL_DISCOUNT))
+    elif doc.forma_pago:  # a credit note of reason 13: the corrected instalments
+        body.append(_payment_terms(doc))
     body.append(_tax_total(doc))
     body.append(_monetary_total(doc, total_element))
     body.extend(_line(i, line, cur, line_element, quantity_tag) for i, line in enumerate(doc.lines, start=1))

@@ -277,3 +277,62 @@ FOREIGN = {"tipo_documento": "0", "numero_documento": "US-1", "razon_social": "A
 def test_bad_operation_types_are_refused(engine, company, request_, field, code):
     message, sunat_code = _refused(engine, request_)[field]
     assert sunat_code == code and field.split("[")[0].split(".")[0] in message
+
+
+# ---------------------------------------------------------------- point 7: every note reason SUNAT allows
+
+def _reason(root) -> str:
+    return _text(root, "cac:DiscrepancyResponse/cbc:ResponseCode")
+
+
+@needs_xmlsec
+def test_credit_note_13_carries_the_corrected_instalments(issue):
+    root = issue(REQUESTS["nc-cuotas"])
+    assert etree.QName(root).localname == "CreditNote" and _reason(root) == "13"
+    assert _text(root, "cac:BillingReference/cac:InvoiceDocumentReference/cbc:ID") == "F001-10"
+    assert _text(root, "cac:BillingReference/cac:InvoiceDocumentReference/cbc:DocumentTypeCode") == "01"
+    terms = root.findall("cac:PaymentTerms", NS)
+    assert [_text(t, "cbc:PaymentMeansID") for t in terms] == ["Credito", "Cuota001", "Cuota002"]
+    assert [_text(t, "cbc:ID") for t in terms] == ["FormaPago"] * 3
+    assert [_text(t, "cbc:Amount") for t in terms] == ["14160.00", "7080.00", "7080.00"]
+    dues = [c["fecha_vencimiento"] for c in REQUESTS["nc-cuotas"]["forma_pago"]["cuotas"]]
+    assert [_text(t, "cbc:PaymentDueDate") for t in terms[1:]] == dues
+    names = [etree.QName(child).localname for child in root]
+    assert names.index("AccountingCustomerParty") < names.index("PaymentTerms") < names.index("TaxTotal")
+    assert _text(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == "0.00"  # nothing credited (SUNAT's 3315)
+    assert _legend(root, "1000") == ["CERO CON 00/100 SOLES"]
+
+
+@needs_xmlsec
+@pytest.mark.parametrize(("name", "root_name", "reason", "total_element", "payable"), [
+    ("nc-otros-conceptos", "CreditNote", "10", "LegalMonetaryTotal", "18.59"),
+    ("nc-ajuste-exportacion", "CreditNote", "11", "LegalMonetaryTotal", "368.00"),
+    ("nd-ajuste-exportacion", "DebitNote", "11", "RequestedMonetaryTotal", "350.00"),
+])
+def test_note_reasons(issue, name, root_name, reason, total_element, payable):
+    root = issue(REQUESTS[name])
+    assert etree.QName(root).localname == root_name and _reason(root) == reason
+    assert _text(root, f"cac:{total_element}/cbc:PayableAmount") == payable
+    if reason == "11":  # an export's adjustment: only export lines (scheme 9995)
+        assert root.xpath("cac:TaxTotal/cac:TaxSubtotal/cac:TaxCategory/cac:TaxScheme/cbc:ID/text()",
+                          namespaces=NS) == ["9995"]
+    assert root.find("cac:PaymentTerms", NS) is None
+
+
+@pytest.mark.parametrize(("request_", "field", "code"), [
+    (REQUESTS["nc-cuotas"] | {"forma_pago": None}, "forma_pago.cuotas", "3257"),
+    (REQUESTS["nc-cuotas"] | {"forma_pago": {"tipo": "Credito", "cuotas": []}}, "forma_pago.cuotas", "3257"),
+    (REQUESTS["nc-cuotas"] | {"forma_pago": {"tipo": "Contado"}}, "forma_pago.cuotas", "3257"),
+    (REQUESTS["nc-cuotas"] | {"items": [item("Maquinaria", "1", "100")]}, "items[0].precio_unitario", "3315"),
+    (REQUESTS["nc-cuotas"] | {"documento_referencia": {"tipo": "03", "serie": "B001", "numero": 2},
+                              "serie": "B001", "receptor": {"tipo_documento": "1", "numero_documento": "45678912",
+                                                            "razon_social": "MARÍA QUISPE"}},
+     "documento_referencia.tipo", "3259"),
+    (REQUESTS["nc-ajuste-exportacion"] | {"items": [item("Café", "1", "10")]}, "items[0].tipo_afectacion_igv", "3107"),
+    (REQUESTS["nd-ajuste-exportacion"] | {"codigo_motivo": "12"}, "codigo_motivo", "2172"),
+    (REQUESTS["nc-otros-conceptos"] | {"codigo_motivo": "14"}, "codigo_motivo", "2172"),
+], ids=["nc13-sin-cuotas", "nc13-cuotas-vacias", "nc13-contado", "nc13-con-monto", "nc13-de-boleta",
+        "motivo11-no-exportacion", "motivo12-ivap", "motivo-desconocido"])
+def test_bad_notes_are_refused(engine, company, request_, field, code):
+    message, sunat_code = _refused(engine, {k: v for k, v in request_.items() if v is not None})[field]
+    assert sunat_code == code and field.split("[")[0].split(".")[0] in message
