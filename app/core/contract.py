@@ -160,7 +160,9 @@ class GenerarXmlRequest(ContractModel):
     descripcion_motivo: str | None = extra()
     descuento_global: Money | None = extra()  # invoices: a discount without IGV on the gravado base (code 02)
     detraccion: Detraccion | None = extra()  # facturas subject to the SPOT (operation type 1001)
-    guias: list[Guia] = extra(default_factory=list)  # despatch advices (guías de remisión, type 09)
+    # Despatch advices (guías de remisión, type 09). None when missing, never an empty list: a field left out must not
+    # change the JSON the idempotency key is computed from (voucher_keys.request_json, exclude_none).
+    guias: list[Guia] | None = extra()
     orden_compra: str | None = extra()  # the customer's purchase order
     tipo_operacion: str | None = extra()  # catalogue 51, when it cannot be inferred (export of services)
     tipo_cambio: Quantity | None = extra()  # soles per dollar, for amounts SUNAT wants in PEN on a USD voucher

@@ -378,7 +378,7 @@ MAX_ORDER = 20  # SUNAT's 4233: a purchase order of up to 20 characters without 
 def _references(request: GenerarXmlRequest, problems: pv.Problems) -> tuple[list[str], str | None]:
     """The despatch advices (guías de remisión) and the purchase order the voucher refers to."""
     guias: list[str] = []
-    for index, guia in enumerate(request.guias):
+    for index, guia in enumerate(request.guias or ()):
         text = f"{guia.serie}-{guia.numero}"
         if not GUIA_PATTERN.match(text):
             problems.add(f"guias[{index}].serie", f"La guía «{text}» del campo «guias[{index}]» no es una serie-número "
@@ -525,7 +525,11 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         index = next(i for i, item in enumerate(request.items) if item.icbper)
         problems.add(f"items[{index}].icbper", f"El campo «items[{index}].icbper» (bolsas de plástico) solo se admite "
                      "en comprobantes en soles (PEN): el ICBPER es un monto fijo en soles por bolsa.")
-    tipo_operacion = _operation(request, problems, exportacion, lines)
+    if request.tipo_operacion is None:  # a plain voucher: inferred, no checks
+        tipo_operacion = (sunat_codes.EXPORT_OF_GOODS if exportacion else sunat_codes.DETRACCION_OPERATION
+                          if request.detraccion is not None else sunat_codes.DOMESTIC_SALE)
+    else:
+        tipo_operacion = _operation(request, problems, exportacion, lines)
     receptor = _customer(name_of, request, problems,
                          None if exportacion and tipo_operacion not in sunat_codes.EXPORTS_TO_NON_RESIDENTS
                          else exportacion)
@@ -550,11 +554,11 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         igv -= free_igv
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
     total = valor_venta + igv + icbper
-    if request.codigo_motivo in (pv.EXPORT_REASON, pv.INSTALMENTS_REASON) and request.tipo in ("07", "08"):
+    if request.tipo in ("07", "08") and request.codigo_motivo in (pv.EXPORT_REASON, pv.INSTALMENTS_REASON):
         _note_lines(request, problems, lines, total)
     forma_pago, cuotas = _payment(request, problems, total, fecha)
     detraccion = _spot(request, problems, total, moneda) if request.detraccion is not None else None
-    if detraccion is None and tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
+    if request.tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
         problems.add("detraccion", "El tipo de operación 1001 (sujeta a detracción) necesita el campo «detraccion» "
                      "(código, cuenta del Banco de la Nación).", "3127")
     guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)

@@ -336,3 +336,14 @@ def test_note_reasons(issue, name, root_name, reason, total_element, payable):
 def test_bad_notes_are_refused(engine, company, request_, field, code):
     message, sunat_code = _refused(engine, {k: v for k, v in request_.items() if v is not None})[field]
     assert sunat_code == code and field.split("[")[0].split(".")[0] in message
+
+
+def test_the_new_fields_leave_a_plain_requests_key_unchanged():
+    """The idempotency key is computed from the request's JSON without None: a field a plain request leaves out must
+    not appear there, or every voucher stored before would answer 409 when sent again."""
+    from app.core.contract import GenerarXmlRequest
+    from app.core.invoicing.voucher_keys import request_json
+
+    text = request_json(GenerarXmlRequest.model_validate(factura("F001", 1, [item("Polo", "1", "30")])))
+    for name in ("guias", "orden_compra", "detraccion", "tipo_operacion", "tipo_cambio"):
+        assert name not in text
