@@ -27,7 +27,7 @@ from .totals import parse_decimal
 from .widgets import FieldErrors
 
 HINT_STYLE = "color: #8a5300;"
-AUTOMATIC_OPERATION = "Automático (venta interna, exportación de bienes o detracción, según las líneas)"
+AUTOMATIC_OPERATION = "Automático (según las líneas y la detracción)"
 # Catalogue 59 (means of payment of the detracción deposit): the ones a small business uses; 001 by default.
 PAYMENT_MEANS = {"001": "Depósito en cuenta", "002": "Giro", "003": "Transferencia de fondos", "004": "Orden de pago",
                  "005": "Tarjeta de débito", "006": "Tarjeta de crédito", "009": "Efectivo", "999": "Otros medios de pago"}
@@ -56,7 +56,7 @@ class ExtrasBox(QGroupBox):
     def __init__(self, errors: FieldErrors, parent: QWidget | None = None) -> None:
         super().__init__("Descuento global y referencias", parent)
         self.descuento_global = QLineEdit()
-        self.descuento_global.setPlaceholderText("monto sin IGV, p. ej. 10.00")
+        self.descuento_global.setPlaceholderText("sin IGV, p. ej. 10.00")
         self.guias = QLineEdit()
         self.guias.setPlaceholderText("serie-número, p. ej. T001-123, T001-124")
         self.orden_compra = QLineEdit()
@@ -70,21 +70,30 @@ class ExtrasBox(QGroupBox):
         self.tipo_cambio = QLineEdit()
         self.tipo_cambio.setPlaceholderText("soles por dólar, p. ej. 3.750")
         self.tipo_cambio_label = QLabel("Tipo de cambio:")
+        self.tipo_cambio_label.setToolTip("SUNAT recibe el monto de la detracción en soles.")
+        self.tipo_operacion.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.tipo_operacion.setMinimumContentsLength(24)
         grid = QGridLayout(self)
-        grid.addWidget(QLabel("Descuento global (sin IGV):"), 0, 0)
+        grid.addWidget(QLabel("Descuento global:"), 0, 0)
         grid.addWidget(errors.wrap(self.descuento_global, "descuento_global"), 0, 1)
-        grid.addWidget(QLabel("Guías de remisión:"), 0, 2)
-        grid.addWidget(errors.wrap(self.guias, "guias"), 0, 3)
-        grid.addWidget(QLabel("Orden de compra:"), 0, 4)
-        grid.addWidget(errors.wrap(self.orden_compra, "orden_compra"), 0, 5)
-        grid.addWidget(QLabel("Tipo de operación:"), 1, 0)
-        grid.addWidget(errors.wrap(self.tipo_operacion, "tipo_operacion"), 1, 1, 1, 3)
-        grid.addWidget(self.tipo_cambio_label, 1, 4)
-        grid.addWidget(errors.wrap(self.tipo_cambio, "tipo_cambio"), 1, 5)
+        grid.addWidget(QLabel("Orden de compra:"), 0, 2)
+        grid.addWidget(errors.wrap(self.orden_compra, "orden_compra"), 0, 3)
+        grid.addWidget(QLabel("Guías de remisión:"), 1, 0)
+        grid.addWidget(errors.wrap(self.guias, "guias"), 1, 1, 1, 3)
+        grid.addWidget(QLabel("Tipo de operación:"), 2, 0)
+        grid.addWidget(errors.wrap(self.tipo_operacion, "tipo_operacion"), 2, 1, 1, 3)
+        grid.addWidget(self.tipo_cambio_label, 3, 0)
+        grid.addWidget(errors.wrap(self.tipo_cambio, "tipo_cambio"), 3, 1)
+        grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.descuento_global.textChanged.connect(self.changed)
         self.tipo_cambio.textChanged.connect(self.changed)
         self.set_currency("PEN")
+
+    def add_row(self, widget: QWidget) -> None:
+        """`widget` across the box, under its fields."""
+        grid = self.layout()
+        grid.addWidget(widget, grid.rowCount(), 0, 1, 4)
 
     def set_currency(self, moneda: str) -> None:
         """The exchange rate is asked only of a voucher in dollars (SUNAT wants the detracción in soles)."""
@@ -151,25 +160,27 @@ class DetraccionBox(QGroupBox):
         self.porcentaje = QLineEdit()
         self.porcentaje.setMaximumWidth(80)
         self.cuenta = QLineEdit()
-        self.cuenta.setPlaceholderText("cuenta de detracciones del Banco de la Nación, p. ej. 00-000-123456")
+        self.cuenta.setPlaceholderText("cuenta de detracciones, p. ej. 00-000-123456")
         self.medio_pago = QComboBox()
         for code, name in PAYMENT_MEANS.items():
             self.medio_pago.addItem(f"{code} — {name}", code)
         self.amount = QLabel("")
         self.remove_button = QPushButton("Quitar detracción")
+        self.codigo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.codigo.setMinimumContentsLength(30)
         grid = QGridLayout(self)
         grid.addWidget(QLabel("Código (catálogo 54):"), 0, 0)
         grid.addWidget(errors.wrap(self.codigo, "detraccion.codigo"), 0, 1, 1, 3)
-        grid.addWidget(QLabel("Porcentaje:"), 0, 4)
-        grid.addWidget(errors.wrap(self.porcentaje, "detraccion.porcentaje"), 0, 5)
-        grid.addWidget(QLabel("Cuenta del Banco de la Nación:"), 1, 0)
-        grid.addWidget(errors.wrap(self.cuenta, "detraccion.cuenta"), 1, 1)
+        grid.addWidget(QLabel("Porcentaje:"), 1, 0)
+        grid.addWidget(errors.wrap(self.porcentaje, "detraccion.porcentaje"), 1, 1)
         grid.addWidget(QLabel("Medio de pago:"), 1, 2)
         grid.addWidget(errors.wrap(self.medio_pago, "detraccion.medio_pago"), 1, 3)
-        grid.addWidget(self.amount, 1, 4, 1, 2)
-        grid.addWidget(errors.label_for("detraccion"), 2, 0, 1, 5)
-        grid.addWidget(self.remove_button, 2, 5)
-        grid.setColumnStretch(1, 1)
+        grid.addWidget(QLabel("Cuenta del Banco de la Nación:"), 2, 0)
+        grid.addWidget(errors.wrap(self.cuenta, "detraccion.cuenta"), 2, 1, 1, 3)
+        grid.addWidget(errors.label_for("detraccion"), 3, 0, 1, 4)
+        grid.addWidget(self.amount, 4, 0, 1, 3)
+        grid.addWidget(self.remove_button, 4, 3)
+        grid.setColumnStretch(3, 1)
         self.codigo.currentIndexChanged.connect(self._code_changed)
         self.porcentaje.textChanged.connect(self.changed)
         self.remove_button.clicked.connect(self.close_section)
