@@ -114,6 +114,7 @@ class Item(ContractModel):
     tipo_afectacion_igv: str | None = extra()  # catalogue 07; "10" (gravado) by default
     icbper: bool | None = extra()  # a line of plastic bags: ICBPER per bag (one bag per unit)
     descuento: Money | None = extra()  # a discount without IGV that reduces the line's base (catalogue 53 code 00)
+    codigo_detraccion: str | None = extra()  # catalogue 54: the good or service is subject to the detracción
 
 
 class Cuota(ContractModel):
