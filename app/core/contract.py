@@ -115,6 +115,7 @@ class Item(ContractModel):
     icbper: bool | None = extra()  # a line of plastic bags: ICBPER per bag (one bag per unit)
     descuento: Money | None = extra()  # a discount without IGV that reduces the line's base (catalogue 53 code 00)
     precio_con_igv: Quantity | None = extra()  # unit price with IGV: precio_unitario derived from it (docs/catalog.md)
+    codigo_detraccion: str | None = extra()  # catalogue 54: the good or service is subject to the detracción
 
 
 class Cuota(ContractModel):

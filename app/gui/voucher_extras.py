@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -177,9 +178,8 @@ class DetraccionBox(QGroupBox):
         grid.addWidget(errors.wrap(self.medio_pago, "detraccion.medio_pago"), 1, 3)
         grid.addWidget(QLabel("Cuenta del Banco de la Nación:"), 2, 0)
         grid.addWidget(errors.wrap(self.cuenta, "detraccion.cuenta"), 2, 1, 1, 3)
-        grid.addWidget(errors.label_for("detraccion"), 3, 0, 1, 4)
-        grid.addWidget(self.amount, 4, 0, 1, 3)
-        grid.addWidget(self.remove_button, 4, 3)
+        grid.addWidget(self.amount, 3, 0, 1, 3)
+        grid.addWidget(self.remove_button, 3, 3)
         grid.setColumnStretch(3, 1)
         self.codigo.currentIndexChanged.connect(self._code_changed)
         self.porcentaje.textChanged.connect(self.changed)
@@ -230,17 +230,22 @@ class DetraccionHint(QWidget):
     """The suggestion: a factura above S/ 700 (a product of the catalogue subject to detracción, or a sale that may
     be a service) gets a hint and a button that opens the section with the code filled in."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, errors: FieldErrors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.text = QLabel("")
         self.text.setWordWrap(True)
         self.text.setStyleSheet(HINT_STYLE)
         self.button = QPushButton("Agregar detracción")
         self.codigo = DEFAULT_SERVICE_CODE
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
         row.addWidget(self.text, 1)
         row.addWidget(self.button)
+        column.addLayout(row)
+        # The engine's «detraccion» errors (a factura above S/ 700 with a line subject to it, and none) show here,
+        # next to the button that adds it; the section's own fields have their labels in the section.
+        column.addWidget(errors.label_for("detraccion"))
 
     def suggest(self, invoice: bool, total_pen: Decimal | None, product_codes: list[tuple[str, str]],
                 active: bool) -> None:

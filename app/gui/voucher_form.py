@@ -107,7 +107,7 @@ class VoucherForm(QDialog):
         self.errors = FieldErrors()
         self.banner = MessageBanner()
         self.extras = ExtrasBox(self.errors)  # global discount, references, operation type, exchange rate
-        self.detraccion_hint = DetraccionHint()
+        self.detraccion_hint = DetraccionHint(self.errors)
         self.detraccion = DetraccionBox(self.errors)
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
@@ -621,6 +621,8 @@ class VoucherForm(QDialog):
                           price_field: valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
                           "unidad": product.get("unidad") or "NIU", "codigo": product.get("codigo"),
                           **({"descuento": descuento} if descuento else {}),
+                          **({"codigo_detraccion": product["codigo_detraccion"]}
+                             if product.get("codigo_detraccion") and self.tipo.currentData() == "01" else {}),
                           **({"icbper": True} if self._bags(row) else {})})
         return items, problems
 

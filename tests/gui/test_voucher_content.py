@@ -110,16 +110,34 @@ def test_service_factura_above_700_suggests_the_detraccion(qtbot, context, sunat
     assert one(xml, f"{terms}/cbc:Amount") == "212.40"
 
 
-def test_a_product_subject_to_detraccion_names_itself_in_the_suggestion(qtbot, context, company, engine):
+def test_a_product_subject_to_detraccion_names_itself_and_is_refused_without_it(qtbot, context, sunat, engine):
     product = engine.save_product({"codigo": "SRV-01", "descripcion": "Mantenimiento de montacargas",
                                    "precio": Decimal("900"), "precio_incluye_igv": False, "unidad": "ZZ",
                                    "tipo_afectacion_igv": "10", "codigo_detraccion": "020"})
     form = open_form(qtbot, context)
+    form.fill_example(CUSTOMER_RUC, CUSTOMER, [])
+    form.add_line()
     form.add_product(product)
     text = form.detraccion_hint.text.text()
     assert "«Mantenimiento de montacargas» está sujeto a detracción (código 020" in text
+    assert form.request()["items"][0]["codigo_detraccion"] == "020"
+    form.emit_button.click()  # without the detracción: the engine refuses it, the message is next to the button
+    wait_idle(qtbot, context.workers)
+    assert form.outcome is None
+    assert "supera S/ 700.00" in form.errors.visible()["detraccion"]
+    assert form.errors.labels["detraccion"].isVisible()
     form.detraccion_hint.button.click()
     assert form.detraccion.codigo.currentData() == "020" and form.detraccion.porcentaje.text() == "12"
+    form.detraccion.cuenta.setText("00-000-654321")
+    outcome = emit_and_wait(qtbot, context, form)
+    assert outcome["estado"] == "aceptado", outcome
+    assert one(signed_xml(engine, "01"), "cac:PaymentTerms[cbc:ID='Detraccion']/cbc:PaymentMeansID") == "020"
+
+
+def test_a_boleta_offers_no_detraccion(qtbot, context, company):
+    form = open_form(qtbot, context)
+    form.fill_example("46027896", "ROSA QUISPE", [("Servicio de limpieza", "1", "1000", "10")])
+    form.detraccion_hint.button.click()
     form.tipo.setCurrentIndex(form.tipo.findData("03"))  # a boleta: no detracción section, no suggestion
     assert not form.detraccion.isVisible() and not form.detraccion_hint.isVisible()
     assert "detraccion" not in form.request()

@@ -162,7 +162,8 @@ MATRIX: list[tuple[str, dict]] = [
                                                      item("Licencia de bonificación", "1", "120", "14")],
                                          moneda="USD")),
     # Detracción (issue 17, point 1): operation 1001, legend 2006, the account and the amount in PEN.
-    ("factura-detraccion", factura("F009", 1, [item("Servicio de consultoría empresarial", "1", "1271.19")],
+    ("factura-detraccion", factura("F009", 1, [item("Servicio de consultoría empresarial", "1", "1271.19",
+                                                    codigo_detraccion="022")],
                                    detraccion={"codigo": "022", "cuenta": "00-741-123456"})),
     ("factura-detraccion-usd", factura("F009", 2, [item("Mantenimiento de maquinaria", "1", "2000")], moneda="USD",
                                        tipo_cambio=Decimal("3.745"),

@@ -467,6 +467,39 @@ def _operation(request: GenerarXmlRequest, problems: pv.Problems, exportacion: b
     return inferred
 
 
+SPOT_THRESHOLD = Decimal(sunat_codes.DETRACCION_THRESHOLD)
+
+
+def _spot_missing(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, moneda: str) -> None:
+    """A factura above S/ 700 with a line marked as subject to the detracción (`items[].codigo_detraccion`) and no
+    `detraccion` is refused: SUNAT's sheets would accept it, but it is legally wrong (no operation type 1001, no
+    legend 2006, no Banco de la Nación account). Lines are looked at only for a factura above 700 soles or in dollars
+    (where a marked line needs `tipo_cambio` to tell)."""
+    index = 0
+    for item in request.items:  # a loop, not a generator: this runs for every factura above 700
+        codigo = item.codigo_detraccion
+        if codigo:
+            break
+        index += 1
+    else:
+        return
+    field_name = f"items[{index}].codigo_detraccion"
+    if codigo not in sunat_codes.DETRACCIONES:
+        problems.add(field_name, f"El código «{codigo}» del campo «{field_name}» no está en el catálogo 54 de SUNAT.",
+                     "3033")
+        return
+    if moneda != "PEN":
+        if request.tipo_cambio is None or not request.tipo_cambio.is_finite() or request.tipo_cambio <= 0:
+            problems.add("tipo_cambio", f"La línea «{field_name}» está sujeta a detracción: indique «tipo_cambio» "
+                         "(soles por dólar) para saber si la factura supera S/ 700.00.", "3208")
+            return
+        if total * request.tipo_cambio <= SPOT_THRESHOLD:
+            return
+    problems.add("detraccion", f"La factura supera S/ 700.00 y la línea «{field_name}» ({codigo}, "
+                 f"{sunat_codes.DETRACCIONES[codigo][0]}) está sujeta a detracción: indique el campo «detraccion» "
+                 "(código, cuenta del Banco de la Nación).", "3127")
+
+
 def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
                     ) -> tuple[tuple[str, str] | None, tuple[str, str] | None, str | None]:
     """(reference, reason, serie letter) of a note; for invoices (None, None, letter of the type)."""
@@ -596,6 +629,9 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         _note_lines(request, problems, lines, total)
     forma_pago, cuotas = _payment(request, problems, total, fecha)
     detraccion = _spot(request, problems, total, moneda) if request.detraccion is not None else None
+    if (detraccion is None and request.tipo == "01" and (total > SPOT_THRESHOLD or moneda != "PEN")
+            and request.detraccion is None):
+        _spot_missing(request, problems, total, moneda)
     if request.tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
         problems.add("detraccion", "El tipo de operación 1001 (sujeta a detracción) necesita el campo «detraccion» "
                      "(código, cuenta del Banco de la Nación).", "3127")

@@ -347,3 +347,28 @@ def test_the_new_fields_leave_a_plain_requests_key_unchanged():
     text = request_json(GenerarXmlRequest.model_validate(factura("F001", 1, [item("Polo", "1", "30")])))
     for name in ("guias", "orden_compra", "detraccion", "tipo_operacion", "tipo_cambio"):
         assert name not in text
+
+
+# ---------------------------------------------------------------- point 1: a factura subject to detracción without it
+
+SERVICE = item("Consultoría", "1", "600", codigo_detraccion="037")  # 708.00 with IGV
+
+
+def test_a_factura_above_700_with_a_line_subject_to_detraccion_needs_it(engine, company):
+    message, code = _refused(engine, factura("F012", 1, [SERVICE]))["detraccion"]
+    assert "items[0].codigo_detraccion" in message and "700" in message and "detraccion" in message and code == "3127"
+
+
+def test_the_refusal_looks_at_the_amount_the_mark_and_the_currency(engine, company):
+    small = factura("F012", 2, [item("Consultoría", "1", "593.22", codigo_detraccion="037")])  # 700.00: not above
+    assert engine.generar_xml(small).nombre_archivo.endswith("F012-2.xml")
+    unmarked = factura("F012", 3, [item("Laptop", "1", "600")])  # goods, not marked: issued
+    assert engine.generar_xml(unmarked).nombre_archivo.endswith("F012-3.xml")
+    dollars = factura("F012", 4, [SERVICE], moneda="USD")
+    assert _refused(engine, dollars)["tipo_cambio"][1] == "3208"
+    cheap = factura("F012", 5, [item("Consultoría", "1", "190", codigo_detraccion="037")], moneda="USD",
+                    tipo_cambio=Decimal("3.1"))  # 224.20 × 3.1 = 695.02 soles: not above 700
+    assert engine.generar_xml(cheap).nombre_archivo.endswith("F012-5.xml")
+    assert "detraccion" in _refused(engine, {**cheap, "numero": 6, "tipo_cambio": Decimal("3.2")})
+    unknown = factura("F012", 7, [item("Consultoría", "1", "600", codigo_detraccion="777")])
+    assert _refused(engine, unknown)["items[0].codigo_detraccion"][1] == "3033"
