@@ -100,6 +100,8 @@ class VoucherForm(QDialog):
         self.context = context
         self.engine = context.engine
         self.prices_with_igv_by_ruc: dict[str, bool] = {}  # each company's default for «Precios incluyen IGV»
+        self.account_by_ruc: dict[str, str | None] = {}  # each company's Banco de la Nación account (detracción)
+        self.sent: dict[str, Any] | None = None  # the request of the last «Emitir»
         self.issued: list[dict[str, Any]] = []
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
@@ -328,15 +330,16 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, list, dict]:
+        def load() -> tuple[list, list, dict, dict]:
             companies = self.engine.list_companies()
             defaults = {c.ruc: self.engine.company_prices_include_igv(c.ruc) for c in companies}
-            return companies, issued_vouchers(self.engine), defaults
+            accounts = {c.ruc: self.engine.company_detraction_account(c.ruc) for c in companies}
+            return companies, issued_vouchers(self.engine), defaults, accounts
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, list, dict]) -> None:
-        companies, self.issued, self.prices_with_igv_by_ruc = loaded
+    def _loaded(self, loaded: tuple[list, list, dict, dict]) -> None:
+        companies, self.issued, self.prices_with_igv_by_ruc, self.account_by_ruc = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
@@ -379,6 +382,8 @@ class VoucherForm(QDialog):
     def open_detraccion(self) -> None:
         """The suggestion's button: the section opens with the suggested code and its rate."""
         self.detraccion.open_with(self.detraccion_hint.codigo)
+        if not self.detraccion.cuenta.text().strip():  # the company's account, remembered from its last detracción
+            self.detraccion.cuenta.setText(self.account_by_ruc.get(self.emisor.currentData()) or "")
 
     def _issuer_changed(self) -> None:
         """The issued vouchers a note may modify are the chosen issuer's."""
@@ -740,6 +745,8 @@ class VoucherForm(QDialog):
             return
         self.progress.setValue(0)
         self.progress.show()
+        self.sent = request
+
         def work(job: Any) -> dict[str, Any]:  # the environment at the moment of sending, not when the form opened
             return emit(self.engine, request, job.report)
 
@@ -762,10 +769,22 @@ class VoucherForm(QDialog):
         self.emitted.emit(outcome)
         if outcome.get("nombre_archivo") and outcome.get("digest_value"):
             self.print_button.show()  # signed: it can be printed, whatever SUNAT answered
+            self._remember_account()
         if outcome.get("estado") in statuses.ISSUED:
             self.emit_button.setText("Emitir otro")
             self.emit_button.clicked.disconnect()
             self.emit_button.clicked.connect(self.start_next)
+
+    def _remember_account(self) -> None:
+        """A signed factura with detracción: its Banco de la Nación account becomes the company's (filled in next
+        time)."""
+        spot = (self.sent or {}).get("detraccion")
+        ruc = (self.sent or {}).get("emisor", {}).get("ruc")
+        if not spot or not ruc or self.account_by_ruc.get(ruc) == spot["cuenta"]:
+            return
+        self.account_by_ruc[ruc] = spot["cuenta"]
+        self.context.workers.run(self, self.engine.set_company_detraction_account, ruc, spot["cuenta"],
+                                 failed=self.banner.show_error)
 
     def print_voucher(self) -> None:
         """Lay out the voucher just issued, then open the print dialog."""

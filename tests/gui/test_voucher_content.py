@@ -13,6 +13,7 @@ from app.core.platform import clock
 from app.gui.totals import LINE_AFFECTATIONS, Line, compute
 from app.gui.voucher_extras import read_guias
 from app.gui.voucher_form import BAG, DISCOUNT, VoucherForm
+from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, wait_idle
 
 CUSTOMER_RUC, CUSTOMER = "20601030013", "BODEGA SAN MARTÍN S.A.C."
@@ -108,6 +109,11 @@ def test_service_factura_above_700_suggests_the_detraccion(qtbot, context, sunat
     assert one(xml, f"{terms}/cbc:PaymentMeansID") == "037"
     assert Decimal(one(xml, f"{terms}/cbc:PaymentPercent")) == Decimal("12")
     assert one(xml, f"{terms}/cbc:Amount") == "212.40"
+    assert engine.company_detraction_account(ISSUER_RUC) == "00-000-123456"  # remembered for the company
+    form.close()
+    form = open_form(qtbot, context)
+    form.detraccion_hint.button.click()
+    assert form.detraccion.cuenta.text() == "00-000-123456"  # filled in the next time
 
 
 def test_a_product_subject_to_detraccion_names_itself_and_is_refused_without_it(qtbot, context, sunat, engine):
