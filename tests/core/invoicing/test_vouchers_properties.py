@@ -229,3 +229,32 @@ def test_totals_with_bags_discounts_and_free_lines_add_up_and_the_legend_spells_
         assert node.findtext("cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceTypeCode",
                              namespaces=NS) == price_type
         assert amounts("cac:AllowanceCharge/cbc:Amount/text()", node) == ([discount] if discount else [])
+
+
+spots = st.fixed_dictionaries({"codigo": st.sampled_from(["022", "037", "999", ""]) | st.text(max_size=4),
+                               "cuenta": st.sampled_from(["00-741-123456", ""]) | st.text(max_size=22)},
+                              optional={"porcentaje": st.decimals(allow_nan=True, allow_infinity=True),
+                                        "medio_pago": st.sampled_from(["001", "003", "777"]) | st.text(max_size=4)})
+references = st.lists(st.fixed_dictionaries({"serie": st.sampled_from(["T001", "EG01", "F001"]) | st.text(max_size=5),
+                                             "numero": st.integers(min_value=-3, max_value=10 ** 9)}), max_size=3)
+
+
+@SETTINGS
+@given(detraccion=json_values | spots, guias=json_values | references, orden=json_values, tipo_operacion=json_values | st.sampled_from(["0101", "0201", "1001"]),
+       tipo_cambio=json_values | st.decimals(allow_nan=True, allow_infinity=True), codigo_detraccion=json_values, motivo=st.sampled_from([None, "10", "11", "12", "13"]),
+       tipo=st.sampled_from(["01", "03", "07", "08"]), forma_pago=json_values,
+       afectacion=st.sampled_from(["10", "13", "21", "31", "40"]))
+def test_no_content_extra_crashes_the_generator(engine, company, detraccion, guias, orden, tipo_operacion, tipo_cambio,
+                                                codigo_detraccion, motivo, tipo, forma_pago, afectacion):
+    """Issue 17's extras, any JSON in them: a 200 with well-formed XML or a 400, never a crash."""
+    request = {"tipo": tipo, "serie": "F001", "numero": 1, "emisor": {"ruc": "20100066603"},
+               "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE"},
+               "items": [{"descripcion": "Servicio", "cantidad": Decimal(1), "precio_unitario": Decimal("900"),
+                          "tipo_afectacion_igv": afectacion, "codigo_detraccion": codigo_detraccion}],
+               "detraccion": detraccion, "guias": guias, "orden_compra": orden, "tipo_operacion": tipo_operacion,
+               "tipo_cambio": tipo_cambio, "forma_pago": forma_pago, "codigo_motivo": motivo,
+               "documento_referencia": {"tipo": "01", "serie": "F001", "numero": 1} if tipo in ("07", "08") else None}
+    status, envelope = engine.call("xml", request)
+    assert status in (200, 400, 409), envelope
+    if status == 200:
+        etree.fromstring(envelope["data"]["xml"].encode(), PARSER)
