@@ -88,6 +88,7 @@ class ExtrasBox(QGroupBox):
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.descuento_global.textChanged.connect(self.changed)
+        self.tipo_operacion.currentIndexChanged.connect(self.changed)
         self.tipo_cambio.textChanged.connect(self.changed)
         self.set_currency("PEN")
 
@@ -249,7 +250,8 @@ class DetraccionHint(QWidget):
 
     def suggest(self, invoice: bool, total_pen: Decimal | None, product_codes: list[tuple[str, str]],
                 active: bool) -> None:
-        """`total_pen`: the payable total in soles (None when a USD voucher has no exchange rate yet);
+        """`total_pen`: the payable total in soles (None when a USD voucher has no exchange rate yet, and for an
+        export, which is not subject to the detracción);
         `product_codes`: (description, catálogo 54 code) of the lines that come from such products."""
         self.codigo = product_codes[0][1] if product_codes else DEFAULT_SERVICE_CODE
         if not invoice or active:

@@ -668,8 +668,9 @@ class VoucherForm(QDialog):
             self.instalments.set_total(totals.total)
         codes = [(self._text(row, 0), product["codigo_detraccion"]) for row in range(self.items.rowCount())
                  if (product := self.items.item(row, 0).data(LINE_PRODUCT) or {}).get("codigo_detraccion")]
+        export = bool(totals.exportacion) or (self.extras.tipo_operacion.currentData() or "").startswith("02")
         self.detraccion_hint.suggest(self.tipo.currentData() == "01",
-                                     totals.total * tipo_cambio if tipo_cambio else None, codes,
+                                     totals.total * tipo_cambio if tipo_cambio and not export else None, codes,
                                      self.detraccion.active())
 
     def _mark_cells(self, details: list[ErrorDetail]) -> None:

@@ -252,6 +252,25 @@ def test_credit_note_13_carries_the_corrected_instalments(qtbot, context, sunat,
     assert one(xml, "cac:PaymentTerms[cbc:PaymentMeansID='Cuota002']/cbc:Amount") == "100.00"
 
 
+def test_an_export_of_services_in_dollars(qtbot, context, sunat, engine):
+    form = open_form(qtbot, context)
+    form.doc_type.setCurrentIndex(form.doc_type.findData("7"))
+    form.doc_number.setText("AB123456")
+    form.customer_name.setText("JOHN SMITH")
+    form.moneda.setCurrentIndex(form.moneda.findData("USD"))
+    form.items.setRowCount(0)
+    form.add_line("Consultoría remota de software", "1", "1000.00", "40")
+    form.extras.tipo_operacion.setCurrentIndex(form.extras.tipo_operacion.findData("0201"))
+    assert shown(form, "exportacion") == "US$ 1,000.00" and shown(form, "total") == "US$ 1,000.00"
+    form.extras.tipo_cambio.setText("3.750")
+    assert not form.detraccion_hint.suggested()  # an export is not subject to the detracción
+    outcome = emit_and_wait(qtbot, context, form)
+    assert outcome["estado"] == "aceptado", outcome
+    xml = signed_xml(engine, "01")
+    assert one(xml, "cbc:InvoiceTypeCode/@listID") == "0201"
+    assert one(xml, "cac:LegalMonetaryTotal/cbc:PayableAmount") == "1000.00"
+
+
 def test_preview_arithmetic_of_each_piece():
     assert set(LINE_AFFECTATIONS) >= {"10", "20", "30", "40", "11", "16", "21", "31", "37"}
     assert LINE_AFFECTATIONS["15"] == "Gratuito gravado – Bonificaciones"
