@@ -102,6 +102,7 @@ class VoucherForm(QDialog):
         self.prices_with_igv_by_ruc: dict[str, bool] = {}  # each company's default for «Precios incluyen IGV»
         self.account_by_ruc: dict[str, str | None] = {}  # each company's Banco de la Nación account (detracción)
         self.sent: dict[str, Any] | None = None  # the request of the last «Emitir»
+        self.reference_total = Decimal("0.00")  # the total of the voucher a note modifies, when picked
         self.issued: list[dict[str, Any]] = []
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
@@ -410,6 +411,8 @@ class VoucherForm(QDialog):
         self.doc_number.setText(row.get("receptor_numero_documento") or "")
         self.customer_name.setText(row.get("receptor_nombre") or "")
         self.moneda.setCurrentIndex(max(self.moneda.findData(row.get("moneda") or "PEN"), 0))
+        self.reference_total = Decimal(str(row.get("total") or "0.00"))
+        self.update_totals()
 
     def propose_numero(self) -> None:
         ruc, tipo, serie = self.emisor.currentData(), self.tipo.currentData(), self.serie.text().strip().upper()
@@ -663,7 +666,7 @@ class VoucherForm(QDialog):
             self.detraccion.show_amount(totals.detraccion)
         self.totals = totals
         if self.is_note() and self._on_credit():
-            self.instalments.set_total(self.instalments.total)  # NC 13: the corrected instalments are typed
+            self.instalments.set_total(self.reference_total)  # NC 13: the factura's instalments, corrected
         else:
             self.instalments.set_total(totals.total)
         codes = [(self._text(row, 0), product["codigo_detraccion"]) for row in range(self.items.rowCount())
@@ -819,6 +822,7 @@ class VoucherForm(QDialog):
         self.note.clear()
         self.extras.clear()
         self.detraccion.hide()
+        self.reference_total = Decimal("0.00")
         self.context.workers.run(self, issued_vouchers, self.engine, done=self._reloaded)
         self.propose_numero()
 

@@ -240,6 +240,7 @@ def test_credit_note_13_carries_the_corrected_instalments(qtbot, context, sunat,
     assert not form.instalments.isVisible()
     form.note.motivo.setCurrentIndex(form.note.motivo.findData("13"))
     assert form.instalments.isVisible()  # NC 13: the factura's instalments, corrected
+    assert [c["monto"] for c in form.instalments.read()[0]] == [Decimal("295.00")]  # the factura's total to start
     form.items.setRowCount(0)
     form.add_line("Cemento Sol 42.5 kg", "10", "0", "10")
     form.instalments.table.item(0, 0).setText("295.00")
