@@ -473,6 +473,8 @@ class VoucherForm(QDialog):
         for code, label in LINE_AFFECTATIONS.items():
             combo.addItem(label, code)
         combo.setCurrentIndex(combo.findData(afectacion))
+        combo.setToolTip("En una línea gratuita (transferencia gratuita) el precio escrito es el valor referencial "
+                         "sin IGV: no se cobra, se informa en «Op. gratuitas».")
         combo.currentIndexChanged.connect(self.update_totals)
         self.items.setCellWidget(row, AFFECTATION, combo)
         bag = QTableWidgetItem("")
