@@ -323,3 +323,26 @@ def test_the_panel_adds_up_as_the_engine_does(company, engine, lines, global_dis
     bags = xml.xpath("cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='7152']/cbc:TaxAmount/text()",
                      namespaces=NS)
     assert Decimal(bags[0] if bags else "0") == totals.icbper
+
+
+def test_ajustes_keeps_the_company_account(qtbot, context, engine, company):
+    from app.gui.company_form import CompanyForm
+    from app.gui.widgets import MessageBanner
+
+    banner = MessageBanner()
+    settings = CompanyForm(context, banner)
+    qtbot.addWidget(settings)
+    qtbot.addWidget(banner)
+    settings.reload_companies()
+    qtbot.waitUntil(lambda: settings.ruc.text() == company.ruc)
+    wait_idle(qtbot, context.workers)
+    assert settings.detraction_account.text() == ""
+    settings.detraction_account.setText("00-000-777777")
+    settings.save()
+    wait_idle(qtbot, context.workers)
+    assert engine.company_detraction_account(company.ruc) == "00-000-777777"
+    form = open_form(qtbot, context)
+    form.detraccion_hint.button.click()
+    assert form.detraccion.cuenta.text() == "00-000-777777"  # the voucher form fills it in
+    settings.clear()
+    assert settings.detraction_account.text() == ""
