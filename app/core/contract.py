@@ -115,6 +115,7 @@ class Item(ContractModel):
     icbper: bool | None = extra()  # a line of plastic bags: ICBPER per bag (one bag per unit)
     descuento: Money | None = extra()  # a discount without IGV that reduces the line's base (catalogue 53 code 00)
     precio_con_igv: Quantity | None = extra()  # unit price with IGV: precio_unitario derived from it (docs/catalog.md)
+    codigo_detraccion: str | None = extra()  # catalogue 54: the good or service is subject to the detracción
 
 
 class Cuota(ContractModel):
@@ -133,6 +134,18 @@ class DocumentoReferencia(ContractModel):
     numero: int
 
 
+class Detraccion(ContractModel):
+    codigo: str  # catalogue 54
+    porcentaje: Money | None = None  # the catalogue's default rate when missing
+    cuenta: str  # the issuer's account at the Banco de la Nación
+    medio_pago: str | None = None  # catalogue 59; "001" (depósito en cuenta) by default
+
+
+class Guia(ContractModel):
+    serie: str  # T001, EG01, G001 or 0001
+    numero: int
+
+
 class GenerarXmlRequest(ContractModel):
     tipo: str
     serie: str
@@ -148,6 +161,13 @@ class GenerarXmlRequest(ContractModel):
     codigo_motivo: str | None = extra()  # notes only: catalogue 09 (NC) or 10 (ND)
     descripcion_motivo: str | None = extra()
     descuento_global: Money | None = extra()  # invoices: a discount without IGV on the gravado base (code 02)
+    detraccion: Detraccion | None = extra()  # facturas subject to the SPOT (operation type 1001)
+    # Despatch advices (guías de remisión, type 09). None when missing, never an empty list: a field left out must not
+    # change the JSON the idempotency key is computed from (voucher_keys.request_json, exclude_none).
+    guias: list[Guia] | None = extra()
+    orden_compra: str | None = extra()  # the customer's purchase order
+    tipo_operacion: str | None = extra()  # catalogue 51, when it cannot be inferred (export of services)
+    tipo_cambio: Quantity | None = extra()  # soles per dollar, for amounts SUNAT wants in PEN on a USD voucher
 
     @field_validator("numero", mode="before")
     @classmethod

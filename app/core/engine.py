@@ -458,6 +458,15 @@ class Engine:
         self.events.emit(events.COMPANY_SAVED, {"ruc": ruc})
         return saved
 
+    def company_detraction_account(self, ruc: str) -> str | None:
+        """The company's Banco de la Nación account the voucher form fills in the detracción section."""
+        return self.companies.detraction_account(ruc)
+
+    def set_company_detraction_account(self, ruc: str, cuenta: str | None) -> str | None:
+        saved = self.companies.set_detraction_account(ruc, cuenta)
+        self.events.emit(events.COMPANY_SAVED, {"ruc": ruc})
+        return saved
+
     def verify_signature(self, xml: bytes | str) -> xmldsig.Verification:
         return xmldsig.verify_xml(xml)
 

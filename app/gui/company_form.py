@@ -106,8 +106,14 @@ class CompanyForm(QWidget):
         self.prices_with_igv = QCheckBox("Precios incluyen IGV")
         self.prices_with_igv.setToolTip("Al emitir, la columna de precios toma precios con IGV (se puede cambiar en "
                                         "cada comprobante).")
+        self.detraction_account = QLineEdit()
+        self.detraction_account.setPlaceholderText("opcional, p. ej. 00-000-123456")
+        self.detraction_account.setToolTip("La cuenta de detracciones de la empresa: el formulario de comprobantes la "
+                                           "completa en la sección «Detracción» (se recuerda al emitir una factura "
+                                           "con detracción).")
         if with_list:
             form.addRow("Precios al vender:", self.prices_with_igv)
+            form.addRow("Cuenta de detracciones (Banco de la Nación):", self.detraction_account)
             form.addRow("Formato de impresión:", self.print_format)
             form.addRow("Logo en el comprobante:", self.errors.wrap(logo_row, "logo"))
         self.logo_button.clicked.connect(
@@ -161,12 +167,14 @@ class CompanyForm(QWidget):
 
     def _load_options(self, ruc: str) -> None:
         self.context.workers.run(self, lambda: (self.engine.company_print_options(ruc),
-                                                self.engine.company_prices_include_igv(ruc)),
+                                                self.engine.company_prices_include_igv(ruc),
+                                                self.engine.company_detraction_account(ruc)),
                                  done=self._show_options)
 
-    def _show_options(self, options: tuple[PrintOptions, bool]) -> None:
+    def _show_options(self, options: tuple[PrintOptions, bool, str | None]) -> None:
         self._show_print_options(options[0])
         self.prices_with_igv.setChecked(options[1])
+        self.detraction_account.setText(options[2] or "")
 
     def _show_print_options(self, options: PrintOptions) -> None:
         self.print_format.setCurrentIndex(max(0, self.print_format.findData(options.formato)))
@@ -189,6 +197,7 @@ class CompanyForm(QWidget):
         self.inputs["codigo_establecimiento"].setText("0000")
         self.print_format.setCurrentIndex(0)
         self.prices_with_igv.setChecked(False)
+        self.detraction_account.clear()
         self.logo_path, self.drop_logo = None, False
         self.logo_label.setText("Sin logo")
         self.errors.clear()
@@ -230,12 +239,14 @@ class CompanyForm(QWidget):
         company, formato = self.company(), self.print_format.currentData()
         logo_path, drop_logo = self.logo_path, self.drop_logo
         prices_with_igv = self.prices_with_igv.isChecked()
+        account = self.detraction_account.text().strip() or None
 
         def work() -> Company:
             saved = self.engine.set_company(company)
             self.engine.set_company_print_options(saved.ruc, formato, read_logo(logo_path) if logo_path else None,
                                                   clear_logo=drop_logo)
             self.engine.set_company_prices_include_igv(saved.ruc, prices_with_igv)
+            self.engine.set_company_detraction_account(saved.ruc, account)
             return saved
 
         self.context.workers.run(self, work, done=self._saved, failed=self.show_errors, busy=[self.save_button])

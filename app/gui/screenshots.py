@@ -184,6 +184,7 @@ def _render(folder: Path) -> list[Path]:
                 saved.append(_save(window, folder / f"{_file_stem(name)}.png"))
             saved.append(_save_form(app, window, folder))
             saved.append(_save_note(app, window, folder))
+            saved.append(_save_content(app, window, folder))
             saved.append(_save_detail(app, window, folder))
             saved.extend(_save_printed(app, window, engine, folder))
             saved.append(_save_list_by_date(app, window, engine, folder))
@@ -266,6 +267,24 @@ def _save_form(app, window, folder: Path) -> Path:
     form.instalments.add_cuota()
     _settle(app, window)
     path = _save(form, folder / "nuevo-comprobante.png")
+    form.close()
+    return path
+
+
+def _save_content(app, window, folder: Path) -> Path:
+    """A service factura above S/ 700 with the detracción section open, a free line, a bag and a guía."""
+    form = window.show_section("Comprobantes").new_voucher()
+    _settle(app, window)
+    form.fill_example("20601030013", "BODEGA SAN MARTÍN S.A.C.",
+                      [("Mantenimiento de equipos de cómputo", "1", "1500.00", "10", "100.00"),
+                       ("Mouse de cortesía", "1", "25.00", "15"), ("Bolsa plástica", "1", "0.10", "10", "", True)])
+    form.extras.descuento_global.setText("50.00")
+    form.extras.guias.setText("T001-123")
+    form.extras.orden_compra.setText("OC-2026-15")
+    form.detraccion_hint.button.click()
+    form.detraccion.cuenta.setText("00-000-123456")
+    _settle(app, window)
+    path = _save(form, folder / "comprobante-con-detraccion.png")
     form.close()
     return path
 

@@ -35,6 +35,7 @@ from app.core.invoicing import statuses
 from app.core.invoicing.amounts import money as round_money
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.emission import STEPS
+from app.core.invoicing.prevalidation import INSTALMENTS_REASON
 from app.core.platform import clock
 from app.core.platform.formatting import money, number
 
@@ -44,7 +45,8 @@ from .emission import emit, plain_outcome
 from .instalments import InstalmentsBox
 from .note_reference import NoteReferenceBox, issued_vouchers
 from .printing import PrintPanel
-from .totals import AFFECTATIONS, Line, compute, parse_decimal
+from .totals import LINE_AFFECTATIONS, Line, compute, is_free, parse_decimal
+from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
 from .widgets import Badge, FieldErrors, MessageBanner
 
 if TYPE_CHECKING:
@@ -63,9 +65,16 @@ DOCUMENT_INPUTS = {
     "7": ("Pasaporte: hasta 12 letras o dígitos", r"[A-Za-z0-9]{0,12}"),
     "0": ("Sin documento: no hace falta número", r""),
 }
-ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Afectación", "Valor de venta", "IGV"]
+ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Descuento (sin IGV)", "Afectación",
+                "Bolsa (ICBPER)", "Valor de venta", "IGV"]
+DISCOUNT, AFFECTATION, BAG, VALUE, IGV = 3, 4, 5, 6, 7  # columns after the description, quantity and price
 PRICE_HEADERS = {False: "Valor unitario (sin IGV)", True: "Precio unitario (con IGV)"}  # «Precios incluyen IGV»
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
+TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("inafectas", "Op. inafectas"),
+              ("exportacion", "Op. de exportación"), ("gratuitas", "Op. gratuitas (no se cobran)"),
+              ("descuentos", "Descuentos (sin IGV)"), ("igv", "IGV (18 %)"), ("icbper", "ICBPER (bolsas)"),
+              ("total", "Importe total"), ("detraccion", "Detracción (en soles)")]
+OPTIONAL_TOTALS = frozenset({"exportacion", "gratuitas", "descuentos", "icbper", "detraccion"})
 
 
 LINE_PRODUCT = Qt.ItemDataRole.UserRole  # on a line's description cell: the product's code, unit and bag flag
@@ -91,31 +100,48 @@ class VoucherForm(QDialog):
         self.context = context
         self.engine = context.engine
         self.prices_with_igv_by_ruc: dict[str, bool] = {}  # each company's default for «Precios incluyen IGV»
+        self.account_by_ruc: dict[str, str | None] = {}  # each company's Banco de la Nación account (detracción)
+        self.sent: dict[str, Any] | None = None  # the request of the last «Emitir»
+        self.reference_total = Decimal("0.00")  # the total of the voucher a note modifies, when picked
         self.issued: list[dict[str, Any]] = []
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
-        self.resize(980, 720)
+        self.resize(1060, 860)
         self.errors = FieldErrors()
         self.banner = MessageBanner()
+        self.extras = ExtrasBox(self.errors)  # global discount, references, operation type, exchange rate
+        self.detraccion_hint = DetraccionHint(self.errors)
+        self.detraccion = DetraccionBox(self.errors)
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         top = QHBoxLayout()
-        top.addWidget(self._header_box(), 1)
+        left = QVBoxLayout()
+        left.addWidget(self._header_box())
+        self.extras.add_row(self.detraccion_hint)  # the suggestion and «Agregar detracción» under the references
+        left.addWidget(self.extras)
+        left.addStretch(1)
+        top.addLayout(left, 1)
         right = QVBoxLayout()
         right.addWidget(self._customer_box())
         self.instalments = InstalmentsBox(self.errors)
         self.instalments.hide()
         right.addWidget(self.instalments)
+        right.addWidget(self.detraccion)
         right.addStretch(1)
         top.addLayout(right, 1)
         layout.addLayout(top)
         self.note = NoteReferenceBox(self.errors)
         self.note.hide()
         self.note.reference_chosen.connect(self._reference_chosen)
+        self.note.motivo.currentIndexChanged.connect(lambda: self._payment_changed())
         self.note.letter_changed.connect(self._reference_letter_changed)
         layout.addWidget(self.note)
         layout.addWidget(self._items_box(), 1)
         layout.addLayout(self._footer())
+        self.extras.changed.connect(self.update_totals)
+        self.detraccion.changed.connect(self.update_totals)
+        self.detraccion_hint.button.clicked.connect(self.open_detraccion)
+        self.fecha.dateChanged.connect(self.update_totals)  # the tax per bag is the emission year's
         self.add_line()
         self._load()
 
@@ -214,11 +240,12 @@ class VoucherForm(QDialog):
         self.items = QTableWidget(0, len(ITEM_COLUMNS))
         self.items.setHorizontalHeaderLabels(ITEM_COLUMNS)
         self.items.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((1, 80), (2, 170), (3, 150), (4, 110), (5, 90)):
+        for column, width in ((1, 70), (2, 160), (DISCOUNT, 120), (AFFECTATION, 170), (BAG, 100), (VALUE, 100),
+                              (IGV, 80)):
             self.items.setColumnWidth(column, width)
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.items.itemChanged.connect(self.update_totals)
-        self.moneda.currentIndexChanged.connect(self.update_totals)  # the totals show «S/» or «US$»
+        self.moneda.currentIndexChanged.connect(self._currency_changed)  # the totals show «S/» or «US$»
         self.product_field = ScanField()
         self.product_field.setPlaceholderText("Agregar producto: escanee el código de barras o escriba el código o la "
                                               "descripción")
@@ -270,28 +297,32 @@ class VoucherForm(QDialog):
         result.addStretch(1)
         totals = QGridLayout()
         self.total_labels: dict[str, QLabel] = {}
-        for row, (key, label) in enumerate([("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"),
-                                            ("inafectas", "Op. inafectas"), ("igv", "IGV (18 %)"),
-                                            ("total", "Importe total")]):
+        self.total_names: dict[str, QLabel] = {}
+        for row, (key, label) in enumerate(TOTAL_ROWS):
             value = QLabel("0.00")
             value.setAlignment(Qt.AlignmentFlag.AlignRight)
             if key == "total":
                 value.setStyleSheet("font-weight: bold; font-size: 16px;")
             self.total_labels[key] = value
-            totals.addWidget(QLabel(label + ":"), row, 0)
+            self.total_names[key] = QLabel(label + ":")
+            totals.addWidget(self.total_names[key], row, 0)
             totals.addWidget(value, row, 1)
+            if key in OPTIONAL_TOTALS:  # shown only when the voucher has them
+                self.total_names[key].hide()
+                value.hide()
+        last = len(TOTAL_ROWS)
         self.emit_button = QPushButton("Emitir")
         self.emit_button.setDefault(True)
         self.emit_button.setMinimumHeight(38)
         self.emit_button.setStyleSheet("font-weight: bold; font-size: 15px;")
-        totals.addWidget(self.emit_button, 5, 0, 1, 2)
+        totals.addWidget(self.emit_button, last, 0, 1, 2)
         self.emit_button.clicked.connect(self.emit_voucher)
         # After «Emitir», the printed voucher is one click away (Qt's print dialog, the company's format).
         self.print_button = QPushButton("Imprimir")
         self.print_button.setMinimumHeight(32)
         self.print_button.hide()
         self.print_button.clicked.connect(self.print_voucher)
-        totals.addWidget(self.print_button, 6, 0, 1, 2)
+        totals.addWidget(self.print_button, last + 1, 0, 1, 2)
         self.printing: PrintPanel | None = None
         footer.addLayout(result, 2)
         footer.addLayout(totals, 1)
@@ -300,15 +331,16 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, list, dict]:
+        def load() -> tuple[list, list, dict, dict]:
             companies = self.engine.list_companies()
             defaults = {c.ruc: self.engine.company_prices_include_igv(c.ruc) for c in companies}
-            return companies, issued_vouchers(self.engine), defaults
+            accounts = {c.ruc: self.engine.company_detraction_account(c.ruc) for c in companies}
+            return companies, issued_vouchers(self.engine), defaults, accounts
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, list, dict]) -> None:
-        companies, self.issued, self.prices_with_igv_by_ruc = loaded
+    def _loaded(self, loaded: tuple[list, list, dict, dict]) -> None:
+        companies, self.issued, self.prices_with_igv_by_ruc, self.account_by_ruc = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
@@ -336,7 +368,23 @@ class VoucherForm(QDialog):
         self.propose_numero()
 
     def _payment_changed(self) -> None:
-        self.instalments.setVisible(not self.is_note() and self.forma_pago.currentData() == "Credito")
+        self.instalments.setVisible(self._on_credit())
+        invoice = self.tipo.currentData() in ("01", "03")
+        self.extras.descuento_global.setEnabled(invoice)
+        self.extras.tipo_operacion.setEnabled(invoice)
+        if self.tipo.currentData() != "01":
+            self.detraccion.hide()
+        self.update_totals()
+
+    def _currency_changed(self) -> None:
+        self.extras.set_currency(self.moneda.currentData())
+        self.update_totals()
+
+    def open_detraccion(self) -> None:
+        """The suggestion's button: the section opens with the suggested code and its rate."""
+        self.detraccion.open_with(self.detraccion_hint.codigo)
+        if not self.detraccion.cuenta.text().strip():  # the company's account, remembered from its last detracción
+            self.detraccion.cuenta.setText(self.account_by_ruc.get(self.emisor.currentData()) or "")
 
     def _issuer_changed(self) -> None:
         """The issued vouchers a note may modify are the chosen issuer's."""
@@ -363,6 +411,8 @@ class VoucherForm(QDialog):
         self.doc_number.setText(row.get("receptor_numero_documento") or "")
         self.customer_name.setText(row.get("receptor_nombre") or "")
         self.moneda.setCurrentIndex(max(self.moneda.findData(row.get("moneda") or "PEN"), 0))
+        self.reference_total = Decimal(str(row.get("total") or "0.00"))
+        self.update_totals()
 
     def propose_numero(self) -> None:
         ruc, tipo, serie = self.emisor.currentData(), self.tipo.currentData(), self.serie.text().strip().upper()
@@ -410,19 +460,29 @@ class VoucherForm(QDialog):
 
     # ------------------------------------------------------------ items and totals
 
-    def add_line(self, descripcion: str = "", cantidad: str = "1", valor: str = "", afectacion: str = "10") -> int:
+    def add_line(self, descripcion: str = "", cantidad: str = "1", valor: str = "", afectacion: str = "10",
+                 descuento: str = "", bolsas: bool = False) -> int:
+        """A line; a free line (afectación 11-16, 21, 31-37) takes its reference value as the price."""
         self.items.blockSignals(True)
         row = self.items.rowCount()
         self.items.insertRow(row)
-        for column, text in enumerate([descripcion, cantidad, valor]):
+        for column, text in enumerate([descripcion, cantidad, valor, descuento]):
             self.items.setItem(row, column, QTableWidgetItem(text))
+        self.items.item(row, DISCOUNT).setToolTip("Descuento de la línea: un monto sin IGV que reduce su valor.")
         combo = QComboBox()
-        for code, label in AFFECTATIONS.items():
+        for code, label in LINE_AFFECTATIONS.items():
             combo.addItem(label, code)
         combo.setCurrentIndex(combo.findData(afectacion))
+        combo.setToolTip("En una línea gratuita (transferencia gratuita) el precio escrito es el valor referencial "
+                         "sin IGV: no se cobra, se informa en «Op. gratuitas».")
         combo.currentIndexChanged.connect(self.update_totals)
-        self.items.setCellWidget(row, 3, combo)
-        for column in (4, 5):
+        self.items.setCellWidget(row, AFFECTATION, combo)
+        bag = QTableWidgetItem("")
+        bag.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+        bag.setCheckState(Qt.CheckState.Checked if bolsas else Qt.CheckState.Unchecked)
+        bag.setToolTip("Bolsa plástica (ICBPER): la cantidad es el número de bolsas; paga el impuesto por bolsa.")
+        self.items.setItem(row, BAG, bag)
+        for column in (VALUE, IGV):
             item = QTableWidgetItem("")
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -463,14 +523,15 @@ class VoucherForm(QDialog):
         self.items.blockSignals(True)
         description = self.items.item(row, 0)
         description.setText(product.descripcion)
-        description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
-                                           "icbper": product.icbper})
         bag = " · bolsa plástica (ICBPER)" if product.icbper else ""
         description.setToolTip(f"Código {product.codigo} · unidad {product.unidad}{bag}")
         self.items.item(row, 1).setText("1")
         self.items.item(row, 2).setText(str(self._price_for_form(product)))
-        combo = self.items.cellWidget(row, 3)
+        combo = self.items.cellWidget(row, AFFECTATION)
         combo.setCurrentIndex(max(combo.findData(product.tipo_afectacion_igv), 0))
+        self.items.item(row, BAG).setCheckState(Qt.CheckState.Checked if product.icbper else Qt.CheckState.Unchecked)
+        description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
+                                           "icbper": product.icbper, "codigo_detraccion": product.codigo_detraccion})
         self.items.blockSignals(False)
         self.update_totals()
         self.product_field.clear()
@@ -503,7 +564,7 @@ class VoucherForm(QDialog):
         product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
         values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
                   "unidad": product.get("unidad") or "NIU", "tipo_afectacion_igv": self._affectation(row),
-                  "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": bool(product.get("icbper"))}
+                  "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": self._bags(row)}
         self.product_editor = RecordEditor(self, self.context, ProductsPage.FIELDS, "producto",
                                            lambda data, _id: save_product(self.engine, data),
                                            lambda saved: self._line_saved(row, saved), values=values)
@@ -514,7 +575,8 @@ class VoucherForm(QDialog):
         self.product_editor = None
         if row < self.items.rowCount():
             self.items.item(row, 0).setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
-                                                           "icbper": product.icbper})
+                                                           "icbper": product.icbper,
+                                                           "codigo_detraccion": product.codigo_detraccion})
         self.banner.show_message(f"El producto {product.codigo} ({product.descripcion}) se guardó en Productos.",
                                  "success")
 
@@ -529,7 +591,16 @@ class VoucherForm(QDialog):
         return item.text().strip() if item else ""
 
     def _affectation(self, row: int) -> str:
-        return self.items.cellWidget(row, 3).currentData()
+        return self.items.cellWidget(row, AFFECTATION).currentData()
+
+    def _bags(self, row: int) -> bool:
+        item = self.items.item(row, BAG)
+        return item is not None and item.checkState() == Qt.CheckState.Checked
+
+    def _discount(self, row: int) -> Decimal | None:
+        """The line's discount typed (None: not a number), 0 when none."""
+        typed = self._text(row, DISCOUNT)
+        return parse_decimal(typed) if typed else Decimal("0.00")
 
     def read_lines(self) -> tuple[list[dict[str, Any]], list[ErrorDetail]]:
         """The table as contract items, plus the problems a person can fix before sending."""
@@ -544,16 +615,25 @@ class VoucherForm(QDialog):
             if cantidad is None or cantidad <= 0:
                 problems.append(ErrorDetail(f"items[{row}].cantidad",
                                             f"Línea {row + 1}: la cantidad debe ser un número mayor que cero."))
-            price_field = "precio_con_igv" if self.prices_with_igv.isChecked() else "precio_unitario"
+            free = is_free(self._affectation(row))  # a free line's price is its reference value, without IGV
+            price_field = "precio_con_igv" if self.prices_with_igv.isChecked() and not free else "precio_unitario"
             product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
             if valor is None or valor < 0:
                 what = "el precio unitario debe ser un número (con IGV)" if price_field == "precio_con_igv" else \
+                    "el valor referencial debe ser un número (sin IGV)" if free else \
                     "el valor unitario debe ser un número (sin IGV)"
                 problems.append(ErrorDetail(f"items[{row}].{price_field}", f"Línea {row + 1}: {what}."))
+            descuento = self._discount(row)
+            if descuento is None or descuento < 0:
+                problems.append(ErrorDetail(f"items[{row}].descuento", f"Línea {row + 1}: el descuento "
+                                            f"«{self._text(row, DISCOUNT)}» debe ser un monto sin IGV, p. ej. 5.00."))
             items.append({"descripcion": descripcion, "cantidad": cantidad or Decimal(0),
                           price_field: valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
                           "unidad": product.get("unidad") or "NIU", "codigo": product.get("codigo"),
-                          **({"icbper": True} if product.get("icbper") else {})})
+                          **({"descuento": descuento} if descuento else {}),
+                          **({"codigo_detraccion": product["codigo_detraccion"]}
+                             if product.get("codigo_detraccion") and self.tipo.currentData() == "01" else {}),
+                          **({"icbper": True} if self._bags(row) else {})})
         return items, problems
 
     def update_totals(self) -> None:
@@ -561,29 +641,52 @@ class VoucherForm(QDialog):
         self.items.blockSignals(True)
         for row in range(self.items.rowCount()):
             cantidad, valor = parse_decimal(self._text(row, 1)), parse_decimal(self._text(row, 2))
-            if cantidad is None or valor is None:
-                self.items.item(row, 4).setText("")
-                self.items.item(row, 5).setText("")
+            descuento = self._discount(row)
+            if cantidad is None or valor is None or cantidad <= 0 or descuento is None:
+                self.items.item(row, VALUE).setText("")
+                self.items.item(row, IGV).setText("")
                 continue
-            line = Line(cantidad, valor, self._affectation(row), self.prices_with_igv.isChecked())
+            line = Line(cantidad, valor, self._affectation(row), self.prices_with_igv.isChecked(), descuento,
+                        self._bags(row))
             lines.append(line)
-            self.items.item(row, 4).setText(number(line.valor_venta))
-            self.items.item(row, 5).setText(number(line.igv))
+            self.items.item(row, VALUE).setText(number(line.valor_venta))
+            self.items.item(row, IGV).setText(number(line.igv))
         self.items.blockSignals(False)
-        totals = compute(lines)
+        moneda = self.moneda.currentData()
+        tipo_cambio = Decimal(1) if moneda == "PEN" else self.extras.exchange_rate()
+        invoice = self.tipo.currentData() in ("01", "03")
+        totals = compute(lines, self.extras.discount() if invoice else Decimal(0), self.fecha.date().toPython(),
+                         self.detraccion.rate() if self.tipo.currentData() == "01" and tipo_cambio else None,
+                         tipo_cambio or Decimal(1))
         for key, label in self.total_labels.items():
-            label.setText(money(getattr(totals, key), self.moneda.currentData()))
+            amount = getattr(totals, key)
+            label.setText(money(amount, "PEN" if key == "detraccion" else moneda))
+            if key in OPTIONAL_TOTALS:
+                label.setVisible(bool(amount))
+                self.total_names[key].setVisible(bool(amount))
+        if self.detraccion.active():
+            self.detraccion.show_amount(totals.detraccion)
         self.totals = totals
-        self.instalments.set_total(totals.total)
+        if self.is_note() and self._on_credit():
+            self.instalments.set_total(self.reference_total)  # NC 13: the factura's instalments, corrected
+        else:
+            self.instalments.set_total(totals.total)
+        codes = [(self._text(row, 0), product["codigo_detraccion"]) for row in range(self.items.rowCount())
+                 if (product := self.items.item(row, 0).data(LINE_PRODUCT) or {}).get("codigo_detraccion")]
+        export = bool(totals.exportacion) or (self.extras.tipo_operacion.currentData() or "").startswith("02")
+        self.detraccion_hint.suggest(self.tipo.currentData() == "01",
+                                     totals.total * tipo_cambio if tipo_cambio and not export else None, codes,
+                                     self.detraccion.active())
 
     def _mark_cells(self, details: list[ErrorDetail]) -> None:
         for row in range(self.items.rowCount()):
-            for column in range(3):
+            for column in (0, 1, 2, DISCOUNT, BAG):
                 item = self.items.item(row, column)
                 if item:
                     item.setBackground(QBrush())
                     item.setToolTip("")
-        columns = {"descripcion": 0, "cantidad": 1, "precio_unitario": 2, "precio_con_igv": 2}
+        columns = {"descripcion": 0, "cantidad": 1, "precio_unitario": 2, "precio_con_igv": 2, "descuento": DISCOUNT,
+                   "icbper": BAG}
         for detail in details:
             field = detail.field or ""
             if not field.startswith("items["):
@@ -601,6 +704,9 @@ class VoucherForm(QDialog):
         items, problems = self.read_lines()
         cuotas, cuota_problems = self.instalments.read() if self._on_credit() else ([], [])
         problems += cuota_problems
+        extras, extra_problems = self.extras.fields(self.moneda.currentData(), self.tipo.currentData() in ("01", "03"))
+        spot, spot_problems = self.detraccion.fields() if self.tipo.currentData() == "01" else ({}, [])
+        problems += extra_problems + spot_problems
         if problems:
             raise invalid_many(problems)
         doc_type, number = self.doc_type.currentData(), self.doc_number.text().strip()
@@ -613,10 +719,12 @@ class VoucherForm(QDialog):
             "tipo": self.tipo.currentData(), "serie": self.serie.text().strip().upper(),
             "numero": self.numero.value(), "emisor": {"ruc": self.emisor.currentData() or ""},
             "receptor": {k: v for k, v in receptor.items() if v is not None}, "items": items,
-            "fecha_emision": self.fecha.date().toPython(), "moneda": self.moneda.currentData(),
+            "fecha_emision": self.fecha.date().toPython(), "moneda": self.moneda.currentData(), **extras, **spot,
         }
         if self.is_note():
             request.update(self.note.fields())
+            if self._on_credit():
+                request["forma_pago"] = {"tipo": "Credito", "cuotas": cuotas}
         elif self._on_credit():
             request["forma_pago"] = {"tipo": "Credito", "cuotas": cuotas}
         else:
@@ -624,7 +732,10 @@ class VoucherForm(QDialog):
         return request
 
     def _on_credit(self) -> bool:
-        return not self.is_note() and self.forma_pago.currentData() == "Credito"
+        """A sale on credit, or a credit note of reason 13 (it carries the corrected instalments)."""
+        if self.is_note():
+            return self.tipo.currentData() == "07" and self.note.motivo.currentData() == INSTALMENTS_REASON
+        return self.forma_pago.currentData() == "Credito"
 
     def emit_voucher(self) -> None:
         self.banner.clear()
@@ -640,6 +751,8 @@ class VoucherForm(QDialog):
             return
         self.progress.setValue(0)
         self.progress.show()
+        self.sent = request
+
         def work(job: Any) -> dict[str, Any]:  # the environment at the moment of sending, not when the form opened
             return emit(self.engine, request, job.report)
 
@@ -662,10 +775,22 @@ class VoucherForm(QDialog):
         self.emitted.emit(outcome)
         if outcome.get("nombre_archivo") and outcome.get("digest_value"):
             self.print_button.show()  # signed: it can be printed, whatever SUNAT answered
+            self._remember_account()
         if outcome.get("estado") in statuses.ISSUED:
             self.emit_button.setText("Emitir otro")
             self.emit_button.clicked.disconnect()
             self.emit_button.clicked.connect(self.start_next)
+
+    def _remember_account(self) -> None:
+        """A signed factura with detracción: its Banco de la Nación account becomes the company's (filled in next
+        time)."""
+        spot = (self.sent or {}).get("detraccion")
+        ruc = (self.sent or {}).get("emisor", {}).get("ruc")
+        if not spot or not ruc or self.account_by_ruc.get(ruc) == spot["cuenta"]:
+            return
+        self.account_by_ruc[ruc] = spot["cuenta"]
+        self.context.workers.run(self, self.engine.set_company_detraction_account, ruc, spot["cuenta"],
+                                 failed=self.banner.show_error)
 
     def print_voucher(self) -> None:
         """Lay out the voucher just issued, then open the print dialog."""
@@ -697,6 +822,9 @@ class VoucherForm(QDialog):
         self.outcome = None
         self.instalments.reset()
         self.note.clear()
+        self.extras.clear()
+        self.detraccion.hide()
+        self.reference_total = Decimal("0.00")
         self.context.workers.run(self, issued_vouchers, self.engine, done=self._reloaded)
         self.propose_numero()
 

@@ -22,7 +22,7 @@ from app.core.contract import (
 )
 from app.core.errors import YupanaError, invalid, invalid_many
 from app.core.invoicing import prevalidation as pv
-from app.core.invoicing import ubl
+from app.core.invoicing import sunat_codes, ubl
 from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, amount_in_words, icbper_rate, money
 from app.core.invoicing.catalog import prices
 from app.core.platform import clock
@@ -57,8 +57,11 @@ def _issuer(company_of: CompanyOf, problems: pv.Problems, ruc: str) -> Company |
     return company
 
 
-def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool) -> ubl.Party:
-    """The customer as catalogue 06 type, number, name and address, checked against the voucher type."""
+def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool | None
+              ) -> ubl.Party:
+    """The customer as catalogue 06 type, number, name and address, checked against the voucher type.
+    `exportacion`: True (a customer without RUC), False (with RUC on a factura), None (either: an export of
+    services SUNAT accepts to a domiciled customer)."""
     party = _customer_identity(name_of, request, problems, exportacion)
     direccion = request.receptor.direccion
     if direccion:
@@ -68,7 +71,7 @@ def _customer(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems
 
 
 def _customer_identity(name_of: NameOf, request: GenerarXmlRequest, problems: pv.Problems,
-                       exportacion: bool) -> ubl.Party:
+                       exportacion: bool | None) -> ubl.Party:
     """The customer as catalogue 06 type, number and name, checked against the voucher type."""
     receptor = request.receptor
     pv.check_characters(problems, "receptor.razon_social", receptor.razon_social)
@@ -90,7 +93,7 @@ def _customer_identity(name_of: NameOf, request: GenerarXmlRequest, problems: pv
                      "«receptor.tipo_documento» no es válido: use 1 (DNI), 4 (CE), 6 (RUC), 7 (pasaporte), "
                      "A (cédula diplomática) o 0 (sin documento).", "2800")
         return ubl.Party("0", "-", name or "-")
-    if not boleta and (tipo_doc != "6") != exportacion:
+    if not boleta and exportacion is not None and (tipo_doc != "6") != exportacion:
         detail = ("una exportación se emite a un cliente no domiciliado (sin RUC)" if exportacion
                   else "una factura y sus notas se emiten a un RUC (tipo 6)")
         problems.add("receptor.tipo_documento", f"El campo «receptor.tipo_documento» no es válido: {detail}.", "2800")
@@ -164,8 +167,8 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
         valor_unitario, derived_igv = _from_price_with_igv(problems, index, item, afectacion)
         if valor_unitario is None:
             return None
-        if given_igv is None and item.descuento is None:
-            given_igv = derived_igv
+        if given_igv is None and item.descuento is None and ubl.SCHEME_BY_AFFECTATION.get(afectacion) is not ubl.GRA:
+            given_igv = derived_igv  # a free line's IGV is computed on its reference value, never derived
     if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
         return None
     valor_venta = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
@@ -176,8 +179,9 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
             return None
         valor_venta -= descuento
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
-    taxed = scheme is ubl.IGV
-    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if taxed else ZERO
+    if scheme is ubl.GRA and not _free_line(problems, index, item, valor_unitario):
+        return None
+    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if afectacion in ubl.TAXED_AFFECTATIONS else ZERO
     if given_igv is not None:
         if not given_igv.is_finite() or abs(given_igv - igv) > CENT:
             problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({given_igv}) no "
@@ -186,8 +190,10 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
                 return None
         igv = money(given_igv)
     # The price a buyer pays per unit, after the discount (SUNAT's 3270 checks it against value, taxes and quantity).
-    if taxed:
+    if scheme is ubl.IGV:
         precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
+    elif scheme is ubl.GRA:  # the reference value per unit (PriceTypeCode 02), as given
+        precio = valor_unitario
     else:
         precio = valor_unitario if descuento is None else (valor_venta / cantidad).quantize(PRICE_PLACES)
     line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
@@ -228,6 +234,22 @@ def _from_price_with_igv(problems: pv.Problems, index: int, item: Item, afectaci
                      f"{cantidad} unidades a {precio} con IGV: envíe «{prefix}.precio_unitario».", "2369")
         return None, None
     return line.precio_unitario, line.igv
+
+
+def _free_line(problems: pv.Problems, index: int, item: Item, valor_unitario: Decimal) -> bool:
+    """A free transfer (catalogue 07 11-16, 21, 31-37): `precio_unitario` is the reference value, above zero
+    (SUNAT's 2416: a free line states its value); nothing is charged, so there is nothing to discount."""
+    ok = True
+    if valor_unitario <= 0:
+        problems.add(f"items[{index}].precio_unitario", f"En una transferencia gratuita (afectación "
+                     f"{item.tipo_afectacion_igv}) el campo «items[{index}].precio_unitario» es el valor referencial "
+                     "unitario y debe ser mayor que cero.", "2417")
+        ok = False
+    if item.descuento:
+        problems.add(f"items[{index}].descuento", f"El campo «items[{index}].descuento» no se admite en una "
+                     f"transferencia gratuita (afectación {item.tipo_afectacion_igv}): no se cobra nada que descontar.")
+        ok = False
+    return ok
 
 
 def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross: Decimal) -> Decimal | None:
@@ -304,7 +326,15 @@ def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, 
              ) -> tuple[str | None, list[tuple[Decimal, date]]]:
     forma = request.forma_pago
     if request.tipo not in ("01", "03"):
-        return None, []
+        if request.tipo == "07" and request.codigo_motivo == pv.INSTALMENTS_REASON:
+            if forma is None or forma.tipo != "Credito" or not forma.cuotas:
+                problems.add("forma_pago.cuotas", "Una nota de crédito de motivo 13 (ajuste de montos y/o fechas de "
+                             "pago) lleva las cuotas corregidas en «forma_pago» (tipo Credito y «forma_pago.cuotas»).",
+                             "3257")
+                return None, []
+            total = Decimal("Infinity")  # the note itself is of 0: the instalments are the factura's, corrected
+        else:
+            return None, []
     if forma is None:
         return ("Contado" if request.tipo == "01" else None), []
     if forma.tipo == "Contado":
@@ -325,10 +355,149 @@ def _payment(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, 
                          "fecha_vencimiento» debe ser posterior a la fecha de emisión.", "3267")
         cuotas.append((cuota.monto, cuota.fecha_vencimiento))
     pending = sum((amount for amount, _ in cuotas), ZERO)
-    if pending > total:
+    if pending > total and total.is_finite():
         problems.add("forma_pago.cuotas", f"La suma de «forma_pago.cuotas» ({pending}) supera el importe total "
                      f"({total}).", "3265")
     return "Credito", cuotas
+
+
+ACCOUNT_PATTERN = re.compile(r"^[0-9][0-9-]{6,18}[0-9]$")  # a bank account: 8 to 20 digits and hyphens
+PERCENT = Decimal(100)
+
+
+def _spot(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, moneda: str) -> ubl.Detraccion | None:
+    """The detracción (SPOT) of a factura: catalogue 54 code, its rate (the catalogue's by default), the Banco de
+    la Nación account and the catalogue 59 means; the amount is in PEN (a USD factura needs `tipo_cambio`)."""
+    spot = request.detraccion
+    assert spot is not None
+    ok = True
+    if request.tipo != "01":
+        problems.add("detraccion", "El campo «detraccion» solo se admite en facturas (tipo 01).")
+        ok = False
+    entry = sunat_codes.DETRACCIONES.get(spot.codigo)
+    if entry is None:
+        problems.add("detraccion.codigo", f"El código «{spot.codigo}» del campo «detraccion.codigo» no está en el "
+                     "catálogo 54 de SUNAT (p. ej. 022 otros servicios empresariales, 037 demás servicios).", "3033")
+        ok = False
+    porcentaje = spot.porcentaje if spot.porcentaje is not None else Decimal(entry[1]) if entry else None
+    if porcentaje is not None and not (porcentaje.is_finite() and 0 < porcentaje < PERCENT
+                                       and pv.decimals(porcentaje) <= 2):
+        problems.add("detraccion.porcentaje", f"El campo «detraccion.porcentaje» ({porcentaje}) debe ser mayor que 0 "
+                     "y menor que 100, con hasta 2 decimales.", "3062")
+        ok = False
+    if not ACCOUNT_PATTERN.match(spot.cuenta):
+        problems.add("detraccion.cuenta", f"El campo «detraccion.cuenta» («{spot.cuenta}») debe ser la cuenta de "
+                     "detracciones del Banco de la Nación: de 8 a 20 dígitos (se admiten guiones).", "3034")
+        ok = False
+    medio = spot.medio_pago or "001"
+    if medio not in sunat_codes.MEDIOS_DE_PAGO:
+        problems.add("detraccion.medio_pago", f"El código «{medio}» del campo «detraccion.medio_pago» no está en el "
+                     "catálogo 59 de SUNAT (p. ej. 001 depósito en cuenta, 003 transferencia de fondos).")
+        ok = False
+    rate = Decimal(1)
+    if moneda != "PEN":
+        tipo_cambio = request.tipo_cambio
+        if tipo_cambio is None or not (tipo_cambio.is_finite() and tipo_cambio > 0 and pv.decimals(tipo_cambio) <= 3):
+            problems.add("tipo_cambio", "El campo «tipo_cambio» (soles por dólar, hasta 3 decimales) es obligatorio "
+                         "en una factura en dólares con detracción: SUNAT recibe el monto de la detracción en soles.",
+                         "3208")
+            ok = False
+        else:
+            rate = tipo_cambio
+    if not ok or porcentaje is None:
+        return None
+    return ubl.Detraccion(spot.codigo, porcentaje, money(total * rate * porcentaje / PERCENT), spot.cuenta, medio)
+
+
+GUIA_PATTERN = re.compile(r"^(T[A-Z0-9]{3}|[0-9]{4}|EG[0-9]{2}|G[0-9]{3})-[0-9]{1,8}$")  # SUNAT's 4006
+MAX_ORDER = 20  # SUNAT's 4233: a purchase order of up to 20 characters without spaces
+
+
+def _references(request: GenerarXmlRequest, problems: pv.Problems) -> tuple[list[str], str | None]:
+    """The despatch advices (guías de remisión) and the purchase order the voucher refers to."""
+    guias: list[str] = []
+    for index, guia in enumerate(request.guias or ()):
+        text = f"{guia.serie}-{guia.numero}"
+        if not GUIA_PATTERN.match(text):
+            problems.add(f"guias[{index}].serie", f"La guía «{text}» del campo «guias[{index}]» no es una serie-número "
+                         "de guía de remisión válida (serie T001, EG01, G001 o 0001 y número de 1 a 8 dígitos).", "4006")
+        elif text in guias:
+            problems.add(f"guias[{index}]", f"La guía «{text}» del campo «guias[{index}]» está repetida.", "2364")
+        else:
+            guias.append(text)
+    orden = request.orden_compra
+    if orden is not None and (not 1 <= len(orden) <= MAX_ORDER or re.search(r"\s", orden)
+                              or pv.INVALID_XML_CHARS.search(orden)):
+        problems.add("orden_compra", f"El campo «orden_compra» («{orden}») debe tener de 1 a {MAX_ORDER} caracteres "
+                     "sin espacios.", "4233")
+    return guias, orden or None
+
+
+def _operation(request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool,
+               lines: list[ubl.Line]) -> str:
+    """The operation type (catalogue 51): `tipo_operacion` when given, checked against the lines and the
+    detracción; otherwise inferred (0200 when every line is an export, 1001 with a detracción, else 0101)."""
+    inferred = (sunat_codes.EXPORT_OF_GOODS if exportacion else
+                sunat_codes.DETRACCION_OPERATION if request.detraccion is not None else sunat_codes.DOMESTIC_SALE)
+    code = request.tipo_operacion
+    if code is None or code == inferred:
+        return inferred
+    field_name = "tipo_operacion"
+    if request.tipo not in pv.SERIE_LETTER:
+        problems.add(field_name, "El campo «tipo_operacion» solo se admite en facturas y boletas (una nota sigue al "
+                     "comprobante que modifica).")
+    elif code not in sunat_codes.OPERATION_TYPES:
+        offered = ", ".join(sunat_codes.OPERATION_TYPES)
+        problems.add(field_name, f"El tipo de operación «{code}» del campo «tipo_operacion» no está entre los que "
+                     f"Yupana emite (catálogo 51): {offered}.", "3206")
+    elif code.startswith("02") and lines and not exportacion:
+        index = next(i for i, line in enumerate(lines) if line.afectacion != "40")
+        problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» debe ser "
+                     f"40: una exportación (campo «tipo_operacion» {code}) lleva solo líneas de afectación 40.", "2642")
+    elif code.startswith("02"):
+        return code
+    elif exportacion:
+        problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a líneas de exportación "
+                     "(afectación 40): use 0200 (bienes) o 0201 a 0208 (servicios).", "3100")
+    elif code == sunat_codes.DETRACCION_OPERATION:
+        return code  # without `detraccion`: refused by the caller (3127)
+    else:
+        problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a una factura con detracción: "
+                     "use 1001 o quite el campo.", "3128")
+    return inferred
+
+
+SPOT_THRESHOLD = Decimal(sunat_codes.DETRACCION_THRESHOLD)
+
+
+def _spot_missing(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, moneda: str) -> None:
+    """A factura above S/ 700 with a line marked as subject to the detracción (`items[].codigo_detraccion`) and no
+    `detraccion` is refused: SUNAT's sheets would accept it, but it is legally wrong (no operation type 1001, no
+    legend 2006, no Banco de la Nación account). Lines are looked at only for a factura above 700 soles or in dollars
+    (where a marked line needs `tipo_cambio` to tell)."""
+    index = 0
+    for item in request.items:  # a loop, not a generator: this runs for every factura above 700
+        codigo = item.codigo_detraccion
+        if codigo:
+            break
+        index += 1
+    else:
+        return
+    field_name = f"items[{index}].codigo_detraccion"
+    if codigo not in sunat_codes.DETRACCIONES:
+        problems.add(field_name, f"El código «{codigo}» del campo «{field_name}» no está en el catálogo 54 de SUNAT.",
+                     "3033")
+        return
+    if moneda != "PEN":
+        if request.tipo_cambio is None or not request.tipo_cambio.is_finite() or request.tipo_cambio <= 0:
+            problems.add("tipo_cambio", f"La línea «{field_name}» está sujeta a detracción: indique «tipo_cambio» "
+                         "(soles por dólar) para saber si la factura supera S/ 700.00.", "3208")
+            return
+        if total * request.tipo_cambio <= SPOT_THRESHOLD:
+            return
+    problems.add("detraccion", f"La factura supera S/ 700.00 y la línea «{field_name}» ({codigo}, "
+                 f"{sunat_codes.DETRACCIONES[codigo][0]}) está sujeta a detracción: indique el campo «detraccion» "
+                 "(código, cuenta del Banco de la Nación).", "3127")
 
 
 def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
@@ -353,17 +522,41 @@ def _note_reference(request: GenerarXmlRequest, problems: pv.Problems
                          f"una serie-número válida de tipo {ref.tipo}.", "2117" if request.tipo == "07" else "2205")
         reference = (ref.tipo, f"{ref.serie}-{ref.numero}")
     code = request.codigo_motivo
-    if code not in reasons:
+    if code == pv.IVAP_REASON:
+        problems.add("codigo_motivo", "El motivo 12 del campo «codigo_motivo» (ajustes afectos al IVAP) corrige "
+                     "líneas con IVAP (afectación 17), que Yupana no emite.", "2172")
+    elif code not in reasons:
         catalogue = "09" if request.tipo == "07" else "10"
         problems.add("codigo_motivo", f"El campo «codigo_motivo» debe ser un código del catálogo {catalogue}: "
                      f"{', '.join(reasons)}.", "2172")
         if not code:
             return reference, None, letter
+    if code == pv.INSTALMENTS_REASON and ref is not None and ref.tipo != "01":
+        problems.add("documento_referencia.tipo", f"El campo «documento_referencia.tipo» ({ref.tipo}) debe ser 01: "
+                     "una nota de crédito de motivo 13 (ajuste de montos y/o fechas de pago) solo modifica una factura.",
+                     "3259")
     description = request.descripcion_motivo or reasons.get(code or "", "-")
     pv.check_text(problems, "descripcion_motivo", description, pv.MAX_REASON, "2135")
     if "\n" in description or "\r" in description:
         problems.add("descripcion_motivo", "El campo «descripcion_motivo» debe ser una sola línea.", "2135")
     return reference, (code, description), letter
+
+
+def _note_lines(request: GenerarXmlRequest, problems: pv.Problems, lines: list[ubl.Line], total: Decimal) -> None:
+    """Reason 11 adjusts an export: every line of affectation 40 (SUNAT's 3107). A credit note of reason 13 corrects
+    the instalments only: its lines and total are 0 (3315)."""
+    if request.codigo_motivo == pv.EXPORT_REASON:
+        for index, line in enumerate(lines):
+            if line.afectacion != "40":
+                problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» "
+                             "debe ser 40: el motivo 11 ajusta una operación de exportación.", "3107")
+                return
+    elif request.tipo == "07" and total:
+        for index, item in enumerate(request.items):
+            if item.precio_unitario:
+                problems.add(f"items[{index}].precio_unitario", f"El campo «items[{index}].precio_unitario» debe ser 0 "
+                             "en una nota de crédito de motivo 13: corrige las cuotas, no acredita un monto.", "3315")
+                return
 
 
 def _when(request: GenerarXmlRequest) -> tuple[date, time]:
@@ -403,7 +596,14 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
         index = next(i for i, item in enumerate(request.items) if item.icbper)
         problems.add(f"items[{index}].icbper", f"El campo «items[{index}].icbper» (bolsas de plástico) solo se admite "
                      "en comprobantes en soles (PEN): el ICBPER es un monto fijo en soles por bolsa.")
-    receptor = _customer(name_of, request, problems, exportacion)
+    if request.tipo_operacion is None:  # a plain voucher: inferred, no checks
+        tipo_operacion = (sunat_codes.EXPORT_OF_GOODS if exportacion else sunat_codes.DETRACCION_OPERATION
+                          if request.detraccion is not None else sunat_codes.DOMESTIC_SALE)
+    else:
+        tipo_operacion = _operation(request, problems, exportacion, lines)
+    receptor = _customer(name_of, request, problems,
+                         None if exportacion and tipo_operacion not in sunat_codes.EXPORTS_TO_NON_RESIDENTS
+                         else exportacion)
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
     subtotals = _subtotals(lines)
@@ -418,9 +618,24 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
             igv += igv_after - igv_before
             valor_venta -= descuento_global
             descuento_global = (descuento_global, base + descuento_global)
+    gratuitas = bool(subtotals) and subtotals[-1][0] is ubl.GRA
+    if gratuitas:  # free lines: their value and IGV are stated in the 9996 subtotal, never charged
+        _, free_value, free_igv = subtotals[-1]
+        valor_venta -= free_value
+        igv -= free_igv
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
     total = valor_venta + igv + icbper
+    if request.tipo in ("07", "08") and request.codigo_motivo in (pv.EXPORT_REASON, pv.INSTALMENTS_REASON):
+        _note_lines(request, problems, lines, total)
     forma_pago, cuotas = _payment(request, problems, total, fecha)
+    detraccion = _spot(request, problems, total, moneda) if request.detraccion is not None else None
+    if (detraccion is None and request.tipo == "01" and (total > SPOT_THRESHOLD or moneda != "PEN")
+            and request.detraccion is None):
+        _spot_missing(request, problems, total, moneda)
+    if request.tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
+        problems.add("detraccion", "El tipo de operación 1001 (sujeta a detracción) necesita el campo «detraccion» "
+                     "(código, cuenta del Banco de la Nación).", "3127")
+    guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)
     if (request.tipo == "03" and receptor.tipo_documento == "0" and moneda == "PEN"
             and total > pv.BOLETA_ID_THRESHOLD):
         problems.add("receptor.numero_documento", "Una boleta de más de S/ 700.00 debe identificar al cliente "
@@ -432,14 +647,14 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     place = company.place
     return ubl.Document(
         tipo=request.tipo, serie=request.serie, numero=request.numero, fecha=fecha, hora=hora, moneda=moneda,
-        tipo_operacion="0200" if exportacion else "0101", emisor_ruc=company.ruc,
+        tipo_operacion=tipo_operacion, emisor_ruc=company.ruc,
         emisor_nombre=company.razon_social, emisor_comercial=company.nombre_comercial,
         emisor_ubigeo=company.ubigeo, emisor_direccion=company.direccion,
         emisor_departamento=place.departamento.upper() if place else "-",
         emisor_provincia=place.provincia.upper() if place else "-",
         emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
         receptor=receptor, lines=lines, subtotals=subtotals, valor_venta=valor_venta, igv=igv, total=total,
-        icbper=icbper, descuento_global=descuento_global, leyenda=amount_in_words(total, moneda), forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
+        icbper=icbper, descuento_global=descuento_global, leyenda=amount_in_words(total, moneda), gratuitas=gratuitas, detraccion=detraccion, guias=guias, orden_compra=orden_compra, forma_pago=forma_pago, cuotas=cuotas, referencia=reference,
         motivo=motivo)
 
 

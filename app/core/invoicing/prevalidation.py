@@ -20,6 +20,11 @@ SERIE_PATTERN = re.compile(r"^[FB][A-Z0-9]{3}$")
 MAX_NUMERO = 99_999_999
 CURRENCIES = ("PEN", "USD")
 AFFECTATIONS = ("10", "20", "30", "40")  # catalogue 07, onerous operations
+# Catalogue 07, free transfers (gratuitas): 11-16 gravado, 21 exonerado, 31-37 inafecto; the line's price is a
+# reference value, nothing is charged.
+FREE_GRAVADO = ("11", "12", "13", "14", "15", "16")
+FREE_AFFECTATIONS = (*FREE_GRAVADO, "21", "31", "32", "33", "34", "35", "36", "37")
+LINE_AFFECTATIONS = frozenset(AFFECTATIONS + FREE_AFFECTATIONS)
 # Catalogue 06 codes a customer may carry, and the ones a boleta accepts without a RUC.
 DOCUMENT_TYPES = {"0": "sin documento", "1": "DNI", "4": "carnet de extranjería", "6": "RUC", "7": "pasaporte",
                   "A": "cédula diplomática"}
@@ -27,8 +32,15 @@ DOCUMENT_TYPES = {"0": "sin documento", "1": "DNI", "4": "carnet de extranjería
 CREDIT_REASONS = {"01": "Anulación de la operación", "02": "Anulación por error en el RUC",
                   "03": "Corrección por error en la descripción", "04": "Descuento global",
                   "05": "Descuento por ítem", "06": "Devolución total", "07": "Devolución por ítem",
-                  "08": "Bonificación", "09": "Disminución en el valor"}
-DEBIT_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos"}
+                  "08": "Bonificación", "09": "Disminución en el valor", "10": "Otros conceptos",
+                  "11": "Ajustes de operaciones de exportación", "13": "Ajustes: montos y/o fechas de pago"}
+DEBIT_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos",
+                 "11": "Ajustes de operaciones de exportación"}
+# Reason 12 of both catalogues («Ajustes afectos al IVAP») adjusts IVAP lines (affectation 17), which Yupana does not
+# issue: it is refused with its own message. Reason 11 adjusts an export: its lines are all of affectation 40.
+IVAP_REASON = "12"
+EXPORT_REASON = "11"
+INSTALMENTS_REASON = "13"  # credit notes: corrected instalments (cac:PaymentTerms), nothing credited
 # Catalogue 03 (UN/ECE rec 20): the units small businesses use; others are refused clearly.
 UNITS = frozenset({"NIU", "ZZ", "KGM", "GRM", "LTR", "MTR", "MTK", "MTQ", "BX", "PK", "DZN", "HUR", "DAY",
                    "MON", "ANN", "SET", "PR", "CEN", "MIL", "TNE", "GLL", "BG", "BO", "CA", "CMT", "KTM",
@@ -141,7 +153,7 @@ def check_line(problems: Problems, index: int, descripcion: str, codigo: str | N
     """The description, catalogue codes and product code of line `index`. Runs for every line of every
     voucher: the usual case (all fine) is decided first, and messages are written only for a problem."""
     if (descripcion and len(descripcion) <= MAX_DESCRIPTION and not INVALID_XML_CHARS.search(descripcion)
-            and unidad in UNITS and afectacion in AFFECTATIONS
+            and unidad in UNITS and afectacion in LINE_AFFECTATIONS
             and not (codigo and INVALID_XML_CHARS.search(codigo))):
         return
     check_text(problems, f"items[{index}].descripcion", descripcion, MAX_DESCRIPTION, "2027")
@@ -172,6 +184,7 @@ def check_line_code(problems: Problems, index: int, unidad: str, afectacion: str
     if unidad not in UNITS:
         problems.add(f"{prefix}.unidad", f"La unidad «{unidad}» del campo «{prefix}.unidad» no está en el "
                      "catálogo 03 de SUNAT (p. ej. NIU, ZZ, KGM).", "2936")
-    if afectacion not in AFFECTATIONS:
+    if afectacion not in LINE_AFFECTATIONS:
         problems.add(f"{prefix}.tipo_afectacion_igv", f"El tipo de afectación «{afectacion}» del campo "
-                     f"«{prefix}.tipo_afectacion_igv» debe ser 10, 20, 30 o 40 (catálogo 07).", "2040")
+                     f"«{prefix}.tipo_afectacion_igv» debe ser 10, 20, 30 o 40, o una transferencia gratuita "
+                     "11 a 16, 21 o 31 a 37 (catálogo 07).", "2040")

@@ -22,6 +22,7 @@ from functools import cached_property
 
 from app.core.invoicing.amounts import plain
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT, document_namespace
+from app.core.invoicing.sunat_codes import DETRACCION_LEGEND
 
 SIGNATURE_ID = "SignatureSP"
 
@@ -55,13 +56,20 @@ IGV = TaxScheme("1000", "IGV", "VAT")
 EXO = TaxScheme("9997", "EXO", "VAT")
 INA = TaxScheme("9998", "INA", "FRE")
 EXP = TaxScheme("9995", "EXP", "FRE")
+GRA = TaxScheme("9996", "GRA", "FRE")  # free transfers (gratuitas): the reference value, nothing charged
 ICBPER = TaxScheme("7152", "ICBPER", "OTH")  # the plastic bag tax, per bag, beside the line's IGV scheme
-SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP}
-SCHEME_ORDER = (IGV, EXO, INA, EXP)
+SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP,
+                         **{code: GRA for code in ("11", "12", "13", "14", "15", "16", "21", "31", "32", "33", "34",
+                                                   "35", "36", "37")}}
+SCHEME_ORDER = (IGV, EXO, INA, EXP, GRA)  # GRA last: the builder takes the free subtotal off the end
+TAXED_AFFECTATIONS = frozenset({"10", "11", "12", "13", "14", "15", "16"})  # IGV at 18 % (charged for 10 only)
+
+FREE_LEGEND = "TRANSFERENCIA GRATUITA DE UN BIEN Y/O SERVICIO PRESTADO GRATUITAMENTE"  # catalogue 52, code 1002
 
 LINE_DISCOUNT = "00"  # catalogue 53: a line discount that reduces the IGV base
 GLOBAL_DISCOUNT = "02"  # catalogue 53: a global discount that reduces the IGV base
 FACTOR_PLACES = Decimal("0.00001")
+DESPATCH_ADVICE = "09"  # catalogue 01: guía de remisión remitente
 
 # The XML declaration, then the canonical document: its C14N is the text after this prefix.
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -121,6 +129,15 @@ class Party:
     direccion: str | None = None  # cac:RegistrationAddress/cac:AddressLine/cbc:Line, when given
 
 
+@dataclass(frozen=True)
+class Detraccion:
+    codigo: str  # catalogue 54
+    porcentaje: Decimal
+    monto: Decimal  # in PEN, whatever the voucher's currency
+    cuenta: str
+    medio_pago: str  # catalogue 59
+
+
 @dataclass
 class Document:
     """Everything the XML says, already computed and checked."""
@@ -148,8 +165,12 @@ class Document:
     igv: Decimal
     total: Decimal  # valor_venta + igv + icbper
     leyenda: str
+    gratuitas: bool = False  # a free line: legend 1002 (its value and IGV are the 9996 subtotal, not charged)
     icbper: Decimal = Decimal("0.00")  # the plastic bag tax of all lines (scheme 7152)
     descuento_global: tuple[Decimal, Decimal] | None = None  # (amount, gravado base before it), code 02
+    detraccion: Detraccion | None = None  # the SPOT: PaymentMeans and PaymentTerms «Detraccion», legend 2006
+    guias: list[str] = field(default_factory=list)  # despatch advices "SERIE-NUMERO" (catalogue 01 type 09)
+    orden_compra: str | None = None  # cac:OrderReference
     forma_pago: str | None = None  # "Contado" or "Credito" (invoices)
     cuotas: list[tuple[Decimal, date]] = field(default_factory=list)
     referencia: tuple[str, str] | None = None  # (catalogue 01 type, "SERIE-NUMERO") for notes
@@ -175,15 +196,25 @@ def _header(doc: Document, root: str) -> str:
             parts.append(f"<cbc:DueDate>{max(d for _, d in doc.cuotas).isoformat()}</cbc:DueDate>")
         parts.append(f'<cbc:InvoiceTypeCode listID="{doc.tipo_operacion}">{esc(doc.tipo)}</cbc:InvoiceTypeCode>')
     parts.append(f'<cbc:Note languageLocaleID="1000">{esc(doc.leyenda)}</cbc:Note>')
+    if doc.detraccion:
+        parts.append(f'<cbc:Note languageLocaleID="{DETRACCION_LEGEND[0]}">{DETRACCION_LEGEND[1]}</cbc:Note>')
+    if doc.gratuitas:
+        parts.append(f'<cbc:Note languageLocaleID="1002">{FREE_LEGEND}</cbc:Note>')
     parts.append(f"<cbc:DocumentCurrencyCode>{esc(doc.moneda)}</cbc:DocumentCurrencyCode>")
     if doc.motivo and doc.referencia:
         code, reason = doc.motivo
         parts.append(f"<cac:DiscrepancyResponse><cbc:ReferenceID>{esc(doc.referencia[1])}</cbc:ReferenceID>"
                      f"<cbc:ResponseCode>{esc(code)}</cbc:ResponseCode>"
                      f"<cbc:Description>{esc(reason)}</cbc:Description></cac:DiscrepancyResponse>")
+    if doc.orden_compra:  # UBL 2.1's order: OrderReference, BillingReference, DespatchDocumentReference
+        parts.append(f"<cac:OrderReference><cbc:ID>{esc(doc.orden_compra)}</cbc:ID></cac:OrderReference>")
+    if doc.motivo and doc.referencia:
         parts.append(f"<cac:BillingReference><cac:InvoiceDocumentReference><cbc:ID>{esc(doc.referencia[1])}</cbc:ID>"
                      f"<cbc:DocumentTypeCode>{esc(doc.referencia[0])}</cbc:DocumentTypeCode>"
                      "</cac:InvoiceDocumentReference></cac:BillingReference>")
+    for guia in doc.guias:
+        parts.append(f"<cac:DespatchDocumentReference><cbc:ID>{esc(guia)}</cbc:ID>"
+                     f"<cbc:DocumentTypeCode>{DESPATCH_ADVICE}</cbc:DocumentTypeCode></cac:DespatchDocumentReference>")
     return "".join(parts)
 
 
@@ -224,6 +255,20 @@ def _parties(doc: Document) -> str:
     return supplier + customer
 
 
+def _detraccion(doc: Document) -> str:
+    """The SPOT: the Banco de la Nación account (PaymentMeans, catalogue 59 means) and the code, rate and amount in
+    PEN (PaymentTerms), both with ID «Detraccion» (SUNAT's 3034, 3127, 3208)."""
+    spot = doc.detraccion
+    if spot is None:
+        return ""
+    return (f"<cac:PaymentMeans><cbc:ID>Detraccion</cbc:ID><cbc:PaymentMeansCode>{spot.medio_pago}</cbc:PaymentMeansCode>"
+            f"<cac:PayeeFinancialAccount><cbc:ID>{esc(spot.cuenta)}</cbc:ID></cac:PayeeFinancialAccount>"
+            f"</cac:PaymentMeans><cac:PaymentTerms><cbc:ID>Detraccion</cbc:ID>"
+            f"<cbc:PaymentMeansID>{spot.codigo}</cbc:PaymentMeansID>"
+            f"<cbc:PaymentPercent>{plain(spot.porcentaje)}</cbc:PaymentPercent>"
+            f"{_amount('Amount', spot.monto, 'PEN')}</cac:PaymentTerms>")
+
+
 def _payment_terms(doc: Document) -> str:
     if doc.forma_pago is None:
         return ""
@@ -259,7 +304,7 @@ def _monetary_total(doc: Document, element: str) -> str:
 
 
 def _tax_category(afectacion: str, scheme: TaxScheme) -> str:
-    return (f"<cac:TaxCategory><cbc:Percent>{'18' if scheme is IGV else '0'}</cbc:Percent>"
+    return (f"<cac:TaxCategory><cbc:Percent>{'18' if afectacion in TAXED_AFFECTATIONS else '0'}</cbc:Percent>"
             f"<cbc:TaxExemptionReasonCode>{esc(afectacion)}</cbc:TaxExemptionReasonCode>{scheme.xml}"
             "</cac:TaxCategory>")
 
@@ -283,7 +328,7 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = TAX_CATEGORIES.get(line.afectacion) or _tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
-    if line.bolsas or line.descuento:
+    if line.bolsas or line.descuento or line.scheme is GRA:
         return _rich_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
@@ -312,7 +357,9 @@ def _discount(amount: Decimal, base: Decimal, cur: str, reason: str) -> str:
 
 def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value: str, tax: str, category: str,
                     code: str) -> str:
-    """A line with a discount or bags. A discount (code 00) sits between PricingReference and TaxTotal, its base
+    """A line with a discount, bags or given free. A free line (scheme 9996) states its reference unit value as
+    PricingReference of type 02 and a charged price of 0 in cac:Price; its value and tax are the reference
+    value's (SUNAT's 2416, 3224). A discount (code 00) sits between PricingReference and TaxTotal, its base
     the quantity times the unit value; the line's value is after it. Plastic bags: the IGV subtotal, then
     ICBPER's (scheme 7152) with the number of bags (cbc:BaseUnitMeasure, NIU, equal to the quantity: 3236, 4320)
     and the tax per bag (cbc:PerUnitAmount); the line's TaxAmount is both taxes."""
@@ -322,18 +369,19 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
             f'<cbc:BaseUnitMeasure unitCode="NIU">{line.bolsas}</cbc:BaseUnitMeasure><cac:TaxCategory>'
             f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}'
             "</cac:TaxCategory></cac:TaxSubtotal>" if line.bolsas else "")
+    free = line.scheme is GRA
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
-        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>01</cbc:PriceTypeCode>"
+        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>{'02' if free else '01'}</cbc:PriceTypeCode>"
         f"</cac:AlternativeConditionPrice></cac:PricingReference>{discount}"
         f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line.igv + line.icbper}</cbc:TaxAmount><cac:TaxSubtotal>'
         f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
         f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>{bags}</cac:TaxTotal>'
         f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
-        f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{plain(line.valor_unitario)}</cbc:PriceAmount></cac:Price>'
-        f"</cac:{element}>"
+        f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{"0" if free else plain(line.valor_unitario)}'
+        f"</cbc:PriceAmount></cac:Price></cac:{element}>"
     )
 
 
@@ -343,9 +391,13 @@ def render(doc: Document) -> str:
     cur = esc_attr(doc.moneda)
     body = [_header(doc, root), _signature(doc), _parties(doc)]
     if root == "Invoice":
+        if doc.detraccion:
+            body.append(_detraccion(doc))
         body.append(_payment_terms(doc))
         if doc.descuento_global:
             body.append(_discount(*doc.descuento_global, cur, GLOBAL_DISCOUNT))
+    elif doc.forma_pago:  # a credit note of reason 13: the corrected instalments
+        body.append(_payment_terms(doc))
     body.append(_tax_total(doc))
     body.append(_monetary_total(doc, total_element))
     body.extend(_line(i, line, cur, line_element, quantity_tag) for i, line in enumerate(doc.lines, start=1))

@@ -33,6 +33,13 @@ def m002_prices_include_igv(db) -> None:
     db.execute("ALTER TABLE companies ADD COLUMN precios_incluyen_igv INTEGER NOT NULL DEFAULT 0")
 
 
+@migrations()
+def m003_detraction_account(db) -> None:
+    """The company's Banco de la Nación account for detracciones (SPOT), remembered by the voucher form after a
+    factura with detracción; kept apart from the profile like the print options."""
+    db.execute("ALTER TABLE companies ADD COLUMN cuenta_detracciones TEXT")
+
+
 @dataclass(frozen=True)
 class Company:
     ruc: str
@@ -163,6 +170,18 @@ class Companies:
                                 (int(bool(value)), ruc)).rowcount:
                 raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
         return bool(value)
+
+    def detraction_account(self, ruc: str) -> str | None:
+        """The company's Banco de la Nación account for detracciones, None when none was remembered."""
+        row = self._storage.query_one("SELECT cuenta_detracciones FROM companies WHERE ruc = ?", (ruc,))
+        return row["cuenta_detracciones"] if row else None
+
+    def set_detraction_account(self, ruc: str, cuenta: str | None) -> str | None:
+        with self._storage.write() as conn:
+            if not conn.execute("UPDATE companies SET cuenta_detracciones = ? WHERE ruc = ?",
+                                ((cuenta or "").strip() or None, ruc)).rowcount:
+                raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
+        return self.detraction_account(ruc)
 
     def delete(self, ruc: str) -> bool:
         with self._storage.write() as conn:

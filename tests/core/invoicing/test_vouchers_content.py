@@ -5,8 +5,6 @@ observation, signature)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from decimal import Decimal
 
 import pytest
@@ -14,30 +12,11 @@ from lxml import etree
 
 from app.core.errors import YupanaError
 from app.core.invoicing.amounts import amount_in_words
-from tests.helpers.base import SUNAT_CHECK
 from tests.helpers.voucher_matrix import CUSTOMER_NAME, CUSTOMER_RUC, DNI_CUSTOMER, boleta, factura, item, nota
 
 NS = {"cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
       "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"}
 needs_xmlsec = pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1 is not installed")
-
-
-@pytest.fixture
-def issue(engine, company, tmp_path):
-    """Generate, sign and judge a request with sunat_check.py --strict; answer the signed document's tree."""
-    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
-
-    def run(request: dict):
-        generated = engine.generar_xml(request)
-        signed = engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
-        path = tmp_path / generated.nombre_archivo
-        path.write_text(signed.xml_firmado, encoding="utf-8")
-        done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"],
-                              capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return etree.fromstring(signed.xml_firmado.encode())
-
-    return run
 
 
 def _refused(engine, request: dict) -> dict[str, tuple[str, str | None]]:

@@ -53,10 +53,29 @@ def test_matrix_covers_the_issue():
     assert {r["tipo"] for r in requests} == {"01", "03", "07", "08"}
     assert {r.get("moneda", "PEN") for r in requests} == {"PEN", "USD"}
     affectations = {i.get("tipo_afectacion_igv", "10") for r in requests for i in r["items"]}
-    assert affectations == {"10", "20", "30", "40"}
+    assert affectations >= {"10", "20", "30", "40", "11", "13", "14", "15", "21", "31", "32"}
     assert {r["codigo_motivo"] for r in requests if r["tipo"] == "07"} >= {"01", "06", "07"}
     assert any(r.get("forma_pago", {}).get("tipo") == "Credito" for r in requests)
     assert any(r["tipo"] == "03" and "receptor" not in r for r in requests)
+
+
+def test_matrix_covers_issue_17():
+    """At least 30 vouchers beyond the plain sale (issue 17's acceptance), each feature alone and mixed."""
+    requests = [r for _, r in MATRIX]
+    extras = ("descuento_global", "detraccion", "guias", "orden_compra", "tipo_operacion")
+    line_extras = ("icbper", "descuento")
+    plain_affectations = {"10", "20", "30", "40"}
+    beyond = [r for r in requests
+              if any(key in r for key in extras) or r.get("codigo_motivo") in ("10", "11", "13")
+              or ("direccion" in r.get("receptor", {}))
+              or any(key in i for i in r["items"] for key in line_extras)
+              or any(i.get("tipo_afectacion_igv", "10") not in plain_affectations for i in r["items"])
+              or any(isinstance(i["cantidad"], float) for i in r["items"])]
+    assert len(beyond) >= 30
+    assert {r["codigo_motivo"] for r in requests if r["tipo"] == "07"} >= {"10", "11", "13"}
+    assert {r["codigo_motivo"] for r in requests if r["tipo"] == "08"} >= {"11"}
+    assert {r.get("tipo_operacion") for r in requests} >= {"0200", "0201", "0206", "0208"}
+    assert {r.get("moneda", "PEN") for r in requests if "detraccion" in r} == {"PEN", "USD"}
 
 
 @pytest.fixture(scope="module")

@@ -152,11 +152,26 @@ def discounted(draw, lines=items | bag_lines) -> dict:
     return line
 
 
+FREE_GRAVADO = ["11", "12", "13", "14", "15", "16"]
+FREE = [*FREE_GRAVADO, "21", "31", "32", "33", "34", "35", "36", "37"]
+# A free transfer: its price is the reference value (above 0), nothing charged; sometimes a free bag (ICBPER is
+# still due on it).
+free_lines = st.fixed_dictionaries(
+    {"descripcion": texts, "cantidad": st.integers(min_value=1, max_value=500).map(Decimal),
+     "precio_unitario": st.decimals(min_value=Decimal("0.01"), max_value=Decimal("5000"), places=4, allow_nan=False),
+     "tipo_afectacion_igv": st.sampled_from(FREE)},
+    optional={"icbper": st.just(True)})
+PAID = "[not(cac:TaxCategory/cac:TaxScheme/cbc:ID='9996')]"
+GRA = "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='9996']"
+
+
 @SETTINGS
-@given(lines=st.lists(discounted(), min_size=1, max_size=8), year=years,
+@given(lines=st.lists(discounted() | free_lines, min_size=1, max_size=8), year=years,
        share=st.none() | st.decimals(min_value=0, max_value=Decimal("0.999"), places=3))
-def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable(engine, company, lines, year,
-                                                                                  share):
+def test_totals_with_bags_discounts_and_free_lines_add_up_and_the_legend_spells_the_payable(engine, company, lines,
+                                                                                             year, share):
+    """Issue 17's acceptance: with discounts, bags and free lines mixed, the totals add up (free lines stated in the
+    9996 subtotal, never charged) and legend 1000 spells the payable amount."""
     fecha, rate = year
     gravado = sum((money(line["cantidad"] * line["precio_unitario"]) - line.get("descuento", 0)
                    for line in lines if line["tipo_afectacion_igv"] == "10"), Decimal(0))
@@ -179,17 +194,28 @@ def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable
     assert amounts(bag_path) == ([sum(line_bags)] if bags else [])
     total_value = amounts("cac:LegalMonetaryTotal/cbc:LineExtensionAmount/text()")[0]
     total_tax = amounts("cac:TaxTotal/cbc:TaxAmount/text()")[0]
-    assert sum(amounts("cac:InvoiceLine/cbc:LineExtensionAmount/text()")) - (descuento_global or 0) == total_value
-    assert sum(amounts("cac:TaxTotal/cac:TaxSubtotal/cbc:TaxAmount/text()")) == total_tax
-    assert sum(amounts("cac:TaxTotal/cac:TaxSubtotal/cbc:TaxableAmount/text()")) == total_value
+    free = [line.get("tipo_afectacion_igv") in FREE for line in lines]
+    paid_lines = "cac:InvoiceLine[not(cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceTypeCode='02')]"
+    assert sum(amounts(f"{paid_lines}/cbc:LineExtensionAmount/text()")) - (descuento_global or 0) == total_value
+    assert sum(amounts(f"cac:TaxTotal/cac:TaxSubtotal{PAID}/cbc:TaxAmount/text()")) == total_tax
+    assert sum(amounts(f"cac:TaxTotal/cac:TaxSubtotal{PAID}/cbc:TaxableAmount/text()")) == total_value
+    free_values = [money(line["cantidad"] * line["precio_unitario"]) for line, f in zip(lines, free, strict=True) if f]
+    free_igv = [money(money(line["cantidad"] * line["precio_unitario"]) * Decimal("0.18"))
+                for line, f in zip(lines, free, strict=True) if f and line["tipo_afectacion_igv"] in FREE_GRAVADO]
+    assert amounts(f"{GRA}/cbc:TaxableAmount/text()") == ([sum(free_values)] if any(free) else [])
+    assert amounts(f"{GRA}/cbc:TaxAmount/text()") == ([sum(free_igv, Decimal("0.00"))] if any(free) else [])
+    assert root.xpath("cbc:Note[@languageLocaleID='1002']/text()", namespaces=NS) == (
+        [ubl.FREE_LEGEND] if any(free) else [])
+    assert amounts("cac:InvoiceLine/cac:Price/cbc:PriceAmount/text()") == [
+        Decimal(0) if f else line["precio_unitario"] for line, f in zip(lines, free, strict=True)]
     assert amounts("cac:AllowanceCharge/cbc:Amount/text()") == ([descuento_global] if descuento_global else [])
     if descuento_global:  # the IGV is the rate on the base after the discount
         igv_path = "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='1000']/cbc:{}/text()"
         base = amounts(igv_path.format("TaxableAmount"))[0]
         assert base == gravado - descuento_global
         assert amounts(igv_path.format("TaxAmount")) == [money(base * Decimal("0.18"))]
-    else:
-        assert sum(amounts("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount/text()")) == total_tax
+    else:  # the lines' taxes (bags included: a free bag pays ICBPER) are the charged taxes plus the free IGV
+        assert sum(amounts("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount/text()")) == total_tax + sum(free_igv)
     payable = amounts("cac:LegalMonetaryTotal/cbc:PayableAmount/text()")[0]
     assert payable == total_value + total_tax == amounts("cac:LegalMonetaryTotal/cbc:TaxInclusiveAmount/text()")[0]
     assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(payable)
@@ -199,4 +225,36 @@ def test_totals_with_bags_and_discounts_add_up_and_the_legend_spells_the_payable
         discount = line.get("descuento")
         value = amounts("cbc:LineExtensionAmount/text()", node)[0]
         assert value == money(line["cantidad"] * line["precio_unitario"]) - (discount or 0)
+        price_type = "02" if line.get("tipo_afectacion_igv") in FREE else "01"
+        assert node.findtext("cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceTypeCode",
+                             namespaces=NS) == price_type
         assert amounts("cac:AllowanceCharge/cbc:Amount/text()", node) == ([discount] if discount else [])
+
+
+spots = st.fixed_dictionaries({"codigo": st.sampled_from(["022", "037", "999", ""]) | st.text(max_size=4),
+                               "cuenta": st.sampled_from(["00-741-123456", ""]) | st.text(max_size=22)},
+                              optional={"porcentaje": st.decimals(allow_nan=True, allow_infinity=True),
+                                        "medio_pago": st.sampled_from(["001", "003", "777"]) | st.text(max_size=4)})
+references = st.lists(st.fixed_dictionaries({"serie": st.sampled_from(["T001", "EG01", "F001"]) | st.text(max_size=5),
+                                             "numero": st.integers(min_value=-3, max_value=10 ** 9)}), max_size=3)
+
+
+@SETTINGS
+@given(detraccion=json_values | spots, guias=json_values | references, orden=json_values, tipo_operacion=json_values | st.sampled_from(["0101", "0201", "1001"]),
+       tipo_cambio=json_values | st.decimals(allow_nan=True, allow_infinity=True), codigo_detraccion=json_values, motivo=st.sampled_from([None, "10", "11", "12", "13"]),
+       tipo=st.sampled_from(["01", "03", "07", "08"]), forma_pago=json_values,
+       afectacion=st.sampled_from(["10", "13", "21", "31", "40"]))
+def test_no_content_extra_crashes_the_generator(engine, company, detraccion, guias, orden, tipo_operacion, tipo_cambio,
+                                                codigo_detraccion, motivo, tipo, forma_pago, afectacion):
+    """Issue 17's extras, any JSON in them: a 200 with well-formed XML or a 400, never a crash."""
+    request = {"tipo": tipo, "serie": "F001", "numero": 1, "emisor": {"ruc": "20100066603"},
+               "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE"},
+               "items": [{"descripcion": "Servicio", "cantidad": Decimal(1), "precio_unitario": Decimal("900"),
+                          "tipo_afectacion_igv": afectacion, "codigo_detraccion": codigo_detraccion}],
+               "detraccion": detraccion, "guias": guias, "orden_compra": orden, "tipo_operacion": tipo_operacion,
+               "tipo_cambio": tipo_cambio, "forma_pago": forma_pago, "codigo_motivo": motivo,
+               "documento_referencia": {"tipo": "01", "serie": "F001", "numero": 1} if tipo in ("07", "08") else None}
+    status, envelope = engine.call("xml", request)
+    assert status in (200, 400, 409), envelope
+    if status == 200:
+        etree.fromstring(envelope["data"]["xml"].encode(), PARSER)

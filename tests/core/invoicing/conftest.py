@@ -1,0 +1,29 @@
+"""Fixtures shared by the voucher content tests (issue 17)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from lxml import etree
+
+from tests.helpers.base import SUNAT_CHECK
+
+
+@pytest.fixture
+def issue(engine, company, tmp_path):
+    """Generate, sign and judge a request with sunat_check.py --strict; answer the signed document's tree."""
+    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+
+    def run(request: dict):
+        generated = engine.generar_xml(request)
+        signed = engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
+        path = tmp_path / generated.nombre_archivo
+        path.write_text(signed.xml_firmado, encoding="utf-8")
+        done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return etree.fromstring(signed.xml_firmado.encode())
+
+    return run
