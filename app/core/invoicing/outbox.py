@@ -147,7 +147,14 @@ NO_COPY = b""
 @migrations()
 def m004_no_copy_of_our_vouchers(db) -> None:
     """Submissions of vouchers Yupana keeps stored a second (packed) copy of the signed XML: each copy that is, byte for
-    byte, the voucher's stored signed text is emptied; any other (none expected) is kept as it is."""
+    byte, the voucher's stored signed text is emptied; any other (none expected) is kept as it is. Where the vouchers'
+    texts are not where this version keeps them (their own migrations not run yet), nothing is compared: the copies
+    stay."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    columns = {row[1] for row in db.execute("PRAGMA table_info(vouchers)")}
+    if "voucher_texts" not in tables or not {"signature", "signature_offset"} <= columns:
+        return
+
     def dictionary_of(digest: bytes) -> bytes:
         row = db.execute("SELECT data FROM voucher_dictionaries WHERE digest = ?", [digest]).fetchone()
         if row is None:
