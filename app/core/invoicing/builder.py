@@ -134,6 +134,8 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date
     # Ten of these per ten-line voucher: checks take their fast path when all is fine, no helper calls.
     lines = []
     bag_rate: Decimal | None = None  # the tax per bag, looked up once, only when a line has bags
+    # Lines without value are refused (SUNAT's 3105), but a credit note of reason 13 has only such lines.
+    valueless_ok = request.tipo == "07" and request.codigo_motivo == pv.INSTALMENTS_REASON
     for index, item in enumerate(request.items):
         rate = None
         if item.icbper:
@@ -145,10 +147,10 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
-            line = _new_line(problems, index, item, rate)
+            line = _new_line(problems, index, item, rate, valueless_ok)
             if line is None:
                 continue
-            if len(problems.details) == before:  # only a line without problems is kept
+            if len(problems.details) == before and line.valor_venta:  # only a line without problems, with value
                 if len(_line_cache) >= _LINE_CACHE_SIZE:
                     _line_cache.clear()
                 _line_cache[key] = line
@@ -156,7 +158,8 @@ def _lines(request: GenerarXmlRequest, problems: pv.Problems, fecha: date
     return lines, bag_rate
 
 
-def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | None) -> ubl.Line | None:
+def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | None,
+              valueless_ok: bool = False) -> ubl.Line | None:
     """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`. `bag_rate`:
     the tax per bag of a line of plastic bags (ZERO before ICBPER existed), None for any other line."""
     afectacion = item.tipo_afectacion_igv or "10"
@@ -181,6 +184,12 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
     if scheme is ubl.GRA and not _free_line(problems, index, item, valor_unitario):
         return None
+    if not valor_venta and not valueless_ok:  # SUNAT wants a taxable amount above zero on every line (3105)
+        problems.add(f"items[{index}].precio_unitario", f"La línea «items[{index}]» no tiene valor (cantidad × "
+                     f"precio_unitario = 0.00): SUNAT rechaza una línea sin base imponible. Una entrega sin cobro es "
+                     "una transferencia gratuita: use «tipo_afectacion_igv» 11 a 16, 21 o 31 a 37 con el valor "
+                     "referencial en «precio_unitario».", "3105")
+        return None
     igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if afectacion in ubl.TAXED_AFFECTATIONS else ZERO
     if given_igv is not None:
         if not given_igv.is_finite() or abs(given_igv - igv) > CENT:
@@ -194,8 +203,9 @@ def _new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal |
         precio = ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
     elif scheme is ubl.GRA:  # the reference value per unit (PriceTypeCode 02), as given
         precio = valor_unitario
-    else:
-        precio = valor_unitario if descuento is None else (valor_venta / cantidad).quantize(PRICE_PLACES)
+    else:  # the line's value per unit: the unit value itself unless rounding to cents moved it (0.001 × 5 = 0.01)
+        precio = (valor_unitario if descuento is None and valor_venta == cantidad * valor_unitario
+                  else (valor_venta / cantidad).quantize(PRICE_PLACES))
     line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
                     valor_venta, igv, scheme)
     if descuento:

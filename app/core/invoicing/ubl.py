@@ -370,13 +370,16 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
             f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}'
             "</cac:TaxCategory></cac:TaxSubtotal>" if line.bolsas else "")
     free = line.scheme is GRA
+    # The line's TaxAmount: its taxes (IGV, ICBPER). A free line states its free IGV there, except beside bags:
+    # SUNAT's 3292 then wants the charged taxes only (IGV 1000 and ICBPER 7152), the free IGV stays in 9996.
+    line_tax = line.icbper if free and line.bolsas else line.igv + line.icbper
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
         f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>{'02' if free else '01'}</cbc:PriceTypeCode>"
         f"</cac:AlternativeConditionPrice></cac:PricingReference>{discount}"
-        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line.igv + line.icbper}</cbc:TaxAmount><cac:TaxSubtotal>'
+        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line_tax}</cbc:TaxAmount><cac:TaxSubtotal>'
         f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
         f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>{bags}</cac:TaxTotal>'
         f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"

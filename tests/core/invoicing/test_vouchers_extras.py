@@ -372,3 +372,20 @@ def test_the_refusal_looks_at_the_amount_the_mark_and_the_currency(engine, compa
     assert "detraccion" in _refused(engine, {**cheap, "numero": 6, "tipo_cambio": Decimal("3.2")})
     unknown = factura("F012", 7, [item("Consultoría", "1", "600", codigo_detraccion="777")])
     assert _refused(engine, unknown)["items[0].codigo_detraccion"][1] == "3033"
+
+
+def test_a_line_without_value_is_refused_unless_nc_13(engine, company):
+    """SUNAT rejects a line without taxable amount (3105): a sale of price 0 is a free transfer."""
+    message, code = _refused(engine, factura("F013", 1, [item("Regalo", "2", "0")]))["items[0].precio_unitario"]
+    assert "transferencia gratuita" in message and code == "3105"
+    tiny = factura("F013", 2, [item("Tornillo", "0.001", "0.3", "20")])  # 0.0003 rounds to 0.00
+    assert _refused(engine, tiny)["items[0].precio_unitario"][1] == "3105"
+
+
+def test_an_exonerated_line_rounded_up_states_its_value_per_unit(engine, company):
+    """0.001 × 5 = 0.005 → 0.01: the price per unit SUNAT checks (3270) is 0.01 / 0.001 = 10, not 5."""
+    root = etree.fromstring(engine.generar_xml(factura("F013", 3, [item("Clavo", "0.001", "5", "20")])).xml.encode())
+    line = root.find("cac:InvoiceLine", NS)
+    assert _text(line, "cbc:LineExtensionAmount") == "0.01"
+    assert _text(line, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount") == "10"
+    assert _text(line, "cac:Price/cbc:PriceAmount") == "5"
