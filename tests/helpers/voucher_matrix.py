@@ -127,8 +127,9 @@ MATRIX: list[tuple[str, dict]] = [
     ("factura-bolsas-2021", factura("F004", 1, [item("Abarrotes surtidos", "1", "84.75"),
                                                 item("Bolsa plástica mediana", "5", "0.08", icbper=True)],
                                     fecha_emision="2021-11-15")),
-    ("boleta-bolsas-exoneradas", boleta("B004", 2, [item("Bolsa biodegradable", "4", "0.20", "20", icbper=True)],
-                                        DNI_CUSTOMER)),
+    ("boleta-bolsas-de-regalo", boleta("B004", 2, [item("Polo estampado", "1", "25.42"),
+                                                  item("Bolsa biodegradable", "4", "0.20", "11", icbper=True)],
+                                       DNI_CUSTOMER)),
     # Line discounts (issue 17, point 3): catalogue 53 code 00, reducing the line's base.
     ("factura-descuento-linea", factura("F004", 2, [item("Zapatillas urbanas", "2", "150", descuento=Decimal("30")),
                                                     item("Medias deportivas", "6", "8.50")])),

@@ -283,12 +283,19 @@ def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross:
 
 def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> None:
     """A line of plastic bags: one bag per unit, so a whole quantity of up to 5 digits (SUNAT's 2892 and 3236);
-    ICBPER is levied beside the line's IGV affectation (SUNAT's sheets accept it on gravado, exonerado and
-    inafecto lines; an export is refused: the tax is on bags handed over in Peru)."""
+    ICBPER is levied beside the line's IGV: a bag sold is gravado (10), or given free (11-16, 21, 31-37). Bags on a
+    paid exonerado or inafecto line (20, 30) are refused: that is a product line marked by mistake (issue 17);
+    an export is refused too (the tax is on bags handed over in Peru)."""
     field_name = f"items[{index}].icbper"
     if not rate:
         problems.add(field_name, f"El campo «{field_name}» no se admite: el ICBPER rige desde el 1 de agosto de "
                      "2019 y la fecha de emisión es anterior.")
+        return
+    if line.afectacion in ("20", "30"):
+        kind = "exonerada" if line.afectacion == "20" else "inafecta"
+        problems.add(field_name, f"El campo «{field_name}» (bolsas de plástico) no se admite en una línea {kind} "
+                     f"(tipo_afectacion_igv {line.afectacion}): las bolsas se venden gravadas con IGV (10) o se "
+                     "entregan gratis; ponga las bolsas en una línea propia.")
         return
     if line.afectacion == "40":
         problems.add(field_name, f"El campo «{field_name}» no se admite en una línea de exportación (afectación 40): "

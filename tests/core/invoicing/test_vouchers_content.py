@@ -162,18 +162,14 @@ def test_restaurant_boleta_with_bags(issue, fecha, rate):
     assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(payable)
 
 
-@needs_xmlsec
-@pytest.mark.parametrize("afectacion", ["20", "30"])
-def test_bags_beside_an_igv_free_line(issue, afectacion):
-    """SUNAT's sheets have no rule against ICBPER on an exonerado or inafecto line: it is levied beside the IGV."""
-    root = issue(factura("F005", int(afectacion), [item("Bolsa biodegradable", "10", "0.15", afectacion,
-                                                        icbper=True)], fecha_emision="2024-03-01"))
-    line = root.find("cac:InvoiceLine", NS)
-    assert _text(line, "cac:TaxTotal/cbc:TaxAmount") == "5.00"
-    assert [s.findtext("cac:TaxCategory/cac:TaxScheme/cbc:ID", namespaces=NS)
-            for s in line.findall("cac:TaxTotal/cac:TaxSubtotal", NS)] == [
-        {"20": "9997", "30": "9998"}[afectacion], "7152"]
-    assert _text(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == "6.50"
+@pytest.mark.parametrize(("afectacion", "kind"), [("20", "exonerada"), ("30", "inafecta")])
+def test_bags_on_an_exonerated_or_inafecto_line_are_refused(engine, company, afectacion, kind):
+    """A paid exonerado or inafecto line marked as bags is a product marked by mistake (issue 17): a 400 naming the
+    field and the affectation typed."""
+    request = factura("F005", int(afectacion), [item("Bolsa biodegradable", "10", "0.15", afectacion, icbper=True)],
+                      fecha_emision="2024-03-01")
+    message, _ = _refused(engine, request)["items[0].icbper"]
+    assert f"línea {kind} (tipo_afectacion_igv {afectacion})" in message and "línea propia" in message
 
 
 @pytest.mark.parametrize(("change", "field", "code"), [
