@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import codecs
 import json
+import sqlite3
 import subprocess
 import sys
+import threading
 from decimal import Decimal
 from pathlib import Path
 
@@ -110,6 +112,25 @@ def test_an_issued_voucher_remembers_its_customer_and_keeps_what_was_typed_by_ha
     assert customers.count() == 1
     found = customers.remember_ruc(CUSTOMER_RUC, "DISTRIBUIDORA ANDINA S.A.C.", "AV. LOS ANDES 1")
     assert customers.get("6", CUSTOMER_RUC) == found and found.direccion == "AV. LOS ANDES 1"
+
+
+def test_remembering_an_unchanged_customer_is_only_a_read(customers, storage):
+    """A registry look-up remembers its RUC each time: when nothing would change it must not wait for the write
+    lock (another process may hold it) nor count as a change others see."""
+    customers.remember_ruc(CUSTOMER_RUC, "DISTRIBUIDORA ANDINA S.A.C.", "AV. LOS ANDES 1")
+    other = sqlite3.connect(storage.path, timeout=0, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing, for longer than a look-up may wait
+    try:
+        done = threading.Event()
+        worker = threading.Thread(target=lambda: (customers.remember_ruc(CUSTOMER_RUC, "DISTRIBUIDORA ANDINA S.A.C."),
+                                                  done.set()), daemon=True)
+        worker.start()
+        assert done.wait(10), "an unchanged customer waited for the write lock"
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    worker.join(10)
+    assert customers.get("6", CUSTOMER_RUC).direccion == "AV. LOS ANDES 1"
 
 
 def test_customers_are_found_by_number_prefix_and_by_words_of_the_name_accents_aside(customers, storage):

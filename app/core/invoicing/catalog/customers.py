@@ -177,6 +177,9 @@ class Customers:
         c = _rememberable(tipo_documento, numero, nombre, direccion)
         if c is None:
             return None
+        stored = self.get(c.tipo_documento, c.numero)
+        if stored is not None and stored.nombre == c.nombre and c.direccion in (None, stored.direccion):
+            return stored  # nothing would change: a look-up stays a read (no write lock, no change others must see)
         self._remembered.clear()
         with self._storage.write() as conn:
             self._remember(conn, c)
