@@ -38,12 +38,12 @@ from app.core.invoicing import packed_texts, statuses, sunat_codes
 from app.core.invoicing.namespaces import DS
 from app.core.invoicing.soap import SoapFault, SunatClient, TransportFailure, zip_document
 from app.core.invoicing.ubl_identity import DocumentId
-from app.core.invoicing.voucher_store import VoucherStore, signed_text_of
+from app.core.invoicing.voucher_store import VoucherStore, dictionaries_in, signed_text_of
 from app.core.platform.environments import ambiente_of
 from app.core.platform.events import SUNAT_CDR, EventBus
 from app.core.platform.processes import owner_alive
 from app.core.platform.settings import Settings
-from app.core.platform.storage import Storage, register_migrations
+from app.core.platform.storage import Storage, register_migrations, table_names
 
 log = logging.getLogger(__name__)
 
@@ -150,16 +150,12 @@ def m004_no_copy_of_our_vouchers(db) -> None:
     byte, the voucher's stored signed text is emptied; any other (none expected) is kept as it is. Where the vouchers'
     texts are not where this version keeps them (their own migrations not run yet), nothing is compared: the copies
     stay."""
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = table_names(db)
     columns = {row[1] for row in db.execute("PRAGMA table_info(vouchers)")}
     if "voucher_texts" not in tables or not {"signature", "signature_offset"} <= columns:
         return
 
-    def dictionary_of(digest: bytes) -> bytes:
-        row = db.execute("SELECT data FROM voucher_dictionaries WHERE digest = ?", [digest]).fetchone()
-        if row is None:
-            raise KeyError(digest.hex())
-        return bytes(row[0])
+    dictionary_of = dictionaries_in(db)
 
     cursor = db.execute(
         "SELECT s.id, s.xml AS copy, t.xml, t.xml_firmado, v.signature, v.signature_offset FROM sunat_submissions s "

@@ -25,6 +25,17 @@ if TYPE_CHECKING:
 
 STATUSES = VOUCHER_STATUSES
 
+def dictionaries_in(db) -> Callable[[bytes], bytes]:
+    """The texts' compression dictionaries of a database (a connection, or a migration's sqlite_utils database), by
+    digest: what packed_texts.unpack needs; KeyError for one not stored."""
+    def dictionary_of(digest: bytes) -> bytes:
+        row = db.execute("SELECT data FROM voucher_dictionaries WHERE digest = ?", [digest]).fetchone()
+        if row is None:
+            raise KeyError(digest.hex())
+        return bytes(row[0])
+    return dictionary_of
+
+
 migrations = register_migrations(Migrations("yupana.vouchers"))
 
 
@@ -273,11 +284,7 @@ class VoucherStore:
     def _dictionary_of(self, digest: bytes) -> bytes:
         data = self._dictionaries.get(digest)
         if data is None:
-            row = self.storage.conn().execute("SELECT data FROM voucher_dictionaries WHERE digest = ?",
-                                              (digest,)).fetchone()
-            if row is None:
-                raise KeyError(digest.hex())
-            data = self._dictionaries[digest] = bytes(row[0])
+            data = self._dictionaries[digest] = dictionaries_in(self.storage.conn())(digest)
         return data
 
     # ------------------------------------------------------------ the one INSERT

@@ -61,6 +61,11 @@ _MIGRATION_SETS: list[Migrations] = []
 log = logging.getLogger(__name__)
 
 
+def table_names(db) -> set[str]:
+    """The tables a database has now (a migration that reads another module's tables checks they exist yet)."""
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
 def where_equal(where: list[str], params: list, columns: dict[str, object]) -> None:
     """Add `column = ?` to a WHERE clause's terms for each filter the caller was given (None and "" mean no filter)."""
     for column, value in columns.items():

@@ -18,7 +18,8 @@ from app.core.invoicing import packed_texts
 from app.core.invoicing.catalog import records, text
 from app.core.invoicing.catalog.codes import NO_DOCUMENT
 from app.core.invoicing.catalog.records import Customer
-from app.core.platform.storage import Storage, register_migrations
+from app.core.invoicing.voucher_store import dictionaries_in
+from app.core.platform.storage import Storage, register_migrations, table_names
 
 SEARCH_LIMIT = 20
 REMEMBERED_CACHE = 8192  # parties remembered lately: a batch's repeated customers cost nothing after the first
@@ -59,15 +60,11 @@ def m002_customers_of_stored_vouchers(db) -> None:
     added once here: for each customer document, its latest voucher's name and address (the request's
     `receptor.direccion`). A customer already in the catalogue (edited by hand, imported, or remembered since) is left
     as it is; a voucher without a customer document («CLIENTES VARIOS») adds nobody. Vouchers of every environment."""
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = table_names(db)
     if "vouchers" not in tables or "voucher_texts" not in tables:  # a new folder: no vouchers yet
         return
 
-    def dictionary_of(digest: bytes) -> bytes:
-        row = db.execute("SELECT data FROM voucher_dictionaries WHERE digest = ?", [digest]).fetchone()
-        if row is None:
-            raise KeyError(digest.hex())
-        return bytes(row[0])
+    dictionary_of = dictionaries_in(db)
 
     cursor = db.execute(
         "SELECT v.receptor_tipo_documento, v.receptor_numero_documento, v.receptor_nombre, t.request_json "
