@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from cryptography.hazmat.primitives import serialization
 from lxml import etree
 
 from app.core.errors import YupanaError
@@ -177,3 +178,108 @@ def test_an_ambiguous_place_is_not_spliced_by_text():
     assert b"marca='1'" not in signed  # serialised by lxml, not spliced
     contents = etree.fromstring(signed).findall(f".//{{{EXT}}}ExtensionContent")
     assert [len(c.findall(f"{{{DS}}}Signature")) for c in contents] == [1, 0]
+
+
+# ------------------------------------------------------------------ escaping, parsing, verifying: exact answers
+
+def test_attribute_values_are_escaped_as_c14n_does():
+    assert xmldsig._escape_attribute('a&b<c"d\te\nf\rg>h') == "a&amp;b&lt;c&quot;d&#x9;e&#xA;f&#xD;g>h"
+
+
+def test_parse_xml_refusals_name_the_field():
+    with pytest.raises(YupanaError) as caught:
+        xmldsig.parse_xml("<a")
+    assert [d.field for d in caught.value.details] == ["xml"] and "no es XML bien formado" in caught.value.message
+    with pytest.raises(YupanaError) as caught:
+        xmldsig.parse_xml('<!DOCTYPE a SYSTEM "a.dtd"><a/>')  # no internal subset: still a DOCTYPE
+    assert [d.field for d in caught.value.details] == ["xml"]
+    assert caught.value.message == ("El campo «xml» trae una declaración DOCTYPE: los comprobantes no la usan y no "
+                                    "se admite.")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('  <?xml version="1.0" encoding="ISO-8859-1"?><a>ñ</a>', "ñ"),  # a text's declared encoding is not its own
+    ('<?xml version="1.0"?><a><?marca uno?>x</a>', "x"),  # a later processing instruction is not the declaration
+])
+def test_parse_xml_reads_a_text_whatever_its_declaration_says(text, expected):
+    root = xmldsig.parse_xml(text).getroot()
+    assert "".join(root.itertext()) == expected
+
+
+def test_parse_xml_reads_bytes_in_their_declared_encoding():
+    data = '<?xml version="1.0" encoding="ISO-8859-1"?><a>ñ</a>'.encode("iso-8859-1")
+    assert xmldsig.parse_xml(data).getroot().text == "ñ"
+
+
+def signed_document(tmp_path=None) -> str:
+    return xmldsig.sign_xml(document(body="<!-- nota --><cbc:ID>F001-1</cbc:ID>"), KEY, CERT).xml.decode("utf-8")
+
+
+def stated_digest(signed: str) -> str:
+    return etree.fromstring(signed.encode()).findtext(f".//{{{DS}}}DigestValue")
+
+
+def replace_text(signed: str, tag: str, value: str) -> str:
+    start = signed.index(f"<ds:{tag}>") + len(f"<ds:{tag}>")
+    return signed[:start] + value + signed[signed.index(f"</ds:{tag}>"):]
+
+
+def test_a_valid_signature_with_a_wrapped_value_and_a_comment():
+    signed = signed_document()
+    value = etree.fromstring(signed.encode()).findtext(f".//{{{DS}}}SignatureValue")  # outside SignedInfo
+    wrapped = replace_text(signed, "SignatureValue", "\n" + value[:40] + "\n" + value[40:] + "\n")
+    verdict = xmldsig.verify_xml(wrapped)
+    assert (verdict.valid, verdict.reason, verdict.digest_value) == (True, "firma válida", stated_digest(signed))
+
+
+def _ec_certificate_base64() -> str:
+    import base64
+    import datetime as dt
+
+    from cryptography import x509 as x509_
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509_.Name([x509_.NameAttribute(NameOID.COMMON_NAME, "EC")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509_.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + dt.timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    return base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()
+
+
+@pytest.mark.parametrize("case", ["not-xml", "signature-not-base64", "tampered", "not-rsa", "wrong-signature"])
+def test_each_refusal_is_exact(case):
+    import base64
+
+    signed = signed_document()
+    digest = stated_digest(signed)
+    text, reason, with_digest, with_certificate = {
+        "not-xml": ("<a", "el documento no es XML bien formado", False, False),
+        "signature-not-base64": (replace_text(signed, "SignatureValue", "¡no!"),
+                                 "el valor de la firma (ds:SignatureValue) no es base64 válido", True, True),
+        "tampered": (signed.replace("F001-1", "F001-2"),
+                     "el documento fue modificado después de firmarlo (el resumen no coincide)", True, True),
+        "not-rsa": (replace_text(signed, "X509Certificate", _ec_certificate_base64()),
+                    "el certificado no tiene una clave RSA", True, True),
+        "wrong-signature": (replace_text(signed, "SignatureValue", base64.b64encode(bytes(256)).decode()),
+                            "el valor de la firma no corresponde al certificado o a la información firmada", True,
+                            True),
+    }[case]
+    verdict = xmldsig.verify_xml(text)
+    assert verdict.valid is False and verdict.reason == reason
+    assert verdict.digest_value == (digest if with_digest else None)
+    assert (verdict.certificate is not None) == with_certificate
+    if case in ("signature-not-base64", "tampered", "wrong-signature"):
+        assert verdict.certificate.public_bytes(serialization.Encoding.DER) == CERT.public_bytes(
+            serialization.Encoding.DER)
+
+
+def test_a_signature_without_its_certificate_names_it_with_the_stated_digest():
+    signed = signed_document()
+    start, end = signed.index("<ds:KeyInfo>"), signed.index("</ds:KeyInfo>") + len("</ds:KeyInfo>")
+    verdict = xmldsig.verify_xml(signed[:start] + signed[end:])
+    assert verdict.valid is False and verdict.certificate is None and verdict.digest_value == stated_digest(signed)
+    assert "certificado" in verdict.reason
