@@ -299,3 +299,41 @@ def test_sign_tree_without_its_source_serialises_and_reports_what_it_wrote(tmp_p
     assert root.findtext(f".//{{{DS}}}DigestValue") == signed.digest_value
     assert root.findtext(f".//{{{DS}}}SignatureValue") == signed.signature_value
     verified_by_xmlsec(signed.xml, tmp_path)
+
+
+def test_an_unknown_algorithm_is_refused_naming_the_choices():
+    with pytest.raises(YupanaError) as caught:
+        xmldsig.sign_xml(document(), KEY, CERT, algorithm="md5")
+    assert [d.field for d in caught.value.details] == ["algorithm"]
+    assert caught.value.message == (f"El algoritmo de firma «md5» no es válido. "
+                                    f"Válidos: {', '.join(xmldsig.ALGORITHMS)}.")
+
+
+@pytest.mark.parametrize(("certificate", "reason"), [
+    (None, "la firma no incluye el certificado (ds:X509Certificate)"),
+    ("AAAA", "el certificado incluido en la firma está dañado"),
+])
+def test_a_missing_or_damaged_certificate_is_named(certificate, reason):
+    signed = signed_document()
+    if certificate is None:
+        start = signed.index("<ds:X509Certificate>")
+        signed = signed[:start] + signed[signed.index("</ds:X509Certificate>") + len("</ds:X509Certificate>"):]
+    else:
+        signed = replace_text(signed, "X509Certificate", certificate)
+    verdict = xmldsig.verify_xml(signed)
+    assert (verdict.valid, verdict.reason, verdict.certificate) == (False, reason, None)
+
+
+def test_a_wrapped_certificate_and_a_signature_followed_by_text_still_verify():
+    """Base64 folded over lines is the same certificate; text after the Signature (its tail) is part of the
+    document the digest covered, wherever the Signature stood in it."""
+    signed = xmldsig.sign_xml(document(extensions="<ext:UBLExtension><ext:ExtensionContent>\n  "
+                                                  "</ext:ExtensionContent></ext:UBLExtension>"), KEY, CERT).xml.decode()
+    certificate = etree.fromstring(signed.encode()).findtext(f".//{{{DS}}}X509Certificate")
+    signed = replace_text(signed, "X509Certificate", "\n".join(certificate[i:i + 64]
+                                                                for i in range(0, len(certificate), 64)))
+    moved = signed.replace("<ext:ExtensionContent>\n  <ds:Signature", "<ext:ExtensionContent><ds:Signature")
+    moved = moved.replace("</ds:Signature></ext:ExtensionContent>", "</ds:Signature>\n  </ext:ExtensionContent>")
+    assert moved != signed
+    verdict = xmldsig.verify_xml(moved)
+    assert (verdict.valid, verdict.reason) == (True, "firma válida")
