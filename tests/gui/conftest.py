@@ -53,3 +53,13 @@ def window(qtbot, engine, company):
     wait_idle(qtbot, main.workers)
     yield main
     main.close()
+
+
+@pytest.fixture
+def voiding(sunat, engine):
+    """The SUNAT sandbox answering summaries' tickets at once, and the engine's ticket poller asking often (SUNAT's
+    default backoff starts at 5 s): for «Anular» and «Resúmenes y bajas»."""
+    engine.config_set("sunat_retry_base_s", "0.05")
+    engine.config_set("sunat_retry_max_s", "0.2")
+    sunat.summaries.configure(delay_s=0, pending_polls=0)
+    return sunat

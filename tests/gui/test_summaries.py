@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
 from PySide6.QtCore import QDate
 
 from app.core.invoicing import statuses
@@ -14,14 +13,6 @@ from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, wait_idle
 from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
-
-
-@pytest.fixture
-def voiding(sunat, engine):
-    engine.config_set("sunat_retry_base_s", "0.05")
-    engine.config_set("sunat_retry_max_s", "0.2")
-    sunat.summaries.configure(delay_s=0, pending_polls=0)
-    return sunat
 
 
 def cell(page: SummariesPage, row: int, column: str) -> str:

@@ -7,22 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
-
 from app.core.invoicing import cdr, statuses
 from app.gui.voucher_detail import VoucherDetail
 from tests.helpers.gui import wait_idle
 from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
-
-
-@pytest.fixture
-def voiding(sunat, engine):
-    """Modo sandbox with the ticket poller asking often (SUNAT's default backoff starts at 5 s)."""
-    engine.config_set("sunat_retry_base_s", "0.05")
-    engine.config_set("sunat_retry_max_s", "0.2")
-    sunat.summaries.configure(delay_s=0, pending_polls=0)
-    return sunat
 
 
 def open_detail(qtbot, context, voucher_id: int) -> VoucherDetail:
