@@ -1,0 +1,35 @@
+"""Every voucher of the matrix, built by the pure builder and rendered, byte for byte against the XML kept in
+`tests/core/invoicing/golden/vouchers/`: a change in what Yupana writes (an amount, a tag, a code, a blank, the order
+of two elements) shows here, where the XPath and SUNAT-sheet tests only look at what they name.
+
+The dates are fixed (tests/helpers/golden.py). After a deliberate change of the output,
+`YUPANA_UPDATE_GOLDEN=1 pytest <this file>` writes the files again; review their diff like code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.golden import AT, ISSUED, check_golden, rendered
+from tests.helpers.voucher_matrix import MATRIX
+
+GOLDEN = Path(__file__).parent / "golden" / "vouchers"
+
+
+@pytest.mark.parametrize(("name", "request_"), MATRIX, ids=[name for name, _ in MATRIX])
+def test_rendered_voucher_is_the_golden_one(name, request_):
+    check_golden(GOLDEN / f"{name}.xml", rendered(request_))
+
+
+def test_every_golden_file_belongs_to_a_matrix_voucher():
+    assert {path.name for path in GOLDEN.glob("*.xml")} == {f"{name}.xml" for name, _ in MATRIX}
+
+
+def test_the_dates_are_fixed_whatever_today_is():
+    # the voucher dated today keeps ISSUED; an instalment 30 days after today falls 30 days after ISSUED
+    text = rendered(dict(MATRIX)["factura-credito"])
+    assert f"<cbc:IssueDate>{ISSUED.isoformat()}</cbc:IssueDate>" in text
+    assert "<cbc:PaymentDueDate>2026-04-01</cbc:PaymentDueDate>" in text
+    assert f"<cbc:IssueTime>{AT.isoformat()}</cbc:IssueTime>" in text
