@@ -6,6 +6,7 @@ automatically), tests/cli (the `yupana` command, make targets, bundles); shared 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,18 @@ pytest_plugins = ["tests.helpers.sunat_support", "tests.helpers.messaging_suppor
 GUI_TESTS = ROOT / "tests" / "gui"
 
 
+# Under `make mutation` (mutmut names the mutant in MUTANT_UNDER_TEST) the fast exact tests go first: a mutant they
+# kill stops there (pytest -x) instead of after the slow ones that happen to come earlier.
+EXACT_FIRST = ("test_golden_", "test_mutation_gaps_", "test_deliberate_bugs", "test_verifier_refusals")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/gui is marked `gui` (`pytest -m "not gui"` runs the rest without windows)."""
     for item in items:
         if GUI_TESTS in Path(item.fspath).parents:
             item.add_marker(pytest.mark.gui)
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        items.sort(key=lambda item: not Path(item.fspath).name.startswith(EXACT_FIRST))
 
 
 @pytest.fixture(autouse=True)

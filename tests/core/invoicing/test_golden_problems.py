@@ -93,6 +93,8 @@ CASES: dict[str, dict] = {
     "gratuita-sin-valor": _v("factura-muestra-gratuita", items=[item("Muestra", "1", "0", "13")]),
     "gratuita-con-descuento": _v("factura-muestra-gratuita", items=[item("Muestra", "1", "10", "13",
                                                                          descuento=D("1.00"))]),
+    "gratuita-con-descuento-e-igv": _v("factura-muestra-gratuita", items=[item("Muestra", "1", "10", "13",
+                                                                              descuento=D("1.00"), igv=D("5.00"))]),
     # discounts
     "descuento-tres-decimales": _v("factura-simple", items__0__descuento=D("1.005")),
     "descuento-negativo": _v("factura-simple", items__0__descuento=D("-1")),

@@ -1,0 +1,55 @@
+"""Written from the builder's surviving mutants (docs/testing.md): which content problems are kept beside a request's
+type errors (`_depends_on`), and the answer to a request with type errors only."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.contract import GenerarXmlRequest, parse_model
+from app.core.errors import YupanaError
+from app.core.invoicing.builder import _depends_on, parse_request
+from tests.helpers.golden import company_of, fixed_request
+from tests.helpers.voucher_matrix import MATRIX
+
+FACTURA = dict(MATRIX)["factura-simple"]
+
+
+@pytest.mark.parametrize(("field", "replaced", "depends"), [
+    ("serie", ["serie"], True),  # the field itself
+    ("receptor.ruc", ["receptor"], True),  # inside a replaced object
+    ("forma_pago.cuotas[0].monto", ["forma_pago.cuotas"], True),  # inside a replaced list
+    ("receptorx", ["receptor"], False),  # a longer name is another field
+    ("items[0]", ["items[0].cantidad"], True),  # the line computed from it
+    ("items[0].igv", ["items[0].cantidad"], True),  # its IGV
+    ("items[0].descripcion", ["items[0].cantidad"], False),  # not computed from it
+    ("items[1].igv", ["items[0].cantidad"], False),  # another line
+    ("forma_pago.cuotas", ["items[1].precio_unitario"], True),  # the instalments against the total
+    ("receptor.numero_documento", ["items[1].precio_unitario"], True),  # the boleta threshold
+    ("serie", ["items[1].precio_unitario"], False),
+    ("forma_pago.cuotas", ["moneda"], False),
+    ("forma_pago.cuotas", ["forma_pago.cuotas[0].monto"], True),  # their sum against the total
+    ("forma_pago.tipo", ["forma_pago.cuotas[0].monto"], False),
+    ("forma_pago.cuotas[1].monto", ["forma_pago.cuotas[0].monto"], False),  # another instalment
+    ("moneda", ["serie", "moneda"], True),  # any of several
+    ("moneda", [], False),
+])
+def test_what_a_content_problem_depends_on(field, replaced, depends):
+    assert _depends_on(field, replaced) is depends
+
+
+def test_a_request_with_type_errors_only_gets_pydantics_answer_unchanged():
+    payload = fixed_request({**FACTURA, "items": [{**FACTURA["items"][0], "cantidad": "muchos"}]})
+    with pytest.raises(YupanaError) as direct:
+        parse_model(GenerarXmlRequest, payload)
+    with pytest.raises(YupanaError) as caught:
+        parse_request(payload, company_of, lambda ruc: None)
+    assert caught.value == direct.value
+
+
+def test_the_content_checks_beside_type_errors_ask_the_registry_for_the_name():
+    # the customer's name comes from the registry; the only problem is the quantity
+    payload = fixed_request({**FACTURA, "receptor": {"ruc": "20601030013"},
+                             "items": [{**FACTURA["items"][0], "cantidad": "muchos"}]})
+    with pytest.raises(YupanaError) as caught:
+        parse_request(payload, company_of, {"20601030013": "DISTRIBUIDORA ANDINA S.A.C."}.get)
+    assert [d.field for d in caught.value.details] == ["items[0].cantidad"]
