@@ -1,0 +1,117 @@
+"""Written from the outbox's surviving mutants (docs/testing.md), against the SUNAT sandbox over real HTTP: how a fault
+ends a submission (and when it may not), what the detail window reads of a voucher's CDR, the count of waiting
+submissions per environment, and what a refused connection leaves behind."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from app.core.invoicing import outbox, statuses
+from app.core.invoicing.soap import SoapFault
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.sunat_support import signed_sample
+from tests.helpers.voucher_matrix import factura, item
+
+REJECTED = "0102"  # usuario o clave SOL incorrectos
+
+
+def enviar(engine) -> tuple[int, dict]:
+    return engine.call("enviar", {"xml_firmado": signed_sample().decode("utf-8")})
+
+
+def only_submission(engine) -> dict:
+    [row] = engine.storage.query("SELECT * FROM sunat_submissions")
+    return row
+
+
+@pytest.fixture
+def issued(sunat_engine, company) -> int:
+    """A factura of the company, issued and signed (not sent)."""
+    certificado_id = sunat_engine.create_test_certificate(ISSUER_RUC).certificado_id
+    [result] = sunat_engine.emitir_lote([factura("F001", 7, [item("Arroz extra 5 kg", "2", "18.50")])], certificado_id)
+    assert result["success"], result
+    return sunat_engine.vouchers.find(ISSUER_RUC, "01", "F001", 7)["id"]
+
+
+def test_a_fault_fails_the_row_with_its_code_and_text_and_lets_it_go(sunat_engine, sandbox, monkeypatch):
+    monkeypatch.setattr(sandbox, "clave", "otra clave")  # SUNAT answers 0102 to the engine's clave SOL
+    status, envelope = enviar(sunat_engine)
+    assert status != 200 and REJECTED in json.dumps(envelope, ensure_ascii=False)
+    monkeypatch.undo()
+    row = only_submission(sunat_engine)
+    assert (row["state"], row["fault_code"], row["must_reconcile"], row["claimed_by"], row["claimed_until"]) == (
+        outbox.FAILED, REJECTED, 0, None, None)
+    assert row["last_error"] and row["last_error"] in envelope["error"]["message"]
+    status, envelope = enviar(sunat_engine)  # corrected and sent again: a failed row goes out again
+    assert status == 200 and envelope["data"]["codigo_respuesta"] == "0"
+    row = only_submission(sunat_engine)
+    assert (row["state"], row["fault_code"], row["last_error"]) == (outbox.DONE, None, None)
+
+
+def _pending_row(engine, sandbox) -> dict:
+    """A submission left pending (its first attempt found SUNAT unreachable)."""
+    engine.config_set("sunat_retry_base_s", "60")
+    engine.sandbox_endpoints.put({"sunat_url_beta": "http://127.0.0.1:9/billService"})
+    enviar(engine)
+    return engine.outbox.submission(only_submission(engine)["id"])
+
+
+def test_a_fault_text_is_kept_up_to_500_characters(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    attempt = sunat_engine.outbox._fail(row, SoapFault("soap:Client", "x" * 499 + "yz", "0306"))
+    assert (attempt.kind, attempt.fault_code, attempt.fault_text) == ("fault", "0306", "x" * 499 + "yz")
+    stored = only_submission(sunat_engine)
+    assert (stored["state"], stored["fault_code"], stored["last_error"]) == (outbox.FAILED, "0306", "x" * 499 + "y")
+
+
+def test_a_fault_of_an_attempt_that_lost_its_lease_changes_nothing(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET claimed_by = 'otro:intento'")
+    attempt = sunat_engine.outbox._fail({**row, "lease": "este:intento"}, SoapFault("soap:Client", "no", "0306"))
+    assert attempt == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    assert (stored["state"], stored["fault_code"], stored["claimed_by"]) == (outbox.PENDING, None, "otro:intento")
+
+
+def test_a_fault_after_the_row_got_its_cdr_answers_that_cdr(sunat_engine, sandbox):
+    status, envelope = enviar(sunat_engine)
+    assert status == 200
+    row = sunat_engine.outbox.submission(only_submission(sunat_engine)["id"])
+    attempt = sunat_engine.outbox._fail(row, SoapFault("soap:Client", "tarde", "0306"))
+    assert attempt.kind == "cdr" and attempt.cdr is not None and attempt.cdr.codigo == "0"
+    assert only_submission(sunat_engine)["state"] == outbox.DONE
+
+
+def test_a_refused_connection_leaves_the_row_as_it_was_before_the_attempt(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    assert row["must_reconcile"] == 0  # refused: it never arrived
+    with sunat_engine.storage.write() as conn:  # as after a time-out: something may have arrived
+        conn.execute("UPDATE sunat_submissions SET must_reconcile = 1, next_attempt_at = 0")
+    sandbox.fail_next("fault:0200", operation="getStatusCdr")  # the look-up fails: it goes on to send, refused
+    sunat_engine.outbox.attempt(row["id"])
+    assert only_submission(sunat_engine)["must_reconcile"] == 1  # still: a later attempt asks first
+
+
+def test_the_detail_window_reads_the_latest_cdr_of_its_voucher(sunat_engine, sandbox, issued):
+    assert sunat_engine.outbox.cdr_for_voucher(issued) is None  # not sent yet
+    sent = sunat_engine.send_voucher_to_sunat(issued)
+    shown = sunat_engine.outbox.cdr_for_voucher(issued)
+    assert set(shown) == {"codigo", "descripcion", "notas", "estado", "hash_cdr", "cdr_zip", "received_at"}
+    assert (shown["codigo"], shown["estado"], shown["notas"]) == ("0", statuses.ACEPTADO, [])
+    assert "aceptada" in shown["descripcion"] and shown["hash_cdr"] and shown["received_at"]
+    assert shown["cdr_zip"].startswith(b"PK") and shown["cdr_zip"] == base64.b64decode(sent.cdr)
+    assert sunat_engine.outbox.cdr_for_voucher(issued + 1000) is None
+
+
+def test_waiting_submissions_are_counted_per_environment(sunat_engine, sandbox):
+    assert sunat_engine.outbox.pending_by_environment() == {}
+    _pending_row(sunat_engine, sandbox)
+    environment = only_submission(sunat_engine)["environment"]
+    assert sunat_engine.outbox.pending_by_environment() == {environment: 1}
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET state = ?", (outbox.DONE,))
+    assert sunat_engine.outbox.pending_by_environment() == {}
