@@ -45,6 +45,16 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _fresh_line_cache() -> None:
+    """Each test builds its voucher lines anew. The builder keeps lines it made (with their XML) for the next
+    voucher; one kept by an earlier test, or under `make mutation` by the process mutmut forks each mutant from,
+    would hide the code under test."""
+    from app.core.invoicing import builder
+
+    builder._line_cache.clear()
+
+
 @pytest.fixture
 def home(_isolated_home: Path) -> Path:
     return _isolated_home
