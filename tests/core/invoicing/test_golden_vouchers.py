@@ -8,23 +8,35 @@ The dates are fixed (tests/helpers/golden.py). After a deliberate change of the 
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from app.core.invoicing.amounts import MAX_BAGS
 from tests.helpers.golden import AT, ISSUED, check_golden, rendered
-from tests.helpers.voucher_matrix import MATRIX
+from tests.helpers.voucher_matrix import MATRIX, factura, item
 
 GOLDEN = Path(__file__).parent / "golden" / "vouchers"
+# Beside the matrix: prices with IGV on each kind of line, and the most bags one line may hold.
+MORE = [
+    ("factura-precios-con-igv", factura("F011", 1, [
+        {"descripcion": "Gaseosa 500 ml", "cantidad": Decimal("3"), "precio_con_igv": Decimal("2.50")},
+        {"descripcion": "Libro escolar", "cantidad": Decimal("2"), "precio_con_igv": Decimal("35.90"),
+         "tipo_afectacion_igv": "20"},
+        {"descripcion": "Naranjas", "cantidad": Decimal("1.5"), "precio_con_igv": Decimal("4.20"),
+         "tipo_afectacion_igv": "30"}])),
+    ("factura-bolsas-maximas", factura("F011", 2, [item("Bolsa plástica", str(MAX_BAGS), "0.10", icbper=True)])),
+]
 
 
-@pytest.mark.parametrize(("name", "request_"), MATRIX, ids=[name for name, _ in MATRIX])
+@pytest.mark.parametrize(("name", "request_"), MATRIX + MORE, ids=[name for name, _ in MATRIX + MORE])
 def test_rendered_voucher_is_the_golden_one(name, request_):
     check_golden(GOLDEN / f"{name}.xml", rendered(request_))
 
 
 def test_every_golden_file_belongs_to_a_matrix_voucher():
-    assert {path.name for path in GOLDEN.glob("*.xml")} == {f"{name}.xml" for name, _ in MATRIX}
+    assert {path.name for path in GOLDEN.glob("*.xml")} == {f"{name}.xml" for name, _ in MATRIX + MORE}
 
 
 def test_the_dates_are_fixed_whatever_today_is():
