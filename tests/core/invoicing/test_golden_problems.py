@@ -151,12 +151,18 @@ CASES: dict[str, dict] = {
                                              items__0__precio_unitario=D("500")),
     "detraccion-faltante-usd": _v("factura-usd", items__0__codigo_detraccion="022", tipo_cambio=D("3.75"),
                                   items__0__precio_unitario=D("500")),
-    "detraccion-faltante-segunda-linea": _v("factura-simple", items=[item("Servicio", "1", "100"), *BIG]),
+    "detraccion-faltante-tercera-linea": _v("factura-simple", items=[item("Servicio", "1", "100"),
+                                                                     item("Otro servicio", "1", "50"), *BIG]),
+    "detraccion-faltante-usd-cambio-cero": _v("factura-usd", items__0__codigo_detraccion="022", tipo_cambio=D("0"),
+                                              items__0__precio_unitario=D("500")),
     "operacion-1001-sin-detraccion": _v("factura-simple", tipo_operacion="1001"),
     # operation types
     "operacion-en-nota": _v("nc-anulacion-factura", tipo_operacion="0200"),
     "operacion-desconocida": _v("factura-simple", tipo_operacion="0112"),
     "operacion-exportacion-con-gravadas": _v("factura-simple", tipo_operacion="0201"),
+    "operacion-exportacion-con-gravada-segunda": _v("factura-exportacion", tipo_operacion="0201",
+                                                    items=[item("Asesoría", "1", "100", "40"),
+                                                           item("Servicio local", "1", "100")]),
     "operacion-interna-en-exportacion": _v("factura-exportacion", tipo_operacion="0101"),
     "operacion-interna-con-detraccion": _v("factura-detraccion", tipo_operacion="0101"),
     # references
@@ -180,9 +186,25 @@ CASES: dict[str, dict] = {
     "nota-sin-motivo": _v("nc-anulacion-factura", codigo_motivo=""),
     "nota-descripcion-dos-lineas": _v("nc-anulacion-factura", descripcion_motivo="Anulación\npor error"),
     "nota-descripcion-larga": _v("nc-anulacion-factura", descripcion_motivo="x" * 500),
+    "nd-motivo-13": _v("nd-intereses", codigo_motivo="13"),
     "nota-11-no-exportacion": _v("nc-ajuste-exportacion", items=[item("Ajuste", "1", "10")],
                                  receptor={"ruc": "20601030013", "razon_social": "X S.A.C."}),
     "serie-y-numero": _v("factura-simple", serie="B001", numero=0),
+}
+
+
+# Requests at the edge of a rule that must be accepted (each next to the case it borders on).
+ACCEPTED: dict[str, dict] = {
+    "detraccion-porcentaje-medio": _v("factura-detraccion", detraccion={**SPOT, "porcentaje": D("0.50")}),
+    "detraccion-porcentaje-dos-decimales": _v("factura-detraccion", detraccion={**SPOT, "porcentaje": D("12.25")}),
+    "detraccion-usd-cambio-bajo": _v("factura-detraccion-usd", tipo_cambio=D("0.5")),
+    "orden-de-un-caracter": _v("nc-orden-compra", orden_compra="7"),
+    "orden-de-20-caracteres": _v("nc-orden-compra", orden_compra="O" * 20),
+    "operacion-0101-explicita": _v("factura-simple", tipo_operacion="0101"),
+    "usd-marcada-justo-700-soles": _v("factura-usd", items=[item("Servicio", "1", "169.49", codigo_detraccion="022")],
+                                      tipo_cambio=D("3.5")),  # 200.00 × 3.5 = 700.00: not above
+    "usd-marcada-cambio-bajo": _v("factura-usd", items=[item("Servicio", "1", "500", codigo_detraccion="022")],
+                                  tipo_cambio=D("0.9")),  # 590.00 × 0.9 = 531.00
 }
 
 
@@ -229,3 +251,8 @@ def test_a_type_error_inside_a_replaced_object_hides_what_depends_on_it():
     with pytest.raises(YupanaError) as caught:
         parse_request(payload, company_of, _name_of)
     assert [d.field for d in caught.value.details] == ["forma_pago.cuotas[0].monto"]
+
+
+@pytest.mark.parametrize("name", list(ACCEPTED))
+def test_a_request_at_the_edge_of_a_rule_is_accepted(name):
+    assert _answer(ACCEPTED[name]) == []
