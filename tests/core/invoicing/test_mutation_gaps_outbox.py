@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 
 import pytest
 
 from app.core.invoicing import outbox, statuses
 from app.core.invoicing.soap import SoapFault
+from app.core.invoicing.ubl_identity import DocumentId
+from app.core.platform.events import SUNAT_CDR
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.sunat_support import signed_sample
 from tests.helpers.voucher_matrix import factura, item
@@ -115,3 +118,52 @@ def test_waiting_submissions_are_counted_per_environment(sunat_engine, sandbox):
     with sunat_engine.storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET state = ?", (outbox.DONE,))
     assert sunat_engine.outbox.pending_by_environment() == {}
+
+
+def test_a_stored_cdr_is_announced_once(sunat_engine, sandbox):
+    heard = []
+    sunat_engine.events.subscribe(lambda name, payload: heard.append((name, payload)))
+    enviar(sunat_engine)
+    stem = only_submission(sunat_engine)["file_name"]
+    assert [(name, payload) for name, payload in heard if name == SUNAT_CDR] == [
+        (SUNAT_CDR, {"file_name": stem, "codigo": "0", "estado": statuses.ACEPTADO})]
+
+
+def _as_left_by_a_kill(engine, state: str) -> None:
+    """As a process killed between storing a CDR and finishing the rows leaves them."""
+    with engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET state = ?, must_reconcile = 1, claimed_by = 'muerto:1', "
+                     "claimed_until = 1e12, fault_code = '0109'", (state,))
+        conn.execute("UPDATE vouchers SET status = ?", (statuses.ENVIADO,))
+
+
+@pytest.mark.parametrize("state", [outbox.PENDING, outbox.FAILED])
+def test_opening_repairs_what_a_kill_left_behind(sunat_engine, sandbox, issued, state, caplog):
+    sunat_engine.send_voucher_to_sunat(issued)
+    _as_left_by_a_kill(sunat_engine, state)
+    caplog.set_level(logging.WARNING, logger=outbox.__name__)
+    assert sunat_engine.outbox.repair() == 2
+    row = only_submission(sunat_engine)
+    assert (row["state"], row["must_reconcile"], row["claimed_by"], row["claimed_until"], row["fault_code"]) == (
+        outbox.DONE, 0, None, None, None)
+    assert sunat_engine.voucher(issued)["status"] == statuses.ACEPTADO
+    assert "repaired on open: 1 submissions, 1 voucher statuses" in caplog.text
+    caplog.clear()
+    assert sunat_engine.outbox.repair() == 0  # nothing left to repair, nothing said
+    assert "repaired" not in caplog.text
+
+
+def test_a_voucher_on_its_way_takes_the_latest_cdrs_status(sunat_engine, sandbox, issued):
+    sunat_engine.send_voucher_to_sunat(issued)
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE vouchers SET status = ?", (statuses.PENDIENTE,))
+    assert sunat_engine.outbox.repair() == 1
+    assert sunat_engine.voucher(issued)["status"] == statuses.ACEPTADO
+
+
+def test_a_copy_that_is_not_the_vouchers_own_text_is_kept(sunat_engine, sandbox, issued):
+    other = signed_sample()  # not the text stored for this voucher
+    doc = DocumentId(ISSUER_RUC, "01", "F001", "7")
+    row = sunat_engine.outbox.enqueue(doc, other, "sandbox", issued)
+    stored = sunat_engine.storage.query_one("SELECT xml FROM sunat_submissions WHERE id = ?", (row["id"],))
+    assert stored["xml"] != outbox.NO_COPY and row["xml"] == other
