@@ -15,7 +15,7 @@ import pytest
 
 from app.core.invoicing.amounts import MAX_BAGS
 from tests.helpers.golden import AT, ISSUED, check_golden, rendered
-from tests.helpers.voucher_matrix import MATRIX, factura, item
+from tests.helpers.voucher_matrix import MATRIX, boleta, factura, item
 
 GOLDEN = Path(__file__).parent / "golden" / "vouchers"
 # Beside the matrix: prices with IGV on each kind of line, and the most bags one line may hold.
@@ -27,6 +27,15 @@ MORE = [
         {"descripcion": "Naranjas", "cantidad": Decimal("1.5"), "precio_con_igv": Decimal("4.20"),
          "tipo_afectacion_igv": "30"}])),
     ("factura-bolsas-maximas", factura("F011", 2, [item("Bolsa plástica", str(MAX_BAGS), "0.10", icbper=True)])),
+    # the IGV of a price with IGV is what makes the line cost that price: 1.54 = 1.31 + 0.23 (not 18 % of 1.31)
+    ("boleta-precio-con-igv-exacto", boleta("B011", 1, [
+        {"descripcion": "Caramelos", "cantidad": Decimal("1"), "precio_con_igv": Decimal("1.54")}])),
+    # half a cent rounds up; an exonerado unit value that rounding moved is written as value ÷ quantity
+    ("boleta-medio-centimo", boleta("B011", 2, [item("Tornillo", "1", "0.125"),
+                                                item("Clavos", "5", "0.001", "20")])),
+    ("boleta-sin-documento-con-nombre", boleta("B011", 3, [item("Pan", "10", "0.30")],
+                                               {"tipo_documento": "0", "razon_social": "JUAN PÉREZ"})),
+    ("boleta-sin-documento-ni-nombre", boleta("B011", 4, [item("Pan", "10", "0.30")], {"tipo_documento": "0"})),
 ]
 
 
