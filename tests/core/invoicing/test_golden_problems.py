@@ -79,6 +79,9 @@ CASES: dict[str, dict] = {
     "ruc-con-control": _v("factura-simple", receptor__ruc="2060103\x0c0013"),
     "boleta-grande-sin-cliente": _v("boleta-sin-documento", items=[item("Refrigeradora", "1", "800")]),
     # lines and their prices
+    "codigo-con-control": _v("factura-simple", items__0__codigo="P\x01"),
+    "precio-con-igv-e-igv-equivocado": _v("factura-simple", items=[{"descripcion": "Servicio", "cantidad": D("1"),
+                                                                    "precio_con_igv": D("118"), "igv": D("20")}]),
     "linea-sin-valor": _v("factura-simple", items=[item("Nada", "1", "0")]),
     "igv-equivocado": _v("factura-simple", items__0__igv=D("20.00")),
     "igv-equivocado-en-bolsas": _v("boleta-restaurante-bolsas", items__1__igv=D("5.00"), items__1__cantidad=D("2.5")),
@@ -138,6 +141,7 @@ CASES: dict[str, dict] = {
                                                                 "cuotas": [{**CUOTA, "monto": D("118.01")}]}),
     "nota-13-sin-cuotas": _v("nc-cuotas", forma_pago=None),
     "nota-13-contado": _v("nc-cuotas", forma_pago={"tipo": "Contado"}),
+    "nota-13-contado-con-cuotas": _v("nc-cuotas", forma_pago={"tipo": "Contado", "cuotas": [CUOTA]}),
     "nota-13-con-monto": _v("nc-cuotas", items__0__precio_unitario=D("10")),
     "nota-13-a-boleta": _v("nc-cuotas", documento_referencia={"tipo": "03", "serie": "B001", "numero": 1}),
     # detracción
@@ -192,6 +196,9 @@ CASES: dict[str, dict] = {
     "nd-motivo-desconocido": _v("nd-intereses", codigo_motivo="99"),
     "nota-sin-motivo": _v("nc-anulacion-factura", codigo_motivo=""),
     "nota-descripcion-dos-lineas": _v("nc-anulacion-factura", descripcion_motivo="Anulación\npor error"),
+    "nota-descripcion-retorno": _v("nc-anulacion-factura", descripcion_motivo="Anulación\rpor error"),
+    "nota-motivo-desconocido-descripcion-dos-lineas": _v("nc-anulacion-factura", codigo_motivo="99",
+                                                         descripcion_motivo="Otro\nmotivo"),
     "nota-descripcion-larga": _v("nc-anulacion-factura", descripcion_motivo="x" * 500),
     "nd-motivo-13": _v("nd-intereses", codigo_motivo="13"),
     "nota-11-no-exportacion": _v("nc-ajuste-exportacion", items=[item("Ajuste", "1", "10")],
@@ -208,6 +215,9 @@ ACCEPTED: dict[str, dict] = {
     "orden-de-un-caracter": _v("nc-orden-compra", orden_compra="7"),
     "orden-de-20-caracteres": _v("nc-orden-compra", orden_compra="O" * 20),
     "operacion-0101-explicita": _v("factura-simple", tipo_operacion="0101"),
+    "cuota-de-un-sol": _v("factura-simple", forma_pago={"tipo": "Credito", "cuotas": [{**CUOTA, "monto": D("1.00")}]}),
+    "nota-referencia-numero-maximo": _v("nc-anulacion-factura", documento_referencia={"tipo": "01", "serie": "F001",
+                                                                                      "numero": 99999999}),
     "igv-un-centimo-de-diferencia": _v("factura-simple", items__0__igv=D("18.01")),
     "usd-marcada-justo-700-soles": _v("factura-usd", items=[item("Servicio", "1", "169.49", codigo_detraccion="022")],
                                       tipo_cambio=D("3.5")),  # 200.00 × 3.5 = 700.00: not above

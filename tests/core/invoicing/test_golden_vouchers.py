@@ -35,6 +35,13 @@ MORE = [
                                                 item("Clavos", "5", "0.001", "20")])),
     ("boleta-sin-documento-con-nombre", boleta("B011", 3, [item("Pan", "10", "0.30")],
                                                {"tipo_documento": "0", "razon_social": "JUAN PÉREZ"})),
+    ("boleta-precio-con-igv-y-descuento", boleta("B011", 5, [
+        {"descripcion": "Polo", "cantidad": Decimal("2"), "precio_con_igv": Decimal("59.00"),
+         "descuento": Decimal("5.00")}])),
+    ("factura-muestra-con-precio-con-igv", factura("F011", 3, [
+        item("Servicio", "1", "100"),
+        {"descripcion": "Muestra", "cantidad": Decimal("1"), "precio_con_igv": Decimal("11.80"),
+         "tipo_afectacion_igv": "13"}])),
     ("boleta-sin-documento-ni-nombre", boleta("B011", 4, [item("Pan", "10", "0.30")], {"tipo_documento": "0"})),
 ]
 
