@@ -1,4 +1,4 @@
-"""Written from the builder's surviving mutants (docs/testing.md): which content problems are kept beside a request's
+"""Written from the builder's surviving mutants (builder.py and ubl.py, docs/testing.md): which content problems are kept beside a request's
 type errors (`_depends_on`), and the answer to a request with type errors only."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import pytest
 
 from app.core.contract import GenerarXmlRequest, parse_model
 from app.core.errors import YupanaError
+from app.core.invoicing import ubl
 from app.core.invoicing.builder import _depends_on, parse_request
 from tests.helpers.golden import company_of, fixed_request
 from tests.helpers.voucher_matrix import MATRIX
@@ -53,3 +54,10 @@ def test_the_content_checks_beside_type_errors_ask_the_registry_for_the_name():
     with pytest.raises(YupanaError) as caught:
         parse_request(payload, company_of, {"20601030013": "DISTRIBUIDORA ANDINA S.A.C."}.get)
     assert [d.field for d in caught.value.details] == ["items[0].cantidad"]
+
+
+def test_text_and_attribute_values_are_escaped_as_c14n_writes_them():
+    # element text escapes & < > and CR; an attribute value & < " TAB LF CR (the signed text is its own C14N)
+    assert ubl.esc("a&b<c>d\re\"f'") == "a&amp;b&lt;c&gt;d&#xD;e\"f'"
+    assert ubl.esc_attr("a&b<c>d\"e\tf\ng\rh'") == "a&amp;b&lt;c>d&quot;e&#x9;f&#xA;g&#xD;h'"
+    assert ubl.esc("sin nada") == "sin nada" and ubl.esc_attr("PEN") == "PEN"
