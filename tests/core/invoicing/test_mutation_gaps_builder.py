@@ -1,5 +1,5 @@
-"""Written from the builder's surviving mutants (builder.py and ubl.py, docs/testing.md): which content problems are kept beside a request's
-type errors (`_depends_on`), and the answer to a request with type errors only."""
+"""Written from the builder's surviving mutants (builder.py and ubl.py, docs/testing.md): which content problems are
+kept beside a request's type errors (`_depends_on`), the answer to a request with type errors only, and escaping."""
 
 from __future__ import annotations
 
