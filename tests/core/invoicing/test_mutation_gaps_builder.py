@@ -3,12 +3,15 @@ kept beside a request's type errors (`_depends_on`), the answer to a request wit
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time
+
 import pytest
 
 from app.core.contract import GenerarXmlRequest, parse_model
 from app.core.errors import YupanaError
 from app.core.invoicing import ubl
-from app.core.invoicing.builder import _depends_on, parse_request
+from app.core.invoicing.builder import _depends_on, build_document, parse_request
+from app.core.platform import clock
 from tests.helpers.golden import company_of, fixed_request
 from tests.helpers.voucher_matrix import MATRIX
 
@@ -61,3 +64,17 @@ def test_text_and_attribute_values_are_escaped_as_c14n_writes_them():
     assert ubl.esc("a&b<c>d\re\"f'") == "a&amp;b&lt;c&gt;d&#xD;e\"f'"
     assert ubl.esc_attr("a&b<c>d\"e\tf\ng\rh'") == "a&amp;b&lt;c>d&quot;e&#x9;f&#xA;g&#xD;h'"
     assert ubl.esc("sin nada") == "sin nada" and ubl.esc_attr("PEN") == "PEN"
+
+
+def test_a_request_that_is_not_an_object_is_refused_by_name():
+    with pytest.raises(YupanaError) as caught:
+        parse_request([FACTURA], company_of, lambda ruc: None)
+    assert caught.value.message == "La solicitud debe ser un objeto JSON ({...})."
+
+
+def test_without_date_and_time_the_voucher_is_issued_now_in_lima_to_the_second():
+    request = {key: value for key, value in FACTURA.items() if key not in ("fecha_emision", "hora_emision")}
+    with clock.frozen(datetime(2026, 3, 3, 4, 5, 6, 789000, tzinfo=UTC)):  # 23:05:06.789 of the 2nd in Lima
+        doc = build_document(GenerarXmlRequest.model_validate(request), company_of, lambda ruc: None)
+    assert (doc.fecha, doc.hora) == (date(2026, 3, 2), time(23, 5, 6))
+    assert doc.hora.tzinfo is None
