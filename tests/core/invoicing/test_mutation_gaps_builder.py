@@ -3,17 +3,18 @@ kept beside a request's type errors (`_depends_on`), the answer to a request wit
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, time
 
 import pytest
 
 from app.core.contract import GenerarXmlRequest, parse_model
 from app.core.errors import YupanaError
-from app.core.invoicing import ubl
+from app.core.invoicing import builder, ubl
 from app.core.invoicing.builder import _depends_on, build_document, parse_request
 from app.core.platform import clock
-from tests.helpers.golden import company_of, fixed_request
-from tests.helpers.voucher_matrix import MATRIX
+from tests.helpers.golden import COMPANY, company_of, fixed_request, rendered
+from tests.helpers.voucher_matrix import MATRIX, factura, item, nota
 
 FACTURA = dict(MATRIX)["factura-simple"]
 
@@ -78,3 +79,25 @@ def test_without_date_and_time_the_voucher_is_issued_now_in_lima_to_the_second()
         doc = build_document(GenerarXmlRequest.model_validate(request), company_of, lambda ruc: None)
     assert (doc.fecha, doc.hora) == (date(2026, 3, 2), time(23, 5, 6))
     assert doc.hora.tzinfo is None
+
+
+def test_a_kept_line_is_written_anew_for_another_currency_or_voucher_type():
+    # the builder keeps a line (with its XML) between vouchers; the same item in a factura in soles, one in dollars
+    # and a credit note must each read as if built alone
+    same = item("Servicio de consultoría", "1", "100")
+    requests = [factura("F020", 1, [same]), factura("F020", 2, [same], moneda="USD"),
+                nota("07", "F020", 3, ("01", "F020", 1), "01", [same])]
+    together = [rendered(request) for request in requests]
+    apart = []
+    for request in requests:
+        builder._line_cache.clear()
+        apart.append(rendered(request))
+    assert together == apart
+
+
+def test_an_issuer_without_a_trade_name_has_no_party_name():
+    plain = replace(COMPANY, nombre_comercial=None)
+    doc = build_document(GenerarXmlRequest.model_validate(fixed_request(FACTURA)), lambda ruc: plain, lambda ruc: None)
+    supplier = ubl.render(doc).split("<cac:AccountingSupplierParty>")[1].split("</cac:AccountingSupplierParty>")[0]
+    assert "<cac:PartyName>" not in supplier and "20100066603" in supplier
+    assert "<cac:PartyName><cbc:Name>YUPANA</cbc:Name></cac:PartyName>" in rendered(FACTURA)  # with one
