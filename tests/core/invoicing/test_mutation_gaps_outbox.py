@@ -9,8 +9,10 @@ import json
 import logging
 
 import pytest
+from lxml import etree
 
-from app.core.invoicing import outbox, statuses
+from app.core.invoicing import cdr, outbox, statuses
+from app.core.invoicing.namespaces import DS
 from app.core.invoicing.soap import SoapFault
 from app.core.invoicing.ubl_identity import DocumentId
 from app.core.platform.events import SUNAT_CDR
@@ -167,3 +169,42 @@ def test_a_copy_that_is_not_the_vouchers_own_text_is_kept(sunat_engine, sandbox,
     row = sunat_engine.outbox.enqueue(doc, other, "sandbox", issued)
     stored = sunat_engine.storage.query_one("SELECT xml FROM sunat_submissions WHERE id = ?", (row["id"],))
     assert stored["xml"] != outbox.NO_COPY and row["xml"] == other
+
+
+def test_the_digest_of_a_submission_comes_from_its_row_or_its_signed_xml():
+    signed = signed_sample()
+    digest = etree.fromstring(signed).findtext(f".//{{{DS}}}Reference/{{{DS}}}DigestValue")
+    assert outbox.stored_digest({"digest_value": "abc=", "xml": b"<no-xml"}) == "abc="  # the column first
+    assert outbox.stored_digest({"digest_value": None, "xml": signed}) == "".join(digest.split())
+    assert outbox.stored_digest({"digest_value": "", "xml": b"<roto"}) is None  # unreadable
+    assert outbox.stored_digest({"xml": b"<Invoice/>"}) is None  # unsigned
+
+
+def test_a_cdr_with_an_exception_code_fails_the_row_with_that_code(sunat_engine, sandbox):
+    row = {**_pending_row(sunat_engine, sandbox), "lease": None}
+    attempt = sunat_engine.outbox._store(row, cdr.Cdr(codigo="0150", descripcion="El archivo está vacío"))
+    assert (attempt.kind, attempt.fault_code, attempt.fault_text) == ("fault", "0150", "El archivo está vacío")
+    stored = only_submission(sunat_engine)
+    assert (stored["state"], stored["fault_code"], stored["last_error"]) == (outbox.FAILED, "0150",
+                                                                              "El archivo está vacío")
+    assert sunat_engine.storage.query("SELECT * FROM sunat_cdrs") == []  # an exception is not a CDR to keep
+
+
+def test_a_cdrs_observations_are_kept_as_written(sunat_engine, sandbox, caplog):
+    row = {**_pending_row(sunat_engine, sandbox), "lease": None}
+    notes = ["4252 - El dato ingresado como atributo @listName es incorrecto: observación"]
+    caplog.set_level(logging.INFO, logger=outbox.__name__)
+    attempt = sunat_engine.outbox._store(row, cdr.Cdr(codigo="0", descripcion="aceptada con observaciones",
+                                                      notas=notes, xml=b"<ar:ApplicationResponse/>", member="R-x.xml"))
+    assert attempt.kind == "cdr" and attempt.cdr.notas == notes and attempt.cdr.estado == statuses.OBSERVADO
+    [stored] = sunat_engine.storage.query("SELECT notas FROM sunat_cdrs")
+    assert stored["notas"] == json.dumps(notes, ensure_ascii=False) and "observación" in stored["notas"]
+    assert f"CDR {row['file_name']}: 0 {statuses.OBSERVADO}" in caplog.text
+
+
+def test_a_retry_reason_is_kept_up_to_500_characters(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    lease = sunat_engine.outbox._claim(row["id"])
+    assert sunat_engine.outbox._retry_later({**row, "lease": lease}, 1, "r" * 499 + "st") == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    assert (stored["last_error"], stored["must_reconcile"], stored["claimed_by"]) == ("r" * 499 + "s", 1, None)
