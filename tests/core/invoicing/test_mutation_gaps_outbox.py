@@ -41,9 +41,11 @@ def issued(sunat_engine, company) -> int:
     return sunat_engine.vouchers.find(ISSUER_RUC, "01", "F001", 7)["id"]
 
 
-def test_a_fault_fails_the_row_with_its_code_and_text_and_lets_it_go(sunat_engine, sandbox, monkeypatch):
+def test_a_fault_fails_the_row_with_its_code_and_text_and_lets_it_go(sunat_engine, sandbox, monkeypatch, caplog):
     monkeypatch.setattr(sandbox, "clave", "otra clave")  # SUNAT answers 0102 to the engine's clave SOL
+    caplog.set_level(logging.INFO, logger=outbox.__name__)
     status, envelope = enviar(sunat_engine)
+    assert f"submission {only_submission(sunat_engine)['file_name']}: SUNAT fault {REJECTED}" in caplog.text
     assert status != 200 and REJECTED in json.dumps(envelope, ensure_ascii=False)
     monkeypatch.undo()
     row = only_submission(sunat_engine)
@@ -82,11 +84,13 @@ def test_a_fault_of_an_attempt_that_lost_its_lease_changes_nothing(sunat_engine,
     assert (stored["state"], stored["fault_code"], stored["claimed_by"]) == (outbox.PENDING, None, "otro:intento")
 
 
-def test_a_fault_after_the_row_got_its_cdr_answers_that_cdr(sunat_engine, sandbox):
+def test_a_fault_after_the_row_got_its_cdr_answers_that_cdr(sunat_engine, sandbox, caplog):
     status, envelope = enviar(sunat_engine)
     assert status == 200
     row = sunat_engine.outbox.submission(only_submission(sunat_engine)["id"])
+    caplog.set_level(logging.INFO, logger=outbox.__name__)
     attempt = sunat_engine.outbox._fail(row, SoapFault("soap:Client", "tarde", "0306"))
+    assert f"submission {row['file_name']}: fault 0306 ignored, the row was finished meanwhile" in caplog.text
     assert attempt.kind == "cdr" and attempt.cdr is not None and attempt.cdr.codigo == "0"
     assert only_submission(sunat_engine)["state"] == outbox.DONE
 
@@ -200,6 +204,9 @@ def test_a_cdrs_observations_are_kept_as_written(sunat_engine, sandbox, caplog):
     [stored] = sunat_engine.storage.query("SELECT notas FROM sunat_cdrs")
     assert stored["notas"] == json.dumps(notes, ensure_ascii=False) and "observación" in stored["notas"]
     assert f"CDR {row['file_name']}: 0 {statuses.OBSERVADO}" in caplog.text
+    kept = sunat_engine.outbox.stored_cdr(row["id"])
+    assert (kept.codigo, kept.descripcion, kept.notas, kept.member) == ("0", "aceptada con observaciones", notes,
+                                                                        "R-x.xml")
 
 
 def test_a_retry_reason_is_kept_up_to_500_characters(sunat_engine, sandbox):
@@ -208,3 +215,25 @@ def test_a_retry_reason_is_kept_up_to_500_characters(sunat_engine, sandbox):
     assert sunat_engine.outbox._retry_later({**row, "lease": lease}, 1, "r" * 499 + "st") == outbox.Attempt("queued")
     stored = only_submission(sunat_engine)
     assert (stored["last_error"], stored["must_reconcile"], stored["claimed_by"]) == ("r" * 499 + "s", 1, None)
+
+
+def test_a_look_up_that_fails_is_logged_and_the_voucher_sent(sunat_engine, sandbox, caplog):
+    row = _pending_row(sunat_engine, sandbox)
+    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": sandbox.bill_url})  # reachable again
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET must_reconcile = 1, next_attempt_at = 0")
+    sandbox.fail_next("fault:0200", operation="getStatusCdr")
+    caplog.set_level(logging.INFO, logger=outbox.__name__)
+    assert sunat_engine.outbox.attempt(row["id"]).kind == "cdr"
+    name = row["file_name"]
+    assert f"getStatusCdr {name}" in caplog.messages
+    assert f"getStatusCdr {name} answered fault 0200" in caplog.messages
+    assert f"CDR {name}: 0 {statuses.ACEPTADO}" in caplog.messages
+
+
+def test_the_retry_delay_is_half_fixed_half_random(engine):
+    engine.config_set("sunat_retry_base_s", "1")
+    engine.config_set("sunat_retry_max_s", "100")
+    delays = [engine.outbox.backoff(1) for _ in range(300)]
+    assert all(0.5 <= delay <= 1.0 for delay in delays)
+    assert max(delays) > 0.9 and min(delays) < 0.6  # the random half reaches across its whole range
