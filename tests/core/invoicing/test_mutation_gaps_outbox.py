@@ -45,7 +45,7 @@ def test_a_fault_fails_the_row_with_its_code_and_text_and_lets_it_go(sunat_engin
     monkeypatch.setattr(sandbox, "clave", "otra clave")  # SUNAT answers 0102 to the engine's clave SOL
     caplog.set_level(logging.INFO, logger=outbox.__name__)
     status, envelope = enviar(sunat_engine)
-    assert f"submission {only_submission(sunat_engine)['file_name']}: SUNAT fault {REJECTED}" in caplog.text
+    assert f"submission {only_submission(sunat_engine)['file_name']}: SUNAT fault {REJECTED}" in caplog.messages
     assert status != 200 and REJECTED in json.dumps(envelope, ensure_ascii=False)
     monkeypatch.undo()
     row = only_submission(sunat_engine)
@@ -90,7 +90,7 @@ def test_a_fault_after_the_row_got_its_cdr_answers_that_cdr(sunat_engine, sandbo
     row = sunat_engine.outbox.submission(only_submission(sunat_engine)["id"])
     caplog.set_level(logging.INFO, logger=outbox.__name__)
     attempt = sunat_engine.outbox._fail(row, SoapFault("soap:Client", "tarde", "0306"))
-    assert f"submission {row['file_name']}: fault 0306 ignored, the row was finished meanwhile" in caplog.text
+    assert f"submission {row['file_name']}: fault 0306 ignored, the row was finished meanwhile" in caplog.messages
     assert attempt.kind == "cdr" and attempt.cdr is not None and attempt.cdr.codigo == "0"
     assert only_submission(sunat_engine)["state"] == outbox.DONE
 
@@ -153,7 +153,7 @@ def test_opening_repairs_what_a_kill_left_behind(sunat_engine, sandbox, issued, 
     assert (row["state"], row["must_reconcile"], row["claimed_by"], row["claimed_until"], row["fault_code"]) == (
         outbox.DONE, 0, None, None, None)
     assert sunat_engine.voucher(issued)["status"] == statuses.ACEPTADO
-    assert "repaired on open: 1 submissions, 1 voucher statuses" in caplog.text
+    assert "repaired on open: 1 submissions, 1 voucher statuses" in caplog.messages
     caplog.clear()
     assert sunat_engine.outbox.repair() == 0  # nothing left to repair, nothing said
     assert "repaired" not in caplog.text
@@ -182,6 +182,12 @@ def test_the_digest_of_a_submission_comes_from_its_row_or_its_signed_xml():
     assert outbox.stored_digest({"digest_value": None, "xml": signed}) == "".join(digest.split())
     assert outbox.stored_digest({"digest_value": "", "xml": b"<roto"}) is None  # unreadable
     assert outbox.stored_digest({"xml": b"<Invoice/>"}) is None  # unsigned
+    signed_with = f'<r xmlns:ds="{DS}"><ds:Signature><ds:SignedInfo><ds:Reference><ds:DigestValue>{{}}'.format
+    closing = "</ds:DigestValue></ds:Reference></ds:SignedInfo></ds:Signature></r>"
+    assert outbox.stored_digest({"xml": (signed_with("ab\n c=") + closing).encode()}) == "abc="  # no blanks
+    assert outbox.stored_digest({"xml": (signed_with("") + closing).encode()}) == ""
+    entity = f'<!DOCTYPE r [<!ENTITY e "abc=">]>{signed_with("&e;")}{closing}'.encode()
+    assert outbox.stored_digest({"xml": entity}) == ""  # read without expanding entities
 
 
 def test_a_cdr_with_an_exception_code_fails_the_row_with_that_code(sunat_engine, sandbox):
@@ -203,10 +209,10 @@ def test_a_cdrs_observations_are_kept_as_written(sunat_engine, sandbox, caplog):
     assert attempt.kind == "cdr" and attempt.cdr.notas == notes and attempt.cdr.estado == statuses.OBSERVADO
     [stored] = sunat_engine.storage.query("SELECT notas FROM sunat_cdrs")
     assert stored["notas"] == json.dumps(notes, ensure_ascii=False) and "observación" in stored["notas"]
-    assert f"CDR {row['file_name']}: 0 {statuses.OBSERVADO}" in caplog.text
+    assert f"CDR {row['file_name']}: 0 {statuses.OBSERVADO}" in caplog.messages
     kept = sunat_engine.outbox.stored_cdr(row["id"])
-    assert (kept.codigo, kept.descripcion, kept.notas, kept.member) == ("0", "aceptada con observaciones", notes,
-                                                                        "R-x.xml")
+    assert (kept.codigo, kept.descripcion, kept.notas, kept.member, kept.hash_cdr) == (
+        "0", "aceptada con observaciones", notes, "R-x.xml", "")
 
 
 def test_a_retry_reason_is_kept_up_to_500_characters(sunat_engine, sandbox):
@@ -237,3 +243,12 @@ def test_the_retry_delay_is_half_fixed_half_random(engine):
     delays = [engine.outbox.backoff(1) for _ in range(300)]
     assert all(0.5 <= delay <= 1.0 for delay in delays)
     assert max(delays) > 0.9 and min(delays) < 0.6  # the random half reaches across its whole range
+
+
+def test_a_retry_of_a_row_finished_meanwhile_answers_its_cdr_or_waits(sunat_engine, sandbox):
+    status, _ = enviar(sunat_engine)
+    assert status == 200
+    row = sunat_engine.outbox.submission(only_submission(sunat_engine)["id"])
+    attempt = sunat_engine.outbox._retry_later({**row, "lease": "ya:no"}, 1, "tarde")
+    assert attempt.kind == "cdr" and attempt.cdr is not None and attempt.cdr.codigo == "0"
+    assert only_submission(sunat_engine)["last_error"] is None  # the finished row is left as it is
