@@ -11,6 +11,7 @@ import logging
 import pytest
 from lxml import etree
 
+from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr, outbox, statuses
 from app.core.invoicing.namespaces import DS
 from app.core.invoicing.soap import SoapFault
@@ -230,8 +231,10 @@ def test_a_look_up_that_fails_is_logged_and_the_voucher_sent(sunat_engine, sandb
         conn.execute("UPDATE sunat_submissions SET must_reconcile = 1, next_attempt_at = 0")
     sandbox.fail_next("fault:0200", operation="getStatusCdr")
     caplog.set_level(logging.INFO, logger=outbox.__name__)
+    attempts = only_submission(sunat_engine)["attempts"]
     assert sunat_engine.outbox.attempt(row["id"]).kind == "cdr"
     name = row["file_name"]
+    assert f"sendBill {name}.zip (attempt {attempts + 1})" in caplog.messages
     assert f"getStatusCdr {name}" in caplog.messages
     assert f"getStatusCdr {name} answered fault 0200" in caplog.messages
     assert f"CDR {name}: 0 {statuses.ACEPTADO}" in caplog.messages
@@ -252,3 +255,39 @@ def test_a_retry_of_a_row_finished_meanwhile_answers_its_cdr_or_waits(sunat_engi
     attempt = sunat_engine.outbox._retry_later({**row, "lease": "ya:no"}, 1, "tarde")
     assert attempt.kind == "cdr" and attempt.cdr is not None and attempt.cdr.codigo == "0"
     assert only_submission(sunat_engine)["last_error"] is None  # the finished row is left as it is
+
+
+@pytest.mark.parametrize("must_reconcile", [0, 1])
+def test_no_client_for_sunat_waits_with_the_reason_and_keeps_what_may_have_arrived(sunat_engine, sandbox,
+                                                                                  monkeypatch, must_reconcile):
+    row = _pending_row(sunat_engine, sandbox)
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET must_reconcile = ?", (must_reconcile,))
+
+    def no_client(environment, ruc):
+        raise YupanaError(ErrorCode.NOT_CONFIGURED, "Falta la clave SOL de la empresa")
+
+    monkeypatch.setattr(sunat_engine.outbox, "client_factory", no_client)  # failure injection
+    assert sunat_engine.outbox.attempt(row["id"]) == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    assert (stored["state"], stored["last_error"], stored["must_reconcile"]) == (
+        outbox.PENDING, "Falta la clave SOL de la empresa", must_reconcile)
+
+
+def test_a_voucher_sunat_holds_without_a_cdr_yet_is_asked_again_never_sent(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    sends = sandbox.sends()
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET must_reconcile = ?", (outbox.HELD_BY_SUNAT,))
+    assert sunat_engine.outbox.attempt(row["id"]) == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    assert (stored["state"], stored["must_reconcile"], stored["last_error"]) == (
+        outbox.PENDING, outbox.HELD_BY_SUNAT, "SUNAT ya tiene el comprobante y su CDR aún no se pudo consultar")
+    assert sandbox.sends() == sends
+
+
+def test_a_foreign_voucher_leaves_no_warning_about_a_voucher_status(sunat_engine, sandbox, caplog):
+    caplog.set_level(logging.WARNING, logger=outbox.__name__)
+    status, _ = enviar(sunat_engine)
+    assert status == 200 and only_submission(sunat_engine)["voucher_id"] is None
+    assert [r for r in caplog.records if r.name == outbox.__name__] == []
