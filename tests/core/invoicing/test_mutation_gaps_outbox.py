@@ -291,3 +291,34 @@ def test_a_foreign_voucher_leaves_no_warning_about_a_voucher_status(sunat_engine
     status, _ = enviar(sunat_engine)
     assert status == 200 and only_submission(sunat_engine)["voucher_id"] is None
     assert [r for r in caplog.records if r.name == outbox.__name__] == []
+
+
+def test_an_unexpected_failure_in_an_attempt_is_logged_retried_and_lets_go_of_the_row(sunat_engine, sandbox,
+                                                                                      monkeypatch, caplog):
+    row = _pending_row(sunat_engine, sandbox)
+    assert row["last_error"] and ":" in row["last_error"]  # the refused connection, as the transport said it
+    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": sandbox.bill_url})
+
+    def broken(*args):
+        raise RuntimeError("roto")
+
+    monkeypatch.setattr(outbox, "zip_document", broken)  # failure injection, after the row is marked as sending
+    caplog.set_level(logging.INFO, logger=outbox.__name__)
+    assert sunat_engine.outbox.attempt(row["id"]) == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    assert (stored["state"], stored["last_error"], stored["must_reconcile"]) == (outbox.PENDING, "RuntimeError", 1)
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert record.getMessage() == f"submission {row['file_name']}: unexpected failure" and record.exc_info
+    assert sunat_engine.outbox._claim(row["id"]) is not None  # its lease was let go
+
+
+def test_a_voucher_status_that_cannot_be_written_is_warned_and_the_cdr_kept(sunat_engine, sandbox, issued,
+                                                                           monkeypatch, caplog):
+    def refuse(voucher_id, status):
+        raise YupanaError(ErrorCode.CONFLICT, "bloqueado")
+
+    monkeypatch.setattr(sunat_engine.outbox.vouchers, "set_status", refuse)  # failure injection
+    caplog.set_level(logging.WARNING, logger=outbox.__name__)
+    sunat_engine.send_voucher_to_sunat(issued)
+    assert f"voucher {issued}: status {statuses.ACEPTADO} not recorded: bloqueado" in caplog.messages
+    assert sunat_engine.outbox.cdr_for_voucher(issued)["codigo"] == "0"
