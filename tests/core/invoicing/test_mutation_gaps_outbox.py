@@ -100,7 +100,7 @@ def test_a_refused_connection_leaves_the_row_as_it_was_before_the_attempt(sunat_
     row = _pending_row(sunat_engine, sandbox)
     assert row["must_reconcile"] == 0  # refused: it never arrived
     with sunat_engine.storage.write() as conn:  # as after a time-out: something may have arrived
-        conn.execute("UPDATE sunat_submissions SET must_reconcile = 1, next_attempt_at = 0")
+        conn.execute("UPDATE sunat_submissions SET must_reconcile = 1")  # not due: the worker leaves it alone
     sandbox.fail_next("fault:0200", operation="getStatusCdr")  # the look-up fails: it goes on to send, refused
     sunat_engine.outbox.attempt(row["id"])
     assert only_submission(sunat_engine)["must_reconcile"] == 1  # still: a later attempt asks first
@@ -228,7 +228,7 @@ def test_a_look_up_that_fails_is_logged_and_the_voucher_sent(sunat_engine, sandb
     row = _pending_row(sunat_engine, sandbox)
     sunat_engine.sandbox_endpoints.put({"sunat_url_beta": sandbox.bill_url})  # reachable again
     with sunat_engine.storage.write() as conn:
-        conn.execute("UPDATE sunat_submissions SET must_reconcile = 1, next_attempt_at = 0")
+        conn.execute("UPDATE sunat_submissions SET must_reconcile = 1")  # not due: the worker leaves it alone
     sandbox.fail_next("fault:0200", operation="getStatusCdr")
     caplog.set_level(logging.INFO, logger=outbox.__name__)
     attempts = only_submission(sunat_engine)["attempts"]
