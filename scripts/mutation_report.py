@@ -2,12 +2,19 @@
 
 Reads mutmut's result files (mutants/<module>.py.meta) for the modules listed in pyproject.toml's [tool.mutmut]
 `only_mutate`. Killed counts mutants a test failed on, timed out on, or the type checker caught; mutants not yet
-run are shown apart and left out of the percentage; a mutant no test reaches counts as surviving. Prints one JSON object as its last line.
+run are shown apart and left out of the percentage; a mutant no test reaches counts as surviving.
+
+One kind of survivor is set apart as equivalent: a mutant that only changes the case of an SQL text (`SELECT` to
+`select`, `sunat_cdrs` to `SUNAT_CDRS`) without touching a quoted literal or a column name the code reads. SQLite
+does not tell the case of keywords and names apart, so no test can kill it. The score is then
+killed / (killed + survived - equivalent). Prints one JSON object as its last line.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -16,6 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 KILLED = {1, 3, 36, 37, -24, 24, 152, 255}  # test failed, pytest internal error, timeouts, type check
 SURVIVED = {0, 33}  # no test failed, or no test reaches the mutated function at all
 NOT_RUN = {None, 2, 5, 34}  # not checked, interrupted, skipped
+SQL_WORDS = re.compile(r"\b(SELECT|UPDATE|INSERT|DELETE|WHERE|FROM|JOIN|SET|VALUES|EXISTS|GROUP BY|ORDER BY|"
+                       r"ON CONFLICT|COALESCE|INTO)\b", re.IGNORECASE)
+SELECTED_NAMES = re.compile(r"SELECT\s+(.*?)\s+FROM", re.IGNORECASE | re.DOTALL)
 
 
 def modules() -> list[str]:
@@ -23,14 +33,56 @@ def modules() -> list[str]:
     return config["tool"]["mutmut"]["only_mutate"]
 
 
+def function_texts(path: Path) -> dict[str, str]:
+    """Every function of a mutated module by name (the original is `<name>__mutmut_orig`)."""
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    return {node.name: "\n".join(lines[node.lineno - 1:node.end_lineno]) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def only_sql_case(original: str, mutant: str) -> bool:
+    """Whether `mutant` differs from `original` only in the case of SQL text that SQLite reads the same."""
+    if original == mutant or original.lower() != mutant.lower():
+        return False
+    changed_old = [a for a, b in zip(original.splitlines(), mutant.splitlines(), strict=True) if a != b]
+    changed_new = [b for a, b in zip(original.splitlines(), mutant.splitlines(), strict=True) if a != b]
+    old, new = "\n".join(changed_old), "\n".join(changed_new)
+    if not SQL_WORDS.search(old):
+        return False
+    if re.findall(r"'[^']*'", old) != re.findall(r"'[^']*'", new):
+        return False  # a quoted literal ('enviado', a date format) is data, not a name
+    # the names a SELECT hands back are read by the code with their case: `AS n` is not `AS N`
+    return SELECTED_NAMES.findall(old) == SELECTED_NAMES.findall(new)
+
+
+def equivalents(module: str, names: list[str]) -> int:
+    path = ROOT / "mutants" / module
+    if not names or not path.exists():
+        return 0
+    texts = function_texts(path)
+    count = 0
+    for name in names:
+        function = name.rsplit(".", 1)[1]
+        base = function.rsplit("__mutmut_", 1)[0]
+        original, mutant = texts.get(base + "__mutmut_orig"), texts.get(function)
+        if original is not None and mutant is not None:
+            count += only_sql_case(original, mutant.replace(function, base + "__mutmut_orig", 1))
+    return count
+
+
 def counts(module: str) -> dict[str, int]:
     meta = ROOT / "mutants" / f"{module}.meta"
     codes = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {}) if meta.exists() else {}
     out = {"killed": 0, "survived": 0, "not_run": 0, "other": 0}
-    for code in codes.values():
+    survivors = []
+    for name, code in codes.items():
         key = ("killed" if code in KILLED else "survived" if code in SURVIVED
                else "not_run" if code in NOT_RUN else "other")
         out[key] += 1
+        if key == "survived":
+            survivors.append(name)
+    out["equivalent"] = equivalents(module, survivors)
     return out
 
 
@@ -40,17 +92,21 @@ def percent(killed: int, survived: int) -> float | None:
 
 def main() -> int:
     rows = {module: counts(module) for module in modules()}
-    print(f"{'module':28} {'killed':>7} {'survived':>9} {'not run':>8} {'killed %':>9}")
+    print(f"{'module':36} {'killed':>7} {'survived':>9} {'equiv.':>7} {'not run':>8} {'killed %':>9} {'score %':>8}")
     for module, row in rows.items():
         share = percent(row["killed"], row["survived"])
-        print(f"{module:28} {row['killed']:7} {row['survived']:9} {row['not_run'] + row['other']:8} "
-              f"{'-' if share is None else f'{share:.1f}':>9}")
+        score = percent(row["killed"], row["survived"] - row["equivalent"])
+        print(f"{module:36} {row['killed']:7} {row['survived']:9} {row['equivalent']:7} "
+              f"{row['not_run'] + row['other']:8} {'-' if share is None else f'{share:.1f}':>9} "
+              f"{'-' if score is None else f'{score:.1f}':>8}")
     killed = sum(r["killed"] for r in rows.values())
     survived = sum(r["survived"] for r in rows.values())
     overall = percent(killed, survived)
-    print(f"{'overall (modules run)':28} {killed:7} {survived:9} "
+    print(f"{'overall (modules run)':36} {killed:7} {survived:9} "
+          f"{sum(r['equivalent'] for r in rows.values()):7} "
           f"{sum(r['not_run'] + r['other'] for r in rows.values()):8} {'-' if overall is None else overall:>9}")
-    print(json.dumps({"modules": {m: {**r, "killed_percent": percent(r["killed"], r["survived"])}
+    print(json.dumps({"modules": {m: {**r, "killed_percent": percent(r["killed"], r["survived"]),
+                                      "score_percent": percent(r["killed"], r["survived"] - r["equivalent"])}
                                   for m, r in rows.items()},
                       "killed": killed, "survived": survived, "killed_percent": overall}))
     return 0
