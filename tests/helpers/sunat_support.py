@@ -44,6 +44,22 @@ def signed_sample(numero: str | None = None) -> bytes:
     return sign(unsigned_sample(numero))
 
 
+def enviar(engine, xml: bytes | None = None) -> tuple[int, dict]:
+    """Operation 3 with `xml` (the signed sample by default): (status, envelope)."""
+    return engine.call("enviar", {"xml_firmado": (xml if xml is not None else signed_sample()).decode("utf-8")})
+
+
+def only_submission(engine) -> dict:
+    """The one submission row of a test that sent one voucher."""
+    rows = engine.storage.query("SELECT * FROM sunat_submissions")
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def accepted_cdrs(engine) -> list[dict]:
+    return engine.storage.query("SELECT * FROM sunat_cdrs WHERE estado = 'aceptado'")
+
+
 def stem(numero: str = "00000031") -> str:
     return f"{SAMPLE_RUC}-01-F002-{numero}"
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 STATUSES = VOUCHER_STATUSES
 
+
 def dictionaries_in(db) -> Callable[[bytes], bytes]:
     """The texts' compression dictionaries of a database (a connection, or a migration's sqlite_utils database), by
     digest: what packed_texts.unpack needs; KeyError for one not stored."""

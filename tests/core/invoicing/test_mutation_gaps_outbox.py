@@ -18,19 +18,10 @@ from app.core.invoicing.soap import SoapFault
 from app.core.invoicing.ubl_identity import DocumentId
 from app.core.platform.events import SUNAT_CDR
 from tests.helpers.base import ISSUER_RUC
-from tests.helpers.sunat_support import signed_sample
+from tests.helpers.sunat_support import enviar, only_submission, signed_sample
 from tests.helpers.voucher_matrix import factura, item
 
 REJECTED = "0102"  # usuario o clave SOL incorrectos
-
-
-def enviar(engine) -> tuple[int, dict]:
-    return engine.call("enviar", {"xml_firmado": signed_sample().decode("utf-8")})
-
-
-def only_submission(engine) -> dict:
-    [row] = engine.storage.query("SELECT * FROM sunat_submissions")
-    return row
 
 
 @pytest.fixture

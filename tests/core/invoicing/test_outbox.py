@@ -16,23 +16,9 @@ from app.core.engine import Engine
 from app.core.errors import ErrorCode
 from app.core.invoicing import cdr, outbox, soap
 from tests.helpers.base import ROOT
-from tests.helpers.sunat_support import SAMPLE_RUC, signed_sample, stem
+from tests.helpers.sunat_support import SAMPLE_RUC, accepted_cdrs, enviar, only_submission, signed_sample, stem
 
 SETTLE_S = 20
-
-
-def enviar(engine, xml: bytes) -> tuple[int, dict]:
-    return engine.call("enviar", {"xml_firmado": xml.decode("utf-8")})
-
-
-def only_submission(engine) -> dict:
-    rows = engine.storage.query("SELECT * FROM sunat_submissions")
-    assert len(rows) == 1
-    return rows[0]
-
-
-def accepted_cdrs(engine) -> list[dict]:
-    return engine.storage.query("SELECT * FROM sunat_cdrs WHERE estado = 'aceptado'")
 
 
 def assert_queued(status: int, envelope: dict) -> None:

@@ -19,20 +19,10 @@ import pytest
 
 import app.sandbox.sunat as sunat_sandbox
 from app.core.invoicing import outbox
-from tests.helpers.sunat_support import SAMPLE_RUC, signed_sample, stem
+from tests.helpers.sunat_support import SAMPLE_RUC, accepted_cdrs, enviar, only_submission, stem
 
 SETTLE_S = 20
 CONSULT_KEY = f"{SAMPLE_RUC}-01-F002-31"  # the sandbox counts getStatusCdr by the number's value
-
-
-def enviar(engine) -> tuple[int, dict]:
-    return engine.call("enviar", {"xml_firmado": signed_sample().decode("utf-8")})
-
-
-def only_submission(engine) -> dict:
-    rows = engine.storage.query("SELECT * FROM sunat_submissions")
-    assert len(rows) == 1
-    return rows[0]
 
 
 def make_due_and_wake(engine) -> None:
@@ -46,10 +36,6 @@ def settled(engine) -> dict:
     row = engine.outbox.wait_settled(only_submission(engine)["id"], SETTLE_S)
     assert row is not None and row["state"] == outbox.DONE, row
     return row
-
-
-def accepted_cdrs(engine) -> list[dict]:
-    return engine.storage.query("SELECT * FROM sunat_cdrs WHERE estado = 'aceptado'")
 
 
 @pytest.fixture
