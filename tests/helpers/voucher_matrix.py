@@ -9,6 +9,7 @@ The signing tests sign each one and run the full oracle on it.
 
 from __future__ import annotations
 
+import copy
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -222,3 +223,19 @@ MATRIX: list[tuple[str, dict]] = [
     ("nd-aumento-boleta", nota("08", "B001", 1, ("03", "B001", 2), "02", [item("Ajuste de precio", "1", "8.47")],
                                receptor=DNI_CUSTOMER)),
 ]
+
+
+def variant(name: str, **changes: object) -> dict:
+    """A copy of the matrix voucher `name` with fields changed by path, `__` between keys (`items__0__igv=...` sets
+    `items[0].igv`); a value of None removes the key."""
+    request = copy.deepcopy(dict(MATRIX)[name])
+    for path, value in changes.items():
+        keys = path.split("__")
+        target = request
+        for key in keys[:-1]:
+            target = target[int(key)] if key.isdigit() else target.setdefault(key, {})
+        if value is None:
+            target.pop(keys[-1], None)
+        else:
+            target[keys[-1]] = value
+    return request
