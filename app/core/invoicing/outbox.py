@@ -342,9 +342,9 @@ class Outbox:
         return [r["id"] for r in rows]
 
     def next_due_at(self) -> float | None:
-        row = self.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
-                                       "WHERE environment = ? AND state = ?", (self.environment(), PENDING))
-        return row["at"] if row else None
+        rows = self.storage.query("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
+                                  "WHERE environment = ? AND state = ?", (self.environment(), PENDING))
+        return rows[0]["at"]  # an aggregate has its one row, NULL when nothing is pending
 
     def pending_by_environment(self) -> dict[str, int]:
         """How many submissions wait in each environment."""
@@ -444,12 +444,9 @@ class Outbox:
             cdr_zip = client.send_bill(zip_name, zip_bytes)
         except SoapFault as fault:
             if sunat_codes.is_held_by_sunat(fault.code):  # SUNAT holds it: its CDR, now or later; never a rejection
-                return self._reconcile(client, {**row, "must_reconcile": HELD_BY_SUNAT}, after_fault=fault)
+                return self._reconcile(client, row, after_fault=fault)
             return self._fail(row, fault)
-        except TransportFailure as failure:
-            if not failure.may_have_arrived:
-                self._set_reconcile(row, bool(row["must_reconcile"]))
-            raise
+        # A TransportFailure goes up to `attempt`: its retry replaces the mark above with what may have reached SUNAT.
         return self._store(row, cdr_reader.read_zip(cdr_zip))
 
     def _reconcile(self, client: SunatClient, row: dict, after_fault: SoapFault | None = None) -> Attempt | None:
@@ -523,11 +520,6 @@ class Outbox:
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
         log.info("submission %s: SUNAT fault %s", row["file_name"], fault.code)
         return Attempt("fault", fault_code=fault.code, fault_text=fault.faultstring)
-
-    def _set_reconcile(self, row: dict, value: bool) -> None:
-        with self.storage.write() as conn:
-            conn.execute("UPDATE sunat_submissions SET must_reconcile = ? WHERE id = ? AND claimed_by = ?",
-                         (int(value), row["id"], row["lease"]))
 
     def _retry_later(self, row: dict, must_reconcile: int, reason: str) -> Attempt:
         current = self.submission(row["id"]) or row

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 
 import pytest
 from lxml import etree
@@ -18,7 +19,7 @@ from app.core.invoicing.soap import SoapFault
 from app.core.invoicing.ubl_identity import DocumentId
 from app.core.platform.events import SUNAT_CDR
 from tests.helpers.base import ISSUER_RUC
-from tests.helpers.sunat_support import enviar, only_submission, signed_sample
+from tests.helpers.sunat_support import SAMPLE_RUC, enviar, only_submission, signed_sample
 from tests.helpers.voucher_matrix import factura, item
 
 REJECTED = "0102"  # usuario o clave SOL incorrectos
@@ -313,3 +314,117 @@ def test_a_voucher_status_that_cannot_be_written_is_warned_and_the_cdr_kept(suna
     sunat_engine.send_voucher_to_sunat(issued)
     assert f"voucher {issued}: status {statuses.ACEPTADO} not recorded: bloqueado" in caplog.messages
     assert sunat_engine.outbox.cdr_for_voucher(issued)["codigo"] == "0"
+
+
+def test_opening_finishes_a_row_whose_voucher_already_has_its_status(sunat_engine, sandbox, issued, caplog):
+    sunat_engine.send_voucher_to_sunat(issued)
+    with sunat_engine.storage.write() as conn:  # never due: the worker leaves it alone
+        conn.execute("UPDATE sunat_submissions SET state = ?, next_attempt_at = 1e12", (outbox.PENDING,))
+    caplog.set_level(logging.WARNING, logger=outbox.__name__)
+    assert sunat_engine.outbox.repair() == 1
+    assert "repaired on open: 1 submissions, 0 voucher statuses" in caplog.messages
+    assert only_submission(sunat_engine)["state"] == outbox.DONE
+
+
+def test_a_submission_whose_voucher_has_no_signed_text_is_an_internal_error(sunat_engine, sandbox):
+    doc = DocumentId(SAMPLE_RUC, "01", "F002", "31")
+    row = sunat_engine.outbox.enqueue(doc, signed_sample(), "sandbox", 9999)  # a voucher id the store does not have
+    with sunat_engine.storage.write() as conn:  # as if its copy had been dropped for the voucher's own text
+        conn.execute("UPDATE sunat_submissions SET xml = ?", (outbox.NO_COPY,))
+    with pytest.raises(YupanaError) as raised:
+        sunat_engine.outbox.submission(row["id"])
+    assert raised.value.code == ErrorCode.INTERNAL
+    assert raised.value.message == (f"El comprobante {doc.stem} no tiene su XML firmado guardado: no se puede "
+                                    "enviar.")
+
+
+def test_a_stored_cdr_keeps_its_hash_and_one_stored_as_a_zip_has_no_member_name(sunat_engine, sandbox):
+    status, _ = enviar(sunat_engine)
+    assert status == 200
+    submission_id = only_submission(sunat_engine)["id"]
+    [row] = sunat_engine.storage.query("SELECT hash_cdr FROM sunat_cdrs")
+    kept = sunat_engine.outbox.stored_cdr(submission_id)
+    assert kept.hash_cdr and kept.hash_cdr == row["hash_cdr"]
+    assert kept.member.endswith(".xml") and kept.zip.startswith(b"PK")
+    with sunat_engine.storage.write() as conn:  # as stored before m005: the zip as received, no member name
+        conn.execute("UPDATE sunat_cdrs SET cdr_zip = ?, cdr_xml = NULL, cdr_member = NULL", (kept.zip,))
+    legacy = sunat_engine.outbox.stored_cdr(submission_id)
+    assert (legacy.member, legacy.zip, legacy.hash_cdr) == ("", kept.zip, kept.hash_cdr)
+
+
+def test_an_attempt_lets_go_of_its_lease(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": sandbox.bill_url})
+    assert sunat_engine.outbox.attempt(row["id"]).kind == "cdr"
+    assert sunat_engine.outbox._leases == set()
+
+
+def test_an_attempt_whose_row_was_taken_over_sends_nothing(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": sandbox.bill_url})
+    lease = sunat_engine.outbox._claim(row["id"])
+    with sunat_engine.storage.write() as conn:  # its lease ran out and another attempt took the row
+        conn.execute("UPDATE sunat_submissions SET claimed_by = 'otro:intento'")
+    client = sunat_engine.outbox.client_factory(row["environment"], row["ruc"])
+    sends = sandbox.sends()
+    assert sunat_engine.outbox._send(client, {**row, "lease": lease}) == outbox.Attempt("queued")
+    assert sandbox.sends() == sends
+    assert only_submission(sunat_engine)["attempts"] == row["attempts"]
+
+
+def test_a_voucher_sunat_holds_whose_cdr_it_does_not_give_yet_waits_for_it(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": sandbox.bill_url})
+    lease = sunat_engine.outbox._claim(row["id"])
+    client = sunat_engine.outbox.client_factory(row["environment"], row["ruc"])
+    held = SoapFault("soap-env:Client.1033", "El comprobante fue registrado previamente con otros datos", "1033")
+    # The sandbox has no CDR of this number: getStatusCdr answers without content.
+    attempt = sunat_engine.outbox._reconcile(client, {**row, "lease": lease}, after_fault=held)
+    assert attempt == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    assert (stored["state"], stored["must_reconcile"], stored["claimed_by"], stored["last_error"]) == (
+        outbox.PENDING, outbox.HELD_BY_SUNAT, None, "SUNAT ya tiene el comprobante (1033) y aún no entrega su CDR")
+
+
+def test_a_retry_waits_by_the_attempts_made_and_says_why_and_when(sunat_engine, sandbox, monkeypatch, caplog):
+    row = _pending_row(sunat_engine, sandbox)  # one attempt made, SUNAT unreachable
+    sunat_engine.config_set("sunat_retry_max_s", "1000")
+    monkeypatch.setattr(sunat_engine.outbox, "clock", lambda: 1000.0)  # the row (due in a minute) is due now
+    caplog.set_level(logging.INFO, logger=outbox.__name__)
+    assert sunat_engine.outbox.attempt(row["id"]) == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    delay = stored["next_attempt_at"] - 1000.0
+    assert stored["attempts"] == 2 and 60 < delay <= 120  # the second attempt's backoff: 60 × 2, half of it random
+    message = [m for m in caplog.messages if m.startswith("submission ")][-1]
+    assert message == f"submission {row['file_name']} queued: {stored['last_error']}; next try in {delay:.2f} s"
+
+
+def test_a_voucher_whose_submission_waits_is_pending(sunat_engine, sandbox, issued):
+    sunat_engine.config_set("sunat_retry_base_s", "60")
+    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": "http://127.0.0.1:9/billService"})
+    with pytest.raises(YupanaError) as raised:
+        sunat_engine.send_voucher_to_sunat(issued)
+    assert raised.value.code == ErrorCode.QUEUED
+    assert sunat_engine.voucher(issued)["status"] == statuses.PENDIENTE
+
+
+def test_a_retry_of_a_row_another_attempt_holds_leaves_it_to_that_attempt(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET claimed_by = 'otro:intento'")
+    assert sunat_engine.outbox._retry_later({**row, "lease": "ya:no"}, 1, "tarde") == outbox.Attempt("queued")
+    stored = only_submission(sunat_engine)
+    assert (stored["claimed_by"], stored["last_error"]) == ("otro:intento", row["last_error"])
+
+
+def test_waiting_for_a_submission_ends_when_it_is_finished_or_the_time_is_up(sunat_engine, sandbox):
+    row = _pending_row(sunat_engine, sandbox)
+    started = time.monotonic()
+    waited = sunat_engine.outbox.wait_settled(row["id"], 1.2)  # stays pending: the whole time
+    assert waited["state"] == outbox.PENDING and time.monotonic() - started >= 1.2
+    assert sunat_engine.outbox.wait_settled(row["id"] + 1, 5) is None  # no such submission: at once
+    with sunat_engine.storage.write() as conn:
+        conn.execute("UPDATE sunat_submissions SET state = ?", (outbox.FAILED,))
+    started = time.monotonic()
+    assert sunat_engine.outbox.wait_settled(row["id"], 30)["state"] == outbox.FAILED
+    assert time.monotonic() - started < 30
