@@ -5,9 +5,10 @@ Reads mutmut's result files (mutants/<module>.py.meta) for the modules listed in
 run are shown apart and left out of the percentage; a mutant no test reaches counts as surviving.
 
 One kind of survivor is set apart as equivalent: a mutant that only changes the case of an SQL text (`SELECT` to
-`select`, `sunat_cdrs` to `SUNAT_CDRS`) without touching a quoted literal or a column name the code reads. SQLite
-does not tell the case of keywords and names apart, so no test can kill it. The score is then
-killed / (killed + survived - equivalent). Prints one JSON object as its last line.
+`select`, `sunat_cdrs` to `SUNAT_CDRS`) without touching a quoted literal, an alias or an expression a SELECT hands
+back unaliased (`COUNT(*)`): SQLite does not tell the case of keywords and names apart, and names a selected column
+as declared (`S.ID` comes back as `id`), so no test can kill it. A text split over several lines is judged whole.
+The score is then killed / (killed + survived - equivalent). Prints one JSON object as its last line.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import ast
 import json
 import re
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -41,19 +43,65 @@ def function_texts(path: Path) -> dict[str, str]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
 
 
-def only_sql_case(original: str, mutant: str) -> bool:
-    """Whether `mutant` differs from `original` only in the case of SQL text that SQLite reads the same."""
-    if original == mutant or original.lower() != mutant.lower():
-        return False
-    changed_old = [a for a, b in zip(original.splitlines(), mutant.splitlines(), strict=True) if a != b]
-    changed_new = [b for a, b in zip(original.splitlines(), mutant.splitlines(), strict=True) if a != b]
-    old, new = "\n".join(changed_old), "\n".join(changed_new)
-    if not SQL_WORDS.search(old):
+def _strings(function: str) -> list[str] | None:
+    """The string constants of a function's text, in order (a text split over lines is one constant)."""
+    try:
+        tree = ast.parse(textwrap.dedent(function))
+    except SyntaxError:
+        return None
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def _same_sql(old: str, new: str) -> bool:
+    """Whether two texts are one SQL statement SQLite reads the same (they differ at most in case)."""
+    if old == new:
+        return True
+    if old.lower() != new.lower() or not SQL_WORDS.search(old):
         return False
     if re.findall(r"'[^']*'", old) != re.findall(r"'[^']*'", new):
         return False  # a quoted literal ('enviado', a date format) is data, not a name
-    # the names a SELECT hands back are read by the code with their case: `AS n` is not `AS N`
-    return SELECTED_NAMES.findall(old) == SELECTED_NAMES.findall(new)
+    return _result_names(old) == _result_names(new)
+
+
+def _result_names(sql: str) -> list[str]:
+    """The names the code reads a SELECT's rows by, with the case that matters: an alias (`AS n` is not `AS N`) and an
+    expression without one (`COUNT(*)`) as written; a plain column (`s.id`, `S.ID`) SQLite names as declared."""
+    names = []
+    for selected in SELECTED_NAMES.findall(sql):
+        for item in _top_level_items(selected):
+            alias = re.search(r"\bAS\s+(\w+)\s*$", item, re.IGNORECASE)
+            if alias:
+                names.append(alias[1])
+            elif re.fullmatch(r"\w+(\.\w+)?", item):
+                names.append(item.rsplit(".", 1)[-1].lower())
+            else:
+                names.append(item)
+    return names
+
+
+def _top_level_items(select_list: str) -> list[str]:
+    """A select list split at its commas, not those inside parentheses."""
+    items, depth, current = [], 0, ""
+    for char in select_list:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            items.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*items, current.strip()]
+
+
+def only_sql_case(original: str, mutant: str) -> bool:
+    """Whether `mutant` differs from `original` only in the case of SQL text that SQLite reads the same. The whole
+    text is judged, also when it is split over several lines and the changed line holds no SQL word of its own."""
+    if original == mutant or original.lower() != mutant.lower():
+        return False
+    old, new = _strings(original), _strings(mutant)
+    if old is None or new is None or len(old) != len(new):
+        return False
+    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    return bool(changed) and all(_same_sql(a, b) for a, b in changed)
 
 
 def equivalents(module: str, names: list[str]) -> int:
