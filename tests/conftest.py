@@ -49,11 +49,12 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(autouse=True)
 def _fresh_line_cache() -> None:
     """Each test builds its voucher lines anew. The builder keeps lines it made (with their XML) for the next
-    voucher; one kept by an earlier test, or under `make mutation` by the process mutmut forks each mutant from,
-    would hide the code under test."""
-    from app.core.invoicing import builder
+    voucher, and ubl.py each TaxCategory it wrote; one kept by an earlier test, or under `make mutation` by the
+    process mutmut forks each mutant from, would hide the code under test."""
+    from app.core.invoicing import builder, ubl
 
     builder._line_cache.clear()
+    ubl._tax_categories.clear()
 
 
 @pytest.fixture

@@ -445,7 +445,7 @@ class Outbox:
         except SoapFault as fault:
             if sunat_codes.is_held_by_sunat(fault.code):  # SUNAT holds it: its CDR, now or later; never a rejection
                 return self._reconcile(client, row, after_fault=fault)
-            return self._fail(row, fault)
+            return self._fail(row, fault.code, fault.faultstring)
         # A TransportFailure goes up to `attempt`: its retry replaces the mark above with what may have reached SUNAT.
         return self._store(row, cdr_reader.read_zip(cdr_zip))
 
@@ -475,7 +475,7 @@ class Outbox:
     def _store(self, row: dict, answer: cdr_reader.Cdr) -> Attempt:
         """The CDR and the row's end in one transaction; the voucher's status follows."""
         if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
-            return self._fail(row, SoapFault("cdr", answer.descripcion, answer.codigo))
+            return self._fail(row, answer.codigo, answer.descripcion)
         with self.storage.write(durable=True) as conn:  # a CDR is what a power cut must never take
             conn.execute(
                 "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip, cdr_xml, "
@@ -504,22 +504,23 @@ class Outbox:
         except YupanaError as exc:
             log.warning("voucher %s: status %s not recorded: %s", voucher_id, status, exc.message)
 
-    def _fail(self, row: dict, fault: SoapFault) -> Attempt:
-        """A fault ends a row only while it is pending, without a CDR, and (for an attempt) still its own."""
+    def _fail(self, row: dict, code: str, text: str) -> Attempt:
+        """A fault (SUNAT's `code` and `text`, from a SOAP fault or a CDR with an exception code) ends a row only while
+        it is pending, without a CDR, and (for an attempt) still its own."""
         with self.storage.write() as conn:
             changed = conn.execute(
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
                 "fault_code = ?, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                 "WHERE id = ? AND state = ? AND (? IS NULL OR claimed_by = ?) "
                 "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
-                (FAILED, fault.code, fault.faultstring[:500], row["id"], PENDING, row.get("lease"),
+                (FAILED, code, text[:500], row["id"], PENDING, row.get("lease"),
                  row.get("lease"))).rowcount
         if not changed:  # finished by another attempt meanwhile: its answer stands
             stored = self.stored_cdr(row["id"])
-            log.info("submission %s: fault %s ignored, the row was finished meanwhile", row["file_name"], fault.code)
+            log.info("submission %s: fault %s ignored, the row was finished meanwhile", row["file_name"], code)
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
-        log.info("submission %s: SUNAT fault %s", row["file_name"], fault.code)
-        return Attempt("fault", fault_code=fault.code, fault_text=fault.faultstring)
+        log.info("submission %s: SUNAT fault %s", row["file_name"], code)
+        return Attempt("fault", fault_code=code, fault_text=text)
 
     def _retry_later(self, row: dict, must_reconcile: int, reason: str) -> Attempt:
         current = self.submission(row["id"]) or row

@@ -309,8 +309,17 @@ def _tax_category(afectacion: str, scheme: TaxScheme) -> str:
             "</cac:TaxCategory>")
 
 
-# The line's TaxCategory for each affectation of catalogue 07 Yupana issues, written once.
-TAX_CATEGORIES = {code: _tax_category(code, scheme) for code, scheme in SCHEME_BY_AFFECTATION.items()}
+# A line's TaxCategory for each affectation and scheme, written once when first needed (not at import: a table built
+# then would keep what _tax_category wrote before a test, or mutmut, changed it).
+_tax_categories: dict[tuple[str, str], str] = {}
+
+
+def tax_category(afectacion: str, scheme: TaxScheme) -> str:
+    key = (afectacion, scheme.code)
+    category = _tax_categories.get(key)
+    if category is None:
+        category = _tax_categories[key] = _tax_category(afectacion, scheme)
+    return category
 
 
 def _line(index: int, line: Line, cur: str, element: str, quantity_tag: str) -> str:
@@ -325,7 +334,7 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     to cents (exponent -2), so str() writes them with two decimals, as the schema wants."""
     value = str(line.valor_venta)
     tax = str(line.igv)
-    category = TAX_CATEGORIES.get(line.afectacion) or _tax_category(line.afectacion, line.scheme)
+    category = tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
     if line.bolsas or line.descuento or line.scheme is GRA:

@@ -61,7 +61,7 @@ def _pending_row(engine, sandbox) -> dict:
 
 def test_a_fault_text_is_kept_up_to_500_characters(sunat_engine, sandbox):
     row = _pending_row(sunat_engine, sandbox)
-    attempt = sunat_engine.outbox._fail(row, SoapFault("soap:Client", "x" * 499 + "yz", "0306"))
+    attempt = sunat_engine.outbox._fail(row, "0306", "x" * 499 + "yz")
     assert (attempt.kind, attempt.fault_code, attempt.fault_text) == ("fault", "0306", "x" * 499 + "yz")
     stored = only_submission(sunat_engine)
     assert (stored["state"], stored["fault_code"], stored["last_error"]) == (outbox.FAILED, "0306", "x" * 499 + "y")
@@ -71,7 +71,7 @@ def test_a_fault_of_an_attempt_that_lost_its_lease_changes_nothing(sunat_engine,
     row = _pending_row(sunat_engine, sandbox)
     with sunat_engine.storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET claimed_by = 'otro:intento'")
-    attempt = sunat_engine.outbox._fail({**row, "lease": "este:intento"}, SoapFault("soap:Client", "no", "0306"))
+    attempt = sunat_engine.outbox._fail({**row, "lease": "este:intento"}, "0306", "no")
     assert attempt == outbox.Attempt("queued")
     stored = only_submission(sunat_engine)
     assert (stored["state"], stored["fault_code"], stored["claimed_by"]) == (outbox.PENDING, None, "otro:intento")
@@ -82,7 +82,7 @@ def test_a_fault_after_the_row_got_its_cdr_answers_that_cdr(sunat_engine, sandbo
     assert status == 200
     row = sunat_engine.outbox.submission(only_submission(sunat_engine)["id"])
     caplog.set_level(logging.INFO, logger=outbox.__name__)
-    attempt = sunat_engine.outbox._fail(row, SoapFault("soap:Client", "tarde", "0306"))
+    attempt = sunat_engine.outbox._fail(row, "0306", "tarde")
     assert f"submission {row['file_name']}: fault 0306 ignored, the row was finished meanwhile" in caplog.messages
     assert attempt.kind == "cdr" and attempt.cdr is not None and attempt.cdr.codigo == "0"
     assert only_submission(sunat_engine)["state"] == outbox.DONE

@@ -16,7 +16,6 @@ from lxml import etree
 from app.core.engine import Engine
 from app.core.errors import ErrorCode
 from app.core.invoicing import outbox
-from app.core.invoicing.soap import SoapFault
 from app.core.invoicing.ubl_identity import identify
 from tests.helpers.base import ROOT
 from tests.helpers.sunat_support import SAMPLE_RUC, sign, signed_sample, stem, unsigned_sample
@@ -138,7 +137,7 @@ def test_a_late_failure_never_overwrites_a_stored_cdr(sunat_engine, sandbox):
     assert enviar(sunat_engine, signed_sample())[0] == 200
     stale = submission_of(sunat_engine, "00000031")
     stale["state"] = outbox.PENDING
-    attempt = sunat_engine.outbox._fail(stale, SoapFault("soap-env:Client.1033", "registrado previamente", "1033"))
+    attempt = sunat_engine.outbox._fail(stale, "1033", "registrado previamente")
     assert attempt.kind == "cdr" and attempt.cdr.estado == "aceptado"
     assert submission_of(sunat_engine, "00000031")["state"] == outbox.DONE
     status, envelope = enviar(sunat_engine, signed_sample())
