@@ -23,9 +23,10 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 def cmd_resumen(args: argparse.Namespace) -> int:
     from app.commands import open_engine
     from app.core.errors import invalid
+    from app.core.platform import clock
 
     try:
-        fecha = dt.date.fromisoformat(args.fecha) if args.fecha else dt.date.today()
+        fecha = dt.date.fromisoformat(args.fecha) if args.fecha else clock.today()  # the day in Peru
     except ValueError:
         raise invalid("fecha", f"La fecha «{args.fecha}» (opción --fecha) no es AAAA-MM-DD.") from None
     with open_engine(args) as engine:

@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 from app.core.invoicing.amounts import IGV_RATE, icbper_rate, money
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.prevalidation import FREE_AFFECTATIONS, FREE_GRAVADO
+from app.core.platform import clock
 
 ZERO = Decimal("0.00")
 AFFECTATIONS = {  # catalogue 07 code: label (the onerous ones the catalogue's products take)
@@ -118,7 +119,7 @@ class Totals:
 def compute(lines: list[Line], descuento_global: Decimal = ZERO, fecha: date | None = None,
             detraccion_porcentaje: Decimal | None = None, tipo_cambio: Decimal = Decimal(1)) -> Totals:
     totals = Totals(lines=lines)
-    fecha = fecha or date.today()
+    fecha = fecha or clock.today()  # the ICBPER rate of the day in Peru
     for line in lines:
         totals.descuentos += line.descuento
         totals.icbper += line.icbper(fecha)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 import re
 from dataclasses import dataclass
@@ -76,7 +75,7 @@ def application_response(stem: str, outcome: Outcome, reference: str | None = No
     """The CDR in the shape of SUNAT's (UBL 2.0 ApplicationResponse), unsigned. `reference` is what it answers
     for (ReferenceID): the voucher's serie-número by default, a summary's ID (RA-20261121-1) for a summary."""
     ruc, tipo, serie, numero = (stem.split("-") + ["", "", "", ""])[:4]
-    now = clock.now().astimezone(dt.timezone(dt.timedelta(hours=-5)))
+    now = clock.now().astimezone(clock.PERU)
     cbc, cac, ext = f"{{{CBC}}}", f"{{{CAC}}}", f"{{{EXT}}}"
     root = etree.Element(f"{{{AR}}}ApplicationResponse",
                          nsmap={None: AR, "cac": CAC, "cbc": CBC, "ext": EXT, "ds": DS})

@@ -4,12 +4,12 @@ ticket is pending, SUNAT's reason when it rejects."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import subprocess
 import sys
 
 from app.core.invoicing import statuses
+from app.core.platform import clock
 from tests.helpers.base import ISSUER_RUC, ROOT, run_cli
 from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
@@ -24,7 +24,7 @@ def test_anular_voids_a_factura_and_writes_the_signed_ra(voiding, voids_sandbox,
     done = run_cli("anular", "F001-7", "--motivo", "ERROR EN EL RUC", "--salida", str(tmp_path / "xml"), home=home)
     assert done.returncode == 0, done.stderr.decode()
     assert lines(done)[-1] == "F001-7 anulado"
-    ident = f"RA-{dt.date.today():%Y%m%d}-1"
+    ident = f"RA-{clock.today():%Y%m%d}-1"
     written = tmp_path / "xml" / f"{ISSUER_RUC}-{ident}.xml"
     assert f"<cbc:ID>{ident}</cbc:ID>" in written.read_text(encoding="utf-8")
     assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
@@ -47,7 +47,7 @@ def test_anular_shows_progress_while_the_ticket_is_pending(voiding, voids_sandbo
         if process.poll() is None:
             process.kill()
     assert process.returncode == 0, err.decode()
-    progress = f"Esperando la respuesta de SUNAT al resumen diario RC-{dt.date.today():%Y%m%d}-1 (ticket {ticket})"
+    progress = f"Esperando la respuesta de SUNAT al resumen diario RC-{clock.today():%Y%m%d}-1 (ticket {ticket})"
     assert err.decode().count(progress) == 1  # once, though SUNAT was asked at least twice
     assert out.decode().strip().splitlines()[-1] == "B001-5 anulado"
 
@@ -82,7 +82,7 @@ def test_anular_refuses_in_spanish_what_cannot_be_voided(voiding, voids_sandbox,
 def test_resumen_reports_the_days_signed_boletas(voiding, voids_sandbox, home, tmp_path):
     xml = voiding.generar_xml(boleta("B003", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER)).xml
     voiding.firmar({"xml": xml, "certificado_id": voiding.default_certificate(ISSUER_RUC).certificado_id})
-    done = run_cli("resumen", "--fecha", dt.date.today().isoformat(), "--salida", str(tmp_path), home=home)
+    done = run_cli("resumen", "--fecha", clock.today().isoformat(), "--salida", str(tmp_path), home=home)
     assert done.returncode == 0, done.stderr.decode()
     assert lines(done)[-1] == "B003-1 aceptado"
     assert list(tmp_path.glob(f"{ISSUER_RUC}-RC-*.xml"))

@@ -8,6 +8,7 @@ import datetime as dt
 from PySide6.QtCore import QDate
 
 from app.core.invoicing import statuses
+from app.core.platform import clock
 from app.gui.summaries import COLUMNS, SummariesPage
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, wait_idle
@@ -34,7 +35,7 @@ def test_the_page_lists_each_baja_and_follows_its_ticket(qtbot, context, engine,
     outcome = engine.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE", esperar=False)
     qtbot.waitUntil(lambda: page.table.rowCount() == 1 and cell(page, 0, "Ticket") == outcome.ticket,
                     timeout=10_000)  # the event told the page: no «Actualizar» needed
-    today = dt.date.today()
+    today = clock.today()
     assert cell(page, 0, "Identificador") == f"RA-{today:%Y%m%d}-1"
     assert cell(page, 0, "Documento") == "Comunicación de baja" and cell(page, 0, "Comprobantes") == "F001-7"
     assert cell(page, 0, "Fecha") == today.strftime("%d/%m/%Y")
@@ -62,11 +63,11 @@ def test_enviar_resumen_diario_reports_the_days_boletas(qtbot, context, engine, 
     first = signed_only(engine, boleta("B002", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
     second = signed_only(engine, boleta("B002", 2, [item("Gorra", "1", "25")]))
     page = open_widget(qtbot, context, SummariesPage, show=True)
-    page.day.setDate(QDate.currentDate().addDays(-1))  # nothing that day: the engine's words, nothing sent
+    page.day.setDate(QDate(clock.today()).addDays(-1))  # nothing that day: the engine's words, nothing sent
     page.send_button.click()
     qtbot.waitUntil(lambda: page.banner.tone != "", timeout=10_000)
     assert "No hay boletas firmadas" in page.banner.text.text() and page.table.rowCount() == 0
-    page.day.setDate(QDate.currentDate())
+    page.day.setDate(QDate(clock.today()))
     page.send_button.click()
     assert not page.send_button.isEnabled()  # sent on a worker
     qtbot.waitUntil(lambda: page.table.rowCount() == 1 and page.state_of(0) == statuses.SUBMISSION_DONE,
@@ -87,9 +88,7 @@ def test_the_page_is_a_section_of_the_main_window(qtbot, window):
 
 
 def test_the_day_comes_from_the_apps_clock(qtbot, context):
-    from app.core.platform import clock
-
-    instant = dt.datetime(2026, 11, 23, 10, 30, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
+    instant = dt.datetime(2026, 11, 23, 21, 30, tzinfo=clock.PERU)  # already the 24th in UTC
     with clock.frozen(instant):
         page = open_widget(qtbot, context, SummariesPage)
-    assert page.day.date().toPython() == instant.astimezone().date() == page.day.maximumDate().toPython()
+    assert page.day.date().toPython() == dt.date(2026, 11, 23) == page.day.maximumDate().toPython()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from app.core.invoicing import cdr, statuses
+from app.core.platform import clock
 from app.gui.voucher_detail import VoucherDetail
 from tests.helpers.gui import wait_idle
 from tests.helpers.voids_support import issued
@@ -37,7 +38,7 @@ def test_anular_a_factura_shows_the_pending_baja_and_ends_anulado(qtbot, context
     dialog.motivo.setText("ERROR EN EL RUC DEL CLIENTE")
     dialog.send_button.click()
     qtbot.waitUntil(lambda: dialog.outcome is not None, timeout=30_000)
-    today = dt.date.today()
+    today = clock.today()
     assert dialog.outcome.ident == f"RA-{today:%Y%m%d}-1" and dialog.outcome.state == statuses.SUBMISSION_PENDING
     qtbot.waitUntil(lambda: detail.void_state.isVisible(), timeout=10_000)
     assert detail.void_state.text().strip() == "Baja pendiente"
@@ -91,7 +92,7 @@ def test_a_rejected_baja_shows_sunats_reason_and_leaves_the_voucher_as_it_was(qt
 def test_the_deadline_refusal_is_the_engines_spanish_error(qtbot, context, engine, voiding):
     voucher_id = issued(engine, factura("F001", 21, [item("Servicio de consultoría", "1", "100")]))
     detail = open_detail(qtbot, context, voucher_id)
-    engine.voids.today = lambda: dt.date.today() + dt.timedelta(days=8)
+    engine.voids.today = lambda: clock.today() + dt.timedelta(days=8)
     dialog = detail.void()
     dialog.motivo.setText("ERROR EN EL RUC")
     dialog.send_button.click()

@@ -10,13 +10,15 @@ The signing tests sign each one and run the full oracle on it.
 from __future__ import annotations
 
 import copy
-from datetime import date, timedelta
+from datetime import timedelta
 from decimal import Decimal
+
+from app.core.platform import clock
 
 ISSUER = "20100066603"
 CUSTOMER_RUC = "20601030013"
 CUSTOMER_NAME = "DISTRIBUIDORA ANDINA S.A.C."
-TODAY = date.today()
+TODAY = clock.today()
 
 
 def _due(days: int) -> str:

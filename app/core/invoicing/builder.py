@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, time, timedelta, timezone
+from datetime import date, time
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,6 @@ from app.core.platform import clock
 if TYPE_CHECKING:  # the builder takes a profile; it never opens the store of them
     from app.core.platform.companies import Company
 
-LIMA = timezone(timedelta(hours=-5))  # Peru keeps UTC-5 all year
 PRICE_PLACES = Decimal("1E-10")
 
 CompanyOf = Callable[[str], "Company | None"]  # the issuer's profile by RUC
@@ -577,7 +576,7 @@ def _note_lines(request: GenerarXmlRequest, problems: pv.Problems, lines: list[u
 
 
 def _when(request: GenerarXmlRequest) -> tuple[date, time]:
-    now = clock.now().astimezone(LIMA)
+    now = clock.now().astimezone(clock.PERU)
     return request.fecha_emision or now.date(), (request.hora_emision or now.time()).replace(microsecond=0,
                                                                                                tzinfo=None)
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
+
+PERU = timezone(timedelta(hours=-5))  # Peru keeps UTC-5 all year: the calendar SUNAT dates and counts days in
 
 _fixed: datetime | None = None
 
@@ -24,8 +26,9 @@ def timestamp() -> float:
 
 
 def today() -> date:
-    """The date on this computer's calendar (its time zone), from `now()`."""
-    return now().astimezone().date()
+    """Today in Peru, from `now()`: the date a voucher is issued on and SUNAT's deadlines count from, whatever the
+    computer's time zone (one set to UTC is a day ahead from 19:00 in Lima)."""
+    return now().astimezone(PERU).date()
 
 
 @contextmanager

@@ -15,10 +15,11 @@ from app.core.invoicing import summaries as s
 from app.core.invoicing.certificates import make_test_certificate
 from app.core.invoicing.namespaces import UBL
 from app.core.invoicing.xmldsig import sign_xml
+from app.core.platform import clock
 from tests.helpers.base import SUNAT_CHECK
 
 ISSUER = s.Issuer("20600000005", "COMERCIAL ANDINA & HIJOS S.A.C.")
-TODAY = dt.date.today()
+TODAY = clock.today()
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from lxml import etree
 
 from app.core.invoicing import cdr, soap
 from app.core.invoicing import summaries as s
+from app.core.platform import clock
 from app.sandbox.sunat import SunatSandbox
 from app.sandbox.sunat_signer import signature_is_valid
 from tests.helpers.base import RULES_DIR, SHARED, SUNAT_CHECK
@@ -33,7 +34,7 @@ from tests.helpers.sunat_support import SAMPLE_RUC, sign, signed_sample, stem
 
 USER = f"{SAMPLE_RUC}MODDATOS"
 ISSUER = s.Issuer(SAMPLE_RUC, "EMPRESA DE PRUEBA S.A.C.")
-TODAY = dt.date.today()
+TODAY = clock.today()
 YESTERDAY = TODAY - dt.timedelta(days=1)
 WAIT = 10  # seconds: the most a test waits for a condition
 

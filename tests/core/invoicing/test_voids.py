@@ -18,6 +18,7 @@ import pytest
 
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr, statuses
+from app.core.platform import clock
 from app.sandbox import sunat_signer
 from tests.helpers.base import ISSUER_RUC, SUNAT_CHECK
 from tests.helpers.voids_support import issued
@@ -40,7 +41,7 @@ def strict(xml: str, folder: Path, name: str) -> dict:
 def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, voids_sandbox, tmp_path):
     voucher_id = issued(voiding, factura("F001", 7, [item("Servicio de consultoría", "1", "100")]))
     outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
-    today = dt.date.today()
+    today = clock.today()
     assert outcome.ident == f"RA-{today:%Y%m%d}-1" and outcome.kind == "RA"
     assert outcome.accepted and outcome.ticket
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-7", statuses.ANULADO)]
@@ -93,14 +94,30 @@ def test_a_rejected_summary_leaves_the_vouchers_as_they_were_with_sunats_reason(
     assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 11) == statuses.ACEPTADO
 
 
+def _next_evening_in_lima() -> dt.datetime:
+    """The next 20:30 in Lima (within a day): the 24th in Lima is already the 25th in UTC."""
+    evening = dt.datetime.combine(clock.today(), dt.time(20, 30), tzinfo=clock.PERU)
+    return evening if evening > clock.now() else evening + dt.timedelta(days=1)
+
+
+def test_a_voucher_issued_in_the_evening_in_lima_is_voided_on_its_own_day(voiding, voids_sandbox):
+    evening = _next_evening_in_lima()
+    with clock.frozen(evening):
+        voucher_id = issued(voiding, factura("F001", 31, [item("Servicio de consultoría", "1", "100")]))
+        outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    day = evening.date()  # Lima's, not the computer's (a day ahead on UTC)
+    assert voiding.voucher(voucher_id)["fecha_emision"] == day.isoformat()
+    assert outcome.ident == f"RA-{day:%Y%m%d}-1" and outcome.accepted
+
+
 def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 21, [item("Servicio de consultoría", "1", "100")]))
-    voiding.voids.today = lambda: dt.date.today() + dt.timedelta(days=8)
+    voiding.voids.today = lambda: clock.today() + dt.timedelta(days=8)
     with pytest.raises(YupanaError) as caught:
         voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
     assert caught.value.code == ErrorCode.CONFLICT
     assert "hace 8 días" in caught.value.message and "hasta 7 días" in caught.value.message
-    voiding.voids.today = dt.date.today
+    voiding.voids.today = clock.today
     unsent = voiding.generar_xml(factura("F001", 22, [item("Servicio de consultoría", "1", "100")]))
     unsent_id = voiding.find_voucher("F001-22")
     assert unsent.xml
@@ -151,7 +168,7 @@ def test_the_days_boletas_are_reported_in_a_rc_and_end_aceptado(voiding, voids_s
     first = signed_only(voiding, boleta("B002", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
     second = signed_only(voiding, boleta("B002", 2, [item("Gorra", "1", "25", "20")]))
     sent = issued(voiding, boleta("B002", 3, [item("Casaca", "1", "150")], receptor=DNI_CUSTOMER))
-    [outcome] = voiding.resumen_diario(dt.date.today())
+    [outcome] = voiding.resumen_diario(clock.today())
     assert outcome.kind == "RC" and outcome.accepted, outcome
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("B002-1", statuses.ACEPTADO),
                                                                       ("B002-2", statuses.ACEPTADO)]
@@ -162,12 +179,12 @@ def test_the_days_boletas_are_reported_in_a_rc_and_end_aceptado(voiding, voids_s
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
     [listed] = voiding.summaries()  # the «Resúmenes y bajas» page's row: the vouchers it covers, in order
     assert (listed["ident"], listed["comprobantes"], listed["reference_date"], listed["state"]) == \
-        (outcome.ident, "B002-1, B002-2", dt.date.today().isoformat(), statuses.SUBMISSION_DONE)
+        (outcome.ident, "B002-1, B002-2", clock.today().isoformat(), statuses.SUBMISSION_DONE)
     with pytest.raises(YupanaError) as caught:  # nothing left to report that day
-        voiding.resumen_diario(dt.date.today())
+        voiding.resumen_diario(clock.today())
     assert caught.value.code == ErrorCode.NOT_FOUND and "No hay boletas firmadas" in caught.value.message
     with pytest.raises(YupanaError) as caught:
-        voiding.resumen_diario(dt.date.today() - dt.timedelta(days=9))
+        voiding.resumen_diario(clock.today() - dt.timedelta(days=9))
     assert "hace 9 días" in caught.value.message
 
 
@@ -234,7 +251,7 @@ def test_a_summary_stored_but_never_sent_is_sent_by_the_poller(voiding, voids_sa
     poller sends it; a fresh one (another process may be sending it) is left alone."""
     voucher_id = issued(voiding, factura("F001", 61, [item("Servicio de consultoría", "1", "100")]))
     row = voiding.vouchers.get(voucher_id)
-    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "ERROR EN EL RUC", "3")])
+    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
     assert voiding.voids.check_ticket(summary_id).state == statuses.SUBMISSION_PENDING
     assert voids_sandbox.summaries.tickets() == []  # too fresh: not sent
     with voiding.storage.write() as conn:
@@ -274,7 +291,7 @@ def test_a_voucher_waiting_in_a_summary_is_not_put_in_another(voiding, voids_san
     assert f"F001-81 ya está en {first.ident}, que espera la respuesta de SUNAT" in caught.value.message
     row = voiding.vouchers.get(voucher_id)
     with pytest.raises(YupanaError) as caught:  # the same check inside the numbering transaction
-        voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "OTRA", "3")])
+        voiding.voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "OTRA", "3")])
     assert f"ya está en {first.ident}" in caught.value.message
     assert len(voids_sandbox.summaries.tickets()) == 1
     voids_sandbox.summaries.release()
@@ -362,8 +379,8 @@ def test_more_boletas_than_one_rc_takes_are_split_into_several(voiding, voids_sa
     assert voiding.voids.max_summary_lines == 500
     voiding.voids.max_summary_lines = 2
     ids = [signed_only(voiding, boleta("B006", numero, [item("Gaseosa 500 ml", "1", "3.50")])) for numero in (1, 2, 3)]
-    first, second = voiding.resumen_diario(dt.date.today())
-    today = dt.date.today()
+    first, second = voiding.resumen_diario(clock.today())
+    today = clock.today()
     assert (first.ident, second.ident) == (f"RC-{today:%Y%m%d}-1", f"RC-{today:%Y%m%d}-2")
     assert [v.serie_numero for v in first.vouchers] == ["B006-1", "B006-2"]
     assert [v.serie_numero for v in second.vouchers] == ["B006-3"]
@@ -378,7 +395,7 @@ def test_an_orphaned_summary_seen_by_two_pollers_is_sent_once(voiding, voids_san
     one sends it, the other leaves it alone — SUNAT never gets the same RA twice."""
     voucher_id = issued(voiding, factura("F001", 71, [item("Servicio de consultoría", "1", "100")]))
     row = voiding.vouchers.get(voucher_id)
-    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, dt.date.today(), [(row, "ERROR EN EL RUC", "3")])
+    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
     with voiding.storage.write() as conn:
         conn.execute("UPDATE sunat_summaries SET updated_at = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (summary_id,))
     stale = voiding.voids._row(summary_id)  # what the second poller read before the first one claimed it
