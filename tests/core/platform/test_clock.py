@@ -24,7 +24,7 @@ def computer_zone(monkeypatch):
     time.tzset()
 
 
-@pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo", "America/Lima", "America/Los_Angeles"])
+@pytest.mark.parametrize("zone", ["UTC0", "JST-9", "<-05>5", "PST8"])  # POSIX rules: no tz database needed
 def test_today_is_the_date_in_peru_whatever_the_computers_zone(computer_zone, zone):
     computer_zone(zone)
     with clock.frozen(datetime(2026, 11, 25, 1, 30, tzinfo=UTC)):  # 20:30 of the 24th in Lima
