@@ -53,9 +53,7 @@ def _strings(function: str) -> list[str] | None:
 
 
 def _same_sql(old: str, new: str) -> bool:
-    """Whether two texts are one SQL statement SQLite reads the same (they differ at most in case)."""
-    if old == new:
-        return True
+    """Whether two different texts are one SQL statement SQLite reads the same (they differ only in case)."""
     if old.lower() != new.lower() or not SQL_WORDS.search(old):
         return False
     if re.findall(r"'[^']*'", old) != re.findall(r"'[^']*'", new):

@@ -19,15 +19,16 @@ import sys
 import tempfile
 import time
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+from app.core.platform import clock
 from app.core.platform.events import MESSAGE_DELIVERED, MESSAGE_READ, MESSAGE_RECEIVED
 
 SAMPLE_CUSTOMERS = [("20601030013", "BODEGA SAN MARTÍN S.A.C."), ("20100070970", "SUPERMERCADOS PERUANOS S.A."),
                     ("20131312955", "SUNAT"), ("20100047218", "BANCO DE CRÉDITO DEL PERÚ")]
-SAMPLE_INSTANT = datetime(2026, 11, 23, 10, 30, tzinfo=timezone(timedelta(hours=-5)))  # a Monday morning in Lima
+SAMPLE_INSTANT = datetime(2026, 11, 23, 10, 30, tzinfo=clock.PERU)  # a Monday morning in Lima
 SAMPLE_SEED = 16
 FONT = ("DejaVu Sans", 9)  # what fontconfig gives Qt's «Sans Serif» on Debian and Ubuntu, named so it never varies
 LOOPBACK_PORT = re.compile(r"(127\.0\.0\.1|localhost):(\d+)")
@@ -146,8 +147,6 @@ def _steady_font(app) -> None:
 
 
 def render(folder: Path) -> list[Path]:
-    from app.core.platform import clock
-
     _steady_environment()
     os.environ.setdefault("YUPANA_KEYRING", "0")
     os.environ.setdefault("YUPANA_PASSPHRASE", "capturas de pantalla")
@@ -381,8 +380,6 @@ def _save_list_by_date(app, window, engine, folder: Path) -> Path:
     them."""
     from PySide6.QtCore import QDate
 
-    from app.core.platform import clock
-
     today = clock.today()
     for numero, (days, customer) in enumerate(EARLIER_SAMPLES, start=1):
         ruc, name = SAMPLE_CUSTOMERS[customer]
@@ -420,8 +417,6 @@ def _repaint_preview_here(panel) -> None:
 
 
 def _days_ahead(days: int) -> str:
-    from app.core.platform import clock
-
     return (clock.today() + timedelta(days=days)).isoformat()
 
 
