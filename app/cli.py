@@ -13,13 +13,13 @@ Its shape is part of the product (scripts and support staff rely on it):
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app import __version__
 from app.commands import open_engine, print_json
-from app.optional import load_optional
 
 # argparse's own words, in Spanish (it reads them through gettext's `_`).
 _ARGPARSE_ES = {
@@ -168,7 +168,25 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ GUI and self-test
 
+NO_DISPLAY = ("No hay una pantalla donde abrir las ventanas (DISPLAY y WAYLAND_DISPLAY están vacías). Abra Yupana "
+              "desde un escritorio, o use sus órdenes sin ventanas: `yupana --help`, `yupana serve`, "
+              "`yupana --self-test`.")
+
+
+def display_missing(environ: Mapping[str, str], platform: str) -> bool:
+    """On Linux without X11 or Wayland, Qt would open its windows nowhere (or abort): say so instead. A platform
+    chosen by hand (QT_QPA_PLATFORM, e.g. vnc or offscreen) is the user's choice and is kept."""
+    if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+
+
 def cmd_gui(args: argparse.Namespace) -> int:
+    import os
+
+    if display_missing(os.environ, sys.platform):
+        print(NO_DISPLAY, file=sys.stderr)
+        return 2
     from app.gui.app import run
 
     return run(getattr(args, "home", None))
@@ -181,14 +199,6 @@ def cmd_self_test(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ parser
-
-def _placeholder(name: str) -> Callable[[argparse.Namespace], int]:
-    def handler(args: argparse.Namespace) -> int:
-        print(f"El comando «yupana {name}» todavía no está disponible en esta versión.", file=sys.stderr)
-        return 2
-
-    return handler
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -249,11 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.set_defaults(func=cmd_config)
 
     for name, summary in FEATURE_COMMANDS.items():
-        module = load_optional(f"app.commands.{name}")
-        if module is None:
-            sub.add_parser(name, help=summary + " (próximamente)").set_defaults(func=_placeholder(name))
-        else:
-            module.register(sub, summary)
+        importlib.import_module(f"app.commands.{name}").register(sub, summary)
     return parser
 
 

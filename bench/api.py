@@ -155,8 +155,8 @@ def _ms(text: str) -> float:
 
 def serve(home: Path) -> tuple[subprocess.Popen, str]:
     env = dict(os.environ, YUPANA_HOME=str(home))
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0", "--no-listener"], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, text=True)
     line = json.loads(proc.stdout.readline())
     return proc, line["base_url"].removesuffix("/api/v1")
 

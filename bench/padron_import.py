@@ -2,7 +2,9 @@
 
     python bench/padron_import.py [--rows 1000000] [--bad 1000] [--file EXISTING.zip] [--fast]
 
-The file is written by ../shared/tools/make_padron.py in a temporary folder (not timed). The import
+The file is written by ../shared/tools/make_padron.py in a temporary folder (not timed); without the project's
+shared/ folder (tests/helpers/shared.py finds it: ../shared or YUPANA_TESTS_SHARED) by bench/ruc_lookup.py's fast
+generator, which writes the same layout, with one line saying so. The import
 runs in a fresh process of its own so its peak memory (with the parsing process it starts) is
 measured alone. Last line: {"rows", "rows_loaded", "rows_skipped", "seconds", "rows_per_s", "peak_rss_mb"}.
 """
@@ -23,7 +25,8 @@ from pathlib import Path
 from _sizes import size  # noqa: E402 - bench/ is the script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
-MAKE_PADRON = ROOT.parent / "shared" / "tools" / "make_padron.py"
+sys.path.insert(0, str(ROOT))
+from tests.helpers import shared  # noqa: E402 - SUNAT's files found as the tests find them
 
 
 def peak_rss_mb() -> float:
@@ -74,7 +77,6 @@ class TreeMemory:
 
 
 def run_import(path: str, home: str) -> dict:
-    sys.path.insert(0, str(ROOT))
     os.environ.setdefault("YUPANA_PASSPHRASE", "benchmark")
     os.environ["YUPANA_KEYRING"] = "0"
     from app.core.engine import Engine
@@ -111,6 +113,9 @@ def main() -> None:
     if args.run:
         print(json.dumps(run_import(*args.run)))
         return
+    if args.file is None and not args.fast and shared.MISSING:
+        print(f"{shared.MISSING}; the file is written by the fast generator instead", file=sys.stderr)
+        args.fast = True
     with tempfile.TemporaryDirectory(prefix="yupana-bench-") as tmp:
         path = args.file
         if path is None and args.fast:
@@ -123,7 +128,7 @@ def main() -> None:
         if path is None:
             path = str(Path(tmp) / "padron_reducido_ruc.zip")
             print(f"generating {args.rows:,} rows with make_padron…", file=sys.stderr)
-            subprocess.run([sys.executable, str(MAKE_PADRON), str(args.rows), path, "--bad", str(args.bad)],
+            subprocess.run([sys.executable, str(shared.MAKE_PADRON), str(args.rows), path, "--bad", str(args.bad)],
                            check=True, stderr=subprocess.DEVNULL)
         done = subprocess.run([sys.executable, __file__, "--run", path, str(Path(tmp) / "home")],
                               check=True, capture_output=True, text=True)

@@ -2,7 +2,7 @@
 
     python bench/ruc_lookup.py [--rows 5000000] [--lookups 20000]
 
-make_padron.py is pure Python and keeps the whole file in memory, too slow for millions of rows, so
+../shared/tools/make_padron.py is pure Python and keeps the whole file in memory, too slow for millions of rows, so
 this benchmark writes its own file in the same layout (header, fifteen '|' fields and a trailing '|',
 ISO-8859-1, RUC order, valid check digits) straight to disk, imports it (not timed), then times
 lookups of random known RUCs (and a share of valid RUCs that are not in the register).

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Smoke test of the Windows installer under Wine: silent install, the installed
 # yupana.exe runs its self-test offscreen and saves a screenshot of the main
-# window in docs/screenshots/windows-wine.png, silent uninstall, nothing left.
+# window, silent uninstall, nothing left. The screenshot goes to dist/windows-wine.png (untracked);
+# WINE_SHOT names another file (`make windows-smoke WINE_SHOT=docs/screenshots/windows-wine.png`
+# updates the README's picture).
 set -euo pipefail
 source "$(dirname "$0")/wine_env.sh"
 
 SETUP="$ROOT/dist/Yupana-Setup-$VERSION.exe"
-SHOT="$ROOT/docs/screenshots/windows-wine.png"
+SHOT="${WINE_SHOT:-dist/windows-wine.png}"
+[[ "$SHOT" = /* ]] || SHOT="$ROOT/$SHOT"
 [ -f "$SETUP" ] || { echo "no $SETUP: run 'make windows-installer' first" >&2; exit 1; }
 [ -f "$WINEPREFIX/.yupana-prefix" ] || { echo "no Wine prefix in $WINEPREFIX: run 'make windows-installer' first" >&2; exit 1; }
 

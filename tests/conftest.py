@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import shared
 from tests.helpers.base import ISSUER_RUC, ROOT, TEST_PASSPHRASE
 
 # The SUNAT submission and messaging fixtures (sandbox, sunat_engine, gateway…) live beside their helpers.
@@ -25,6 +26,13 @@ GUI_TESTS = ROOT / "tests" / "gui"
 EXACT_FIRST = ("test_golden_", "test_mutation_gaps_", "test_deliberate_bugs", "test_verifier_refusals")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under CI (CI=true) SUNAT's files are part of the run: without them it stops before collecting anything,
+    naming the folder, instead of skipping the checks that matter most."""
+    if shared.MISSING and shared.in_ci():
+        raise pytest.UsageError(f"CI=true and {shared.MISSING}")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/gui is marked `gui` (`pytest -m "not gui"` runs the rest without windows); under
     mutmut the exact tests are moved to the front (a stable sort: the others keep their order)."""
@@ -33,6 +41,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.gui)
     if os.environ.get("MUTANT_UNDER_TEST"):
         items.sort(key=lambda item: not Path(item.fspath).name.startswith(EXACT_FIRST))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Every skip for SUNAT's missing files is reported at one place, so pytest folds them into one line with their
+    count (it would name each test's own line otherwise)."""
+    outcome = yield
+    report = outcome.get_result()
+    if shared.MISSING and report.skipped and isinstance(report.longrepr, tuple) \
+            and shared.MISSING in str(report.longrepr[2]):
+        report.longrepr = (str(shared.HELPER), 1, report.longrepr[2])
+
+
+@pytest.fixture(autouse=True)
+def _sunat_files(request: pytest.FixtureRequest) -> None:
+    """A test marked `sunat_files` (or in a module so marked) needs SUNAT's reference files (tests/helpers/shared.py):
+    without them it is skipped. Autouse fixtures run first, so no fixture of the test touches the missing files."""
+    if request.node.get_closest_marker("sunat_files"):
+        shared.require()
 
 
 @pytest.fixture(autouse=True)

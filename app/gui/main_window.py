@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -21,14 +22,12 @@ from app.core.invoicing.statuses import PENDIENTE
 from app.core.platform.environments import SANDBOX
 from app.core.platform.events import COMPANY_SAVED, LISTENER_CHANGED, SETTINGS_CHANGED, SUNAT_CDR, VOUCHER_CHANGED
 from app.core.platform.secrets import KEYRING_MISSING, UNLOCKED
-from app.optional import load_optional
 from app.sandbox.mode import SandboxMode
 
 from .bridge import EngineEvents
 from .context import Context
 from .crash import crash_dialog
 from .environment import EnvironmentBanner, badge
-from .pages import NotAvailablePage
 from .widgets import Badge
 from .workers import Workers
 
@@ -52,6 +51,13 @@ SECTION_PAGES = {
     "Consultas": "app.gui.lookups:LookupsPage",
     "Ajustes": "app.gui.settings:SettingsPage",
 }
+
+
+def section_class(name: str) -> type[QWidget]:
+    """The page class of a section, imported when the section is first opened (a quicker start). A module that
+    is missing or broken fails loudly."""
+    module_name, _, class_name = SECTION_PAGES[name].partition(":")
+    return getattr(importlib.import_module(module_name), class_name)
 
 
 # What the status bar shows changes with these (a voucher's status covers pendiente; the listener's its words).
@@ -116,8 +122,7 @@ class MainWindow(QMainWindow):
     def page(self, name: str) -> QWidget:
         """The section's page, built on first use."""
         if name not in self.built:
-            cls = load_optional(SECTION_PAGES[name])
-            page = cls(self.context) if cls else NotAvailablePage(name, self._unavailable_text(name))
+            page = section_class(name)(self.context)
             index = SECTIONS.index(name)
             old = self.pages.widget(index)
             self.pages.removeWidget(old)
@@ -125,13 +130,6 @@ class MainWindow(QMainWindow):
             self.pages.insertWidget(index, page)
             self.built[name] = page
         return self.built[name]
-
-    @staticmethod
-    def _unavailable_text(name: str) -> str:
-        if name == "Mensajes":
-            return ("La mensajería por WhatsApp (instancias, envío, bandeja de entrada y suscripciones) todavía no "
-                    "está configurada en esta versión de Yupana.")
-        return "Esta sección todavía no está disponible en esta versión de Yupana."
 
     def _open_row(self, row: int) -> None:
         if row < 0:

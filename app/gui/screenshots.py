@@ -3,7 +3,7 @@
 Used by `make screenshots` (docs/screenshots/, shown in the README). Sample data lives in a
 throw-away data folder; nothing touches the user's own.
 
-The same checkout gives the same PNGs byte for byte (tests/test_screenshots_deterministic.py), so
+The same checkout gives the same PNGs byte for byte (tests/gui/test_screenshots_deterministic.py), so
 regenerating them leaves `git status` clean: the wall clock (app.core.platform.clock) stands at SAMPLE_INSTANT in
 Lima's time zone, so issue dates and times, digests, QR codes, CDR dates and message times are fixed; the
 sandbox's made-up numbers (CDR ids) come from a seeded generator; ports chosen at random are painted as

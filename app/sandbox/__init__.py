@@ -7,9 +7,8 @@ starts them inside the app (app/sandbox/mode.py).
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
-
-from app.optional import load_optional
 
 if TYPE_CHECKING:
     from app.sandbox.base import Sandbox
@@ -23,6 +22,10 @@ SANDBOXES = {
 
 
 def available() -> dict[str, type[Sandbox]]:
-    """The sandboxes whose module exists in this version, by name."""
-    classes = {name: load_optional(target) for name, target in SANDBOXES.items()}
-    return {name: cls for name, cls in classes.items() if cls is not None}
+    """Every sandbox class, by name (a missing or broken module fails loudly)."""
+    return {name: _load(target) for name, target in SANDBOXES.items()}
+
+
+def _load(target: str) -> type[Sandbox]:
+    module_name, _, class_name = target.partition(":")
+    return getattr(importlib.import_module(module_name), class_name)

@@ -1,11 +1,14 @@
 """The `yupana` command, run as a real process."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from app.core.engine import OPERATIONS
-from tests.helpers.base import ISSUER_RUC, run_cli
+from tests.helpers.base import ISSUER_RUC, ROOT, run_cli
 
 
 def test_call_ruc_with_a_bad_number_names_the_field_and_exits_1():
@@ -104,3 +107,24 @@ def test_a_missing_file_is_named_in_spanish(home):
     assert done.returncode == 1
     said = done.stdout.decode() + done.stderr.decode()
     assert "«no-existe.json»: no existe" in said and "No such file" not in said
+
+
+def test_without_a_display_yupana_says_so_in_spanish_and_exits(home):
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["YUPANA_HOME"] = str(home)
+    done = subprocess.run([sys.executable, "-m", "app"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert "No hay una pantalla donde abrir las ventanas" in done.stderr
+    assert "PySide6" not in done.stderr  # it stopped before loading Qt
+
+
+def test_a_display_or_a_chosen_qt_platform_opens_the_windows():
+    from app.cli import display_missing
+
+    assert display_missing({}, "linux")
+    assert not display_missing({"DISPLAY": ":0"}, "linux")
+    assert not display_missing({"WAYLAND_DISPLAY": "wayland-0"}, "linux")
+    assert not display_missing({"QT_QPA_PLATFORM": "offscreen"}, "linux")
+    assert not display_missing({}, "win32")

@@ -5,7 +5,7 @@
 - the API token compared by prefix (the token store and both checks of the HTTP layer);
 - an expired lease of a live owner never reclaimed by the outbox.
 
-The signature's Reference URI is in tests/test_verifier_refusals.py.
+The signature's Reference URI is in tests/core/invoicing/test_verifier_refusals.py.
 """
 
 from __future__ import annotations

@@ -8,10 +8,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# `make mutation` runs the tests from a copy in mutants/: it names the reference folder itself.
-SHARED = Path(os.environ.get("YUPANA_TESTS_SHARED") or ROOT.parent / "shared").resolve()
-SUNAT_CHECK = SHARED / "tools" / "sunat_check.py"
-RULES_DIR = SHARED / "sunat" / "validation"
 
 # A real, valid RUC used as the demo issuer throughout the tests.
 ISSUER_RUC = "20100066603"

@@ -9,9 +9,9 @@ from lxml import etree
 
 from app.core.invoicing.xmldsig import sign_xml
 from app.sandbox.sunat_signer import self_signed
-from tests.helpers.base import SHARED
+from tests.helpers import shared
 
-SAMPLE = SHARED / "sunat" / "samples" / "vouchers" / "20605446788-01-F002-00000031.xml"
+SAMPLE = shared.SAMPLES / "vouchers" / "20605446788-01-F002-00000031.xml"
 SAMPLE_RUC = "20605446788"
 DS = "http://www.w3.org/2000/09/xmldsig#"
 _KEY, _CERT = None, None
@@ -31,6 +31,7 @@ def sign(xml: bytes) -> bytes:
 
 def unsigned_sample(numero: str | None = None) -> bytes:
     """SUNAT's sample factura without its signature, optionally renumbered (F002-<numero>)."""
+    shared.require()
     root = etree.fromstring(SAMPLE.read_bytes())
     for signature in root.iter(f"{{{DS}}}Signature"):
         signature.getparent().remove(signature)

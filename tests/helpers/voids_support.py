@@ -7,11 +7,14 @@ import pytest
 
 from app.core.invoicing import statuses
 from app.sandbox.sunat import SunatSandbox
-from tests.helpers.base import ISSUER_RUC, RULES_DIR
+from tests.helpers import shared
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.shared import RULES_DIR
 
 
 @pytest.fixture(scope="module")
 def _voids_sandbox():
+    shared.require()
     server = SunatSandbox(rules_dir=str(RULES_DIR), hold_limit_s=20, ticket_delay_s=0)
     server.start()
     yield server

@@ -2,7 +2,7 @@
 
 Cheap and O(lines): they run on every generation. Each problem is an `ErrorDetail` naming the
 request field; `Problems.raise_if_any()` turns them into one 400. The codes are those SUNAT's
-rule sheets give for the equivalent XML (tests/test_vouchers_errors.py compares them).
+rule sheets give for the equivalent XML (tests/core/invoicing/test_builder_errors.py compares them).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The requests are the ones SUNAT's WSDLs (../shared/sunat/wsdl/) describe, document/literal: a
 `wsse:Security` header with the user (`RUC + usuario SOL`) and a PasswordText, and a body element
-in `http://service.sunat.gob.pe` whose children are unqualified. tests/test_sunat_soap.py builds
+in `http://service.sunat.gob.pe` whose children are unqualified. tests/core/invoicing/test_sunat_soap.py builds
 the same request with zeep from those WSDLs and compares. TLS is always verified.
 """
 

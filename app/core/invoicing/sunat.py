@@ -3,7 +3,7 @@
 The answer is final and stored before the caller hears it: accepted (`"0"`), accepted with
 observations, or rejected, each with the CDR. A SOAP fault is an error envelope with SUNAT's code
 and the catalogue's text. When SUNAT cannot be reached the submission stays in the outbox
-(app/core/outbox.py) and the caller gets a 503 saying so; calling again with the same voucher
+(app/core/invoicing/outbox.py) and the caller gets a 503 saying so; calling again with the same voucher
 returns the final answer once there is one. docs/sunat.md explains the choices.
 """
 

@@ -9,7 +9,7 @@ signer's `ds:Signature/@Id`).
 The text after the XML declaration is already in canonical form (inclusive C14N 1.0): namespaces
 declared once on the root in canonical order, at most one attribute per element, explicit end tags,
 and C14N's escaping. So the enveloped-signature digest is the hash of those bytes as they are, and
-the signer never parses its own documents (docs/signing.md, tests/test_canonical.py).
+the signer never parses its own documents (docs/signing.md, tests/core/invoicing/test_ubl_canonical.py).
 """
 
 from __future__ import annotations

@@ -304,7 +304,7 @@ def sign_canonical(xml: str, private_key: rsa.RSAPrivateKey, certificate: x509.C
                    encoded: bytes | None = None) -> CanonicalSignature:
     """Sign a voucher written by `app.core.invoicing.ubl`, without parsing it.
 
-    Precondition (the generator's, checked by tests/test_canonical.py): `xml` is `ubl.XML_DECLARATION`
+    Precondition (the generator's, checked by tests/core/invoicing/test_ubl_canonical.py): `xml` is `ubl.XML_DECLARATION`
     followed by its own inclusive C14N, every namespace declared on the root (ds and ext among them), no
     xml:* attribute, one empty `ext:ExtensionContent` and no signature. Then the enveloped digest is the
     hash of the bytes after the declaration, and the SignedInfo's canonical form declares the root's

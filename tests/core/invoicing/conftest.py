@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from lxml import etree
 
-from tests.helpers.base import SUNAT_CHECK
+from tests.helpers.oracles import run_sunat_check
 
 
 @pytest.fixture
@@ -21,8 +18,7 @@ def issue(engine, company, tmp_path):
         signed = engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
         path = tmp_path / generated.nombre_archivo
         path.write_text(signed.xml_firmado, encoding="utf-8")
-        done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"],
-                              capture_output=True, text=True, timeout=120)
+        done = run_sunat_check(path, "--strict", "--json")
         assert done.returncode == 0, done.stdout + done.stderr
         return etree.fromstring(signed.xml_firmado.encode())
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import codecs
 import json
 import sqlite3
-import subprocess
-import sys
 import threading
 from decimal import Decimal
 from pathlib import Path
@@ -26,7 +24,7 @@ from app.core.invoicing.catalog.products import Products
 from app.core.invoicing.catalog.records import Product
 from app.core.invoicing.prevalidation import decimals
 from app.core.platform.storage import Storage
-from tests.helpers.base import SUNAT_CHECK
+from tests.helpers.oracles import run_sunat_check
 from tests.helpers.sunat_support import sign
 
 CUSTOMER_RUC = "20601030013"
@@ -305,8 +303,7 @@ def test_vouchers_of_prices_with_igv_pass_sunat_check_strict(engine, company, tm
     assert doc.total == sum((money(q * p) for p, q in typed), D(0))
     path = tmp_path / voucher_keys.file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
     path.write_bytes(sign(ubl.render(doc).encode("utf-8")))
-    done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"],
-                          capture_output=True, text=True, timeout=300)
+    done = run_sunat_check(path, "--strict", "--json", timeout=300)
     verdict = json.loads(done.stdout.splitlines()[-1])
     assert done.returncode == 0 and verdict["ok"], verdict
 

@@ -9,13 +9,15 @@ import pytest
 
 from app.core.errors import YupanaError
 from app.core.invoicing import cdr
-from tests.helpers.base import SHARED
+from tests.helpers.shared import SAMPLES as SHARED_SAMPLES
+from tests.helpers.shared import sample_files
 
-SAMPLES = SHARED / "sunat" / "samples" / "cdr"
+pytestmark = pytest.mark.sunat_files
+SAMPLES = SHARED_SAMPLES / "cdr"
 
 
 def _all_samples() -> list:
-    return sorted(p for p in SAMPLES.iterdir() if p.suffix in (".xml", ".zip"))
+    return sample_files("cdr")
 
 
 def _read(path) -> cdr.Cdr:

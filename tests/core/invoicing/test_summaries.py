@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 from decimal import Decimal
 
 import pytest
@@ -16,7 +14,7 @@ from app.core.invoicing.certificates import make_test_certificate
 from app.core.invoicing.namespaces import UBL
 from app.core.invoicing.xmldsig import sign_xml
 from app.core.platform import clock
-from tests.helpers.base import SUNAT_CHECK
+from tests.helpers.oracles import run_sunat_check
 
 ISSUER = s.Issuer("20600000005", "COMERCIAL ANDINA & HIJOS S.A.C.")
 TODAY = clock.today()
@@ -30,8 +28,7 @@ def signer():
 def sunat_check(tmp_path, xml: bytes, ident: str) -> dict:
     path = tmp_path / f"{s.file_name(ISSUER.ruc, ident)}.xml"
     path.write_bytes(xml)
-    done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"],
-                          capture_output=True, text=True, timeout=120)
+    done = run_sunat_check(path, "--strict", "--json")
     report = json.loads(done.stdout)
     report["returncode"] = done.returncode
     return report

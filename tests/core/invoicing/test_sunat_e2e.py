@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from app.core.invoicing import cdr
 from app.sandbox.sunat import SunatSandbox
-from tests.helpers.base import ISSUER_RUC, RULES_DIR, SUNAT_CHECK, run_cli
+from tests.helpers import shared
+from tests.helpers.base import ISSUER_RUC, run_cli
+from tests.helpers.oracles import run_sunat_check
+from tests.helpers.shared import RULES_DIR
 from tests.helpers.sunat_support import sign
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
 
@@ -25,13 +26,13 @@ from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item
 def oracle(path: Path) -> dict:
     """The outside oracle, in its own process: it and Yupana's sheet runner both register lxml's global
     dp:variable function, so they must not share one."""
-    done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--name", path.name, "--json"],
-                          capture_output=True, timeout=120)
-    return json.loads(done.stdout.decode().strip().splitlines()[-1])
+    done = run_sunat_check(path, "--name", path.name, "--json")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
 def rules_sandbox():
+    shared.require()
     server = SunatSandbox(rules_dir=str(RULES_DIR), hold_limit_s=10)
     server.start()
     yield server

@@ -110,7 +110,7 @@ def test_get_status_cdr_needs_credentials(sandbox):
 
 
 def test_summary_without_sunats_namespace_is_refused_at_the_door(sandbox):
-    """Summaries and tickets have their own tests (tests/test_sunat_sandbox_summaries.py)."""
+    """Summaries and tickets have their own tests (tests/core/invoicing/test_sunat_sandbox_summaries.py)."""
     name, data = soap.zip_document(f"{SAMPLE_RUC}-RC-20240105-1.xml", b"<SummaryDocuments/>")
     assert fault_of(lambda: client(sandbox).send_summary(name, data)).code == "0301"
 

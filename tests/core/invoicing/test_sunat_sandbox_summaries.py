@@ -11,8 +11,6 @@ import base64
 import datetime as dt
 import io
 import json
-import subprocess
-import sys
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -29,7 +27,9 @@ from app.core.invoicing import summaries as s
 from app.core.platform import clock
 from app.sandbox.sunat import SunatSandbox
 from app.sandbox.sunat_signer import signature_is_valid
-from tests.helpers.base import RULES_DIR, SHARED, SUNAT_CHECK
+from tests.helpers import shared
+from tests.helpers.oracles import run_sunat_check
+from tests.helpers.shared import RULES_DIR, SHARED
 from tests.helpers.sunat_support import SAMPLE_RUC, sign, signed_sample, stem
 
 USER = f"{SAMPLE_RUC}MODDATOS"
@@ -44,6 +44,7 @@ WAIT = 10  # seconds: the most a test waits for a condition
 @pytest.fixture(scope="module")
 def _rules_sandbox():
     """A sandbox with SUNAT's sheets (the session's shared one has none), on loopback port 0."""
+    shared.require()
     server = SunatSandbox(rules_dir=str(RULES_DIR), hold_limit_s=20, ticket_delay_s=0)
     server.start()
     yield server
@@ -73,9 +74,7 @@ class Oracle:
 
     def verify(self) -> None:
         for path, rejection, sent_as in self.expected:
-            command = [sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"]
-            done = subprocess.run(command + (["--name", sent_as] if sent_as else []), capture_output=True, text=True,
-                                  timeout=120)
+            done = run_sunat_check(path, "--strict", "--json", *(["--name", sent_as] if sent_as else []))
             report = json.loads(done.stdout)
             if rejection is None:
                 assert done.returncode == 0, report
@@ -452,6 +451,7 @@ def test_without_sheets_the_name_content_and_state_are_still_checked(_running_sa
 
 # ---------------------------------------------------------------- the answers against SUNAT's WSDL
 
+@pytest.mark.sunat_files
 def test_answers_parse_with_zeep_against_sunats_wsdl(sandbox, oracle):
     service = zeep.Client(str(SHARED / "sunat" / "wsdl" / "billService.wsdl")).service._binding
     name, xml = rc(1, boleta(215, "1"))

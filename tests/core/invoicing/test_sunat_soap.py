@@ -11,9 +11,10 @@ from lxml import etree
 from zeep.wsse.username import UsernameToken
 
 from app.core.invoicing import soap
-from tests.helpers.base import SHARED
+from tests.helpers.shared import WSDL_DIR
 
-WSDL = SHARED / "sunat" / "wsdl"
+WSDL = WSDL_DIR
+pytestmark = pytest.mark.sunat_files
 WSA = "http://www.w3.org/2005/08/addressing"
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -20,7 +18,8 @@ from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr, statuses
 from app.core.platform import clock
 from app.sandbox import sunat_signer
-from tests.helpers.base import ISSUER_RUC, SUNAT_CHECK
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.oracles import run_sunat_check
 from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item, nota
 
@@ -29,8 +28,7 @@ def strict(xml: str, folder: Path, name: str) -> dict:
     """sunat_check.py --strict on a summary the engine produced, in its own process."""
     path = folder / f"{ISSUER_RUC}-{name}.xml"
     path.write_text(xml, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(SUNAT_CHECK), str(path), "--strict", "--json"], capture_output=True,
-                          text=True, timeout=120)
+    done = run_sunat_check(path, "--strict", "--json")
     report = json.loads(done.stdout)
     assert done.returncode == 0, report
     assert report["xsd"]["ok"] and report["signature"]["ok"] and not report["sunat"]["observations"], report

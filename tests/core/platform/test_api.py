@@ -213,7 +213,7 @@ def test_two_processes_on_a_new_folder_agree_on_one_token(tmp_path):
 
 def test_yupana_serve_runs_as_a_process_and_rotates_its_token(home):
     env = dict(os.environ, YUPANA_HOME=str(home))
-    proc = serve(home, "--port", "0")
+    proc = serve(home, "--port", "0", "--no-listener")  # the API alone: no port of its own beyond the OS's
     try:
         line = json.loads(proc.stdout.readline())
         token = subprocess.run([sys.executable, "-m", "app", "serve", "--show-token"], cwd=ROOT, env=env,

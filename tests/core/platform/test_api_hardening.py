@@ -175,8 +175,8 @@ def test_five_thousand_client_connections_leave_the_open_file_count_flat(engine)
 def test_clients_that_go_away_leave_no_traceback_on_stderr(home):
     """Reported: 397 BrokenPipe tracebacks on stderr in one run of `yupana serve`."""
     env = dict(os.environ, YUPANA_HOME=str(home))
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0", "--no-listener"], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         base = json.loads(proc.stdout.readline())["base_url"].removesuffix("/api/v1")
         host, port = base.removeprefix("http://").rsplit(":", 1)

@@ -1,7 +1,7 @@
 """Prices with IGV: the line a voucher needs so that its payable amount is what was typed.
 
 The contract's `items[].precio_unitario` is the unit value without IGV, and the voucher builder computes
-(app/core/vouchers.py, docs/vouchers.md):
+(app/core/invoicing/builder.py, docs/vouchers.md):
 
     valor_venta = round_half_up(cantidad × precio_unitario, 2)
     igv         = round_half_up(valor_venta × 18 %, 2)      unless `items[].igv` is given (within 0.01)

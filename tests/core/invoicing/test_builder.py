@@ -14,7 +14,7 @@ from lxml import etree
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing.amounts import amount_in_words, integer_words
 from app.sandbox.registry import RegistrySandbox
-from tests.helpers.base import RULES_DIR
+from tests.helpers.shared import RULES_DIR
 from tests.helpers.voucher_matrix import MATRIX
 
 BASE = dict(MATRIX)
@@ -154,6 +154,7 @@ def test_list_and_next_numero(engine, company):
     assert engine.next_numero("20100066603", "01", "F009") == 1
 
 
+@pytest.mark.sunat_files
 def test_sunat_rules_dir_runs_the_official_sheets(engine, company):
     engine.config_set("sunat_rules_dir", str(RULES_DIR))
     assert engine.generar_xml(BASE["factura-mixta"]).observaciones == []

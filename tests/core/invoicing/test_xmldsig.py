@@ -16,8 +16,9 @@ from lxml import etree
 
 from app.core.errors import YupanaError
 from app.core.invoicing import xmldsig
-from tests.helpers.base import SHARED
+from tests.helpers import shared
 from tests.helpers.oracles import load_sunat_check, xmlsec_verify
+from tests.helpers.shared import SHARED
 
 SAMPLE = SHARED / "sunat" / "samples" / "vouchers" / "20605446788-01-F002-00000031.xml"
 CDR_SAMPLE = SHARED / "sunat" / "samples" / "cdr" / "R-20600995805-01-F001-1.xml"
@@ -42,6 +43,7 @@ def key_and_cert():
 
 def unsigned_sample() -> bytes:
     """SUNAT's real UBL 2.1 sample with its (broken) signature taken out: an empty ExtensionContent."""
+    shared.require()
     tree = etree.parse(str(SAMPLE))
     for sig in tree.getroot().iter(f"{{{xmldsig.DS}}}Signature"):
         parent = sig.getparent()
@@ -142,6 +144,7 @@ def test_inherited_xml_lang_and_undeclared_ds_prefix(tmp_path, key_and_cert):
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.sunat_files
 def test_signs_an_application_response(key_and_cert):
     key, cert = key_and_cert
     tree = etree.parse(str(CDR_SAMPLE))
@@ -184,6 +187,7 @@ def test_text_change_in_an_amount_is_reported_as_modified(key_and_cert):
     assert not result.valid and "modificado" in result.reason
 
 
+@pytest.mark.sunat_files
 def test_already_signed_and_no_place_for_a_signature_are_400(key_and_cert):
     key, cert = key_and_cert
     with pytest.raises(YupanaError) as signed_twice:
@@ -209,6 +213,7 @@ def test_doctype_and_entities_are_refused(key_and_cert):
     assert not xmldsig.verify_xml(evil).valid
 
 
+@pytest.mark.sunat_files
 def test_unsigned_and_garbage_do_not_verify():
     assert xmldsig.verify_xml(unsigned_sample()).reason == "el documento no está firmado"
     assert not xmldsig.verify_xml(b"not xml").valid
@@ -217,6 +222,7 @@ def test_unsigned_and_garbage_do_not_verify():
     assert not original.valid and original.certificate is not None
 
 
+@pytest.mark.sunat_files
 def test_real_sunat_peer_signature_verifies():
     """The UBL 2.0 sample's signature verifies with xmlsec1 (README): it must verify with ours."""
     result = xmldsig.verify_xml((SHARED / "sunat" / "samples" / "vouchers" / "20600055519-01-F001-00000001.xml")

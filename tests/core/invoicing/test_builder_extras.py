@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 
 from app.core.invoicing.amounts import amount_in_words
-from tests.core.invoicing.test_vouchers_content import NS, _refused, needs_xmlsec
+from tests.core.invoicing.test_builder_content import NS, _refused, needs_xmlsec
 from tests.helpers.voucher_matrix import MATRIX, factura, item
 
 REQUESTS = dict(MATRIX)

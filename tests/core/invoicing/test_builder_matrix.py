@@ -3,14 +3,14 @@ and rules (no rejection, no observation). Unsigned here; the signing tests sign 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
 
-from tests.helpers.base import ISSUER_RUC, SUNAT_CHECK, run_cli
+from tests.helpers.base import ISSUER_RUC, run_cli
+from tests.helpers.oracles import load_sunat_check
 from tests.helpers.voucher_matrix import MATRIX
 
 # The schema wants a child in ext:ExtensionContent (the signature goes there). A placeholder in a
@@ -19,10 +19,7 @@ PLACEHOLDER = '<ext:ExtensionContent><y:firma-pendiente xmlns:y="urn:yupana:test
 
 
 def _load_oracle():
-    spec = importlib.util.spec_from_file_location("sunat_check", SUNAT_CHECK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_sunat_check()
 
 
 def _dumps(request: dict) -> str:

@@ -4,7 +4,6 @@ give for the equivalent XML (built with Yupana's checks off and judged by the or
 from __future__ import annotations
 
 import copy
-import importlib.util
 from decimal import Decimal
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from app.core.contract import GenerarXmlRequest
 from app.core.errors import YupanaError
 from app.core.invoicing import ubl, voucher_keys
-from tests.helpers.base import SUNAT_CHECK
+from tests.helpers.oracles import load_sunat_check
 from tests.helpers.voucher_matrix import DNI_CUSTOMER, MATRIX, item, variant
 
 BASE = dict(MATRIX)
@@ -67,10 +66,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def sheets():
-    spec = importlib.util.spec_from_file_location("sunat_check", SUNAT_CHECK)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_sunat_check()
 
 
 def _sunat_verdict(sheets, engine, request: dict, tmp_path) -> dict:
