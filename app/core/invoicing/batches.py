@@ -25,20 +25,18 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from app.core.contract import GenerarXmlRequest, parse_json, parse_model, success_envelope
+from app.core.contract import GenerarXmlRequest, parse_json, parse_model
 from app.core.errors import ErrorCode, YupanaError, invalid, unreadable_file
 from app.core.invoicing import ubl, xmldsig
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.signing import Signing
 from app.core.invoicing.voucher_keys import bytes_hashes, content_key_of, file_name, request_json
 from app.core.invoicing.voucher_store import NumberTaken
+from app.core.records import BatchItem, SignedVoucher
 
 log = logging.getLogger(__name__)
 
 BLOCK = 250  # vouchers per transaction: large enough to make a commit's cost vanish, small for progress
-
-Progress = Callable[[int, int | None], Any]
-
 
 @dataclass(slots=True)
 class _Prepared:
@@ -83,27 +81,20 @@ class Batches:
         self.store = generation.store
         self.on_stored = on_stored  # told of the ids a block stored, already signed
 
-    def issue(self, requests: Iterable[Any], certificado_id: str | None = None, *, progress: Progress | None = None,
-              cancel: Callable[[], bool] | None = None) -> Iterator[dict[str, Any]]:
-        """Generate and sign every request; yields one envelope per request, in order.
+    def issue(self, requests: Iterable[Any], certificado_id: str | None = None) -> Iterator[BatchItem]:
+        """Generate and sign every request; yields one item per request, in order: the signed voucher (operations
+        1 and 2's answers joined: `nombre_archivo`, `hash`, `xml_firmado`, `digest_value`, `signature_value`, and
+        `observaciones`, `certificado_por_vencer` when they apply) or the refusal.
 
-        A success's `data` joins both operations' results: `nombre_archivo`, `hash`, `xml_firmado`,
-        `digest_value`, `signature_value` (and `observaciones`, `certificado_por_vencer` when they apply).
-        `certificado_id` None: each issuer's default certificate. `cancel` is asked after each block: a batch stops
-        between blocks, and what was yielded is stored.
+        `certificado_id` None: each issuer's default certificate. A block is stored before any of its items is
+        handed out, so a caller that stops iterating (to cancel) loses nothing it was given.
         """
         items = requests if isinstance(requests, list) else list(requests)
-        total = len(items)
         signer = _Signer(self.signing, certificado_id)
-        for first in range(0, total, BLOCK):
-            block = items[first:first + BLOCK]
-            yield from self._issue_block(signer, block, first)
-            if progress is not None:
-                progress(first + len(block), total)
-            if cancel is not None and cancel():
-                return
+        for first in range(0, len(items), BLOCK):
+            yield from self._issue_block(signer, items[first:first + BLOCK], first)
 
-    def _issue_block(self, signer: _Signer, block: list[Any], first: int) -> Iterator[dict[str, Any]]:
+    def _issue_block(self, signer: _Signer, block: list[Any], first: int) -> Iterator[BatchItem]:
         # In stages (all generation, then every RSA operation, then the transaction): each stage's code and data
         # stay in the processor's caches, measurably faster than voucher after voucher.
         prepared: list[_Prepared] = []
@@ -123,14 +114,14 @@ class Batches:
             item.signed = pending.complete(key.sign(pending.signed_info, padding.PKCS1v15(), pending.algorithm.hash()),
                                            certificate)
         stored = self._store(prepared)
-        results: list[dict[str, Any] | None] = [None] * len(block)
+        results: list[BatchItem | None] = [None] * len(block)
         for item in prepared:
             if item.index in stored:
                 results[item.index - first] = _success(item)
             else:
                 one_by_one.append(item.index - first)
         for offset in sorted(one_by_one):
-            results[offset] = self.issue_one(block[offset], signer.certificado_id)
+            results[offset] = self.issue_one(block[offset], signer.certificado_id, first + offset)
         yield from (result for result in results if result is not None)
 
     def _prepare(self, signer: _Signer, index: int, raw: Any) -> _Prepared:
@@ -171,8 +162,8 @@ class Batches:
             self.generation.issued(docs)
         return stored
 
-    def issue_one(self, raw: Any, certificado_id: str | None) -> dict[str, Any]:
-        """One voucher through operations 1 and 2 (generate, then sign by its id), as an envelope (never raises).
+    def issue_one(self, raw: Any, certificado_id: str | None, index: int = 0) -> BatchItem:
+        """One voucher through operations 1 and 2 (generate, then sign by its id), as a batch item (never raises).
         Without a certificate to sign with, nothing is generated."""
         try:
             payload = parse_json(raw) if isinstance(raw, str | bytes) else _as_payload(raw)
@@ -181,27 +172,24 @@ class Batches:
             if ruc is not None:  # a certificate that cannot sign (unknown, expired, another RUC's) is said first
                 self.signing.certificate_for(chosen, ruc)
             voucher_id, generated = self.generation.generate(self.generation.parse(payload))
-            data = success_envelope(generated)["data"]
-            data.pop("xml")
             signed = self.signing.sign_voucher(voucher_id, chosen)
         except YupanaError as exc:
-            return exc.to_envelope()
+            return BatchItem(index, refusal=exc)
         except Exception:  # one voucher's unexpected failure is its own answer, as Engine.call gives it
             log.exception("batch: voucher failed unexpectedly")
-            return YupanaError(ErrorCode.INTERNAL, "Error interno de Yupana: los detalles están en el registro.").to_envelope()
-        return {"success": True, "data": {**data, **success_envelope(signed)["data"]}}
+            return BatchItem(index, refusal=YupanaError(
+                ErrorCode.INTERNAL, "Error interno de Yupana: los detalles están en el registro."))
+        return BatchItem(index, SignedVoucher(
+            generated.nombre_archivo, generated.hash, signed.xml_firmado, signed.digest_value, signed.signature_value,
+            list(generated.observaciones or []), bool(signed.certificado_por_vencer)))
 
 
-def _success(item: _Prepared) -> dict[str, Any]:
+def _success(item: _Prepared) -> BatchItem:
     signed = item.signed
     assert signed is not None
-    data: dict[str, Any] = {"nombre_archivo": item.name, "hash": item.xml_hash, "xml_firmado": signed.xml,
-                            "digest_value": signed.digest_value, "signature_value": signed.signature_value}
-    if item.observaciones:
-        data["observaciones"] = item.observaciones
-    if item.material[0].por_vencer():
-        data["certificado_por_vencer"] = True
-    return {"success": True, "data": data}
+    return BatchItem(item.index, SignedVoucher(item.name, item.xml_hash, signed.xml, signed.digest_value,
+                                               signed.signature_value, list(item.observaciones),
+                                               item.material[0].por_vencer()))
 
 
 def _as_payload(raw: Any) -> Any:

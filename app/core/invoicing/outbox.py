@@ -40,7 +40,7 @@ from app.core.invoicing.soap import SoapFault, SunatClient, TransportFailure, zi
 from app.core.invoicing.ubl_identity import DocumentId
 from app.core.invoicing.voucher_store import VoucherStore, dictionaries_in, signed_text_of
 from app.core.platform.environments import ambiente_of
-from app.core.platform.events import SUNAT_CDR, EventBus
+from app.core.platform.events import EventBus, SunatCdrStored
 from app.core.platform.processes import owner_alive
 from app.core.platform.settings import Settings
 from app.core.platform.storage import Storage, register_migrations, table_names
@@ -491,8 +491,7 @@ class Outbox:
         assert stored is not None
         self._set_voucher_status(row.get("voucher_id"), stored.estado)
         log.info("CDR %s: %s %s", row["file_name"], stored.codigo, stored.estado)
-        self.events.emit(SUNAT_CDR, {"file_name": row["file_name"], "codigo": stored.codigo,
-                                       "estado": stored.estado})
+        self.events.emit(SunatCdrStored(row["file_name"], stored.codigo, stored.estado))
         return Attempt("cdr", cdr=stored)
 
     def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:

@@ -21,7 +21,6 @@ from typing import Any
 import httpx
 
 from app.core.messaging import clock
-from app.core.messaging import events as ev
 from app.core.messaging.store import (
     DELIVERY_CANCELLED,
     DELIVERY_DONE,
@@ -30,7 +29,7 @@ from app.core.messaging.store import (
     Due,
     MessagingStore,
 )
-from app.core.platform.events import EventBus
+from app.core.platform.events import EventBus, SubscriptionChanged
 
 log = logging.getLogger(__name__)
 RETRY_SCHEDULE_S = (5, 300, 1800, 7200, 18000, 36000)  # after the 1st, 2nd… failed attempt
@@ -128,7 +127,7 @@ class Forwarder:
         self.delivered += sum(1 for o in outcomes if o[3] == DELIVERY_DONE)
         if self.bus is not None:
             for sub_id in {o[0].subscription_id for o in outcomes}:
-                self.bus.emit(ev.SUBSCRIPTION_CHANGED, {"id": sub_id})
+                self.bus.emit(SubscriptionChanged(sub_id))
         return True
 
     def signer(self, subscription_id: str) -> Any:

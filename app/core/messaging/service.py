@@ -30,7 +30,7 @@ from app.core.messaging.ids import message_id, subscription_id, webhook_secret
 from app.core.messaging.phone import normalise
 from app.core.messaging.store import MessagingStore
 from app.core.platform import clock, environments
-from app.core.platform.events import EventBus
+from app.core.platform.events import ContractEvent, EventBus, InstanceSaved, MessageSent, SubscriptionChanged
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import Settings
 from app.core.platform.storage import Storage
@@ -58,7 +58,11 @@ def check_url(field: str, url: str) -> str:
 
 
 class MessagingService:
-    def __init__(self, storage: Storage, secrets: SecretStore, settings: Settings, bus: EventBus) -> None:
+    def __init__(self, storage: Storage, secrets: SecretStore, settings: Settings, bus: EventBus, *,
+                 listener_base_url: Callable[[], str | None] = lambda: None,
+                 after_ingest: Callable[[], None] = lambda: None) -> None:
+        """`listener_base_url`: where our webhook listener runs, when it does; `after_ingest`: told after new events
+        were stored (the forwarder's wake-up)."""
         self.store = MessagingStore(storage, self.environment)
         self.secrets = secrets
         self.settings = settings
@@ -67,8 +71,8 @@ class MessagingService:
         self._pings: dict[str, bool] = {}
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
-        self.listener_base_url: Callable[[], str | None] = lambda: None  # set by the engine's listener
-        self.after_ingest: Callable[[], None] = lambda: None  # the forwarder's wake-up
+        self.listener_base_url = listener_base_url
+        self.after_ingest = after_ingest
         self.purge_stopped_sandboxes()
 
     def environment(self) -> str:
@@ -120,7 +124,7 @@ class MessagingService:
         self.store.save_instance(name, gateway, base_url, options or {}, environment, owner)
         with self._lock:
             self._configs.pop(name, None)
-        self.bus.emit(ev.INSTANCE_SAVED, {"instance": name})
+        self.bus.emit(InstanceSaved(name))
         return self.instance(name, anywhere=True)
 
     def remove_sandbox_instance(self, name: str, owner: str) -> bool:
@@ -146,7 +150,7 @@ class MessagingService:
             self.secrets.delete(secret_name(name, key))
         with self._lock:
             self._configs.pop(name, None)
-        self.bus.emit(ev.INSTANCE_SAVED, {"instance": name, "deleted": True})
+        self.bus.emit(InstanceSaved(name, deleted=True))
 
     def instance(self, name: str, anywhere: bool = False) -> dict[str, Any]:
         row = self.store.instance(name, anywhere)
@@ -207,7 +211,7 @@ class MessagingService:
         """«Probar conexión»: the gateway's state of the instance (open, close, connecting)."""
         state = self.gateway(name).connection_state()
         self.store.set_instance_state(name, state)
-        self.bus.emit(ev.INSTANCE_SAVED, {"instance": name, "state": state})
+        self.bus.emit(InstanceSaved(name, state))
         return state
 
     def pinged(self, nonce: str) -> bool:
@@ -294,7 +298,7 @@ class MessagingService:
         our_id = message_id()
         status = self.store.add_outgoing(our_id, instance, receipt.gateway_id, number, text,
                                          media.describe() if media else None, stamp)
-        self.bus.emit(ev.MESSAGE_SENT, {"instance": instance, "id": our_id, "to": number, "status": status})
+        self.bus.emit(MessageSent(instance, our_id, number, status))
         # The contract: "the value sent is the one that appears" in a send's result.
         return ChatSendResult(id=our_id, status=ev.SENT, to=number, timestamp=stamp)
 
@@ -311,7 +315,7 @@ class MessagingService:
         sub_id, secret = subscription_id(), webhook_secret()
         self.secrets.put(f"messaging.subscription.{sub_id}", secret.encode())
         self.store.add_subscription(sub_id, request.instance, url, list(request.events))
-        self.bus.emit(ev.SUBSCRIPTION_CHANGED, {"id": sub_id})
+        self.bus.emit(SubscriptionChanged(sub_id))
         return ChatWebhookResult(instance=request.instance, url=url, events=list(request.events), id=sub_id,
                                  secret=secret)
 
@@ -330,7 +334,7 @@ class MessagingService:
             return []
         fresh = self.store.ingest(events)
         for event in fresh:
-            self.bus.emit(event.event, event.contract())
+            self.bus.emit(ContractEvent(event.event, event.instance, event.timestamp, event.data))
         if fresh:
             self.after_ingest()
         return fresh

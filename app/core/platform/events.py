@@ -3,8 +3,9 @@
 The engine never knows who listens; the GUI turns these calls into Qt signals on its side.
 
 Every event's name is defined here, once: emitters and subscribers use these constants, never the text
-(tests/core/test_one_home.py fails on a name spelled elsewhere). docs/architecture.md («Events») lists when
-each is emitted and its payload.
+(tests/core/test_one_home.py fails on a name spelled elsewhere), and each event's payload is a frozen dataclass
+defined here too. A listener is called as `listener(name, payload)`. docs/architecture.md («Events») lists when
+each is emitted.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from app.core.records import ListenerState, PadronImport
 
 # ---------------------------------------------------------------- invoicing
 VOUCHER_CHANGED = "voucher.changed"  # {id, status} or, for a batch block, {ids, status}
@@ -44,7 +48,142 @@ SUBSCRIPTION_CHANGED = "subscription.changed"  # {id}
 INSTANCE_SAVED = "instance.saved"  # {instance} or {instance, state}
 LISTENER_CHANGED = "listener.changed"  # the listener's state: {state, url, exposed, error}
 
-Listener = Callable[[str, dict[str, Any]], None]
+
+class Event:
+    """A payload on the bus; its class says which event it is (`name`)."""
+
+    name: ClassVar[str]
+
+    @property
+    def event_name(self) -> str:
+        return self.name
+
+
+# ---------------------------------------------------------------- payloads, one per event
+
+@dataclass(frozen=True)
+class VoucherChanged(Event):
+    """A voucher's status changed (`ids` holds one id, or a batch block's)."""
+
+    ids: tuple[int, ...]
+    status: str
+    name: ClassVar[str] = VOUCHER_CHANGED
+
+    @property
+    def id(self) -> int:
+        return self.ids[0]
+
+
+@dataclass(frozen=True)
+class SunatCdrStored(Event):
+    """A CDR was stored (operation 3 or the outbox)."""
+
+    file_name: str
+    codigo: str
+    estado: str
+    name: ClassVar[str] = SUNAT_CDR
+
+
+@dataclass(frozen=True)
+class SummaryChanged(Event):
+    """A RA/RC was stored, got its ticket or SUNAT's answer."""
+
+    id: int
+    ident: str
+    state: str
+    ticket: str | None
+    name: ClassVar[str] = SUMMARY_CHANGED
+
+
+@dataclass(frozen=True)
+class CertificateSaved(Event):
+    certificado_id: str
+    ruc: str
+    name: ClassVar[str] = CERTIFICATE_SAVED
+
+
+@dataclass(frozen=True)
+class CertificateDeleted(Event):
+    certificado_id: str
+    name: ClassVar[str] = CERTIFICATE_DELETED
+
+
+@dataclass(frozen=True)
+class CompanySaved(Event):
+    ruc: str
+    name: ClassVar[str] = COMPANY_SAVED
+
+
+@dataclass(frozen=True)
+class SettingsChanged(Event):
+    key: str
+    name: ClassVar[str] = SETTINGS_CHANGED
+
+
+@dataclass(frozen=True)
+class SecretsUnlocked(Event):
+    name: ClassVar[str] = SECRETS_UNLOCKED
+
+
+@dataclass(frozen=True)
+class ApiTokenChanged(Event):
+    name: ClassVar[str] = API_TOKEN_CHANGED
+
+
+@dataclass(frozen=True)
+class PadronImported(Event):
+    result: PadronImport
+    name: ClassVar[str] = PADRON_IMPORTED
+
+
+@dataclass(frozen=True)
+class ContractEvent(Event):
+    """One of the contract's messaging events, as operation 5's subscribers receive it: `{event, instance,
+    timestamp, data}` (docs/messaging.md); its name is `event`."""
+
+    event: str
+    instance: str
+    timestamp: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def event_name(self) -> str:
+        return self.event
+
+    def contract(self) -> dict[str, Any]:
+        return {"event": self.event, "instance": self.instance, "timestamp": self.timestamp, "data": self.data}
+
+
+@dataclass(frozen=True)
+class MessageSent(Event):
+    instance: str
+    id: str
+    to: str
+    status: str
+    name: ClassVar[str] = MESSAGE_SENT
+
+
+@dataclass(frozen=True)
+class SubscriptionChanged(Event):
+    id: str
+    name: ClassVar[str] = SUBSCRIPTION_CHANGED
+
+
+@dataclass(frozen=True)
+class InstanceSaved(Event):
+    instance: str
+    state: str | None = None
+    deleted: bool = False
+    name: ClassVar[str] = INSTANCE_SAVED
+
+
+@dataclass(frozen=True)
+class ListenerChanged(Event):
+    listener: ListenerState
+    name: ClassVar[str] = LISTENER_CHANGED
+
+
+Listener = Callable[[str, Event], None]
 log = logging.getLogger(__name__)
 
 
@@ -54,7 +193,8 @@ class EventBus:
         self._lock = threading.Lock()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener(name, payload)` for every event; returns the function that unsubscribes."""
+        """Call `listener(name, payload)` for every event (`payload` one of the Event classes above); returns the
+        function that unsubscribes."""
         with self._lock:
             self._listeners.append(listener)
 
@@ -65,11 +205,12 @@ class EventBus:
 
         return unsubscribe
 
-    def emit(self, name: str, payload: dict[str, Any] | None = None) -> None:
+    def emit(self, payload: Event) -> None:
+        name = payload.event_name
         with self._lock:
             listeners = list(self._listeners)
         for listener in listeners:
             try:
-                listener(name, payload or {})
+                listener(name, payload)
             except Exception:  # a broken listener must not break the engine
                 log.exception("event listener failed for %s", name)

@@ -163,6 +163,15 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
+@dataclass(frozen=True)
+class SettingValue:
+    """A setting's current value with its definition (label, group, help text)."""
+
+    key: str
+    value: str
+    setting: Setting
+
+
 class Settings:
     """Typed access to the settings table, with defaults for what was never set."""
 
@@ -202,6 +211,11 @@ class Settings:
     def all(self) -> dict[str, str]:
         stored = self._stored()
         return {key: stored.get(key, s.default) for key, s in SETTINGS.items()}
+
+    def values(self) -> list[SettingValue]:
+        """Every setting with its value, in the order of SETTINGS."""
+        stored = self._stored()
+        return [SettingValue(key, stored.get(key, s.default), s) for key, s in SETTINGS.items()]
 
 
 def markdown() -> str:

@@ -147,6 +147,8 @@ class Storage:
         self._closed = False
         self._checkpointer = _Checkpointer(self)
         self._steady = threading.local()
+        self._counter_conn: sqlite3.Connection | None = None
+        self._counter_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: Path) -> Storage:
@@ -298,7 +300,25 @@ class Storage:
         finally:
             conn.set_progress_handler(None, 0)
 
+    def change_counter(self) -> int:
+        """A number that changes whenever any connection (of this process or another) commits to the database:
+        SQLite's `data_version`, read on a connection of its own that never writes (a connection's own commits do
+        not move its counter). For caches kept outside the database, such as the local API's memory of lookups."""
+        with self._counter_lock:
+            if self._counter_conn is None:
+                self._counter_conn = sqlite3.connect(self.path, timeout=60, isolation_level=None,
+                                                     check_same_thread=False)
+            return int(self._counter_conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def table_count(self) -> int:
+        row = self.query_one("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'")
+        return int(row["n"]) if row else 0
+
     def close(self) -> None:
+        with self._counter_lock:
+            if self._counter_conn is not None:
+                self._counter_conn.close()
+                self._counter_conn = None
         self._checkpointer.stop()
         if not self._closed:
             try:

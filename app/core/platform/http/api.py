@@ -47,8 +47,8 @@ from app.core.contract import MAX_BODY_BYTES, ContractModel
 from app.core.engine import OPERATIONS, Engine, Operation
 from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError, invalid
 from app.core.lookup import registry
+from app.core.platform.api_token import hash_matches, token_hash
 from app.core.platform.events import API_TOKEN_CHANGED, PADRON_IMPORTED, SETTINGS_CHANGED
-from app.core.platform.http.api_token import hash_matches, token_hash
 from app.core.platform.http.asgi_server import AsgiServerThread
 from app.core.platform.storage import BUSY_TIMEOUT_MS
 

@@ -1,0 +1,143 @@
+"""The engine's published surface: the windows (app/gui), the commands (app/cli.py, app/commands), the HTTP API
+(app/api) and the self-test import this module and nothing else of app.core (tests/core/test_package_layout.py).
+
+What is here: the engine and its five group services (their Protocols), the records and events they hand out, the
+contract's models and errors, and the vocabulary a window or a command needs to speak about vouchers (statuses,
+SUNAT's codes, environments, settings, formatting). Everything else under app.core is private to the engine.
+"""
+
+from __future__ import annotations
+
+from app.core.contract import (
+    MAX_BODY_BYTES,
+    CeRecord,
+    ChatSendRequest,
+    ChatSendResult,
+    ChatWebhookRequest,
+    ChatWebhookResult,
+    ContractModel,
+    EnviarRequest,
+    EnviarResult,
+    FirmarRequest,
+    FirmarResult,
+    GenerarXmlRequest,
+    GenerarXmlResult,
+    PlacaRecord,
+    RucRecord,
+)
+from app.core.engine import OPERATIONS, CallResult, Engine, Operation
+from app.core.errors import (
+    HTTP_STATUS,
+    ErrorCode,
+    ErrorDetail,
+    YupanaError,
+    invalid,
+    invalid_many,
+    not_configured,
+    not_found,
+    unreadable_file,
+)
+from app.core.invoicing import statuses, sunat_codes
+from app.core.invoicing.amounts import IGV_RATE, icbper_rate
+from app.core.invoicing.amounts import money as round_money
+from app.core.invoicing.catalog import prices
+from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
+from app.core.invoicing.catalog.records import Customer, Product
+from app.core.invoicing.cdr import Cdr, read_zip
+from app.core.invoicing.certificates import CertificateInfo
+from app.core.invoicing.emission import STEPS
+from app.core.invoicing.prevalidation import (
+    CREDIT_REASONS,
+    DEBIT_REASONS,
+    FREE_AFFECTATIONS,
+    FREE_GRAVADO,
+    INSTALMENTS_REASON,
+    SERIE_LETTER,
+)
+from app.core.invoicing.printed import write_bytes
+from app.core.invoicing.printing import file_name as pdf_file_name
+from app.core.invoicing.printing.fonts import BOLD_STROKE, PT
+from app.core.invoicing.printing.fonts import FILE as FONT_FILE
+from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Text
+from app.core.invoicing.summaries import MAX_REASON
+from app.core.invoicing.sunat_codes import DETRACCION_OPERATION, DETRACCION_THRESHOLD, DETRACCIONES, OPERATION_TYPES
+from app.core.invoicing.voids import SummaryOutcome, VoucherOutcome
+from app.core.invoicing.xmldsig import Verification
+from app.core.lookup.registry import now as registry_now
+from app.core.messaging.events import CONTRACT_EVENTS
+from app.core.messaging.gateways import GATEWAYS
+from app.core.messaging.phone import normalise as normalise_phone
+from app.core.platform import clock, environments, events, ubigeo
+from app.core.platform import formatting as fmt
+from app.core.platform.api_token import hash_matches, token_hash
+from app.core.platform.companies import Company, PrintOptions
+from app.core.platform.environments import BETA, ENVIRONMENTS, NAMES, PRODUCCION, SANDBOX, Environment, process_owner
+from app.core.platform.events import Event
+from app.core.platform.http.asgi_server import AsgiServerThread
+from app.core.platform.identifiers import check_ruc
+from app.core.platform.paths import data_home, log_dir
+from app.core.platform.secrets import KEYRING_MISSING, LOCKED, MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE, UNLOCKED
+from app.core.platform.settings import GROUPS, SETTINGS, Setting, SettingValue
+from app.core.records import (
+    BatchItem,
+    BatchRequests,
+    ConsultedCdr,
+    Conversation,
+    DatabaseCheck,
+    Emission,
+    EmissionStep,
+    EventHandle,
+    Instance,
+    ListenerState,
+    Message,
+    PadronImport,
+    PadronProgress,
+    PadronStatus,
+    PdfFile,
+    PendingCount,
+    PrintedPages,
+    Reachability,
+    SignedVoucher,
+    Subscription,
+    Summary,
+    TokenState,
+    Voucher,
+    VoucherCdr,
+    VoucherDetail,
+    VoucherSummary,
+)
+from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
+
+__all__ = [
+    # the engine and its face
+    "Engine", "CallResult", "OPERATIONS", "Operation", "Invoicing", "Catalog", "Messaging", "Lookups", "Administration",
+    # records
+    "BatchItem", "BatchRequests", "ConsultedCdr", "Conversation", "DatabaseCheck", "Emission", "EmissionStep",
+    "EventHandle", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress", "PadronStatus", "PdfFile",
+    "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription", "Summary", "TokenState",
+    "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "SummaryOutcome", "VoucherOutcome", "Verification",
+    "CertificateInfo", "Customer", "Product", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
+    # the contract
+    "MAX_BODY_BYTES", "ContractModel", "GenerarXmlRequest", "GenerarXmlResult", "FirmarRequest", "FirmarResult",
+    "EnviarRequest", "EnviarResult", "ChatSendRequest", "ChatSendResult", "ChatWebhookRequest", "ChatWebhookResult",
+    "RucRecord", "CeRecord", "PlacaRecord",
+    # errors
+    "HTTP_STATUS", "ErrorCode", "ErrorDetail", "YupanaError", "invalid", "invalid_many", "not_configured", "not_found",
+    "unreadable_file",
+    # events
+    "events", "Event", "CONTRACT_EVENTS",
+    # vouchers' vocabulary
+    "statuses", "sunat_codes", "prices", "IGV_RATE", "icbper_rate", "round_money", "STEPS", "CREDIT_REASONS",
+    "DEBIT_REASONS", "FREE_AFFECTATIONS", "FREE_GRAVADO", "INSTALMENTS_REASON", "SERIE_LETTER", "MAX_REASON",
+    "DETRACCION_OPERATION", "DETRACCION_THRESHOLD", "DETRACCIONES", "OPERATION_TYPES", "read_zip",
+    # the printed voucher
+    "write_bytes", "pdf_file_name", "BOLD_STROKE", "PT", "FONT_FILE", "Box", "Page", "Picture", "Qr", "Rule", "Text",
+    # platform
+    "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
+    "PRODUCCION", "SANDBOX", "Environment", "process_owner", "check_ruc", "data_home", "log_dir", "KEYRING_MISSING",
+    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue",
+    # messaging
+    "GATEWAYS", "normalise_phone",
+    # what the local HTTP API is built on: the ASGI server thread the webhook listener uses too, the lookups' clock
+    "AsgiServerThread", "registry_now",
+]

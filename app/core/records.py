@@ -1,0 +1,405 @@
+"""What the engine's services hand out besides the contract's models: plain frozen dataclasses, never database rows.
+
+The windows, the commands and the HTTP API read these by attribute; the parts below the services (stores, outbox,
+summaries, messaging) still speak in rows, and each record is built from one with `from_row`, which takes the
+columns it names and ignores the rest. Field names are the contract's and the columns' (Spanish where the contract
+is Spanish), so a record reads like the row it replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Self, TypeVar
+
+from app.core.contract import EnviarResult
+from app.core.errors import YupanaError
+
+R = TypeVar("R")
+
+
+def _pick(cls: type, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's values for the dataclass's fields (a missing column takes the field's default)."""
+    return {f.name: row[f.name] for f in dataclasses.fields(cls) if f.name in row}
+
+
+class _FromRow:
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        return cls(**_pick(cls, row))
+
+
+# ---------------------------------------------------------------- invoicing
+
+@dataclass(frozen=True)
+class Voucher(_FromRow):
+    """A voucher as the Comprobantes list shows it (no texts)."""
+
+    id: int
+    environment: str
+    emisor_ruc: str
+    tipo: str
+    serie: str
+    numero: int
+    nombre_archivo: str
+    status: str
+    moneda: str
+    total: Decimal
+    fecha_emision: str
+    hash: str | None = None
+    receptor_tipo_documento: str | None = None
+    receptor_numero_documento: str | None = None
+    receptor_nombre: str | None = None
+    digest_value: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        values = _pick(cls, row)
+        values["total"] = Decimal(str(row["total"]))
+        return cls(**values)
+
+    @property
+    def serie_numero(self) -> str:
+        return f"{self.serie}-{self.numero}"
+
+
+@dataclass(frozen=True)
+class VoucherDetail(Voucher):
+    """A voucher with its texts: the generated XML, the request it came from and, once signed, the signed XML."""
+
+    xml: str | None = None
+    request_json: str | None = None
+    xml_firmado: str | None = None
+    certificado_id: str | None = None
+    signature_value: str | None = None
+
+    def request(self) -> dict[str, Any]:
+        """The request the voucher was generated from (operation 1's JSON), as the form reads it back."""
+        return json.loads(self.request_json) if self.request_json else {}
+
+
+@dataclass(frozen=True)
+class VoucherCdr(_FromRow):
+    """SUNAT's latest answer for a voucher: the CDR's code, words, notes, state, digest and zip."""
+
+    codigo: str
+    descripcion: str
+    estado: str
+    notas: list[str] = field(default_factory=list)
+    hash_cdr: str | None = None
+    cdr_zip: bytes | None = None
+    received_at: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsultedCdr(_FromRow):
+    """getStatusCdr for any voucher: SUNAT's status code and message, and the CDR when there is one."""
+
+    status_code: str
+    status_message: str
+    codigo: str | None = None
+    descripcion: str | None = None
+    estado: str | None = None
+    notas: list[str] = field(default_factory=list)
+    cdr_zip: bytes | None = None
+    voucher_id: int | None = None
+    guardado: bool = False
+
+
+@dataclass(frozen=True)
+class Summary(_FromRow):
+    """A comunicación de baja (RA) or resumen diario (RC) of the current environment (its list, newest first)."""
+
+    id: int
+    kind: str
+    ident: str
+    state: str
+    emisor_ruc: str | None = None
+    issue_date: str | None = None
+    reference_date: str | None = None
+    ticket: str | None = None
+    codigo: str | None = None
+    descripcion: str | None = None
+    comprobantes: str | None = None  # the vouchers it covers, «F001-7, F001-8»
+    created_at: str | None = None
+    updated_at: str | None = None
+
+
+@dataclass(frozen=True)
+class VoucherSummary(_FromRow):
+    """A RA/RC a voucher was put in (its detail): what the summary says of that voucher."""
+
+    id: int
+    kind: str
+    ident: str
+    state: str
+    ticket: str | None = None
+    codigo: str | None = None
+    descripcion: str | None = None
+    condition: str | None = None
+    motivo: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+
+
+@dataclass(frozen=True)
+class PdfFile:
+    """A printed voucher: the PDF's bytes and the file name it is saved or attached under."""
+
+    content: bytes
+    name: str
+
+
+@dataclass(frozen=True)
+class PrintedPages:
+    """The laid-out pages of a printed voucher (app.core.invoicing.printing.layout.Page) for the preview and the
+    printer, with the format used and the PDF's file name."""
+
+    pages: list[Any]
+    formato: str
+    file_name: str
+
+
+@dataclass(frozen=True)
+class SignedVoucher:
+    """One voucher of a batch, generated and signed: operations 1 and 2's answers joined."""
+
+    nombre_archivo: str
+    hash: str
+    xml_firmado: str
+    digest_value: str
+    signature_value: str
+    observaciones: list[str] = field(default_factory=list)
+    certificado_por_vencer: bool = False
+
+    def data(self) -> dict[str, Any]:
+        """The contract's `data` of the two operations joined (what `yupana lote` prints)."""
+        values = dataclasses.asdict(self)
+        if not self.observaciones:
+            values.pop("observaciones")
+        if not self.certificado_por_vencer:
+            values.pop("certificado_por_vencer")
+        return values
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One request of a batch, in order: the signed voucher, or why it was refused (the contract's error)."""
+
+    index: int
+    voucher: SignedVoucher | None = None
+    refusal: YupanaError | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.voucher is not None
+
+    def envelope(self) -> dict[str, Any]:
+        """The contract's envelope for this request (JSON Lines of `yupana lote`)."""
+        if self.voucher is not None:
+            return {"success": True, "data": self.voucher.data()}
+        assert self.refusal is not None
+        return self.refusal.to_envelope()
+
+
+@dataclass(frozen=True)
+class Emission:
+    """«Emitir»'s outcome: the voucher generated and signed, and SUNAT's answer or why there is none yet."""
+
+    voucher_id: int
+    nombre_archivo: str
+    digest_value: str
+    sent: EnviarResult | None  # SUNAT's answer (accepted, observed or rejected in a CDR)
+    refusal: YupanaError | None = None  # or why there is none yet: a fault, the queue, SUNAT out of reach
+
+
+@dataclass(frozen=True)
+class EmissionStep:
+    """«Emitir» as it goes: the step under way (0 generate, 1 sign, 2 send) and its words; the last item carries
+    the outcome."""
+
+    index: int
+    words: str
+    outcome: Emission | None = None
+
+
+@dataclass(frozen=True)
+class PendingCount:
+    """Submissions to SUNAT still waiting in one environment."""
+
+    environment: str
+    pending: int
+
+
+@dataclass(frozen=True)
+class BatchRequests:
+    """The requests of a batch file, in order (each a JSON text or an object), read before anything is issued."""
+
+    requests: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+
+# ---------------------------------------------------------------- lookups
+
+@dataclass(frozen=True)
+class PadronImport(_FromRow):
+    """What an import of SUNAT's padrón reducido loaded (a cancelled import loaded nothing)."""
+
+    rows_loaded: int
+    rows_skipped: int
+    seconds: float
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class PadronProgress:
+    """An import of the padrón as it goes: lines read of the total (when known); the last item has `result`."""
+
+    done: int
+    total: int | None
+    result: PadronImport | None = None
+
+
+@dataclass(frozen=True)
+class PadronStatus(_FromRow):
+    """The padrón in use for lookups without internet: whether one is loaded, its rows and when."""
+
+    loaded: bool
+    rows: int = 0
+    skipped: int | None = None
+    seconds: float | None = None
+    loaded_at: str | None = None
+    source: str | None = None
+    file: str | None = None
+
+
+# ---------------------------------------------------------------- messaging
+
+@dataclass(frozen=True)
+class Instance(_FromRow):
+    """A messaging instance (one WhatsApp number at a gateway) and which of its credentials are saved."""
+
+    name: str
+    gateway: str
+    base_url: str
+    environment: str
+    options: dict[str, Any] = field(default_factory=dict)
+    state: str | None = None
+    state_at: str | None = None
+    owner: str | None = None
+    credentials: dict[str, bool] = field(default_factory=dict)
+    created_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Message(_FromRow):
+    id: str
+    instance: str
+    direction: str
+    peer: str
+    status: str
+    timestamp: int
+    gateway_id: str | None = None
+    name: str | None = None
+    type: str | None = None
+    body: str | None = None
+    media: Any = None
+    environment: str | None = None
+
+
+@dataclass(frozen=True)
+class Conversation(_FromRow):
+    instance: str
+    peer: str
+    last_id: int
+    last_at: int | None = None
+    name: str | None = None
+    messages: int = 0
+
+
+@dataclass(frozen=True)
+class Subscription(_FromRow):
+    """An operation-5 subscription and how its deliveries stand."""
+
+    id: str
+    instance: str
+    url: str
+    events: list[str] = field(default_factory=list)
+    state: str | None = None
+    pending: int = 0
+    delivered: int = 0
+    next_attempt_at: float | None = None
+    last_attempt_at: float | None = None
+    last_status: int | None = None
+    last_error: str | None = None
+    created_at: str | None = None
+    environment: str | None = None
+
+
+@dataclass(frozen=True)
+class ListenerState:
+    """The webhook listener: running, stopped or failed (its error), its URL and whether it is bound beyond this PC."""
+
+    state: str
+    url: str | None = None
+    exposed: bool = False
+    error: str | None = None
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> ListenerState:
+        return cls(**_pick(cls, values))
+
+
+@dataclass(frozen=True)
+class Reachability(_FromRow):
+    """Whether the address given to gateways reaches this very listener."""
+
+    url: str
+    reachable: bool
+    local_only: bool
+
+
+# ---------------------------------------------------------------- administration
+
+@dataclass(frozen=True)
+class DatabaseCheck:
+    """SQLite's quick_check of the data folder's database: what it found, and whether it checked every page within
+    its budget; the file and its size."""
+
+    findings: list[str]
+    finished: bool
+    path: Path
+    size_bytes: int
+    tables: int
+
+
+@dataclass(frozen=True)
+class TokenState:
+    """What the local API checks before answering from memory: the database's change counter and the stored token's
+    hash (None before a token exists)."""
+
+    change_counter: int
+    token_hash: bytes | None
+
+
+@dataclass(frozen=True)
+class EventHandle:
+    """A subscription to the engine's events; `cancel()` ends it."""
+
+    _cancel: Callable[[], None]
+
+    def cancel(self) -> None:
+        self._cancel()
+
+
+def rows_to(cls: type[R], rows: list[dict[str, Any]]) -> list[R]:
+    """Each row as a record of `cls` (its `from_row`)."""
+    return [cls.from_row(row) for row in rows]  # type: ignore[attr-defined]  # every record class has from_row

@@ -1,0 +1,178 @@
+"""The administration group service (protocols.Administration): the data folder, settings, companies, secrets,
+environments, the local API's token, the sandboxes' addresses and the event bus."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from app.core.invoicing.outbox import Outbox
+from app.core.platform import environments, events
+from app.core.platform.addresses import Addresses
+from app.core.platform.api_token import ApiTokens
+from app.core.platform.companies import Companies, Company, PrintOptions
+from app.core.platform.events import EventBus, Listener
+from app.core.platform.secrets import SecretStore
+from app.core.platform.settings import Settings, SettingValue
+from app.core.platform.storage import Storage
+from app.core.records import DatabaseCheck, EventHandle, TokenState
+
+
+class AdministrationGroup:
+    def __init__(self, *, home: Path, log_file: Path, storage: Storage, settings: Settings, addresses: Addresses,
+                 sandbox_endpoints: environments.SandboxEndpoints, companies: Companies, secrets: SecretStore,
+                 api_tokens: ApiTokens, outbox: Outbox, bus: EventBus,
+                 setting_changed: Callable[[str, str], None], on_close: Callable[[Callable[[], None]], None]) -> None:
+        self._home = home
+        self._log_file = log_file
+        self._storage = storage
+        self._settings = settings
+        self._addresses = addresses
+        self._sandbox_endpoints = sandbox_endpoints
+        self._companies = companies
+        self._secrets = secrets
+        self._api_tokens = api_tokens
+        self._outbox = outbox
+        self._bus = bus
+        self._setting_changed = setting_changed  # the engine's: what else a new value changes at once
+        self._on_close = on_close
+
+    # ------------------------------------------------------------ the data folder
+
+    def home(self) -> Path:
+        return self._home
+
+    def log_file(self) -> Path:
+        return self._log_file
+
+    def database_file(self) -> Path:
+        return self._storage.path
+
+    def check_database(self, budget_s: float, *, clock: Callable[[], float] | None = None,
+                       every: int = 10_000) -> DatabaseCheck:
+        """SQLite's quick_check within a time budget (Storage.quick_check), with the file's size and table count."""
+        findings, finished = self._storage.quick_check(budget_s, clock=clock or time.monotonic, every=every)
+        return DatabaseCheck(findings, finished, self._storage.path, self._storage.path.stat().st_size,
+                             self._storage.table_count())
+
+    def change_counter(self) -> int:
+        return self._storage.change_counter()
+
+    # ------------------------------------------------------------ settings and environments
+
+    def config_get(self, key: str) -> str:
+        return self._settings.get(key)
+
+    def config_set(self, key: str, value: str) -> str:
+        clean = self._settings.set(key, value)
+        if key == "log_level":
+            logging.getLogger("app").setLevel(clean)
+        self._setting_changed(key, clean)
+        self._bus.emit(events.SettingsChanged(key))
+        return clean
+
+    def config_list(self) -> list[SettingValue]:
+        return self._settings.values()
+
+    def environment(self) -> environments.Environment:
+        """The environment in use (setting `environment`): where vouchers go, which list and numbering apply."""
+        return environments.get(self._addresses.current())
+
+    def switch_summary(self, target: str) -> str:
+        """What changes if the environment becomes `target`: pending submissions stay with their environment."""
+        return environments.switch_summary(self._addresses.current(), target, self._outbox.pending_by_environment())
+
+    # ------------------------------------------------------------ companies
+
+    def set_company(self, company: Company) -> Company:
+        saved = self._companies.save(company)
+        self._bus.emit(events.CompanySaved(saved.ruc))
+        return saved
+
+    def company(self, ruc: str) -> Company | None:
+        return self._companies.get(ruc)
+
+    def companies(self) -> list[Company]:
+        return self._companies.all()
+
+    def print_options(self, ruc: str) -> PrintOptions:
+        return self._companies.print_options(ruc)
+
+    def set_print_options(self, ruc: str, formato: str | None = None, logo: bytes | None = None,
+                          clear_logo: bool = False) -> PrintOptions:
+        options = self._companies.set_print_options(ruc, formato, logo, clear_logo)
+        self._bus.emit(events.CompanySaved(ruc))
+        return options
+
+    def prices_include_igv(self, ruc: str) -> bool:
+        """The company's default for the voucher form's «Precios incluyen IGV» (docs/catalog.md)."""
+        return self._companies.prices_include_igv(ruc)
+
+    def set_prices_include_igv(self, ruc: str, value: bool) -> bool:
+        saved = self._companies.set_prices_include_igv(ruc, value)
+        self._bus.emit(events.CompanySaved(ruc))
+        return saved
+
+    def detraction_account(self, ruc: str) -> str | None:
+        """The company's Banco de la Nación account the voucher form fills in the detracción section."""
+        return self._companies.detraction_account(ruc)
+
+    def set_detraction_account(self, ruc: str, cuenta: str | None) -> str | None:
+        saved = self._companies.set_detraction_account(ruc, cuenta)
+        self._bus.emit(events.CompanySaved(ruc))
+        return saved
+
+    # ------------------------------------------------------------ secrets
+
+    def secret_state(self) -> str:
+        """Whether saved keys can be opened: app.core.platform.secrets.UNLOCKED, NEW_PASSPHRASE, LOCKED or
+        KEYRING_MISSING."""
+        return self._secrets.state()
+
+    def unlock_secrets(self, passphrase: str) -> None:
+        """Open the saved keys with the passphrase typed by the person (the first one becomes the folder's)."""
+        self._secrets.unlock(passphrase)
+        self._bus.emit(events.SecretsUnlocked())
+
+    def set_passphrase_prompt(self, prompt: Callable[[str], str | None] | None) -> None:
+        """How the secret store asks for the passphrase when it needs one (the command line asks in the terminal)."""
+        self._secrets.passphrase_prompt = prompt
+
+    # ------------------------------------------------------------ the local API's token
+
+    def api_token(self) -> str:
+        """The local HTTP API's token (created on first use); the settings window shows it."""
+        return self._api_tokens.current()
+
+    def new_api_token(self) -> str:
+        """Replace the local API's token: the previous one stops working at once, also in a running server."""
+        token = self._api_tokens.rotate()
+        self._bus.emit(events.ApiTokenChanged())
+        return token
+
+    def api_token_matches(self, presented: str) -> bool:
+        return self._api_tokens.matches(presented)
+
+    def token_state(self) -> TokenState:
+        """The database's change counter and the stored token's hash, read together (other writers checked once)."""
+        with self._storage.steady_reads():
+            return TokenState(self._storage.change_counter(), self._api_tokens.stored_hash())
+
+    # ------------------------------------------------------------ sandboxes, events, closing
+
+    def register_sandbox(self, endpoints: dict[str, str]) -> None:
+        """A sandbox running for this folder: its addresses, read by the sandbox environment only."""
+        self._sandbox_endpoints.put(endpoints)
+
+    def unregister_sandbox(self, keys: list[str]) -> None:
+        self._sandbox_endpoints.remove(keys)
+
+    def subscribe(self, listener: Listener) -> EventHandle:
+        """`listener(name, payload)` for every event (payloads in app.core.platform.events) until cancelled."""
+        return EventHandle(self._bus.subscribe(listener))
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Something (a server, a sandbox) to stop when the engine closes."""
+        self._on_close(closer)

@@ -1,0 +1,70 @@
+"""The catalogue group service (protocols.Catalog): customers and products (app.core.invoicing.catalog)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import invalid
+from app.core.invoicing.catalog import csvfiles, records
+from app.core.invoicing.catalog.customers import Customers
+from app.core.invoicing.catalog.products import Products
+
+
+class CatalogGroup:
+    def __init__(self, customers: Customers, products: Products) -> None:
+        self._customers = customers
+        self._products = products
+
+    def customers(self, search: str = "", limit: int = 200) -> list[records.Customer]:
+        """Customers for «Clientes» and completion: those matching what was typed (document-number prefix, words of
+        the name), or the ones updated last when nothing was typed."""
+        return self._customers.search(search, limit) if search.strip() else self._customers.latest(limit)
+
+    def customer(self, tipo_documento: str, numero: str | None) -> records.Customer | None:
+        """The saved customer of a document (a voucher's receptor): its WhatsApp and e-mail for sending vouchers."""
+        return self._customers.get(tipo_documento, numero)
+
+    def save_customer(self, data: dict[str, Any], customer_id: int | None = None) -> records.Customer:
+        """Add (or replace by document) a customer, or change the one with `customer_id`; a 400 naming each field."""
+        customer = records.customer(**data)
+        return self._customers.update(customer_id, customer) if customer_id else self._customers.save(customer)
+
+    def delete_customer(self, customer_id: int) -> bool:
+        return self._customers.delete(customer_id)
+
+    def products(self, search: str = "", limit: int = 200) -> list[records.Product]:
+        """Products for «Productos» and completion: exact barcode, code prefix, words of the description; or the
+        first by code when nothing was typed."""
+        return self._products.search(search, limit) if search.strip() else self._products.first(limit)
+
+    def scanned_product(self, typed: str) -> records.Product | None:
+        """The product of a barcode or a code typed whole (a scanner types it and Enter), or None."""
+        if not typed.strip():
+            return None
+        return self._products.by_barcode(typed) or self._products.by_code(typed)
+
+    def save_product(self, data: dict[str, Any], product_id: int | None = None) -> records.Product:
+        product = records.product(**data)
+        return self._products.update(product_id, product) if product_id else self._products.save(product)
+
+    def delete_product(self, product_id: int) -> bool:
+        return self._products.delete(product_id)
+
+    def _file(self, kind: str) -> csvfiles.CatalogFile:
+        if kind == "clientes":
+            return csvfiles.customers_file(self._customers)
+        if kind == "productos":
+            return csvfiles.products_file(self._products)
+        raise invalid("catalogo", f"El catálogo «{kind}» no existe: use «clientes» o «productos».")
+
+    def preview_csv(self, kind: str, path: str | Path) -> csvfiles.Preview:
+        """Read a CSV of «clientes» or «productos» without writing: the rows read and each bad row's problem."""
+        return self._file(kind).preview(Path(path))
+
+    def import_csv(self, kind: str, path: str | Path) -> csvfiles.ImportReport:
+        """Import every row in one transaction, or nothing when any row is bad (the report lists them)."""
+        return self._file(kind).import_file(Path(path))
+
+    def export_csv(self, kind: str, path: str | Path) -> int:
+        return self._file(kind).export(Path(path))

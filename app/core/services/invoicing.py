@@ -1,0 +1,229 @@
+"""The invoicing group service (protocols.Invoicing): the engine's parts for vouchers behind one face."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from app.core.contract import (
+    EnviarRequest,
+    EnviarResult,
+    FirmarRequest,
+    FirmarResult,
+    GenerarXmlRequest,
+    GenerarXmlResult,
+    parse_model,
+)
+from app.core.errors import YupanaError
+from app.core.invoicing import xmldsig
+from app.core.invoicing.batches import Batches, read_requests
+from app.core.invoicing.certificates import CertificateInfo, CertificateStore
+from app.core.invoicing.emission import Emitter
+from app.core.invoicing.generation import Generation
+from app.core.invoicing.outbox import Outbox
+from app.core.invoicing.printed import Printed
+from app.core.invoicing.signing import Signing
+from app.core.invoicing.sunat import Submission, SunatClients
+from app.core.invoicing.voids import SummaryOutcome, Voids, kind_for
+from app.core.invoicing.voucher_store import VoucherStore
+from app.core.platform import events
+from app.core.platform.companies import Companies
+from app.core.platform.events import EventBus
+from app.core.records import (
+    BatchItem,
+    BatchRequests,
+    ConsultedCdr,
+    Emission,
+    EmissionStep,
+    PdfFile,
+    PendingCount,
+    PrintedPages,
+    Summary,
+    Voucher,
+    VoucherCdr,
+    VoucherDetail,
+    VoucherSummary,
+    rows_to,
+)
+
+
+class InvoicingGroup:
+    def __init__(self, *, vouchers: VoucherStore, generation: Generation, signing: Signing, batches: Batches,
+                 submission: Submission, emitter: Emitter, outbox: Outbox, voids: Voids, printed: Printed,
+                 certificates: CertificateStore, sunat_clients: SunatClients, companies: Companies,
+                 bus: EventBus) -> None:
+        self._vouchers = vouchers
+        self._generation = generation
+        self._signing = signing
+        self._batches = batches
+        self._submission = submission
+        self._emitter = emitter
+        self._outbox = outbox
+        self._voids = voids
+        self._printed = printed
+        self._certificates = certificates
+        self._sunat_clients = sunat_clients
+        self._companies = companies
+        self._bus = bus
+
+    # ------------------------------------------------------------ the contract's operations 1-3
+
+    def generate_xml(self, request: GenerarXmlRequest | dict[str, Any]) -> GenerarXmlResult:
+        return self._generation.generate(self._generation.parse(request))[1]
+
+    def sign(self, request: FirmarRequest | dict[str, Any]) -> FirmarResult:
+        return self._signing.sign_request(parse_model(FirmarRequest, request))
+
+    def send(self, request: EnviarRequest | dict[str, Any]) -> EnviarResult:
+        return self._submission.submit(parse_model(EnviarRequest, request))
+
+    # ------------------------------------------------------------ issuing
+
+    def issue(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None) -> Emission:
+        """«Emitir»: generate, sign by id (the issuer's default certificate unless given) and send to the current
+        environment; SUNAT's refusal or the queue is part of the outcome (app.core.invoicing.emission)."""
+        return self._emitter.emit(request, certificado_id)
+
+    def issue_steps(self, request: GenerarXmlRequest | dict[str, Any],
+                    certificado_id: str | None = None) -> Iterator[EmissionStep]:
+        """«Emitir» as it goes: one item as each step starts (generate, sign, send), then one with the outcome.
+        Each step runs when the item after it is asked for."""
+        return self._emitter.steps(request, certificado_id)
+
+    def read_batch(self, path: str | Path) -> BatchRequests:
+        """The requests of a batch file (a JSON array, or JSON Lines), each parsed when it is issued."""
+        return BatchRequests(read_requests(path))
+
+    def issue_batch(self, requests: Iterable[Any], certificado_id: str | None = None) -> Iterator[BatchItem]:
+        """Operations 1 and 2 for many vouchers (app.core.invoicing.batches): one item per request, in order. Stop
+        iterating to cancel: what was handed out is stored, the rest is not issued."""
+        items = requests.requests if isinstance(requests, BatchRequests) else requests
+        return self._batches.issue(items, certificado_id)
+
+    def resend(self, voucher_id: int) -> EnviarResult:
+        """Operation 3 for a stored, signed voucher by its id (resend from the voucher's detail)."""
+        return self._submission.submit_voucher(voucher_id)
+
+    # ------------------------------------------------------------ the stored vouchers
+
+    def vouchers(self, search: str | None = None, status: str | None = None, limit: int = 200, *,
+                 before_id: int | None = None, offset: int = 0, desde: str | None = None, hasta: str | None = None,
+                 tipo: str | None = None, cliente: str | None = None) -> list[Voucher]:
+        """A page of the environment's vouchers, newest first, searched and filtered from indexes."""
+        rows = self._vouchers.list(search, status, limit, before_id=before_id, offset=offset, desde=desde,
+                                   hasta=hasta, tipo=tipo, cliente=cliente)
+        return rows_to(Voucher, rows)
+
+    def voucher(self, voucher_id: int) -> VoucherDetail | None:
+        row = self._vouchers.get(voucher_id)
+        return None if row is None else VoucherDetail.from_row(row)
+
+    def find_voucher(self, serie_numero: str, emisor_ruc: str | None = None, tipo: str | None = None) -> int:
+        return self._printed.find(serie_numero, emisor_ruc, tipo)
+
+    def next_number(self, emisor_ruc: str, tipo: str, serie: str) -> int:
+        return self._vouchers.next_numero(emisor_ruc, tipo, serie)
+
+    def voucher_cdr(self, voucher_id: int) -> VoucherCdr | None:
+        """SUNAT's latest answer for a voucher: its CDR from a submission, or one asked with `query_cdr`."""
+        row = self._outbox.cdr_for_voucher(voucher_id)
+        if row is None:
+            consulted = self._voids.consulted_cdr(voucher_id)
+            if consulted is None:
+                return None
+            row = {**consulted, "estado": consulted.get("estado") or "", "notas": []}
+        return VoucherCdr.from_row(row)
+
+    def pending_by_environment(self) -> list[PendingCount]:
+        return [PendingCount(name, count) for name, count in self._outbox.pending_by_environment().items()]
+
+    def verify_signature(self, xml: bytes | str) -> xmldsig.Verification:
+        return xmldsig.verify_xml(xml)
+
+    # ------------------------------------------------------------ voids and daily summaries
+
+    def void(self, voucher_id: int, motivo: str, *, wait: bool = True,
+             timeout_s: float | None = None) -> SummaryOutcome:
+        """Void a voucher with a comunicación de baja (facturas and their notes) or a resumen diario with status 3
+        (boletas and theirs); with `wait`, poll SUNAT's ticket until it answers (or `timeout_s`). Each change of the
+        summary is told on the bus (SummaryChanged)."""
+        return self._voids.anular(voucher_id, motivo, wait=wait, timeout_s=timeout_s)
+
+    def daily_summary(self, fecha: dt.date, *, wait: bool = True,
+                      timeout_s: float | None = None) -> list[SummaryOutcome]:
+        """Report the day's signed boletas (and their notes) not sent one by one: one RC per issuer."""
+        return self._voids.resumen(fecha, wait=wait, timeout_s=timeout_s)
+
+    def void_kind(self, tipo: str, serie: str) -> str | None:
+        """Which document voids a voucher of this type and series: RA, RC, or None when neither does."""
+        try:
+            return kind_for(tipo, serie)
+        except YupanaError:
+            return None
+
+    def summaries(self, limit: int = 200) -> list[Summary]:
+        return rows_to(Summary, self._voids.list(limit))
+
+    def voucher_summaries(self, voucher_id: int) -> list[VoucherSummary]:
+        return rows_to(VoucherSummary, self._voids.for_voucher(voucher_id))
+
+    def query_cdr(self, ruc: str, tipo: str, serie: str, numero: int) -> ConsultedCdr:
+        """getStatusCdr for any voucher by RUC, type, serie and number; the CDR stored when the voucher is ours."""
+        return ConsultedCdr.from_row(self._voids.consultar_cdr(ruc, tipo, serie, numero))
+
+    # ------------------------------------------------------------ the printed voucher
+
+    def pdf(self, voucher_id: int, formato: str | None = None) -> PdfFile:
+        """The PDF of a signed voucher, «a4» or «ticket» (None: the company's default), and its file name."""
+        content, name = self._printed.voucher_pdf(voucher_id, formato)
+        return PdfFile(content, name)
+
+    def printed_pages(self, voucher_id: int, formato: str | None = None) -> PrintedPages:
+        pages, chosen, name = self._printed.voucher_pages(voucher_id, formato)
+        return PrintedPages(list(pages), chosen, name)
+
+    def pdf_from_xml(self, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
+        return self._printed.pdf_for_xml(xml_firmado, formato)
+
+    # ------------------------------------------------------------ certificates and SOL credentials
+
+    def import_certificate(self, data: bytes, password: str | bytes | None = None, *,
+                           key_data: bytes | None = None) -> CertificateInfo:
+        return self._saved(self._certificates.import_file(data, password, key_data=key_data))
+
+    def create_test_certificate(self, ruc: str) -> CertificateInfo:
+        company = self._companies.get(ruc.strip())
+        info = (self._certificates.create_test_certificate(ruc, company.razon_social) if company
+                else self._certificates.create_test_certificate(ruc))
+        return self._saved(info)
+
+    def certificates(self, ruc: str | None = None) -> list[CertificateInfo]:
+        return self._certificates.all(ruc)
+
+    def certificate(self, certificado_id: str) -> CertificateInfo:
+        return self._certificates.get(certificado_id)
+
+    def delete_certificate(self, certificado_id: str) -> None:
+        self._certificates.delete(certificado_id)
+        self._bus.emit(events.CertificateDeleted(certificado_id))
+
+    def set_default_certificate(self, ruc: str, certificado_id: str) -> CertificateInfo:
+        return self._saved(self._certificates.set_default(ruc, certificado_id))
+
+    def default_certificate(self, ruc: str) -> CertificateInfo | None:
+        return self._certificates.default_for(ruc)
+
+    def _saved(self, info: CertificateInfo) -> CertificateInfo:
+        self._bus.emit(events.CertificateSaved(info.certificado_id, info.ruc))
+        return info
+
+    def set_sol_credentials(self, ruc: str, usuario: str, clave: str) -> None:
+        """Usuario and clave SOL of a company, kept encrypted in the secret store."""
+        self._sunat_clients.set_sol_credentials(ruc, usuario, clave)
+
+    def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
+        return self._sunat_clients.sol_credentials(ruc, ambiente)
+
+

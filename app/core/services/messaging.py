@@ -1,0 +1,164 @@
+"""The messaging group service (protocols.Messaging): operations 4 and 5, instances, the inbox, subscriptions and
+the webhook listener (app.core.messaging)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult, parse_model
+from app.core.invoicing.printed import Printed
+from app.core.messaging import clock as messaging_clock
+from app.core.messaging.forwarding import Forwarder
+from app.core.messaging.gateways import Media
+from app.core.messaging.service import MessagingService
+from app.core.platform import events
+from app.core.platform.environments import SANDBOX
+from app.core.platform.events import EventBus
+from app.core.platform.paths import private_file
+from app.core.platform.settings import Settings
+from app.core.records import (
+    Conversation,
+    Instance,
+    ListenerState,
+    Message,
+    Reachability,
+    Subscription,
+    rows_to,
+)
+
+if TYPE_CHECKING:
+    from app.core.messaging.listener import Listener
+
+
+class MessagingGroup:
+    def __init__(self, *, service: MessagingService, forwarder: Forwarder, printed: Printed, settings: Settings,
+                 bus: EventBus, home: Path) -> None:
+        self._service = service
+        self._forwarder = forwarder
+        self._printed = printed
+        self._settings = settings
+        self._bus = bus
+        self._home = home
+        self._listener: Listener | None = None  # built on first start: FastAPI and uvicorn stay out of the start-up
+
+    # ------------------------------------------------------------ the contract's operations 4 and 5
+
+    def send(self, request: ChatSendRequest | dict[str, Any]) -> ChatSendResult:
+        return self._service.send(parse_model(ChatSendRequest, request))
+
+    def subscribe(self, request: ChatWebhookRequest | dict[str, Any]) -> ChatWebhookResult:
+        return self._service.subscribe(parse_model(ChatWebhookRequest, request))
+
+    # ------------------------------------------------------------ instances
+
+    def save_instance(self, name: str, gateway: str, base_url: str, credentials: dict[str, str] | None = None,
+                      options: dict[str, Any] | None = None) -> Instance:
+        """Create or update an instance; credentials go to the secret store, never to settings or logs."""
+        return Instance.from_row(self._service.save_instance(name, gateway, base_url, credentials, options))
+
+    def instances(self) -> list[Instance]:
+        return rows_to(Instance, self._service.instances())
+
+    def test_connection(self, name: str) -> str:
+        """«Probar conexión»: the instance's state at its gateway (open, close, connecting)."""
+        return self._service.test_connection(name)
+
+    def register_webhook(self, name: str) -> str:
+        """Tell the instance's gateway to post its events to our listener; returns that URL."""
+        return self._service.register_webhook(name)
+
+    def save_sandbox_instance(self, name: str, gateway: str, base_url: str, credentials: dict[str, str],
+                              owner: str) -> Instance:
+        """The gateway sandbox's own instance, in the sandbox environment whatever is in use, living as long as the
+        sandbox process `owner`; its webhook is registered at once."""
+        saved = self._service.save_instance(name, gateway, base_url, credentials, environment=SANDBOX, owner=owner)
+        self._service.register_webhook(name, anywhere=True)
+        return Instance.from_row(saved)
+
+    def remove_sandbox_instance(self, name: str, owner: str) -> bool:
+        return self._service.remove_sandbox_instance(name, owner)
+
+    def instance_base_url(self, name: str) -> str:
+        """Where an instance's gateway is, in any environment (a sandbox's, whatever is in use)."""
+        return self._service.config(name, anywhere=True).base_url
+
+    # ------------------------------------------------------------ sending and the inbox
+
+    def send_message(self, instance: str, to: str, text: str, *, media_path: str | Path | None = None,
+                     media_url: str | None = None) -> ChatSendResult:
+        """Operation 4 with a local attachment (a voucher's PDF or XML) as well as a URL."""
+        media = Media(path=Path(media_path)) if media_path else Media(url=media_url) if media_url else None
+        return self._service.send_message(instance, to, text, media)
+
+    def send_voucher(self, voucher_id: int, instance: str, to: str, text: str,
+                     formato: str | None = None) -> ChatSendResult:
+        """Operation 4 with the voucher's PDF attached (written under the data folder's «enviados», kept as
+        the copy that was sent)."""
+        pdf, name = self._printed.voucher_pdf(voucher_id, formato)
+        folder = self._home / "enviados"
+        folder.mkdir(exist_ok=True)
+        path = folder / name
+        private_file(path)  # like every data file: the owner's only
+        path.write_bytes(pdf)
+        return self.send_message(instance, to, text, media_path=path)
+
+    def messages(self, instance: str | None = None, peer: str | None = None) -> list[Message]:
+        return rows_to(Message, self._service.store.messages(instance, peer))
+
+    def conversations(self) -> list[Conversation]:
+        return rows_to(Conversation, self._service.store.conversations())
+
+    def subscriptions(self) -> list[Subscription]:
+        return rows_to(Subscription, self._service.store.subscriptions())
+
+    def resend(self, subscription_id: str) -> int:
+        """«Reenviar»: waiting and failed deliveries of a subscription are tried again now."""
+        count = self._service.store.resend(subscription_id, messaging_clock.now())
+        self._forwarder.wake()
+        return count
+
+    # ------------------------------------------------------------ the webhook listener
+
+    def start_listener(self, host: str | None = None, port: int | None = None) -> str:
+        """Start the webhook listener (address and port from settings unless given); returns its URL."""
+        if self._listener is None:
+            from app.core.messaging.listener import Listener
+
+            self._listener = Listener(self._service)
+        url = self._listener.start(host or self._settings.get("listener_host"),
+                                   self._settings.get_int("listener_port") if port is None else port)
+        self._bus.emit(events.ListenerChanged(self.listener_state()))
+        return url
+
+    def stop_listener(self) -> None:
+        if self._listener is not None and self._listener.server.running:
+            self._listener.stop()
+            self._bus.emit(events.ListenerChanged(self.listener_state()))
+
+    def restart_listener_if_running(self) -> None:
+        """A new address takes effect at once (settings listener_host, listener_port)."""
+        if self.listener_state().state == "running":
+            assert self._listener is not None
+            self._listener.stop()
+            self.start_listener()
+
+    def listener_base_url(self) -> str | None:
+        return self._listener.base_url if self._listener else None
+
+    def listener_state(self) -> ListenerState:
+        """running, stopped or error; its URL, whether it is bound beyond this PC, its error."""
+        if self._listener is None:
+            return ListenerState("stopped")
+        return ListenerState.from_mapping(self._listener.state())
+
+    def listener_status(self) -> str:
+        """The status bar's words for the listener."""
+        state = self.listener_state()
+        if state.state == "running":
+            return f"receptor activo en {state.url}" + (" (expuesto a la red)" if state.exposed else "")
+        return "receptor con error" if state.state == "error" else "receptor detenido"
+
+    def check_listener(self) -> Reachability:
+        """Whether the address given to gateways reaches this listener."""
+        return Reachability.from_row(self._service.check_reachability())
