@@ -35,6 +35,7 @@ bench: $(RUN_STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check app tests bench
+	$(PY) -m mypy
 
 # Mutation testing (docs/testing.md): slow, never in CI nor in `make test`. The modules and the tests are set in
 # pyproject.toml ([tool.mutmut]); MUTANTS narrows a run, e.g. make mutation MUTANTS='app.core.invoicing.amounts.*'

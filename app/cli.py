@@ -16,7 +16,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.api import Engine
 
 from app import __version__
 from app.commands import open_engine, print_json
@@ -38,7 +41,7 @@ _ARGPARSE_ES = {
     "invalid %(type)s value: %(value)r": "valor %(type)s no válido: %(value)r",
     "not allowed with argument %s": "no se permite junto con el argumento %s",
 }
-argparse._ = lambda text: _ARGPARSE_ES.get(text, text)  # type: ignore[attr-defined]
+argparse._ = lambda text: _ARGPARSE_ES.get(text, text)  # type: ignore[attr-defined]  # gettext's _, read by argparse
 
 # Commands that live in their own module under app/commands/ (each has `register(subparsers)`).
 FEATURE_COMMANDS = {
@@ -67,13 +70,13 @@ def _read_body(source: str | None) -> bytes:
         with open(source, "rb") as handle:
             return handle.read()
     except OSError as exc:
-        from app.core.errors import unreadable_file
+        from app.core.api import unreadable_file
 
         raise unreadable_file("FILE", source, exc) from None
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    from app.core.errors import YupanaError
+    from app.core.api import YupanaError
 
     with open_engine(args) as engine:
         if args.operation in LOOKUPS:
@@ -92,10 +95,10 @@ def cmd_call(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ company
 
 def cmd_company_set(args: argparse.Namespace) -> int:
-    from app.core.platform.companies import Company
+    from app.core.api import Company
 
     with open_engine(args) as engine:
-        company = engine.set_company(Company(
+        company = engine.admin.set_company(Company(
             ruc=args.ruc, razon_social=args.razon_social, ubigeo=args.ubigeo, direccion=args.direccion,
             nombre_comercial=args.nombre_comercial, codigo_establecimiento=args.codigo_establecimiento))
         print_json(company.to_json())
@@ -105,7 +108,7 @@ def cmd_company_set(args: argparse.Namespace) -> int:
 def cmd_company_print(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.core.errors import invalid
+    from app.core.api import invalid
 
     logo = None
     if args.logo:
@@ -114,7 +117,7 @@ def cmd_company_print(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise invalid("logo", f"No se pudo leer el logo «{args.logo}»: {exc.strerror}.") from None
     with open_engine(args) as engine:
-        options = engine.set_company_print_options(args.ruc, args.formato, logo, clear_logo=args.sin_logo)
+        options = engine.admin.set_print_options(args.ruc, args.formato, logo, clear_logo=args.sin_logo)
     print_json({"ruc": args.ruc, "formato_impresion": options.formato,
                 "logo": f"{options.logo_px[0]}x{options.logo_px[1]} px" if options.logo_px else None})
     return 0
@@ -123,41 +126,41 @@ def cmd_company_print(args: argparse.Namespace) -> int:
 def cmd_company_show(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
         if args.ruc:
-            company = engine.company(args.ruc)
+            company = engine.admin.company(args.ruc)
             if company is None:
                 print(f"No hay una empresa con RUC {args.ruc}. Regístrela con `yupana company set`.", file=sys.stderr)
                 return 1
             print_json(company.to_json())
         else:
-            print_json([c.to_json() for c in engine.list_companies()])
+            print_json([c.to_json() for c in engine.admin.companies()])
     return 0
 
 
 # ------------------------------------------------------------------ config
 
-def _environment_change(engine: Any, key: str, value: str) -> str | None:
+def _environment_change(engine: Engine, key: str, value: str) -> str | None:
     """What a change of environment changes (said after it, on stderr), or None when it is no such change."""
-    from app.core.platform.environments import NAMES
+    from app.core.api import NAMES
 
     target = value.strip()
-    if key != "environment" or target not in NAMES or target == engine.addresses.current():
+    if key != "environment" or target not in NAMES or target == engine.admin.environment().name:
         return None
-    return engine.switch_summary(target)
+    return engine.admin.switch_summary(target)
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from app.core.platform.settings import SETTINGS
+    from app.core.api import SETTINGS
 
     with open_engine(args) as engine:
         if args.config_action == "get":
-            print(engine.config_get(args.key))
+            print(engine.admin.config_get(args.key))
         elif args.config_action == "set":
             summary = _environment_change(engine, args.key, args.value)
-            print(engine.config_set(args.key, args.value))
+            print(engine.admin.config_set(args.key, args.value))
             if summary:
                 print(summary, file=sys.stderr)
         else:
-            values = engine.config_list()
+            values = {value.key: value.value for value in engine.admin.config_list()}
             if args.json:
                 print_json(values)
             else:
@@ -264,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from app.core.errors import YupanaError
+    from app.core.api import YupanaError
 
     parser = build_parser()
     args = parser.parse_args(argv)

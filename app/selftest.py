@@ -24,8 +24,12 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from app import APP_NAME, __version__
+
+if TYPE_CHECKING:
+    from app.core.api import Engine
 
 LOG_NAME = "self-test.log"
 
@@ -67,19 +71,18 @@ class _Report:
 DATABASE_BUDGET_S = 5.0  # the database check stops here: a large folder's whole check takes a minute or more
 
 
-def _check_database(engine, budget_s: float = DATABASE_BUDGET_S, **bounds) -> str:
-    """SQLite's quick_check, bounded in time (Storage.quick_check): a damaged file fails the step; a check stopped at
-    the budget passes and says how far it went, in Spanish."""
-    findings, finished = engine.storage.quick_check(budget_s, **bounds)
-    tables = engine.storage.query_one("select count(*) as n from sqlite_master where type = 'table'")
-    size_mb = engine.storage.path.stat().st_size / 1_000_000
-    if not finished:
-        return (f"{engine.storage.path} ({size_mb:,.0f} MB, {tables['n']} tablas): la comprobación (quick_check) se "
+def _check_database(engine: Engine, budget_s: float = DATABASE_BUDGET_S, **bounds: Any) -> str:
+    """SQLite's quick_check, bounded in time (Administration.check_database): a damaged file fails the step; a check
+    stopped at the budget passes and says how far it went, in Spanish."""
+    check = engine.admin.check_database(budget_s, **bounds)
+    size_mb = check.size_bytes / 1_000_000
+    if not check.finished:
+        return (f"{check.path} ({size_mb:,.0f} MB, {check.tables} tablas): la comprobación (quick_check) se "
                 f"detuvo a los {budget_s:g} s sin terminar: la base es grande y revisarla entera tomaría más; la "
                 "autoprueba no la da por dañada")
-    if findings != ["ok"]:
-        raise RuntimeError(f"la base de datos {engine.storage.path} está dañada: {'; '.join(findings)}")
-    return f"{engine.storage.path} (quick_check ok, {size_mb:,.0f} MB, {tables['n']} tablas)"
+    if check.findings != ["ok"]:
+        raise RuntimeError(f"la base de datos {check.path} está dañada: {'; '.join(check.findings)}")
+    return f"{check.path} (quick_check ok, {size_mb:,.0f} MB, {check.tables} tablas)"
 
 
 def _check_signature() -> str:
@@ -150,7 +153,7 @@ def _scratch_engine():
     import secrets
     import tempfile
 
-    from app.core.engine import Engine
+    from app.core.api import Engine
 
     saved = {name: os.environ.get(name) for name in ("YUPANA_KEYRING", "YUPANA_PASSPHRASE")}
     os.environ["YUPANA_KEYRING"] = "0"
@@ -169,25 +172,25 @@ def _scratch_engine():
 
 def _check_voucher() -> str:
     """Generate, sign and verify a factura in a throw-away data folder."""
-    from app.core.platform.companies import Company
+    from app.core.api import Company
 
     ruc = "20100066603"
     with _scratch_engine() as engine:
-        engine.set_company(Company(ruc=ruc, razon_social="EMPRESA DE AUTOPRUEBA S.A.C.", ubigeo="150101",
+        engine.admin.set_company(Company(ruc=ruc, razon_social="EMPRESA DE AUTOPRUEBA S.A.C.", ubigeo="150101",
                                    direccion="AV. AUTOPRUEBA 1, CERCADO DE LIMA"))
-        certificate = engine.create_test_certificate(ruc)
-        generated = engine.generar_xml({
+        certificate = engine.invoicing.create_test_certificate(ruc)
+        generated = engine.invoicing.generate_xml({
             "tipo": "01", "serie": "F001", "numero": 1,
             "emisor": {"ruc": ruc},
             "receptor": {"ruc": "20601030013", "razon_social": "CLIENTE DE AUTOPRUEBA S.A.C."},
             "items": [{"descripcion": "Servicio de autoprueba", "cantidad": 1, "precio_unitario": "100.00"}],
         })
-        signed = engine.firmar({"xml": generated.xml, "certificado_id": certificate.certificado_id})
-        verification = engine.verify_signature(signed.xml_firmado)
+        signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificate.certificado_id})
+        verification = engine.invoicing.verify_signature(signed.xml_firmado)
         if not verification.valid:
             raise RuntimeError(f"la firma del comprobante no es válida: {verification.reason}")
         # The printed voucher: fpdf2, segno and the bundled font (app/data/fonts) are in the bundle.
-        pdf, _ = engine.voucher_pdf(engine.find_voucher("F001-1"))
+        pdf = engine.invoicing.pdf(engine.invoicing.find_voucher("F001-1")).content
         if not (pdf.startswith(b"%PDF-") and b"YupanaSans" in pdf):
             raise RuntimeError("el PDF del comprobante no se generó con la fuente incluida")
     return (f"{generated.nombre_archivo} generado, firmado y verificado (hash {signed.digest_value}), "
@@ -198,20 +201,23 @@ def _check_api() -> str:
     """The local HTTP API (FastAPI on uvicorn) from a throw-away folder, asked over loopback."""
     import httpx
 
+    from app.api.local import LocalApi
+
     with _scratch_engine() as engine:
-        base_url = engine.start_local_api(port=0)
+        api = LocalApi(engine, port=0)
+        base_url = api.start()  # stopped when the engine closes
         health = httpx.get(base_url + "/api/v1/health", timeout=10)
         if health.status_code != 200 or health.json().get("success") is not True:
             raise RuntimeError(f"/api/v1/health respondió {health.status_code}: {health.text[:200]}")
         document = httpx.get(base_url + "/openapi.json", timeout=10).json()
         lookup = httpx.get(base_url + "/api/v1/ruc/20100066604", timeout=10,
-                           headers={"Authorization": f"Bearer {engine.api_token()}"})
+                           headers={"Authorization": f"Bearer {engine.admin.api_token()}"})
         if lookup.status_code != 400 or lookup.json()["error"]["details"][0]["field"] != "numero":
             raise RuntimeError(f"/api/v1/ruc respondió {lookup.status_code}: {lookup.text[:200]}")
     return f"API local en {base_url}: health, /openapi.json ({len(document['paths'])} rutas) y una consulta"
 
 
-def _check_gui(engine, screenshot: str | None) -> str:
+def _check_gui(engine: Engine, screenshot: str | None) -> str:
     from PySide6.QtCore import qVersion
 
     from app.gui.app import application
@@ -241,7 +247,7 @@ def run_self_test(screenshot: str | None = None) -> int:
     if sys.platform == "win32" and os.environ["QT_QPA_PLATFORM"] == "offscreen" and "QT_QPA_FONTDIR" not in os.environ:
         # Qt's offscreen platform does not ask Windows for fonts; point it at them.
         os.environ["QT_QPA_FONTDIR"] = os.path.join(os.environ.get("WINDIR", r"C:\Windows"), "Fonts")
-    from app.core.platform.paths import data_home, log_dir
+    from app.core.api import data_home, log_dir
 
     home = data_home()
     report = _Report(log_dir(home) / LOG_NAME)
@@ -251,7 +257,7 @@ def run_self_test(screenshot: str | None = None) -> int:
     report.line(f"  carpeta de datos: {home}")
     engine = None
     try:
-        from app.core.engine import Engine
+        from app.core.api import Engine
 
         engine = Engine(home)
         report.line(f"OK    motor abierto en {home}")

@@ -68,23 +68,22 @@ end
 
 def prepare(home: Path) -> list[str]:
     """The issuer, and 100 RUCs asked once from the registry sandbox so they sit in the lookup cache."""
-    from app.core.engine import Engine
-    from app.core.platform.companies import Company
+    from app.core.api import Company, Engine
     from app.sandbox.registry import RegistrySandbox
 
     registry = RegistrySandbox()
     registry.start()
     try:
         with Engine(home) as engine:
-            engine.set_company(Company(ruc=ISSUER, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+            engine.admin.set_company(Company(ruc=ISSUER, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                        direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
             registry.configure(engine)
             rucs = list(registry.records["ruc"])[:100]
             for ruc in rucs:
-                engine.ruc(ruc)
-            if engine.ruc(rucs[0]).fuente != "cache":
+                engine.lookups.ruc(ruc)
+            if engine.lookups.ruc(rucs[0]).fuente != "cache":
                 raise SystemExit("the lookups are not served from the cache")
-            engine.api_token()
+            engine.admin.api_token()
     finally:
         registry.stop()  # from now on only the cache can answer
     return rucs
@@ -103,13 +102,13 @@ def in_process_xml(engine, serie: str, seconds: float) -> float:
 
 def settle(engine) -> None:
     """The previous phase's writes out of the way: the WAL checkpointed and emptied, dirty pages on disk."""
-    engine.storage.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    engine._storage.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
     os.sync()
 
 
 def xml_rounds(home: Path, base: str, token: str, seconds: float, rounds: int, folder: Path) -> dict[str, float]:
     """Operation 1 in this process and over HTTP (16 connections), alternating, `rounds` rounds of each."""
-    from app.core.engine import Engine
+    from app.core.api import Engine
 
     local, http, p99 = [], [], []
     with Engine(home) as engine:
@@ -175,10 +174,10 @@ def main() -> None:
         folder = Path(scratch)
         home = folder / "home"
         rucs = prepare(home)
-        from app.core.engine import Engine
+        from app.core.api import Engine
 
         with Engine(home) as engine:
-            token = engine.api_token()
+            token = engine.admin.api_token()
         proc, base = serve(home)
         try:
             ruc_script = RUC_SCRIPT % ", ".join(f'"{r}"' for r in rucs)

@@ -25,17 +25,16 @@ BASELINE_SAMPLE = 30
 
 
 def signed_facturas(count: int) -> list[str]:
-    from app.core.engine import Engine
-    from app.core.platform.companies import Company
+    from app.core.api import Company, Engine
 
     with tempfile.TemporaryDirectory() as home:
         engine = Engine(home)
         try:
-            engine.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+            engine.admin.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                        direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
-            certificado_id = engine.create_test_certificate("20100066603").certificado_id
+            certificado_id = engine.invoicing.create_test_certificate("20100066603").certificado_id
             requests = [ten_line_factura(n) for n in range(1, count + 1)]
-            return [result["data"]["xml_firmado"] for result in engine.emitir_lote(requests, certificado_id)]
+            return [item.voucher.xml_firmado for item in engine.invoicing.issue_batch(requests, certificado_id)]
         finally:
             engine.close()
 

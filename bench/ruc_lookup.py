@@ -1,4 +1,4 @@
-"""Benchmark: RUC lookups through the engine (`Engine.ruc`) on a big offline register.
+"""Benchmark: RUC lookups through the engine (`engine.lookups.ruc`) on a big offline register.
 
     python bench/ruc_lookup.py [--rows 5000000] [--lookups 20000]
 
@@ -79,7 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("YUPANA_PASSPHRASE", "benchmark")
     os.environ["YUPANA_KEYRING"] = "0"
-    from app.core.engine import Engine
+    from app.core.api import Engine
 
     rng = random.Random(5)
     with tempfile.TemporaryDirectory(prefix="yupana-bench-") as tmp:
@@ -87,15 +87,15 @@ def main() -> None:
         print(f"writing {args.rows:,} rows…", file=sys.stderr)
         known = write_register(source, args.rows)
         with Engine(Path(tmp) / "home") as engine:
-            summary = engine.import_padron(source)
+            summary = engine.lookups.import_padron(source)
             source.unlink()
             print(f"imported: {summary}", file=sys.stderr)
             for ruc in known[:200]:  # warm the connections and the ubigeo table
-                engine.ruc(ruc)
+                engine.lookups.ruc(ruc)
             hits, cpu = [], []
             for ruc in rng.choices(known, k=args.lookups):
                 started, started_cpu = time.perf_counter_ns(), time.thread_time_ns()
-                record = engine.ruc(ruc)
+                record = engine.lookups.ruc(ruc)
                 hits.append((time.perf_counter_ns() - started) / 1e6)
                 cpu.append((time.thread_time_ns() - started_cpu) / 1e6)
                 assert record.ruc == ruc
@@ -105,11 +105,11 @@ def main() -> None:
                 status, _ = engine.call("ruc", numero=ruc)
                 misses.append((time.perf_counter_ns() - started) / 1e6)
                 assert status == 404
-    print(json.dumps({"benchmark": "ruc_lookup", "rows": summary["rows_loaded"], "lookups": len(hits),
+    print(json.dumps({"benchmark": "ruc_lookup", "rows": summary.rows_loaded, "lookups": len(hits),
                       "p50_ms": round(statistics.median(hits), 4), "p99_ms": round(percentile(hits, 0.99), 4),
                       "max_ms": round(max(hits), 3), "p99_cpu_ms": round(percentile(cpu, 0.99), 4), "miss_p99_ms": round(percentile(misses, 0.99), 4),
-                      "import_rows_per_s": round((summary["rows_loaded"] + summary["rows_skipped"])
-                                                 / summary["seconds"]),
+                      "import_rows_per_s": round((summary.rows_loaded + summary.rows_skipped)
+                                                 / summary.seconds),
                       "load_avg_1m": round(os.getloadavg()[0], 2)}))
 
 

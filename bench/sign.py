@@ -4,9 +4,9 @@ same key measured in the same run.
     python bench/sign.py [COUNT]
 
 Two ways, COUNT vouchers each (docs/signing.md «Velocidad»):
-- batch (`engine.emitir_lote`, the figures `vouchers_per_s` and `ratio`): what a point of sale or an accountant
-  sends as a file; blocks of vouchers stored already signed, one durable transaction per block;
-- per call (`engine.generar_xml` then `engine.firmar` for each voucher, the `per_call_*` figures): two
+- batch (`engine.invoicing.issue_batch`, the figures `vouchers_per_s` and `ratio`): what a point of sale or an
+  accountant sends as a file; blocks of vouchers stored already signed, one durable transaction per block;
+- per call (`engine.invoicing.generate_xml` then `.sign` for each voucher, the `per_call_*` figures): two
   operations, each durable before it answers, as an API client calls them one by one.
 Target: vouchers_per_s >= 0.6 x rsa_sign_per_s. The RSA baseline (RSA_BASELINE raw signatures) is timed
 before the blocks and again after them, once the last block's checkpoint is done, and the mean of the two
@@ -65,7 +65,7 @@ def raw_rsa_seconds(key, count: int) -> float:
 
 def rsa_rate(engine, key) -> float:
     """Raw RSA signatures per second with nothing else running: the storage's checkpoint done first."""
-    engine.storage.checkpoint("PASSIVE")
+    engine._storage.checkpoint("PASSIVE")
     return RSA_BASELINE / raw_rsa_seconds(key, RSA_BASELINE)
 
 
@@ -75,18 +75,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
         os.environ["YUPANA_KEYRING"] = "0"
-        from app.core.engine import Engine
-        from app.core.platform.companies import Company
+        from app.core.api import Company, Engine
 
         engine = Engine(home)
         try:
-            engine.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+            engine.admin.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                        direccion="AV. ABANCAY 123"))
-            certificado_id = engine.create_test_certificate(RUC).certificado_id
-            warm = engine.generar_xml(ten_line_factura(99_999_999))
-            engine.firmar({"xml": warm.xml, "certificado_id": certificado_id})  # loads the key once
-            list(engine.emitir_lote([ten_line_factura(99_999_998)], certificado_id))
-            key, _certificate = engine.certificates.signing_material(certificado_id)
+            certificado_id = engine.invoicing.create_test_certificate(RUC).certificado_id
+            warm = engine.invoicing.generate_xml(ten_line_factura(99_999_999))
+            engine.invoicing.sign({"xml": warm.xml, "certificado_id": certificado_id})  # loads the key once
+            list(engine.invoicing.issue_batch([ten_line_factura(99_999_998)], certificado_id))
+            key, _certificate = engine._certificates.signing_material(certificado_id)
             clock = time.perf_counter
             batch = 0.0
             generating = signing = 0.0
@@ -95,15 +94,15 @@ def main() -> None:
             rsa_before = rsa_rate(engine, key)
             for first in range(0, count, BLOCK):
                 started = clock()
-                results = list(engine.emitir_lote(batch_requests[first:first + BLOCK], certificado_id))
+                results = list(engine.invoicing.issue_batch(batch_requests[first:first + BLOCK], certificado_id))
                 batch += clock() - started
-                assert all(result["success"] for result in results), results[0]
+                assert all(result.success for result in results), results[0]
             rsa_between = rsa_rate(engine, key)  # after the batch blocks, before the calls
             for request in call_requests:
                 started = clock()
-                xml = engine.generar_xml(request).xml
+                xml = engine.invoicing.generate_xml(request).xml
                 generated = clock()
-                engine.firmar({"xml": xml, "certificado_id": certificado_id})
+                engine.invoicing.sign({"xml": xml, "certificado_id": certificado_id})
                 generating += generated - started
                 signing += clock() - generated
             rsa_after = rsa_rate(engine, key)
@@ -117,9 +116,9 @@ def main() -> None:
     call_ratio = call_rate / call_rsa
     print(f"one core ({pinned}), {count} ten-line facturas each way; raw RSA-2048 sign before the batch "
           f"{rsa_before:.0f}/s, after it {rsa_between:.0f}/s, after the calls {rsa_after:.0f}/s")
-    print(f"batch (emitir_lote, blocks of {BLOCK}): {vouchers_per_s:.0f}/s; RSA baseline (mean) {batch_rsa:.0f}/s; "
+    print(f"batch (issue_batch, blocks of {BLOCK}): {vouchers_per_s:.0f}/s; RSA baseline (mean) {batch_rsa:.0f}/s; "
           f"ratio {ratio:.2f} (target 0.60)")
-    print(f"per call (generar_xml + firmar): generated {count / generating:.0f}/s, signed {count / signing:.0f}/s, "
+    print(f"per call (generate_xml + sign): generated {count / generating:.0f}/s, signed {count / signing:.0f}/s, "
           f"both {call_rate:.0f}/s; RSA baseline (mean) {call_rsa:.0f}/s; ratio {call_ratio:.2f}")
     print(json.dumps({"benchmark": "sign", "vouchers": count, "lines_each": 10, "seconds": round(batch, 3),
                       "ms_per_voucher": round(batch / count * 1000, 4), "vouchers_per_s": round(vouchers_per_s, 1),

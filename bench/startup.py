@@ -25,7 +25,7 @@ import time
 t0 = time.perf_counter()
 import resource, sys
 from app.gui.app import application
-from app.core.engine import Engine
+from app.core.api import Engine
 from app.gui.main_window import MainWindow
 from PySide6.QtTest import QTest
 

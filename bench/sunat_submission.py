@@ -42,7 +42,7 @@ def commit_ms(engine, durable: bool) -> float:
     """Mean time of a small write committed with or without a sync."""
     started = time.perf_counter()
     for n in range(COMMITS):
-        with engine.storage.write(durable=durable) as conn:
+        with engine._storage.write(durable=durable) as conn:
             conn.execute("INSERT OR REPLACE INTO settings (key, value) VALUES ('bench_commit', ?)", (str(n),))
     return (time.perf_counter() - started) / COMMITS * 1000
 
@@ -55,47 +55,47 @@ def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else size(100, 5)
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
-    from app.core.engine import Engine
+    from app.core.api import Company, Engine
     from app.core.invoicing.soap import SunatClient
-    from app.core.platform.companies import Company
     from app.sandbox.sunat import SunatSandbox
 
     with tempfile.TemporaryDirectory() as home, SunatSandbox() as sandbox:
         engine = Engine(home)
         try:
-            engine.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+            engine.admin.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                        direccion="AV. ABANCAY 123"))
             sandbox.configure(engine)
-            engine.config_set("sunat_retry_base_s", "0.05")
-            cert = engine.create_test_certificate(RUC).certificado_id
-            signed = [engine.firmar({"xml": engine.generar_xml(factura(n)).xml, "certificado_id": cert}).xml_firmado
+            engine.admin.config_set("sunat_retry_base_s", "0.05")
+            cert = engine.invoicing.create_test_certificate(RUC).certificado_id
+            signed = [engine.invoicing.sign({"xml": engine.invoicing.generate_xml(factura(n)).xml,
+                                       "certificado_id": cert}).xml_firmado
                       for n in range(1, 2 * count + 2)]
-            reused = engine.outbox.client_factory
+            reused = engine._outbox.client_factory
 
             def new_client_each_send(ambiente: str, ruc: str) -> SunatClient:
-                pooled = engine.sunat_clients(ambiente, ruc)
+                pooled = engine._sunat_clients(ambiente, ruc)
                 return SunatClient(pooled.url, pooled._username, pooled._password, pooled.timeout,
                                    consult_url=pooled.consult_url)
 
             times: dict[str, list[float]] = {"reused": [], "new": []}
             for index, xml in enumerate(signed[:2 * count]):
                 kind = "reused" if index % 2 else "new"
-                engine.outbox.client_factory = reused if kind == "reused" else new_client_each_send
+                engine._outbox.client_factory = reused if kind == "reused" else new_client_each_send
                 start = time.perf_counter()
-                result = engine.enviar({"xml_firmado": xml})
+                result = engine.invoicing.send({"xml_firmado": xml})
                 times[kind].append(time.perf_counter() - start)
                 assert result.codigo_respuesta == "0"
-            engine.outbox.client_factory = reused
+            engine._outbox.client_factory = reused
             start = time.perf_counter()
             for xml in signed[:count]:
-                engine.enviar({"xml_firmado": xml})
+                engine.invoicing.send({"xml_firmado": xml})
             stored_ms = (time.perf_counter() - start) / count * 1000
             sandbox.fail_next("drop_after_receive")
             start = time.perf_counter()
             status, _ = engine.call("enviar", {"xml_firmado": signed[2 * count]})
             assert status == 503
-            submission_id = engine.storage.query_one("SELECT MAX(id) AS id FROM sunat_submissions")["id"]
-            row = engine.outbox.wait_settled(submission_id, 30)
+            submission_id = engine._storage.query_one("SELECT MAX(id) AS id FROM sunat_submissions")["id"]
+            row = engine._outbox.wait_settled(submission_id, 30)
             recovery_ms = (time.perf_counter() - start) * 1000
             assert row["state"] == "terminado"
             plain_commit_ms, synced_commit_ms = commit_ms(engine, False), commit_ms(engine, True)

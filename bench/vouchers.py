@@ -1,4 +1,4 @@
-"""Benchmark: operation 1 (engine.generar_xml) for ten-line facturas, SQLite insert included.
+"""Benchmark: operation 1 (engine.invoicing.generate_xml) for ten-line facturas, SQLite insert included.
 
     python bench/vouchers.py [COUNT]
 
@@ -32,17 +32,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
         os.environ["YUPANA_KEYRING"] = "0"
-        from app.core.engine import Engine
-        from app.core.platform.companies import Company
+        from app.core.api import Company, Engine
 
         engine = Engine(home)
         try:
-            engine.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+            engine.admin.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                        direccion="AV. ABANCAY 123"))
             requests = [ten_line_factura(n) for n in range(1, count + 1)]
-            engine.generar_xml(ten_line_factura(99_999_999))  # warm caches
+            engine.invoicing.generate_xml(ten_line_factura(99_999_999))  # warm caches
             started = time.perf_counter()
-            sizes = [len(engine.generar_xml(request).xml) for request in requests]
+            sizes = [len(engine.invoicing.generate_xml(request).xml) for request in requests]
             elapsed = time.perf_counter() - started
         finally:
             engine.close()

@@ -4,8 +4,8 @@ latency, a page of the list and the bytes stored per voucher.
     python bench/vouchers_scale.py [--n 300000] [--queries 300] [--page 50] [--sent 500]
 
 Synthetic, deterministic data (a fixed seed): 5,000 customers with valid RUCs and Spanish names with accents, 300
-products; every voucher a three-line factura of series F001, issued by `Engine.emitir_lote` (operations 1 and 2,
-signed with a test certificate). Then `engine.list_vouchers` (what the Comprobantes list calls): searches by exact
+products; every voucher a three-line factura of series F001, issued by `engine.invoicing.issue_batch` (operations 1
+and 2, signed with a test certificate). Then `engine.invoicing.vouchers` (what the Comprobantes list calls): searches by exact
 serie-número, serie-número prefix (all but the last two digits), serie-número as typed (one to three digits: F001-1
 matches a ninth of all), RUC prefix (6 digits) and name word prefix (the first 3 to 6 letters of a word of a
 customer's name, typed without accents); the first page and pages anywhere (keyset `before_id`). The data
@@ -97,19 +97,18 @@ def main() -> None:
                 for name in PRODUCTS for unit in UNITS for brand in ("Andina", "Cóndor", "Ñusta")][:300]
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
-    from app.core.engine import Engine
-    from app.core.platform.companies import Company
+    from app.core.api import Company, Engine
     from app.core.platform.paths import database_path
 
     with tempfile.TemporaryDirectory() as home:
         engine = Engine(home)
         try:
-            engine.set_company(Company(ruc=ISSUER, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+            engine.admin.set_company(Company(ruc=ISSUER, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                        direccion="AV. ABANCAY 123"))
-            certificado_id = engine.create_test_certificate(ISSUER).certificado_id
+            certificado_id = engine.invoicing.create_test_certificate(ISSUER).certificado_id
             started = time.perf_counter()
             requests = (factura(rng, numero, pool, products) for numero in range(1, args.n + 1))
-            failed = sum(not answer["success"] for answer in engine.emitir_lote(requests, certificado_id))
+            failed = sum(not item.success for item in engine.invoicing.issue_batch(requests, certificado_id))
             issued_s = time.perf_counter() - started
             assert failed == 0, f"{failed} vouchers were refused"
             print(f"{args.n} three-line facturas issued in {issued_s:.1f} s ({args.n / issued_s:.0f}/s)")
@@ -127,27 +126,27 @@ def main() -> None:
                 searches["serie-número as typed"].append(f"F001-{str(numero)[:rng.randint(1, 3)]}")
             every: list[float] = []
             for kind, texts in searches.items():
-                engine.list_vouchers(search=texts[0], limit=args.page)  # warm
+                engine.invoicing.vouchers(search=texts[0], limit=args.page)  # warm
                 times = []
                 for text in texts:
-                    elapsed, rows = timed(lambda text=text: engine.list_vouchers(search=text, limit=args.page))
+                    elapsed, rows = timed(lambda text=text: engine.invoicing.vouchers(search=text, limit=args.page))
                     assert rows or kind != "serie-número", text
                     times.append(elapsed)
                 every += times
                 print(f"search by {kind}: p50 {sorted(times)[len(times) // 2]:.2f} ms, p99 {p99(times):.2f} ms")
             worst = {}  # what one types first: a whole serie, a single letter (not in the p99 above)
             for text in ("F001", "F001-", "F001-1", "a", "d"):
-                engine.list_vouchers(search=text, limit=args.page)
-                worst[text] = min(timed(lambda text=text: engine.list_vouchers(search=text, limit=args.page))[0]
+                engine.invoicing.vouchers(search=text, limit=args.page)
+                worst[text] = min(timed(lambda text=text: engine.invoicing.vouchers(search=text, limit=args.page))[0]
                                   for _ in range(3))
             print("broad searches (best of 3): " + ", ".join(f"«{t}» {ms:.1f} ms" for t, ms in worst.items()))
             pages = []
             for _ in range(args.queries):
                 before = rng.randint(args.page + 1, args.n + 1)
-                elapsed, rows = timed(lambda before=before: engine.list_vouchers(limit=args.page, before_id=before))
+                elapsed, rows = timed(lambda before=before: engine.invoicing.vouchers(limit=args.page, before_id=before))
                 assert len(rows) == args.page
                 pages.append(elapsed)
-            first_page, _ = timed(lambda: engine.list_vouchers(limit=args.page))
+            first_page, _ = timed(lambda: engine.invoicing.vouchers(limit=args.page))
             print(f"a page of {args.page}: first {first_page:.2f} ms, anywhere p50 {sorted(pages)[len(pages) // 2]:.2f}"
                   f" ms, p99 {p99(pages):.2f} ms")
         finally:
@@ -187,7 +186,7 @@ def send_sample(engine_class, home: str, rng: random.Random, sent: int, n: int) 
             sandbox.configure(engine)
             started = time.perf_counter()
             for numero in rng.sample(range(1, n + 1), sent):
-                result = engine.send_voucher_to_sunat(engine.vouchers.id_of(ISSUER, "01", "F001", numero))
+                result = engine.invoicing.resend(engine._vouchers.id_of(ISSUER, "01", "F001", numero))
                 assert result.codigo_respuesta == "0", result
             sent_s = time.perf_counter() - started
         finally:

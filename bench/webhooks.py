@@ -182,7 +182,7 @@ def main() -> None:
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
 
-    from app.core.engine import Engine
+    from app.core.api import Engine
     from app.core.messaging import events as ev
     from app.core.messaging.ids import message_id, subscription_id, webhook_secret
     from app.core.messaging.store import InboundEvent
@@ -190,10 +190,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         engine = Engine(Path(home))
         try:
-            engine.config_set("log_level", "WARNING")
-            engine.messaging_save_instance("bench", "evolution", "http://127.0.0.1:9", {"apikey": APIKEY})
-            base = engine.start_listener("127.0.0.1", 0)
-            token = engine.messaging.config("bench").credentials["webhook_token"]
+            engine.admin.config_set("log_level", "WARNING")
+            engine.messaging.save_instance("bench", "evolution", "http://127.0.0.1:9", {"apikey": APIKEY})
+            base = engine.messaging.start_listener("127.0.0.1", 0)
+            token = engine._messaging.config("bench").credentials["webhook_token"]
             path = f"/webhooks/evolution/bench?token={token}"
             unique = [http_post("127.0.0.1", path, upsert(i)) for i in range(args.events)]
             repeats = [unique[i * (args.events // max(1, args.duplicates))] for i in range(args.duplicates)]
@@ -204,7 +204,7 @@ def main() -> None:
             elapsed, statuses, latencies = run_client(base, requests, args.connections)
             ingest_cpu = _cpu() - cpu_before
             ok = sum(1 for s in statuses if 200 <= s < 300)
-            stored = engine.messaging.store.event_count("bench")
+            stored = engine._messaging.store.event_count("bench")
             acknowledged_unique = sum(1 for s in statuses[:args.events] if 200 <= s < 300)
             lost = max(0, acknowledged_unique - stored) + (args.events - acknowledged_unique)
 
@@ -216,18 +216,18 @@ def main() -> None:
             process.start()
             port = ports.get(timeout=30)
             sub = subscription_id()
-            engine.secrets.put(f"messaging.subscription.{sub}", secret.encode())
-            engine.messaging.store.add_subscription(sub, "bench", f"http://127.0.0.1:{port}/hooks",
+            engine._secrets.put(f"messaging.subscription.{sub}", secret.encode())
+            engine._messaging.store.add_subscription(sub, "bench", f"http://127.0.0.1:{port}/hooks",
                                                     [ev.MESSAGE_RECEIVED])
             queued = [InboundEvent(ev.MESSAGE_RECEIVED, "bench", 1763900000, f"fwd:{i}",
                                    {"id": message_id(), "from": "+51987654321", "type": "text", "body": f"m{i}",
                                     "name": "Cliente"}, gateway_id=f"FWD{i}") for i in range(args.deliveries)]
-            engine.messaging.store.ingest(queued)
+            engine._messaging.store.ingest(queued)
             started = time.perf_counter()
-            engine.forwarder.wake()
+            engine._forwarder.wake()
             deadline = time.monotonic() + 300
-            while engine.forwarder.delivered < args.deliveries and time.monotonic() < deadline:
-                engine.forwarder.wait_round(engine.forwarder.rounds, timeout=5)
+            while engine._forwarder.delivered < args.deliveries and time.monotonic() < deadline:
+                engine._forwarder.wait_round(engine._forwarder.rounds, timeout=5)
             forward_elapsed = time.perf_counter() - started
             receiver_state = counts.get(timeout=60)
             process.join()
@@ -236,7 +236,7 @@ def main() -> None:
 
     print(f"ingest: {ok}/{len(requests)} answered 2xx in {elapsed:.2f} s; {stored} stored of {args.events} unique; "
           f"baseline empty endpoint {base_rate:.0f} req/s", file=sys.stderr)
-    print(f"forward: {engine.forwarder.delivered} delivered in {forward_elapsed:.2f} s; receiver counted "
+    print(f"forward: {engine._forwarder.delivered} delivered in {forward_elapsed:.2f} s; receiver counted "
           f"{receiver_state['count']}, {receiver_state['verified']} signatures checked, {receiver_state['bad']} bad",
           file=sys.stderr)
     print(json.dumps({
@@ -244,7 +244,7 @@ def main() -> None:
         "ingest_events_per_s": round(len(requests) / elapsed),
         "lost": lost,
         "duplicates_stored": max(0, stored - args.events),
-        "forward_deliveries_per_s": round(engine.forwarder.delivered / forward_elapsed),
+        "forward_deliveries_per_s": round(engine._forwarder.delivered / forward_elapsed),
         "p99_ingest_ms": round(p99(latencies), 2),
         "baseline_empty_post_per_s": round(base_rate),
         # CPU the listener spent per post (load-independent): 1e6 / this = posts/s one free core could take.

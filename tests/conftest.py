@@ -103,5 +103,5 @@ def company(engine):
     """The demo issuer, registered in the engine."""
     from app.core.platform.companies import Company
 
-    return engine.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
-                                      direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
+    return engine.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                            direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))

@@ -12,7 +12,10 @@ import json
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.core.api import Engine
 
 
 def stop_requested() -> threading.Event:
@@ -34,19 +37,19 @@ def wait_until_stopped(stop: threading.Event | None = None) -> None:
 
 def add_voucher_arguments(parser: argparse.ArgumentParser, example: str) -> None:
     """The arguments that name one of our vouchers: SERIE-NUMERO, and the type and issuer when it is ambiguous
-    (Engine.find_voucher takes the three)."""
+    (engine.invoicing.find_voucher takes the three)."""
     parser.add_argument("serie_numero", metavar="SERIE-NUMERO", help=f"p. ej. {example}")
     parser.add_argument("--tipo", choices=["01", "03", "07", "08"],
                         help="tipo de comprobante, cuando una factura y su nota comparten la serie")
     parser.add_argument("--ruc", help="RUC del emisor, cuando hay varias empresas")
 
 
-def open_engine(args: argparse.Namespace) -> Any:
-    from app.core.engine import Engine
+def open_engine(args: argparse.Namespace) -> Engine:
+    from app.core.api import Engine
 
     engine = Engine(getattr(args, "home", None))
     if sys.stdin.isatty() and sys.stderr.isatty():
-        engine.secrets.passphrase_prompt = ask_passphrase
+        engine.admin.set_passphrase_prompt(ask_passphrase)
     return engine
 
 
@@ -54,7 +57,7 @@ def ask_passphrase(new: bool) -> str | None:
     """The hidden prompt for the data folder's passphrase (only when a person is at the terminal)."""
     import getpass
 
-    from app.core.platform.secrets import MIN_PASSPHRASE_CHARS
+    from app.core.api import MIN_PASSPHRASE_CHARS
 
     try:
         if not new:

@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.commands import add_voucher_arguments
+
+if TYPE_CHECKING:
+    from app.core.api import Engine, Event, SummaryOutcome
 
 # Exit codes: 0 SUNAT accepted, 1 refused (an error, or the summary rejected), 3 the ticket still pending.
 PENDING_EXIT = 3
@@ -38,34 +43,57 @@ def cmd_anular(args: argparse.Namespace) -> int:
     from app.commands import open_engine
 
     with open_engine(args) as engine:
-        voucher_id = engine.find_voucher(args.serie_numero, args.ruc, args.tipo)
-        outcome = engine.anular(voucher_id, args.motivo, esperar=not args.no_esperar, progress=progress_line)
+        voucher_id = engine.invoicing.find_voucher(args.serie_numero, args.ruc, args.tipo)
+        with following_tickets(engine, not args.no_esperar):
+            outcome = engine.invoicing.void(voucher_id, args.motivo, wait=not args.no_esperar)
         return report([outcome], args.salida)
 
 
-def progress_line(outcome: Any) -> None:
-    """While the ticket is pending: one line on the error output, rewritten in place on a terminal."""
-    from app.core.invoicing.statuses import SUBMISSION_PENDING
-
-    if outcome.state != SUBMISSION_PENDING:
+@contextlib.contextmanager
+def following_tickets(engine: Engine, waiting: bool) -> Iterator[None]:
+    """While the command waits for SUNAT: the progress line of each RA/RC it sends, from the engine's events."""
+    if not waiting:
+        yield
         return
-    to = "a la comunicación de baja" if outcome.kind == "RA" else "al resumen diario"
-    text = (f"Esperando la respuesta de SUNAT {to} {outcome.ident} (ticket {outcome.ticket})…" if outcome.ticket
-            else f"SUNAT no respondió al envío de{' la' if outcome.kind == 'RA' else 'l'} {_document(outcome.kind)} "
-                 f"{outcome.ident}: reintentando…")
-    if sys.stderr.isatty():
-        print(f"\r{text}", end="", file=sys.stderr, flush=True)
-    elif outcome.summary_id not in _announced:  # not a terminal: once per ticket, not once per poll
-        _announced.add(outcome.summary_id)
-        print(text, file=sys.stderr, flush=True)
+    handle = engine.admin.subscribe(TicketProgress())
+    try:
+        yield
+    finally:
+        handle.cancel()
 
 
-_announced: set[int] = set()
+class TicketProgress:
+    """A listener of SummaryChanged: once a RA/RC this command prepared has its ticket, one line on the error output
+    while SUNAT's answer is pending (rewritten in place on a terminal; once per ticket otherwise). Summaries the
+    background worker follows, prepared before, are not this command's and are not shown."""
+
+    def __init__(self) -> None:
+        self._prepared: set[int] = set()
+        self._announced: set[int] = set()
+
+    def __call__(self, name: str, payload: Event) -> None:
+        from app.core.api import events, statuses
+
+        if not isinstance(payload, events.SummaryChanged) or payload.state != statuses.SUBMISSION_PENDING:
+            return
+        if payload.ticket is None:  # just prepared, about to be sent
+            self._prepared.add(payload.id)
+            return
+        if payload.id not in self._prepared or payload.id in self._announced:
+            return
+        self._announced.add(payload.id)
+        kind = payload.ident[:2]  # RA-AAAAMMDD-N or RC-AAAAMMDD-N
+        to = "a la comunicación de baja" if kind == "RA" else "al resumen diario"
+        text = f"Esperando la respuesta de SUNAT {to} {payload.ident} (ticket {payload.ticket})…"
+        if sys.stderr.isatty():
+            print(f"\r{text}", end="", file=sys.stderr, flush=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
 
 
-def report(outcomes: list[Any], salida: str | None) -> int:
+def report(outcomes: list[SummaryOutcome], salida: str | None) -> int:
     """Write each signed RA/RC to `salida`, say how each ended, and end with each voucher's state."""
-    from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_PENDING
+    from app.core.api import statuses
 
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -78,9 +106,9 @@ def report(outcomes: list[Any], salida: str | None) -> int:
             path.write_text(outcome.xml_firmado, encoding="utf-8")
             print(f"XML firmado: {path.resolve()}")
         document = f"{_document(outcome.kind).capitalize()} {outcome.ident}"
-        if outcome.state == SUBMISSION_DONE:
+        if outcome.state == statuses.SUBMISSION_DONE:
             print(f"{document}: aceptada por SUNAT (ticket {outcome.ticket}).")
-        elif outcome.state == SUBMISSION_PENDING:
+        elif outcome.state == statuses.SUBMISSION_PENDING:
             waiting = f"al ticket {outcome.ticket}" if outcome.ticket else "al envío"
             print(f"{document}: SUNAT aún no responde {waiting}; Yupana lo seguirá intentando.")
             code = max(code, PENDING_EXIT)

@@ -22,28 +22,30 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def cmd_cdr(args: argparse.Namespace) -> int:
+    import dataclasses
     from pathlib import Path
 
     from app.commands import open_engine, print_json
-    from app.core.platform.identifiers import check_ruc
+    from app.core.api import check_ruc
 
     check_ruc(args.ruc)
     serie = args.serie.strip().upper()
     with open_engine(args) as engine:
-        answer = engine.consultar_cdr(args.ruc, args.tipo, serie, args.numero)
-    if args.salida and answer["cdr_zip"]:
-        Path(args.salida).write_bytes(answer["cdr_zip"])
+        answer = engine.invoicing.query_cdr(args.ruc, args.tipo, serie, args.numero)
+    if args.salida and answer.cdr_zip:
+        Path(args.salida).write_bytes(answer.cdr_zip)
     if args.json:
-        cdr_zip = answer.pop("cdr_zip")
-        print_json({**answer, "cdr": base64.b64encode(cdr_zip).decode("ascii") if cdr_zip else None})
-        return 0 if answer["codigo"] is not None else 1
-    print(f"SUNAT ({answer['status_code']}): {answer['status_message']}")
-    if answer["codigo"] is None:
+        shown = {key: value for key, value in dataclasses.asdict(answer).items() if key != "cdr_zip"}
+        cdr_zip = answer.cdr_zip
+        print_json({**shown, "cdr": base64.b64encode(cdr_zip).decode("ascii") if cdr_zip else None})
+        return 0 if answer.codigo is not None else 1
+    print(f"SUNAT ({answer.status_code}): {answer.status_message}")
+    if answer.codigo is None:
         print(f"{serie}-{args.numero} sin CDR")
         return 1
-    for nota in answer["notas"]:
+    for nota in answer.notas:
         print(f"  {nota}")
-    if answer["guardado"]:
+    if answer.guardado:
         print("CDR guardado en Yupana.")
-    print(f"{serie}-{args.numero} {answer['estado'] or 'excepción'} (código {answer['codigo']}): {answer['descripcion']}")
+    print(f"{serie}-{args.numero} {answer.estado or 'excepción'} (código {answer.codigo}): {answer.descripcion}")
     return 0

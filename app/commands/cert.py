@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from typing import TYPE_CHECKING
 
 from app.commands import open_engine, print_json
-from app.core.errors import unreadable_file
-from app.core.invoicing.certificates import CertificateInfo
+
+if TYPE_CHECKING:
+    from app.core.api import CertificateInfo
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -50,6 +52,8 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def _read(path: str, field: str) -> bytes:
+    from app.core.api import unreadable_file
+
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -82,7 +86,7 @@ def _warn_if_expiring(info: CertificateInfo) -> None:
 
 def cmd_new_test(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
-        info = engine.create_test_certificate(args.ruc)
+        info = engine.invoicing.create_test_certificate(args.ruc)
     print(f"Certificado de prueba creado para el RUC {info.ruc} (solo para SUNAT beta y el sandbox).")
     print(info.certificado_id)
     return 0
@@ -93,7 +97,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     key_data = _read(args.key, "ARCHIVO_CLAVE") if args.key else None
     password = _password(args, key_data or data)
     with open_engine(args) as engine:
-        info = engine.import_certificate(data, password, key_data=key_data)
+        info = engine.invoicing.import_certificate(data, password, key_data=key_data)
     _warn_if_expiring(info)
     print(info.certificado_id)
     return 0
@@ -101,7 +105,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
-        found = engine.list_certificates(args.ruc)
+        found = engine.invoicing.certificates(args.ruc)
     if args.json:
         print_json([info.to_json() for info in found])
     elif not found:
@@ -115,26 +119,26 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
-        print_json(engine.certificate(args.id).to_json())
+        print_json(engine.invoicing.certificate(args.id).to_json())
     return 0
 
 
 def cmd_default(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
-        info = engine.set_default_certificate(args.ruc, args.id)
+        info = engine.invoicing.set_default_certificate(args.ruc, args.id)
     print(f"El RUC {info.ruc} firmará con {info.certificado_id}.")
     return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
-        engine.delete_certificate(args.id)
+        engine.invoicing.delete_certificate(args.id)
     print(f"Certificado {args.id} borrado, con su clave privada.")
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from app.core.invoicing.xmldsig import verify_xml
+    from app.core.api import verify_xml
 
     result = verify_xml(_read(args.file, "ARCHIVO"))
     subject = result.certificate.subject.rfc4514_string() if result.certificate else "-"

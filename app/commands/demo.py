@@ -17,9 +17,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.core.platform.events import MESSAGE_DELIVERED, MESSAGE_READ, MESSAGE_RECEIVED
+if TYPE_CHECKING:
+    from app.core.api import Engine
 
 DEMO_RUC = "20100066603"
 DEMO_PASSPHRASE = "yupana-demo"  # only for the throw-away demo folder, never for real data
@@ -70,8 +71,7 @@ def write_demo_register(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def run_demo(home: Path) -> int:
-    from app.core.engine import Engine
-    from app.core.platform.companies import Company
+    from app.core.api import Company, Engine
     from app.sandbox import available
 
     sandboxes = [cls() for cls in available().values()]
@@ -86,38 +86,44 @@ def run_demo(home: Path) -> int:
         def open_engine() -> str:
             nonlocal engine
             engine = Engine(home)
-            engine.config_set("listener_port", "0")  # the demo's webhook listener on any free port
-            state["listener"] = engine.start_listener()
+            engine.admin.config_set("listener_port", "0")  # the demo's webhook listener on any free port
+            state["listener"] = engine.messaging.start_listener()
             for sandbox in sandboxes:
                 sandbox.configure(engine)
             return f"carpeta de datos {home}; receptor de webhooks en {state['listener']}"
 
+        def opened() -> Engine:
+            assert engine is not None, "the engine is opened by the second step"
+            return engine
+
         def set_up_company() -> str:
-            company = engine.set_company(Company(ruc=DEMO_RUC, razon_social="COMERCIAL YUPANA DEMO S.A.C.",
-                                                 ubigeo="150101", direccion="AV. ABANCAY 123, CERCADO DE LIMA"))
+            company = opened().admin.set_company(Company(
+                ruc=DEMO_RUC, razon_social="COMERCIAL YUPANA DEMO S.A.C.", ubigeo="150101",
+                direccion="AV. ABANCAY 123, CERCADO DE LIMA"))
             return f"{company.razon_social}, RUC {company.ruc}"
 
         def create_certificate() -> str:
-            info = engine.create_test_certificate(DEMO_RUC)
+            info = opened().invoicing.create_test_certificate(DEMO_RUC)
             state["certificado_id"] = info.certificado_id
             return f"certificado de prueba {info.certificado_id}"
 
         def generate() -> str:
-            result = engine.generar_xml(demo_request(engine.next_numero(DEMO_RUC, "01", "F001")))
+            invoicing = opened().invoicing
+            result = invoicing.generate_xml(demo_request(invoicing.next_number(DEMO_RUC, "01", "F001")))
             state["xml"] = result.xml
             state["nombre_archivo"] = result.nombre_archivo
             return f"{result.nombre_archivo} generado"
 
         def sign() -> str:
-            result = engine.firmar({"xml": state["xml"], "certificado_id": state["certificado_id"]})
+            result = opened().invoicing.sign({"xml": state["xml"], "certificado_id": state["certificado_id"]})
             state["xml_firmado"] = result.xml_firmado
             return f"firmado; código hash {result.digest_value}"
 
         def send() -> str:
-            result = engine.enviar({"xml_firmado": state["xml_firmado"], "ambiente": "beta"})
+            result = opened().invoicing.send({"xml_firmado": state["xml_firmado"], "ambiente": "beta"})
             if result.codigo_respuesta != "0":
                 raise DemoFailed(f"SUNAT respondió {result.codigo_respuesta}: {result.descripcion}")
-            check = engine.verify_signature(_cdr_xml(result.cdr))
+            check = opened().invoicing.verify_signature(_cdr_xml(result.cdr))
             if not check.valid:
                 raise DemoFailed(f"la firma del CDR no es válida: {check.reason}")
             state["cdr"] = result.descripcion
@@ -134,10 +140,10 @@ def run_demo(home: Path) -> int:
         ]
         gateway = next((s for s in sandboxes if s.name == "gateway"), None)
         if gateway is not None:
-            steps += _messaging_steps(lambda: engine, gateway, home, state)
+            steps += _messaging_steps(opened, gateway, home, state)
         registry = next((s for s in sandboxes if s.name == "registry"), None)
-        if registry is not None and hasattr(Engine, "import_padron"):
-            steps += _register_steps(lambda: engine, registry, home, state)
+        if registry is not None:
+            steps += _register_steps(opened, registry, home, state)
         for number, (title, action) in enumerate(steps, start=1):
             step(number, title, action)
     except DemoFailed:
@@ -153,7 +159,7 @@ def run_demo(home: Path) -> int:
 
 
 def _cdr_xml(cdr_base64: str) -> bytes:
-    from app.core.invoicing.cdr import read_zip
+    from app.core.api import read_zip
 
     return read_zip(base64.b64decode(cdr_base64)).xml
 
@@ -161,9 +167,11 @@ def _cdr_xml(cdr_base64: str) -> bytes:
 DEMO_CUSTOMER = "+51987654321"
 
 
-def _messaging_steps(get_engine: Callable[[], Any], gateway: Any, home: Path,
+def _messaging_steps(get_engine: Callable[[], Engine], gateway: Any, home: Path,
                      state: dict[str, Any]) -> list[tuple[str, Callable[[], str]]]:
     import threading
+
+    from app.core.api import events
 
     def send_summary() -> str:
         engine = get_engine()
@@ -171,7 +179,7 @@ def _messaging_steps(get_engine: Callable[[], Any], gateway: Any, home: Path,
         xml.write_text(state["xml_firmado"], encoding="utf-8")
         text = (f"COMERCIAL YUPANA DEMO S.A.C.: su factura {state['nombre_archivo'][:-4]} fue aceptada por SUNAT "
                 f"({state['cdr']}). Le adjuntamos el XML firmado.")
-        result = engine.send_message("demo", DEMO_CUSTOMER, text, media_path=xml)
+        result = engine.messaging.send_message("demo", DEMO_CUSTOMER, text, media_path=xml)
         state["message_id"] = result.id
         sent = gateway.wait_sent(1, timeout=10)
         if not sent or sent[-1]["fileName"] != xml.name:
@@ -181,40 +189,41 @@ def _messaging_steps(get_engine: Callable[[], Any], gateway: Any, home: Path,
     def receive_reply() -> str:
         engine = get_engine()
         arrived = threading.Event()
-        unsubscribe = engine.events.subscribe(
-            lambda name, payload: arrived.set() if name == MESSAGE_RECEIVED else None)
+        subscription = engine.admin.subscribe(
+            lambda name, payload: arrived.set() if name == events.MESSAGE_RECEIVED else None)
         try:
-            gateway.emit(MESSAGE_DELIVERED, "demo")
-            gateway.emit(MESSAGE_READ, "demo")
-            gateway.emit(MESSAGE_RECEIVED, "demo", sender=DEMO_CUSTOMER, body="Recibido, ¡gracias!",
+            gateway.emit(events.MESSAGE_DELIVERED, "demo")
+            gateway.emit(events.MESSAGE_READ, "demo")
+            gateway.emit(events.MESSAGE_RECEIVED, "demo", sender=DEMO_CUSTOMER, body="Recibido, ¡gracias!",
                          name="Cliente Demostración")
             if not arrived.wait(10):
                 raise DemoFailed("el receptor de webhooks no recibió la respuesta")
         finally:
-            unsubscribe()
-        sent = engine.messaging.store.message(state["message_id"])
-        [reply] = [m for m in engine.messaging_messages("demo", DEMO_CUSTOMER) if m["direction"] == "in"]
-        return f"«{reply['body']}» de {reply['name']} por el receptor; nuestro mensaje quedó «{sent['status']}»"
+            subscription.cancel()
+        messages = engine.messaging.messages("demo", DEMO_CUSTOMER)
+        [sent] = [m for m in messages if m.id == state["message_id"]]
+        [reply] = [m for m in messages if m.direction == "in"]
+        return f"«{reply.body}» de {reply.name} por el receptor; nuestro mensaje quedó «{sent.status}»"
 
     return [("Enviar el resumen de la factura por WhatsApp (pasarela de prueba)", send_summary),
             ("Recibir la respuesta del cliente por el receptor de webhooks", receive_reply)]
 
 
-def _register_steps(get_engine: Callable[[], Any], registry: Any, home: Path,
+def _register_steps(get_engine: Callable[[], Engine], registry: Any, home: Path,
                     state: dict[str, Any]) -> list[tuple[str, Callable[[], str]]]:
     def load_register() -> str:
         taxpayers = list(registry.records["ruc"].values())[:200]
         path = home / "padron-demo.txt"
         write_demo_register(path, taxpayers)
-        summary = get_engine().import_padron(path)
+        summary = get_engine().lookups.import_padron(path)
         state["known_ruc"] = taxpayers[0]["ruc"]
-        return f"{summary['rows_loaded']} contribuyentes cargados, {summary['rows_skipped']} líneas omitidas"
+        return f"{summary.rows_loaded} contribuyentes cargados, {summary.rows_skipped} líneas omitidas"
 
     def look_up() -> str:
         engine = get_engine()
         # no provider in the sandbox environment: the answer can only come from the register
-        engine.sandbox_endpoints.put({"registry_providers": ""})
-        record = engine.ruc(state["known_ruc"])
+        engine.admin.register_sandbox({"registry_providers": ""})
+        record = engine.lookups.ruc(state["known_ruc"])
         return (f"RUC {record.ruc}: {record.razon_social} ({record.distrito}, {record.departamento}); "
                 f"fuente: {record.fuente or 'padrón'}")
 

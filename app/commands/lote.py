@@ -1,4 +1,4 @@
-"""`yupana lote ARCHIVO`: generate and sign many vouchers at once (app.core.invoicing.batches)."""
+"""`yupana lote ARCHIVO`: generate and sign many vouchers at once (engine.invoicing.issue_batch)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.commands.padron import ProgressBar
+
+if TYPE_CHECKING:
+    from app.core.api import Engine
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -35,24 +38,29 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 def cmd_lote(args: argparse.Namespace) -> int:
     from app.commands import open_engine
-    from app.core.invoicing.batches import read_requests
 
     path = Path(args.file)
     if not path.is_file():
         print(f"Error: no existe el archivo {path}.", file=sys.stderr)
         return 2
-    requests = read_requests(path)
-    out_dir = Path(args.salida) if args.salida else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+    engine = open_engine(args)
+    try:
+        batch = engine.invoicing.read_batch(path)  # the whole file is read before anything is issued
+        out_dir = Path(args.salida) if args.salida else None
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+    except BaseException:
+        engine.close()
+        raise
     pdf_dir = (out_dir or Path.cwd()) if args.pdf else None
     formato = "ticket" if args.ticket else None
     bar = None if args.quiet else ProgressBar(amount=lambda done: f"{done:,} comprobantes")
     started = time.monotonic()
     issued = failed = 0
-    engine = open_engine(args)
+    total = len(batch)
     try:
-        for number, envelope in enumerate(engine.emitir_lote(requests, args.certificado, progress=bar), start=1):
+        for number, item in enumerate(engine.invoicing.issue_batch(batch, args.certificado), start=1):
+            envelope = item.envelope()
             line = _line(number, envelope, out_dir)
             if pdf_dir is not None and envelope["success"]:
                 line["pdf"] = str(_write_pdf(engine, envelope["data"], pdf_dir, formato))
@@ -61,6 +69,8 @@ def cmd_lote(args: argparse.Namespace) -> int:
                 issued += 1
             else:
                 failed += 1
+            if bar is not None:
+                bar(number, total)
     except KeyboardInterrupt:
         print("Interrumpido: los comprobantes ya mostrados quedaron guardados; vuelva a ejecutar el archivo para "
               "continuar.", file=sys.stderr)
@@ -79,13 +89,12 @@ def cmd_lote(args: argparse.Namespace) -> int:
     return 0 if failed == 0 else 1
 
 
-def _write_pdf(engine: Any, data: dict[str, Any], folder: Path, formato: str | None) -> Path:
-    from app.core.invoicing.printed import write_bytes
-    from app.core.invoicing.printing import file_name
+def _write_pdf(engine: Engine, data: dict[str, Any], folder: Path, formato: str | None) -> Path:
+    from app.core.api import pdf_file_name, write_bytes
 
-    chosen = formato or engine.company_print_options(_issuer(data)).formato
-    pdf = engine.pdf_from_xml(data["xml_firmado"], chosen)
-    return write_bytes(folder / file_name(data["nombre_archivo"], chosen), pdf)
+    chosen = formato or engine.admin.print_options(_issuer(data)).formato
+    pdf = engine.invoicing.pdf_from_xml(data["xml_firmado"], chosen)
+    return write_bytes(folder / pdf_file_name(data["nombre_archivo"], chosen), pdf)
 
 
 def _issuer(data: dict[str, Any]) -> str:

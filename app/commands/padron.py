@@ -7,7 +7,10 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from app.core.api import PadronStatus
 
 
 class ProgressBar:
@@ -60,13 +63,20 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     engine = open_engine(args)
     bar = None if args.quiet else ProgressBar()
+    result = None
     try:
-        summary = engine.import_padron(args.file, progress=bar)
+        for step in engine.lookups.import_padron_steps(args.file):
+            if step.result is not None:
+                result = step.result
+            elif bar is not None:
+                bar(step.done, step.total or 0)
     finally:
         if bar is not None:
             bar.finish()
         engine.close()
-    print(json.dumps(summary), flush=True)
+    assert result is not None  # the steps end with the result, or raise
+    summary = {"rows_loaded": result.rows_loaded, "rows_skipped": result.rows_skipped, "seconds": result.seconds}
+    print(json.dumps({**summary, "cancelled": True} if result.cancelled else summary), flush=True)
     return 0
 
 
@@ -74,5 +84,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     from app.commands import open_engine, print_json
 
     with open_engine(args) as engine:
-        print_json(engine.padron_status())
+        print_json(status_json(engine.lookups.padron_status()))
     return 0
+
+
+def status_json(status: PadronStatus) -> dict[str, Any]:
+    """`yupana padron status`'s JSON: what is loaded, in the order the command has always printed it."""
+    if not status.loaded:
+        return {"loaded": False, "rows": status.rows, "loaded_at": None, "source": None, "file": None}
+    return {"loaded": True, "file": status.file, "rows": status.rows, "skipped": status.skipped,
+            "seconds": status.seconds, "source": status.source, "loaded_at": status.loaded_at}

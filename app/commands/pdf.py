@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.commands import add_voucher_arguments
+
+if TYPE_CHECKING:
+    from app.core.api import PdfFile
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -26,7 +31,18 @@ def cmd_pdf(args: argparse.Namespace) -> int:
 
     formato = "ticket" if args.ticket else "a4" if args.a4 else None
     with open_engine(args) as engine:
-        voucher_id = engine.find_voucher(args.serie_numero, args.ruc, args.tipo)
-        path = engine.write_voucher_pdf(voucher_id, args.salida, formato)
+        voucher_id = engine.invoicing.find_voucher(args.serie_numero, args.ruc, args.tipo)
+        path = write_pdf(engine.invoicing.pdf(voucher_id, formato), args.salida)
     print(path.resolve())
     return 0
+
+
+def write_pdf(pdf: PdfFile, target: str | None) -> Path:
+    """Write the PDF to `target` (a file, or a folder for its usual name; default: the current folder) through a
+    temporary file, so a half-written PDF is never left under the final name (app.core.api.write_bytes)."""
+    from app.core.api import write_bytes
+
+    path = Path(target) if target else Path.cwd()
+    if path.is_dir():
+        path = path / pdf.name
+    return write_bytes(path, pdf.content)

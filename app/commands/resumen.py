@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
-from app.commands.anular import add_ticket_arguments, progress_line, report
+from app.commands.anular import add_ticket_arguments, following_tickets, report
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -22,13 +22,13 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 def cmd_resumen(args: argparse.Namespace) -> int:
     from app.commands import open_engine
-    from app.core.errors import invalid
-    from app.core.platform import clock
+    from app.core.api import clock, invalid
 
     try:
         fecha = dt.date.fromisoformat(args.fecha) if args.fecha else clock.today()  # the day in Peru
     except ValueError:
         raise invalid("fecha", f"La fecha «{args.fecha}» (opción --fecha) no es AAAA-MM-DD.") from None
     with open_engine(args) as engine:
-        outcomes = engine.resumen_diario(fecha, esperar=not args.no_esperar, progress=progress_line)
+        with following_tickets(engine, not args.no_esperar):
+            outcomes = engine.invoicing.daily_summary(fecha, wait=not args.no_esperar)
         return report(outcomes, args.salida)

@@ -46,18 +46,15 @@ def emit(args: argparse.Namespace) -> int:
     import httpx
 
     from app.commands import open_engine
-    from app.core.errors import YupanaError
-    from app.core.messaging.events import CONTRACT_EVENTS
+    from app.core.api import CONTRACT_EVENTS, YupanaError, normalise_phone
 
     if args.event not in CONTRACT_EVENTS:
         print(f"Evento «{args.event}» desconocido. Válidos: {', '.join(CONTRACT_EVENTS)}.", file=sys.stderr)
         return 2
-    from app.core.messaging.phone import normalise
-
     try:
-        sender = normalise(args.sender, "from")
+        sender = normalise_phone(args.sender, "from")
         with open_engine(args) as engine:
-            base_url = engine.messaging.config(args.instance, anywhere=True).base_url  # a sandbox's, whatever is in use
+            base_url = engine.messaging.instance_base_url(args.instance)  # a sandbox's, whatever is in use
     except YupanaError as exc:
         print(exc.message, file=sys.stderr)
         return 1

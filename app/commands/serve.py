@@ -25,20 +25,20 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.api.local import LocalApi
     from app.commands import open_engine
-    from app.core.errors import YupanaError
-    from app.core.platform.http.api import LocalApi
+    from app.core.api import YupanaError
 
     with open_engine(args) as engine:
         if args.new_token or args.show_token:
-            print(engine.new_api_token() if args.new_token else engine.api_token())
+            print(engine.admin.new_api_token() if args.new_token else engine.admin.api_token())
             return 0
         # Both servers start before anything is printed: whoever reads the first line may stop us at
         # once, and SIGTERM is handled only from wait_until_stopped() on.
         listener_url = None
         if not args.no_listener:  # the webhook listener: gateways post the instances' events here
             try:
-                listener_url = engine.start_listener()
+                listener_url = engine.messaging.start_listener()
             except YupanaError as exc:  # the API still serves; the shop is told why events will not arrive
                 print(f"Aviso: {exc.message}", file=sys.stderr, flush=True)
         api = LocalApi(engine, port=args.port)

@@ -28,13 +28,13 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 def cmd_set(args: argparse.Namespace) -> int:
     clave = sys.stdin.readline().rstrip("\r\n") if args.clave_stdin else getpass.getpass("Clave SOL: ")
     with open_engine(args) as engine:
-        engine.set_sol_credentials(args.ruc, args.usuario, clave)
+        engine.invoicing.set_sol_credentials(args.ruc, args.usuario, clave)
     print(f"Usuario y clave SOL guardados para el RUC {args.ruc}.")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
-        usuario, _ = engine.sol_credentials(args.ruc, args.ambiente)
+        usuario, _ = engine.invoicing.sol_credentials(args.ruc, args.ambiente)
     print(f"{args.ruc}{usuario}")
     return 0

@@ -8,6 +8,8 @@ SUNAT's codes, environments, settings, formatting). Everything else under app.co
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from app.core.contract import (
     MAX_BODY_BYTES,
     CeRecord,
@@ -62,8 +64,8 @@ from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Tex
 from app.core.invoicing.summaries import MAX_REASON
 from app.core.invoicing.sunat_codes import DETRACCION_OPERATION, DETRACCION_THRESHOLD, DETRACCIONES, OPERATION_TYPES
 from app.core.invoicing.voids import SummaryOutcome, VoucherOutcome
-from app.core.invoicing.xmldsig import Verification
-from app.core.lookup.registry import now as registry_now
+from app.core.invoicing.xmldsig import Verification, verify_xml
+from app.core.lookup import registry as _registry
 from app.core.messaging.events import CONTRACT_EVENTS
 from app.core.messaging.gateways import GATEWAYS
 from app.core.messaging.phone import normalise as normalise_phone
@@ -72,8 +74,7 @@ from app.core.platform import formatting as fmt
 from app.core.platform.api_token import hash_matches, token_hash
 from app.core.platform.companies import Company, PrintOptions
 from app.core.platform.environments import BETA, ENVIRONMENTS, NAMES, PRODUCCION, SANDBOX, Environment, process_owner
-from app.core.platform.events import Event
-from app.core.platform.http.asgi_server import AsgiServerThread
+from app.core.platform.events import Event, Listener
 from app.core.platform.identifiers import check_ruc
 from app.core.platform.paths import data_home, log_dir
 from app.core.platform.secrets import KEYRING_MISSING, LOCKED, MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE, UNLOCKED
@@ -108,6 +109,26 @@ from app.core.records import (
 )
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
 
+if TYPE_CHECKING:
+    from app.core.platform.http.asgi_server import AsgiServerThread
+
+
+def __getattr__(name: str) -> object:
+    """Names whose modules load on first use (PEP 562): the ASGI server thread brings uvicorn (~24 ms), which the
+    windows and most commands never need; the local HTTP API asks for it."""
+    if name == "AsgiServerThread":
+        from app.core.platform.http.asgi_server import AsgiServerThread
+
+        return AsgiServerThread
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def registry_now() -> float:
+    """The lookups' clock (app.core.lookup.registry.now), looked up at each call: a test that moves that clock moves
+    the local API's memory of lookups with it."""
+    return _registry.now()
+
+
 __all__ = [
     # the engine and its face
     "Engine", "CallResult", "OPERATIONS", "Operation", "Invoicing", "Catalog", "Messaging", "Lookups", "Administration",
@@ -125,11 +146,12 @@ __all__ = [
     "HTTP_STATUS", "ErrorCode", "ErrorDetail", "YupanaError", "invalid", "invalid_many", "not_configured", "not_found",
     "unreadable_file",
     # events
-    "events", "Event", "CONTRACT_EVENTS",
+    "events", "Event", "Listener", "CONTRACT_EVENTS",
     # vouchers' vocabulary
     "statuses", "sunat_codes", "prices", "IGV_RATE", "icbper_rate", "round_money", "STEPS", "CREDIT_REASONS",
     "DEBIT_REASONS", "FREE_AFFECTATIONS", "FREE_GRAVADO", "INSTALMENTS_REASON", "SERIE_LETTER", "MAX_REASON",
     "DETRACCION_OPERATION", "DETRACCION_THRESHOLD", "DETRACCIONES", "OPERATION_TYPES", "read_zip",
+    "verify_xml",
     # the printed voucher
     "write_bytes", "pdf_file_name", "BOLD_STROKE", "PT", "FONT_FILE", "Box", "Page", "Picture", "Qr", "Rule", "Text",
     # platform

@@ -35,7 +35,8 @@ class ContractModel(BaseModel):
         data = self.model_dump(mode="json", by_alias=True)
         for name, info in type(self).model_fields.items():
             key = info.alias or name
-            if (info.json_schema_extra or {}).get("extra") and data.get(key) in (None, [], {}):
+            marks = info.json_schema_extra
+            if isinstance(marks, dict) and marks.get("extra") and data.get(key) in (None, [], {}):
                 data.pop(key, None)
         return data
 
@@ -64,9 +65,10 @@ def _checked(value: Decimal, places: int) -> Decimal:
     if not value.is_finite():
         return value
     exponent = value.as_tuple().exponent
-    if value.adjusted() >= MAX_INT_DIGITS or exponent < -MAX_DECIMAL_PLACES:  # type: ignore[operator]
+    assert isinstance(exponent, int)  # a finite number's exponent ('n', 'N', 'F' only for NaN and infinities)
+    if value.adjusted() >= MAX_INT_DIGITS or exponent < -MAX_DECIMAL_PLACES:
         raise PydanticCustomError("decimal_range", "decimal out of range")
-    if -exponent > places:  # type: ignore[operator]
+    if -exponent > places:
         return denoised(value, places)
     return value
 
@@ -331,7 +333,9 @@ def _bounded_int(text: str) -> int:
 
 def _bounded_decimal(text: str) -> Decimal:
     value = Decimal(text)
-    if value.adjusted() >= MAX_INT_DIGITS or value.as_tuple().exponent < -MAX_DECIMAL_PLACES:
+    exponent = value.as_tuple().exponent
+    assert isinstance(exponent, int)  # json hands parse_float finite numbers only (NaN goes to parse_constant)
+    if value.adjusted() >= MAX_INT_DIGITS or exponent < -MAX_DECIMAL_PLACES:
         raise _JsonLimit(f"El cuerpo de la solicitud tiene un número fuera de rango («{text[:40]}»): hasta "
                          f"{MAX_INT_DIGITS} cifras enteras y {MAX_DECIMAL_PLACES} decimales.")
     return value

@@ -182,7 +182,7 @@ class Engine:
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.
         self._messaging = MessagingService(self._storage, self._secrets, self._settings, self._events,
-                                           listener_base_url=lambda: self.messaging.listener_base_url(),
+                                           listener_base_url=lambda: self._messaging_group.listener_base_url(),
                                            after_ingest=lambda: self._forwarder.wake())
         self._forwarder = Forwarder(self._messaging.store, self._messaging.subscription_secret, self._events)
         self.messaging = self._messaging_group = MessagingGroup(

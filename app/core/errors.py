@@ -140,7 +140,7 @@ _OS_REASONS = {
 
 def os_reason(exc: OSError) -> str:
     """A short Spanish reason for an operating-system error (never the English strerror)."""
-    return _OS_REASONS.get(exc.errno, f"error del sistema {exc.errno}" if exc.errno else "error del sistema")
+    return _OS_REASONS.get(exc.errno or 0, f"error del sistema {exc.errno}" if exc.errno else "error del sistema")
 
 
 def unreadable_file(field_name: str, path: object, exc: OSError) -> YupanaError:

@@ -19,8 +19,6 @@ from typing import Any, Self, TypeVar
 from app.core.contract import EnviarResult
 from app.core.errors import YupanaError
 
-R = TypeVar("R")
-
 
 def _pick(cls: type, row: Mapping[str, Any]) -> dict[str, Any]:
     """The row's values for the dataclass's fields (a missing column takes the field's default)."""
@@ -400,6 +398,9 @@ class EventHandle:
         self._cancel()
 
 
+R = TypeVar("R", bound=_FromRow)
+
+
 def rows_to(cls: type[R], rows: list[dict[str, Any]]) -> list[R]:
     """Each row as a record of `cls` (its `from_row`)."""
-    return [cls.from_row(row) for row in rows]  # type: ignore[attr-defined]  # every record class has from_row
+    return [cls.from_row(row) for row in rows]

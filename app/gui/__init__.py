@@ -1,1 +1,2 @@
-"""The Qt windows. They call only the engine's public facade (app.core.engine.Engine)."""
+"""The Qt windows. They reach the engine through its published face only (app.core.api: the Engine and its group
+services, records, events and vocabulary)."""

@@ -19,9 +19,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core.errors import unreadable_file
-from app.core.platform import environments
-from app.core.platform.companies import Company
+from app.core.api import Company, environments, unreadable_file
 
 from .company_form import CompanyForm
 from .context import Context
@@ -29,7 +27,7 @@ from .dialogs import choose_path
 from .environment import confirm_switch
 from .widgets import MessageBanner
 
-ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.platform.environments
+ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.api.environments
     (environments.SANDBOX, "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
     (environments.BETA, "SUNAT beta: el servidor de pruebas de SUNAT (necesita internet; los comprobantes no valen)."),
     (environments.PRODUCCION, "Producción: comprobantes reales ante SUNAT (necesita certificado real y clave SOL)."),
@@ -40,9 +38,9 @@ def apply_setup(context: Context, company: Company, environment: str, certificat
     """Save the choices in a safe order; returns what was done, in Spanish, for the last page."""
     engine = context.engine
     done = []
-    saved = engine.set_company(company)
+    saved = engine.admin.set_company(company)
     done.append(f"Empresa {saved.razon_social} ({saved.ruc}) registrada.")
-    engine.config_set("environment", environment)
+    engine.admin.config_set("environment", environment)
     if environment == environments.SANDBOX:
         started = context.sandboxes.start()
         done.append("Modo sandbox activo" + (f": {', '.join(sorted(started))}." if started else "."))
@@ -52,14 +50,14 @@ def apply_setup(context: Context, company: Company, environment: str, certificat
     # A certificate that cannot be made or read stops «Terminar» with its reason on the last page: the
     # assistant never closes saying all went well when the shop cannot sign yet.
     if certificate is None:
-        cert = engine.create_test_certificate(saved.ruc)
+        cert = engine.invoicing.create_test_certificate(saved.ruc)
         done.append("Certificado de prueba creado.")
     else:
         path, password = certificate
-        cert = engine.import_certificate(read_file(path), password)
+        cert = engine.invoicing.import_certificate(read_file(path), password)
         done.append(f"Certificado «{Path(path).name}» importado.")
     if not cert.predeterminado:
-        engine.set_default_certificate(saved.ruc, cert.certificado_id)
+        engine.invoicing.set_default_certificate(saved.ruc, cert.certificado_id)
     return done
 
 
@@ -167,14 +165,14 @@ class SetupAssistant(QWizard):
         context.workers.run(self, self._start_sandbox_if_chosen, failed=lambda exc: None)
 
     def _start_sandbox_if_chosen(self) -> None:
-        if self.context.engine.config_get("environment") == environments.SANDBOX:
+        if self.context.engine.admin.config_get("environment") == environments.SANDBOX:
             self.context.sandboxes.start()
 
     def accept(self) -> None:  # «Terminar»: save everything on a worker, close only when it worked
         page = self.environment_page
         page.banner.clear()
         chosen = page.choice()
-        self.context.workers.run(self, self.context.engine.config_get, "environment",
+        self.context.workers.run(self, self.context.engine.admin.config_get, "environment",
                                  done=lambda now: self._confirm_then_apply(now, chosen))
 
     def _confirm_then_apply(self, now: str, chosen: str) -> None:

@@ -14,6 +14,9 @@ from .widgets import MessageBanner, show_progress
 from .workers import Job
 
 SHOWN_ERRORS = 8
+# Requests handed to the engine at a time (engine.invoicing.issue_batch), as many as the engine stores in one block:
+# «Cancelar lote» takes effect between them, and the progress bar moves after each.
+CHUNK = 250
 
 
 class BatchIssuer(QWidget):
@@ -55,14 +58,19 @@ class BatchIssuer(QWidget):
         engine = self.context.engine
 
         def work(job: Job) -> dict[str, Any]:
-            from app.core.invoicing.batches import read_requests
-
-            requests = read_requests(path)
-            results = list(engine.emitir_lote(requests, progress=job.report, cancel=job.cancelled.is_set))
-            errors = [(number, result["error"]["message"]) for number, result in enumerate(results, start=1)
-                      if not result["success"]]
-            return {"emitidos": len(results) - len(errors), "con_error": len(errors), "errores": errors,
-                    "total": len(requests), "cancelado": len(results) < len(requests)}
+            requests = engine.invoicing.read_batch(path).requests
+            total, answered = len(requests), 0
+            errors: list[tuple[int, str]] = []
+            for first in range(0, total, CHUNK):
+                for item in engine.invoicing.issue_batch(requests[first:first + CHUNK]):
+                    answered += 1
+                    if item.refusal is not None:
+                        errors.append((first + item.index + 1, item.refusal.message))
+                job.report(answered, total)
+                if job.cancelled.is_set():  # between chunks: each one handed to the engine is issued whole
+                    break
+            return {"emitidos": answered - len(errors), "con_error": len(errors), "errores": errors,
+                    "total": total, "cancelado": answered < total}
 
         self.job = self.context.workers.run(self, work, pass_job=True, done=self._done, failed=self._failed,
                                             progress=lambda value: show_progress(self.progress, value),

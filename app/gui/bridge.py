@@ -2,36 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import Engine, Event, EventHandle
 
 
 class EngineEvents(QObject):
-    """Subscribes to `engine.events`; every event is re-emitted as `event(name, payload)`."""
+    """Subscribes to the engine's events (`engine.admin.subscribe`); every event is re-emitted as
+    `occurred(name, payload)`, the payload one of the typed events of `app.core.api.events`."""
 
-    event = Signal(str, object)
+    occurred = Signal(str, object)  # not `event`, which would hide QObject.event()
 
     def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._unsubscribe = engine.events.subscribe(self._relay)
+        self._handle: EventHandle | None = engine.admin.subscribe(self._relay)
         self.destroyed.connect(lambda *_: self.stop())
 
-    def _relay(self, name: str, payload: dict[str, Any]) -> None:
+    def _relay(self, name: str, payload: Event) -> None:
         try:
-            self.event.emit(name, payload)
+            self.occurred.emit(name, payload)
         except RuntimeError:  # the window closed while a worker was still telling
             self.stop()
 
     @property
     def active(self) -> bool:
         """False once stopped: the window is closing and the engine may be closed next."""
-        return self._unsubscribe is not None
+        return self._handle is not None
 
     def stop(self) -> None:
-        if self._unsubscribe:
-            self._unsubscribe()
-            self._unsubscribe = None
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None

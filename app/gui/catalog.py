@@ -68,12 +68,12 @@ class RecordEditor(QDialog):
         self.setWindowTitle(("Editar " if record else "Nuevo ") + singular)
         self.errors = FieldErrors()
         self.banner = MessageBanner()
-        self.inputs: dict[str, QWidget] = {}
+        self.inputs: dict[str, QComboBox | QCheckBox | QLineEdit] = {}
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         form = QFormLayout()
         for field in fields:
-            widget: QWidget
+            widget: QComboBox | QCheckBox | QLineEdit
             value = getattr(record, field.name) if record else (values or {}).get(field.name, field.default)
             if field.kind == "choice":
                 combo = QComboBox()
@@ -172,7 +172,7 @@ class ImportPreview(QDialog):
         self.import_button.clicked.connect(self.run_import)
 
     def run_import(self) -> None:
-        self.page.context.workers.run(self, self.page.engine.import_catalog_csv, self.page.KIND, self.path,
+        self.page.context.workers.run(self, self.page.engine.catalog.import_csv, self.page.KIND, self.path,
                                       done=self._imported, failed=self.page.banner.show_error,
                                       busy=[self.import_button])
 
@@ -326,7 +326,7 @@ class CatalogPage(QWidget):
     def preview_file(self, path: str) -> None:
         if not path:
             return
-        self.context.workers.run(self, self.engine.preview_catalog_csv, self.KIND, path,
+        self.context.workers.run(self, self.engine.catalog.preview_csv, self.KIND, path,
                                  done=lambda preview: self.show_preview(path, preview), failed=self.banner.show_error,
                                  busy=[self.import_button])
 
@@ -358,7 +358,7 @@ class CatalogPage(QWidget):
     def export_to(self, path: str) -> None:
         if not path:
             return
-        self.context.workers.run(self, self.engine.export_catalog_csv, self.KIND, path,
+        self.context.workers.run(self, self.engine.catalog.export_csv, self.KIND, path,
                                  done=lambda count: self.banner.show_message(
                                      f"Se exportaron {count} {self.PLURAL} a {path}.", "success"),
                                  failed=self.banner.show_error, busy=[self.export_button])

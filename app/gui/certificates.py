@@ -21,18 +21,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import unreadable_file
-from app.core.platform.events import CERTIFICATE_DELETED, CERTIFICATE_SAVED, COMPANY_SAVED
+from app.core.api import events, unreadable_file
 
 from .context import Context
 from .dialogs import PasswordDialog, choose_path, confirm
 from .widgets import Badge, MessageBanner, heading
 
 if TYPE_CHECKING:
-    from app.core.invoicing.certificates import CertificateInfo
-    from app.core.platform.companies import Company
+    from app.core.api import CertificateInfo, Company, Event
 
-REFRESH_EVENTS = (CERTIFICATE_SAVED, CERTIFICATE_DELETED, COMPANY_SAVED)
+REFRESH_EVENTS = (events.CERTIFICATE_SAVED, events.CERTIFICATE_DELETED, events.COMPANY_SAVED)
 COLUMNS = ["Titular", "RUC", "Válido desde", "Válido hasta", "Estado", "Predeterminado"]
 
 
@@ -89,10 +87,10 @@ class CertificatesPage(QWidget):
         self.create_button.clicked.connect(self.create_test)
         self.default_button.clicked.connect(self.make_default)
         self.delete_button.clicked.connect(self.ask_delete)
-        self.context.events.event.connect(self._on_event)
+        self.context.events.occurred.connect(self._on_event)
         self.reload()
 
-    def _on_event(self, name: str, payload: dict) -> None:
+    def _on_event(self, name: str, payload: Event) -> None:
         if name in REFRESH_EVENTS:
             self.reload()
 
@@ -100,7 +98,7 @@ class CertificatesPage(QWidget):
 
     def reload(self) -> None:
         def load() -> tuple[list[Company], list[CertificateInfo]]:
-            return self.engine.list_companies(), self.engine.list_certificates()
+            return self.engine.admin.companies(), self.engine.invoicing.certificates()
 
         self.context.workers.run(self, load, done=self._show, failed=self._unavailable)
 
@@ -108,7 +106,7 @@ class CertificatesPage(QWidget):
         self.banner.show_error(exc)
         for button in (self.import_button, self.create_button, self.default_button, self.delete_button):
             button.setEnabled(False)
-        self.context.workers.run(self, self.engine.list_companies, done=self._fill_companies)
+        self.context.workers.run(self, self.engine.admin.companies, done=self._fill_companies)
 
     def _fill_companies(self, companies: list) -> None:
         current = self.company.currentData()
@@ -127,8 +125,10 @@ class CertificatesPage(QWidget):
             values = [common_name(cert.sujeto) + test, cert.ruc, cert.valido_desde.date().isoformat(),
                       cert.valido_hasta.date().isoformat()]
             for column, text in enumerate(values):
-                self.table.setItem(row, column, QTableWidgetItem(text))
-            self.table.item(row, 0).setToolTip(cert.sujeto)
+                item = QTableWidgetItem(text)
+                if column == 0:
+                    item.setToolTip(cert.sujeto)
+                self.table.setItem(row, column, item)
             self.table.setCellWidget(row, 4, Badge(*certificate_badge(cert)))
             mark = QTableWidgetItem("★ sí" if cert.predeterminado else "")
             mark.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -162,7 +162,7 @@ class CertificatesPage(QWidget):
                 data = Path(path).read_bytes()
             except OSError as exc:
                 raise unreadable_file("archivo", path, exc) from None
-            return self.engine.import_certificate(data, password)
+            return self.engine.invoicing.import_certificate(data, password)
 
         self.context.workers.run(self, work, done=lambda cert: self._done("Certificado importado.", cert),
                                  failed=self.banner.show_error, busy=[self.import_button])
@@ -172,7 +172,7 @@ class CertificatesPage(QWidget):
         if not ruc:
             self.banner.show_message("Primero registre su empresa en Ajustes → Empresas.", "warning")
             return
-        self.context.workers.run(self, lambda: self.engine.create_test_certificate(ruc),
+        self.context.workers.run(self, lambda: self.engine.invoicing.create_test_certificate(ruc),
                                  done=lambda cert: self._done("Certificado de prueba creado (solo para sandbox y "
                                                               "SUNAT beta).", cert),
                                  failed=self.banner.show_error, busy=[self.create_button])
@@ -182,7 +182,7 @@ class CertificatesPage(QWidget):
         if cert is None:
             self.banner.show_message("Elija un certificado de la lista.", "warning")
             return
-        self.context.workers.run(self, self.engine.set_default_certificate, cert.ruc, cert.certificado_id,
+        self.context.workers.run(self, self.engine.invoicing.set_default_certificate, cert.ruc, cert.certificado_id,
                                  done=lambda _: self._done("Certificado predeterminado actualizado.", None),
                                  failed=self.banner.show_error, busy=[self.default_button])
 
@@ -197,7 +197,7 @@ class CertificatesPage(QWidget):
                                    lambda: self.delete(cert))
 
     def delete(self, cert: CertificateInfo) -> None:
-        self.context.workers.run(self, self.engine.delete_certificate, cert.certificado_id,
+        self.context.workers.run(self, self.engine.invoicing.delete_certificate, cert.certificado_id,
                                  done=lambda _: self._done("Certificado eliminado.", None),
                                  failed=self.banner.show_error, busy=[self.delete_button])
 

@@ -20,13 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.api import Company, invalid, ubigeo
+
 from .context import Context
 from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner
 
 if TYPE_CHECKING:
-    from app.core.contract import RucRecord
-    from app.core.platform.companies import Company, PrintOptions
+    from app.core.api import PrintOptions, RucRecord
 
 
 def _plain(text: str | None) -> str:
@@ -36,8 +37,6 @@ def _plain(text: str | None) -> str:
 
 def find_ubigeo(departamento: str | None, provincia: str | None, distrito: str | None) -> str | None:
     """The six-digit code of a place named by SUNAT's register (case and accents ignored)."""
-    from app.core.platform import ubigeo
-
     wanted = (_plain(departamento), _plain(provincia), _plain(distrito))
     if not all(wanted):
         return None
@@ -57,8 +56,6 @@ FIELDS = [  # contract/company field, label, placeholder
 
 
 def read_logo(path: str) -> bytes:
-    from app.core.errors import invalid
-
     try:
         return Path(path).read_bytes()
     except OSError:
@@ -143,7 +140,7 @@ class CompanyForm(QWidget):
     # ------------------------------------------------------------ list
 
     def reload_companies(self) -> None:
-        self.context.workers.run(self, self.engine.list_companies, done=self._show_companies)
+        self.context.workers.run(self, self.engine.admin.companies, done=self._show_companies)
 
     def _show_companies(self, companies: list) -> None:
         self.companies = companies
@@ -166,9 +163,9 @@ class CompanyForm(QWidget):
         self._load_options(company.ruc)
 
     def _load_options(self, ruc: str) -> None:
-        self.context.workers.run(self, lambda: (self.engine.company_print_options(ruc),
-                                                self.engine.company_prices_include_igv(ruc),
-                                                self.engine.company_detraction_account(ruc)),
+        self.context.workers.run(self, lambda: (self.engine.admin.print_options(ruc),
+                                                self.engine.admin.prices_include_igv(ruc),
+                                                self.engine.admin.detraction_account(ruc)),
                                  done=self._show_options)
 
     def _show_options(self, options: tuple[PrintOptions, bool, str | None]) -> None:
@@ -206,7 +203,7 @@ class CompanyForm(QWidget):
 
     def lookup(self) -> None:
         self.errors.clear()
-        self.context.workers.run(self, lambda n: self.engine.ruc(n), self.ruc.text().strip(),
+        self.context.workers.run(self, lambda n: self.engine.lookups.ruc(n), self.ruc.text().strip(),
                                  done=self._fill_from_register, failed=self._lookup_failed,
                                  busy=[self.lookup_button])
 
@@ -227,8 +224,6 @@ class CompanyForm(QWidget):
             self.banner.show_error(exc)
 
     def company(self) -> Company:
-        from app.core.platform.companies import Company
-
         values = {name: line.text().strip() for name, line in self.inputs.items()}
         return Company(ruc=self.ruc.text().strip(), razon_social=values["razon_social"], ubigeo=values["ubigeo"],
                        direccion=values["direccion"], nombre_comercial=values["nombre_comercial"] or None,
@@ -242,11 +237,11 @@ class CompanyForm(QWidget):
         account = self.detraction_account.text().strip() or None
 
         def work() -> Company:
-            saved = self.engine.set_company(company)
-            self.engine.set_company_print_options(saved.ruc, formato, read_logo(logo_path) if logo_path else None,
-                                                  clear_logo=drop_logo)
-            self.engine.set_company_prices_include_igv(saved.ruc, prices_with_igv)
-            self.engine.set_company_detraction_account(saved.ruc, account)
+            saved = self.engine.admin.set_company(company)
+            self.engine.admin.set_print_options(saved.ruc, formato, read_logo(logo_path) if logo_path else None,
+                                                clear_logo=drop_logo)
+            self.engine.admin.set_prices_include_igv(saved.ruc, prices_with_igv)
+            self.engine.admin.set_detraction_account(saved.ruc, account)
             return saved
 
         self.context.workers.run(self, work, done=self._saved, failed=self.show_errors, busy=[self.save_button])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QCompleter, QLineEdit, QWidget
 
@@ -33,7 +33,9 @@ class CatalogCompleter(QObject):
         self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setWidget(line)  # not line.setCompleter: the record fills the form, not the popup's text
-        self.completer.activated[QModelIndex].connect(self._activated)
+        # activated's QModelIndex overload (two rows may read the same); PySide6's stub cannot index a signal:
+        by_index = self.completer.activated[QModelIndex]  # type: ignore[index]  # stub: no SignalInstance.__getitem__
+        by_index.connect(self._activated)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(DELAY_MS)
@@ -43,7 +45,7 @@ class CatalogCompleter(QObject):
     def cancel(self) -> None:
         """Typing ended with Enter (a scan) or the field was filled: no popup arrives late."""
         self.timer.stop()
-        self.completer.popup().hide()
+        self._hide_popup()
 
     def search_now(self) -> None:
         typed = self.line.text().strip()
@@ -64,12 +66,18 @@ class CatalogCompleter(QObject):
         if self.matches and self.line.hasFocus():
             self.completer.complete()
         else:
-            self.completer.popup().hide()
+            self._hide_popup()
+
+    def _hide_popup(self) -> None:
+        popup = self.completer.popup()
+        if popup is not None:
+            popup.hide()
 
     def _activated(self, index: QModelIndex) -> None:
-        row = self.completer.completionModel().mapToSource(index).row()
+        model = self.completer.completionModel()  # a proxy of `self.model`
+        row = (model.mapToSource(index) if isinstance(model, QAbstractProxyModel) else index).row()
         if 0 <= row < len(self.matches):
-            self.completer.popup().hide()
+            self._hide_popup()
             self.chosen.emit(self.matches[row])
 
 

@@ -11,7 +11,7 @@ from .bridge import EngineEvents
 from .workers import Workers
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import Engine
 
 
 @dataclass

@@ -30,7 +30,8 @@ def crash_dialog(parent: QWidget | None, exc: BaseException, log_file: Path | st
 
 
 def install_excepthook(window: QWidget, log_file: Path | str | None) -> None:
-    """Route exceptions that escape Qt slots to the crash dialog instead of ending the app."""
+    """Route exceptions that escape Qt slots to the crash dialog instead of ending the app; the dialog is kept on
+    `window.crash`."""
 
     def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         if issubclass(kind, KeyboardInterrupt):
@@ -38,7 +39,9 @@ def install_excepthook(window: QWidget, log_file: Path | str | None) -> None:
             return
         log.error("unexpected exception", exc_info=(kind, exc, tb))
         try:
-            window.crash = crash_dialog(window, exc, log_file)
+            box = crash_dialog(window, exc, log_file)
+            # Kept on the window (MainWindow.crash; the tests read it). Set by name: main_window imports this module.
+            setattr(window, "crash", box)  # noqa: B010
         except RuntimeError:  # the window is already gone
             sys.__excepthook__(kind, exc, tb)
 

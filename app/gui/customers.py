@@ -33,13 +33,13 @@ class CustomersPage(CatalogPage):
     )
 
     def list_records(self, typed: str) -> list[Any]:
-        return self.engine.catalog_customers(typed, PAGE_ROWS)
+        return self.engine.catalog.customers(typed, PAGE_ROWS)
 
     def save_record(self, data: dict[str, Any], record_id: int | None) -> Any:
-        return self.engine.save_customer(data, record_id)
+        return self.engine.catalog.save_customer(data, record_id)
 
     def delete_record(self, record_id: int) -> bool:
-        return self.engine.delete_customer(record_id)
+        return self.engine.catalog.delete_customer(record_id)
 
     def describe(self, record: Any) -> str:
         return f"El cliente {record.nombre}" + (f" ({record.numero})" if record.numero else "")

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from .widgets import describe
 
 
-def choose_path(parent: QWidget, title: str, on_chosen: Callable[[str], None], *,
+def choose_path(parent: QWidget, title: str, on_chosen: Callable[[str], object], *,
                 name_filter: str | None = None, folder: bool = False) -> QFileDialog:
     """Open a non-blocking file (or folder) chooser; `on_chosen(path)` runs when the user picks one.
     The dialog is kept on `parent.file_dialog` so tests can reach it and it is not collected early."""
@@ -29,7 +29,7 @@ def choose_path(parent: QWidget, title: str, on_chosen: Callable[[str], None], *
         dialog.setNameFilter(name_filter)
     dialog.fileSelected.connect(on_chosen)
     dialog.open()
-    parent.file_dialog = dialog
+    setattr(parent, "file_dialog", dialog)  # noqa: B010 - any widget may ask, so it is not a declared attribute
     return dialog
 
 
@@ -47,7 +47,7 @@ def error_dialog(parent: QWidget | None, exc: BaseException) -> QMessageBox:
     return box
 
 
-def confirm(parent: QWidget, title: str, text: str, on_yes: Callable[[], None]) -> QMessageBox:
+def confirm(parent: QWidget, title: str, text: str, on_yes: Callable[[], object]) -> QMessageBox:
     """Ask yes/no without blocking; `on_yes` runs only on «Sí»."""
     box = QMessageBox(QMessageBox.Icon.Question, title, text,
                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)

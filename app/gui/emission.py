@@ -9,20 +9,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.errors import ErrorCode, YupanaError
-from app.core.invoicing import sunat_codes
-from app.core.invoicing.statuses import ACEPTADO, NO_ENVIADO, OBSERVADO, PENDIENTE
+from app.core.api import ErrorCode, YupanaError, statuses, sunat_codes
 
 if TYPE_CHECKING:
-    from app.core.contract import EnviarResult
-    from app.core.engine import Engine
+    from app.core.api import EmissionStep, Engine, EnviarResult, Voucher
 
+ACEPTADO, NO_ENVIADO, OBSERVADO, PENDIENTE = (statuses.ACEPTADO, statuses.NO_ENVIADO, statuses.OBSERVADO,
+                                              statuses.PENDIENTE)
 
 
 def emit(engine: Engine, request: dict[str, Any], report: Callable[[Any], None]) -> dict[str, Any]:
-    """«Emitir» through the engine (generate, sign by id, send to the environment in use at this moment); the
-    outcome says how far it got (a rejection is an outcome, not a crash)."""
-    emission = engine.emitir(request, step=lambda index, words: report((index, words)))
+    """«Emitir» through the engine (generate, sign by id, send to the environment in use at this moment), each
+    step told to `report` as `(index, words)` as it starts; the outcome says how far it got (a rejection is an
+    outcome, not a crash)."""
+    last: EmissionStep | None = None
+    for last in engine.invoicing.issue_steps(request):
+        if last.outcome is None:
+            report((last.index, last.words))
+    emission = last.outcome if last is not None else None
+    assert last is not None and emission is not None  # the last step carries the outcome (a problem is raised)
     outcome: dict[str, Any] = {"nombre_archivo": emission.nombre_archivo, "digest_value": emission.digest_value}
     exc = emission.refusal
     if exc is not None:
@@ -35,7 +40,8 @@ def emit(engine: Engine, request: dict[str, Any], report: Callable[[Any], None])
             return outcome
         raise exc
     sent = emission.sent
-    report((3, "Listo"))
+    assert sent is not None  # no refusal: SUNAT answered
+    report((last.index, last.words))  # «Listo»
     outcome.update(sent_outcome(sent))
     return outcome
 
@@ -91,11 +97,11 @@ def plain_outcome(outcome: dict[str, Any]) -> tuple[str, str]:
                                    "Corrija el dato y emita un comprobante nuevo.")
 
 
-def resend(engine: Engine, record: dict[str, Any]) -> dict[str, Any]:
+def resend(engine: Engine, voucher: Voucher) -> dict[str, Any]:
     """Operation 3 again for a signed voucher, by its id, in the environment in use (the only one it may go to)."""
-    outcome = {"nombre_archivo": record.get("nombre_archivo"), "digest_value": record.get("digest_value")}
+    outcome = {"nombre_archivo": voucher.nombre_archivo, "digest_value": voucher.digest_value}
     try:
-        outcome.update(sent_outcome(engine.send_voucher_to_sunat(record["id"])))
+        outcome.update(sent_outcome(engine.invoicing.resend(voucher.id)))
     except YupanaError as exc:
         if exc.code != ErrorCode.UPSTREAM_REJECTED:
             raise
@@ -130,7 +136,8 @@ def cdr_text(record: dict[str, Any]) -> str:
 
 
 def export(record: dict[str, Any], folder: str | Path, what: str) -> Path:
-    """Write the signed XML, the CDR or the zip SUNAT receives into `folder`; returns the file."""
+    """Write the signed XML, the CDR or the zip SUNAT receives into `folder`; returns the file. `record` holds the
+    voucher's `id`, `nombre_archivo`, `xml_firmado` (or `xml`) and its `cdr` (app.gui.voucher_detail.export_files)."""
     folder = Path(folder)
     name = record.get("nombre_archivo") or f"comprobante-{record.get('id')}"
     xml = record.get("xml_firmado") or record.get("xml") or ""

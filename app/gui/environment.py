@@ -1,5 +1,5 @@
 """Changing the environment in the windows: what changes, said before it happens, and the banner of beta and
-production. The names, labels and destinations come from app.core.platform.environments; only colours live here."""
+production. The names, labels and destinations come from app.core.api's environments; only colours live here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.core.platform.environments import BETA, ENVIRONMENTS, PRODUCCION, SANDBOX
+from app.core.api import BETA, ENVIRONMENTS, PRODUCCION, SANDBOX
 
 from .dialogs import confirm
 
@@ -29,9 +29,10 @@ def confirm_switch(owner: QWidget, context: Context, target: str, on_yes: Callab
     on `owner.environment_box` (tests answer it)."""
 
     def ask(text: str) -> None:
-        owner.environment_box = confirm(owner, "Cambiar de entorno", text + "\n\n¿Cambiar de entorno?", on_yes)
+        box = confirm(owner, "Cambiar de entorno", text + "\n\n¿Cambiar de entorno?", on_yes)
+        setattr(owner, "environment_box", box)  # noqa: B010 - any widget may ask, so it is not a declared attribute
 
-    context.workers.run(owner, context.engine.switch_summary, target, done=ask)
+    context.workers.run(owner, context.engine.admin.switch_summary, target, done=ask)
 
 
 class EnvironmentBanner(QLabel):

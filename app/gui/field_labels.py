@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.platform.settings import SETTINGS
+from app.core.api import SETTINGS
 
 LABELS = {
     "tipo": "Tipo de comprobante",

@@ -21,12 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import ErrorDetail
-from app.core.platform import clock
-from app.core.platform.formatting import number
+from app.core.api import ErrorDetail, clock, fmt
 
 from .totals import parse_decimal
-from .widgets import FieldErrors
+from .widgets import FieldErrors, cell, cell_widget
 
 CENT = Decimal("0.01")
 DAYS_BETWEEN = 30  # a new cuota falls due a month after the previous one
@@ -141,20 +139,22 @@ class InstalmentsBox(QGroupBox):
     def mark(self, details: list[ErrorDetail]) -> None:
         """Colour the cuotas the engine (or `read`) complained about."""
         for row in range(self.count()):
-            self.table.item(row, 0).setBackground(QBrush())
-            self.table.item(row, 0).setToolTip("")
+            amount = cell(self.table, row, 0)
+            amount.setBackground(QBrush())
+            amount.setToolTip("")
         for detail in details:
             field = detail.field or ""
             if field.startswith("forma_pago.cuotas[") and "]" in field:
                 row = int(field[len("forma_pago.cuotas["):field.index("]")])
                 if row < self.count():
-                    self.table.item(row, 0).setBackground(ERROR_BRUSH)
-                    self.table.item(row, 0).setToolTip(detail.message)
+                    amount = cell(self.table, row, 0)
+                    amount.setBackground(ERROR_BRUSH)
+                    amount.setToolTip(detail.message)
 
     # ------------------------------------------------------------ internals
 
     def _due_edit(self, row: int) -> QDateEdit:
-        return self.table.cellWidget(row, 1)
+        return cell_widget(self.table, row, 1, QDateEdit)
 
     def _amount_text(self, row: int) -> str:
         item = self.table.item(row, 0)
@@ -162,7 +162,7 @@ class InstalmentsBox(QGroupBox):
 
     def _set_amount(self, row: int, text: str) -> None:
         self.table.blockSignals(True)
-        self.table.item(row, 0).setText(text)
+        cell(self.table, row, 0).setText(text)
         self.table.blockSignals(False)
 
     def _share_total(self) -> None:
@@ -179,5 +179,5 @@ class InstalmentsBox(QGroupBox):
 
     def _show_sum(self) -> None:
         total = self._typed_sum()
-        self.sum_label.setText(f"Suma de las cuotas: {number(total)} de {number(self.total)}")
+        self.sum_label.setText(f"Suma de las cuotas: {fmt.number(total)} de {fmt.number(self.total)}")
         self.sum_label.setStyleSheet("" if total == self.total else WARNING_STYLE)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,14 +23,13 @@ from .widgets import FieldErrors, MessageBanner, ResultCard, heading, show_progr
 from .workers import Job
 
 if TYPE_CHECKING:
-    from app.core.contract import ContractModel
-    from app.core.engine import Engine
+    from app.core.api import ContractModel, Engine, PadronImport, PadronStatus
 
 Lookup = Callable[["Engine", str], "ContractModel"]
 KINDS: dict[str, tuple[Lookup, str]] = {  # label: (the engine's lookup, placeholder)
-    "RUC": (lambda engine, numero: engine.ruc(numero), "11 dígitos, p. ej. 20100066603"),
-    "Carnet de extranjería": (lambda engine, numero: engine.ce(numero), "p. ej. 001234567"),
-    "Placa": (lambda engine, numero: engine.placa(numero), "p. ej. ABC123"),
+    "RUC": (lambda engine, numero: engine.lookups.ruc(numero), "11 dígitos, p. ej. 20100066603"),
+    "Carnet de extranjería": (lambda engine, numero: engine.lookups.ce(numero), "p. ej. 001234567"),
+    "Placa": (lambda engine, numero: engine.lookups.placa(numero), "p. ej. ABC123"),
 }
 
 LABELS = {
@@ -134,13 +133,13 @@ class LookupsPage(QWidget):
         return box
 
     def refresh_register_status(self) -> None:
-        self.context.workers.run(self, self.engine.padron_status,
+        self.context.workers.run(self, self.engine.lookups.padron_status,
                                  done=self._show_register_status, failed=self._register_unavailable)
 
-    def _show_register_status(self, status: dict[str, Any]) -> None:
-        if status["loaded"]:
-            rows, source = status["rows"], status.get("source")
-            loaded_at = str(status.get("loaded_at") or "").replace("T", " ")[:16]
+    def _show_register_status(self, status: PadronStatus) -> None:
+        if status.loaded:
+            rows, source = status.rows, status.source
+            loaded_at = str(status.loaded_at or "").replace("T", " ")[:16]
             count = f"{rows:,}".replace(",", " ") if isinstance(rows, int) else rows
             origin = f" de «{source}»" if source else ""
             self.register_status.setText(f"Padrón cargado el {loaded_at}: {count} contribuyentes{origin}.")
@@ -163,8 +162,19 @@ class LookupsPage(QWidget):
         self.cancel_button.setEnabled(True)
         self.register_status.setText("Importando… las consultas siguen usando el padrón anterior hasta terminar.")
 
-        def work(job: Job) -> dict[str, Any]:
-            return self.engine.import_padron(path, progress=job.report, cancel=job.cancelled.is_set)
+        def work(job: Job) -> PadronImport | None:
+            steps = self.engine.lookups.import_padron_steps(path)
+            try:
+                for step in steps:
+                    if step.result is not None:
+                        return step.result
+                    job.report(step.done, step.total)
+                    if job.cancelled.is_set():
+                        break  # closing the steps stops the import: the previous padrón stays in use
+            finally:
+                if isinstance(steps, Generator):  # typed as an Iterator, made by a generator
+                    steps.close()
+            return None  # cancelled
 
         job = self.context.workers.run(self, work, pass_job=True, done=self._imported, failed=self._import_failed,
                                        progress=lambda value: show_progress(self.progress, value),
@@ -179,18 +189,18 @@ class LookupsPage(QWidget):
             self.cancel_button.setEnabled(False)
             self.register_status.setText("Cancelando la importación…")
 
-    def _imported(self, summary: dict[str, Any]) -> None:
+    def _imported(self, summary: PadronImport | None) -> None:
         self.cancel_button.setEnabled(False)
         self.import_job = None
-        if summary.get("cancelled"):
+        if summary is None or summary.cancelled:
             self.progress.hide()
             self.banner.show_message("Importación cancelada: se mantiene el padrón anterior.", "info")
         else:
             self.progress.setValue(100)
-            loaded, skipped = summary.get("rows_loaded"), summary.get("rows_skipped")
+            loaded, skipped = summary.rows_loaded, summary.rows_skipped
             damaged = f"; se omitieron {skipped} líneas dañadas" if skipped else ""
             self.banner.show_message(f"Padrón importado: {loaded} contribuyentes{damaged} "
-                                     f"({summary.get('seconds')} s).", "success")
+                                     f"({summary.seconds} s).", "success")
         self.refresh_register_status()
 
     def _import_failed(self, exc: BaseException) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -12,16 +14,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QMainWindow,
+    QMessageBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app import APP_NAME, __version__
-from app.core.invoicing.statuses import PENDIENTE
-from app.core.platform.environments import SANDBOX
-from app.core.platform.events import COMPANY_SAVED, LISTENER_CHANGED, SETTINGS_CHANGED, SUNAT_CDR, VOUCHER_CHANGED
-from app.core.platform.secrets import KEYRING_MISSING, UNLOCKED
+from app.core.api import KEYRING_MISSING, SANDBOX, UNLOCKED, YupanaError, events, not_configured, statuses
 from app.sandbox.mode import SandboxMode
 
 from .bridge import EngineEvents
@@ -32,7 +32,11 @@ from .widgets import Badge
 from .workers import Workers
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.api.local import LocalApi
+    from app.core.api import Engine, Event
+
+    from .assistant import SetupAssistant
+    from .passphrase import PassphraseDialog
 
 log = logging.getLogger(__name__)
 
@@ -53,22 +57,45 @@ SECTION_PAGES = {
 }
 
 
-def section_class(name: str) -> type[QWidget]:
-    """The page class of a section, imported when the section is first opened (a quicker start). A module that
-    is missing or broken fails loudly."""
+def section_class(name: str) -> Callable[[Context], QWidget]:
+    """The page class of a section (built with the windows' context), imported when the section is first opened
+    (a quicker start). A module that is missing or broken fails loudly."""
     module_name, _, class_name = SECTION_PAGES[name].partition(":")
     return getattr(importlib.import_module(module_name), class_name)
 
 
 # What the status bar shows changes with these (a voucher's status covers pendiente; the listener's its words).
-STATUS_EVENTS = (SETTINGS_CHANGED, VOUCHER_CHANGED, COMPANY_SAVED, LISTENER_CHANGED, SUNAT_CDR)
+STATUS_EVENTS = (events.SETTINGS_CHANGED, events.VOUCHER_CHANGED, events.COMPANY_SAVED, events.LISTENER_CHANGED,
+                 events.SUNAT_CDR)
 
 
 def status_snapshot(engine: Engine) -> dict[str, Any]:
     """Read (on a worker) what the status bar shows."""
-    return {"environment": engine.config_get("environment"),
-            "pending": len(engine.list_vouchers(status=PENDIENTE)), "listener": engine.listener_status(),
-            "companies": len(engine.list_companies()), "secrets": engine.secret_state()}
+    return {"environment": engine.admin.config_get("environment"),
+            "pending": len(engine.invoicing.vouchers(status=statuses.PENDIENTE)),
+            "listener": engine.messaging.listener_status(),
+            "companies": len(engine.admin.companies()), "secrets": engine.admin.secret_state()}
+
+
+# The local API started with the app (Ajustes → API local → «api_autostart»): started once in this process, stopped
+# when its engine closes.
+_local_api: tuple[Engine, LocalApi] | None = None
+_local_api_lock = threading.Lock()
+
+
+def start_local_api(engine: Engine) -> str:
+    """Serve the local HTTP API from this process, in a background thread, on the port of the settings; its base URL.
+    A second call while it runs answers the same URL."""
+    global _local_api
+    from app.api.local import LocalApi
+
+    with _local_api_lock:
+        if _local_api is None or _local_api[0] is not engine or not _local_api[1].running:
+            api = LocalApi(engine)
+            api.start()
+            engine.admin.on_close(api.stop)
+            _local_api = (engine, api)
+        return _local_api[1].base_url
 
 
 class MainWindow(QMainWindow):
@@ -79,9 +106,10 @@ class MainWindow(QMainWindow):
         self.workers.on_error = self.show_error
         self.context = Context(engine, self.workers, EngineEvents(engine, self), sandboxes or SandboxMode(engine))
         self.first_run = first_run  # None: open the assistant when no company exists yet
-        self.assistant = None
-        self.passphrase_dialog = None
-        self.crash = None
+        self.assistant: SetupAssistant | None = None
+        # The passphrase dialog, or the box saying the keyring went away.
+        self.passphrase_dialog: PassphraseDialog | QMessageBox | None = None
+        self.crash: QMessageBox | None = None
         self.snapshot: dict[str, Any] = {}
         self.closing = False
         self.setWindowTitle(f"{APP_NAME} {__version__}")
@@ -109,7 +137,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self.navigation.currentRowChanged.connect(self._open_row)
         self.navigation.setCurrentRow(0)
-        self.context.events.event.connect(self._on_event)
+        self.context.events.occurred.connect(self._on_event)
         # Bursts of engine events (a voucher going generado → firmado → aceptado) refresh the bar once.
         self.status_timer = QTimer(self)
         self.status_timer.setSingleShot(True)
@@ -125,8 +153,9 @@ class MainWindow(QMainWindow):
             page = section_class(name)(self.context)
             index = SECTIONS.index(name)
             old = self.pages.widget(index)
-            self.pages.removeWidget(old)
-            old.deleteLater()
+            if old is not None:  # the placeholder put there in __init__
+                self.pages.removeWidget(old)
+                old.deleteLater()
             self.pages.insertWidget(index, page)
             self.built[name] = page
         return self.built[name]
@@ -180,24 +209,24 @@ class MainWindow(QMainWindow):
             if self.first_run:
                 self.open_assistant()
 
-    def _on_event(self, name: str, payload: dict) -> None:
+    def _on_event(self, name: str, payload: Event) -> None:
         if name in STATUS_EVENTS:
             self.status_timer.start()
-        if name == SETTINGS_CHANGED and payload.get("key") == "environment":
+        if isinstance(payload, events.SettingsChanged) and payload.key == "environment":
             self.workers.run(self, self.start_sandbox_if_chosen)
 
     def start_api_if_chosen(self) -> str | None:
         """With «api_autostart», the local API serves from this process in a background thread (Ajustes → API local)."""
-        if self.engine.config_get("api_autostart") == "si":
-            return self.engine.start_local_api()
+        if self.engine.admin.config_get("api_autostart") == "si":
+            return start_local_api(self.engine)
         return None
 
     def start_sandbox_if_chosen(self) -> None:
         """Choosing «sandbox» (in Ajustes or the assistant) brings the local stand-ins up (once keys can be read);
         another environment stops them, and their addresses go with them."""
-        if self.engine.config_get("environment") != SANDBOX:
+        if self.engine.admin.config_get("environment") != SANDBOX:
             self.context.sandboxes.stop()
-        elif self.engine.secret_state() == UNLOCKED:
+        elif self.engine.admin.secret_state() == UNLOCKED:
             self.context.sandboxes.start()
 
     # ------------------------------------------------------------ keys, assistant and errors
@@ -206,8 +235,6 @@ class MainWindow(QMainWindow):
         """No keyring: the passphrase dialog (once); a keyring that went away: say so and how to recover."""
         if state == KEYRING_MISSING:
             if self.passphrase_dialog is None:
-                from app.core.errors import not_configured
-
                 from .dialogs import error_dialog
                 from .passphrase import KEYRING_MISSING_TEXT
 
@@ -217,27 +244,27 @@ class MainWindow(QMainWindow):
             return
         from .passphrase import PassphraseDialog
 
-        self.passphrase_dialog = PassphraseDialog(self.context, state, self._keys_opened, self)
-        self.passphrase_dialog.rejected.connect(self.close)
-        self.passphrase_dialog.open()
+        dialog = PassphraseDialog(self.context, state, self._keys_opened, self)
+        self.passphrase_dialog = dialog
+        dialog.rejected.connect(self.close)
+        dialog.open()
 
     def _keys_opened(self) -> None:
         self.workers.run(self, self.start_sandbox_if_chosen)
         self.refresh_status()
 
 
-    def open_assistant(self) -> Any:
+    def open_assistant(self) -> SetupAssistant:
         from .assistant import SetupAssistant
 
-        self.assistant = SetupAssistant(self.context, self)
-        self.assistant.show()
-        return self.assistant
+        assistant = SetupAssistant(self.context, self)
+        self.assistant = assistant
+        assistant.show()
+        return assistant
 
     def show_error(self, owner: Any, exc: BaseException) -> None:
         """A failure no window handled: inline on the owner page if it can, otherwise a non-blocking dialog."""
         banner = getattr(owner, "banner", None)
-        from app.core.errors import YupanaError
-
         if isinstance(exc, YupanaError) and banner is not None:
             banner.show_error(exc)
         elif isinstance(exc, YupanaError):
@@ -245,7 +272,7 @@ class MainWindow(QMainWindow):
 
             self.error_box = error_dialog(self, exc)
         else:
-            self.crash = crash_dialog(self, exc, self.engine.log_file)
+            self.crash = crash_dialog(self, exc, self.engine.admin.log_file())
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         self.closing = True

@@ -32,18 +32,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.messaging import events as ev
-from app.core.messaging.gateways import GATEWAYS
-from app.core.platform.events import SETTINGS_CHANGED
+from app.core.api import CONTRACT_EVENTS, GATEWAYS, events
 
 from .context import Context
 from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner, form_tab, heading
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import ChatSendResult, Conversation, Engine, Event, Instance, ListenerState, Message, Subscription
 
-TICKS = {ev.SENT: "✓", ev.DELIVERED: "✓✓", ev.READ: "✓✓"}
+SENT, DELIVERED, READ = "sent", "delivered", "read"  # a message's status (docs/messaging.md)
+TICKS = {SENT: "✓", DELIVERED: "✓✓", READ: "✓✓"}
 READ_COLOUR = "#1e88e5"
 STATES = {"open": ("conectada", "#2e7d32"), "close": ("desconectada", "#c62828"),
           "connecting": ("conectando…", "#e65100"), "unknown": ("sin probar", "#777")}
@@ -51,7 +50,8 @@ GATEWAY_LABELS = {"evolution": "Evolution API", "meta": "WhatsApp Cloud API (Met
 CREDENTIAL_LABELS = {"apikey": "apikey de la instancia", "token": "Token de acceso", "app_secret": "App secret (Meta)",
                      "verify_token": "Token de verificación (Meta)", "webhook_secret": "Secreto de webhook"}
 DELIVERY_STATES = {"active": "al día", "failing": "fallando", "disabled": "desactivada (410)"}
-REFRESH_EVENTS = {*ev.CONTRACT_EVENTS, ev.MESSAGE_SENT, ev.INSTANCE_SAVED}
+REFRESH_EVENTS = {*CONTRACT_EVENTS, events.MESSAGE_SENT, events.INSTANCE_SAVED, events.SUBSCRIPTION_CHANGED,
+                  events.LISTENER_CHANGED}
 
 
 def _time(stamp: float | None) -> str:
@@ -60,10 +60,10 @@ def _time(stamp: float | None) -> str:
 
 def load_inbox(engine: Engine, instance: str | None, peer: str | None) -> dict[str, Any]:
     """Read (on a worker) the conversations and the open one's messages."""
-    conversations = engine.messaging_conversations()
+    conversations = engine.messaging.conversations()
     if peer is None and conversations:
-        instance, peer = conversations[0]["instance"], conversations[0]["peer"]
-    messages = engine.messaging_messages(instance, peer) if peer else []
+        instance, peer = conversations[0].instance, conversations[0].peer
+    messages = engine.messaging.messages(instance, peer) if peer else []
     return {"conversations": conversations, "instance": instance, "peer": peer, "messages": messages}
 
 
@@ -74,7 +74,7 @@ class MessagesPage(QWidget):
         self.engine = context.engine
         self.attachment: str | None = None
         self.open_conversation: tuple[str | None, str | None] = (None, None)
-        self.instances: list[dict[str, Any]] = []
+        self.instances: list[Instance] = []
         layout = QVBoxLayout(self)
         layout.addWidget(heading("Mensajes"))
         self.banner = MessageBanner()
@@ -93,7 +93,7 @@ class MessagesPage(QWidget):
         self.refresh_timer.setSingleShot(True)
         self.refresh_timer.setInterval(50)
         self.refresh_timer.timeout.connect(self.refresh)
-        context.events.event.connect(self._on_event)
+        context.events.occurred.connect(self._on_event)
         self.refresh()
 
     # ------------------------------------------------------------ inbox
@@ -101,12 +101,12 @@ class MessagesPage(QWidget):
     def _inbox_tab(self) -> QWidget:
         self.conversations = QListWidget()
         self.conversations.currentItemChanged.connect(self._conversation_chosen)
-        self.thread = QListWidget()
-        self.thread.setWordWrap(True)
-        self.thread.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.thread_list = QListWidget()
+        self.thread_list.setWordWrap(True)
+        self.thread_list.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         splitter = QSplitter()
         splitter.addWidget(self.conversations)
-        splitter.addWidget(self.thread)
+        splitter.addWidget(self.thread_list)
         splitter.setStretchFactor(1, 2)
         return splitter
 
@@ -126,42 +126,44 @@ class MessagesPage(QWidget):
         try:
             self.open_conversation = (inbox["instance"], inbox["peer"])
             self.conversations.clear()
-            for row in inbox["conversations"]:
-                count = f"{row['messages']} mensaje" + ("s" if row["messages"] != 1 else "")
-                label = f"{row['name'] or row['peer']} · {row['peer']}\n{row['instance']} · {count}"
+            conversation: Conversation
+            for conversation in inbox["conversations"]:
+                count = f"{conversation.messages} mensaje" + ("s" if conversation.messages != 1 else "")
+                label = (f"{conversation.name or conversation.peer} · {conversation.peer}\n"
+                         f"{conversation.instance} · {count}")
                 item = QListWidgetItem(label)
-                item.setData(Qt.ItemDataRole.UserRole, (row["instance"], row["peer"]))
+                item.setData(Qt.ItemDataRole.UserRole, (conversation.instance, conversation.peer))
                 self.conversations.addItem(item)
-                if (row["instance"], row["peer"]) == self.open_conversation:
+                if (conversation.instance, conversation.peer) == self.open_conversation:
                     self.conversations.setCurrentItem(item)
-            self.thread.clear()
+            self.thread_list.clear()
             for message in inbox["messages"]:
-                self.thread.addItem(self._message_item(message))
-            self.thread.scrollToBottom()
+                self.thread_list.addItem(self._message_item(message))
+            self.thread_list.scrollToBottom()
         finally:
             self._filling = False
 
     @staticmethod
-    def _message_item(message: dict[str, Any]) -> QListWidgetItem:
-        when = _time(message["timestamp"])
-        text = message["body"] or ""
-        if message.get("media"):
-            text = f"📎 {message['media'].rsplit('/', 1)[-1]}  {text}".strip()
-        if message["direction"] == "in":
-            item = QListWidgetItem(f"{message['name'] or message['peer']} ({when}):\n{text}")
+    def _message_item(message: Message) -> QListWidgetItem:
+        when = _time(message.timestamp)
+        text = message.body or ""
+        if message.media:
+            text = f"📎 {message.media.rsplit('/', 1)[-1]}  {text}".strip()
+        if message.direction == "in":
+            item = QListWidgetItem(f"{message.name or message.peer} ({when}):\n{text}")
         else:
-            ticks = TICKS.get(message["status"], "")
+            ticks = TICKS.get(message.status, "")
             item = QListWidgetItem(f"Usted ({when}) {ticks}:\n{text}")
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight)
-            if message["status"] == ev.READ:
+            if message.status == READ:
                 item.setForeground(QColor(READ_COLOUR))
-        item.setData(Qt.ItemDataRole.UserRole, message["id"])
-        item.setToolTip({"sent": "Enviado", "delivered": "Entregado", "read": "Leído",
-                         "received": "Recibido"}.get(message["status"], message["status"]))
+        item.setData(Qt.ItemDataRole.UserRole, message.id)
+        item.setToolTip({SENT: "Enviado", DELIVERED: "Entregado", READ: "Leído",
+                         "received": "Recibido"}.get(message.status, message.status))
         return item
 
     def thread_texts(self) -> list[str]:
-        return [self.thread.item(i).text() for i in range(self.thread.count())]
+        return [self.thread_list.item(i).text() for i in range(self.thread_list.count())]
 
     # ------------------------------------------------------------ send
 
@@ -203,11 +205,11 @@ class MessagesPage(QWidget):
         self.errors.clear()
         self.banner.clear()
         instance = self.send_instance.currentData() or ""
-        self.context.workers.run(self, lambda: self.engine.send_message(
+        self.context.workers.run(self, lambda: self.engine.messaging.send_message(
             instance, self.to.text(), self.text.toPlainText().strip(), media_path=self.attachment),
             done=self._sent, failed=self._send_failed, busy=[self.send_button])
 
-    def _sent(self, result: Any) -> None:
+    def _sent(self, result: ChatSendResult) -> None:
         self.banner.show_message(f"Mensaje enviado a {result.to} ({result.id}).", "success")
         self.text.clear()
         self.set_attachment(None)
@@ -289,12 +291,12 @@ class MessagesPage(QWidget):
         rows = self.instance_table.selectionModel().selectedRows()
         if not rows:
             return
-        row = self.instances[rows[0].row()]
-        self.instance_name.setText(row["name"])
-        self.gateway.setCurrentIndex(self.gateway.findData(row["gateway"]))
-        self.base_url.setText(row["base_url"])
-        self.phone_number_id.setText(row["options"].get("phone_number_id", ""))
-        self.remote_name.setText(row["options"].get("remote_name", ""))
+        instance = self.instances[rows[0].row()]
+        self.instance_name.setText(instance.name)
+        self.gateway.setCurrentIndex(self.gateway.findData(instance.gateway))
+        self.base_url.setText(instance.base_url)
+        self.phone_number_id.setText(instance.options.get("phone_number_id", ""))
+        self.remote_name.setText(instance.options.get("remote_name", ""))
         self.credential.clear()
 
     def _instance_values(self) -> tuple[str, str, str, dict[str, str], dict[str, Any]]:
@@ -313,14 +315,14 @@ class MessagesPage(QWidget):
         self.instance_errors.clear()
         self.banner.clear()
         values = self._instance_values()
-        self.context.workers.run(self, self.engine.messaging_save_instance, *values,
-                                 done=lambda row: self._instance_done(f"Instancia «{row['name']}» guardada."),
+        self.context.workers.run(self, self.engine.messaging.save_instance, *values,
+                                 done=lambda saved: self._instance_done(f"Instancia «{saved.name}» guardada."),
                                  failed=self._instance_failed, busy=[self.save_instance_button])
 
     def test_connection(self) -> None:
         name = self.instance_name.text().strip()
         self.banner.clear()
-        self.context.workers.run(self, self.engine.messaging_test_connection, name,
+        self.context.workers.run(self, self.engine.messaging.test_connection, name,
                                  done=lambda state: self._instance_done(
                                      f"Instancia «{name}»: {STATES.get(state, (state,))[0]}."),
                                  failed=self._instance_failed, busy=[self.test_button])
@@ -328,7 +330,7 @@ class MessagesPage(QWidget):
     def register_webhook(self) -> None:
         name = self.instance_name.text().strip()
         self.banner.clear()
-        self.context.workers.run(self, self.engine.messaging_register_webhook, name,
+        self.context.workers.run(self, self.engine.messaging.register_webhook, name,
                                  done=lambda url: self._instance_done(
                                      f"La pasarela enviará los eventos de «{name}» a {url.split('?')[0]}."),
                                  failed=self._instance_failed, busy=[self.register_button])
@@ -344,15 +346,16 @@ class MessagesPage(QWidget):
         if unplaced or not getattr(exc, "details", None):
             self.banner.show_error(exc)
 
-    def _show_instances(self, instances: list[dict[str, Any]]) -> None:
+    def _show_instances(self, instances: list[Instance]) -> None:
         self.instances = instances
         current = self.send_instance.currentData()
         self.send_instance.clear()
         self.instance_table.setRowCount(len(instances))
-        for index, row in enumerate(instances):
-            self.send_instance.addItem(f"{row['name']} ({GATEWAY_LABELS[row['gateway']]})", row["name"])
-            text, colour = STATES.get(row["state"], (row["state"], "#777"))
-            cells = [row["name"], GATEWAY_LABELS[row["gateway"]], row["base_url"], text]
+        for index, instance in enumerate(instances):
+            self.send_instance.addItem(f"{instance.name} ({GATEWAY_LABELS[instance.gateway]})", instance.name)
+            state = instance.state or ""  # no state yet: an empty cell
+            text, colour = STATES.get(state, (state, "#777"))
+            cells = [instance.name, GATEWAY_LABELS[instance.gateway], instance.base_url, text]
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
                 if column == 3:
@@ -363,9 +366,10 @@ class MessagesPage(QWidget):
             self.send_instance.setCurrentIndex(found)
 
     def instance_state_text(self, name: str) -> str | None:
-        for index, row in enumerate(self.instances):
-            if row["name"] == name:
-                return self.instance_table.item(index, 3).text()
+        for index, instance in enumerate(self.instances):
+            if instance.name == name:
+                item = self.instance_table.item(index, 3)
+                return item.text() if item is not None else None
         return None
 
     # ------------------------------------------------------------ subscriptions
@@ -388,26 +392,26 @@ class MessagesPage(QWidget):
         self.resend_button.setToolTip("Vuelve a intentar ahora las entregas pendientes o fallidas de la suscripción")
         self.resend_button.clicked.connect(self.resend)
         layout.addWidget(self.resend_button, 0, Qt.AlignmentFlag.AlignRight)
-        self.subscriptions: list[dict[str, Any]] = []
+        self.subscriptions: list[Subscription] = []
         return tab
 
-    def _show_subscriptions(self, subscriptions: list[dict[str, Any]]) -> None:
+    def _show_subscriptions(self, subscriptions: list[Subscription]) -> None:
         self.subscriptions = subscriptions
         self.subscription_table.setRowCount(len(subscriptions))
-        for index, row in enumerate(subscriptions):
-            state = DELIVERY_STATES.get(row["state"], row["state"])
-            if row["pending"]:
-                state += f" · {row['pending']} pendiente(s)"
-            last = _time(row["last_attempt_at"])
-            if row["last_status"]:
-                last += f" (HTTP {row['last_status']})"
-            elif row["last_error"]:
+        for index, subscription in enumerate(subscriptions):
+            state = DELIVERY_STATES.get(subscription.state or "", subscription.state or "")
+            if subscription.pending:
+                state += f" · {subscription.pending} pendiente(s)"
+            last = _time(subscription.last_attempt_at)
+            if subscription.last_status:
+                last += f" (HTTP {subscription.last_status})"
+            elif subscription.last_error:
                 last += " (sin respuesta)"
-            cells = [row["id"], row["instance"], row["url"], ", ".join(row["events"]), state, last,
-                     _time(row["next_attempt_at"]) if row["pending"] else "—"]
+            cells = [subscription.id, subscription.instance, subscription.url, ", ".join(subscription.events), state,
+                     last, _time(subscription.next_attempt_at) if subscription.pending else "—"]
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
-                if column == 4 and row["state"] != "active":
+                if column == 4 and subscription.state != "active":
                     item.setForeground(QColor("#c62828"))
                 self.subscription_table.setItem(index, column, item)
 
@@ -416,18 +420,18 @@ class MessagesPage(QWidget):
         if not rows:
             self.banner.show_message("Elija una suscripción en la tabla para reenviar sus entregas.", "warning")
             return
-        sub_id = self.subscriptions[rows[0].row()]["id"]
-        self.context.workers.run(self, self.engine.messaging_resend, sub_id,
+        sub_id = self.subscriptions[rows[0].row()].id
+        self.context.workers.run(self, self.engine.messaging.resend, sub_id,
                                  done=lambda n: self.banner.show_message(f"{n} entrega(s) de {sub_id} se reintentan "
                                                                          "ahora.", "info"),
                                  busy=[self.resend_button])
 
     # ------------------------------------------------------------ live refresh
 
-    def _on_event(self, name: str, payload: dict) -> None:
-        if name in REFRESH_EVENTS or name in (ev.SUBSCRIPTION_CHANGED, ev.LISTENER_CHANGED):
+    def _on_event(self, name: str, payload: Event) -> None:
+        if name in REFRESH_EVENTS:
             self.refresh_timer.start()
-        elif name == SETTINGS_CHANGED and payload.get("key") == "environment":
+        elif isinstance(payload, events.SettingsChanged) and payload.key == "environment":
             self.open_conversation = (None, None)  # each environment has its own instances and inbox
             self.refresh_timer.start()
 
@@ -436,21 +440,21 @@ class MessagesPage(QWidget):
             return
         instance, peer = self.open_conversation
         self.context.workers.run(self, load_inbox, self.engine, instance, peer, done=self._show_inbox)
-        self.context.workers.run(self, self.engine.messaging_instances, done=self._show_instances)
-        self.context.workers.run(self, self.engine.messaging_subscriptions, done=self._show_subscriptions)
-        self.context.workers.run(self, self.engine.listener_state, done=self._show_listener)
+        self.context.workers.run(self, self.engine.messaging.instances, done=self._show_instances)
+        self.context.workers.run(self, self.engine.messaging.subscriptions, done=self._show_subscriptions)
+        self.context.workers.run(self, self.engine.messaging.listener_state, done=self._show_listener)
 
-    def _show_listener(self, state: dict[str, Any]) -> None:
-        if state["state"] == "running":
-            text = f"Receptor de webhooks activo en {state['url']}."
-            if state["exposed"]:
+    def _show_listener(self, state: ListenerState) -> None:
+        if state.state == "running":
+            text = f"Receptor de webhooks activo en {state.url}."
+            if state.exposed:
                 text += (" ⚠ Está abierto a la red: cualquiera en ella puede intentar enviarle datos (se verifican "
                          "las firmas).")
             else:
                 text += (" Solo este equipo lo alcanza: una pasarela en la nube necesita una dirección pública "
                          "(Ajustes → Mensajería, docs/messaging.md).")
-        elif state["state"] == "error":
-            text = f"Receptor de webhooks con error: {state['error']}"
+        elif state.state == "error":
+            text = f"Receptor de webhooks con error: {state.error}"
         else:
             text = "Receptor de webhooks detenido: los eventos de la pasarela no llegarán hasta iniciarlo."
         self.listener_label.setText(text)

@@ -7,43 +7,41 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
-from app.core.invoicing.prevalidation import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER
-from app.core.invoicing.statuses import ISSUED
-from app.core.platform.formatting import money
+from app.core.api import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER, fmt, statuses
 
 from .widgets import FieldErrors
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import Engine, Voucher
 
 REFERENCE_TYPES = {"01": "Factura", "03": "Boleta"}
 REASONS = {"07": CREDIT_REASONS, "08": DEBIT_REASONS}  # catalogue 09 (NC) and 10 (ND)
 TYPE_IT_IN = "— escribir los datos a mano —"
 
 
-def issued_vouchers(engine: Engine) -> list[dict[str, Any]]:
+def issued_vouchers(engine: Engine) -> list[Voucher]:
     """Facturas and boletas a note may modify, newest first (all issuers; the form filters by issuer). A note can
     only modify a voucher SUNAT has (or will have): not one it rejected or that was never sent."""
-    return [row for row in engine.list_vouchers(limit=500)
-            if row.get("tipo") in REFERENCE_TYPES and row.get("status") in ISSUED]
+    return [voucher for voucher in engine.invoicing.vouchers(limit=500)
+            if voucher.tipo in REFERENCE_TYPES and voucher.status in statuses.ISSUED]
 
 
-def describe_voucher(row: dict[str, Any]) -> str:
-    name = row.get("receptor_nombre") or "sin nombre"
-    total = row.get("total")
-    amount = f" · {money(total, row.get('moneda') or 'PEN')}" if total is not None else ""
-    return f"{REFERENCE_TYPES[row['tipo']]} {row['serie']}-{row['numero']} · {name}{amount}"
+def describe_voucher(voucher: Voucher) -> str:
+    name = voucher.receptor_nombre or "sin nombre"
+    total = voucher.total
+    amount = f" · {fmt.money(total, voucher.moneda or 'PEN')}" if total is not None else ""
+    return f"{REFERENCE_TYPES[voucher.tipo]} {voucher.serie_numero} · {name}{amount}"
 
 
 class NoteReferenceBox(QGroupBox):
     """Modified voucher (picked from the issued ones or typed in), reason code and description."""
 
-    reference_chosen = Signal(dict)  # a row of engine.list_vouchers: the customer comes from it
+    reference_chosen = Signal(object)  # a Voucher of engine.invoicing.vouchers: the customer comes from it
     letter_changed = Signal(str)  # F or B: the note's serie follows the modified voucher
 
     def __init__(self, errors: FieldErrors, parent: QWidget | None = None) -> None:
         super().__init__("Documento que modifica", parent)
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[Voucher] = []
         self.note_type = "07"
         self.pick = QComboBox()
         self.pick.setMinimumContentsLength(30)
@@ -94,7 +92,7 @@ class NoteReferenceBox(QGroupBox):
         self.motivo.blockSignals(False)
         self._reason_changed()
 
-    def set_issued(self, rows: list[dict[str, Any]]) -> None:
+    def set_issued(self, rows: list[Voucher]) -> None:
         self.rows = rows
         self.pick.blockSignals(True)
         self.pick.clear()
@@ -136,16 +134,16 @@ class NoteReferenceBox(QGroupBox):
         index = self.pick.currentData()
         if index is None:
             return
-        row = self.rows[index]
+        voucher = self.rows[index]
         for widget in (self.ref_tipo, self.ref_serie, self.ref_numero):
             widget.blockSignals(True)
-        self.ref_tipo.setCurrentIndex(self.ref_tipo.findData(row["tipo"]))
-        self.ref_serie.setText(row["serie"])
-        self.ref_numero.setValue(int(row["numero"]))
+        self.ref_tipo.setCurrentIndex(self.ref_tipo.findData(voucher.tipo))
+        self.ref_serie.setText(voucher.serie)
+        self.ref_numero.setValue(int(voucher.numero))
         for widget in (self.ref_tipo, self.ref_serie, self.ref_numero):
             widget.blockSignals(False)
         self.letter_changed.emit(self.letter())
-        self.reference_chosen.emit(row)
+        self.reference_chosen.emit(voucher)
 
     def _typed(self) -> None:
         """Typing the reference by hand leaves the picked voucher behind."""

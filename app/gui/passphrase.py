@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.platform.secrets import MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE
+from app.core.api import MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE
 
 from .context import Context
 from .widgets import MessageBanner
@@ -90,7 +90,7 @@ class PassphraseDialog(QDialog):
             self.passphrase.setFocus()
             return
         self.banner.clear()
-        self.context.workers.run(self, self.context.engine.unlock_secrets, typed, done=self._accepted,
+        self.context.workers.run(self, self.context.engine.admin.unlock_secrets, typed, done=self._accepted,
                                  failed=self._refused, busy=[self.ok_button])
 
     def _problem(self, typed: str) -> str:

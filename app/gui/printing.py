@@ -1,7 +1,7 @@
 """The printed voucher in the windows: its pages painted with Qt (preview and printer), «Guardar PDF», «Imprimir».
 
 PySide6-Essentials has no PDF viewer (QtPdf), so the preview paints the same laid-out pages the PDF is
-written from (app.core.invoicing.printing.layout), with the same font. Painting on a QImage or a QPrinter is allowed
+written from (app.core.api's Page, Box, Text…), with the same font. Painting on a QImage or a QPrinter is allowed
 off the GUI thread (Qt's threading rules), so images and print jobs are made on the worker pool; only the
 dialogs and the pixmaps live on the GUI thread. The ticket prints on an 80 mm page as long as the voucher.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt, QTimer
 from PySide6.QtGui import (
@@ -38,11 +39,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.invoicing.printing.fonts import BOLD_STROKE, FILE, PT
-from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Text
+from app.core.api import (
+    BOLD_STROKE,
+    FONT_FILE,
+    PT,
+    Box,
+    ErrorCode,
+    Page,
+    Picture,
+    Qr,
+    Rule,
+    Text,
+    YupanaError,
+    write_bytes,
+)
 
 from .context import Context
 from .widgets import MessageBanner
+
+if TYPE_CHECKING:
+    from app.core.api import Engine
 
 FORMAT_CHOICES = [("a4", "A4"), ("ticket", "Ticket 80 mm")]
 PREVIEW_DPI = 96
@@ -53,7 +69,7 @@ _families: list[str] = []
 def load_fonts() -> str:
     """Register Yupana Sans with Qt once; returns its family name."""
     if not _families:
-        font_id = QFontDatabase.addApplicationFont(str(FILE))
+        font_id = QFontDatabase.addApplicationFont(str(FONT_FILE))
         _families.extend(QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else [])
         if not _families:
             _families.append(QFont().family())
@@ -141,8 +157,6 @@ def print_pages(printer: QPrinter, pages: Sequence[Page], family: str) -> int:
     printer.setPageLayout(page_layout(pages[0]))
     painter = QPainter()
     if not painter.begin(printer):
-        from app.core.errors import ErrorCode, YupanaError
-
         raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE, "No se pudo empezar a imprimir: revise la impresora.")
     try:
         dots_per_mm = printer.resolution() / MM_PER_INCH
@@ -154,6 +168,16 @@ def print_pages(printer: QPrinter, pages: Sequence[Page], family: str) -> int:
     finally:
         painter.end()
     return len(pages)
+
+
+def write_pdf(engine: Engine, voucher_id: int, target: str | Path, formato: str | None = None) -> Path:
+    """Write the voucher's PDF to `target` (a file, or a folder for its usual name) through a temporary file, so a
+    half-written PDF is never left under the final name; returns the file."""
+    pdf = engine.invoicing.pdf(voucher_id, formato)
+    path = Path(target)
+    if path.is_dir():
+        path = path / pdf.name
+    return write_bytes(path, pdf.content)
 
 
 class PrintPanel(QWidget):
@@ -189,15 +213,15 @@ class PrintPanel(QWidget):
         layout.addLayout(top)
         self.status = QLabel("")
         layout.addWidget(self.status)
-        self.scroll = QScrollArea()
-        self.scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        self.scroll.setStyleSheet("QScrollArea { background: #8a8a8a; }")
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.scroll_area.setStyleSheet("QScrollArea { background: #8a8a8a; }")
         self.pages_widget = QWidget()
         self.pages_layout = QVBoxLayout(self.pages_widget)
         self.pages_layout.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        self.scroll.setWidget(self.pages_widget)
-        self.scroll.setWidgetResizable(True)
-        layout.addWidget(self.scroll, 1)
+        self.scroll_area.setWidget(self.pages_widget)
+        self.scroll_area.setWidgetResizable(True)
+        layout.addWidget(self.scroll_area, 1)
         self.page_labels: list[QLabel] = []
         self.set_enabled(False)
         self.format_box.currentIndexChanged.connect(self._format_chosen)
@@ -220,8 +244,9 @@ class PrintPanel(QWidget):
         family = self.family
 
         def work() -> tuple[list[Page], str, str, list[QImage]]:
-            pages, chosen, name = self.engine.voucher_pages(voucher_id, formato)
-            return pages, chosen, name, [page_image(page, family) for page in pages]
+            printed = self.engine.invoicing.printed_pages(voucher_id, formato)
+            images = [page_image(page, family) for page in printed.pages]
+            return printed.pages, printed.formato, printed.file_name, images
 
         self.context.workers.run(self, work, done=self._loaded, failed=self._not_printable,
                                  busy=[self.format_box, self.save_button, self.print_button])
@@ -272,7 +297,7 @@ class PrintPanel(QWidget):
 
     def save_to(self, path: str) -> None:
         formato = self.format_box.currentData()
-        self.context.workers.run(self, self.engine.write_voucher_pdf, self.voucher_id, path, formato,
+        self.context.workers.run(self, write_pdf, self.engine, self.voucher_id, path, formato,
                                  done=lambda written: self.banner.show_message(f"PDF guardado en {written}",
                                                                                "success"),
                                  failed=self.banner.show_error, busy=[self.save_button])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.invoicing.catalog.codes import DETRACCIONES
+from app.core.api import DETRACCIONES
 
 from .catalog import PAGE_ROWS, CatalogPage, Field
 from .totals import AFFECTATIONS, parse_decimal
@@ -43,18 +43,18 @@ class ProductsPage(CatalogPage):
         Field("tipo_afectacion_igv", "Afectación del IGV", "choice", AFFECTATION_CHOICES, default="10"),
         Field("icbper", "Bolsa plástica (ICBPER)", "flag", default=False),
         Field("codigo_detraccion", "Código de detracción", "choice",
-              (("", "Ninguno"),) + tuple((code, f"{code} — {name}") for code, name in DETRACCIONES.items()),
+              (("", "Ninguno"),) + tuple((code, f"{code} — {name}") for code, (name, _rate) in DETRACCIONES.items()),
               default=""),
     )
 
     def list_records(self, typed: str) -> list[Any]:
-        return self.engine.catalog_products(typed, PAGE_ROWS)
+        return self.engine.catalog.products(typed, PAGE_ROWS)
 
     def save_record(self, data: dict[str, Any], record_id: int | None) -> Any:
         return save_product(self.engine, data, record_id)
 
     def delete_record(self, record_id: int) -> bool:
-        return self.engine.delete_product(record_id)
+        return self.engine.catalog.delete_product(record_id)
 
     def describe(self, record: Any) -> str:
         return f"El producto {record.codigo} ({record.descripcion})"
@@ -65,5 +65,5 @@ def save_product(engine: Any, data: dict[str, Any], record_id: int | None = None
     refused naming what was typed), no detracción when «Ninguno» was chosen."""
     typed = data.get("precio") or ""
     precio = parse_decimal(typed)
-    return engine.save_product({**data, "precio": typed if precio is None else precio,
-                                "codigo_detraccion": data.get("codigo_detraccion") or None}, record_id)
+    return engine.catalog.save_product({**data, "precio": typed if precio is None else precio,
+                                        "codigo_detraccion": data.get("codigo_detraccion") or None}, record_id)

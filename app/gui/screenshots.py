@@ -4,7 +4,7 @@ Used by `make screenshots` (docs/screenshots/, shown in the README). Sample data
 throw-away data folder; nothing touches the user's own.
 
 The same checkout gives the same PNGs byte for byte (tests/gui/test_screenshots_deterministic.py), so
-regenerating them leaves `git status` clean: the wall clock (app.core.platform.clock) stands at SAMPLE_INSTANT in
+regenerating them leaves `git status` clean: the wall clock (app.core.api.clock) stands at the sample instant in
 Lima's time zone, so issue dates and times, digests, QR codes, CDR dates and message times are fixed; the
 sandbox's made-up numbers (CDR ids) come from a seeded generator; ports chosen at random are painted as
 fixed ones (SHOWN_PORTS); and the windows use one named font at a fixed size and resolution.
@@ -23,12 +23,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from app.core.platform import clock
-from app.core.platform.events import MESSAGE_DELIVERED, MESSAGE_READ, MESSAGE_RECEIVED
-
 SAMPLE_CUSTOMERS = [("20601030013", "BODEGA SAN MARTÍN S.A.C."), ("20100070970", "SUPERMERCADOS PERUANOS S.A."),
                     ("20131312955", "SUNAT"), ("20100047218", "BANCO DE CRÉDITO DEL PERÚ")]
-SAMPLE_INSTANT = datetime(2026, 11, 23, 10, 30, tzinfo=clock.PERU)  # a Monday morning in Lima
+SAMPLE_TIME = (2026, 11, 23, 10, 30)  # a Monday morning in Lima (sample_instant)
 SAMPLE_SEED = 16
 FONT = ("DejaVu Sans", 9)  # what fontconfig gives Qt's «Sans Serif» on Debian and Ubuntu, named so it never varies
 LOOPBACK_PORT = re.compile(r"(127\.0\.0\.1|localhost):(\d+)")
@@ -49,15 +46,15 @@ def _settle(app, window) -> None:
 
 def _sample_data(engine, sandboxes) -> None:
     """A company, a test certificate and four facturas sent to the local SUNAT sandbox."""
-    from app.core.platform.companies import Company
+    from app.core.api import Company
 
     from .emission import emit
 
-    engine.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
-                               direccion="AV. ABANCAY 123, CERCADO DE LIMA", nombre_comercial="YUPANA"))
-    engine.create_test_certificate("20100066603")
-    engine.config_set("listener_port", "0")  # the gateway sandbox posts to this listener
-    engine.start_listener()
+    engine.admin.set_company(Company(ruc="20100066603", razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                     direccion="AV. ABANCAY 123, CERCADO DE LIMA", nombre_comercial="YUPANA"))
+    engine.invoicing.create_test_certificate("20100066603")
+    engine.admin.config_set("listener_port", "0")  # the gateway sandbox posts to this listener
+    engine.messaging.start_listener()
     sandboxes.start()
     for numero, (ruc, name) in enumerate(SAMPLE_CUSTOMERS, start=1):
         request = {"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": "20100066603"},
@@ -76,7 +73,8 @@ def _sample_void(engine, sandboxes) -> None:
     """F001-2 voided by a comunicación de baja, SUNAT's ticket answered at once: «Resúmenes y bajas» has a row."""
     try:
         sandboxes.running["sunat"].summaries.configure(delay_s=0, pending_polls=0)
-        outcome = engine.anular(engine.find_voucher("F001-2"), "ERROR EN LA CANTIDAD", timeout_s=30)
+        voucher_id = engine.invoicing.find_voucher("F001-2")
+        outcome = engine.invoicing.void(voucher_id, "ERROR EN LA CANTIDAD", timeout_s=30)
         if not outcome.accepted:
             raise RuntimeError(f"{outcome.ident} {outcome.state}: {outcome.descripcion}")
     except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
@@ -98,25 +96,29 @@ def _sample_catalogue(engine) -> None:
     one of them gets the WhatsApp and e-mail typed in «Clientes»."""
     try:
         for codigo, barras, descripcion, unidad, precio, con_igv, afectacion, bolsa in SAMPLE_PRODUCTS:
-            engine.save_product({"codigo": codigo, "codigo_barras": barras, "descripcion": descripcion,
-                                 "unidad": unidad, "precio": precio, "precio_incluye_igv": con_igv,
-                                 "tipo_afectacion_igv": afectacion, "icbper": bolsa})
+            engine.catalog.save_product({"codigo": codigo, "codigo_barras": barras, "descripcion": descripcion,
+                                         "unidad": unidad, "precio": precio, "precio_incluye_igv": con_igv,
+                                         "tipo_afectacion_igv": afectacion, "icbper": bolsa})
         ruc, name = SAMPLE_CUSTOMERS[0]
-        engine.save_customer({"tipo_documento": "6", "numero": ruc, "nombre": name, "whatsapp": "+51987654321",
-                              "email": "compras@example.pe"}, engine.catalog_customers(ruc, 1)[0].id)
+        engine.catalog.save_customer({"tipo_documento": "6", "numero": ruc, "nombre": name,
+                                      "whatsapp": "+51987654321", "email": "compras@example.pe"},
+                                     engine.catalog.customers(ruc, 1)[0].id)
     except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
         print(f"aviso: no se generó el catálogo de ejemplo: {exc}", file=sys.stderr)
 
 
 def _sample_messages(engine, gateway) -> None:
     """A short exchange on the sandbox instance «demo»: sent, delivered, read, and two customers writing."""
+    from app.core.api import events
+
     try:
-        gateway.emit(MESSAGE_RECEIVED, "demo", sender="+51912345678", body="¿Tienen arroz de 50 kg?",
+        gateway.emit(events.MESSAGE_RECEIVED, "demo", sender="+51912345678", body="¿Tienen arroz de 50 kg?",
                      name="Bodega San Martín")
-        engine.send_message("demo", "+51987654321", "Buenos días, le enviamos su factura F001-1. ¡Gracias por su compra!")
-        gateway.emit(MESSAGE_DELIVERED, "demo")
-        gateway.emit(MESSAGE_READ, "demo")
-        gateway.emit(MESSAGE_RECEIVED, "demo", sender="+51987654321", body="Recibido, muchas gracias",
+        engine.messaging.send_message("demo", "+51987654321",
+                                      "Buenos días, le enviamos su factura F001-1. ¡Gracias por su compra!")
+        gateway.emit(events.MESSAGE_DELIVERED, "demo")
+        gateway.emit(events.MESSAGE_READ, "demo")
+        gateway.emit(events.MESSAGE_RECEIVED, "demo", sender="+51987654321", body="Recibido, muchas gracias",
                      name="Rosa Quispe")
     except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
         print(f"aviso: no se generaron los mensajes de ejemplo: {exc}", file=sys.stderr)
@@ -146,16 +148,26 @@ def _steady_font(app) -> None:
               file=sys.stderr)
 
 
+def sample_instant() -> datetime:
+    from app.core.api import clock
+
+    return datetime(*SAMPLE_TIME, tzinfo=clock.PERU)
+
+
 def render(folder: Path) -> list[Path]:
+    # The engine is imported only now, after the seed: importing it draws from `random` (a library's import does),
+    # and the sandbox's made-up numbers come after that draw.
     _steady_environment()
     os.environ.setdefault("YUPANA_KEYRING", "0")
     os.environ.setdefault("YUPANA_PASSPHRASE", "capturas de pantalla")
-    with clock.frozen(SAMPLE_INSTANT):
+    from app.core.api import clock
+
+    with clock.frozen(sample_instant()):
         return _render(folder)
 
 
 def _render(folder: Path) -> list[Path]:
-    from app.core.engine import Engine
+    from app.core.api import Engine
     from app.gui.app import application
     from app.gui.main_window import SECTIONS, MainWindow
     from app.sandbox.mode import SandboxMode
@@ -206,10 +218,10 @@ SHOWN_PORTS: dict[str, str] = {}  # a port picked at random (port 0) → the fix
 
 def _show_fixed_ports(engine, sandboxes) -> None:
     """The listener is painted on its default port (8788) and each sandbox on 8901, 8902… in start order."""
-    from app.core.platform.settings import SETTINGS
+    from app.core.api import SETTINGS
 
     SHOWN_PORTS.clear()
-    for match in LOOPBACK_PORT.finditer(engine.listener_state().get("url") or ""):
+    for match in LOOPBACK_PORT.finditer(engine.messaging.listener_state().url or ""):
         SHOWN_PORTS[match.group(2)] = SETTINGS["listener_port"].default
     for number, sandbox in enumerate(sandboxes.running.values(), start=1):
         for match in LOOPBACK_PORT.finditer(sandbox.base_url):
@@ -243,8 +255,9 @@ def _lay_out_status_bar(widget) -> None:
 
     if isinstance(widget, QMainWindow):
         layout = widget.statusBar().layout()
-        layout.invalidate()
-        layout.activate()
+        if layout is not None:
+            layout.invalidate()
+            layout.activate()
         QApplication.processEvents()
 
 
@@ -331,6 +344,7 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
     import subprocess
 
     from .emission import emit
+    from .printing import write_pdf
     from .vouchers import VoucherDetail
 
     request = {"tipo": "01", "serie": "F002", "numero": 1, "emisor": {"ruc": "20100066603"},
@@ -345,7 +359,7 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
                    {"monto": Decimal("80.47"), "fecha_vencimiento": _days_ahead(60)}]}}
     try:
         emit(engine, request, lambda _: None)
-        voucher_id = engine.find_voucher("F002-1", tipo="01")
+        voucher_id = engine.invoicing.find_voucher("F002-1", tipo="01")
     except Exception as exc:  # noqa: BLE001 - the other screenshots are still useful
         print(f"aviso: no se generó el comprobante impreso de ejemplo: {exc}", file=sys.stderr)
         return []
@@ -364,7 +378,7 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
         return saved
     with tempfile.TemporaryDirectory() as scratch:
         for formato, dpi in (("a4", "80"), ("ticket", "130")):
-            pdf = engine.write_voucher_pdf(voucher_id, Path(scratch) / f"{formato}.pdf", formato)
+            pdf = write_pdf(engine, voucher_id, Path(scratch) / f"{formato}.pdf", formato)
             target = folder / f"pdf-{formato}"
             subprocess.run(["pdftoppm", "-r", dpi, "-png", "-singlefile", str(pdf), str(target)], check=True)
             saved.append(target.with_suffix(".png"))
@@ -380,15 +394,18 @@ def _save_list_by_date(app, window, engine, folder: Path) -> Path:
     them."""
     from PySide6.QtCore import QDate
 
+    from app.core.api import clock
+
     today = clock.today()
     for numero, (days, customer) in enumerate(EARLIER_SAMPLES, start=1):
         ruc, name = SAMPLE_CUSTOMERS[customer]
         try:
-            engine.generar_xml({"tipo": "01", "serie": "F003", "numero": numero, "emisor": {"ruc": "20100066603"},
-                                "receptor": {"ruc": ruc, "razon_social": name},
-                                "fecha_emision": (today - timedelta(days=days)).isoformat(),
-                                "items": [{"descripcion": "Aceite vegetal 1 L", "cantidad": Decimal(numero * 2),
-                                           "precio_unitario": Decimal("8.90")}]})
+            engine.invoicing.generate_xml({
+                "tipo": "01", "serie": "F003", "numero": numero, "emisor": {"ruc": "20100066603"},
+                "receptor": {"ruc": ruc, "razon_social": name},
+                "fecha_emision": (today - timedelta(days=days)).isoformat(),
+                "items": [{"descripcion": "Aceite vegetal 1 L", "cantidad": Decimal(numero * 2),
+                           "precio_unitario": Decimal("8.90")}]})
         except Exception as exc:  # noqa: BLE001 - the list is still worth showing
             print(f"aviso: no se generó el comprobante anterior de ejemplo {numero}: {exc}", file=sys.stderr)
     _settle(app, window)  # the events of those vouchers (the list, the status bar) land before the picture
@@ -417,6 +434,8 @@ def _repaint_preview_here(panel) -> None:
 
 
 def _days_ahead(days: int) -> str:
+    from app.core.api import clock
+
     return (clock.today() + timedelta(days=days)).isoformat()
 
 
@@ -435,7 +454,7 @@ def _save_assistant(app, window, folder: Path) -> Path:
 
 def _save_passphrase(app, window, folder: Path) -> Path:
     """The dialog a PC with no system keyring shows on the first start."""
-    from app.core.platform.secrets import NEW_PASSPHRASE
+    from app.core.api import NEW_PASSPHRASE
 
     from .passphrase import PassphraseDialog
 

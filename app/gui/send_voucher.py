@@ -6,7 +6,7 @@ window never waits on the gateway.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -20,26 +20,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.platform.formatting import money
+from app.core.api import fmt
 
 from .context import Context
 from .widgets import FieldErrors, MessageBanner
 
+if TYPE_CHECKING:
+    from app.core.api import ChatSendResult, Customer, Instance, Voucher
 
-def default_text(record: dict[str, Any], type_name: str) -> str:
-    serie_numero = f"{record.get('serie')}-{record.get('numero')}"
-    total = money(record.get("total"), record.get("moneda"))
+
+def default_text(voucher: Voucher, type_name: str) -> str:
+    serie_numero = voucher.serie_numero
+    total = fmt.money(voucher.total, voucher.moneda)
     return (f"Hola, le enviamos su {type_name.lower()} electrónica {serie_numero} por {total}. "
             "Adjuntamos la representación impresa (PDF). ¡Gracias por su compra!")
 
 
 class SendVoucherDialog(QDialog):
-    def __init__(self, context: Context, voucher_id: int, record: dict[str, Any], type_name: str,
+    def __init__(self, context: Context, voucher_id: int, voucher: Voucher, type_name: str,
                  formato: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context, self.voucher_id, self.formato = context, voucher_id, formato
-        self.sent: Any = None
-        self.setWindowTitle(f"Enviar {record.get('serie')}-{record.get('numero')} por WhatsApp")
+        self.sent: ChatSendResult | None = None
+        self.setWindowTitle(f"Enviar {voucher.serie_numero} por WhatsApp")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setMinimumWidth(520)
         self.banner = MessageBanner()
@@ -47,7 +50,7 @@ class SendVoucherDialog(QDialog):
         self.instance = QComboBox()
         self.number = QLineEdit()
         self.number.setPlaceholderText("+51 987 654 321 (con código de país)")
-        self.text = QPlainTextEdit(default_text(record, type_name))
+        self.text = QPlainTextEdit(default_text(voucher, type_name))
         self.text.setMaximumHeight(110)
         form = QFormLayout()
         form.addRow("Enviar desde:", self.errors.wrap(self.instance, "instance"))
@@ -64,20 +67,20 @@ class SendVoucherDialog(QDialog):
         layout.addWidget(self.banner)
         layout.addLayout(form)
         layout.addWidget(self.buttons)
-        context.workers.run(self, context.engine.messaging_instances, done=self._instances,
+        context.workers.run(self, context.engine.messaging.instances, done=self._instances,
                             failed=self.banner.show_error)
-        tipo, numero = record.get("receptor_tipo_documento"), record.get("receptor_numero_documento")
+        tipo, numero = voucher.receptor_tipo_documento, voucher.receptor_numero_documento
         if tipo and numero:  # the customer's WhatsApp saved in «Clientes»
-            context.workers.run(self, context.engine.customer, tipo, numero, done=self._customer,
+            context.workers.run(self, context.engine.catalog.customer, tipo, numero, done=self._customer,
                                 failed=lambda exc: None)
 
-    def _customer(self, customer: Any) -> None:
+    def _customer(self, customer: Customer | None) -> None:
         if customer is not None and customer.whatsapp and not self.number.text().strip():
             self.number.setText(customer.whatsapp)
 
-    def _instances(self, instances: list[dict[str, Any]]) -> None:
+    def _instances(self, instances: list[Instance]) -> None:
         for instance in instances:
-            self.instance.addItem(f"{instance['name']} ({instance.get('gateway', '')})", instance["name"])
+            self.instance.addItem(f"{instance.name} ({instance.gateway})", instance.name)
         if not instances:
             self.banner.show_message("Todavía no hay una instancia de WhatsApp: créela en Mensajes → Instancias.",
                                      "warning")
@@ -87,11 +90,11 @@ class SendVoucherDialog(QDialog):
         self.errors.clear()
         self.banner.clear()
         engine = self.context.engine
-        self.context.workers.run(self, engine.send_voucher, self.voucher_id, self.instance.currentData(),
+        self.context.workers.run(self, engine.messaging.send_voucher, self.voucher_id, self.instance.currentData(),
                                  self.number.text().strip().replace(" ", ""), self.text.toPlainText().strip(),
                                  self.formato, done=self._sent, failed=self._failed, busy=[self.send_button])
 
-    def _sent(self, result: Any) -> None:
+    def _sent(self, result: ChatSendResult) -> None:
         self.sent = result
         self.accept()
 

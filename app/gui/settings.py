@@ -21,8 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import ErrorDetail, YupanaError, invalid_many
-from app.core.platform.environments import ENVIRONMENTS
+from app.core.api import ENVIRONMENTS, GROUPS, SETTINGS, ErrorDetail, YupanaError, invalid_many
 
 from .company_form import CompanyForm
 from .context import Context
@@ -31,7 +30,7 @@ from .environment import confirm_switch
 from .widgets import FieldErrors, MessageBanner, form_tab, heading
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import Engine, Reachability
 
 CHOICES = {
     "environment": [(e.name, e.label) for e in ENVIRONMENTS.values()],
@@ -47,9 +46,7 @@ SANDBOXED_NOTE = " En el entorno sandbox se usa la del sandbox en marcha: esta e
 
 
 def keys_by_tab(keys: list[str]) -> dict[str, list[str]]:
-    """Each setting under its group's tab, in the engine's order of groups (app.core.platform.settings.GROUPS)."""
-    from app.core.platform.settings import GROUPS, SETTINGS
-
+    """Each setting under its group's tab, in the engine's order of groups (app.core.api.GROUPS)."""
     groups = GROUPS + sorted({SETTINGS[k].group for k in keys} - set(GROUPS))
     tabs = {group: [k for k in keys if SETTINGS[k].group == group] for group in groups}
     return {title: found for title, found in tabs.items() if found}
@@ -64,12 +61,17 @@ def save_settings(engine: Engine, values: dict[str, str]) -> dict[str, str]:
     saved = {}
     for key, value in values.items():
         try:
-            saved[key] = engine.config_set(key, value)
+            saved[key] = engine.admin.config_set(key, value)
         except YupanaError as exc:
             problems.extend(exc.details or [ErrorDetail(key, exc.message)])
     if problems:
         raise invalid_many(problems)
     return saved
+
+
+def current_settings(engine: Engine) -> dict[str, str]:
+    """Every setting's value by its key (read on a worker)."""
+    return {setting.key: setting.value for setting in engine.admin.config_list()}
 
 
 def read_log_tail(path: Path) -> str:
@@ -87,18 +89,16 @@ class SettingsForm(QWidget):
 
     def __init__(self, context: Context, keys: list[str], banner: MessageBanner) -> None:
         super().__init__()
-        from app.core.platform.settings import SETTINGS
-
         self.context, self.banner = context, banner
         self.errors = FieldErrors()
-        self.fields: dict[str, QWidget] = {}
+        self.fields: dict[str, QComboBox | QLineEdit] = {}
         self.labels: dict[str, str] = {}
         self.loaded: dict[str, str] = {}
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.form = QFormLayout()
         self.advanced = QGroupBox("Avanzado")
-        advanced_form = QFormLayout(self.advanced)
+        advanced_form = self.advanced_form = QFormLayout(self.advanced)
         for key in keys:
             setting = SETTINGS[key]
             self.labels[key] = setting.label or key
@@ -140,7 +140,7 @@ class SettingsForm(QWidget):
         column.addWidget(self.errors.label_for(setting.key))
         return box
 
-    def _field(self, key: str) -> QWidget:
+    def _field(self, key: str) -> QComboBox | QLineEdit:
         if key in CHOICES:
             combo = QComboBox()
             for value, label in CHOICES[key]:
@@ -195,8 +195,6 @@ class SettingsForm(QWidget):
 class SettingsPage(QWidget):
     def __init__(self, context: Context) -> None:
         super().__init__()
-        from app.core.platform.settings import SETTINGS
-
         self.context = context
         self.engine = context.engine
         layout = QVBoxLayout(self)
@@ -219,7 +217,7 @@ class SettingsPage(QWidget):
             if title == "SUNAT":
                 browse = QPushButton("Elegir la carpeta de reglas de SUNAT…")
                 browse.clicked.connect(self._choose_rules_dir)
-                form.advanced.layout().addRow("", browse)
+                form.advanced_form.addRow("", browse)
             if title == "Datos y registro":
                 tab_layout.addWidget(self._data_box(), 1)
             if title == "Mensajería":
@@ -247,20 +245,20 @@ class SettingsPage(QWidget):
 
     def check_listener(self) -> None:
         self.banner.clear()
-        self.context.workers.run(self, self.engine.messaging_check_listener, done=self._listener_checked,
+        self.context.workers.run(self, self.engine.messaging.check_listener, done=self._listener_checked,
                                  busy=[self.reach_button])
 
-    def _listener_checked(self, result: dict[str, Any]) -> None:
-        if result["local_only"]:
-            self.banner.show_message(f"El receptor responde en {result['url']}, pero solo desde este equipo: una "
+    def _listener_checked(self, result: Reachability) -> None:
+        if result.local_only:
+            self.banner.show_message(f"El receptor responde en {result.url}, pero solo desde este equipo: una "
                                      "pasarela en otro equipo o en la nube no podrá enviarle eventos. Use la "
                                      "dirección de la red local o un túnel (listener_public_url).", "warning")
         else:
-            self.banner.show_message(f"El receptor responde en {result['url']}: las pasarelas pueden enviarle "
+            self.banner.show_message(f"El receptor responde en {result.url}: las pasarelas pueden enviarle "
                                      "eventos.", "success")
 
     def reload(self) -> None:
-        self.context.workers.run(self, self.engine.config_list, done=self._loaded)
+        self.context.workers.run(self, current_settings, self.engine, done=self._loaded)
         self.company_form.reload_companies()
 
     def _loaded(self, values: dict[str, str]) -> None:
@@ -305,7 +303,7 @@ class SettingsPage(QWidget):
     def _load_sol(self) -> None:
         ruc = self.sol_company.currentData()
         if ruc:
-            self.context.workers.run(self, lambda: self.engine.sol_credentials(ruc),
+            self.context.workers.run(self, lambda: self.engine.invoicing.sol_credentials(ruc),
                                      done=self._show_sol, failed=lambda exc: self.sol_user.clear())
 
     def _show_sol(self, credentials: tuple[str, str]) -> None:
@@ -318,7 +316,7 @@ class SettingsPage(QWidget):
         if not ruc:
             self.banner.show_message("Primero registre una empresa en la pestaña Empresas.", "warning")
             return
-        self.context.workers.run(self, lambda: self.engine.set_sol_credentials(ruc, user, password),
+        self.context.workers.run(self, lambda: self.engine.invoicing.set_sol_credentials(ruc, user, password),
                                  done=self._sol_saved, failed=self._sol_failed, busy=[self.sol_save])
 
     def _sol_saved(self, _: Any) -> None:
@@ -349,10 +347,12 @@ class SettingsPage(QWidget):
 
     def save_token(self) -> None:
         name, token = self.token_provider.text().strip(), self.token_value.text()
-        self.context.workers.run(self, lambda: self.engine.set_provider_token(name, token),
-                                 done=lambda _: (self.token_value.clear(),
-                                                 self.banner.show_message(f"Token de «{name}» guardado (cifrado).",
-                                                                          "success")),
+
+        def saved(_result: object) -> None:
+            self.token_value.clear()
+            self.banner.show_message(f"Token de «{name}» guardado (cifrado).", "success")
+
+        self.context.workers.run(self, lambda: self.engine.lookups.set_provider_token(name, token), done=saved,
                                  failed=self.banner.show_error, busy=[self.token_save])
 
     # ------------------------------------------------------------ the local API's token
@@ -381,7 +381,7 @@ class SettingsPage(QWidget):
             self.api_token.setEchoMode(QLineEdit.EchoMode.Password)
             self.api_token.clear()
             return
-        self.context.workers.run(self, self.engine.api_token, done=self._api_token_shown,
+        self.context.workers.run(self, self.engine.admin.api_token, done=self._api_token_shown,
                                  failed=self._api_token_failed, busy=[self.api_token_show, self.api_token_new])
 
     def _api_token_shown(self, token: str) -> None:
@@ -399,7 +399,7 @@ class SettingsPage(QWidget):
                                    self.new_api_token)
 
     def new_api_token(self) -> None:
-        self.context.workers.run(self, self.engine.new_api_token, done=self._api_token_renewed,
+        self.context.workers.run(self, self.engine.admin.new_api_token, done=self._api_token_renewed,
                                  failed=self.banner.show_error, busy=[self.api_token_show, self.api_token_new])
 
     def _api_token_renewed(self, token: str) -> None:
@@ -417,11 +417,12 @@ class SettingsPage(QWidget):
     def _data_box(self) -> QWidget:
         box = QWidget()
         column = QVBoxLayout(box)
-        folder = QLabel(f"Carpeta de datos: {self.engine.home}\n(para usar otra, inicie Yupana con la variable "
-                        "YUPANA_HOME o la opción --home)")
+        home = self.engine.admin.home()
+        folder = QLabel(f"Carpeta de datos: {home}\n(para usar otra, inicie Yupana con la variable YUPANA_HOME o la "
+                        "opción --home)")
         folder.setWordWrap(True)
         open_folder = QPushButton("Abrir la carpeta de datos")
-        open_folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.engine.home))))
+        open_folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(home))))
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setPlaceholderText("Pulse «Ver registro» para mostrar las últimas líneas.")
@@ -433,12 +434,12 @@ class SettingsPage(QWidget):
         row.addStretch(1)
         column.addWidget(folder)
         column.addLayout(row)
-        column.addWidget(QLabel(f"Registro: {self.engine.log_file}"))
+        column.addWidget(QLabel(f"Registro: {self.engine.admin.log_file()}"))
         column.addWidget(self.log_view, 1)
         return box
 
     def show_log(self) -> None:
-        self.context.workers.run(self, read_log_tail, self.engine.log_file, done=self._show_log_text,
+        self.context.workers.run(self, read_log_tail, self.engine.admin.log_file(), done=self._show_log_text,
                                  busy=[self.log_refresh])
 
     def _show_log_text(self, text: str) -> None:

@@ -1,11 +1,10 @@
 """«Resúmenes y bajas»: every comunicación de baja (RA) and resumen diario (RC) of the environment in use, with its
 ticket and SUNAT's outcome, refreshed as the engine follows the tickets (event `summary.changed`); and «Enviar
-resumen diario» for a chosen day (Engine.resumen_diario, sent on a worker without waiting for the ticket)."""
+resumen diario» for a chosen day (engine.invoicing.daily_summary, sent on a worker without waiting for the ticket)."""
 
 from __future__ import annotations
 
-import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QDate
 from PySide6.QtWidgets import (
@@ -21,20 +20,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.invoicing import statuses
-from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING
-from app.core.platform import clock
-from app.core.platform import formatting as fmt
-from app.core.platform.events import SETTINGS_CHANGED, SUMMARY_CHANGED
+from app.core.api import clock, events, fmt, statuses
 
 from .context import Context
-from .widgets import Badge, MessageBanner, heading
+from .widgets import Badge, MessageBanner, heading, python_date
+
+if TYPE_CHECKING:
+    from app.core.api import Event, Summary, SummaryOutcome
 
 COLUMNS = ["Identificador", "Documento", "Fecha", "Comprobantes", "Ticket", "Estado", "Respuesta de SUNAT"]
 KINDS = {"RA": "Comunicación de baja", "RC": "Resumen diario"}
 # A summary's state as a person reads it: the label and colour of the matching voucher status.
-STATES = {SUBMISSION_PENDING: statuses.PENDIENTE, SUBMISSION_DONE: statuses.ACEPTADO,
-          SUBMISSION_FAILED: statuses.RECHAZADO}
+STATES = {statuses.SUBMISSION_PENDING: statuses.PENDIENTE, statuses.SUBMISSION_DONE: statuses.ACEPTADO,
+          statuses.SUBMISSION_FAILED: statuses.RECHAZADO}
 STATE_COLUMN = 5
 
 
@@ -51,7 +49,7 @@ class SummariesPage(QWidget):
         super().__init__()
         self.context = context
         self.engine = context.engine
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[Summary] = []
         self.generation = 0
         layout = QVBoxLayout(self)
         layout.addWidget(heading("Resúmenes y bajas"))
@@ -92,35 +90,37 @@ class SummariesPage(QWidget):
         layout.addWidget(self.empty)
         self.send_button.clicked.connect(self.send_summary)
         self.refresh_button.clicked.connect(self.reload)
-        self.context.events.event.connect(self._on_event)
+        self.context.events.occurred.connect(self._on_event)
         self.reload()
 
-    def _on_event(self, name: str, payload: dict) -> None:
-        if name == SUMMARY_CHANGED or (name == SETTINGS_CHANGED and payload.get("key") == "environment"):
+    def _on_event(self, name: str, payload: Event) -> None:
+        if name == events.SUMMARY_CHANGED or (isinstance(payload, events.SettingsChanged)
+                                              and payload.key == "environment"):
             self.reload()
 
     def reload(self) -> None:
         self.generation += 1
         generation = self.generation
 
-        def show_if_latest(rows: list[dict[str, Any]]) -> None:
+        def show_if_latest(rows: list[Summary]) -> None:
             if generation == self.generation:  # an older, slower answer must not overwrite a newer one
                 self._show(rows)
 
-        self.context.workers.run(self, self.engine.summaries, done=show_if_latest, failed=self.banner.show_error)
+        self.context.workers.run(self, self.engine.invoicing.summaries, done=show_if_latest,
+                                 failed=self.banner.show_error)
 
-    def _show(self, rows: list[dict[str, Any]]) -> None:
+    def _show(self, rows: list[Summary]) -> None:
         self.rows = list(rows)
         self.table.setRowCount(len(self.rows))
         for row, summary in enumerate(self.rows):
-            answer = ": ".join(part for part in (summary.get("codigo"), summary.get("descripcion")) if part)
-            values = [summary["ident"], KINDS.get(summary["kind"], summary["kind"]), fmt.day(summary.get("issue_date")),
-                      summary.get("comprobantes") or "", summary.get("ticket") or "—", "", answer]
+            answer = ": ".join(part for part in (summary.codigo, summary.descripcion) if part)
+            values = [summary.ident, KINDS.get(summary.kind, summary.kind), fmt.day(summary.issue_date),
+                      summary.comprobantes or "", summary.ticket or "—", "", answer]
             for column, text in enumerate(values):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 self.table.setItem(row, column, item)
-            self.table.setCellWidget(row, STATE_COLUMN, state_badge(summary.get("state")))
+            self.table.setCellWidget(row, STATE_COLUMN, state_badge(summary.state))
         self.empty.setText("" if self.rows else "Todavía no hay comunicaciones de baja ni resúmenes diarios en este "
                                                 "entorno.")
 
@@ -130,12 +130,12 @@ class SummariesPage(QWidget):
         return badge.property("state") or "" if badge else ""
 
     def send_summary(self) -> None:
-        fecha: dt.date = self.day.date().toPython()
+        fecha = python_date(self.day.date())
         self.banner.clear()
-        self.context.workers.run(self, self.engine.resumen_diario, fecha, esperar=False, done=self._sent,
+        self.context.workers.run(self, self.engine.invoicing.daily_summary, fecha, wait=False, done=self._sent,
                                  failed=self.banner.show_error, busy=[self.send_button])
 
-    def _sent(self, outcomes: list[Any]) -> None:
+    def _sent(self, outcomes: list[SummaryOutcome]) -> None:
         sent = "; ".join(f"{o.ident} (ticket {o.ticket or 'por asignar'}): {len(o.vouchers)} comprobante(s)"
                          for o in outcomes)
         self.banner.show_message(f"Resumen diario enviado a SUNAT: {sent}. El estado se actualiza cuando SUNAT "

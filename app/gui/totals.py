@@ -13,10 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
-from app.core.invoicing.amounts import IGV_RATE, icbper_rate, money
-from app.core.invoicing.catalog import prices
-from app.core.invoicing.prevalidation import FREE_AFFECTATIONS, FREE_GRAVADO
-from app.core.platform import clock
+from app.core.api import FREE_AFFECTATIONS, FREE_GRAVADO, IGV_RATE, clock, icbper_rate, prices, round_money
 
 ZERO = Decimal("0.00")
 AFFECTATIONS = {  # catalogue 07 code: label (the onerous ones the catalogue's products take)
@@ -76,20 +73,20 @@ class Line:
     def valor_venta(self) -> Decimal:
         if self.con_igv and not is_free(self.afectacion):
             return self._derived().valor_venta - self.descuento
-        return money(self.cantidad * self.valor_unitario) - self.descuento
+        return round_money(self.cantidad * self.valor_unitario) - self.descuento
 
     @property
     def igv(self) -> Decimal:
         if self.con_igv and not self.descuento and not is_free(self.afectacion):
             return self._derived().igv_linea
         taxed = self.afectacion == "10" or self.afectacion in FREE_GRAVADO
-        return money(self.valor_venta * IGV_RATE) if taxed else ZERO
+        return round_money(self.valor_venta * IGV_RATE) if taxed else ZERO
 
     def icbper(self, fecha: date) -> Decimal:
         if not self.bolsas:
             return ZERO
         rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
-        return money(int(self.cantidad) * rate)
+        return round_money(int(self.cantidad) * rate)
 
     def _derived(self) -> prices.LinePrice:
         if self.cantidad <= 0 or self.valor_unitario < 0:
@@ -138,9 +135,9 @@ def compute(lines: list[Line], descuento_global: Decimal = ZERO, fecha: date | N
     if descuento_global and 0 < descuento_global < totals.gravadas:  # the engine refuses any other
         gravado_igv = sum((line.igv for line in lines if line.afectacion == "10"), ZERO)
         totals.gravadas -= descuento_global
-        totals.igv += money(totals.gravadas * IGV_RATE) - gravado_igv
+        totals.igv += round_money(totals.gravadas * IGV_RATE) - gravado_igv
         totals.descuento_global = descuento_global
         totals.descuentos += descuento_global
     if detraccion_porcentaje is not None:
-        totals.detraccion = money(totals.total * tipo_cambio * detraccion_porcentaje / PERCENT)
+        totals.detraccion = round_money(totals.total * tipo_cambio * detraccion_porcentaje / PERCENT)
     return totals

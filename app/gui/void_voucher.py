@@ -1,13 +1,13 @@
 """«Anular» from the voucher detail: the reason asked, the document SUNAT takes for the voucher's type explained.
 
 The comunicación de baja (RA) or resumen diario (RC) is built, signed and sent on a worker without waiting for
-SUNAT's ticket (`Engine.anular(..., esperar=False)`): the engine follows the ticket in the background and tells
+SUNAT's ticket (`engine.invoicing.void(..., wait=False)`): the engine follows the ticket in the background and tells
 its outcome with the `summary.changed` event, which the detail listens to.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -20,23 +20,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.invoicing.summaries import MAX_REASON
-from app.core.invoicing.voids import SummaryOutcome
+from app.core.api import MAX_REASON
 
 from .context import Context
 from .widgets import FieldErrors, MessageBanner
+
+if TYPE_CHECKING:
+    from app.core.api import SummaryOutcome, Voucher
 
 DOCUMENT_NAMES = {"RA": "comunicación de baja", "RC": "resumen diario"}
 WITH_ARTICLE = {"RA": "la comunicación de baja", "RC": "el resumen diario"}
 
 
-def void_kind(record: dict[str, Any]) -> str | None:
-    """RA or RC for the voucher's type, or None when neither voids it (the engine's answer, in load_voucher)."""
-    return record.get("baja")
-
-
-def explanation(record: dict[str, Any], kind: str) -> str:
-    name = f"{record.get('serie')}-{record.get('numero')}"
+def explanation(voucher: Voucher, kind: str) -> str:
+    name = voucher.serie_numero
     if kind == "RA":
         return (f"{name} se anulará con una comunicación de baja (RA) enviada a SUNAT, como se anulan las facturas "
                 "y sus notas. SUNAT la acepta hasta 7 días después de la emisión; cuando responda, el comprobante "
@@ -47,19 +44,21 @@ def explanation(record: dict[str, Any], kind: str) -> str:
 
 
 class VoidDialog(QDialog):
-    """Asks the reason and sends the RA/RC; `outcome` holds the summary (its ticket pending) once sent."""
+    """Asks the reason and sends the RA/RC; `outcome` holds the summary (its ticket pending) once sent. `kind` is
+    the engine's answer for the voucher (engine.invoicing.void_kind, read with the detail): RA or RC."""
 
-    def __init__(self, context: Context, voucher_id: int, record: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, context: Context, voucher_id: int, voucher: Voucher, kind: str | None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context, self.voucher_id = context, voucher_id
-        self.kind = void_kind(record) or "RA"
+        self.kind = kind or "RA"
         self.outcome: SummaryOutcome | None = None
-        self.setWindowTitle(f"Anular {record.get('serie')}-{record.get('numero')}")
+        self.setWindowTitle(f"Anular {voucher.serie_numero}")
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.setMinimumWidth(520)
         self.banner = MessageBanner()
         self.errors = FieldErrors()
-        self.explanation = QLabel(explanation(record, self.kind))
+        self.explanation = QLabel(explanation(voucher, self.kind))
         self.explanation.setWordWrap(True)
         self.motivo = QLineEdit()
         self.motivo.setMaxLength(MAX_REASON)
@@ -88,7 +87,7 @@ class VoidDialog(QDialog):
             label.show()
             return
         engine = self.context.engine
-        self.context.workers.run(self, engine.anular, self.voucher_id, motivo, esperar=False, done=self._sent,
+        self.context.workers.run(self, engine.invoicing.void, self.voucher_id, motivo, wait=False, done=self._sent,
                                  failed=self._failed, busy=[self.send_button, self.motivo])
 
     def _sent(self, outcome: SummaryOutcome) -> None:

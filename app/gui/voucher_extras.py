@@ -21,8 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import ErrorDetail
-from app.core.invoicing.sunat_codes import DETRACCION_OPERATION, DETRACCION_THRESHOLD, DETRACCIONES, OPERATION_TYPES
+from app.core.api import DETRACCION_OPERATION, DETRACCION_THRESHOLD, DETRACCIONES, OPERATION_TYPES, ErrorDetail
 
 from .totals import parse_decimal
 from .widgets import FieldErrors
@@ -74,7 +73,7 @@ class ExtrasBox(QGroupBox):
         self.tipo_cambio_label.setToolTip("SUNAT recibe el monto de la detracción en soles.")
         self.tipo_operacion.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.tipo_operacion.setMinimumContentsLength(24)
-        grid = QGridLayout(self)
+        grid = self.grid = QGridLayout(self)
         grid.addWidget(QLabel("Descuento global:"), 0, 0)
         grid.addWidget(errors.wrap(self.descuento_global, "descuento_global"), 0, 1)
         grid.addWidget(QLabel("Orden de compra:"), 0, 2)
@@ -94,8 +93,7 @@ class ExtrasBox(QGroupBox):
 
     def add_row(self, widget: QWidget) -> None:
         """`widget` across the box, under its fields."""
-        grid = self.layout()
-        grid.addWidget(widget, grid.rowCount(), 0, 1, 4)
+        self.grid.addWidget(widget, self.grid.rowCount(), 0, 1, 4)
 
     def set_currency(self, moneda: str) -> None:
         """The exchange rate is asked only of a voucher in dollars (SUNAT wants the detracción in soles)."""

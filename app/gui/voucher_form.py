@@ -30,14 +30,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import ErrorDetail, invalid_many
-from app.core.invoicing import statuses
-from app.core.invoicing.amounts import money as round_money
-from app.core.invoicing.catalog import prices
-from app.core.invoicing.emission import STEPS
-from app.core.invoicing.prevalidation import INSTALMENTS_REASON
-from app.core.platform import clock
-from app.core.platform.formatting import money, number
+from app.core.api import (
+    INSTALMENTS_REASON,
+    STEPS,
+    ErrorDetail,
+    clock,
+    fmt,
+    invalid_many,
+    prices,
+    round_money,
+    statuses,
+)
 
 from .completion import CatalogCompleter, ScanField
 from .context import Context
@@ -47,11 +50,10 @@ from .note_reference import NoteReferenceBox, issued_vouchers
 from .printing import PrintPanel
 from .totals import LINE_AFFECTATIONS, Line, compute, is_free, parse_decimal
 from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
-from .widgets import Badge, FieldErrors, MessageBanner
+from .widgets import Badge, FieldErrors, MessageBanner, cell, cell_widget, python_date
 
 if TYPE_CHECKING:
-    from app.core.contract import RucRecord
-    from app.core.invoicing.catalog.records import Customer, Product
+    from app.core.api import Customer, Product, RucRecord, Voucher
 
 TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001"),
          "07": ("Nota de crédito", "FC01"), "08": ("Nota de débito", "FD01")}  # notes: F/B follows the reference
@@ -103,7 +105,7 @@ class VoucherForm(QDialog):
         self.account_by_ruc: dict[str, str | None] = {}  # each company's Banco de la Nación account (detracción)
         self.sent: dict[str, Any] | None = None  # the request of the last «Emitir»
         self.reference_total = Decimal("0.00")  # the total of the voucher a note modifies, when picked
-        self.issued: list[dict[str, Any]] = []
+        self.issued: list[Voucher] = []
         self.outcome: dict[str, Any] | None = None
         self.setWindowTitle("Nuevo comprobante")
         self.resize(1060, 860)
@@ -198,9 +200,9 @@ class VoucherForm(QDialog):
         self.customer_name = QLineEdit()
         self.customer_name.setPlaceholderText("escriba el RUC, DNI o nombre: se completa con los clientes guardados")
         # Customers complete by document number or by name as one types (the catalogue, on a worker)
-        self.number_completion = CatalogCompleter(self, self.context, self.doc_number, self.engine.catalog_customers,
+        self.number_completion = CatalogCompleter(self, self.context, self.doc_number, self.engine.catalog.customers,
                                                   customer_label)
-        self.name_completion = CatalogCompleter(self, self.context, self.customer_name, self.engine.catalog_customers,
+        self.name_completion = CatalogCompleter(self, self.context, self.customer_name, self.engine.catalog.customers,
                                                 customer_label)
         self.number_completion.chosen.connect(self.customer_chosen)
         self.number_completion.answered.connect(self._new_ruc)
@@ -227,7 +229,8 @@ class VoucherForm(QDialog):
         """The number box takes only what the chosen document can hold, and says what that is."""
         hint, pattern = DOCUMENT_INPUTS[self.doc_type.currentData()]
         validator = QRegularExpressionValidator(QRegularExpression(pattern), self.doc_number)
-        if validator.validate(self.doc_number.text(), 0)[0] != QValidator.State.Acceptable:
+        checked = validator.validate(self.doc_number.text(), 0)  # (state, text, position); the stub says object
+        if isinstance(checked, tuple) and checked[0] != QValidator.State.Acceptable:
             self.doc_number.clear()
         self.doc_number.setValidator(validator)
         self.doc_number.setPlaceholderText(hint)
@@ -250,7 +253,7 @@ class VoucherForm(QDialog):
         self.product_field.setPlaceholderText("Agregar producto: escanee el código de barras o escriba el código o la "
                                               "descripción")
         self.product_completion = CatalogCompleter(self, self.context, self.product_field,
-                                                   self.engine.catalog_products, product_label, min_chars=1)
+                                                   self.engine.catalog.products, product_label, min_chars=1)
         self.product_completion.chosen.connect(self.add_product)
         self.product_field.popup = self.product_completion.completer.popup()
         self.product_field.scanned.connect(self.product_scanned)
@@ -332,9 +335,9 @@ class VoucherForm(QDialog):
 
     def _load(self) -> None:
         def load() -> tuple[list, list, dict, dict]:
-            companies = self.engine.list_companies()
-            defaults = {c.ruc: self.engine.company_prices_include_igv(c.ruc) for c in companies}
-            accounts = {c.ruc: self.engine.company_detraction_account(c.ruc) for c in companies}
+            companies = self.engine.admin.companies()
+            defaults = {c.ruc: self.engine.admin.prices_include_igv(c.ruc) for c in companies}
+            accounts = {c.ruc: self.engine.admin.detraction_account(c.ruc) for c in companies}
             return companies, issued_vouchers(self.engine), defaults, accounts
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
@@ -389,13 +392,15 @@ class VoucherForm(QDialog):
     def _issuer_changed(self) -> None:
         """The issued vouchers a note may modify are the chosen issuer's."""
         ruc = self.emisor.currentData()
-        self.note.set_issued([row for row in self.issued if row.get("emisor_ruc") == ruc])
+        self.note.set_issued([voucher for voucher in self.issued if voucher.emisor_ruc == ruc])
         self.prices_with_igv.setChecked(self.prices_with_igv_by_ruc.get(ruc, False))  # the company's default
         self.propose_numero()
 
     def _prices_mode_changed(self) -> None:
         """The price column takes prices with IGV, or values without it; the totals follow."""
-        self.items.horizontalHeaderItem(2).setText(PRICE_HEADERS[self.prices_with_igv.isChecked()])
+        header = self.items.horizontalHeaderItem(2)
+        if header is not None:  # the headers are set with the table
+            header.setText(PRICE_HEADERS[self.prices_with_igv.isChecked()])
         self.update_totals()
 
     def _reference_letter_changed(self, letter: str) -> None:
@@ -404,21 +409,21 @@ class VoucherForm(QDialog):
         self.serie.setText(letter + (serie[1:] if len(serie) == 4 else TYPES[self.tipo.currentData()][1][1:]))
         self.propose_numero()
 
-    def _reference_chosen(self, row: dict[str, Any]) -> None:
+    def _reference_chosen(self, voucher: Voucher) -> None:
         """The note goes to the customer (and in the currency) of the voucher it modifies."""
-        kind = row.get("receptor_tipo_documento") or ("6" if row.get("tipo") == "01" else "1")
+        kind = voucher.receptor_tipo_documento or ("6" if voucher.tipo == "01" else "1")
         self.doc_type.setCurrentIndex(max(self.doc_type.findData(kind), 0))
-        self.doc_number.setText(row.get("receptor_numero_documento") or "")
-        self.customer_name.setText(row.get("receptor_nombre") or "")
-        self.moneda.setCurrentIndex(max(self.moneda.findData(row.get("moneda") or "PEN"), 0))
-        self.reference_total = Decimal(str(row.get("total") or "0.00"))
+        self.doc_number.setText(voucher.receptor_numero_documento or "")
+        self.customer_name.setText(voucher.receptor_nombre or "")
+        self.moneda.setCurrentIndex(max(self.moneda.findData(voucher.moneda or "PEN"), 0))
+        self.reference_total = Decimal(str(voucher.total or "0.00"))
         self.update_totals()
 
     def propose_numero(self) -> None:
         ruc, tipo, serie = self.emisor.currentData(), self.tipo.currentData(), self.serie.text().strip().upper()
         if not ruc or not serie:
             return
-        self.context.workers.run(self, self.engine.next_numero, ruc, tipo, serie,
+        self.context.workers.run(self, self.engine.invoicing.next_number, ruc, tipo, serie,
                                  done=self.numero.setValue, failed=lambda exc: None)
 
     def customer_chosen(self, customer: Customer) -> None:
@@ -445,7 +450,7 @@ class VoucherForm(QDialog):
             label.setText("Solo se pueden buscar RUC; escriba el nombre del cliente.")
             label.show()
             return
-        self.context.workers.run(self, lambda: self.engine.ruc(number), done=self._customer_found,
+        self.context.workers.run(self, lambda: self.engine.lookups.ruc(number), done=self._customer_found,
                                  failed=self._customer_not_found, busy=[self.lookup_button])
 
     def _customer_found(self, record: RucRecord) -> None:
@@ -468,7 +473,7 @@ class VoucherForm(QDialog):
         self.items.insertRow(row)
         for column, text in enumerate([descripcion, cantidad, valor, descuento]):
             self.items.setItem(row, column, QTableWidgetItem(text))
-        self.items.item(row, DISCOUNT).setToolTip("Descuento de la línea: un monto sin IGV que reduce su valor.")
+        cell(self.items, row, DISCOUNT).setToolTip("Descuento de la línea: un monto sin IGV que reduce su valor.")
         combo = QComboBox()
         for code, label in LINE_AFFECTATIONS.items():
             combo.addItem(label, code)
@@ -498,7 +503,7 @@ class VoucherForm(QDialog):
         self.product_completion.cancel()
         if not typed:
             return
-        self.context.workers.run(self, self.engine.scanned_product, typed,
+        self.context.workers.run(self, self.engine.catalog.scanned_product, typed,
                                  done=lambda product: self._scanned(typed, product), failed=self.banner.show_error)
 
     def _scanned(self, typed: str, product: Product | None) -> None:
@@ -521,15 +526,15 @@ class VoucherForm(QDialog):
         if row is None:
             row = self.add_line()
         self.items.blockSignals(True)
-        description = self.items.item(row, 0)
+        description = cell(self.items, row, 0)
         description.setText(product.descripcion)
         bag = " · bolsa plástica (ICBPER)" if product.icbper else ""
         description.setToolTip(f"Código {product.codigo} · unidad {product.unidad}{bag}")
-        self.items.item(row, 1).setText("1")
-        self.items.item(row, 2).setText(str(self._price_for_form(product)))
-        combo = self.items.cellWidget(row, AFFECTATION)
+        cell(self.items, row, 1).setText("1")
+        cell(self.items, row, 2).setText(str(self._price_for_form(product)))
+        combo = cell_widget(self.items, row, AFFECTATION, QComboBox)
         combo.setCurrentIndex(max(combo.findData(product.tipo_afectacion_igv), 0))
-        self.items.item(row, BAG).setCheckState(Qt.CheckState.Checked if product.icbper else Qt.CheckState.Unchecked)
+        cell(self.items, row, BAG).setCheckState(Qt.CheckState.Checked if product.icbper else Qt.CheckState.Unchecked)
         description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
                                            "icbper": product.icbper, "codigo_detraccion": product.codigo_detraccion})
         self.items.blockSignals(False)
@@ -561,7 +566,7 @@ class VoucherForm(QDialog):
             label.setText("Elija la línea que quiere guardar en Productos.")
             label.show()
             return
-        product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
+        product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
                   "unidad": product.get("unidad") or "NIU", "tipo_afectacion_igv": self._affectation(row),
                   "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": self._bags(row)}
@@ -574,7 +579,7 @@ class VoucherForm(QDialog):
     def _line_saved(self, row: int, product: Product) -> None:
         self.product_editor = None
         if row < self.items.rowCount():
-            self.items.item(row, 0).setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
+            cell(self.items, row, 0).setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
                                                            "icbper": product.icbper,
                                                            "codigo_detraccion": product.codigo_detraccion})
         self.banner.show_message(f"El producto {product.codigo} ({product.descripcion}) se guardó en Productos.",
@@ -591,7 +596,7 @@ class VoucherForm(QDialog):
         return item.text().strip() if item else ""
 
     def _affectation(self, row: int) -> str:
-        return self.items.cellWidget(row, AFFECTATION).currentData()
+        return cell_widget(self.items, row, AFFECTATION, QComboBox).currentData()
 
     def _bags(self, row: int) -> bool:
         item = self.items.item(row, BAG)
@@ -617,7 +622,7 @@ class VoucherForm(QDialog):
                                             f"Línea {row + 1}: la cantidad debe ser un número mayor que cero."))
             free = is_free(self._affectation(row))  # a free line's price is its reference value, without IGV
             price_field = "precio_con_igv" if self.prices_with_igv.isChecked() and not free else "precio_unitario"
-            product = self.items.item(row, 0).data(LINE_PRODUCT) or {}
+            product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
             if valor is None or valor < 0:
                 what = "el precio unitario debe ser un número (con IGV)" if price_field == "precio_con_igv" else \
                     "el valor referencial debe ser un número (sin IGV)" if free else \
@@ -643,24 +648,24 @@ class VoucherForm(QDialog):
             cantidad, valor = parse_decimal(self._text(row, 1)), parse_decimal(self._text(row, 2))
             descuento = self._discount(row)
             if cantidad is None or valor is None or cantidad <= 0 or descuento is None:
-                self.items.item(row, VALUE).setText("")
-                self.items.item(row, IGV).setText("")
+                cell(self.items, row, VALUE).setText("")
+                cell(self.items, row, IGV).setText("")
                 continue
             line = Line(cantidad, valor, self._affectation(row), self.prices_with_igv.isChecked(), descuento,
                         self._bags(row))
             lines.append(line)
-            self.items.item(row, VALUE).setText(number(line.valor_venta))
-            self.items.item(row, IGV).setText(number(line.igv))
+            cell(self.items, row, VALUE).setText(fmt.number(line.valor_venta))
+            cell(self.items, row, IGV).setText(fmt.number(line.igv))
         self.items.blockSignals(False)
         moneda = self.moneda.currentData()
         tipo_cambio = Decimal(1) if moneda == "PEN" else self.extras.exchange_rate()
         invoice = self.tipo.currentData() in ("01", "03")
-        totals = compute(lines, self.extras.discount() if invoice else Decimal(0), self.fecha.date().toPython(),
+        totals = compute(lines, self.extras.discount() if invoice else Decimal(0), python_date(self.fecha.date()),
                          self.detraccion.rate() if self.tipo.currentData() == "01" and tipo_cambio else None,
                          tipo_cambio or Decimal(1))
         for key, label in self.total_labels.items():
             amount = getattr(totals, key)
-            label.setText(money(amount, "PEN" if key == "detraccion" else moneda))
+            label.setText(fmt.money(amount, "PEN" if key == "detraccion" else moneda))
             if key in OPTIONAL_TOTALS:
                 label.setVisible(bool(amount))
                 self.total_names[key].setVisible(bool(amount))
@@ -672,7 +677,7 @@ class VoucherForm(QDialog):
         else:
             self.instalments.set_total(totals.total)
         codes = [(self._text(row, 0), product["codigo_detraccion"]) for row in range(self.items.rowCount())
-                 if (product := self.items.item(row, 0).data(LINE_PRODUCT) or {}).get("codigo_detraccion")]
+                 if (product := cell(self.items, row, 0).data(LINE_PRODUCT) or {}).get("codigo_detraccion")]
         export = bool(totals.exportacion) or (self.extras.tipo_operacion.currentData() or "").startswith("02")
         self.detraccion_hint.suggest(self.tipo.currentData() == "01",
                                      totals.total * tipo_cambio if tipo_cambio and not export else None, codes,
@@ -789,11 +794,13 @@ class VoucherForm(QDialog):
         if not spot or not ruc or self.account_by_ruc.get(ruc) == spot["cuenta"]:
             return
         self.account_by_ruc[ruc] = spot["cuenta"]
-        self.context.workers.run(self, self.engine.set_company_detraction_account, ruc, spot["cuenta"],
+        self.context.workers.run(self, self.engine.admin.set_detraction_account, ruc, spot["cuenta"],
                                  failed=self.banner.show_error)
 
     def print_voucher(self) -> None:
         """Lay out the voucher just issued, then open the print dialog."""
+        if self.outcome is None:  # nothing issued: the button is hidden
+            return
         ruc, tipo, serie, numero = self.outcome["nombre_archivo"].removesuffix(".xml").split("-")
         if self.printing is None:
             self.printing = PrintPanel(self.context, self.banner, self)
@@ -803,8 +810,8 @@ class VoucherForm(QDialog):
         def found(voucher_id: int) -> None:
             panel.load(voucher_id, then=panel.choose_printer)
 
-        self.context.workers.run(self, self.engine.find_voucher, f"{serie}-{numero}", ruc, tipo, done=found,
-                                 failed=self.banner.show_error, busy=[self.print_button])
+        self.context.workers.run(self, self.engine.invoicing.find_voucher, f"{serie}-{numero}", ruc, tipo,
+                                 done=found, failed=self.banner.show_error, busy=[self.print_button])
 
     def start_next(self) -> None:
         """Keep issuer, type and serie; clear the rest for the next sale."""
@@ -828,7 +835,7 @@ class VoucherForm(QDialog):
         self.context.workers.run(self, issued_vouchers, self.engine, done=self._reloaded)
         self.propose_numero()
 
-    def _reloaded(self, issued: list) -> None:
+    def _reloaded(self, issued: list[Voucher]) -> None:
         """What the last voucher added: a voucher a note may modify (its customer is in the catalogue)."""
         self.issued = issued
         self._issuer_changed()

@@ -1,44 +1,46 @@
 """The Comprobantes list as a Qt model that pages through any number of vouchers (issue 19, point 6).
 
-The database sorts and filters (Engine.list_vouchers answers from indexes, newest first); the model holds only the
-pages the user has scrolled to and asks for the next one, keyset-paged by the last id shown, when the view reaches the
-end (canFetchMore/fetchMore). Every page is read through context.workers, never on the GUI thread: a page costs about
-1 ms at 300,000 vouchers with the file in the OS cache (bench/vouchers_scale.py), but the first reads after starting
-come from disk, and a slow or busy disk (a laptop's, an antivirus scanning the folder) must not freeze the window.
+The database sorts and filters (engine.invoicing.vouchers answers from indexes, newest first); the model holds only
+the pages the user has scrolled to and asks for the next one, keyset-paged by the last id shown, when the view
+reaches the end (canFetchMore/fetchMore). Every page is read through context.workers, never on the GUI thread: a
+page costs about 1 ms at 300,000 vouchers with the file in the OS cache (bench/vouchers_scale.py), but the first
+reads after starting come from disk, and a slow or busy disk (a laptop's, an antivirus scanning the folder) must not
+freeze the window.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from app.core.invoicing import statuses
-from app.core.platform import formatting as fmt
+from app.core.api import fmt, statuses
 
 from .context import Context
 from .voucher_detail import TYPE_NAMES
+
+if TYPE_CHECKING:
+    from app.core.api import Voucher
 
 COLUMNS = ["Tipo", "Serie-número", "Cliente", "Total", "Fecha", "Estado"]
 STATUS_COLUMN = 5
 PAGE = 100  # rows per read: a few screens, about 1 ms of the database's time
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # the status' name («aceptado»); DisplayRole is its label («Aceptado»)
-RECORD_ROLE = Qt.ItemDataRole.UserRole + 2  # the row as the engine gave it
+RECORD_ROLE = Qt.ItemDataRole.UserRole + 2  # the Voucher as the engine gave it
 
 Index = QModelIndex | QPersistentModelIndex
 
 
-def _cells(voucher: dict[str, Any]) -> list[str]:
-    customer = voucher.get("receptor_nombre") or voucher.get("receptor_numero_documento") or "—"
-    return [TYPE_NAMES.get(voucher.get("tipo"), voucher.get("tipo") or ""), f"{voucher.get('serie')}-{voucher.get('numero')}",
-            customer, fmt.money(voucher.get("total"), voucher.get("moneda")), fmt.day(voucher.get("fecha_emision")),
-            statuses.label(voucher.get("status"))]
+def _cells(voucher: Voucher) -> list[str]:
+    customer = voucher.receptor_nombre or voucher.receptor_numero_documento or "—"
+    return [TYPE_NAMES.get(voucher.tipo, voucher.tipo or ""), voucher.serie_numero, customer,
+            fmt.money(voucher.total, voucher.moneda), fmt.day(voucher.fecha_emision), statuses.label(voucher.status)]
 
 
 class VoucherListModel(QAbstractTableModel):
-    """The vouchers matching `filters` (the keyword arguments of Engine.list_vouchers), page by page.
+    """The vouchers matching `filters` (the keyword arguments of engine.invoicing.vouchers), page by page.
 
     `loaded` is emitted after the first page of a new filter (or a refresh) is in; `failed` with the error when a read
     fails. A newer request always wins over an older, slower answer (`generation`)."""
@@ -50,7 +52,7 @@ class VoucherListModel(QAbstractTableModel):
         super().__init__(parent)
         self.context = context
         self.filters: dict[str, Any] = {}
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[Voucher] = []
         self._cells: list[list[str]] = []
         self.generation = 0
         self.fetching = False
@@ -78,7 +80,7 @@ class VoucherListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column == 3:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == STATUS_ROLE:
-            return self.rows[row].get("status") or ""
+            return self.rows[row].status or ""
         if role == RECORD_ROLE:
             return self.rows[row]
         return None
@@ -90,9 +92,9 @@ class VoucherListModel(QAbstractTableModel):
         if not self.canFetchMore(parent):
             return
         self.fetching = True
-        generation, filters, before_id = self.generation, dict(self.filters), self.rows[-1]["id"]
+        generation, filters, before_id = self.generation, dict(self.filters), self.rows[-1].id
 
-        def append(page: list[dict[str, Any]]) -> None:
+        def append(page: list[Voucher]) -> None:
             if generation != self.generation:  # the filters changed meanwhile: that read started the newer one
                 return
             self.fetching = False
@@ -103,8 +105,8 @@ class VoucherListModel(QAbstractTableModel):
                 self._cells.extend(_cells(voucher) for voucher in page)
                 self.endInsertRows()
 
-        self.context.workers.run(self, lambda: self.context.engine.list_vouchers(limit=PAGE, before_id=before_id,
-                                                                                 **filters),
+        engine = self.context.engine
+        self.context.workers.run(self, lambda: engine.invoicing.vouchers(limit=PAGE, before_id=before_id, **filters),
                                  done=append, failed=lambda exc: self._failed(generation, exc))
 
     # ------------------------------------------------------------ reads
@@ -123,12 +125,12 @@ class VoucherListModel(QAbstractTableModel):
         generation, filters = self.generation, dict(self.filters)
         self.fetching = True  # no page is appended to rows about to be replaced
 
-        def show(rows: list[dict[str, Any]]) -> None:
+        def show(rows: list[Voucher]) -> None:
             if generation != self.generation:  # an older, slower answer must not overwrite a newer one
                 return
             self.fetching = False
             self.exhausted = len(rows) < limit
-            if [r["id"] for r in rows] == [r["id"] for r in self.rows]:  # the same vouchers: keep the view's place
+            if [r.id for r in rows] == [r.id for r in self.rows]:  # the same vouchers: keep the view's place
                 self.rows, self._cells = list(rows), [_cells(voucher) for voucher in rows]
                 if rows:
                     self.dataChanged.emit(self.index(0, 0), self.index(len(rows) - 1, len(COLUMNS) - 1))
@@ -138,7 +140,7 @@ class VoucherListModel(QAbstractTableModel):
                 self.endResetModel()
             self.loaded.emit()
 
-        self.context.workers.run(self, lambda: self.context.engine.list_vouchers(limit=limit, **filters),
+        self.context.workers.run(self, lambda: self.context.engine.invoicing.vouchers(limit=limit, **filters),
                                  done=show, failed=lambda exc: self._failed(generation, exc))
 
     def _failed(self, generation: int, exc: BaseException) -> None:
@@ -148,7 +150,7 @@ class VoucherListModel(QAbstractTableModel):
         self.exhausted = True  # no retry loop against a failing database; «Actualizar» reads again
         self.failed.emit(exc)
 
-    def record(self, row: int) -> dict[str, Any]:
+    def record(self, row: int) -> Voucher:
         return self.rows[row]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QDate, QRegularExpression, QTimer
 from PySide6.QtGui import QRegularExpressionValidator
@@ -22,20 +22,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.invoicing import statuses
-from app.core.invoicing.statuses import VOUCHER_STATUSES
-from app.core.platform import clock
-from app.core.platform.events import SETTINGS_CHANGED, SUNAT_CDR, VOUCHER_CHANGED
+from app.core.api import clock, events, statuses
 
 from .batch_issue import BatchIssuer
 from .context import Context
 from .voucher_detail import TYPE_NAMES, VoucherDetail
-from .voucher_form import open_form
+from .voucher_form import VoucherForm, open_form
 from .voucher_list import COLUMNS, STATUS_COLUMN, STATUS_ROLE, StatusDelegate, VoucherListModel
 from .widgets import MessageBanner, heading
 
+if TYPE_CHECKING:
+    from app.core.api import Event, Voucher
+
 # What refreshes the list: a voucher's status, a CDR, and the environment (each has its own list).
-REFRESH_EVENTS = (VOUCHER_CHANGED, SUNAT_CDR)
+REFRESH_EVENTS = (events.VOUCHER_CHANGED, events.SUNAT_CDR)
 __all__ = ["COLUMNS", "VoucherDetail", "VouchersPage"]
 
 
@@ -51,8 +51,8 @@ class VouchersPage(QWidget):
         super().__init__()
         self.context = context
         self.engine = context.engine
-        self.form = None
-        self.detail = None
+        self.form: VoucherForm | None = None
+        self.detail: VoucherDetail | None = None
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
         top.addWidget(heading("Comprobantes"), 1)
@@ -70,7 +70,7 @@ class VouchersPage(QWidget):
         self.search.setClearButtonEnabled(True)
         self.status = QComboBox()
         self.status.addItem("Todos los estados", None)
-        for status in VOUCHER_STATUSES:
+        for status in statuses.VOUCHER_STATUSES:
             self.status.addItem(statuses.label(status), status)
         self.tipo = QComboBox()
         self.tipo.addItem("Todos los tipos", None)
@@ -137,18 +137,18 @@ class VouchersPage(QWidget):
         self.table.doubleClicked.connect(lambda index: self.open_detail(index.row()))
         self.model.loaded.connect(self._loaded)
         self.model.failed.connect(self._unavailable)
-        self.context.events.event.connect(self._on_event)
+        self.context.events.occurred.connect(self._on_event)
         self.reload()
 
     @property
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Voucher]:
         """The vouchers read so far, as shown."""
         return self.model.rows
 
-    def _on_event(self, name: str, payload: dict) -> None:
+    def _on_event(self, name: str, payload: Event) -> None:
         if name in REFRESH_EVENTS:
             self.model.refresh()
-        elif name == SETTINGS_CHANGED and payload.get("key") == "environment":  # the other environment's list
+        elif isinstance(payload, events.SettingsChanged) and payload.key == "environment":  # the other list
             self.reload()
 
     def _date_toggled(self, on: bool) -> None:
@@ -161,7 +161,7 @@ class VouchersPage(QWidget):
             self.reload()
 
     def filters(self) -> dict[str, Any]:
-        """What the user chose, as Engine.list_vouchers' arguments."""
+        """What the user chose, as the arguments of engine.invoicing.vouchers."""
         chosen: dict[str, Any] = {"search": self.search.text().strip() or None, "status": self.status.currentData(),
                                   "tipo": self.tipo.currentData(), "cliente": self.cliente.text().strip() or None}
         if self.by_date.isChecked():
@@ -193,12 +193,12 @@ class VouchersPage(QWidget):
         """The status shown on a row (its name, e.g. «aceptado»; the pill reads «Aceptado»)."""
         return self.model.index(row, STATUS_COLUMN).data(STATUS_ROLE) or ""
 
-    def new_voucher(self) -> Any:
-        self.form = open_form(self.context, self)
-        self.form.emitted.connect(lambda _: self.reload())
-        return self.form
+    def new_voucher(self) -> VoucherForm:
+        form = self.form = open_form(self.context, self)
+        form.emitted.connect(lambda _: self.reload())
+        return form
 
     def open_detail(self, row: int) -> VoucherDetail:
-        self.detail = VoucherDetail(self.context, self.model.record(row)["id"], self)
-        self.detail.show()
-        return self.detail
+        detail = self.detail = VoucherDetail(self.context, self.model.record(row).id, self)
+        detail.show()
+        return detail

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QDate, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -17,12 +18,14 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.core.errors import ErrorCode, YupanaError
+from app.core.api import ErrorCode, YupanaError
 
 from .field_labels import humanize
 
@@ -34,16 +37,42 @@ TONES = {
     "success": ("#e9f6ec", "#1b5e20"),
 }
 
+W = TypeVar("W", bound=QWidget)
+
+
+def cell(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
+    """The item of a cell the window always fills (Qt answers None for an empty cell: here that is a bug)."""
+    item = table.item(row, column)
+    if item is None:
+        raise LookupError(f"the table has no item in row {row}, column {column}")
+    return item
+
+
+def cell_widget(table: QTableWidget, row: int, column: int, kind: type[W]) -> W:
+    """The widget of a cell the window always fills with a `kind` (e.g. the affectation's QComboBox)."""
+    widget = table.cellWidget(row, column)
+    if not isinstance(widget, kind):
+        raise LookupError(f"the table has no {kind.__name__} in row {row}, column {column}")
+    return widget
+
+
+def python_date(date: QDate) -> dt.date:
+    """A QDate as a datetime.date (PySide's toPython, whose stub only promises an object)."""
+    value = date.toPython()
+    if not isinstance(value, dt.date):
+        raise TypeError(f"not a valid date: {date}")
+    return value
+
 
 def progress_percent(report: tuple[int, int | None]) -> int | None:
-    """The engine reports progress as `progress(done, total)` (the worker hands it over as a tuple); None while
-    the total is not known yet (a batch still reading its file)."""
+    """A worker reports progress as `job.report(done, total)`, counted from the engine's items (a batch's, the
+    padrón's steps), handed over as a tuple; None while the total is not known yet."""
     done, total = report
     return int(100 * done / total) if total else None
 
 
 def show_progress(bar: QProgressBar, report: tuple[int, int | None]) -> None:
-    """Move `bar` to what the engine reported (see `progress_percent`)."""
+    """Move `bar` to what the worker reported (see `progress_percent`)."""
     percent = progress_percent(report)
     if percent is not None:
         bar.setValue(max(0, min(100, percent)))

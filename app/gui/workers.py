@@ -21,7 +21,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
-from app.core.errors import YupanaError
+from app.core.api import YupanaError
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +35,18 @@ class Relay(QObject):
     progressed = Signal(object)
     ended = Signal()
 
-    def __init__(self, owner: QObject, done: Callable[[Any], None] | None, failed: Callable[[BaseException], None],
-                 progress: Callable[[Any], None] | None, finish: Callable[[Relay], None],
+    def __init__(self, owner: QObject, done: Callable[[Any], object] | None,
+                 failed: Callable[[BaseException], object], progress: Callable[[Any], object] | None,
+                 finish: Callable[[Relay], None],
                  release: Callable[[], None] | None = None) -> None:
         super().__init__()
         self.owner = weakref.ref(owner)
-        self.done, self.on_failure, self.progress, self.finish = done, failed, progress, finish
-        self.release = release
+        # Every callback is None once forgotten.
+        self.done: Callable[[Any], object] | None = done
+        self.on_failure: Callable[[BaseException], object] | None = failed
+        self.progress: Callable[[Any], object] | None = progress
+        self.finish: Callable[[Relay], None] | None = finish
+        self.release: Callable[[], None] | None = release
         self.succeeded.connect(self._succeeded)
         self.failed.connect(self._failed)
         self.progressed.connect(self._progressed)
@@ -87,9 +92,12 @@ class Job:
     """What a running call exposes: progress reports from the worker and a cancel flag. It also holds
     what the worker touched until the GUI thread releases it."""
 
-    def __init__(self, relay: Relay, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    def __init__(self, relay: Relay, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self.relay: Relay | None = relay
-        self.fn, self.args, self.kwargs = fn, args, kwargs
+        # None once released.
+        self.fn: Callable[..., Any] | None = fn
+        self.args: tuple[Any, ...] | None = args
+        self.kwargs: dict[str, Any] | None = kwargs
         self.outcome: tuple[bool, Any] | None = None
         self.cancelled = threading.Event()
         self.done = threading.Event()
@@ -97,7 +105,7 @@ class Job:
 
     def report(self, *values: Any) -> None:
         """Called from the worker thread; delivered to `progress` on the GUI thread (several values as a
-        tuple, e.g. the engine's `progress(done, total)`)."""
+        tuple, e.g. `report(done, total)` for a progress bar)."""
         if self.relay is not None:
             _emit(self.relay.progressed, values[0] if len(values) == 1 else values)
 
@@ -124,16 +132,21 @@ class _Task(QRunnable):
     def run(self) -> None:
         job = self.job
         try:
+            if job.fn is None or job.args is None or job.kwargs is None:
+                raise RuntimeError("a background job was released before it ran")
             job.outcome = (True, job.fn(*job.args, **job.kwargs))
         except BaseException as exc:  # noqa: BLE001 - every failure must reach the window
             if not isinstance(exc, YupanaError):
                 log.exception("unexpected error in a background task")
             job.outcome = (False, exc)
         succeeded, value = job.outcome
-        _emit(job.relay.succeeded if succeeded else job.relay.failed, value)
+        # The relay is there: it goes only after `returned` is set, below (Workers._bury).
+        if job.relay is not None:
+            _emit(job.relay.succeeded if succeeded else job.relay.failed, value)
         del value
         job.done.set()
-        _emit(job.relay.ended)
+        if job.relay is not None:
+            _emit(job.relay.ended)
         job.returned.set()
 
 
@@ -153,9 +166,9 @@ class Workers(QObject):
         self.on_error: Callable[[QObject, BaseException], None] | None = None
 
     def run(self, owner: QObject, fn: Callable[..., Any], *args: Any,
-            done: Callable[[Any], None] | None = None,
-            failed: Callable[[BaseException], None] | None = None,
-            progress: Callable[[Any], None] | None = None,
+            done: Callable[[Any], object] | None = None,
+            failed: Callable[[BaseException], object] | None = None,
+            progress: Callable[[Any], object] | None = None,
             busy: Iterable[QWidget] = (), pass_job: bool = False, **kwargs: Any) -> Job:
         """Run `fn(*args)` (or `fn(job, *args)` with `pass_job`, for progress and cancel) on the pool."""
         widgets = [w for w in busy if w is not None]

@@ -6,10 +6,10 @@ import socket
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, ClassVar
 
-from app.core.platform.http.httpserver import ServerThread
+from app.core.sandbox_kit import ServerThread
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import Engine
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -78,11 +78,11 @@ class Sandbox:
         """Make this running sandbox what `engine`'s sandbox environment uses (SandboxMode, `yupana sandbox
         --configure`). Only the sandbox environment reads these addresses: the settings are never touched, so
         beta and production keep theirs (app.core.platform.environments)."""
-        engine.sandbox_endpoints.put(self.endpoints())
+        engine.admin.register_sandbox(self.endpoints())
 
     def unconfigure(self, engine: Engine) -> None:
         """Forget this sandbox's addresses (before it stops): the sandbox environment has none until one runs."""
-        engine.sandbox_endpoints.remove(list(self.endpoints()))
+        engine.admin.unregister_sandbox(list(self.endpoints()))
 
     def __enter__(self) -> Sandbox:
         self.start()

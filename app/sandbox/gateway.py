@@ -29,15 +29,14 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from app.core.messaging import events as ev
-from app.core.messaging.phone import to_jid
-from app.core.platform import clock
-from app.core.platform.environments import SANDBOX, process_owner
+from app.core.api import process_owner
+from app.core.sandbox_kit import clock, to_jid
+from app.core.sandbox_kit import messaging_events as ev
 
 from .base import QuietHandler, Sandbox
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import Engine
 
 GLOBAL_APIKEY = "sandbox-evolution-global-key"
 DEMO_INSTANCE = "demo"
@@ -95,7 +94,8 @@ class GatewayHandler(QuietHandler):
         if method == "GET" and action == "instance/connectionState":
             self._json(200, {"instance": {"instanceName": instance, "state": sandbox.instances[instance]["state"]}})
         elif method == "POST" and action == "webhook/set":
-            hook = body.get("webhook") if isinstance(body.get("webhook"), dict) else body
+            webhook = body.get("webhook")
+            hook = webhook if isinstance(webhook, dict) else body
             self._json(201, sandbox.set_webhook(instance, str(hook.get("url") or ""), list(hook.get("events") or [])))
         elif method == "POST" and action in ("message/sendText", "message/sendMedia"):
             self._send(instance, action.endswith("Media"), body)
@@ -171,7 +171,9 @@ class GatewaySandbox(Sandbox):
         if secrets.compare_digest(key.encode(), GLOBAL_APIKEY.encode()):
             return True
         record = self.instances.get(instance)
-        return bool(record) and secrets.compare_digest(key.encode(), record["apikey"].encode())
+        if not record:
+            return False
+        return secrets.compare_digest(key.encode(), record["apikey"].encode())
 
     def set_webhook(self, instance: str, url: str, events: list[str]) -> dict[str, Any]:
         with self._lock:
@@ -287,10 +289,8 @@ class GatewaySandbox(Sandbox):
         the owner, as for the sandbox addresses), with the gateway told to post to the engine's listener."""
         super().configure(engine)
         self.create_instance(DEMO_INSTANCE)
-        engine.messaging.save_instance(DEMO_INSTANCE, "evolution", self.base_url,
-                                       {"apikey": self.apikey(DEMO_INSTANCE)}, environment=SANDBOX,
-                                       owner=process_owner())
-        engine.messaging.register_webhook(DEMO_INSTANCE, anywhere=True)
+        engine.messaging.save_sandbox_instance(DEMO_INSTANCE, "evolution", self.base_url,
+                                               {"apikey": self.apikey(DEMO_INSTANCE)}, process_owner())
 
     def unconfigure(self, engine: Engine) -> None:
         """The engine forgets `demo` (and its credentials) before this sandbox stops; its messages stay."""

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.api import Engine
+    from app.sandbox.base import Sandbox
 
 log = logging.getLogger(__name__)
 
 
 class SandboxMode:
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.running: dict[str, Any] = {}
+        self.running: dict[str, Sandbox] = {}
         self._lock = threading.Lock()
-        engine.on_close(self.stop)
+        engine.admin.on_close(self.stop)
 
     def start(self) -> dict[str, str]:
         """Start (once) every sandbox of this version and configure the engine; returns name → base URL."""

@@ -16,9 +16,7 @@ import threading
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
-from app.core.lookup.providers import token_secret_name
-from app.core.platform.identifiers import ruc_check_digit
-from app.core.platform.ubigeo import table as ubigeo_table
+from app.core.sandbox_kit import ruc_check_digit, token_secret_name, ubigeo_table
 
 from .base import QuietHandler, Sandbox
 

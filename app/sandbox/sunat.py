@@ -32,10 +32,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from lxml import etree
 
-from app.core.invoicing import cdr, sunat_codes, sunat_errors
-from app.core.invoicing.cdr import safe_parser
-from app.core.invoicing.soap import SERVICE_NS, SOAP_ENV, WSSE
-from app.core.invoicing.ubl_identity import FILE_NAME, identify
+from app.core.sandbox_kit import (
+    FILE_NAME,
+    SERVICE_NS,
+    SOAP_ENV,
+    WSSE,
+    cdr,
+    identify,
+    safe_parser,
+    sunat_codes,
+    sunat_errors,
+)
 from app.sandbox import sunat_signer, sunat_summaries
 from app.sandbox.base import QuietHandler, Sandbox
 from app.sandbox.sunat_wire import (
@@ -50,7 +57,7 @@ from app.sandbox.sunat_wire import (
 )
 
 if TYPE_CHECKING:
-    from app.core.engine import Engine
+    from app.core.api import Engine
 
 log = logging.getLogger(__name__)
 
@@ -109,21 +116,24 @@ class SunatSandbox(Sandbox):
         self.clave = clave
         self.rules_dir = rules_dir
         self.hold_limit_s = hold_limit_s
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self._failures: collections.deque[str] = collections.deque()
         self._consult_failures: collections.deque[str] = collections.deque()
         self._queues = {"sendBill": self._failures, "getStatusCdr": self._consult_failures,
                         "sendSummary": collections.deque(), "getStatus": collections.deque()}
-        self._sends = threading.Condition(self._lock)  # notified at each sendBill received
+        self._sends = threading.Condition(self.lock)  # notified at each sendBill received
         self._release = threading.Event()
         self.received = threading.Event()  # set when a sendBill has been read in full
         self.received_counts: collections.Counter[str] = collections.Counter()  # sendBill calls per zip
         self.processed_counts: collections.Counter[str] = collections.Counter()  # vouchers registered
         self.consult_counts: collections.Counter[str] = collections.Counter()
         self.connections = 0  # TCP connections accepted (a client that reuses its connection opens one)
-        self._registered: dict[str, tuple[bytes, str]] = {}  # voucher_key -> (CDR zip, response code)
-        self._voided: set[str] = set()  # voucher_keys voided by an accepted RA or RC
+        # Under `lock`, written by sendBill and by the summary desk's accepted summaries:
+        self.registered: dict[str, tuple[bytes, str]] = {}  # voucher_key -> (CDR zip, response code)
+        self.voided: set[str] = set()  # voucher_keys voided by an accepted RA or RC
         self.signer = sunat_signer.SandboxSigner()
+        # The desk sees this sandbox only as a sunat_summaries.Host (lock, next_failure, hold_request, unzip, cdr_zip,
+        # registered, voided, rules_dir).
         self.summaries = sunat_summaries.SummaryDesk(self, ticket_delay_s, ticket_pending_polls)
 
     # ------------------------------------------------------------ test controls
@@ -135,15 +145,12 @@ class SunatSandbox(Sandbox):
         if mode not in plain and not any(pattern.match(mode) for pattern in patterns):
             shapes = [f"{pattern.pattern[1:pattern.pattern.index(':')]}:NNNN" for pattern in patterns]
             raise ValueError(f"unknown {operation} failure mode {mode!r}; valid: {', '.join([*plain, *shapes])}")
-        with self._lock:
+        with self.lock:
             self._queues[operation].extend([mode] * count)
-
-    def _queue(self, operation: str) -> collections.deque[str]:
-        return self._queues[operation]
 
     def sends(self) -> int:
         """sendBill calls received so far, every voucher together."""
-        with self._lock:
+        with self.lock:
             return sum(self.received_counts.values())
 
     def wait_for_sends(self, total: int, timeout: float) -> bool:
@@ -152,12 +159,12 @@ class SunatSandbox(Sandbox):
             return self._sends.wait_for(lambda: sum(self.received_counts.values()) >= total, timeout)
 
     def connected(self) -> None:
-        with self._lock:
+        with self.lock:
             self.connections += 1
 
     def reset_failures(self) -> None:
         """Drop the failures still waiting to be injected."""
-        with self._lock:
+        with self.lock:
             for queue in self._queues.values():
                 queue.clear()
 
@@ -165,10 +172,10 @@ class SunatSandbox(Sandbox):
         """Forget every voucher, summary, ticket, count and pending failure (tests share one running sandbox)."""
         self.reset_failures()
         self.summaries.reset()
-        with self._lock:
+        with self.lock:
             self.connections = 0
-            self._registered.clear()
-            self._voided.clear()
+            self.registered.clear()
+            self.voided.clear()
             for counter in (self.received_counts, self.processed_counts, self.consult_counts):
                 counter.clear()
         self.received.clear()
@@ -182,20 +189,20 @@ class SunatSandbox(Sandbox):
         return self.received_counts[stem.removesuffix(".zip")]
 
     def stats(self) -> dict[str, Any]:
-        with self._lock:
+        with self.lock:
             return {"received": dict(self.received_counts), "processed": dict(self.processed_counts),
                     "consulted": dict(self.consult_counts), "pending_failures": list(self._failures),
                     "pending_consult_failures": list(self._consult_failures),
                     "pending_summary_failures": list(self._queues["sendSummary"]),
                     "pending_status_failures": list(self._queues["getStatus"]),
-                    "voided": sorted(self._voided), **self.summaries.stats()}
+                    "voided": sorted(self.voided), **self.summaries.stats()}
 
     def voucher_status(self, ruc: str, tipo: str, serie: str, numero: int | str) -> str | None:
         """What the sandbox holds of a voucher: aceptado, observado, rechazado, anulado, or None (never had it)."""
         key = voucher_key(ruc, tipo, serie, numero)
-        with self._lock:
-            known = self._registered.get(key)
-            if key in self._voided:
+        with self.lock:
+            known = self.registered.get(key)
+            if key in self.voided:
                 return sunat_summaries.VOIDED
         if known is None:
             return None
@@ -237,12 +244,16 @@ class SunatSandbox(Sandbox):
             return 400, json.dumps({"error": str(exc)}).encode()
         return 200, json.dumps(self.stats()).encode()
 
-    def _next_failure(self, queue: collections.deque[str] | None = None) -> str | None:
-        queue = self._failures if queue is None else queue
-        with self._lock:
+    # ------------------------------------------------------------ what the summary desk uses (sunat_summaries.Host)
+
+    def next_failure(self, operation: str = "sendBill") -> str | None:
+        """The next failure injected for `operation` (taken off its queue), or None."""
+        queue = self._queues[operation]
+        with self.lock:
             return queue.popleft() if queue else None
 
-    def _hold(self) -> None:
+    def hold_request(self) -> None:
+        """Hold the request in hand until `release()` (or `stop()`), at most `hold_limit_s`."""
         self._release.wait(self.hold_limit_s)
 
     def stop(self) -> None:
@@ -266,7 +277,7 @@ class SunatSandbox(Sandbox):
     def configure(self, engine: Engine) -> None:
         super().configure(engine)
         if not self.rules_dir:
-            self.rules_dir = engine.config_get("sunat_rules_dir")
+            self.rules_dir = engine.admin.config_get("sunat_rules_dir")
 
     # ------------------------------------------------------------ SOAP
 
@@ -315,21 +326,21 @@ class SunatSandbox(Sandbox):
             raise Fault("0151")
         if match["ruc"] != ruc:
             raise Fault("0154")
-        with self._lock:
+        with self.lock:
             self.received_counts[stem] += 1
             self._sends.notify_all()
         self.received.set()
-        failure = self._next_failure()
+        failure = self.next_failure("sendBill")
         if failure == "hang":
-            self._hold()
+            self.hold_request()
         if failure == "500":
             request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
             return None
-        xml = self._unzip(stem, fields.get("contentFile", ""))
+        xml = self.unzip(stem, fields.get("contentFile", ""))
         forced = REJECT_MODE.match(failure or "")
         cdr_zip = self._register(stem, xml, forced["code"] if forced else None)
         if failure == "timeout":
-            self._hold()
+            self.hold_request()
             request.drop()
             return None
         if failure == "drop_after_receive":
@@ -337,7 +348,7 @@ class SunatSandbox(Sandbox):
             return None
         return answer_envelope("sendBillResponse", [("applicationResponse", base64.b64encode(cdr_zip).decode())])
 
-    def _unzip(self, stem: str, content: str) -> bytes:
+    def unzip(self, stem: str, content: str) -> bytes:
         try:
             data = base64.b64decode(content, validate=True)
             archive = zipfile.ZipFile(io.BytesIO(data))
@@ -367,7 +378,7 @@ class SunatSandbox(Sandbox):
 
     def _register(self, stem: str, xml: bytes, forced_code: str | None = None) -> bytes:
         """Judge one voucher and keep its CDR; a second voucher with the same name is 1033."""
-        with self._lock:
+        with self.lock:
             self._refuse_duplicate(stem)
         outcome = self._judge(stem, xml)
         if forced_code is not None:
@@ -375,19 +386,19 @@ class SunatSandbox(Sandbox):
             notes = [f"{forced_code} - {described}"] if sunat_codes.is_observation(forced_code) else []
             outcome = Outcome(forced_code if not notes else sunat_codes.ACCEPTED_CODE,
                               described if not notes else outcome.description, notes)
-        cdr_zip = self._cdr_zip(stem, outcome)
-        with self._lock:
+        cdr_zip = self.cdr_zip(stem, outcome)
+        with self.lock:
             self._refuse_duplicate(stem)
-            self._registered[self._key(stem)] = (cdr_zip, outcome.code)
+            self.registered[self._key(stem)] = (cdr_zip, outcome.code)
             self.processed_counts[stem] += 1
         return cdr_zip
 
     def _refuse_duplicate(self, stem: str) -> None:
         """1033 when the number was registered; 1032 when it was registered as rejected, or has been voided."""
         key = self._key(stem)
-        known = self._registered.get(key)
+        known = self.registered.get(key)
         if known is not None:
-            raise Fault("1032" if key in self._voided else sunat_codes.duplicate_fault(known[1]))
+            raise Fault("1032" if key in self.voided else sunat_codes.duplicate_fault(known[1]))
 
     def _judge(self, stem: str, xml: bytes) -> Outcome:
         try:
@@ -432,7 +443,7 @@ class SunatSandbox(Sandbox):
 
         return sunat_rules_bridge.run(self.rules_dir, xml, f"{stem}.xml")
 
-    def _cdr_zip(self, stem: str, outcome: Outcome, reference: str | None = None) -> bytes:
+    def cdr_zip(self, stem: str, outcome: Outcome, reference: str | None = None) -> bytes:
         xml = self.signer.sign(application_response(stem, outcome, reference))
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -449,11 +460,11 @@ class SunatSandbox(Sandbox):
                f"{fields.get('serieComprobante', '')}-{numero}"
         if fields.get("rucComprobante") != ruc:
             raise Fault("0012")
-        with self._lock:
+        with self.lock:
             self.consult_counts[stem] += 1
-        failure = self._next_failure(self._consult_failures)
+        failure = self.next_failure("getStatusCdr")
         if failure == "hang":
-            self._hold()
+            self.hold_request()
         if failure == "500":
             request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
             return None
@@ -463,8 +474,8 @@ class SunatSandbox(Sandbox):
         forced = FAULT_MODE.match(failure or "")
         if forced:
             raise Fault(forced["code"])
-        with self._lock:
-            known = self._registered.get(self._key(stem))
+        with self.lock:
+            known = self.registered.get(self._key(stem))
         if known is None:
             status = [("statusCode", "0011"), ("statusMessage", sunat_errors.describe("0011"))]
         else:

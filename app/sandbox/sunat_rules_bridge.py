@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.invoicing import sunat_errors, sunat_rules
+from app.core.sandbox_kit import sunat_errors, sunat_rules
 
 
 def run(rules_dir: str, xml: bytes, file_name: str) -> tuple[tuple[str, str] | None, list[tuple[str, str]]]:

@@ -13,8 +13,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from app.core.invoicing.xmldsig import sign_xml, verify_xml
-from app.core.platform import clock
+from app.core.sandbox_kit import clock, sign_xml, verify_xml
 
 
 def self_signed(common_name: str = "SUNAT SANDBOX YUPANA", days: int = 365) -> tuple[rsa.RSAPrivateKey,

@@ -33,19 +33,27 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lxml import etree
 
-from app.core.invoicing import sunat_codes, sunat_errors
-from app.core.invoicing.cdr import safe_parser
-from app.core.invoicing.namespaces import CAC, CBC, SAC, SUMMARY_DOCUMENTS, VOIDED_DOCUMENTS
-from app.core.invoicing.soap import TICKET_DONE, TICKET_PENDING, TICKET_REJECTED
-from app.core.invoicing.statuses import ACEPTADO, ANULADO, RECHAZADO
+from app.core.sandbox_kit import (
+    ACEPTADO,
+    ANULADO,
+    CAC,
+    CBC,
+    RECHAZADO,
+    SAC,
+    SUMMARY_DOCUMENTS,
+    TICKET_DONE,
+    TICKET_PENDING,
+    TICKET_REJECTED,
+    VOIDED_DOCUMENTS,
+    safe_parser,
+    sunat_codes,
+    sunat_errors,
+)
 from app.sandbox import sunat_signer, sunat_wire
-
-if TYPE_CHECKING:
-    from app.sandbox.sunat import SunatHandler, SunatSandbox
 
 SUMMARY_NAME = re.compile(r"^(?P<ruc>\d{11})-(?P<ident>(?P<kind>RA|RC)-(?P<day>\d{8})-(?P<counter>\d{1,5}))$")
 ROOTS = {"RA": (VOIDED_DOCUMENTS, "VoidedDocuments"), "RC": (SUMMARY_DOCUMENTS, "SummaryDocuments")}
@@ -66,6 +74,48 @@ REFERENCE_VOIDED = "2990"  # … «se encuentra anulado o rechazada»
 TICKET_UNKNOWN = "0127"
 TICKET_NOT_YOURS = "0126"
 VOIDED = ANULADO
+
+
+class Host(Protocol):
+    """All the desk sees of the SUNAT sandbox that hosts it (app.sandbox.sunat.SunatSandbox): the lock that guards
+    the sandbox's vouchers and the desk's tickets alike, the failures injected, the hold of a request, the zip and the
+    CDR as sendBill reads and writes them, and the vouchers the sandbox holds."""
+
+    @property
+    def lock(self) -> threading.Lock: ...
+
+    @property
+    def rules_dir(self) -> str:
+        """SUNAT's rule sheets' folder, or "" (no sheets)."""
+
+    @property
+    def registered(self) -> dict[str, tuple[bytes, str]]:
+        """Voucher key -> (CDR zip, response code); read and written under `lock`."""
+
+    @property
+    def voided(self) -> set[str]:
+        """The voucher keys voided by an accepted RA or RC; read and written under `lock`."""
+
+    def next_failure(self, operation: str) -> str | None:
+        """The next failure injected for `operation` ("sendSummary", "getStatus"), taken off its queue, or None."""
+
+    def hold_request(self) -> None:
+        """Hold the request in hand until the sandbox releases it (a "hang")."""
+
+    def unzip(self, stem: str, content: str) -> bytes:
+        """The one XML of a base64 zip named `stem`, or a `sunat_wire.Fault` as SUNAT's front door answers."""
+
+    def cdr_zip(self, stem: str, outcome: sunat_wire.Outcome, reference: str | None = None) -> bytes:
+        """A signed ApplicationResponse for `outcome`, zipped as SUNAT does."""
+
+
+class Caller(Protocol):
+    """The HTTP request a SOAP call came in (app.sandbox.sunat.SunatHandler)."""
+
+    def reply(self, status: int, body: bytes, content_type: str = ...) -> None: ...
+
+    def drop(self) -> None:
+        """Close the connection without answering."""
 
 
 @dataclass(frozen=True)
@@ -114,13 +164,13 @@ class _Staged:
 class SummaryDesk:
     """The sandbox's summaries: tickets, the names already sent, and what accepted summaries changed."""
 
-    def __init__(self, sandbox: SunatSandbox, ticket_delay_s: float, pending_polls: int,
+    def __init__(self, sandbox: Host, ticket_delay_s: float, pending_polls: int,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.sandbox = sandbox
         self.settings = Settings(ticket_delay_s, pending_polls)
         self._defaults = Settings(ticket_delay_s, pending_polls)
         self.clock = clock  # tests replace it to pass a delay without sleeping
-        self._lock = sandbox._lock
+        self._lock = sandbox.lock
         self._changed = threading.Condition(self._lock)  # notified at each getStatus and each ticket issued
         self._tickets: dict[str, Ticket] = {}
         self._names: dict[str, str] = {}  # summary file stem -> ticket
@@ -197,7 +247,7 @@ class SummaryDesk:
 
     # ------------------------------------------------------------ sendSummary
 
-    def send_summary(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
+    def send_summary(self, request: Caller, ruc: str, fields: dict[str, str]) -> bytes | None:
         zip_name = fields.get("fileName", "")
         stem = zip_name.removesuffix(".zip")
         name = SUMMARY_NAME.match(stem)
@@ -207,9 +257,9 @@ class SummaryDesk:
             raise sunat_wire.Fault("0154")
         with self._lock:
             self.summary_counts[stem] += 1
-        failure = self.sandbox._next_failure(self.sandbox._queue("sendSummary"))
+        failure = self.sandbox.next_failure("sendSummary")
         if failure == "hang":
-            self.sandbox._hold()
+            self.sandbox.hold_request()
         if failure == "500":
             request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
             return None
@@ -217,7 +267,7 @@ class SummaryDesk:
             raise sunat_wire.Fault(forced_fault["code"])
         with self._lock:
             self._refuse_duplicate(stem, name["kind"])
-        xml = self.sandbox._unzip(stem, fields.get("contentFile", ""))
+        xml = self.sandbox.unzip(stem, fields.get("contentFile", ""))
         root = self._parse(xml, name["kind"])
         if not sunat_signer.signature_is_valid(xml):
             raise sunat_wire.Fault("2335")
@@ -289,10 +339,10 @@ class SummaryDesk:
 
     # ------------------------------------------------------------ getStatus
 
-    def get_status(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
-        failure = self.sandbox._next_failure(self.sandbox._queue("getStatus"))
+    def get_status(self, request: Caller, ruc: str, fields: dict[str, str]) -> bytes | None:
+        failure = self.sandbox.next_failure("getStatus")
         if failure == "hang":
-            self.sandbox._hold()
+            self.sandbox.hold_request()
         if failure == "500":
             request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
             return None
@@ -331,13 +381,13 @@ class SummaryDesk:
             code, text, notes, accepted = refused, self._describe(refused), [], False
         description = ACCEPTED[ticket.kind].format(ident=ticket.ident) if accepted else text
         outcome = sunat_wire.Outcome(code, description or self._describe(code), notes if accepted else [])
-        ticket.cdr_zip = self.sandbox._cdr_zip(ticket.stem, outcome, reference=ticket.ident)
+        ticket.cdr_zip = self.sandbox.cdr_zip(ticket.stem, outcome, reference=ticket.ident)
         ticket.code = code
         ticket.status = TICKET_DONE if accepted else TICKET_REJECTED
         if accepted:
             for key in staged.added:
-                self.sandbox._registered[key] = (ticket.cdr_zip, "0")
-            self.sandbox._voided.update(staged.voided)
+                self.sandbox.registered[key] = (ticket.cdr_zip, "0")
+            self.sandbox.voided.update(staged.voided)
         elif int(code) < 2000:  # an exception: fix it and send the same name again
             self._names.pop(ticket.stem, None)
 
@@ -374,11 +424,11 @@ class SummaryDesk:
 
     def _state(self, key: str, staged: _Staged) -> str | None:
         """anulado, aceptado, rechazado, or None when the sandbox has never had the voucher."""
-        if key in staged.voided or key in self.sandbox._voided:
+        if key in staged.voided or key in self.sandbox.voided:
             return VOIDED
         if key in staged.added:
             return ACEPTADO
-        known = self.sandbox._registered.get(key)
+        known = self.sandbox.registered.get(key)
         if known is None:
             return None
         return RECHAZADO if sunat_codes.is_rejection(known[1]) else ACEPTADO

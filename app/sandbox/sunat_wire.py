@@ -9,11 +9,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from app.core.invoicing import sunat_errors
-from app.core.invoicing.namespaces import APPLICATION_RESPONSE as AR
-from app.core.invoicing.namespaces import CAC, CBC, DS, EXT
-from app.core.invoicing.soap import SERVICE_NS, SOAP_ENV
-from app.core.platform import clock
+from app.core.sandbox_kit import APPLICATION_RESPONSE as AR
+from app.core.sandbox_kit import CAC, CBC, DS, EXT, SERVICE_NS, SOAP_ENV, clock, sunat_errors
 
 SUNAT_RUC = "20131312955"
 REJECT_MODE = re.compile(r"^reject:(?P<code>[234]\d{3})$")  # answer a CDR with this code, as SUNAT would

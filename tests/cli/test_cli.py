@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from app.core.engine import OPERATIONS
+from app.core.api import OPERATIONS
 from tests.helpers.base import ISSUER_RUC, ROOT, run_cli
 
 

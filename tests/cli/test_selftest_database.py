@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 from app.core.platform.storage import Storage
+from app.core.records import DatabaseCheck
 from app.selftest import _check_database
 
 
@@ -21,16 +22,16 @@ def stepping_clock(step_s: float = 1.0):
 def test_a_sound_folder_is_checked_whole(engine):
     detail = _check_database(engine)
     assert "quick_check ok" in detail and "tablas" in detail
-    assert engine.storage.quick_check(60) == (["ok"], True)
+    assert engine._storage.quick_check(60) == (["ok"], True)
 
 
 def test_the_check_stops_at_its_budget_and_says_so(engine):
-    findings, finished = engine.storage.quick_check(2.5, clock=stepping_clock(), every=50)
+    findings, finished = engine._storage.quick_check(2.5, clock=stepping_clock(), every=50)
     assert (findings, finished) == ([], False)
     detail = _check_database(engine, 2.5, clock=stepping_clock(), every=50)
     assert "se detuvo a los 2.5 s sin terminar" in detail and "no la da por dañada" in detail
-    assert engine.storage.quick_check(60) == (["ok"], True)  # the handler is gone: the next check runs to the end
-    assert engine.storage.query_one("SELECT count(*) AS n FROM vouchers")["n"] == 0
+    assert engine._storage.quick_check(60) == (["ok"], True)  # the handler is gone: the next check runs to the end
+    assert engine._storage.query_one("SELECT count(*) AS n FROM vouchers")["n"] == 0
 
 
 def test_a_damaged_file_fails_the_step(tmp_path):
@@ -53,11 +54,16 @@ def test_a_damaged_file_fails_the_step(tmp_path):
         findings, finished = storage.quick_check(60)
         assert finished and findings != ["ok"], findings
 
-        class Folder:  # what _check_database reads of an engine
-            pass
+        class Admin:  # what _check_database asks of an engine: Administration.check_database on this file
+            def check_database(self, budget_s, **bounds):
+                findings, finished = storage.quick_check(budget_s, **bounds)
+                return DatabaseCheck(findings, finished, storage.path, storage.path.stat().st_size,
+                                     storage.table_count())
+
+        class Folder:
+            admin = Admin()
 
         folder = Folder()
-        folder.storage = storage
         with pytest.raises(RuntimeError, match="está dañada"):
             _check_database(folder)
     finally:

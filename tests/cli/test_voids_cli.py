@@ -27,7 +27,7 @@ def test_anular_voids_a_factura_and_writes_the_signed_ra(voiding, voids_sandbox,
     ident = f"RA-{clock.today():%Y%m%d}-1"
     written = tmp_path / "xml" / f"{ISSUER_RUC}-{ident}.xml"
     assert f"<cbc:ID>{ident}</cbc:ID>" in written.read_text(encoding="utf-8")
-    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
     assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 7) == statuses.ANULADO
 
 
@@ -59,7 +59,7 @@ def test_anular_no_esperar_leaves_the_ticket_pending(voiding, voids_sandbox, hom
     assert done.returncode == 3, done.stderr.decode()
     assert "aún no responde al ticket" in done.stdout.decode()
     assert lines(done)[-1] == "F001-8 aceptado"
-    assert len(voiding.voids.pending()) == 1
+    assert len(voiding._voids.pending()) == 1
 
 
 def test_anular_rejected_shows_sunats_reason_and_the_voucher_unchanged(voiding, voids_sandbox, home):
@@ -72,7 +72,7 @@ def test_anular_rejected_shows_sunats_reason_and_the_voucher_unchanged(voiding, 
 
 
 def test_anular_refuses_in_spanish_what_cannot_be_voided(voiding, voids_sandbox, home):
-    voiding.generar_xml(factura("F001", 10, [item("Servicio de consultoría", "1", "100")]))
+    voiding.invoicing.generate_xml(factura("F001", 10, [item("Servicio de consultoría", "1", "100")]))
     done = run_cli("anular", "F001-10", "--motivo", "ERROR EN EL RUC", home=home)
     assert done.returncode == 1
     assert "F001-10 no fue aceptado por SUNAT" in done.stderr.decode()
@@ -80,8 +80,10 @@ def test_anular_refuses_in_spanish_what_cannot_be_voided(voiding, voids_sandbox,
 
 
 def test_resumen_reports_the_days_signed_boletas(voiding, voids_sandbox, home, tmp_path):
-    xml = voiding.generar_xml(boleta("B003", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER)).xml
-    voiding.firmar({"xml": xml, "certificado_id": voiding.default_certificate(ISSUER_RUC).certificado_id})
+    xml = voiding.invoicing.generate_xml(
+        boleta("B003", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER)).xml
+    certificado_id = voiding.invoicing.default_certificate(ISSUER_RUC).certificado_id
+    voiding.invoicing.sign({"xml": xml, "certificado_id": certificado_id})
     done = run_cli("resumen", "--fecha", clock.today().isoformat(), "--salida", str(tmp_path), home=home)
     assert done.returncode == 0, done.stderr.decode()
     assert lines(done)[-1] == "B003-1 aceptado"
@@ -97,7 +99,7 @@ def test_cdr_asks_sunat_and_stores_ours(voiding, voids_sandbox, home):
     assert done.returncode == 0, done.stderr.decode()
     assert lines(done)[-1].startswith("F001-12 aceptado (código 0)")
     assert "CDR guardado en Yupana." in done.stdout.decode()
-    assert voiding.voids.consulted_cdr(voucher_id) is not None
+    assert voiding._voids.consulted_cdr(voucher_id) is not None
     missing = run_cli("cdr", ISSUER_RUC, "01", "F001", "999", home=home)
     assert missing.returncode == 1 and lines(missing)[-1] == "F001-999 sin CDR"
 
@@ -115,9 +117,9 @@ def test_a_killed_anular_leaves_its_ticket_stored_and_followed_when_yupana_opens
     finally:
         process.kill()  # SIGKILL while it waits for SUNAT: nothing runs on its way out
         process.communicate(timeout=60)
-    assert [row["ticket"] for row in voiding.voids.list()] == [ticket]  # stored before the first poll
-    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
-    voiding.voids.start_if_pending()  # what opening Yupana does
+    assert [summary.ticket for summary in voiding.invoicing.summaries()] == [ticket]  # stored before the first poll
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ACEPTADO
+    voiding._voids.start_if_pending()  # what opening Yupana does
     voids_sandbox.summaries.release()
-    assert voiding.voids.join(10)
-    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert voiding._voids.join(10)
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO

@@ -18,11 +18,11 @@ import httpx
 import pytest
 from lxml import etree
 
+from app.api.local import LocalApi
 from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError
 from app.core.invoicing import amounts, outbox
 from app.core.invoicing.ubl_identity import identify
-from app.core.platform.http import api_token
-from app.core.platform.http.api import LocalApi
+from app.core.platform import api_token
 from tests.helpers.sunat_support import signed_sample, stem
 from tests.helpers.voucher_matrix import factura, item
 
@@ -43,7 +43,7 @@ def test_money_rounds_half_up(value, cents):
 
 def test_igv_of_one_times_0_25_is_0_05(engine, company):
     """18 % of 0.25 is 0.045: SUNAT rounds half-up to 0.05 (half-even would give 0.04)."""
-    xml = engine.generar_xml(factura("F001", 1, [item("Caramelo", "1", "0.25")])).xml
+    xml = engine.invoicing.generate_xml(factura("F001", 1, [item("Caramelo", "1", "0.25")])).xml
     root = etree.fromstring(xml.encode())
     line = root.find("cac:InvoiceLine", NS)
     assert line.findtext("cac:TaxTotal/cbc:TaxAmount", namespaces=NS) == "0.05"
@@ -54,7 +54,7 @@ def test_igv_of_one_times_0_25_is_0_05(engine, company):
 
 def test_line_value_is_rounded_half_up_too(engine, company):
     """3 × 0.125 = 0.375 → valor de venta 0.38 (half-even: 0.38 as well), 1 × 0.125 → 0.13 (half-even: 0.12)."""
-    xml = engine.generar_xml(factura("F001", 2, [item("Clavo", "1", "0.125")])).xml
+    xml = engine.invoicing.generate_xml(factura("F001", 2, [item("Clavo", "1", "0.125")])).xml
     root = etree.fromstring(xml.encode())
     assert root.findtext("cac:InvoiceLine/cbc:LineExtensionAmount", namespaces=NS) == "0.13"
     assert root.findtext("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount", namespaces=NS) == "0.02"  # 0.0234
@@ -82,10 +82,10 @@ def assert_internal_envelope(status: int, envelope: dict, log_file) -> None:
 
 
 def test_engine_call_catch_all_answers_500_and_logs_the_traceback(engine, monkeypatch):
-    monkeypatch.setattr(engine, "ruc", _explode)
+    monkeypatch.setattr(engine.lookups, "ruc", _explode)
     status, envelope = engine.call("ruc", numero=RUC)
-    assert_internal_envelope(status, envelope, engine.log_file)
-    text = engine.log_file.read_text(encoding="utf-8")
+    assert_internal_envelope(status, envelope, engine.admin.log_file())
+    text = engine.admin.log_file().read_text(encoding="utf-8")
     assert "operation ruc failed unexpectedly" in text
     assert "Traceback (most recent call last)" in text
     assert "RuntimeError: fallo inyectado por la prueba" in text
@@ -100,19 +100,19 @@ def api(engine):
 
 
 def test_http_api_answers_500_for_an_unexpected_exception_in_the_engine(api, engine, monkeypatch):
-    monkeypatch.setattr(engine, "ruc", _explode)
+    monkeypatch.setattr(engine.lookups, "ruc", _explode)
     answer = httpx.get(f"{api.base_url}/api/v1/ruc/{RUC}", headers={"Authorization": f"Bearer {api.token}"},
                        timeout=10)
     assert answer.headers["content-type"] == "application/json"
-    assert_internal_envelope(answer.status_code, answer.json(), engine.log_file)
+    assert_internal_envelope(answer.status_code, answer.json(), engine.admin.log_file())
 
 
 def test_http_api_answers_500_for_an_unexpected_exception_in_its_own_layer(api, engine, monkeypatch):
     monkeypatch.setattr(api, "call", _explode)
     answer = httpx.get(f"{api.base_url}/api/v1/ruc/{RUC}", headers={"Authorization": f"Bearer {api.token}"},
                        timeout=10)
-    assert_internal_envelope(answer.status_code, answer.json(), engine.log_file)
-    assert "local API: unexpected error on GET" in engine.log_file.read_text(encoding="utf-8")
+    assert_internal_envelope(answer.status_code, answer.json(), engine.admin.log_file())
+    assert "local API: unexpected error on GET" in engine.admin.log_file().read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------- the whole token, never a prefix
@@ -122,13 +122,13 @@ def _near_misses(token: str) -> list[str]:
 
 
 def test_token_store_matches_only_the_whole_token(engine):
-    token = engine.api_token()
-    assert engine.api_tokens.matches(token) and engine.api_token_matches(token)
-    assert api_token.hash_matches(token, engine.api_tokens.stored_hash())
-    assert api_token.hash_matches(token.encode(), engine.api_tokens.stored_hash())
+    token = engine.admin.api_token()
+    assert engine._api_tokens.matches(token) and engine.admin.api_token_matches(token)
+    assert api_token.hash_matches(token, engine._api_tokens.stored_hash())
+    assert api_token.hash_matches(token.encode(), engine._api_tokens.stored_hash())
     for wrong in _near_misses(token):
-        assert not engine.api_tokens.matches(wrong), wrong
-        assert not api_token.hash_matches(wrong, engine.api_tokens.stored_hash()), wrong
+        assert not engine._api_tokens.matches(wrong), wrong
+        assert not api_token.hash_matches(wrong, engine._api_tokens.stored_hash()), wrong
     assert not api_token.hash_matches(token, None)
 
 
@@ -159,11 +159,11 @@ def test_the_pool_check_refuses_a_prefix_too(api, engine):
 
 def _queued_row(engine) -> dict:
     xml = signed_sample()
-    return engine.outbox.enqueue(identify(etree.fromstring(xml)), xml, "sandbox", None)
+    return engine._outbox.enqueue(identify(etree.fromstring(xml)), xml, "sandbox", None)
 
 
 def _lease(engine, row: dict, owner: str, until: float) -> None:
-    with engine.storage.write() as conn:
+    with engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
                      (owner, until, row["id"]))
 
@@ -172,17 +172,17 @@ def test_an_expired_lease_of_a_live_owner_is_reclaimed(sunat_engine, sandbox):
     """The parent process (pytest's launcher) is alive: its lease counts only until its time runs out."""
     row = _queued_row(sunat_engine)
     live_owner = f"{os.getppid()}:other:lease"
-    _lease(sunat_engine, row, live_owner, sunat_engine.outbox.clock() - 1)
-    attempt = sunat_engine.outbox.attempt(row["id"])
+    _lease(sunat_engine, row, live_owner, sunat_engine._outbox.clock() - 1)
+    attempt = sunat_engine._outbox.attempt(row["id"])
     assert attempt.kind == "cdr", attempt
     assert sandbox.send_count(stem()) == 1
-    assert sunat_engine.outbox.submission(row["id"])["state"] == outbox.DONE
+    assert sunat_engine._outbox.submission(row["id"])["state"] == outbox.DONE
 
 
 def test_an_expired_lease_of_this_outbox_still_running_is_reclaimed(sunat_engine, sandbox):
     """A lease of one of this outbox's own attempts, still under way but out of time, is taken over too."""
     row = _queued_row(sunat_engine)
-    box = sunat_engine.outbox
+    box = sunat_engine._outbox
     own = f"{box.owner}:stuck"
     with box._leases_lock:
         box._leases.add(own)
@@ -195,19 +195,19 @@ def test_an_expired_lease_of_this_outbox_still_running_is_reclaimed(sunat_engine
 
 def test_a_current_lease_of_a_live_owner_is_respected(sunat_engine, sandbox):
     row = _queued_row(sunat_engine)
-    _lease(sunat_engine, row, f"{os.getppid()}:other:lease", sunat_engine.outbox.clock() + 60)
-    attempt = sunat_engine.outbox.attempt(row["id"])
+    _lease(sunat_engine, row, f"{os.getppid()}:other:lease", sunat_engine._outbox.clock() + 60)
+    attempt = sunat_engine._outbox.attempt(row["id"])
     assert attempt.kind == "queued" and attempt.in_flight
     assert sandbox.send_count(stem()) == 0
 
 
 def test_a_claim_sets_a_lease_of_the_configured_length(sunat_engine):
     row = _queued_row(sunat_engine)
-    box = sunat_engine.outbox
+    box = sunat_engine._outbox
     box.clock = lambda: 1_000_000.0
     lease = box._claim(row["id"])
     assert lease is not None and lease.startswith(box.owner + ":")
-    stored = sunat_engine.outbox.submission(row["id"])
+    stored = sunat_engine._outbox.submission(row["id"])
     assert stored["claimed_by"] == lease
     assert stored["claimed_until"] == 1_000_000.0 + 2 * 1 + 15  # sunat_timeout_s is 1 in these tests
     assert box._claim(row["id"]) is None  # its own attempt under way holds it

@@ -25,7 +25,7 @@ def _garbage_collected_on_the_main_thread():
 def sunat(context, company, engine):
     """Modo sandbox as the GUI starts it, plus a test certificate for the issuer; the SUNAT sandbox."""
     context.sandboxes.start()
-    engine.create_test_certificate(company.ruc)
+    engine.invoicing.create_test_certificate(company.ruc)
     return context.sandboxes.running["sunat"]
 
 
@@ -59,7 +59,7 @@ def window(qtbot, engine, company):
 def voiding(sunat, engine):
     """The SUNAT sandbox answering summaries' tickets at once, and the engine's ticket poller asking often (SUNAT's
     default backoff starts at 5 s): for «Anular» and «Resúmenes y bajas»."""
-    engine.config_set("sunat_retry_base_s", "0.05")
-    engine.config_set("sunat_retry_max_s", "0.2")
+    engine.admin.config_set("sunat_retry_base_s", "0.05")
+    engine.admin.config_set("sunat_retry_max_s", "0.2")
     sunat.summaries.configure(delay_s=0, pending_polls=0)
     return sunat

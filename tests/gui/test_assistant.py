@@ -26,11 +26,12 @@ def test_assistant_leaves_a_sandbox_setup(qtbot, context, engine):
     assistant.next()
     assistant.accept()
     qtbot.waitUntil(lambda: assistant.completed, timeout=15_000)
-    assert engine.company(ISSUER_RUC).razon_social == "COMERCIAL YUPANA S.A.C."
-    assert engine.config_get("environment") == "sandbox"
+    assert engine.admin.company(ISSUER_RUC).razon_social == "COMERCIAL YUPANA S.A.C."
+    assert engine.admin.config_get("environment") == "sandbox"
     assert any("sandbox" in line.lower() for line in assistant.result_lines)
     assert not assistant.isVisible()
-    assert engine.default_certificate(ISSUER_RUC).es_prueba  # a test certificate signs from the first voucher on
+    # a test certificate signs from the first voucher on
+    assert engine.invoicing.default_certificate(ISSUER_RUC).es_prueba
     if "sunat" in context.sandboxes.running:  # working: a factura goes all the way to «aceptado», offline
         from decimal import Decimal
 
@@ -55,5 +56,5 @@ def test_assistant_returns_to_the_wrong_field(qtbot, context, engine):
     wait_idle(qtbot, context.workers)
     assert assistant.currentPage() is assistant.company_page
     assert "ubigeo" in assistant.company_page.form.errors.visible()["ubigeo"]
-    assert engine.company(ISSUER_RUC) is None
+    assert engine.admin.company(ISSUER_RUC) is None
     assert assistant.isVisible()

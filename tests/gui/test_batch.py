@@ -7,6 +7,7 @@ import json
 import threading
 
 from app.core.invoicing import batches
+from app.gui import batch_issue
 from app.gui.vouchers import VouchersPage
 from tests.helpers.gui import open_widget, wait_idle
 from tests.helpers.voucher_matrix import factura, item
@@ -22,7 +23,8 @@ def write_batch(path, count: int, bad_at: int | None = None):
 
 
 def with_default_certificate(engine, company):
-    engine.set_default_certificate(company.ruc, engine.create_test_certificate(company.ruc).certificado_id)
+    certificate = engine.invoicing.create_test_certificate(company.ruc)
+    engine.invoicing.set_default_certificate(company.ruc, certificate.certificado_id)
 
 
 def test_a_batch_file_is_issued_with_progress_and_its_errors_named(qtbot, context, engine, company, tmp_path):
@@ -46,24 +48,24 @@ def test_a_batch_file_is_issued_with_progress_and_its_errors_named(qtbot, contex
 def test_cancel_stops_between_blocks_and_says_what_is_left(qtbot, context, engine, company, tmp_path, monkeypatch):
     with_default_certificate(engine, company)
     monkeypatch.setattr(batches, "BLOCK", 2)
+    monkeypatch.setattr(batch_issue, "CHUNK", 2)  # the window hands the engine one block at a time
     page = open_widget(qtbot, context, VouchersPage)
     cancel_pressed = threading.Event()
-    real = context.engine.emitir_lote
+    real = context.engine.invoicing.issue_batch
 
-    def held(requests, certificado_id=None, progress=None, cancel=None):
-        def report(*args):  # hold the first block's report until the user has pressed Cancelar
-            assert cancel_pressed.wait(10), "Cancelar lote was never pressed"
-            progress(*args)
-        return real(requests, certificado_id, progress=report, cancel=cancel)
+    def held(requests, certificado_id=None):
+        yield from real(requests, certificado_id)
+        # hold the end of the first block until the user has pressed Cancelar
+        assert cancel_pressed.wait(10), "Cancelar lote was never pressed"
 
-    monkeypatch.setattr(context.engine, "emitir_lote", held)
+    monkeypatch.setattr(context.engine.invoicing, "issue_batch", held)
     with qtbot.waitSignal(page.batch.finished, timeout=30_000) as finished:
         page.batch.issue_file(str(write_batch(tmp_path / "lote.jsonl", 5)))
         page.batch.cancel_button.click()
         cancel_pressed.set()
     assert finished.args[0] == {"emitidos": 2, "con_error": 0, "cancelado": True}
     assert "quedaron sin emitir 3" in page.banner.text.text()
-    assert len(engine.list_vouchers()) == 2
+    assert len(engine.invoicing.vouchers()) == 2
 
 
 def test_an_unreadable_file_is_said_in_spanish(qtbot, context, engine, company, tmp_path):

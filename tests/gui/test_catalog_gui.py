@@ -32,8 +32,8 @@ def _payable(xml: str) -> Decimal:
 
 def test_the_company_default_turns_the_switch_on_and_the_totals_are_the_prices_typed(qtbot, context, company,
                                                                                          engine):
-    assert engine.company_prices_include_igv(ISSUER_RUC) is False
-    engine.set_company_prices_include_igv(ISSUER_RUC, True)
+    assert engine.admin.prices_include_igv(ISSUER_RUC) is False
+    engine.admin.set_prices_include_igv(ISSUER_RUC, True)
     form = open_form(qtbot, context)
     assert form.prices_with_igv.isChecked()
     assert form.items.horizontalHeaderItem(2).text() == "Precio unitario (con IGV)"
@@ -44,7 +44,7 @@ def test_the_company_default_turns_the_switch_on_and_the_totals_are_the_prices_t
     assert form.total_labels["gravadas"].text() == "S/ 6.39" and form.total_labels["igv"].text() == "S/ 1.14"
     request = form.request()
     assert [set(item) & {"precio_unitario", "precio_con_igv"} for item in request["items"]] == [{"precio_con_igv"}] * 3
-    generated = engine.generar_xml(request)
+    generated = engine.invoicing.generate_xml(request)
     assert _payable(generated.xml) == D("12.53")  # the engine charges what the form showed
     # Switched off for this voucher: the same column is values without IGV again
     form.prices_with_igv.setChecked(False)
@@ -60,7 +60,7 @@ def test_without_the_company_default_the_form_takes_values_without_igv(qtbot, co
 
 
 def test_a_bad_price_with_igv_is_marked_naming_the_price(qtbot, context, company, engine):
-    engine.set_company_prices_include_igv(ISSUER_RUC, True)
+    engine.admin.set_prices_include_igv(ISSUER_RUC, True)
     form = open_form(qtbot, context)
     form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz", "1", "dos", "10")])
     form.emit_button.click()
@@ -82,10 +82,10 @@ def test_ajustes_saves_the_company_default(qtbot, context, engine, company):
     form.prices_with_igv.setChecked(True)
     form.save()
     wait_idle(qtbot, context.workers)
-    assert engine.company_prices_include_igv(company.ruc) is True
+    assert engine.admin.prices_include_igv(company.ruc) is True
     form.clear()
     assert not form.prices_with_igv.isChecked()
-    form.fill(engine.company(company.ruc))
+    form.fill(engine.admin.company(company.ruc))
     wait_idle(qtbot, context.workers)
     assert form.prices_with_igv.isChecked()
 
@@ -111,10 +111,10 @@ def _rows(page) -> list[list[str]]:
 def test_clientes_lists_searches_adds_edits_and_deletes(qtbot, context, company, engine):
     from PySide6.QtWidgets import QMessageBox
 
-    engine.generar_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
-                        "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C."},
-                        "items": [{"descripcion": "Arroz", "cantidad": "1", "precio_unitario": "10"}]})
-    engine.save_customer({"tipo_documento": "1", "numero": "45678912", "nombre": "María Pérez"})
+    engine.invoicing.generate_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
+                                   "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C."},
+                                   "items": [{"descripcion": "Arroz", "cantidad": "1", "precio_unitario": "10"}]})
+    engine.catalog.save_customer({"tipo_documento": "1", "numero": "45678912", "nombre": "María Pérez"})
     page = _customers_page(qtbot, context)
     assert sorted(row[2] for row in _rows(page)) == ["DISTRIBUIDORA ANDINA S.A.C.", "María Pérez"]
     qtbot.keyClicks(page.search, "perez")  # accents aside, searched off the GUI thread once typing settles
@@ -133,7 +133,7 @@ def test_clientes_lists_searches_adds_edits_and_deletes(qtbot, context, company,
     editor.inputs["whatsapp"].setText("987 654 321")
     editor.save_button.click()
     qtbot.waitUntil(lambda: page.editor is None)
-    saved = engine.customers.get("1", "40123456")
+    saved = engine.catalog.customer("1", "40123456")
     assert saved.nombre == "Juan Quispe" and saved.whatsapp == "+51987654321"
     # Edit and delete the selected one
     page.search.setText("quispe")
@@ -143,13 +143,13 @@ def test_clientes_lists_searches_adds_edits_and_deletes(qtbot, context, company,
     page.editor.inputs["email"].setText("juan@correo.pe")
     page.editor.save_button.click()
     qtbot.waitUntil(lambda: page.editor is None)
-    assert engine.customers.get("1", "40123456").email == "juan@correo.pe"
+    assert engine.catalog.customer("1", "40123456").email == "juan@correo.pe"
     wait_idle(qtbot, context.workers)
     page.table.selectRow(0)
     page.delete_button.click()
     page.confirm_box.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: page.table.rowCount() == 0)
-    assert engine.customers.get("1", "40123456") is None
+    assert engine.catalog.customer("1", "40123456") is None
 
 
 def test_productos_import_shows_bad_rows_and_imports_nothing_then_a_good_file(qtbot, context, company, engine,
@@ -170,7 +170,7 @@ def test_productos_import_shows_bad_rows_and_imports_nothing_then_a_good_file(qt
     assert any(e.startswith("Fila 4") and "fila 2" in e for e in errors), errors
     assert not preview.import_button.isEnabled() and "no se importará nada" in preview.summary.text()
     preview.reject()
-    assert engine.products.count() == 0
+    assert engine._products.count() == 0
     good = tmp_path / "bueno.csv"
     good.write_text("Código;Descripción;Precio;Código de barras;Unidad\n"
                     "GAS-1;Gaseosa 500 ml;2,50;7750000000017;NIU\n"
@@ -183,7 +183,7 @@ def test_productos_import_shows_bad_rows_and_imports_nothing_then_a_good_file(qt
     preview.import_button.click()
     qtbot.waitUntil(lambda: page.table.rowCount() == 2)
     assert "Se importaron 2 productos" in page.banner.text.text()
-    assert engine.scanned_product("7750000000017").descripcion == "Gaseosa 500 ml"
+    assert engine.catalog.scanned_product("7750000000017").descripcion == "Gaseosa 500 ml"
     # Export: the same catalogue back, as Excel in Peru reads it
     out = tmp_path / "productos.csv"
     page.export_to(str(out))
@@ -202,7 +202,7 @@ def test_productos_editor_keeps_price_flags_and_searches_by_barcode(qtbot, conte
     editor.inputs["icbper"].setChecked(True)
     editor.save_button.click()
     qtbot.waitUntil(lambda: page.editor is None)
-    saved = engine.products.by_code("BOL-1")
+    saved = engine._products.by_code("BOL-1")
     assert (saved.precio, saved.precio_incluye_igv, saved.icbper, saved.unidad) == (D("0.10"), True, True, "NIU")
     page.search.setText("7750000000024")
     qtbot.waitUntil(lambda: "para «7750000000024»" in page.count_label.text())
@@ -225,13 +225,13 @@ def _choose(qtbot, completion, index: int = 0) -> None:
 def test_acceptance_a_second_voucher_needs_no_name_price_or_unit_typed(qtbot, context, company, engine, sunat):
     """Issue 19: a second voucher to the same customer with two saved products is issued without typing a name, a
     price or a unit; a barcode typed into the line field (keyClicks + Enter) fills the line."""
-    engine.set_company_prices_include_igv(ISSUER_RUC, True)
-    engine.save_product({"codigo": "GAS-500", "codigo_barras": "7750000000017", "descripcion": "Gaseosa 500 ml",
-                         "precio": "2.50", "unidad": "NIU"})
-    engine.save_product({"codigo": "ARR-5", "descripcion": "Arroz extra bolsa 5 kg", "precio": "23.90",
-                         "unidad": "KGM", "precio_incluye_igv": True})
-    engine.generar_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
-                        "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C.",
+    engine.admin.set_prices_include_igv(ISSUER_RUC, True)
+    engine.catalog.save_product({"codigo": "GAS-500", "codigo_barras": "7750000000017", "descripcion": "Gaseosa 500 ml",
+                                 "precio": "2.50", "unidad": "NIU"})
+    engine.catalog.save_product({"codigo": "ARR-5", "descripcion": "Arroz extra bolsa 5 kg", "precio": "23.90",
+                                 "unidad": "KGM", "precio_incluye_igv": True})
+    engine.invoicing.generate_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
+                                   "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C.",
                                      "direccion": "AV. LOS ANDES 123, LIMA"},
                         "items": [{"descripcion": "Arroz", "cantidad": "1", "precio_con_igv": "23.90"}]})
     form = open_form(qtbot, context)
@@ -259,8 +259,8 @@ def test_acceptance_a_second_voucher_needs_no_name_price_or_unit_typed(qtbot, co
     form.emit_button.click()
     qtbot.waitUntil(lambda: form.outcome is not None, timeout=30_000)
     assert form.outcome["estado"] in ("aceptado", "observado"), form.outcome
-    voucher_id = engine.find_voucher("F001-2", ISSUER_RUC, "01")
-    xml = engine.voucher(voucher_id)["xml"]
+    voucher_id = engine.invoicing.find_voucher("F001-2", ISSUER_RUC, "01")
+    xml = engine.invoicing.voucher(voucher_id).xml
     root = etree.fromstring(xml.encode("utf-8"))
     assert _payable(xml) == D("50.30")
     assert root.findtext(f".//{{{ns.CAC}}}AccountingCustomerParty//{{{ns.CBC}}}RegistrationName") == \
@@ -273,8 +273,8 @@ def test_acceptance_a_second_voucher_needs_no_name_price_or_unit_typed(qtbot, co
 
 @popup_notices
 def test_an_unknown_barcode_says_so_and_a_product_without_igv_is_converted(qtbot, context, company, engine):
-    engine.save_product({"codigo": "SRV-1", "descripcion": "Servicio de instalación", "precio": "100",
-                         "precio_incluye_igv": False, "unidad": "ZZ"})
+    engine.catalog.save_product({"codigo": "SRV-1", "descripcion": "Servicio de instalación", "precio": "100",
+                                 "precio_incluye_igv": False, "unidad": "ZZ"})
     form = open_form(qtbot, context)
     assert not form.prices_with_igv.isChecked()
     form.product_field.setFocus()
@@ -288,15 +288,15 @@ def test_an_unknown_barcode_says_so_and_a_product_without_igv_is_converted(qtbot
     assert form.items.item(0, 2).text() == "100" and form.total_labels["total"].text() == "S/ 118.00"
     form.prices_with_igv.setChecked(True)
     form.items.setRowCount(0)
-    form.add_product(engine.products.by_code("SRV-1"))
+    form.add_product(engine._products.by_code("SRV-1"))
     assert form.items.item(0, 2).text() == "118.00" and form.total_labels["total"].text() == "S/ 118.00"
     assert form.request()["items"][0]["unidad"] == "ZZ"
 
 
 @popup_notices
 def test_a_scan_never_presses_emitir(qtbot, context, company, engine):
-    engine.save_product({"codigo": "GAS-500", "codigo_barras": "7750000000017", "descripcion": "Gaseosa 500 ml",
-                         "precio": "2.50"})
+    engine.catalog.save_product({"codigo": "GAS-500", "codigo_barras": "7750000000017", "descripcion": "Gaseosa 500 ml",
+                                 "precio": "2.50"})
     form = open_form(qtbot, context)
     form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz", "1", "10", "10")])
     form.product_field.setFocus()
@@ -305,7 +305,7 @@ def test_a_scan_never_presses_emitir(qtbot, context, company, engine):
     qtbot.waitUntil(lambda: form.items.rowCount() == 2)
     wait_idle(qtbot, context.workers)
     assert form.outcome is None and not form.progress.isVisible() and form.emit_button.text() == "Emitir"
-    assert engine.list_vouchers() == []
+    assert engine.invoicing.vouchers() == []
 
 
 @popup_notices
@@ -314,32 +314,32 @@ def test_a_new_ruc_typed_in_full_is_filled_in_by_the_registry_and_kept(qtbot, co
 
     path = tmp_path / "padron.zip"
     known = make_padron(30, path)
-    engine.import_padron(path)
+    engine.lookups.import_padron(path)
     ruc, razon_social = known[0][0], known[0][1].strip()
     form = open_form(qtbot, context)
     form.doc_number.setFocus()
     qtbot.keyClicks(form.doc_number, ruc)
     qtbot.waitUntil(lambda: form.customer_name.text() == razon_social)
     wait_idle(qtbot, context.workers)
-    assert engine.customers.get("6", ruc).nombre == razon_social  # the next voucher completes it
+    assert engine.catalog.customer("6", ruc).nombre == razon_social  # the next voucher completes it
 
 
 def test_sending_a_voucher_by_whatsapp_proposes_the_customers_number(qtbot, context, company, engine):
     from app.gui.send_voucher import SendVoucherDialog
 
-    engine.generar_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
-                        "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C."},
-                        "items": [{"descripcion": "Arroz", "cantidad": "1", "precio_unitario": "10"}]})
-    saved = engine.customer("6", "20601030013")
-    engine.save_customer({**saved.data(), "whatsapp": "987 654 321"}, saved.id)
-    voucher_id = engine.find_voucher("F001-1", ISSUER_RUC, "01")
-    dialog = SendVoucherDialog(context, voucher_id, engine.voucher(voucher_id), "Factura")
+    engine.invoicing.generate_xml({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": ISSUER_RUC},
+                                   "receptor": {"ruc": "20601030013", "razon_social": "DISTRIBUIDORA ANDINA S.A.C."},
+                                   "items": [{"descripcion": "Arroz", "cantidad": "1", "precio_unitario": "10"}]})
+    saved = engine.catalog.customer("6", "20601030013")
+    engine.catalog.save_customer({**saved.data(), "whatsapp": "987 654 321"}, saved.id)
+    voucher_id = engine.invoicing.find_voucher("F001-1", ISSUER_RUC, "01")
+    dialog = SendVoucherDialog(context, voucher_id, engine.invoicing.voucher(voucher_id), "Factura")
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.number.text() == "+51987654321")
 
 
 def test_a_line_typed_by_hand_is_saved_as_a_product_on_request(qtbot, context, company, engine):
-    engine.set_company_prices_include_igv(ISSUER_RUC, True)
+    engine.admin.set_prices_include_igv(ISSUER_RUC, True)
     form = open_form(qtbot, context)
     form.fill_example("20601030013", "CLIENTE S.A.C.", [("Queso fresco", "2", "12.90", "10")])
     form.save_line_as_product()
@@ -351,6 +351,6 @@ def test_a_line_typed_by_hand_is_saved_as_a_product_on_request(qtbot, context, c
     editor.inputs["codigo"].setText("QUE-1")
     editor.save_button.click()
     qtbot.waitUntil(lambda: form.product_editor is None)
-    saved = engine.scanned_product("QUE-1")
+    saved = engine.catalog.scanned_product("QUE-1")
     assert (saved.descripcion, saved.precio, saved.precio_incluye_igv) == ("Queso fresco", D("12.90"), True)
     assert form.request()["items"][0]["codigo"] == "QUE-1"

@@ -57,7 +57,7 @@ def test_import_a_pfx_through_the_password_dialog(qtbot, context, company, engin
     dialog.accept()
     wait_idle(qtbot, context.workers)
     assert page.banner.tone == "error" and page.banner.text.text()  # the wrong password is explained
-    assert engine.list_certificates() == []
+    assert engine.invoicing.certificates() == []
     dialog = page.ask_password(str(pfx))
     dialog.password.setText(files.PASSWORD)
     dialog.accept()
@@ -86,15 +86,15 @@ def test_test_certificate_default_and_delete_with_confirmation(qtbot, context, c
     wait_idle(qtbot, context.workers)
     qtbot.waitUntil(lambda: page.table.item(newest, 5) is not None and page.table.item(newest, 5).text() == "★ sí")
     chosen = page.certificates[newest].certificado_id
-    assert engine.default_certificate(company.ruc).certificado_id == chosen
+    assert engine.invoicing.default_certificate(company.ruc).certificado_id == chosen
     page.table.selectRow(newest)
     page.ask_delete()
     page.confirm_box.button(QMessageBox.StandardButton.No).click()
     wait_idle(qtbot, context.workers)
-    assert len(engine.list_certificates()) == 2  # «No» keeps it
+    assert len(engine.invoicing.certificates()) == 2  # «No» keeps it
     page.table.selectRow(newest)
     page.ask_delete()
     page.confirm_box.button(QMessageBox.StandardButton.Yes).click()
-    qtbot.waitUntil(lambda: len(engine.list_certificates()) == 1)
+    qtbot.waitUntil(lambda: len(engine.invoicing.certificates()) == 1)
     wait_idle(qtbot, context.workers)
-    assert all(c.certificado_id != chosen for c in engine.list_certificates())
+    assert all(c.certificado_id != chosen for c in engine.invoicing.certificates())

@@ -11,7 +11,7 @@ from tests.helpers.gui import open_widget, wait_idle
 
 
 def pending_in(engine, environment: str, numero: int) -> None:
-    with engine.storage.write() as conn:
+    with engine._storage.write() as conn:
         conn.execute("INSERT INTO sunat_submissions (environment, ambiente, ruc, tipo, serie, numero, file_name, xml,"
                      " next_attempt_at) VALUES (?, 'beta', ?, '01', 'F001', ?, 'f', x'00', 1e12)",
                      (environment, ISSUER_RUC, str(numero)))
@@ -39,15 +39,15 @@ def test_changing_the_environment_in_ajustes_says_what_changes_and_waits_for_yes
     assert "2 envíos pendientes de SANDBOX esperan: no se envían a BETA" in text
     assert "numeración" in text
     wait_idle(qtbot, context.workers)
-    assert engine.config_get("environment") == "sandbox"  # «No»: nothing changed
+    assert engine.admin.config_get("environment") == "sandbox"  # «No»: nothing changed
     form.save_button.click()
     answer(qtbot, form, QMessageBox.StandardButton.Yes)
     wait_idle(qtbot, context.workers)
-    assert engine.config_get("environment") == "beta" and page.banner.tone == "success"
+    assert engine.admin.config_get("environment") == "beta" and page.banner.tone == "success"
 
 
 def test_production_is_announced_as_real(qtbot, context, engine):
-    engine.config_set("environment", "beta")
+    engine.admin.config_set("environment", "beta")
     page = open_widget(qtbot, context, SettingsPage)
     form = page.forms["Entorno"]
     form.set_value("environment", "produccion")
@@ -55,19 +55,19 @@ def test_production_is_announced_as_real(qtbot, context, engine):
     text = answer(qtbot, form, QMessageBox.StandardButton.Yes)
     assert "comprobantes reales" in text and "clave SOL" in text
     wait_idle(qtbot, context.workers)
-    assert engine.config_get("environment") == "produccion"
+    assert engine.admin.config_get("environment") == "produccion"
 
 
 def test_beta_and_production_show_a_banner_across_the_main_window(window, engine, qtbot):
     assert window.environment_banner.isHidden()  # sandbox: the status bar's badge is enough
-    engine.config_set("environment", "beta")
+    engine.admin.config_set("environment", "beta")
     qtbot.waitUntil(lambda: window.environment_banner.isVisible())
     assert "SUNAT BETA" in window.environment_banner.text()
     assert "#e65100" in window.environment_banner.styleSheet()
-    engine.config_set("environment", "produccion")
+    engine.admin.config_set("environment", "produccion")
     qtbot.waitUntil(lambda: "PRODUCCIÓN" in window.environment_banner.text())
     assert window.environment_banner.isVisible() and "reales" in window.environment_banner.text()
-    engine.config_set("environment", "sandbox")
+    engine.admin.config_set("environment", "sandbox")
     qtbot.waitUntil(lambda: window.environment_banner.isHidden())
 
 
@@ -75,14 +75,14 @@ def test_leaving_the_sandbox_stops_it_and_its_addresses_go(window, engine, qtbot
     sandboxes = window.context.sandboxes
     window.workers.run(window, window.start_sandbox_if_chosen)  # as app.gui.app does once the window is up
     qtbot.waitUntil(lambda: "sunat" in sandboxes.running, timeout=10_000)
-    assert engine.sandbox_endpoints.get("sunat_url_beta")
-    engine.config_set("environment", "beta")
+    assert engine._sandbox_endpoints.get("sunat_url_beta")
+    engine.admin.config_set("environment", "beta")
     qtbot.waitUntil(lambda: not sandboxes.running, timeout=10_000)
-    assert engine.sandbox_endpoints.all() == {}
-    assert "127.0.0.1" not in engine.config_get("sunat_url_beta")
-    engine.config_set("environment", "sandbox")
+    assert engine._sandbox_endpoints.all() == {}
+    assert "127.0.0.1" not in engine.admin.config_get("sunat_url_beta")
+    engine.admin.config_set("environment", "sandbox")
     qtbot.waitUntil(lambda: "sunat" in sandboxes.running, timeout=10_000)
-    assert engine.sandbox_endpoints.get("sunat_url_beta") == sandboxes.running["sunat"].bill_url
+    assert engine._sandbox_endpoints.get("sunat_url_beta") == sandboxes.running["sunat"].bill_url
 
 
 def test_the_assistant_asks_before_leaving_the_sandbox(qtbot, context, engine):
@@ -101,11 +101,11 @@ def test_the_assistant_asks_before_leaving_the_sandbox(qtbot, context, engine):
     text = answer(qtbot, assistant, QMessageBox.StandardButton.No)
     assert "«SUNAT beta (pruebas con SUNAT)»" in text and "servidores de prueba dejan de usarse" in text
     wait_idle(qtbot, context.workers)
-    assert not assistant.completed and engine.company(ISSUER_RUC) is None  # «No»: nothing saved yet
+    assert not assistant.completed and engine.admin.company(ISSUER_RUC) is None  # «No»: nothing saved yet
     assistant.accept()
     answer(qtbot, assistant, QMessageBox.StandardButton.Yes)
     qtbot.waitUntil(lambda: assistant.completed, timeout=15_000)
-    assert engine.config_get("environment") == "beta" and not context.sandboxes.running
+    assert engine.admin.config_get("environment") == "beta" and not context.sandboxes.running
     assert any("SUNAT beta" in line for line in assistant.result_lines)
 
 
@@ -113,11 +113,11 @@ def test_the_voucher_list_is_the_current_environments(qtbot, context, engine, co
     from app.gui.vouchers import VouchersPage
     from tests.helpers.voucher_matrix import factura, item
 
-    engine.generar_xml(factura("F001", 1, [item("Servicio", "1", "100")]))
+    engine.invoicing.generate_xml(factura("F001", 1, [item("Servicio", "1", "100")]))
     page = open_widget(qtbot, context, VouchersPage)
     qtbot.waitUntil(lambda: page.model.rowCount() == 1)
-    engine.config_set("environment", "beta")  # the settings event reloads the list
+    engine.admin.config_set("environment", "beta")  # the settings event reloads the list
     qtbot.waitUntil(lambda: page.model.rowCount() == 0)
-    assert engine.next_numero(company.ruc, "01", "F001") == 1  # beta's own series
-    engine.config_set("environment", "sandbox")
+    assert engine.invoicing.next_number(company.ruc, "01", "F001") == 1  # beta's own series
+    engine.admin.config_set("environment", "sandbox")
     qtbot.waitUntil(lambda: page.model.rowCount() == 1)

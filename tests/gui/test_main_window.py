@@ -27,7 +27,7 @@ def test_every_section_opens_a_page(window, qtbot):
 def test_status_bar_shows_environment_in_distinct_colours(window, engine, qtbot):
     seen = {}
     for environment, label in [("sandbox", "SANDBOX"), ("beta", "BETA"), ("produccion", "PRODUCCIÓN")]:
-        engine.config_set("environment", environment)  # the settings event refreshes the bar
+        engine.admin.config_set("environment", environment)  # the settings event refreshes the bar
         qtbot.waitUntil(lambda label=label: window.environment_label.text().strip() == label)
         seen[label] = window.environment_label.colour
     assert len(set(seen.values())) == 3
@@ -55,14 +55,14 @@ def test_unexpected_exception_opens_crash_dialog_with_log_path(window, engine, q
     from app.gui.crash import install_excepthook
 
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
-    install_excepthook(window, engine.log_file)
+    install_excepthook(window, engine.admin.log_file())
     try:
         raise RuntimeError("fallo de prueba")
     except RuntimeError:
         sys.excepthook(*sys.exc_info())
     box = window.crash
     assert isinstance(box, QMessageBox) and box.isVisible()
-    assert str(engine.log_file) in box.informativeText()
+    assert str(engine.admin.log_file()) in box.informativeText()
     assert "fallo de prueba" in box.detailedText()
     assert window.isVisible()  # the app keeps running
     box.close()
@@ -149,8 +149,8 @@ def test_the_local_api_starts_with_the_app_when_the_setting_says_so(window, engi
     import httpx
 
     assert window.start_api_if_chosen() is None  # off by default
-    engine.config_set("api_port", "0")  # a port from the OS: the app itself may be open on this machine
-    engine.config_set("api_autostart", "si")
+    engine.admin.config_set("api_port", "0")  # a port from the OS: the app itself may be open on this machine
+    engine.admin.config_set("api_autostart", "si")
     base_url = window.start_api_if_chosen()  # what the app runs on a worker at start-up
     health = httpx.get(base_url + "/api/v1/health", timeout=10)
     assert health.status_code == 200 and health.json()["success"] is True

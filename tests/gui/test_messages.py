@@ -69,12 +69,12 @@ def test_an_event_from_the_sandbox_appears_in_the_inbox_with_no_user_action(qtbo
 
 
 def test_delivered_and_read_show_as_ticks_and_colour(qtbot, page, context, gateway, messaging_engine):
-    messaging_engine.chat_send({"instance": "demo", "to": "+51987444555", "message": "Hola"})
+    messaging_engine.messaging.send({"instance": "demo", "to": "+51987444555", "message": "Hola"})
     qtbot.waitUntil(lambda: any(t.endswith("✓:\nHola") for t in page.thread_texts()), timeout=5000)
     emit_elsewhere(gateway, "message.delivered", "demo").join(10)
     qtbot.waitUntil(lambda: any("✓✓" in t for t in page.thread_texts()), timeout=5000)
     emit_elsewhere(gateway, "message.read", "demo").join(10)
-    qtbot.waitUntil(lambda: page.thread.item(0).foreground().color().name() == READ_COLOUR, timeout=5000)
+    qtbot.waitUntil(lambda: page.thread_list.item(0).foreground().color().name() == READ_COLOUR, timeout=5000)
 
 
 def test_the_instance_state_follows_the_gateway(qtbot, page, gateway):
@@ -91,8 +91,8 @@ def test_the_gui_thread_never_waits_on_the_network(qtbot, context, engine):
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
     try:
-        engine.config_set("messaging_timeout_s", "2")
-        engine.messaging_save_instance("lenta", "evolution", f"http://127.0.0.1:{silent.getsockname()[1]}",
+        engine.admin.config_set("messaging_timeout_s", "2")
+        engine.messaging.save_instance("lenta", "evolution", f"http://127.0.0.1:{silent.getsockname()[1]}",
                                        {"apikey": "k"})
         page = open_widget(qtbot, context, MessagesPage)
         qtbot.waitUntil(lambda: page.send_instance.count() == 1, timeout=5000)
@@ -123,7 +123,7 @@ def test_subscriptions_show_their_delivery_state_and_resend(qtbot, page, context
     down = Subscriber(status=503)
     down.start()
     try:
-        messaging_engine.chat_webhook({"instance": "demo", "url": down.url, "events": ["message.received"]})
+        messaging_engine.messaging.subscribe({"instance": "demo", "url": down.url, "events": ["message.received"]})
         emit_elsewhere(gateway, "message.received", "demo").join(10)
         down.wait(1)
         qtbot.waitUntil(lambda: page.subscription_table.rowCount() == 1 and "pendiente"
@@ -163,7 +163,7 @@ def test_an_instance_is_created_and_its_connection_tested_from_the_window(qtbot,
     wait_idle(qtbot, context.workers)
     assert "conectada" in page.banner.text.text()
     qtbot.waitUntil(lambda: page.instance_state_text("tienda") == "conectada", timeout=5000)
-    assert messaging_engine.messaging.config("tienda").credentials["apikey"] == key
+    assert messaging_engine._messaging.config("tienda").credentials["apikey"] == key
     assert page.phone_number_id.isHidden() and not page.remote_name.isHidden()  # Meta's fields only for Meta
     page.gateway.setCurrentIndex(page.gateway.findData("meta"))
     assert not page.phone_number_id.isHidden() and page.remote_name.isHidden()

@@ -46,9 +46,9 @@ def set_lines(form: VoucherForm, *lines: tuple[str, str, str, str]) -> None:
 
 
 def stored(engine, tipo: str) -> dict:
-    rows = [row for row in engine.list_vouchers() if row["tipo"] == tipo]
+    rows = [row for row in engine.invoicing.vouchers() if row.tipo == tipo]
     assert len(rows) == 1, rows
-    return engine.voucher(rows[0]["id"])
+    return engine.invoicing.voucher(rows[0].id)
 
 
 def test_credit_note_against_an_issued_factura_is_accepted(qtbot, context, sunat, engine):
@@ -68,7 +68,7 @@ def test_credit_note_against_an_issued_factura_is_accepted(qtbot, context, sunat
     outcome = emit_and_wait(qtbot, context, form)
     assert outcome["estado"] == "aceptado", outcome
     assert form.result_badge.text().strip() == "Aceptado por SUNAT"
-    xml = stored(engine, "07")["xml_firmado"]
+    xml = stored(engine, "07").xml_firmado
     assert "<cac:BillingReference>" in xml and ">F001-1<" in xml
     assert ">06<" in xml and "Devolución total de la mercadería" in xml
     form.emit_button.click()  # «Emitir otro»: the next note starts clean, numbered after this one
@@ -90,7 +90,7 @@ def test_debit_note_is_accepted(qtbot, context, sunat, engine):
     outcome = emit_and_wait(qtbot, context, form)
     assert outcome["estado"] == "aceptado", outcome
     assert outcome["nombre_archivo"].startswith(f"{ISSUER_RUC}-08-FD01-1")
-    assert "Intereses por mora" in stored(engine, "08")["xml_firmado"]
+    assert "Intereses por mora" in stored(engine, "08").xml_firmado
 
 
 def test_factura_on_credit_with_two_cuotas_is_accepted(qtbot, context, sunat, engine):
@@ -107,7 +107,7 @@ def test_factura_on_credit_with_two_cuotas_is_accepted(qtbot, context, sunat, en
     assert form.instalments.sum_label.text() == "Suma de las cuotas: 295.00 de 295.00"
     outcome = emit_and_wait(qtbot, context, form)
     assert outcome["estado"] == "aceptado", outcome
-    xml = stored(engine, "01")["xml_firmado"]
+    xml = stored(engine, "01").xml_firmado
     assert ">Credito<" in xml and ">Cuota001<" in xml and ">Cuota002<" in xml
 
 

@@ -42,7 +42,7 @@ def close_main(qtbot, main) -> None:
 def test_first_start_sets_a_passphrase_then_the_assistant_completes_a_sandbox_setup(no_keyring, home, qtbot):
     engine = Engine(home)
     try:
-        assert engine.secret_state() == NEW_PASSPHRASE
+        assert engine.admin.secret_state() == NEW_PASSPHRASE
         main = open_main(qtbot, engine)
         dialog: PassphraseDialog = main.passphrase_dialog
         assert dialog.new and dialog.windowTitle() == "Crear la frase secreta"
@@ -56,13 +56,13 @@ def test_first_start_sets_a_passphrase_then_the_assistant_completes_a_sandbox_se
         dialog.confirmation.setText(PASSPHRASE + "x")
         dialog.submit()
         assert "no coinciden" in dialog.banner.text.text()
-        assert engine.secret_state() == NEW_PASSPHRASE
+        assert engine.admin.secret_state() == NEW_PASSPHRASE
 
         dialog.confirmation.setText(PASSPHRASE)
         dialog.submit()
         qtbot.waitUntil(lambda: dialog.unlocked)
         assert not dialog.isVisible()
-        assert engine.secret_state() == UNLOCKED
+        assert engine.admin.secret_state() == UNLOCKED
 
         qtbot.waitUntil(lambda: main.assistant is not None and main.assistant.isVisible(), timeout=15_000)
         assistant = main.assistant
@@ -72,7 +72,7 @@ def test_first_start_sets_a_passphrase_then_the_assistant_completes_a_sandbox_se
         assistant.accept()
         qtbot.waitUntil(lambda: assistant.completed, timeout=20_000)
         assert "Certificado de prueba creado." in assistant.result_lines
-        assert engine.default_certificate(ISSUER_RUC).es_prueba
+        assert engine.invoicing.default_certificate(ISSUER_RUC).es_prueba
         close_main(qtbot, main)
     finally:
         engine.close()
@@ -80,11 +80,11 @@ def test_first_start_sets_a_passphrase_then_the_assistant_completes_a_sandbox_se
 
 def test_next_start_asks_once_and_a_wrong_passphrase_gets_a_spanish_message(no_keyring, home, qtbot):
     with Engine(home) as first:
-        first.unlock_secrets(PASSPHRASE)
-        first.create_test_certificate(ISSUER_RUC)
+        first.admin.unlock_secrets(PASSPHRASE)
+        first.invoicing.create_test_certificate(ISSUER_RUC)
     engine = Engine(home)
     try:
-        assert engine.secret_state() == LOCKED
+        assert engine.admin.secret_state() == LOCKED
         main = open_main(qtbot, engine)
         dialog = main.passphrase_dialog
         assert not dialog.new and dialog.confirmation.isHidden()
@@ -92,11 +92,11 @@ def test_next_start_asks_once_and_a_wrong_passphrase_gets_a_spanish_message(no_k
         dialog.submit()
         qtbot.waitUntil(lambda: dialog.banner.isVisible())
         assert "La frase secreta no es correcta" in dialog.banner.text.text()
-        assert engine.secret_state() == LOCKED
+        assert engine.admin.secret_state() == LOCKED
         dialog.passphrase.setText(PASSPHRASE)
         dialog.submit()
         qtbot.waitUntil(lambda: dialog.unlocked)
-        assert [c.ruc for c in engine.list_certificates()] == [ISSUER_RUC]  # the saved key opens again
+        assert [c.ruc for c in engine.invoicing.certificates()] == [ISSUER_RUC]  # the saved key opens again
         close_main(qtbot, main)
     finally:
         engine.close()

@@ -19,11 +19,11 @@ from tests.helpers.voucher_matrix import MATRIX
 
 @pytest.fixture
 def signed_id(engine, company) -> int:
-    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
     request = next(request for name, request in MATRIX if name == "factura-credito")
-    generated = engine.generar_xml(request)
-    engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
-    return engine.find_voucher("F001-9", tipo="01")
+    generated = engine.invoicing.generate_xml(request)
+    engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
+    return engine.invoicing.find_voucher("F001-9", tipo="01")
 
 
 def open_detail(qtbot, context, voucher_id) -> VoucherDetail:
@@ -74,7 +74,7 @@ def test_save_pdf_writes_the_file_chosen(qtbot, context, signed_id, tmp_path, en
     dialog.fileSelected.emit(str(target))
     dialog.close()
     wait_idle(qtbot, context.workers)
-    assert target.read_bytes() == engine.voucher_pdf(signed_id, "a4")[0]
+    assert target.read_bytes() == engine.invoicing.pdf(signed_id, "a4").content
     assert str(target) in detail.banner.text.text()
 
 
@@ -95,9 +95,9 @@ def test_print_paints_the_same_pages_on_the_printer(qtbot, context, signed_id, e
     panel.print_to(printer, printed.append)
     wait_idle(qtbot, context.workers)
     assert printed == [1]
-    record = engine.voucher(signed_id)
+    record = engine.invoicing.voucher(signed_id)
     text = pdf_text(output)
-    assert "F001-9" in text and record["digest_value"] in text and "Cuota 001" in text
+    assert "F001-9" in text and record.digest_value in text and "Cuota 001" in text
     info = subprocess.run(["pdfinfo", str(output)], capture_output=True).stdout.decode()
     width_pt = float(re.search(r"Page size:\s+([\d.]+) x", info).group(1))
     assert abs(width_pt * 25.4 / 72 - width_mm) < 0.5  # A4, or 80 mm wide for the ticket printer
@@ -115,8 +115,8 @@ def test_print_opens_qt_print_dialog_without_blocking(qtbot, context, signed_id)
 def test_unsigned_voucher_explains_why_there_is_no_pdf(qtbot, context, engine, company):
     from tests.helpers.voucher_matrix import factura, item
 
-    engine.generar_xml(factura("F080", 1, [item("Pan", "1", "1")]))
-    detail = VoucherDetail(context, engine.find_voucher("F080-1"))
+    engine.invoicing.generate_xml(factura("F080", 1, [item("Pan", "1", "1")]))
+    detail = VoucherDetail(context, engine.invoicing.find_voucher("F080-1"))
     qtbot.addWidget(detail)
     qtbot.waitUntil(lambda: bool(detail.record))
     wait_idle(qtbot, context.workers)
@@ -169,7 +169,7 @@ def test_ajustes_sets_the_company_print_format_and_logo(qtbot, context, engine, 
     form.logo_chosen(str(logo))
     form.save()
     wait_idle(qtbot, context.workers)
-    options = engine.company_print_options(company.ruc)
+    options = engine.admin.print_options(company.ruc)
     assert options.formato == "ticket" and options.logo_px == (200, 80)
     assert form.logo_label.text() == "Logo de 200 × 80 px"
     form.logo_chosen(str(tmp_path / "gone.png"))
@@ -179,14 +179,14 @@ def test_ajustes_sets_the_company_print_format_and_logo(qtbot, context, engine, 
     form.remove_logo()
     form.save()
     wait_idle(qtbot, context.workers)
-    assert engine.company_print_options(company.ruc).logo is None
+    assert engine.admin.print_options(company.ruc).logo is None
 
 
 def test_send_by_whatsapp_reaches_the_gateway_with_the_pdf(qtbot, context, signed_id, engine, gateway):
     import hashlib
 
-    engine.config_set("listener_port", "0")
-    engine.start_listener()
+    engine.admin.config_set("listener_port", "0")
+    engine.messaging.start_listener()
     gateway.configure(engine)
     detail = open_detail(qtbot, context, signed_id)
     assert detail.whatsapp_button.isEnabled()
@@ -199,17 +199,18 @@ def test_send_by_whatsapp_reaches_the_gateway_with_the_pdf(qtbot, context, signe
     dialog.send_button.click()
     qtbot.waitUntil(lambda: dialog.sent is not None, timeout=15_000)
     [sent] = gateway.wait_sent(1)
-    pdf, name = engine.voucher_pdf(signed_id)
+    printed = engine.invoicing.pdf(signed_id)
+    pdf, name = printed.content, printed.name
     assert sent["number"].endswith("987654321") and sent["fileName"] == name and name.endswith(".pdf")
     assert sent["media_sha256"] == hashlib.sha256(pdf).hexdigest()  # the voucher's own PDF, whole
-    kept = engine.home / "enviados" / name  # the copy that was sent stays, readable by its owner only
+    kept = engine.admin.home() / "enviados" / name  # the copy that was sent stays, readable by its owner only
     assert kept.read_bytes() == pdf and (os.name == "nt" or kept.stat().st_mode & 0o077 == 0)
     assert "Enviado por WhatsApp" in detail.banner.text.text()
 
 
 def test_send_by_whatsapp_names_a_wrong_number(qtbot, context, signed_id, engine, gateway):
-    engine.config_set("listener_port", "0")
-    engine.start_listener()
+    engine.admin.config_set("listener_port", "0")
+    engine.messaging.start_listener()
     gateway.configure(engine)
     detail = open_detail(qtbot, context, signed_id)
     dialog = detail.send_by_whatsapp()

@@ -4,6 +4,7 @@ the registry sandbox (result card; the loop keeps turning on a slow answer), the
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from PySide6.QtCore import QTimer
@@ -53,24 +54,28 @@ def test_import_register_reaches_100_then_lookup_shows_the_card(qtbot, context, 
 def test_cancelled_import_keeps_the_previous_state(qtbot, context, page, engine, tmp_path, monkeypatch):
     make_padron(3000, tmp_path / "padron.zip")
     # A small file is read in milliseconds: hold the real import at its first progress report until the
-    # user has pressed Cancelar, so the test does not race the worker.
+    # user has pressed Cancelar, then until the window has stopped it, so the test does not race the worker.
     cancel_pressed = threading.Event()
-    real_import = context.engine.import_padron
+    real_import = engine._padron.import_file
 
-    def held_import(path, progress=None, cancel=None):
+    def held_import(path, progress=None, cancel=None, parallel=None):
         def report(*args):
             assert cancel_pressed.wait(10), "Cancelar was never pressed"
             if progress is not None:
                 progress(*args)
-        return real_import(path, progress=report, cancel=cancel)
+            deadline = time.monotonic() + 10
+            while cancel is not None and not cancel():
+                assert time.monotonic() < deadline, "the window never stopped the import"
+                time.sleep(0.01)
+        return real_import(path, progress=report, cancel=cancel, parallel=parallel)
 
-    monkeypatch.setattr(context.engine, "import_padron", held_import)
+    monkeypatch.setattr(engine._padron, "import_file", held_import)
     page.import_register(str(tmp_path / "padron.zip"))
     page.cancel_import()
     cancel_pressed.set()
     wait_idle(qtbot, context.workers, timeout=60_000)
     assert "cancelada" in page.banner.text.text()
-    assert engine.padron_status()["loaded"] is False
+    assert engine.lookups.padron_status().loaded is False
     assert "Todavía no se cargó" in page.register_status.text()
 
 
@@ -130,7 +135,7 @@ def test_assistant_fills_the_company_from_the_ruc(qtbot, context, registry, engi
     assistant.next()
     assistant.accept()
     qtbot.waitUntil(lambda: assistant.completed, timeout=15_000)
-    assert engine.company(ruc).razon_social == record["razon_social"]
+    assert engine.admin.company(ruc).razon_social == record["razon_social"]
 
 
 def test_a_wrong_file_is_explained_and_nothing_changes(qtbot, context, page, engine, tmp_path):
@@ -139,5 +144,5 @@ def test_a_wrong_file_is_explained_and_nothing_changes(qtbot, context, page, eng
     page.import_register(str(wrong))
     wait_idle(qtbot, context.workers)
     assert page.banner.tone == "error" and "padrón" in page.banner.text.text()
-    assert engine.padron_status()["loaded"] is False
+    assert engine.lookups.padron_status().loaded is False
     assert page.import_button.isEnabled() and not page.cancel_button.isEnabled()

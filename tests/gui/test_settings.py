@@ -24,8 +24,8 @@ def test_settings_are_loaded_and_saved(qtbot, context, engine):
     sunat.fields["sunat_timeout_s"].setText("45")
     sunat.save_button.click()
     wait_idle(qtbot, context.workers)
-    assert engine.config_get("environment") == "beta"
-    assert engine.config_get("sunat_timeout_s") == "45"
+    assert engine.admin.config_get("environment") == "beta"
+    assert engine.admin.config_get("sunat_timeout_s") == "45"
     assert page.banner.tone == "success"
 
 
@@ -42,7 +42,7 @@ def test_a_wrong_value_is_shown_next_to_its_field_with_its_label(qtbot, context,
     assert "sunat_timeout_s" not in shown["sunat_timeout_s"]
     assert "http" in shown["sunat_url_beta"]
     assert not form.advanced.isHidden()  # the problem was behind «Avanzado»: it opens by itself
-    assert engine.config_get("sunat_timeout_s") == "30"
+    assert engine.admin.config_get("sunat_timeout_s") == "30"
     assert form.save_button.isEnabled()
 
 
@@ -83,11 +83,11 @@ def test_company_profile_saved_and_errors_by_field(qtbot, context, engine):
     form.save_button.click()
     wait_idle(qtbot, context.workers)
     assert "ubigeo" in form.errors.visible()["ubigeo"]
-    assert engine.company(ISSUER_RUC) is None
+    assert engine.admin.company(ISSUER_RUC) is None
     form.inputs["ubigeo"].setText("150101")
     form.save_button.click()
     wait_idle(qtbot, context.workers)
-    assert engine.company(ISSUER_RUC).razon_social == "BODEGA LA ESQUINA S.A.C."
+    assert engine.admin.company(ISSUER_RUC).razon_social == "BODEGA LA ESQUINA S.A.C."
     assert form.list.count() == 1
     assert page.sol_company.currentData() == ISSUER_RUC
 
@@ -126,18 +126,18 @@ def test_the_local_api_token_is_shown_on_request_and_rotated_after_confirmation(
     assert page.api_token.text() == ""  # nothing read or shown until asked
     page.api_token_show.click()
     wait_idle(qtbot, context.workers)
-    first = engine.api_token()
+    first = engine.admin.api_token()
     assert page.api_token.text() == first and page.api_token.echoMode() == QLineEdit.EchoMode.Normal
     page.api_token_show.click()
     assert page.api_token.text() == ""
     page.api_token_new.click()
     page.confirm_box.button(QMessageBox.StandardButton.No).click()
     wait_idle(qtbot, context.workers)
-    assert engine.api_token() == first
+    assert engine.admin.api_token() == first
     page.api_token_new.click()
     page.confirm_box.button(QMessageBox.StandardButton.Yes).click()
     wait_idle(qtbot, context.workers)
-    second = engine.api_token()
+    second = engine.admin.api_token()
     assert second != first and page.api_token.text() == second
-    assert engine.api_token_matches(second) and not engine.api_token_matches(first)
+    assert engine.admin.api_token_matches(second) and not engine.admin.api_token_matches(first)
     assert page.banner.tone == "success"

@@ -22,9 +22,10 @@ def cell(page: SummariesPage, row: int, column: str) -> str:
 
 def signed_only(engine, request: dict) -> int:
     """A boleta generated and signed, not sent one by one: the day's resumen reports it."""
-    xml = engine.generar_xml(request).xml
-    engine.firmar({"xml": xml, "certificado_id": engine.default_certificate(ISSUER_RUC).certificado_id})
-    return engine.find_voucher(f"{request['serie']}-{request['numero']}")
+    xml = engine.invoicing.generate_xml(request).xml
+    certificado_id = engine.invoicing.default_certificate(ISSUER_RUC).certificado_id
+    engine.invoicing.sign({"xml": xml, "certificado_id": certificado_id})
+    return engine.invoicing.find_voucher(f"{request['serie']}-{request['numero']}")
 
 
 def test_the_page_lists_each_baja_and_follows_its_ticket(qtbot, context, engine, voiding):
@@ -32,7 +33,7 @@ def test_the_page_lists_each_baja_and_follows_its_ticket(qtbot, context, engine,
     assert page.table.rowCount() == 0 and "Todavía no hay" in page.empty.text()
     voucher_id = issued(engine, factura("F001", 7, [item("Servicio de consultoría", "1", "100")]))
     voiding.summaries.hold()
-    outcome = engine.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE", esperar=False)
+    outcome = engine.invoicing.void(voucher_id, "ERROR EN EL RUC DEL CLIENTE", wait=False)
     qtbot.waitUntil(lambda: page.table.rowCount() == 1 and cell(page, 0, "Ticket") == outcome.ticket,
                     timeout=10_000)  # the event told the page: no «Actualizar» needed
     today = clock.today()
@@ -45,13 +46,13 @@ def test_the_page_lists_each_baja_and_follows_its_ticket(qtbot, context, engine,
     qtbot.waitUntil(lambda: page.state_of(0) == statuses.SUBMISSION_DONE, timeout=15_000)
     assert page.table.cellWidget(0, COLUMNS.index("Estado")).text().strip() == "Aceptado"
     assert cell(page, 0, "Respuesta de SUNAT").startswith("0: ") and "aceptada" in cell(page, 0, "Respuesta de SUNAT")
-    assert engine.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert engine.invoicing.voucher(voucher_id).status == statuses.ANULADO
 
 
 def test_a_rejected_baja_shows_sunats_code_and_reason(qtbot, context, engine, voiding):
     voucher_id = issued(engine, factura("F001", 11, [item("Servicio de consultoría", "1", "100")]))
     voiding.fail_next("reject:2375", operation="sendSummary")
-    outcome = engine.anular(voucher_id, "ERROR EN EL MONTO")
+    outcome = engine.invoicing.void(voucher_id, "ERROR EN EL MONTO")
     assert outcome.state == statuses.SUBMISSION_FAILED
     page = open_widget(qtbot, context, SummariesPage)
     assert page.state_of(0) == statuses.SUBMISSION_FAILED
@@ -76,7 +77,7 @@ def test_enviar_resumen_diario_reports_the_days_boletas(qtbot, context, engine, 
     assert cell(page, 0, "Comprobantes") == "B002-1, B002-2"
     assert "Resumen diario enviado a SUNAT" in page.banner.text.text() and cell(page, 0, "Identificador") in \
         page.banner.text.text()
-    assert engine.voucher(first)["status"] == engine.voucher(second)["status"] == statuses.ACEPTADO
+    assert engine.invoicing.voucher(first).status == engine.invoicing.voucher(second).status == statuses.ACEPTADO
     wait_idle(qtbot, context.workers)
     assert page.send_button.isEnabled()
 

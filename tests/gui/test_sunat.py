@@ -32,13 +32,13 @@ def test_emit_a_factura_and_see_it_accepted(qtbot, context, sunat, engine):
     detail = page.open_detail(0)
     qtbot.waitUntil(lambda: bool(detail.record))
     assert "ApplicationResponse" in detail.cdr_view.toPlainText()
-    assert detail.record["digest_value"] in [detail.summary_form.itemAt(i).widget().text()
-                                             for i in range(detail.summary_form.count())
-                                             if detail.summary_form.itemAt(i).widget()]
+    assert detail.record.digest_value in [detail.summary_form.itemAt(i).widget().text()
+                                          for i in range(detail.summary_form.count())
+                                          if detail.summary_form.itemAt(i).widget()]
 
 
 def test_refused_submission_shows_sunats_reason_in_plain_words(qtbot, context, sunat, engine, company):
-    engine.set_sol_credentials(company.ruc, "MODDATOS", "clave-equivocada")
+    engine.invoicing.set_sol_credentials(company.ruc, "MODDATOS", "clave-equivocada")
     form = filled_form(qtbot, context)
     form.emit_button.click()
     wait_idle(qtbot, context.workers, timeout=30_000)
@@ -71,12 +71,12 @@ def test_event_loop_turns_while_the_sandbox_holds_the_answer(qtbot, context, sun
 
 
 def test_resend_from_the_detail_after_fixing_the_credentials(qtbot, context, sunat, engine, company):
-    engine.set_sol_credentials(company.ruc, "MODDATOS", "clave-equivocada")
+    engine.invoicing.set_sol_credentials(company.ruc, "MODDATOS", "clave-equivocada")
     form = filled_form(qtbot, context)
     form.emit_button.click()
     wait_idle(qtbot, context.workers, timeout=30_000)
     assert form.outcome["estado"] == "no_enviado"
-    engine.set_sol_credentials(company.ruc, "MODDATOS", "moddatos")
+    engine.invoicing.set_sol_credentials(company.ruc, "MODDATOS", "moddatos")
     page = VouchersPage(context)
     qtbot.addWidget(page)
     wait_idle(qtbot, context.workers)
@@ -115,7 +115,7 @@ def sunat_window(qtbot, engine, company):
     qtbot.addWidget(main)
     main.show()
     main.context.sandboxes.start()
-    engine.create_test_certificate(company.ruc)
+    engine.invoicing.create_test_certificate(company.ruc)
     wait_idle(qtbot, main.workers)
     yield main, main.context.sandboxes.running["sunat"]
     main.close()

@@ -54,7 +54,7 @@ def test_anular_a_factura_shows_the_pending_baja_and_ends_anulado(qtbot, context
     assert f"SUNAT aceptó la comunicación de baja {dialog.outcome.ident}" in detail.banner.text.text()
     assert not detail.void_state.isVisible() and not detail.void_button.isEnabled()
     assert not detail.resend_button.isEnabled()
-    assert engine.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert engine.invoicing.voucher(voucher_id).status == statuses.ANULADO
 
 
 def test_anular_a_boleta_uses_a_resumen_diario_and_ends_anulado(qtbot, context, engine, voiding):
@@ -68,7 +68,7 @@ def test_anular_a_boleta_uses_a_resumen_diario_and_ends_anulado(qtbot, context, 
     qtbot.waitUntil(lambda: detail.status_badge.property("status") == statuses.ANULADO, timeout=30_000)
     assert detail.status_badge.text().strip() == "Anulado"
     assert dialog.outcome.kind == "RC" and dialog.outcome.ident.startswith("RC-")
-    assert voiding.voucher_status(engine.voucher(voucher_id)["emisor_ruc"], "03", "B001", 3) == statuses.ANULADO
+    assert voiding.voucher_status(engine.invoicing.voucher(voucher_id).emisor_ruc, "03", "B001", 3) == statuses.ANULADO
 
 
 def test_a_rejected_baja_shows_sunats_reason_and_leaves_the_voucher_as_it_was(qtbot, context, engine, voiding):
@@ -81,8 +81,8 @@ def test_a_rejected_baja_shows_sunats_reason_and_leaves_the_voucher_as_it_was(qt
     qtbot.waitUntil(lambda: detail.banner.tone == "error", timeout=30_000)
     said = detail.banner.text.text()
     assert "SUNAT rechazó la comunicación de baja RA-" in said and "código 2375" in said
-    [summary] = engine.voucher_summaries(voucher_id)
-    assert summary["descripcion"] and summary["descripcion"] in said  # SUNAT's own reason
+    [summary] = engine.invoicing.voucher_summaries(voucher_id)
+    assert summary.descripcion and summary.descripcion in said  # SUNAT's own reason
     assert "sigue «Aceptado»" in said
     wait_idle(qtbot, context.workers)
     assert detail.status_badge.property("status") == statuses.ACEPTADO
@@ -92,19 +92,19 @@ def test_a_rejected_baja_shows_sunats_reason_and_leaves_the_voucher_as_it_was(qt
 def test_the_deadline_refusal_is_the_engines_spanish_error(qtbot, context, engine, voiding):
     voucher_id = issued(engine, factura("F001", 21, [item("Servicio de consultoría", "1", "100")]))
     detail = open_detail(qtbot, context, voucher_id)
-    engine.voids.today = lambda: clock.today() + dt.timedelta(days=8)
+    engine._voids.today = lambda: clock.today() + dt.timedelta(days=8)
     dialog = detail.void()
     dialog.motivo.setText("ERROR EN EL RUC")
     dialog.send_button.click()
     qtbot.waitUntil(lambda: dialog.banner.tone == "error", timeout=10_000)
     assert "hace 8 días" in dialog.banner.text.text() and "hasta 7 días" in dialog.banner.text.text()
     assert dialog.isVisible() and dialog.outcome is None and dialog.send_button.isEnabled()
-    assert voiding.summaries.tickets() == [] and engine.summaries() == []
+    assert voiding.summaries.tickets() == [] and engine.invoicing.summaries() == []
 
 
 def test_unaccepted_voucher_cannot_be_voided(qtbot, context, engine, company):
-    engine.generar_xml(factura("F001", 22, [item("Servicio de consultoría", "1", "100")]))
-    detail = open_detail(qtbot, context, engine.find_voucher("F001-22"))
+    engine.invoicing.generate_xml(factura("F001", 22, [item("Servicio de consultoría", "1", "100")]))
+    detail = open_detail(qtbot, context, engine.invoicing.find_voucher("F001-22"))
     assert detail.status_badge.property("status") == statuses.GENERADO
     assert not detail.void_button.isEnabled() and not detail.consult_button.isEnabled()
 
@@ -113,11 +113,11 @@ def test_consultar_cdr_shows_sunats_answer_and_stores_it(qtbot, context, engine,
     voucher_id = issued(engine, factura("F001", 41, [item("Servicio de consultoría", "1", "100")]))
     detail = open_detail(qtbot, context, voucher_id)
     detail.cdr_view.set_xml("")
-    assert engine.voids.consulted_cdr(voucher_id) is None
+    assert engine._voids.consulted_cdr(voucher_id) is None
     detail.consult_button.click()
     assert not detail.consult_button.isEnabled()  # asked on a worker
     qtbot.waitUntil(lambda: detail.banner.tone == "success", timeout=30_000)
-    stored = engine.voids.consulted_cdr(voucher_id)
+    stored = engine._voids.consulted_cdr(voucher_id)
     assert stored is not None and cdr.read_zip(stored["cdr_zip"]).referencia == "F001-41"
     said = detail.banner.text.text()
     assert f"código {stored['codigo']}" in said and stored["descripcion"] in said and "se guardó" in said
@@ -132,12 +132,12 @@ def test_consultar_cdr_refused_by_sunat_says_its_code_in_spanish(qtbot, context,
     detail.consult_button.click()
     qtbot.waitUntil(lambda: detail.banner.tone == "error", timeout=30_000)
     assert "F001-42 (código 0102)" in detail.banner.text.text()
-    assert engine.voids.consulted_cdr(voucher_id) is None
+    assert engine._voids.consulted_cdr(voucher_id) is None
 
 
 def test_the_detail_lists_the_bajas_of_the_voucher(qtbot, context, engine, voiding):
     voucher_id = issued(engine, factura("F001", 12, [item("Servicio de consultoría", "1", "100")]))
-    outcome = engine.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
+    outcome = engine.invoicing.void(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
     detail = open_detail(qtbot, context, voucher_id)
     shown = [detail.summary_form.itemAt(i).widget().text() for i in range(detail.summary_form.count())
              if detail.summary_form.itemAt(i).widget()]
@@ -164,7 +164,7 @@ def test_a_baja_refused_at_the_front_door_is_said_in_the_dialog(qtbot, context, 
 def test_a_detail_opened_while_the_ticket_is_pending_shows_it_and_follows_it(qtbot, context, engine, voiding):
     voucher_id = issued(engine, boleta("B001", 9, [item("Polo de algodón", "1", "59")], receptor=DNI_CUSTOMER))
     voiding.summaries.hold()
-    outcome = engine.anular(voucher_id, "VENTA CANCELADA", esperar=False)  # e.g. from `yupana anular --no-esperar`
+    outcome = engine.invoicing.void(voucher_id, "VENTA CANCELADA", wait=False)  # e.g. from `yupana anular --no-esperar`
     detail = open_detail(qtbot, context, voucher_id)
     assert detail.void_state.isVisible() and detail.void_state.text().strip() == "Baja pendiente"
     assert outcome.ident in detail.void_state.toolTip() and not detail.void_button.isEnabled()

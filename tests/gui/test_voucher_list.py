@@ -30,12 +30,12 @@ def customer(n: int) -> dict:
 def many(engine, company) -> list[dict]:
     """COUNT facturas through the batch path (`yupana lote`'s), one a day from FIRST_DAY... cycling every 30 days, to
     10 customers; plus one boleta. Returns the requests."""
-    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
     requests = [factura("F001", n, LINES, receptor=customer(n % 10 + 1),
                         fecha_emision=(FIRST_DAY + timedelta(days=n % 30)).isoformat()) for n in range(1, COUNT + 1)]
     requests.append(boleta("B001", 1, LINES, {"tipo_documento": "1", "numero_documento": "45678901",
                                               "razon_social": "ÑUSTA PÉREZ"}, fecha_emision=FIRST_DAY.isoformat()))
-    assert all(answer["success"] for answer in engine.emitir_lote(requests, certificado_id))
+    assert all(answer.success for answer in engine.invoicing.issue_batch(requests, certificado_id))
     return requests
 
 
@@ -114,9 +114,9 @@ def test_a_status_change_keeps_what_was_scrolled_to(qtbot, context, many, engine
     page.table.scrollToBottom()
     qtbot.waitUntil(lambda: page.model.rowCount() == 2 * PAGE)
     wait_idle(qtbot, context.workers)
-    voucher_id = page.rows[PAGE + 5]["id"]
-    engine.vouchers.set_status(voucher_id, "aceptado")  # an event: the list reads again what it shows
+    voucher_id = page.rows[PAGE + 5].id
+    engine._vouchers.set_status(voucher_id, "aceptado")  # an event: the list reads again what it shows
     qtbot.waitUntil(lambda: page.status_of(PAGE + 5) == "aceptado")
     assert page.model.rowCount() == 2 * PAGE
     assert page.text_of(PAGE + 5, 5) == "Aceptado"
-    assert engine.voucher(voucher_id)["emisor_ruc"] == ISSUER_RUC
+    assert engine.invoicing.voucher(voucher_id).emisor_ruc == ISSUER_RUC

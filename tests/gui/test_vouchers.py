@@ -111,8 +111,8 @@ def test_export_writes_xml_cdr_and_zip(tmp_path):
 
 
 def generate_one(engine, numero: int = 1, customer: str = "CLIENTE UNO S.A.C.") -> None:
-    engine.generar_xml({"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": ISSUER_RUC},
-                        "receptor": {"ruc": "20601030013", "razon_social": customer},
+    engine.invoicing.generate_xml({"tipo": "01", "serie": "F001", "numero": numero, "emisor": {"ruc": ISSUER_RUC},
+                                   "receptor": {"ruc": "20601030013", "razon_social": customer},
                         "items": [{"descripcion": "Arroz", "cantidad": Decimal("2"), "precio_unitario": Decimal("10")}]})
 
 
@@ -178,7 +178,7 @@ def test_detail_exports_the_xml_from_the_window(qtbot, context, company, engine,
     assert not detail.export_buttons["cdr"].isEnabled()  # no CDR before sending
     detail.export_to("xml", str(tmp_path))
     wait_idle(qtbot, context.workers)
-    written = tmp_path / f"{detail.record['nombre_archivo']}.xml"
+    written = tmp_path / f"{detail.record.nombre_archivo}.xml"
     assert written.read_text(encoding="utf-8").startswith("<?xml")
     assert str(written) in detail.banner.text.text()
     assert not detail.pdf_button.isEnabled()  # the printed voucher carries the signature: not before signing

@@ -22,20 +22,20 @@ WITHOUT_CDR = ("SELECT v.id FROM vouchers v WHERE NOT EXISTS (SELECT 1 FROM suna
 def main(home: str) -> None:
     with Engine(home) as engine:
         for _round in range(200):
-            pending = [row["id"] for row in engine.storage.query(WITHOUT_CDR)]
+            pending = [row["id"] for row in engine._storage.query(WITHOUT_CDR)]
             if not pending:
                 break
             random.shuffle(pending)
             for voucher_id in pending:
-                xml = engine.voucher(voucher_id)["xml_firmado"]
+                xml = engine.invoicing.voucher(voucher_id).xml_firmado
                 status, envelope = engine.call("enviar", {"xml_firmado": xml})
                 if status != 200 and envelope["error"]["code"] != ErrorCode.QUEUED:
                     print(json.dumps({"voucher_id": voucher_id, "status": status, "error": envelope["error"]}),
                           flush=True)
-            row = engine.storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
-                                           "WHERE state = 'pendiente'")
+            row = engine._storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
+                                            "WHERE state = 'pendiente'")
             if row and row["at"]:  # let queued ones come due (or be finished by the other sender)
-                engine.outbox.wait_settled(engine.storage.query_one(
+                engine._outbox.wait_settled(engine._storage.query_one(
                     "SELECT id FROM sunat_submissions WHERE state = 'pendiente' ORDER BY next_attempt_at")["id"], 0.3)
     print("done", flush=True)
 

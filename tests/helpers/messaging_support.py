@@ -91,8 +91,8 @@ def gateway():
 @pytest.fixture
 def messaging_engine(engine, gateway):
     """The engine with instance `demo` on the gateway sandbox and its listener running on port 0."""
-    engine.config_set("listener_port", "0")
-    engine.start_listener()
+    engine.admin.config_set("listener_port", "0")
+    engine.messaging.start_listener()
     gateway.configure(engine)
     return engine
 

@@ -47,18 +47,19 @@ def signed_sample(numero: str | None = None) -> bytes:
 
 def enviar(engine, xml: bytes | None = None) -> tuple[int, dict]:
     """Operation 3 with `xml` (the signed sample by default): (status, envelope)."""
-    return engine.call("enviar", {"xml_firmado": (xml if xml is not None else signed_sample()).decode("utf-8")})
+    status, envelope = engine.call("enviar", {"xml_firmado": (xml if xml is not None else signed_sample()).decode("utf-8")})
+    return status, envelope
 
 
 def only_submission(engine) -> dict:
     """The one submission row of a test that sent one voucher."""
-    rows = engine.storage.query("SELECT * FROM sunat_submissions")
+    rows = engine._storage.query("SELECT * FROM sunat_submissions")
     assert len(rows) == 1, rows
     return rows[0]
 
 
 def accepted_cdrs(engine) -> list[dict]:
-    return engine.storage.query("SELECT * FROM sunat_cdrs WHERE estado = 'aceptado'")
+    return engine._storage.query("SELECT * FROM sunat_cdrs WHERE estado = 'aceptado'")
 
 
 def stem(numero: str = "00000031") -> str:
@@ -88,7 +89,7 @@ def sandbox(_running_sandbox):
 def sunat_engine(engine, sandbox):
     """An engine whose beta and CDR look-up point at the sandbox; short time-outs and retries."""
     sandbox.configure(engine)
-    engine.config_set("sunat_timeout_s", "1")
-    engine.config_set("sunat_retry_base_s", "0.05")
-    engine.config_set("sunat_retry_max_s", "0.2")
+    engine.admin.config_set("sunat_timeout_s", "1")
+    engine.admin.config_set("sunat_retry_base_s", "0.05")
+    engine.admin.config_set("sunat_retry_max_s", "0.2")
     return engine

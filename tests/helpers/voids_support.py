@@ -34,14 +34,14 @@ def voids_sandbox(_voids_sandbox):
 def voiding(engine, company, voids_sandbox):
     """An engine on the sandbox with the demo issuer's test certificate as its default."""
     voids_sandbox.configure(engine)
-    engine.config_set("sunat_timeout_s", "5")
-    engine.config_set("sunat_retry_base_s", "0.05")
-    engine.config_set("sunat_retry_max_s", "0.2")
-    engine.create_test_certificate(ISSUER_RUC)
+    engine.admin.config_set("sunat_timeout_s", "5")
+    engine.admin.config_set("sunat_retry_base_s", "0.05")
+    engine.admin.config_set("sunat_retry_max_s", "0.2")
+    engine.invoicing.create_test_certificate(ISSUER_RUC)
     return engine
 
 
 def issued(engine, request: dict) -> int:
-    emission = engine.emitir(request)
+    emission = engine.invoicing.issue(request)
     assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO, emission
     return emission.voucher_id

@@ -323,6 +323,8 @@ def _global_discount(request: GenerarXmlRequest, problems: pv.Problems,
     below their value; invoices only (a note corrects a voucher's lines)."""
     descuento = request.descuento_global
     field_name = "descuento_global"
+    if descuento is None:
+        return None
     if request.tipo not in ("01", "03"):
         problems.add(field_name, "El campo «descuento_global» solo se admite en facturas y boletas.")
         return None
@@ -623,17 +625,17 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
     subtotals = _subtotals(lines)
-    descuento_global = None
+    descuento_global: tuple[Decimal, Decimal] | None = None  # (the discount, the base it was taken from)
     if request.descuento_global:
-        descuento_global = _global_discount(request, problems, subtotals)
-        if descuento_global:  # the gravado base and its IGV are recomputed after the discount (SUNAT's 3280, 4290)
+        discount = _global_discount(request, problems, subtotals)
+        if discount:  # the gravado base and its IGV are recomputed after the discount (SUNAT's 3280, 4290)
             _, before, igv_before = subtotals[0]
-            base = before - descuento_global
+            base = before - discount
             igv_after = money(base * IGV_RATE)
             subtotals[0] = (ubl.IGV, base, igv_after)
             igv += igv_after - igv_before
-            valor_venta -= descuento_global
-            descuento_global = (descuento_global, base + descuento_global)
+            valor_venta -= discount
+            descuento_global = (discount, base + discount)
     gratuitas = bool(subtotals) and subtotals[-1][0] is ubl.GRA
     if gratuitas:  # free lines: their value and IGV are stated in the 9996 subtotal, never charged
         _, free_value, free_igv = subtotals[-1]
@@ -693,6 +695,7 @@ def _every_problem(payload: dict, exc: ValidationError, company_of: CompanyOf, n
     if repaired is None:
         return typed
     request, replaced = repaired
+    assert isinstance(request, GenerarXmlRequest)  # repaired as the model it was asked for
     try:
         build_document(request, company_of, name_of)
     except YupanaError as content:

@@ -20,6 +20,7 @@ from lxml import etree
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import sunat_codes
 from app.core.invoicing.namespaces import APPLICATION_RESPONSE, CAC, CBC, DS
+from app.core.invoicing.statuses import CdrStatus
 
 NS = {"ar": APPLICATION_RESPONSE, "cac": CAC, "cbc": CBC, "ds": DS}
 MAX_CDR_BYTES = 5 * 1024 * 1024  # a CDR is a few KiB; anything this big is not one
@@ -41,7 +42,7 @@ class Cdr:
     member: str = ""  # the ApplicationResponse's name inside the zip, e.g. R-20100066603-01-F001-1.xml
 
     @property
-    def estado(self) -> str | None:
+    def estado(self) -> CdrStatus | None:
         """aceptado, observado, rechazado; None for an exception (0100-1999: fix and send again)."""
         return sunat_codes.cdr_status(self.codigo, bool(self.notas))
 

@@ -75,6 +75,8 @@ class Generation:
         if voucher_id is None:
             return None
         row = self.store.get(voucher_id)
+        if row is None:  # gone since the look-up (a restore): the number is free again
+            return None
         if row["content_key"] not in (content_key, content_key_of(written_request_json(request)),
                                       content_key_of(legacy_request_json(request))):
             following = self.store.next_numero(request.emisor.ruc, request.tipo, request.serie)
@@ -83,7 +85,7 @@ class Generation:
         return GenerarXmlResult(xml=row["xml"], hash=row["hash"], nombre_archivo=row["nombre_archivo"])
 
     def generate(self, request: GenerarXmlRequest,
-                 doc: ubl.Document | None = None) -> tuple[int | None, GenerarXmlResult]:
+                 doc: ubl.Document | None = None) -> tuple[int, GenerarXmlResult]:
         """(voucher id, result): a new voucher, or the stored one when this same request was issued before.
         `doc` is the request already built by a caller that had to check it first (Emitter), so not built twice."""
         canonical = request_json(request)
@@ -109,9 +111,10 @@ class Generation:
         return voucher_id, GenerarXmlResult(xml=xml, hash=digest, nombre_archivo=name, observaciones=observations)
 
     def _stored_or_raise(self, request: GenerarXmlRequest, content_key: str,
-                         error: Exception) -> tuple[int | None, GenerarXmlResult]:
+                         error: Exception) -> tuple[int, GenerarXmlResult]:
         """An issued number answers for itself (or 409s); a free one gets `error`."""
         stored = self.existing(request, content_key)
-        if stored is None:
+        voucher_id = self.store.id_of(request.emisor.ruc, request.tipo, request.serie, request.numero)
+        if stored is None or voucher_id is None:
             raise error
-        return self.store.id_of(request.emisor.ruc, request.tipo, request.serie, request.numero), stored
+        return voucher_id, stored

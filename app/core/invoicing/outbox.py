@@ -267,8 +267,9 @@ class Outbox:
         row = self.storage.query_one(
             "SELECT * FROM sunat_submissions WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
             key)
-        assert row is not None
-        return self._unpacked(row)
+        unpacked = self._unpacked(row)
+        assert unpacked is not None  # the row written just above
+        return unpacked
 
     def repair(self) -> int:
         """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
@@ -309,7 +310,8 @@ class Outbox:
                 if column in row:
                     row[column] = self.vouchers.unpack_bytes(row[column])
             if row.get("cdr_member") is not None:  # stored as its XML (m005): the zip made again
-                row["cdr_zip"] = cdr_reader.rebuild_zip(row["cdr_member"], self.vouchers.unpack_bytes(row["cdr_xml"]))
+                row["cdr_zip"] = cdr_reader.rebuild_zip(row["cdr_member"],
+                                                        self.vouchers.unpack_bytes(row["cdr_xml"]) or b"")
             row.pop("cdr_xml", None)
         return row
 
@@ -444,7 +446,9 @@ class Outbox:
             cdr_zip = client.send_bill(zip_name, zip_bytes)
         except SoapFault as fault:
             if sunat_codes.is_held_by_sunat(fault.code):  # SUNAT holds it: its CDR, now or later; never a rejection
-                return self._reconcile(client, row, after_fault=fault)
+                held = self._reconcile(client, row, after_fault=fault)
+                assert held is not None  # after a fault it ends with the CDR or waits: never "send it"
+                return held
             return self._fail(row, fault.code, fault.faultstring)
         # A TransportFailure goes up to `attempt`: its retry replaces the mark above with what may have reached SUNAT.
         return self._store(row, cdr_reader.read_zip(cdr_zip))
@@ -491,7 +495,7 @@ class Outbox:
         assert stored is not None
         self._set_voucher_status(row.get("voucher_id"), stored.estado)
         log.info("CDR %s: %s %s", row["file_name"], stored.codigo, stored.estado)
-        self.events.emit(SunatCdrStored(row["file_name"], stored.codigo, stored.estado))
+        self.events.emit(SunatCdrStored(row["file_name"], stored.codigo, stored.estado or ""))
         return Attempt("cdr", cdr=stored)
 
     def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:

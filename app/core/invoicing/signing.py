@@ -108,7 +108,7 @@ class Signing:
 
     def _stored_signature(self, voucher_id: int, info: CertificateInfo) -> FirmarResult:
         """Signing again: the stored signature with the same certificate (idempotent), a 409 with another."""
-        row = self.store.get(voucher_id)
+        row = self.store.require(voucher_id)
         if row.get("certificado_id") != info.certificado_id:
             raise conflict("certificado_id", f"El comprobante {row['serie']}-{row['numero']} ya fue firmado con el "
                                              f"certificado «{row['certificado_id']}».")

@@ -12,21 +12,23 @@ The windows take labels and colours from here (colours as hex strings: `app/core
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final, Literal
 
 # ---------------------------------------------------------------- a voucher's status (column vouchers.status)
 
 GENERADO = "generado"
 FIRMADO = "firmado"
 ENVIADO = "enviado"
-ACEPTADO = "aceptado"
-OBSERVADO = "observado"
-RECHAZADO = "rechazado"
+ACEPTADO: Final = "aceptado"
+OBSERVADO: Final = "observado"
+RECHAZADO: Final = "rechazado"
 PENDIENTE = "pendiente"
 ANULADO = "anulado"  # voided by a comunicación de baja (RA) or a resumen diario (RC), as SUNAT accepted it
 
 VOUCHER_STATUSES = (GENERADO, FIRMADO, ENVIADO, ACEPTADO, OBSERVADO, RECHAZADO, PENDIENTE, ANULADO)
 # What a CDR can say (the contract's `estado` of operation 3).
 CDR_STATUSES = (ACEPTADO, OBSERVADO, RECHAZADO)
+CdrStatus = Literal["aceptado", "observado", "rechazado"]
 # SUNAT accepted it (with or without observations): nothing to send again.
 ACCEPTED = (ACEPTADO, OBSERVADO)
 # The number is spent and the voucher stands, or will once the outbox gets its CDR: it can be referred to by a

@@ -116,7 +116,9 @@ def _money(parent: etree._Element, namespace: str, tag: str, amount: Decimal, cu
 
 def _head(root_tag: str, root_namespace: str, customization: str, ident: str, reference_date: date,
           issue_date: date, issuer: Issuer) -> etree._Element:
-    root = etree.Element(f"{{{root_namespace}}}{root_tag}", nsmap={None: root_namespace, **UBL})
+    nsmap: dict[str | None, str] = {None: root_namespace}
+    nsmap.update(UBL)
+    root = etree.Element(f"{{{root_namespace}}}{root_tag}", nsmap=nsmap)
     extension = _sub(_sub(root, EXT, "UBLExtensions"), EXT, "UBLExtension")
     _sub(extension, EXT, "ExtensionContent")  # the signer puts ds:Signature here
     _sub(root, CBC, "UBLVersionID", "2.0")

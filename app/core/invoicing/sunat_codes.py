@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from app.core.invoicing.statuses import ACEPTADO, NO_ENVIADO, OBSERVADO, RECHAZADO
+from app.core.invoicing.statuses import ACEPTADO, NO_ENVIADO, OBSERVADO, RECHAZADO, CdrStatus
 
 ACCEPTED_CODE = "0"
 REJECTION_RANGE = range(2000, 4000)
@@ -56,7 +56,7 @@ def is_held_by_sunat(code: str | int | None) -> bool:
     return value is not None and f"{value:04d}" in HELD_BY_SUNAT
 
 
-def cdr_status(code: str | int | None, has_notes: bool = False) -> str | None:
+def cdr_status(code: str | int | None, has_notes: bool = False) -> CdrStatus | None:
     """A CDR's status: aceptado, observado or rechazado; None for an exception (fix and send again)."""
     if is_accepted(code):
         return OBSERVADO if has_notes else ACEPTADO

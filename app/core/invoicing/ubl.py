@@ -107,7 +107,7 @@ class Line:
     precio_unitario: Decimal  # with IGV (PricingReference, catalogue 16 code 01)
     valor_venta: Decimal  # cantidad × valor_unitario, rounded
     igv: Decimal
-    scheme: TaxScheme = None  # type: ignore[assignment]  # from the affectation when not given
+    scheme: TaxScheme = None  # type: ignore[assignment]  # set in __post_init__ from the affectation when not given
     bolsas: int = 0  # plastic bags on the line (ICBPER), 0 for any other line
     icbper_rate: Decimal | None = None  # the tax per bag
     icbper: Decimal = Decimal("0.00")  # bolsas × icbper_rate

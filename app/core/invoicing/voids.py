@@ -13,6 +13,7 @@ settings, the SUNAT client factory, the certificates and the issuer's name. docs
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import logging
 import threading
@@ -288,6 +289,7 @@ class Voids:
                 " xml_firmado) VALUES (?,?,?,?,?,?,?,?)",
                 (environment, ruc, kind, ident, issued.isoformat(), counter, reference_date.isoformat(),
                  signed.decode("utf-8"))).lastrowid
+            assert summary_id is not None  # an INSERT's row id
             conn.executemany(
                 "INSERT INTO sunat_summary_lines (summary_id, voucher_id, tipo, serie, numero, condition, motivo)"
                 " VALUES (?,?,?,?,?,?,?)",
@@ -461,7 +463,7 @@ class Voids:
     def _zip_of(self, row: dict) -> bytes | None:
         """A stored CDR's zip: made again from its XML (m004), or the zip stored before as it is."""
         if row["cdr_member"] is not None:
-            return cdr_module.rebuild_zip(row["cdr_member"], self.store.unpack_bytes(row["cdr_xml"]))
+            return cdr_module.rebuild_zip(row["cdr_member"], self.store.unpack_bytes(row["cdr_xml"]) or b"")
         return row["cdr_zip"]
 
     # ------------------------------------------------------------ the ticket
@@ -565,14 +567,14 @@ class Voids:
             " FROM sunat_summaries s WHERE s.environment = ? ORDER BY s.id DESC LIMIT ?",
             (self.store.environment(), max(1, int(limit))))
 
-    def for_voucher(self, voucher_id: int) -> list[dict]:
+    def for_voucher(self, voucher_id: int) -> builtins.list[dict]:
         """The RA/RC a voucher was put in, newest first: ident, ticket, state, SUNAT's code and description."""
         return self.storage.query(
             "SELECT s.id, s.kind, s.ident, s.ticket, s.state, s.codigo, s.descripcion, l.condition, l.motivo,"
             " s.created_at, s.updated_at FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
             " WHERE l.voucher_id = ? ORDER BY s.id DESC", (voucher_id,))
 
-    def pending(self) -> list[int]:
+    def pending(self) -> builtins.list[int]:
         """The summaries still waiting for SUNAT (for its ticket, or to be sent again), in every environment."""
         return [r["id"] for r in self.storage.query(
             "SELECT id FROM sunat_summaries WHERE state = ? ORDER BY id", (SUBMISSION_PENDING,))]

@@ -4,11 +4,12 @@ are elsewhere."""
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import re
 import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlite_utils import Migrations
 
@@ -234,7 +235,8 @@ def _complete(row: dict | None, dictionary_of: Callable[[bytes], bytes]) -> dict
 def signed_text_of(row: dict, dictionary_of: Callable[[bytes], bytes]) -> str | None:
     """A voucher's signed text from its stored columns (`xml`, `xml_firmado`, `signature`, `signature_offset`, packed
     or not), without a store: the outbox's migrations compare it with the copies they drop."""
-    return _complete(dict(row), dictionary_of)["xml_firmado"]
+    complete = _complete(dict(row), dictionary_of)
+    return complete["xml_firmado"] if complete else None
 
 
 class VoucherStore:
@@ -305,7 +307,7 @@ class VoucherStore:
                        signed.digest_value, signed.signature_value,
                        certificado_id, now_text()]
         try:
-            voucher_id = conn.execute(_INSERT_SIGNED if signed else _INSERT_GENERATED, values).lastrowid
+            voucher_id = int(conn.execute(_INSERT_SIGNED if signed else _INSERT_GENERATED, values).lastrowid or 0)
         except sqlite3.IntegrityError as exc:
             if "UNIQUE" not in str(exc):
                 raise
@@ -336,6 +338,13 @@ class VoucherStore:
 
     def get(self, voucher_id: int) -> dict | None:
         return self._voucher("v.id = ?", (voucher_id,))
+
+    def require(self, voucher_id: int) -> dict:
+        """The whole voucher, or a 404 naming its id."""
+        row = self.get(voucher_id)
+        if row is None:
+            raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
+        return row
 
     def _by_text(self, columns: str, hash_column: str, text: str, encoded: bytes | None = None,
                  environments: tuple[str, ...] | None = None) -> dict | None:
@@ -425,7 +434,8 @@ class VoucherStore:
         their name (accents and case ignored). Filters: `status`, `tipo` (catalogue 01 code), `cliente` (the customer's
         RUC/DNI, exactly), `desde`/`hasta` (fecha de emisión, ISO dates, both included). Paging: `before_id` (the
         last id of the previous page: keyset, the same cost for any page) or `offset`."""
-        where, params = ["v.environment = ?"], [self.environment()]  # type: list[str], list[Any]
+        where: builtins.list[str] = ["v.environment = ?"]
+        params: builtins.list[Any] = [self.environment()]
         match_terms = []
         if search and search.strip():
             expression = _match_expression(search.strip())
@@ -467,7 +477,7 @@ class VoucherStore:
         return int(row["last"] or 0) + 1 if row else 1
 
     def find_by_serie_numero(self, serie: str, numero: int, emisor_ruc: str | None = None,
-                             tipo: str | None = None) -> list[dict]:
+                             tipo: str | None = None) -> builtins.list[dict]:
         """The vouchers numbered SERIE-NUMERO (a factura and its credit note may share a series), newest first."""
         where, params = ["serie = ?", "numero = ?"], [serie, numero]
         where_equal(where, params, {"emisor_ruc": emisor_ruc, "tipo": tipo})

@@ -118,7 +118,7 @@ class YupanaProvider(Provider):
         if not body.get("success"):
             raise KeyError("success")
         data = body["data"]
-        out = {field: _text(data.get(field)) for field in RECORD_FIELDS[kind]}
+        out: dict[str, Any] = {field: _text(data.get(field)) for field in RECORD_FIELDS[kind]}
         if kind == "placa":
             out["año"] = _year(data.get("año"))
         return out
@@ -149,7 +149,7 @@ class FactilizaProvider(Provider):
         if not body.get("success"):
             raise KeyError("success")
         data = body["data"]
-        out = {ours: _text(data.get(theirs)) for ours, theirs in self.FIELDS[kind].items()}
+        out: dict[str, Any] = {ours: _text(data.get(theirs)) for ours, theirs in self.FIELDS[kind].items()}
         if kind == "placa":
             out["año"] = _year(data.get("anio"))
         if kind == "ruc" and not out["direccion"]:

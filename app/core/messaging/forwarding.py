@@ -133,7 +133,7 @@ class Forwarder:
     def signer(self, subscription_id: str) -> Any:
         signer = self._signers.get(subscription_id)
         if signer is None:
-            from standardwebhooks import Webhook  # only when something is delivered: the engine opens without it
+            from standardwebhooks import Webhook  # only when something is delivered: the window opens without it
 
             signer = self._signers[subscription_id] = Webhook(self.secret_for(subscription_id))
         return signer

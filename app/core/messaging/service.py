@@ -236,19 +236,20 @@ class MessagingService:
         nonce = random.token_urlsafe(16)
         with self._lock:
             self._pings[nonce] = False
+        failure: httpx.Response | httpx.HTTPError
         try:
             try:
                 response = self.client.get(f"{base}/webhooks/ping/{nonce}", timeout=5.0)
-                reached = response.status_code == 200
+                reached, failure = response.status_code == 200, response
             except httpx.HTTPError as exc:
-                reached, response = False, exc
+                reached, failure = False, exc
             with self._lock:
                 seen = self._pings.get(nonce, False)
         finally:
             with self._lock:
                 self._pings.pop(nonce, None)
         if not (reached and seen):
-            detail = f"HTTP {response.status_code}" if isinstance(response, httpx.Response) else type(response).__name__
+            detail = f"HTTP {failure.status_code}" if isinstance(failure, httpx.Response) else type(failure).__name__
             raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
                               f"La dirección {base} no llega a este receptor ({detail}). Revise el túnel o la "
                               "dirección pública en Ajustes → Mensajería (listener_public_url).")
@@ -290,9 +291,10 @@ class MessagingService:
     def send_message(self, instance: str, to: str, text: str, media: Media | None = None) -> ChatSendResult:
         number = normalise(to)
         if media is not None and media.path is not None:
-            media = Media(path=Path(media.path))
-            if not media.path.is_file():
-                raise invalid("media", f"El archivo «{media.path}» no existe.")
+            path = Path(media.path)
+            if not path.is_file():
+                raise invalid("media", f"El archivo «{path}» no existe.")
+            media = Media(path=path)
         receipt = self.gateway(instance).send(number, text, media)
         stamp = receipt.timestamp or int(clock.timestamp())
         our_id = message_id()

@@ -231,6 +231,7 @@ class MessagingStore:
                 if cursor.rowcount == 0:
                     continue  # a duplicate: stored already, told already
                 seq = cursor.lastrowid
+                assert seq is not None  # an INSERT's row id
                 if event.event == ev.MESSAGE_RECEIVED:
                     data = event.data
                     conn.execute("INSERT OR IGNORE INTO messages (id, instance, gateway_id, direction, peer, name, "
@@ -267,10 +268,9 @@ class MessagingStore:
                              "VALUES (?, ?, ?, ?)", (delivery_id(), sub_id, seq, now))
 
     def event_count(self, instance: str | None = None) -> int:
-        if instance:
-            return self.storage.query_one("SELECT COUNT(*) AS n FROM webhook_events WHERE instance = ?",
-                                          (instance,))["n"]
-        return self.storage.query_one("SELECT COUNT(*) AS n FROM webhook_events")["n"]
+        where, params = ("WHERE instance = ?", (instance,)) if instance else ("", ())
+        rows = self.storage.query(f"SELECT COUNT(*) AS n FROM webhook_events {where}", params)
+        return int(rows[0]["n"])  # an aggregate has its one row
 
     def recent_events(self, limit: int = 100) -> list[dict[str, Any]]:
         rows = self.storage.query("SELECT payload FROM webhook_events ORDER BY seq DESC LIMIT ?", (limit,))

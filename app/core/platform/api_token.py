@@ -59,6 +59,7 @@ class ApiTokens:
             legacy = self._secrets.get(LEGACY_SECRET)
             self._store(legacy.decode() if legacy else random.token_urlsafe(32), replace=False)
             row = self._storage.query_one("SELECT blob FROM api_token WHERE id = 1")
+        assert row is not None  # stored just above, or by another process first
         return self._secrets.decrypt(row["blob"], PURPOSE).decode()
 
     def rotate(self) -> str:

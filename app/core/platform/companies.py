@@ -11,6 +11,7 @@ from app.core.errors import invalid, not_found
 from app.core.platform import ubigeo
 from app.core.platform.identifiers import check_ruc
 from app.core.platform.storage import ReadCache, Storage, register_migrations
+from app.core.platform.ubigeo import Place
 
 PRINT_FORMATS = ("a4", "ticket")
 MAX_LOGO_BYTES = 1024 * 1024
@@ -50,7 +51,7 @@ class Company:
     codigo_establecimiento: str = "0000"
 
     @property
-    def place(self) -> ubigeo.Place | None:
+    def place(self) -> Place | None:
         return ubigeo.lookup(self.ubigeo)
 
     def to_json(self) -> dict:

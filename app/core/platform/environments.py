@@ -15,7 +15,7 @@ read only in the sandbox environment and are cleared when it stops; beta and pro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlite_utils import Migrations
 
@@ -23,8 +23,12 @@ from app.core.errors import YupanaError, invalid, not_configured
 from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.platform.storage import ReadCache, Storage, register_migrations
 
-if TYPE_CHECKING:
-    from app.core.platform.settings import Settings
+
+class SettingsReader(Protocol):
+    """What this module reads of the settings (app.core.platform.settings.Settings, which imports this module)."""
+
+    def get(self, key: str) -> str: ...
+
 
 SANDBOX, BETA, PRODUCCION = "sandbox", "beta", "produccion"
 
@@ -61,7 +65,7 @@ def ambiente_of(name: str) -> str:
     return get(name).ambiente
 
 
-def in_settings(settings: Settings) -> str:
+def in_settings(settings: SettingsReader) -> str:
     """The environment in use (setting `environment`), for the parts given the settings (messaging, addresses)."""
     return settings.get("environment")
 

@@ -64,7 +64,7 @@ def day(value: date | datetime | str | None) -> str:
         value = value.date()
     if isinstance(value, str):
         try:
-            value = date.fromisoformat(value[:10])
+            return date.fromisoformat(value[:10]).strftime("%d/%m/%Y")
         except ValueError:
             return value
     return value.strftime("%d/%m/%Y")

@@ -36,6 +36,7 @@ import itertools
 import logging
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -47,6 +48,11 @@ import sqlite_utils
 from sqlite_utils import Migrations
 
 from app.core.platform.paths import private_file
+
+if sys.platform == "win32":  # the file lock of each operating system (_file_lock)
+    import msvcrt
+else:
+    import fcntl
 
 BUSY_TIMEOUT_MS = 10_000
 # WAL sizes in pages (4 KiB each by default): the checkpointer aims at SOFT, completes a checkpoint
@@ -106,9 +112,7 @@ def _file_lock(path: Path, timeout: float = 60.0) -> Iterator[None]:
     private_file(path)
     with open(path, "a+b") as handle:
         deadline = time.monotonic() + timeout
-        if os.name == "nt":
-            import msvcrt
-
+        if sys.platform == "win32":
             while True:
                 try:
                     handle.seek(0)
@@ -124,8 +128,6 @@ def _file_lock(path: Path, timeout: float = 60.0) -> Iterator[None]:
                 handle.seek(0)
                 msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
         else:
-            import fcntl
-
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 yield

@@ -136,7 +136,7 @@ class AdministrationGroup:
         self._secrets.unlock(passphrase)
         self._bus.emit(events.SecretsUnlocked())
 
-    def set_passphrase_prompt(self, prompt: Callable[[str], str | None] | None) -> None:
+    def set_passphrase_prompt(self, prompt: Callable[[bool], str | None] | None) -> None:
         """How the secret store asks for the passphrase when it needs one (the command line asks in the terminal)."""
         self._secrets.passphrase_prompt = prompt
 

@@ -96,7 +96,8 @@ class InvoicingGroup:
         """The requests of a batch file (a JSON array, or JSON Lines), each parsed when it is issued."""
         return BatchRequests(read_requests(path))
 
-    def issue_batch(self, requests: Iterable[Any], certificado_id: str | None = None) -> Iterator[BatchItem]:
+    def issue_batch(self, requests: BatchRequests | Iterable[Any],
+                    certificado_id: str | None = None) -> Iterator[BatchItem]:
         """Operations 1 and 2 for many vouchers (app.core.invoicing.batches): one item per request, in order. Stop
         iterating to cancel: what was handed out is stored, the rest is not issued."""
         items = requests.requests if isinstance(requests, BatchRequests) else requests

@@ -6,13 +6,15 @@ import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 from app.core.contract import CeRecord, PlacaRecord, RucRecord
 from app.core.errors import invalid
 from app.core.invoicing.catalog.customers import Customers
 from app.core.lookup import providers
 from app.core.lookup.padron import PadronRegister
-from app.core.lookup.registry import Registry
+from app.core.lookup.registry import MODELS as KINDS
+from app.core.lookup.registry import Kind, Registry
 from app.core.platform import events
 from app.core.platform.events import EventBus
 from app.core.platform.secrets import SecretStore
@@ -44,7 +46,9 @@ class LookupsGroup:
     def fresh_until(self, kind: str, numero: str) -> float | None:
         """When the cached answer for `numero` stops being fresh (registry clock seconds), or None without one: the
         local API keeps a copy in memory no longer than that."""
-        return self._registry.cache_fresh_until(kind, numero)  # type: ignore[arg-type]  # a Kind literal, checked there
+        if kind not in KINDS:
+            return None
+        return self._registry.cache_fresh_until(cast(Kind, kind), numero)
 
     # ------------------------------------------------------------ the padrón
 
@@ -53,15 +57,20 @@ class LookupsGroup:
         return self._imported(self._padron.import_file(path, parallel=parallel))
 
     def import_padron_steps(self, path: str | Path, parallel: bool | None = None) -> Iterator[PadronProgress]:
-        """The same, as it goes: lines read of the total, and a last item with the result. Stop iterating to cancel
-        (the previous padrón stays in use)."""
+        """The same, as it goes: lines read of the total, and a last item with the result. The import waits while
+        the reader holds an item, and goes on when the next one is asked for; stop iterating to cancel (the previous
+        padrón stays in use)."""
         updates: queue.Queue[PadronProgress | BaseException] = queue.Queue()
+        asked = threading.Semaphore(0)  # released when the reader asks for the next item, or stops
         stop = threading.Event()
+
+        def progressed(done: int, total: int | None) -> None:
+            updates.put(PadronProgress(done, total))
+            asked.acquire()  # the import's cancel check comes after: a reader that stopped here cancels it
 
         def run() -> None:
             try:
-                summary = self._padron.import_file(path, progress=lambda done, total: updates.put(
-                    PadronProgress(done, total)), cancel=stop.is_set, parallel=parallel)
+                summary = self._padron.import_file(path, progress=progressed, cancel=stop.is_set, parallel=parallel)
                 result = self._imported(summary)
                 updates.put(PadronProgress(result.rows_loaded + result.rows_skipped, None, result))
             except BaseException as exc:  # handed to the reader, who raises it
@@ -77,8 +86,10 @@ class LookupsGroup:
                 yield item
                 if item.result is not None:
                     return
+                asked.release()
         finally:
             stop.set()
+            asked.release()
             worker.join()
 
     def _imported(self, summary: dict[str, object]) -> PadronImport:

@@ -11,11 +11,11 @@ from tests.helpers.oracles import run_sunat_check
 @pytest.fixture
 def issue(engine, company, tmp_path):
     """Generate, sign and judge a request with sunat_check.py --strict; answer the signed document's tree."""
-    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
 
     def run(request: dict):
-        generated = engine.generar_xml(request)
-        signed = engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
+        generated = engine.invoicing.generate_xml(request)
+        signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
         path = tmp_path / generated.nombre_archivo
         path.write_text(signed.xml_firmado, encoding="utf-8")
         done = run_sunat_check(path, "--strict", "--json")

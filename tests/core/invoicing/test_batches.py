@@ -1,5 +1,5 @@
-"""Batch issuing (engine.emitir_lote, `yupana lote`): the same vouchers, answers and refusals as operations 1 and 2
-one by one, stored signed in one transaction per block, verified by xmlsec1 and SUNAT's checker."""
+"""Batch issuing (engine.invoicing.issue_batch, `yupana lote`): the same vouchers, answers and refusals as operations
+1 and 2 one by one, stored signed in one transaction per block, verified by xmlsec1 and SUNAT's checker."""
 
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ def facturas(first: int, count: int, serie: str = "F900") -> list[dict]:
 
 @pytest.fixture
 def certificado_id(engine, company) -> str:
-    return engine.create_test_certificate(company.ruc).certificado_id
+    return engine.invoicing.create_test_certificate(company.ruc).certificado_id
 
 
 def stored(engine, request: dict) -> dict:
-    return engine.vouchers.find(ISSUER_RUC, request["tipo"], request["serie"], request["numero"])
+    return engine._vouchers.find(ISSUER_RUC, request["tipo"], request["serie"], request["numero"])
 
 
 @needs_xmlsec
@@ -39,17 +39,17 @@ def test_the_matrix_as_one_batch_is_what_operations_1_and_2_give(engine, company
     # Issued at a fixed moment, so that both engines write the same IssueDate and IssueTime.
     matrix = [(name, {"fecha_emision": TODAY.isoformat(), "hora_emision": "10:30:00", **request})
               for name, request in MATRIX]
-    results = list(engine.emitir_lote([request for _, request in matrix], certificado_id))
-    assert [r["success"] for r in results] == [True] * len(MATRIX), [r for r in results if not r["success"]][:1]
-    certificate = engine.certificates.signing_material(certificado_id)[1]
+    results = list(engine.invoicing.issue_batch([request for _, request in matrix], certificado_id))
+    assert [r.success for r in results] == [True] * len(MATRIX), [r.envelope() for r in results if not r.success][:1]
+    certificate = engine._certificates.signing_material(certificado_id)[1]
     one_by_one = Engine(tmp_path / "one-by-one")  # the same company, operations 1 and 2 for each voucher
     try:
-        one_by_one.set_company(company)
-        other_id = one_by_one.create_test_certificate(company.ruc).certificado_id
+        one_by_one.admin.set_company(company)
+        other_id = one_by_one.invoicing.create_test_certificate(company.ruc).certificado_id
         for (name, request), result in zip(matrix, results, strict=True):
-            data = result["data"]
-            expected = one_by_one.generar_xml(request)
-            signed = one_by_one.firmar({"xml": expected.xml, "certificado_id": other_id})
+            data = result.envelope()["data"]
+            expected = one_by_one.invoicing.generate_xml(request)
+            signed = one_by_one.invoicing.sign({"xml": expected.xml, "certificado_id": other_id})
             row = stored(engine, request)
             assert row["xml"] == expected.xml, name  # the same voucher, byte for byte
             assert (data["nombre_archivo"], data["hash"]) == (expected.nombre_archivo, expected.hash), name
@@ -63,16 +63,16 @@ def test_the_matrix_as_one_batch_is_what_operations_1_and_2_give(engine, company
         one_by_one.close()
     oracle = load_sunat_check()
     for index in (0, len(MATRIX) // 2, len(MATRIX) - 1):
-        verdict = oracle.check(str(tmp_path / results[index]["data"]["nombre_archivo"]))
+        verdict = oracle.check(str(tmp_path / results[index].voucher.nombre_archivo))
         assert verdict["ok"] and not verdict["sunat"]["observations"], (MATRIX[index][0], verdict)
 
 
 def test_a_stored_batch_voucher_is_the_one_operation_2_and_sending_find(engine, company, certificado_id):
     request = facturas(1, 1)[0]
-    data = next(engine.emitir_lote([request], certificado_id))["data"]
-    again = engine.firmar({"xml": stored(engine, request)["xml"], "certificado_id": certificado_id})
-    assert (again.xml_firmado, again.signature_value) == (data["xml_firmado"], data["signature_value"])
-    assert engine.vouchers.find_by_signed_xml(data["xml_firmado"])["numero"] == 1
+    data = next(engine.invoicing.issue_batch([request], certificado_id)).voucher
+    again = engine.invoicing.sign({"xml": stored(engine, request)["xml"], "certificado_id": certificado_id})
+    assert (again.xml_firmado, again.signature_value) == (data.xml_firmado, data.signature_value)
+    assert engine._vouchers.find_by_signed_xml(data.xml_firmado)["numero"] == 1
 
 
 def test_refusals_are_answered_as_operation_1_gives_them_and_the_rest_is_issued(engine, company, certificado_id):
@@ -80,52 +80,66 @@ def test_refusals_are_answered_as_operation_1_gives_them_and_the_rest_is_issued(
     wrong_igv = factura("F900", 10, [item("Arroz", "2", "10.50", igv=Decimal("9"))])
     no_items = factura("F900", 11, [])
     batch = [good[0], wrong_igv, good[1], '{"tipo": "01", roto', no_items, good[2]]
-    results = list(engine.emitir_lote(batch, certificado_id))
-    assert [r["success"] for r in results] == [True, False, True, False, False, True]
-    assert results[1] == engine.call("xml", wrong_igv)[1]
-    assert results[1]["error"]["details"][0]["field"] == "items[0].igv"
-    assert results[3] == engine.call("xml", '{"tipo": "01", roto')[1]
-    assert results[4] == engine.call("xml", no_items)[1]
-    assert [r["serie"] + "-" + str(r["numero"]) for r in engine.list_vouchers()] == ["F900-3", "F900-2", "F900-1"]
+    results = list(engine.invoicing.issue_batch(batch, certificado_id))
+    assert [r.success for r in results] == [True, False, True, False, False, True]
+    assert results[1].envelope() == engine.call("xml", wrong_igv).envelope
+    assert results[1].envelope()["error"]["details"][0]["field"] == "items[0].igv"
+    assert results[3].envelope() == engine.call("xml", '{"tipo": "01", roto').envelope
+    assert results[4].envelope() == engine.call("xml", no_items).envelope
+    assert [r.serie_numero for r in engine.invoicing.vouchers()] == ["F900-3", "F900-2", "F900-1"]
 
 
 def test_running_a_batch_again_answers_from_the_store_and_a_changed_voucher_is_a_conflict(engine, company,
                                                                                           certificado_id):
     batch = facturas(1, 5)
-    first = list(engine.emitir_lote(batch, certificado_id))
+    first = [r.envelope() for r in engine.invoicing.issue_batch(batch, certificado_id)]
     changed = [*batch[:4], factura("F900", 5, [item("Otro producto", "1", "1")])]
-    second = list(engine.emitir_lote(changed, certificado_id))
+    second = [r.envelope() for r in engine.invoicing.issue_batch(changed, certificado_id)]
     assert second[:4] == first[:4]
     assert second[4]["error"]["code"] == "CONFLICT" and "F900-5" in second[4]["error"]["message"]
-    assert len(engine.list_vouchers()) == 5
+    assert len(engine.invoicing.vouchers()) == 5
 
 
 def test_without_a_usable_certificate_nothing_is_generated(engine, company):
-    refused = list(engine.emitir_lote(facturas(1, 2)))
+    refused = [r.envelope() for r in engine.invoicing.issue_batch(facturas(1, 2))]
     assert all(r["error"]["details"][0]["field"] == "certificado_id" for r in refused)
-    foreign = engine.create_test_certificate("20601030013").certificado_id  # another RUC's certificate
-    refused = list(engine.emitir_lote(facturas(1, 2), foreign))
+    foreign = engine.invoicing.create_test_certificate("20601030013").certificado_id  # another RUC's certificate
+    refused = [r.envelope() for r in engine.invoicing.issue_batch(facturas(1, 2), foreign)]
     assert all("es del RUC 20601030013" in r["error"]["message"] for r in refused)
-    assert engine.list_vouchers() == []
-    own = engine.create_test_certificate(company.ruc)
-    engine.set_default_certificate(company.ruc, own.certificado_id)
-    assert all(r["success"] for r in engine.emitir_lote(facturas(1, 2)))  # the issuer's default certificate
+    assert engine.invoicing.vouchers() == []
+    own = engine.invoicing.create_test_certificate(company.ruc)
+    engine.invoicing.set_default_certificate(company.ruc, own.certificado_id)
+    assert all(r.success for r in engine.invoicing.issue_batch(facturas(1, 2)))  # the issuer's default certificate
 
 
 def test_blocks_report_progress_and_a_cancel_stops_between_blocks(engine, company, certificado_id, monkeypatch):
     monkeypatch.setattr(batches, "BLOCK", 2)
-    seen = []
-    results = list(engine.emitir_lote(facturas(1, 5), certificado_id, progress=lambda *p: seen.append(p)))
-    assert seen == [(2, 5), (4, 5), (5, 5)] and len(results) == 5
+    requests = facturas(1, 5)
+    # each item is handed out once its whole block is stored: counting the items gives the progress per block
+    stored_when_handed = [(done, _count(engine)) for done, _item in
+                          enumerate(engine.invoicing.issue_batch(requests, certificado_id), 1)]
+    assert stored_when_handed == [(1, 2), (2, 2), (3, 4), (4, 4), (5, 5)]
+    seen = [(done, len(requests)) for done, stored in stored_when_handed if done == stored]
+    assert seen == [(2, 5), (4, 5), (5, 5)] and len(stored_when_handed) == 5
     cancelled = []
-    results = list(engine.emitir_lote(facturas(20, 5), certificado_id, progress=lambda *p: cancelled.append(p),
-                                      cancel=lambda: bool(cancelled)))
+    results = []
+    batch = engine.invoicing.issue_batch(facturas(20, 5), certificado_id)
+    for done, result in enumerate(batch, 1):
+        results.append(result)
+        if done % batches.BLOCK == 0:  # a block is done: its progress is reported, then the batch is cancelled
+            cancelled.append((done, 5))
+            break
+    batch.close()
     assert len(results) == 2 and cancelled == [(2, 5)]
-    assert sorted(v["numero"] for v in engine.list_vouchers() if v["numero"] >= 20) == [20, 21]
+    assert sorted(v.numero for v in engine.invoicing.vouchers() if v.numero >= 20) == [20, 21]
+
+
+def _count(engine) -> int:
+    return len(engine.invoicing.vouchers(limit=1000))
 
 
 def test_a_failed_transaction_stores_nothing_of_its_block(engine, company, certificado_id, monkeypatch):
-    prepare = engine.batches._prepare
+    prepare = engine._batches._prepare
 
     def second_text_cannot_be_written(signer, index, raw):
         prepared = prepare(signer, index, raw)
@@ -133,21 +147,21 @@ def test_a_failed_transaction_stores_nothing_of_its_block(engine, company, certi
             prepared.canonical_request = None  # failure injection: its text row breaks a NOT NULL constraint
         return prepared
 
-    monkeypatch.setattr(engine.batches, "_prepare", second_text_cannot_be_written)
+    monkeypatch.setattr(engine._batches, "_prepare", second_text_cannot_be_written)
     with pytest.raises(sqlite3.IntegrityError):
-        list(engine.emitir_lote(facturas(1, 3), certificado_id))
-    assert engine.list_vouchers() == []  # the first voucher's rows went with the rest of the block
-    assert engine.storage.query_one("SELECT COUNT(*) AS n FROM voucher_texts")["n"] == 0
+        list(engine.invoicing.issue_batch(facturas(1, 3), certificado_id))
+    assert engine.invoicing.vouchers() == []  # the first voucher's rows went with the rest of the block
+    assert engine._storage.query_one("SELECT COUNT(*) AS n FROM voucher_texts")["n"] == 0
 
 
 # ---------------------------------------------------------------- repeated lines
 
 def test_equal_lines_give_the_same_xml_however_their_numbers_are_written(engine, company):
     builder._line_cache.clear()
-    first = engine.generar_xml(factura("F901", 1, [item("Leche", "1", "3.50")])).xml
-    cached = engine.generar_xml(factura("F901", 2, [item("Leche", "1.000", "3.5000")])).xml
+    first = engine.invoicing.generate_xml(factura("F901", 1, [item("Leche", "1", "3.50")])).xml
+    cached = engine.invoicing.generate_xml(factura("F901", 2, [item("Leche", "1.000", "3.5000")])).xml
     builder._line_cache.clear()
-    fresh = engine.generar_xml(factura("F901", 3, [item("Leche", "1.000", "3.5000")])).xml
+    fresh = engine.invoicing.generate_xml(factura("F901", 3, [item("Leche", "1.000", "3.5000")])).xml
 
     def lines(xml: str) -> str:
         return xml[xml.index("<cac:InvoiceLine>"):]
@@ -158,8 +172,8 @@ def test_equal_lines_give_the_same_xml_however_their_numbers_are_written(engine,
 def test_a_refused_line_is_not_kept(engine, company):
     builder._line_cache.clear()
     bad = item("Azúcar", "2", "4.00", igv=Decimal("5"))
-    assert engine.call("xml", factura("F902", 1, [bad]))[0] == 400
-    assert engine.call("xml", factura("F902", 1, [bad]))[1]["error"]["details"][0]["field"] == "items[0].igv"
+    assert engine.call("xml", factura("F902", 1, [bad])).status == 400
+    assert engine.call("xml", factura("F902", 1, [bad])).envelope["error"]["details"][0]["field"] == "items[0].igv"
     assert not builder._line_cache
 
 
@@ -182,7 +196,7 @@ def test_the_lote_command_issues_a_file_and_saves_the_signed_files(engine, compa
     saved = tmp_path / "xml" / out[0]["nombre_archivo"]
     reopened = Engine(home)
     try:
-        certificate = reopened.certificates.signing_material(certificado_id)[1]
+        certificate = reopened._certificates.signing_material(certificado_id)[1]
     finally:
         reopened.close()
     assert xmlsec_verify(saved, certificate).returncode == 0
@@ -193,6 +207,6 @@ def test_the_lote_command_issues_a_file_and_saves_the_signed_files(engine, compa
 def test_a_customer_without_a_name_is_looked_up_as_operation_1_does(engine, company, certificado_id):
     request = factura("F903", 1, [item("Pan", "10", "0.50")])
     request["receptor"] = {"ruc": CUSTOMER_RUC}  # no name given, no register loaded, no provider answering
-    result = next(engine.emitir_lote([request], certificado_id))
+    result = next(engine.invoicing.issue_batch([request], certificado_id)).envelope()
     assert result["error"]["details"][0]["field"] == "receptor.razon_social"
-    assert result == engine.call("xml", request)[1]
+    assert result == engine.call("xml", request).envelope

@@ -44,7 +44,7 @@ def test_amount_in_words():
 
 
 def test_factura_content_and_hash(engine, company):
-    result = engine.generar_xml(BASE["factura-simple"])
+    result = engine.invoicing.generate_xml(BASE["factura-simple"])
     assert result.nombre_archivo == "20100066603-01-F001-1.xml"
     assert result.hash == base64.b64encode(hashlib.sha256(result.xml.encode("utf-8")).digest()).decode()
     root = _tree(result.xml)
@@ -55,7 +55,7 @@ def test_factura_content_and_hash(engine, company):
     assert root.findtext(".//cac:RegistrationAddress/cbc:District", namespaces=NS) == "LIMA"
     assert root.findtext("cac:Signature/cac:DigitalSignatureAttachment/cac:ExternalReference/cbc:URI",
                          namespaces=NS) == "#SignatureSP"
-    row = engine.vouchers.find("20100066603", "01", "F001", 1)
+    row = engine._vouchers.find("20100066603", "01", "F001", 1)
     assert row["status"] == "generado" and row["xml"] == result.xml and row["total"] == "118.00"
     assert row["hash"] == result.hash and row["receptor_nombre"] == "DISTRIBUIDORA ANDINA S.A.C."
 
@@ -63,18 +63,18 @@ def test_factura_content_and_hash(engine, company):
 def test_missing_igv_is_computed_and_given_igv_within_a_cent_is_kept(engine, company):
     request = copy.deepcopy(BASE["factura-simple"])
     request["items"][0]["igv"] = Decimal("18.01")
-    root = _tree(engine.generar_xml(request).xml)
+    root = _tree(engine.invoicing.generate_xml(request).xml)
     assert root.findtext("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount", namespaces=NS) == "18.01"
     assert root.findtext("cac:LegalMonetaryTotal/cbc:PayableAmount", namespaces=NS) == "118.01"
 
 
 def test_idempotent_and_stored_once(engine, company):
     seen = []
-    engine.events.subscribe(lambda name, payload: seen.append((name, payload["status"])))
-    first = engine.generar_xml(BASE["factura-mixta"])
-    again = engine.generar_xml(copy.deepcopy(BASE["factura-mixta"]))
+    engine.admin.subscribe(lambda name, payload: seen.append((name, payload.status)))
+    first = engine.invoicing.generate_xml(BASE["factura-mixta"])
+    again = engine.invoicing.generate_xml(copy.deepcopy(BASE["factura-mixta"]))
     assert again == first
-    assert len(engine.list_vouchers()) == 1
+    assert len(engine.invoicing.vouchers()) == 1
     assert seen == [("voucher.changed", "generado")]
 
 
@@ -85,7 +85,7 @@ def test_concurrent_same_number_gives_one_document(engine, company):
     def worker() -> None:
         barrier.wait(timeout=10)
         try:
-            results.append(engine.generar_xml(BASE["factura-usd"]).xml)
+            results.append(engine.invoicing.generate_xml(BASE["factura-usd"]).xml)
         except YupanaError as exc:
             errors.append(exc)
 
@@ -94,7 +94,7 @@ def test_concurrent_same_number_gives_one_document(engine, company):
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
-    assert errors == [] and len(set(results)) == 1 and len(engine.list_vouchers()) == 1
+    assert errors == [] and len(set(results)) == 1 and len(engine.invoicing.vouchers()) == 1
 
 
 def test_unknown_issuer_is_400(engine):
@@ -114,7 +114,7 @@ def test_customer_name_from_registry_or_a_clear_400(engine, company):
         registry.configure(engine)  # the real lookup, over HTTP, as the engine makes it
         record = next(r for r in registry.records["ruc"].values() if r["ruc"].startswith("20"))
         request["receptor"]["ruc"] = record["ruc"]
-        result = engine.generar_xml(request)
+        result = engine.invoicing.generate_xml(request)
         assert f"<cbc:RegistrationName>{record['razon_social']}</cbc:RegistrationName>" in result.xml
         assert registry.requests >= 1
     finally:
@@ -122,49 +122,49 @@ def test_customer_name_from_registry_or_a_clear_400(engine, company):
 
 
 def test_store_api_for_signing_and_sending(engine, company):
-    result = engine.generar_xml(BASE["boleta-dni"])
-    row = engine.vouchers.find_by_xml(result.xml)
+    result = engine.invoicing.generate_xml(BASE["boleta-dni"])
+    row = engine._vouchers.find_by_xml(result.xml)
     assert row is not None and row["nombre_archivo"] == result.nombre_archivo
-    assert engine.vouchers.find_by_xml(result.xml + " ") is None
+    assert engine._vouchers.find_by_xml(result.xml + " ") is None
     seen = []
-    engine.events.subscribe(lambda name, payload: seen.append(payload))
+    engine.admin.subscribe(lambda name, payload: seen.append(payload))
     signed = result.xml.replace("<ext:ExtensionContent></ext:ExtensionContent>", "<ext:ExtensionContent>firma</ext:ExtensionContent>")
-    engine.vouchers.record_signature(row["id"], signed, "ZGlnZXN0", "c2ln", "cert-1")
-    stored = engine.vouchers.find_by_signed_xml(signed)
+    engine._vouchers.record_signature(row["id"], signed, "ZGlnZXN0", "c2ln", "cert-1")
+    stored = engine._vouchers.find_by_signed_xml(signed)
     assert stored["status"] == "firmado" and stored["digest_value"] == "ZGlnZXN0" and stored["certificado_id"] == "cert-1"
-    engine.vouchers.set_status(row["id"], "aceptado")
-    assert engine.voucher(row["id"])["status"] == "aceptado"
-    assert [p["status"] for p in seen] == ["firmado", "aceptado"]
+    engine._vouchers.set_status(row["id"], "aceptado")
+    assert engine.invoicing.voucher(row["id"]).status == "aceptado"
+    assert [p.status for p in seen] == ["firmado", "aceptado"]
     with pytest.raises(YupanaError) as bad:
-        engine.vouchers.set_status(row["id"], "perdido")
+        engine._vouchers.set_status(row["id"], "perdido")
     assert bad.value.code == ErrorCode.INVALID_INPUT
     with pytest.raises(YupanaError) as missing:
-        engine.vouchers.set_status(999, "aceptado")
+        engine._vouchers.set_status(999, "aceptado")
     assert missing.value.code == ErrorCode.NOT_FOUND
 
 
 def test_list_and_next_numero(engine, company):
     for name in ("factura-simple", "factura-igv-dado", "boleta-dni", "boleta-sin-documento"):
-        engine.generar_xml(BASE[name])
-    listed = engine.list_vouchers()
-    assert [v["serie"] + "-" + str(v["numero"]) for v in listed] == ["B001-1", "B001-2", "F001-2", "F001-1"]
-    assert [v["numero"] for v in engine.list_vouchers(search="QUISPE")] == [2]
-    assert engine.list_vouchers(status="firmado") == []
-    assert engine.next_numero("20100066603", "01", "F001") == 3
-    assert engine.next_numero("20100066603", "01", "F009") == 1
+        engine.invoicing.generate_xml(BASE[name])
+    listed = engine.invoicing.vouchers()
+    assert [v.serie_numero for v in listed] == ["B001-1", "B001-2", "F001-2", "F001-1"]
+    assert [v.numero for v in engine.invoicing.vouchers(search="QUISPE")] == [2]
+    assert engine.invoicing.vouchers(status="firmado") == []
+    assert engine.invoicing.next_number("20100066603", "01", "F001") == 3
+    assert engine.invoicing.next_number("20100066603", "01", "F009") == 1
 
 
 @pytest.mark.sunat_files
 def test_sunat_rules_dir_runs_the_official_sheets(engine, company):
-    engine.config_set("sunat_rules_dir", str(RULES_DIR))
-    assert engine.generar_xml(BASE["factura-mixta"]).observaciones == []
+    engine.admin.config_set("sunat_rules_dir", str(RULES_DIR))
+    assert engine.invoicing.generate_xml(BASE["factura-mixta"]).observaciones == []
     # Ask the sheets about documents altered after generation: SUNAT's codes come back.
     import re
 
     from app.core.invoicing import sunat_rules
 
     def altered(name: str) -> str:
-        xml = engine.generar_xml(BASE[name]).xml
+        xml = engine.invoicing.generate_xml(BASE[name]).xml
         return re.sub(r'(<cbc:PayableAmount currencyID="PEN">)[0-9.]+', r"\g<1>999.00", xml)
 
     boleta = sunat_rules.check(str(RULES_DIR), altered("boleta-dni"), "20100066603-03-B001-2.xml")

@@ -21,7 +21,7 @@ needs_xmlsec = pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlse
 
 def _refused(engine, request: dict) -> dict[str, tuple[str, str | None]]:
     with pytest.raises(YupanaError) as caught:
-        engine.generar_xml(request)
+        engine.invoicing.generate_xml(request)
     return {d.field: (d.message, d.sunat_code) for d in caught.value.details}
 
 
@@ -48,7 +48,7 @@ def test_customer_address_is_written(issue, request_):
 
 
 def test_no_address_no_element(engine, company):
-    xml = engine.generar_xml(factura("F001", 102, [item("Servicio", "1", "100")])).xml
+    xml = engine.invoicing.generate_xml(factura("F001", 102, [item("Servicio", "1", "100")])).xml
     assert etree.fromstring(xml.encode()).find(CUSTOMER_ADDRESS, NS) is None
 
 
@@ -193,11 +193,11 @@ def test_bags_before_the_tax_and_in_dollars_are_refused(engine, company):
 
 def test_a_plain_line_and_a_bag_line_of_equal_fields_are_not_confused(engine, company):
     """The line cache keys on the bag mark and the rate: the same item with and without bags are two lines."""
-    plain = engine.generar_xml(boleta("B006", 1, [item("Bolsa", "2", "0.10")])).xml
-    bags = engine.generar_xml(boleta("B006", 2, [item("Bolsa", "2", "0.10", icbper=True)],
-                                     fecha_emision="2022-05-05")).xml
-    again = engine.generar_xml(boleta("B006", 3, [item("Bolsa", "2", "0.10", icbper=True)],
-                                      fecha_emision="2021-05-05")).xml
+    plain = engine.invoicing.generate_xml(boleta("B006", 1, [item("Bolsa", "2", "0.10")])).xml
+    bags = engine.invoicing.generate_xml(boleta("B006", 2, [item("Bolsa", "2", "0.10", icbper=True)],
+                                                fecha_emision="2022-05-05")).xml
+    again = engine.invoicing.generate_xml(boleta("B006", 3, [item("Bolsa", "2", "0.10", icbper=True)],
+                                                 fecha_emision="2021-05-05")).xml
     assert "7152" not in plain
     assert _bag_subtotal(etree.fromstring(bags.encode()).find("cac:InvoiceLine", NS))[0].findtext(
         "cbc:TaxAmount", namespaces=NS) == "0.80"

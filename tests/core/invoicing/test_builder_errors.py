@@ -70,7 +70,7 @@ def sheets():
 
 
 def _sunat_verdict(sheets, engine, request: dict, tmp_path) -> dict:
-    doc = engine.generation.build(GenerarXmlRequest.model_validate(request), checks=False)
+    doc = engine._generation.build(GenerarXmlRequest.model_validate(request), checks=False)
     path = tmp_path / "bad.xml"
     path.write_text(ubl.render(doc), encoding="utf-8")
     tree = sheets.etree.parse(str(path))
@@ -94,7 +94,7 @@ def test_bad_request_answer(case, engine, company, sheets, tmp_path):
     assert matching, details
     assert f"«{field.split('[')[0]}" in matching[0]["message"] or field in matching[0]["message"]
     assert matching[0].get("sunat_code") == code
-    assert engine.list_vouchers() == []  # nothing stored
+    assert engine.invoicing.vouchers() == []  # nothing stored
     if sunat_agrees:
         verdict = _sunat_verdict(sheets, engine, request, tmp_path)
         assert code in ([verdict["rejection"]] + verdict["observations"]), verdict
@@ -102,15 +102,15 @@ def test_bad_request_answer(case, engine, company, sheets, tmp_path):
 
 def test_same_number_other_content_is_409(engine, company):
     request = BASE["factura-simple"]
-    first = engine.generar_xml(request)
-    assert engine.generar_xml(copy.deepcopy(request)).xml == first.xml  # idempotent
+    first = engine.invoicing.generate_xml(request)
+    assert engine.invoicing.generate_xml(copy.deepcopy(request)).xml == first.xml  # idempotent
     status, envelope = engine.call("xml", variant("factura-simple",
                                                           items__0__precio_unitario=Decimal("101")))
     assert status == 409 and envelope["error"]["code"] == "CONFLICT"
     assert envelope["error"]["details"][0]["field"] == "numero"
     assert "(2)" in envelope["error"]["message"]  # suggests the next number
     with pytest.raises(YupanaError):
-        engine.generar_xml(variant("factura-simple", receptor__razon_social="OTRO"))
+        engine.invoicing.generate_xml(variant("factura-simple", receptor__razon_social="OTRO"))
 
 
 # ------------------------------------------------------------------ every problem in one answer
@@ -131,7 +131,7 @@ def test_type_errors_do_not_hide_the_other_problems(engine, company):
     assert sorted(fields) == sorted(["numero", "items[0].cantidad", "receptor.ruc", "moneda",
                                      "items[1].precio_unitario"])
     assert envelope["error"]["message"].endswith("(y 4 problemas más).")
-    assert engine.list_vouchers() == []  # the stand-ins never reach the store
+    assert engine.invoicing.vouchers() == []  # the stand-ins never reach the store
 
 
 def test_stand_ins_raise_no_problem_of_their_own(engine, company):

@@ -103,7 +103,7 @@ def test_free_lines_in_boletas_and_dollars(issue, name):
 
 
 def test_a_plain_voucher_has_no_free_legend_nor_subtotal(engine, company):
-    root = etree.fromstring(engine.generar_xml(factura("F008", 9, [item("Polo", "1", "30")])).xml.encode())
+    root = etree.fromstring(engine.invoicing.generate_xml(factura("F008", 9, [item("Polo", "1", "30")])).xml.encode())
     assert _legend(root, "1002") == [] and root.xpath(GRA_SUBTOTAL, namespaces=NS) == []
 
 
@@ -152,7 +152,8 @@ def test_detraccion(issue, name, codigo, porcentaje, monto, medio, payable):
 
 
 def test_a_plain_factura_is_operation_0101_without_spot(engine, company):
-    root = etree.fromstring(engine.generar_xml(factura("F009", 9, [item("Servicio", "1", "1000")])).xml.encode())
+    generated = engine.invoicing.generate_xml(factura("F009", 9, [item("Servicio", "1", "1000")]))
+    root = etree.fromstring(generated.xml.encode())
     assert root.find("cbc:InvoiceTypeCode", NS).get("listID") == "0101"
     assert root.find("cac:PaymentMeans", NS) is None and _legend(root, "2006") == []
 
@@ -361,14 +362,14 @@ def test_a_factura_above_700_with_a_line_subject_to_detraccion_needs_it(engine, 
 
 def test_the_refusal_looks_at_the_amount_the_mark_and_the_currency(engine, company):
     small = factura("F012", 2, [item("Consultoría", "1", "593.22", codigo_detraccion="037")])  # 700.00: not above
-    assert engine.generar_xml(small).nombre_archivo.endswith("F012-2.xml")
+    assert engine.invoicing.generate_xml(small).nombre_archivo.endswith("F012-2.xml")
     unmarked = factura("F012", 3, [item("Laptop", "1", "600")])  # goods, not marked: issued
-    assert engine.generar_xml(unmarked).nombre_archivo.endswith("F012-3.xml")
+    assert engine.invoicing.generate_xml(unmarked).nombre_archivo.endswith("F012-3.xml")
     dollars = factura("F012", 4, [SERVICE], moneda="USD")
     assert _refused(engine, dollars)["tipo_cambio"][1] == "3208"
     cheap = factura("F012", 5, [item("Consultoría", "1", "190", codigo_detraccion="037")], moneda="USD",
                     tipo_cambio=Decimal("3.1"))  # 224.20 × 3.1 = 695.02 soles: not above 700
-    assert engine.generar_xml(cheap).nombre_archivo.endswith("F012-5.xml")
+    assert engine.invoicing.generate_xml(cheap).nombre_archivo.endswith("F012-5.xml")
     assert "detraccion" in _refused(engine, {**cheap, "numero": 6, "tipo_cambio": Decimal("3.2")})
     unknown = factura("F012", 7, [item("Consultoría", "1", "600", codigo_detraccion="777")])
     assert _refused(engine, unknown)["items[0].codigo_detraccion"][1] == "3033"
@@ -384,7 +385,8 @@ def test_a_line_without_value_is_refused_unless_nc_13(engine, company):
 
 def test_an_exonerated_line_rounded_up_states_its_value_per_unit(engine, company):
     """0.001 × 5 = 0.005 → 0.01: the price per unit SUNAT checks (3270) is 0.01 / 0.001 = 10, not 5."""
-    root = etree.fromstring(engine.generar_xml(factura("F013", 3, [item("Clavo", "0.001", "5", "20")])).xml.encode())
+    generated = engine.invoicing.generate_xml(factura("F013", 3, [item("Clavo", "0.001", "5", "20")]))
+    root = etree.fromstring(generated.xml.encode())
     line = root.find("cac:InvoiceLine", NS)
     assert _text(line, "cbc:LineExtensionAmount") == "0.01"
     assert _text(line, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount") == "10"

@@ -37,7 +37,7 @@ def _factura(lines: list[dict], numero: int) -> dict:
 
 
 def _document(engine, request: dict) -> ubl.Document:
-    return engine.generation.build(parse_model(GenerarXmlRequest, request))
+    return engine._generation.build(parse_model(GenerarXmlRequest, request))
 
 
 @SETTINGS

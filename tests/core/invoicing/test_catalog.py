@@ -72,10 +72,10 @@ def _plans(storage: Storage, run) -> list[str]:
 # ---------------------------------------------------------------- the engine
 
 def test_opening_an_engine_creates_the_catalogue(engine):
-    names = {row[0] for row in engine.storage.conn().execute("SELECT name FROM sqlite_master")}
+    names = {row[0] for row in engine._storage.conn().execute("SELECT name FROM sqlite_master")}
     assert {"customers", "customers_fts", "products", "products_fts"} <= names
-    saved = Products(engine.storage).save(records.product(codigo="P1", descripcion="Pan francés", precio="0.30"))
-    assert Products(engine.storage).search("frances") == [saved]
+    saved = Products(engine._storage).save(records.product(codigo="P1", descripcion="Pan francés", precio="0.30"))
+    assert Products(engine._storage).search("frances") == [saved]
 
 
 # ---------------------------------------------------------------- customers
@@ -250,7 +250,7 @@ def test_the_payable_total_is_what_was_typed(engine, company, typed):
     """Built by the voucher builder itself: each line's value + IGV is round_half_up(cantidad × price typed, 2),
     and the voucher's payable total is the sum of those line totals."""
     derived = [(q, prices.from_price_with_igv(p, q)) for p, q in typed]
-    doc = engine.generation.build(parse_model(GenerarXmlRequest, _request("01", derived)))
+    doc = engine._generation.build(parse_model(GenerarXmlRequest, _request("01", derived)))
     for (price, quantity), line in zip(typed, doc.lines, strict=True):
         assert line.valor_venta + line.igv == money(quantity * price)
     assert doc.total == sum((money(q * p) for p, q in typed), D(0))
@@ -299,7 +299,7 @@ def test_vouchers_of_prices_with_igv_pass_sunat_check_strict(engine, company, tm
              (D("3.90"), D("1")), (D("5.60"), D("2"))]
     derived = [(q, prices.from_price_with_igv(p, q)) for p, q in typed]
     assert sum(line.igv is not None for _, line in derived) >= 2  # the case that sends `igv` is checked too
-    doc = engine.generation.build(parse_model(GenerarXmlRequest, _request(tipo, derived, 7)))
+    doc = engine._generation.build(parse_model(GenerarXmlRequest, _request(tipo, derived, 7)))
     assert doc.total == sum((money(q * p) for p, q in typed), D(0))
     path = tmp_path / voucher_keys.file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
     path.write_bytes(sign(ubl.render(doc).encode("utf-8")))

@@ -24,11 +24,11 @@ def material():
 
 
 def stored_count(engine) -> int:
-    return engine.storage.query_one("SELECT COUNT(*) AS n FROM certificates")["n"]
+    return engine._storage.query_one("SELECT COUNT(*) AS n FROM certificates")["n"]
 
 
 def secret_count(engine) -> int:
-    return engine.storage.query_one("SELECT COUNT(*) AS n FROM secrets")["n"]
+    return engine._storage.query_one("SELECT COUNT(*) AS n FROM secrets")["n"]
 
 
 @pytest.mark.parametrize("kind", ["modern", "triple_des", "rc2_40"])
@@ -38,14 +38,14 @@ def test_import_pfx_of_every_encryption(engine, material, kind, tmp_path):
             "rc2_40": lambda: files.pfx_rc2_40(key, cert, tmp_path)}[kind]()
     if data is None:
         pytest.skip("openssl is not installed")
-    info = engine.import_certificate(data, files.PASSWORD)
+    info = engine.invoicing.import_certificate(data, files.PASSWORD)
     assert info.ruc == ISSUER_RUC
     assert info.huella_sha256 == cert.fingerprint(certificates.hashes.SHA256()).hex()
     assert info.serie == format(cert.serial_number, "x")
     assert info.valido_hasta == cert.not_valid_after_utc
     assert "RUC" + ISSUER_RUC in info.sujeto and info.emisor == info.sujeto
     assert info.predeterminado  # first certificate of the RUC
-    loaded_key, loaded_cert = engine.certificates.signing_material(info.certificado_id)
+    loaded_key, loaded_cert = engine._certificates.signing_material(info.certificado_id)
     assert loaded_cert == cert
     assert loaded_key.private_numbers() == key.private_numbers()
 
@@ -53,11 +53,11 @@ def test_import_pfx_of_every_encryption(engine, material, kind, tmp_path):
 def test_import_pem_in_one_or_two_files_with_encrypted_key(engine, material):
     key, cert = material
     cert_pem, key_pem = files.pem_pair(key, cert, password="secreto")
-    info = engine.import_certificate(cert_pem, "secreto", key_data=key_pem)
-    assert engine.import_certificate(cert_pem + key_pem, "secreto").certificado_id == info.certificado_id
+    info = engine.invoicing.import_certificate(cert_pem, "secreto", key_data=key_pem)
+    assert engine.invoicing.import_certificate(cert_pem + key_pem, "secreto").certificado_id == info.certificado_id
     assert stored_count(engine) == 1  # the same certificate twice is stored once
     with pytest.raises(YupanaError) as no_password:
-        engine.certificates.import_file(cert_pem, None, key_data=key_pem)
+        engine._certificates.import_file(cert_pem, None, key_data=key_pem)
     assert "contraseña" in no_password.value.message
 
 
@@ -77,7 +77,7 @@ def test_wrong_password_corrupt_and_expired_are_refused_and_nothing_stored(engin
     cases["no RUC"] = (files.pfx_modern(no_ruc_key, no_ruc_cert), files.PASSWORD, "archivo", "No se encontró un RUC")
     for name, (data, password, field, text) in cases.items():
         with pytest.raises(YupanaError) as refused:
-            engine.import_certificate(data, password)
+            engine.invoicing.import_certificate(data, password)
         assert refused.value.http_status == 400, name
         assert text in refused.value.message, (name, refused.value.message)
         if field:
@@ -90,17 +90,17 @@ def test_key_that_does_not_match_the_certificate_is_refused(engine, material):
     other_key, _other_cert = files.key_and_certificate(files.subject_with_ruc(ISSUER_RUC))
     cert_pem, key_pem = files.pem_pair(other_key, cert)
     with pytest.raises(YupanaError) as refused:
-        engine.import_certificate(cert_pem, key_data=key_pem)
+        engine.invoicing.import_certificate(cert_pem, key_data=key_pem)
     assert "no corresponde" in refused.value.message
     assert stored_count(engine) == 0
 
 
 def test_private_key_never_in_the_database_file_in_plain_text(engine, material, home):
     key, cert = material
-    info = engine.import_certificate(files.pfx_modern(key, cert), files.PASSWORD)
-    test_info = engine.create_test_certificate(OTHER_RUC)
-    keys = [key, engine.certificates.signing_material(test_info.certificado_id)[0]]
-    assert engine.certificates.signing_material(info.certificado_id)[0].private_numbers() == key.private_numbers()
+    info = engine.invoicing.import_certificate(files.pfx_modern(key, cert), files.PASSWORD)
+    test_info = engine.invoicing.create_test_certificate(OTHER_RUC)
+    keys = [key, engine._certificates.signing_material(test_info.certificado_id)[0]]
+    assert engine._certificates.signing_material(info.certificado_id)[0].private_numbers() == key.private_numbers()
     engine.close()
     raw = b"".join(path.read_bytes() for path in home.glob("yupana.db*"))
     assert b"PRIVATE KEY" not in raw
@@ -121,54 +121,54 @@ def test_keys_survive_reopening_and_need_the_same_passphrase(home, material, mon
 
     key, cert = material
     with Engine(home) as first:
-        certificado_id = first.import_certificate(files.pfx_modern(key, cert), files.PASSWORD).certificado_id
+        certificado_id = first.invoicing.import_certificate(files.pfx_modern(key, cert), files.PASSWORD).certificado_id
     with Engine(home) as second:
-        assert second.certificates.signing_material(certificado_id)[0].private_numbers() == key.private_numbers()
+        assert second._certificates.signing_material(certificado_id)[0].private_numbers() == key.private_numbers()
     monkeypatch.setenv("YUPANA_PASSPHRASE", "otra frase")
     with Engine(home) as third, pytest.raises(YupanaError) as wrong:
-        third.certificates.signing_material(certificado_id)
+        third._certificates.signing_material(certificado_id)
     assert wrong.value.http_status == 401
 
 
 def test_signing_material_is_loaded_once(engine, material):
     key, cert = material
-    info = engine.import_certificate(files.pfx_modern(key, cert), files.PASSWORD)
+    info = engine.invoicing.import_certificate(files.pfx_modern(key, cert), files.PASSWORD)
     with mock.patch.object(certificates.serialization, "load_der_private_key",
                            wraps=certificates.serialization.load_der_private_key) as loads:
-        first = engine.certificates.signing_material(info.certificado_id)
+        first = engine._certificates.signing_material(info.certificado_id)
         for _ in range(5):
-            assert engine.certificates.signing_material(info.certificado_id)[0] is first[0]
+            assert engine._certificates.signing_material(info.certificado_id)[0] is first[0]
     assert loads.call_count == 1
 
 
 def test_test_certificate_defaults_listing_and_deletion(engine, company):
-    first = engine.create_test_certificate(ISSUER_RUC)
+    first = engine.invoicing.create_test_certificate(ISSUER_RUC)
     assert first.es_prueba and first.ruc == ISSUER_RUC and first.predeterminado
     assert "RUC" + ISSUER_RUC in first.sujeto and "COMERCIAL YUPANA" in first.sujeto
     assert 725 <= first.dias_restantes() <= 730
-    second = engine.create_test_certificate(ISSUER_RUC)
-    assert not engine.certificate(second.certificado_id).predeterminado
-    assert engine.set_default_certificate(ISSUER_RUC, second.certificado_id).predeterminado
-    assert engine.default_certificate(ISSUER_RUC).certificado_id == second.certificado_id
+    second = engine.invoicing.create_test_certificate(ISSUER_RUC)
+    assert not engine.invoicing.certificate(second.certificado_id).predeterminado
+    assert engine.invoicing.set_default_certificate(ISSUER_RUC, second.certificado_id).predeterminado
+    assert engine.invoicing.default_certificate(ISSUER_RUC).certificado_id == second.certificado_id
     with pytest.raises(YupanaError) as wrong_ruc:
-        engine.set_default_certificate(OTHER_RUC, first.certificado_id)
+        engine.invoicing.set_default_certificate(OTHER_RUC, first.certificado_id)
     assert wrong_ruc.value.http_status == 400
-    assert {c.certificado_id for c in engine.list_certificates(ISSUER_RUC)} == {first.certificado_id,
-                                                                                second.certificado_id}
-    engine.delete_certificate(second.certificado_id)
-    assert engine.default_certificate(ISSUER_RUC).certificado_id == first.certificado_id  # falls back
-    assert engine.secrets.get(f"certificate-key:{second.certificado_id}") is None
+    assert {c.certificado_id for c in engine.invoicing.certificates(ISSUER_RUC)} == {first.certificado_id,
+                                                                                     second.certificado_id}
+    engine.invoicing.delete_certificate(second.certificado_id)
+    assert engine.invoicing.default_certificate(ISSUER_RUC).certificado_id == first.certificado_id  # falls back
+    assert engine._secrets.get(f"certificate-key:{second.certificado_id}") is None
     with pytest.raises(YupanaError) as gone:
-        engine.certificates.signing_material(second.certificado_id)
+        engine._certificates.signing_material(second.certificado_id)
     assert gone.value.http_status == 404 and "certificado_id" in gone.value.message
     with pytest.raises(YupanaError) as bad_ruc:
-        engine.create_test_certificate("20100066604")
+        engine.invoicing.create_test_certificate("20100066604")
     assert bad_ruc.value.http_status == 400
 
 
 def test_expiry_warning_in_the_last_30_days(engine, material):
     key, cert = material
-    info = engine.import_certificate(files.pfx_modern(key, cert), files.PASSWORD)
+    info = engine.invoicing.import_certificate(files.pfx_modern(key, cert), files.PASSWORD)
     ends = info.valido_hasta
     assert not info.por_vencer(ends - dt.timedelta(days=31))
     assert info.por_vencer(ends - dt.timedelta(days=29))

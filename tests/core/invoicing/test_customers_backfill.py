@@ -27,29 +27,31 @@ def boleta(numero: int, receptor: dict) -> dict:
 
 def as_before_customers_were_remembered(engine) -> None:
     """The folder as a version without the catalogue left it: vouchers, no customers, the backfill not applied."""
-    with engine.storage.write() as conn:
+    with engine._storage.write() as conn:
         conn.execute("DELETE FROM customers")
         conn.execute("DELETE FROM _sqlite_migrations WHERE migration_set = 'yupana.customers'"
                      " AND name = 'm002_customers_of_stored_vouchers'")
 
 
 def catalogue(engine) -> dict[tuple[str, str | None], tuple]:
-    return {(c.tipo_documento, c.numero): (c.nombre, c.direccion, c.whatsapp) for c in engine.customers.all()}
+    return {(c.tipo_documento, c.numero): (c.nombre, c.direccion, c.whatsapp) for c in engine._customers.all()}
 
 
 def test_customers_of_vouchers_issued_before_are_added_once_latest_wins_hand_edits_kept(engine, company, home):
-    engine.generar_xml(factura(1, ANDINA, "ANDINA ANTIGUA S.R.L.", "AV. VIEJA 1"))
-    engine.generar_xml(factura(2, SUR, "COMERCIAL DEL SUR S.A.C.", "JR. CUSCO 45"))
-    engine.generar_xml(factura(3, ANDINA, "DISTRIBUIDORA ANDINA S.A.C.", "AV. LOS ANDES 123"))
-    engine.generar_xml(factura(4, MISTI, "EL MISTI E.I.R.L.", "CALLE MERCADERES 9"))
-    engine.generar_xml(boleta(1, {"tipo_documento": "1", "numero_documento": DNI, "razon_social": "MARÍA QUISPE"}))
-    engine.generar_xml(boleta(2, {"tipo_documento": "0", "numero_documento": "-", "razon_social": "CLIENTES VARIOS"}))
-    sur = engine.vouchers.find(ISSUER_RUC, "01", "F001", 2)
+    engine.invoicing.generate_xml(factura(1, ANDINA, "ANDINA ANTIGUA S.R.L.", "AV. VIEJA 1"))
+    engine.invoicing.generate_xml(factura(2, SUR, "COMERCIAL DEL SUR S.A.C.", "JR. CUSCO 45"))
+    engine.invoicing.generate_xml(factura(3, ANDINA, "DISTRIBUIDORA ANDINA S.A.C.", "AV. LOS ANDES 123"))
+    engine.invoicing.generate_xml(factura(4, MISTI, "EL MISTI E.I.R.L.", "CALLE MERCADERES 9"))
+    engine.invoicing.generate_xml(boleta(1, {"tipo_documento": "1", "numero_documento": DNI,
+                                             "razon_social": "MARÍA QUISPE"}))
+    engine.invoicing.generate_xml(boleta(2, {"tipo_documento": "0", "numero_documento": "-",
+                                             "razon_social": "CLIENTES VARIOS"}))
+    sur = engine._vouchers.find(ISSUER_RUC, "01", "F001", 2)
     as_before_customers_were_remembered(engine)
-    with engine.storage.write() as conn:  # one request stored before packing (TEXT): read as it is
+    with engine._storage.write() as conn:  # one request stored before packing (TEXT): read as it is
         conn.execute("UPDATE voucher_texts SET request_json = ? WHERE voucher_id = ?", (sur["request_json"], sur["id"]))
-    engine.customers.save(records.customer(tipo_documento="6", numero=MISTI, nombre="MISTI (NOMBRE A MANO)",
-                                           whatsapp="987654321"))  # edited by hand meanwhile
+    engine._customers.save(records.customer(tipo_documento="6", numero=MISTI, nombre="MISTI (NOMBRE A MANO)",
+                                            whatsapp="987654321"))  # edited by hand meanwhile
     assert len(catalogue(engine)) == 1
     engine.close()
 
@@ -61,8 +63,8 @@ def test_customers_of_vouchers_issued_before_are_added_once_latest_wins_hand_edi
             ("6", MISTI): ("MISTI (NOMBRE A MANO)", None, "+51987654321"),  # not overwritten
             ("1", DNI): ("MARÍA QUISPE", None, None),
         }
-        assert [c.numero for c in opened.customers.search("quisp")] == [DNI]  # in the name index too
-        opened.customers.delete(opened.customers.get("6", SUR).id)
+        assert [c.numero for c in opened._customers.search("quisp")] == [DNI]  # in the name index too
+        opened._customers.delete(opened._customers.get("6", SUR).id)
     finally:
         opened.close()
     again = Engine(home)  # done once: a customer deleted afterwards is not brought back
@@ -73,6 +75,6 @@ def test_customers_of_vouchers_issued_before_are_added_once_latest_wins_hand_edi
 
 
 def test_a_new_folder_backfills_nothing(engine):
-    assert engine.customers.count() == 0
-    assert engine.storage.query_one("SELECT name FROM _sqlite_migrations WHERE name = ?",
-                                    ("m002_customers_of_stored_vouchers",)) is not None
+    assert engine._customers.count() == 0
+    assert engine._storage.query_one("SELECT name FROM _sqlite_migrations WHERE name = ?",
+                                     ("m002_customers_of_stored_vouchers",)) is not None

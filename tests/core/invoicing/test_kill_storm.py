@@ -35,12 +35,12 @@ def sender(home) -> subprocess.Popen:
 @pytest.mark.slow
 def test_kill_storm_loses_nothing_sends_nothing_twice_leaves_nothing_stale(engine, company, sandbox, home):
     sandbox.configure(engine)
-    engine.config_set("sunat_timeout_s", "2")
-    engine.config_set("sunat_retry_base_s", "0.05")
-    engine.config_set("sunat_retry_max_s", "0.3")
-    certificado_id = engine.create_test_certificate(ISSUER_RUC).certificado_id
+    engine.admin.config_set("sunat_timeout_s", "2")
+    engine.admin.config_set("sunat_retry_base_s", "0.05")
+    engine.admin.config_set("sunat_retry_max_s", "0.3")
+    certificado_id = engine.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
     requests = [factura("F001", n, [item("Servicio de consultoría", "1", "100")]) for n in range(1, VOUCHERS + 1)]
-    assert all(result["success"] for result in engine.emitir_lote(requests, certificado_id))
+    assert all(result.success for result in engine.invoicing.issue_batch(requests, certificado_id))
     engine.close()
 
     rng = random.Random(12)

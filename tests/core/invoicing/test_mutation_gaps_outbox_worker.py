@@ -16,8 +16,8 @@ NOW = 5000.0
 
 @pytest.fixture
 def box(engine, monkeypatch) -> outbox.Outbox:
-    monkeypatch.setattr(engine.outbox, "clock", lambda: NOW)  # mocked time
-    return engine.outbox
+    monkeypatch.setattr(engine._outbox, "clock", lambda: NOW)  # mocked time
+    return engine._outbox
 
 
 def _queued(box: outbox.Outbox, due_at: float) -> int:
@@ -35,7 +35,7 @@ def _claimed(box: outbox.Outbox, submission_id: int) -> tuple[str, float]:
 
 
 def test_a_lease_names_its_attempt_and_lasts_twice_the_time_out_and_15_seconds(engine, box):
-    engine.config_set("sunat_timeout_s", "7")
+    engine.admin.config_set("sunat_timeout_s", "7")
     submission_id = _queued(box, 1e12)
     lease = box._claim(submission_id)
     assert re.fullmatch(re.escape(box.owner) + r":[0-9a-f]{8}", lease)
@@ -81,7 +81,7 @@ def test_stopping_an_outbox_whose_worker_never_started_waits_for_nothing(box):
 
 
 def test_the_worker_is_a_daemon_thread_started_for_pending_rows_and_stopped_with_the_outbox(engine):
-    box = engine.outbox
+    box = engine._outbox
     box.start_if_pending()
     assert box._thread is None  # nothing pending
     submission_id = _queued(box, 1e12)  # pending, not due for ages: the worker only waits

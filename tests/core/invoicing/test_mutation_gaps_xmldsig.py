@@ -94,7 +94,7 @@ def test_signature_id_of(uri, ident, expected):
 
 
 def test_a_tampered_voucher_is_invalid_not_unknown(engine, company):
-    xml = engine.generar_xml(factura("F001", 1, [item("Servicio", "1", "10")])).xml
+    xml = engine.invoicing.generate_xml(factura("F001", 1, [item("Servicio", "1", "10")])).xml
     signed = xmldsig.sign_canonical(xml, KEY, CERT).xml.replace("Servicio", "Servicios")
     verdict = xmldsig.verify_xml(signed)
     assert verdict.valid is False and verdict.reason

@@ -28,7 +28,7 @@ def assert_queued(status: int, envelope: dict) -> None:
 
 
 def settle(engine) -> dict:
-    row = engine.outbox.wait_settled(only_submission(engine)["id"], SETTLE_S)
+    row = engine._outbox.wait_settled(only_submission(engine)["id"], SETTLE_S)
     assert row is not None and row["state"] == outbox.DONE, row
     return row
 
@@ -87,8 +87,8 @@ def test_already_registered_1033_takes_sunats_cdr(sunat_engine, sandbox):
 
 
 def test_unreachable_sunat_stays_queued(sunat_engine, sandbox):
-    sunat_engine.sandbox_endpoints.put({"sunat_url_beta": "http://127.0.0.1:9/billService"})
-    sunat_engine.config_set("sunat_retry_base_s", "60")
+    sunat_engine.admin.register_sandbox({"sunat_url_beta": "http://127.0.0.1:9/billService"})
+    sunat_engine.admin.config_set("sunat_retry_base_s", "60")
     assert_queued(*enviar(sunat_engine, signed_sample()))
     row = only_submission(sunat_engine)
     assert row["state"] == outbox.PENDING and row["must_reconcile"] == 0  # refused: it never arrived
@@ -98,9 +98,9 @@ def test_unreachable_sunat_stays_queued(sunat_engine, sandbox):
 
 
 def test_backoff_is_exponential_with_jitter_and_capped(engine):
-    engine.config_set("sunat_retry_base_s", "1")
-    engine.config_set("sunat_retry_max_s", "8")
-    delays = {n: [engine.outbox.backoff(n) for _ in range(200)] for n in (1, 2, 3, 10)}
+    engine.admin.config_set("sunat_retry_base_s", "1")
+    engine.admin.config_set("sunat_retry_max_s", "8")
+    delays = {n: [engine._outbox.backoff(n) for _ in range(200)] for n in (1, 2, 3, 10)}
     assert all(0.5 <= d <= 1 for d in delays[1])
     assert all(1 <= d <= 2 for d in delays[2])
     assert all(2 <= d <= 4 for d in delays[3])
@@ -110,15 +110,15 @@ def test_backoff_is_exponential_with_jitter_and_capped(engine):
 
 def test_retry_time_follows_the_injected_clock(sunat_engine, sandbox):
     now = [1_000_000.0]
-    sunat_engine.outbox.clock = lambda: now[0]
-    sunat_engine.config_set("sunat_retry_base_s", "10")
-    sunat_engine.config_set("sunat_retry_max_s", "100")
+    sunat_engine._outbox.clock = lambda: now[0]
+    sunat_engine.admin.config_set("sunat_retry_base_s", "10")
+    sunat_engine.admin.config_set("sunat_retry_max_s", "100")
     sandbox.fail_next("500")
     assert_queued(*enviar(sunat_engine, signed_sample()))
     row = only_submission(sunat_engine)
     assert 1_000_005 <= row["next_attempt_at"] <= 1_000_010
-    assert sunat_engine.outbox.due_ids(now[0]) == []
-    assert sunat_engine.outbox.due_ids(now[0] + 10) == [row["id"]]
+    assert sunat_engine._outbox.due_ids(now[0]) == []
+    assert sunat_engine._outbox.due_ids(now[0] + 10) == [row["id"]]
 
 
 def test_a_claimed_row_is_not_sent_by_another_live_owner(sunat_engine, sandbox):
@@ -127,19 +127,19 @@ def test_a_claimed_row_is_not_sent_by_another_live_owner(sunat_engine, sandbox):
 
     from app.core.invoicing.ubl_identity import identify
 
-    row = sunat_engine.outbox.enqueue(identify(etree.fromstring(xml)), xml, "sandbox", None)
-    with sunat_engine.storage.write() as conn:
+    row = sunat_engine._outbox.enqueue(identify(etree.fromstring(xml)), xml, "sandbox", None)
+    with sunat_engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
-                     (f"{os.getppid()}:other", sunat_engine.outbox.clock() + 60, row["id"]))
-    assert sunat_engine.outbox.attempt(row["id"]).kind == "queued"
+                     (f"{os.getppid()}:other", sunat_engine._outbox.clock() + 60, row["id"]))
+    assert sunat_engine._outbox.attempt(row["id"]).kind == "queued"
     assert sandbox.send_count(stem()) == 0
-    with sunat_engine.storage.write() as conn:  # the same lease held by a process that no longer exists
+    with sunat_engine._storage.write() as conn:  # the same lease held by a process that no longer exists
         conn.execute("UPDATE sunat_submissions SET claimed_by = ? WHERE id = ?", (f"{2 ** 22 + 12345}:gone", row["id"]))
-    assert sunat_engine.outbox.attempt(row["id"]).kind == "cdr"
+    assert sunat_engine._outbox.attempt(row["id"]).kind == "cdr"
 
 
 def test_process_killed_mid_send_resumes_on_restart(sunat_engine, sandbox, home, tmp_path):
-    sunat_engine.config_set("sunat_timeout_s", "30")
+    sunat_engine.admin.config_set("sunat_timeout_s", "30")
     request = tmp_path / "enviar.json"
     import json
 
@@ -158,10 +158,10 @@ def test_process_killed_mid_send_resumes_on_restart(sunat_engine, sandbox, home,
     assert process.returncode == -signal.SIGKILL
     assert only_submission(sunat_engine)["state"] == outbox.PENDING
     assert accepted_cdrs(sunat_engine) == []
-    sunat_engine.config_set("sunat_timeout_s", "2")
+    sunat_engine.admin.config_set("sunat_timeout_s", "2")
     restarted = Engine(home)  # its worker finds the pending submission and finishes it
     try:
-        row = restarted.outbox.wait_settled(only_submission(restarted)["id"], SETTLE_S)
+        row = restarted._outbox.wait_settled(only_submission(restarted)["id"], SETTLE_S)
         assert row["state"] == outbox.DONE
         assert row["attempts"] == 2
     finally:

@@ -26,14 +26,14 @@ CONSULT_KEY = f"{SAMPLE_RUC}-01-F002-31"  # the sandbox counts getStatusCdr by t
 
 
 def make_due_and_wake(engine) -> None:
-    engine.config_set("sunat_retry_base_s", "0.05")
-    with engine.storage.write() as conn:
+    engine.admin.config_set("sunat_retry_base_s", "0.05")
+    with engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0")
-    engine.outbox.wake()
+    engine._outbox.wake()
 
 
 def settled(engine) -> dict:
-    row = engine.outbox.wait_settled(only_submission(engine)["id"], SETTLE_S)
+    row = engine._outbox.wait_settled(only_submission(engine)["id"], SETTLE_S)
     assert row is not None and row["state"] == outbox.DONE, row
     return row
 
@@ -41,8 +41,8 @@ def settled(engine) -> dict:
 @pytest.fixture
 def waiting_engine(sunat_engine):
     """A first attempt that fails stays queued for a minute (until the test makes it due)."""
-    sunat_engine.config_set("sunat_retry_base_s", "60")
-    sunat_engine.config_set("sunat_retry_max_s", "60")
+    sunat_engine.admin.config_set("sunat_retry_base_s", "60")
+    sunat_engine.admin.config_set("sunat_retry_max_s", "60")
     return sunat_engine
 
 
@@ -100,7 +100,7 @@ def test_a_get_status_cdr_fault_after_a_lost_answer_sends_again_and_takes_sunats
 
 
 def test_an_exception_in_the_worker_loop_does_not_stop_it(waiting_engine, sandbox, monkeypatch, caplog):
-    real = waiting_engine.outbox.due_ids
+    real = waiting_engine._outbox.due_ids
     failed = threading.Event()
     worker_threads = []
 
@@ -112,14 +112,14 @@ def test_an_exception_in_the_worker_loop_does_not_stop_it(waiting_engine, sandbo
                 raise RuntimeError("fallo inyectado en la vuelta del trabajador")
         return real(now)
 
-    monkeypatch.setattr(waiting_engine.outbox, "due_ids", failing_once)
+    monkeypatch.setattr(waiting_engine._outbox, "due_ids", failing_once)
     sandbox.fail_next("500")
     with caplog.at_level(logging.ERROR, logger="app.core.invoicing.outbox"):
         status, envelope = enviar(waiting_engine)
         assert status == 503 and envelope["error"]["code"] == "QUEUED", envelope
         make_due_and_wake(waiting_engine)
         assert failed.wait(SETTLE_S), "the worker never ran a round"
-        waiting_engine.outbox.wake()
+        waiting_engine._outbox.wake()
         row = settled(waiting_engine)
     assert any(r.message == "outbox worker round failed" and r.exc_info for r in caplog.records)
     assert row["attempts"] == 2  # the 500, then the retry after the failed round

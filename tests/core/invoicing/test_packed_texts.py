@@ -23,11 +23,11 @@ LINES = [item("Arroz extra 5 kg", "2", "18.50"), item("Aceite vegetal 1 L", "3",
 
 @pytest.fixture
 def certificado_id(engine, company) -> str:
-    return engine.create_test_certificate(company.ruc).certificado_id
+    return engine.invoicing.create_test_certificate(company.ruc).certificado_id
 
 
 def stored_types(engine, voucher_id: int) -> dict[str, str | None]:
-    row = engine.storage.conn().execute(
+    row = engine._storage.conn().execute(
         "SELECT typeof(t.xml), typeof(t.request_json), typeof(t.xml_firmado), typeof(v.signature),"
         " length(t.xml) FROM vouchers v JOIN voucher_texts t ON t.voucher_id = v.id WHERE v.id = ?",
         (voucher_id,)).fetchone()
@@ -51,78 +51,78 @@ def test_pack_round_trip_and_refusals():
 
 @needs_xmlsec
 def test_a_signed_voucher_read_back_from_compressed_storage_verifies(engine, company, certificado_id, tmp_path):
-    generated = engine.generar_xml(factura("F001", 1, LINES))
-    signed = engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})  # operation 2
-    voucher_id = engine.vouchers.find("20100066603", "01", "F001", 1)["id"]
+    generated = engine.invoicing.generate_xml(factura("F001", 1, LINES))
+    signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})  # operation 2
+    voucher_id = engine._vouchers.find("20100066603", "01", "F001", 1)["id"]
     types = stored_types(engine, voucher_id)
     assert types["xml"] == types["request_json"] == types["signature"] == "blob"
     assert types["xml_bytes"] < len(generated.xml.encode()) // 3
-    home = engine.home
+    home = engine.admin.home()
     engine.close()  # read back by another engine: nothing from the first one's memory
     again = Engine(home)
     try:
-        row = again.voucher(voucher_id)
-        assert row["xml"] == generated.xml
-        assert row["xml_firmado"].encode("utf-8") == signed.xml_firmado.encode("utf-8")
+        row = again.invoicing.voucher(voucher_id)
+        assert row.xml == generated.xml
+        assert row.xml_firmado.encode("utf-8") == signed.xml_firmado.encode("utf-8")
         path = tmp_path / "read-back.xml"
-        path.write_bytes(row["xml_firmado"].encode("utf-8"))
-        certificate = again.certificates.signing_material(certificado_id)[1]
+        path.write_bytes(row.xml_firmado.encode("utf-8"))
+        certificate = again._certificates.signing_material(certificado_id)[1]
         assert xmlsec_verify(path, certificate).returncode == 0
-        assert again.vouchers.find_by_signed_xml(signed.xml_firmado)["id"] == voucher_id
+        assert again._vouchers.find_by_signed_xml(signed.xml_firmado)["id"] == voucher_id
     finally:
         again.close()
 
 
 @needs_xmlsec
 def test_batch_vouchers_are_stored_packed_and_read_back_exact(engine, company, certificado_id, tmp_path):
-    answers = list(engine.emitir_lote([factura("F002", n, LINES) for n in range(1, 4)], certificado_id))
-    certificate = engine.certificates.signing_material(certificado_id)[1]
+    answers = list(engine.invoicing.issue_batch([factura("F002", n, LINES) for n in range(1, 4)], certificado_id))
+    certificate = engine._certificates.signing_material(certificado_id)[1]
     for answer in answers:
-        data = answer["data"]
-        row = engine.vouchers.find("20100066603", "01", "F002", answers.index(answer) + 1)
+        data = answer.envelope()["data"]
+        row = engine._vouchers.find("20100066603", "01", "F002", answers.index(answer) + 1)
         assert stored_types(engine, row["id"])["signature"] == "blob"
         assert row["xml_firmado"] == data["xml_firmado"]
         path = tmp_path / data["nombre_archivo"]
         path.write_bytes(row["xml_firmado"].encode("utf-8"))
         assert xmlsec_verify(path, certificate).returncode == 0
-    scopes = [r[0] for r in engine.storage.conn().execute("SELECT scope FROM voucher_dictionaries ORDER BY id")]
+    scopes = [r[0] for r in engine._storage.conn().execute("SELECT scope FROM voucher_dictionaries ORDER BY id")]
     assert sorted(scopes) == sorted([f"request:{ISSUER_RUC}", f"xml:{ISSUER_RUC}:01", f"signature:{certificado_id}"])
 
 
 def test_the_parsing_path_packs_the_whole_signed_text(engine, company):
-    generated = engine.generar_xml(factura("F003", 1, LINES))
-    voucher_id = engine.vouchers.find(ISSUER_RUC, "01", "F003", 1)["id"]
+    generated = engine.invoicing.generate_xml(factura("F003", 1, LINES))
+    voucher_id = engine._vouchers.find(ISSUER_RUC, "01", "F003", 1)["id"]
     signed = generated.xml.replace("<ext:ExtensionContent></ext:ExtensionContent>",
                                    "<ext:ExtensionContent>firma ñ</ext:ExtensionContent>")
-    engine.vouchers.record_signature(voucher_id, signed, "ZGlnZXN0", "c2ln", "cert-1")
+    engine._vouchers.record_signature(voucher_id, signed, "ZGlnZXN0", "c2ln", "cert-1")
     assert stored_types(engine, voucher_id)["xml_firmado"] == "blob"
-    assert engine.voucher(voucher_id)["xml_firmado"] == signed
+    assert engine.invoicing.voucher(voucher_id).xml_firmado == signed
 
 
 def test_texts_stored_before_packing_stay_readable(engine, company):
-    generated = engine.generar_xml(factura("F004", 1, LINES))
-    voucher_id = engine.vouchers.find(ISSUER_RUC, "01", "F004", 1)["id"]
-    request_json = engine.voucher(voucher_id)["request_json"]
-    with engine.storage.write() as conn:  # as m002..m005 left it: TEXT values
+    generated = engine.invoicing.generate_xml(factura("F004", 1, LINES))
+    voucher_id = engine._vouchers.find(ISSUER_RUC, "01", "F004", 1)["id"]
+    request_json = engine.invoicing.voucher(voucher_id).request_json
+    with engine._storage.write() as conn:  # as m002..m005 left it: TEXT values
         conn.execute("UPDATE voucher_texts SET xml = ?, request_json = ? WHERE voucher_id = ?",
                      (generated.xml, request_json, voucher_id))
     assert stored_types(engine, voucher_id)["xml"] == "text"
-    row = engine.voucher(voucher_id)
-    assert (row["xml"], row["request_json"]) == (generated.xml, request_json)
+    row = engine.invoicing.voucher(voucher_id)
+    assert (row.xml, row.request_json) == (generated.xml, request_json)
 
 
 def test_a_rolled_back_dictionary_is_written_again_with_the_next_text(engine, company):
     scope = f"xml:{ISSUER_RUC}:01"
-    with pytest.raises(RuntimeError), engine.storage.write() as conn:
-        engine.vouchers._pack(conn, scope, "<Invoice>" + "a dictionary that is rolled back " * 50)
+    with pytest.raises(RuntimeError), engine._storage.write() as conn:
+        engine._vouchers._pack(conn, scope, "<Invoice>" + "a dictionary that is rolled back " * 50)
         raise RuntimeError("the block fails")
-    assert engine.storage.conn().execute("SELECT count(*) FROM voucher_dictionaries").fetchone()[0] == 0
-    generated = engine.generar_xml(factura("F005", 1, LINES))  # packed against the dictionary in memory
-    home = engine.home
+    assert engine._storage.conn().execute("SELECT count(*) FROM voucher_dictionaries").fetchone()[0] == 0
+    generated = engine.invoicing.generate_xml(factura("F005", 1, LINES))  # packed against the dictionary in memory
+    home = engine.admin.home()
     engine.close()
     again = Engine(home)
     try:
-        assert again.vouchers.find(ISSUER_RUC, "01", "F005", 1)["xml"] == generated.xml
+        assert again._vouchers.find(ISSUER_RUC, "01", "F005", 1)["xml"] == generated.xml
     finally:
         again.close()
 
@@ -139,27 +139,29 @@ def test_a_sent_voucher_and_its_cdr_are_stored_packed_and_read_back_exact(sunat_
         answers[numero] = (xml, engine.call("enviar", {"xml_firmado": xml.decode("utf-8"), "ambiente": "beta"}))
     for numero, (xml, (status, envelope)) in answers.items():
         assert status == 200, envelope
-        row = engine.storage.query_one("SELECT s.id, s.xml, c.cdr_xml FROM sunat_submissions s JOIN sunat_cdrs c"
-                                       " ON c.submission_id = s.id WHERE s.numero LIKE ?", (f"%{int(numero)}",))
+        row = engine._storage.query_one("SELECT s.id, s.xml, c.cdr_xml FROM sunat_submissions s JOIN sunat_cdrs c"
+                                        " ON c.submission_id = s.id WHERE s.numero LIKE ?", (f"%{int(numero)}",))
         received = base64.b64decode(envelope["data"]["cdr"])  # the zip made again from the stored CDR (m005)
         assert row["xml"].startswith(packed_texts.MAGIC) and row["cdr_xml"].startswith(packed_texts.MAGIC)
         if numero == "00000032":  # against the first one's bytes: a fraction of the XML, less than the zip
             assert len(row["xml"]) < len(xml) // 5, len(row["xml"])
             assert len(row["cdr_xml"]) < len(received) // 2, (len(row["cdr_xml"]), len(received))
-        assert engine.outbox.submission(row["id"])["xml"] == xml
-        stored = engine.outbox.stored_cdr(row["id"])
+        assert engine._outbox.submission(row["id"])["xml"] == xml
+        stored = engine._outbox.stored_cdr(row["id"])
         assert stored.zip == received
         assert signature_is_valid(cdr.read_zip(stored.zip).xml)
         path = tmp_path / f"{numero}.xml"
-        path.write_bytes(engine.outbox.submission(row["id"])["xml"])
+        path.write_bytes(engine._outbox.submission(row["id"])["xml"])
         assert xmlsec_verify(path, _credentials()[1]).returncode == 0
     status, again = engine.call("enviar", {"xml_firmado": answers["00000031"][0].decode("utf-8"), "ambiente": "beta"})
-    assert status == 200 and again["data"]["cdr"] == answers["00000031"][1][1]["data"]["cdr"]  # the same CDR bytes
+    first_cdr = answers["00000031"][1].envelope["data"]["cdr"]
+    assert status == 200 and again["data"]["cdr"] == first_cdr  # the same CDR bytes
 
 
 def test_bytes_stored_before_packing_are_read_as_they_are(engine, company):
     legacy_xml, legacy_zip = b"<?xml version='1.0' encoding='ISO-8859-1'?><Invoice>\xf1</Invoice>", b"PK\x03\x04..."
-    assert engine.vouchers.unpack_bytes(legacy_xml) == legacy_xml and engine.vouchers.unpack_bytes(legacy_zip) == legacy_zip
-    with engine.storage.write() as conn:
-        packed = engine.vouchers.pack_bytes(conn, "cdr:sandbox", legacy_xml)
-    assert packed.startswith(packed_texts.MAGIC) and engine.vouchers.unpack_bytes(packed) == legacy_xml
+    assert engine._vouchers.unpack_bytes(legacy_xml) == legacy_xml
+    assert engine._vouchers.unpack_bytes(legacy_zip) == legacy_zip
+    with engine._storage.write() as conn:
+        packed = engine._vouchers.pack_bytes(conn, "cdr:sandbox", legacy_xml)
+    assert packed.startswith(packed_texts.MAGIC) and engine._vouchers.unpack_bytes(packed) == legacy_xml

@@ -34,13 +34,13 @@ LEGENDS = {"01": "Representación impresa de la FACTURA ELECTRÓNICA",
 
 @pytest.fixture
 def certificado_id(engine, company) -> str:
-    return engine.create_test_certificate(company.ruc).certificado_id
+    return engine.invoicing.create_test_certificate(company.ruc).certificado_id
 
 
 def issue(engine, certificado_id: str, request: dict) -> int:
-    generated = engine.generar_xml(request)
-    engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
-    return engine.find_voucher(f"{request['serie']}-{request['numero']}", tipo=request["tipo"])
+    generated = engine.invoicing.generate_xml(request)
+    engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
+    return engine.invoicing.find_voucher(f"{request['serie']}-{request['numero']}", tipo=request["tipo"])
 
 
 def pdf_text(path: Path) -> str:
@@ -55,18 +55,18 @@ def decode_qr(path: Path, tmp_path: Path) -> list[str]:
     return done.stdout.decode("utf-8").split()
 
 
-def expected_qr(record: dict) -> str:
+def expected_qr(record) -> str:
     """The QR's fields as SUNAT defines them, from the stored voucher and its signed XML (read here with XPath,
     independently of the renderer)."""
-    root = etree.fromstring(record["xml_firmado"].encode("utf-8"))
+    root = etree.fromstring(record.xml_firmado.encode("utf-8"))
     igv = sum((Decimal(node.text) for node in root.xpath(
         "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='1000']/cbc:TaxAmount", namespaces=NS)),
         Decimal("0.00"))
     digest = root.xpath("string(//ds:SignedInfo/ds:Reference/ds:DigestValue)", namespaces=NS)
-    assert digest == record["digest_value"]
-    fields = [record["emisor_ruc"], record["tipo"], record["serie"], str(record["numero"]), f"{igv:.2f}",
-              record["total"], record["fecha_emision"], record["receptor_tipo_documento"],
-              record["receptor_numero_documento"], digest]
+    assert digest == record.digest_value
+    fields = [record.emisor_ruc, record.tipo, record.serie, str(record.numero), f"{igv:.2f}",
+              str(record.total), record.fecha_emision, record.receptor_tipo_documento,
+              record.receptor_numero_documento, digest]
     return "|".join(fields) + "|"
 
 
@@ -76,19 +76,20 @@ def test_every_matrix_voucher_prints_with_its_data_and_a_qr_that_reads_back(engi
     checked = 0
     for name, request in MATRIX:
         voucher_id = issue(engine, certificado_id, request)
-        record = engine.voucher(voucher_id)
+        record = engine.invoicing.voucher(voucher_id)
         for formato in printing.FORMATS:
-            path = engine.write_voucher_pdf(voucher_id, tmp_path / f"{name}-{formato}.pdf", formato)
+            path = tmp_path / f"{name}-{formato}.pdf"
+            path.write_bytes(engine.invoicing.pdf(voucher_id, formato).content)
             text = pdf_text(path)
-            serie_numero = f"{record['serie']}-{record['numero']}"
+            serie_numero = f"{record.serie}-{record.numero}"
             assert serie_numero in text, (name, formato)
-            assert fmt.money(Decimal(record["total"]), record["moneda"]) in text, (name, formato, text)
-            assert f"Código hash: {record['digest_value']}" in text, (name, formato)
-            assert LEGENDS[record["tipo"]] in text, (name, formato)
-            words = etree.fromstring(record["xml_firmado"].encode()).xpath("string(cbc:Note[@languageLocaleID='1000'])",
-                                                                          namespaces=NS)
+            assert fmt.money(Decimal(record.total), record.moneda) in text, (name, formato, text)
+            assert f"Código hash: {record.digest_value}" in text, (name, formato)
+            assert LEGENDS[record.tipo] in text, (name, formato)
+            words = etree.fromstring(record.xml_firmado.encode()).xpath("string(cbc:Note[@languageLocaleID='1000'])",
+                                                                       namespaces=NS)
             assert f"SON: {words}" in text and "/100 " in words, (name, formato)
-            if record["tipo"] in ("07", "08"):
+            if record.tipo in ("07", "08"):
                 reference = request["documento_referencia"]
                 assert f"{reference['serie']}-{reference['numero']}" in text
             if (request.get("forma_pago") or {}).get("tipo") == "Credito":
@@ -118,17 +119,19 @@ def test_a_long_voucher_breaks_pages_and_a_ticket_grows(engine, certificado_id):
     lines = [item(f"Producto número {n} con una descripción larga que ocupa dos renglones en la tabla del A4",
                   "1", "2.50") for n in range(1, 81)]
     voucher_id = issue(engine, certificado_id, factura("F050", 1, lines))
-    pages, formato, name = engine.voucher_pages(voucher_id, "a4")
+    printed = engine.invoicing.printed_pages(voucher_id, "a4")
+    pages, formato, name = printed.pages, printed.formato, printed.file_name
     assert formato == "a4" and len(pages) >= 3 and name == f"{ISSUER_RUC}-01-F050-1.pdf"
     headers = [sum(1 for m in page.marks if isinstance(m, layout.Text) and m.text == "Descripción") for page in pages]
     assert headers[:-1] == [1] * (len(pages) - 1)  # the table's header repeats on every page with lines
     footers = [m.text for page in pages for m in page.marks if isinstance(m, layout.Text) and m.text.startswith("Pág")]
     assert footers == [f"Página {n} de {len(pages)}" for n in range(1, len(pages) + 1)]
     assert all(m.y <= page.height for page in pages for m in page.marks if isinstance(m, layout.Text))
-    ticket, _, name = engine.voucher_pages(voucher_id, "ticket")
+    printed = engine.invoicing.printed_pages(voucher_id, "ticket")
+    ticket, name = printed.pages, printed.file_name
     assert name == f"{ISSUER_RUC}-01-F050-1-ticket.pdf"
     short_id = issue(engine, certificado_id, factura("F050", 2, lines[:2]))
-    short, _, _ = engine.voucher_pages(short_id, "ticket")
+    short = engine.invoicing.printed_pages(short_id, "ticket").pages
     assert len(ticket) == len(short) == 1 and ticket[0].width == short[0].width == 80
     assert ticket[0].height > short[0].height + 200  # the roll is as long as the content
     assert all(4 <= m.x and m.x + layout.metrics(m.bold).width(m.text, m.size) <= 76.01
@@ -137,9 +140,10 @@ def test_a_long_voucher_breaks_pages_and_a_ticket_grows(engine, certificado_id):
 
 def test_the_same_voucher_gives_the_same_file(engine, certificado_id):
     voucher_id = issue(engine, certificado_id, MATRIX[0][1])
-    first, name = engine.voucher_pdf(voucher_id)
+    pdf = engine.invoicing.pdf(voucher_id)
+    first, name = pdf.content, pdf.name
     assert first.startswith(b"%PDF-") and name == f"{ISSUER_RUC}-01-F001-1.pdf"
-    assert engine.voucher_pdf(voucher_id)[0] == first
+    assert engine.invoicing.pdf(voucher_id).content == first
 
 
 def test_company_print_options_choose_the_format_and_the_logo(engine, certificado_id, tmp_path):
@@ -148,34 +152,35 @@ def test_company_print_options_choose_the_format_and_the_logo(engine, certificad
     from PIL import Image
 
     voucher_id = issue(engine, certificado_id, MATRIX[0][1])
-    assert engine.company_print_options(ISSUER_RUC).formato == "a4"
+    assert engine.admin.print_options(ISSUER_RUC).formato == "a4"
     buffer = io.BytesIO()
     Image.new("RGB", (300, 100), (200, 20, 20)).save(buffer, "PNG")
-    options = engine.set_company_print_options(ISSUER_RUC, "ticket", buffer.getvalue())
+    options = engine.admin.set_print_options(ISSUER_RUC, "ticket", buffer.getvalue())
     assert options.formato == "ticket" and options.logo_px == (300, 100)
-    pages, formato, _ = engine.voucher_pages(voucher_id)
+    printed = engine.invoicing.printed_pages(voucher_id)
+    pages, formato = printed.pages, printed.formato
     assert formato == "ticket" and any(isinstance(m, layout.Picture) for m in pages[0].marks)
-    assert engine.voucher_pdf(voucher_id)[1].endswith("-ticket.pdf")
-    assert engine.voucher_pdf(voucher_id, "a4")[1].endswith("F001-1.pdf")
+    assert engine.invoicing.pdf(voucher_id).name.endswith("-ticket.pdf")
+    assert engine.invoicing.pdf(voucher_id, "a4").name.endswith("F001-1.pdf")
     with pytest.raises(YupanaError, match="PNG o JPEG"):
-        engine.set_company_print_options(ISSUER_RUC, logo=b"GIF89a not a logo")
+        engine.admin.set_print_options(ISSUER_RUC, logo=b"GIF89a not a logo")
     with pytest.raises(YupanaError, match="«carta» no existe"):
-        engine.set_company_print_options(ISSUER_RUC, "carta")
-    assert engine.set_company_print_options(ISSUER_RUC, clear_logo=True).logo is None
+        engine.admin.set_print_options(ISSUER_RUC, "carta")
+    assert engine.admin.set_print_options(ISSUER_RUC, clear_logo=True).logo is None
     # Saving the company's profile keeps its print options.
-    engine.set_company(engine.company(ISSUER_RUC))
-    assert engine.company_print_options(ISSUER_RUC).formato == "ticket"
+    engine.admin.set_company(engine.admin.company(ISSUER_RUC))
+    assert engine.admin.print_options(ISSUER_RUC).formato == "ticket"
 
 
 def test_unsigned_unknown_and_hostile_input_are_refused_clearly(engine, certificado_id, company):
-    generated = engine.generar_xml(factura("F060", 1, [item("Pan", "1", "1")]))
-    unsigned = engine.find_voucher("F060-1")
+    generated = engine.invoicing.generate_xml(factura("F060", 1, [item("Pan", "1", "1")]))
+    unsigned = engine.invoicing.find_voucher("F060-1")
     with pytest.raises(YupanaError, match="todavía no está firmado"):
-        engine.voucher_pdf(unsigned)
+        engine.invoicing.pdf(unsigned)
     with pytest.raises(YupanaError, match="No hay un comprobante F060-2"):
-        engine.find_voucher("F060-2")
+        engine.invoicing.find_voucher("F060-2")
     with pytest.raises(YupanaError, match="no es una serie-número"):
-        engine.find_voucher("F060/2")
+        engine.invoicing.find_voucher("F060/2")
     with pytest.raises(YupanaError, match="«carta» no existe"):
         printing.render_pdf(generated.xml, "carta")
     bomb = ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>'
@@ -191,8 +196,8 @@ def test_a_factura_and_its_credit_note_share_a_number_and_are_told_apart(engine,
     note = next(request for name, request in MATRIX if name == "nc-anulacion-factura")  # nota de crédito F001-1
     issue(engine, certificado_id, note)
     with pytest.raises(YupanaError, match="indique cuál"):
-        engine.find_voucher("F001-1")
-    assert engine.voucher(engine.find_voucher("F001-1", tipo="07"))["tipo"] == "07"
+        engine.invoicing.find_voucher("F001-1")
+    assert engine.invoicing.voucher(engine.invoicing.find_voucher("F001-1", tipo="07")).tipo == "07"
 
 
 @needs_poppler
@@ -255,9 +260,9 @@ def test_threads_rendering_at_once_give_the_same_files(engine, certificado_id):
     xmls = []
     for name in ("factura-simple", "factura-texto-especial", "boleta-ce-usd", "nc-devolucion-item"):
         request = next(request for matrix_name, request in MATRIX if matrix_name == name)
-        xmls.append(engine.voucher(issue(engine, certificado_id, request))["xml_firmado"])
+        xmls.append(engine.invoicing.voucher(issue(engine, certificado_id, request)).xml_firmado)
     rare = factura("F090", 1, [item("Resistencia de 10 kΩ № 5, ½ W", "1", "1")])  # glyphs outside the common set
-    xmls.append(engine.voucher(issue(engine, certificado_id, rare))["xml_firmado"])
+    xmls.append(engine.invoicing.voucher(issue(engine, certificado_id, rare)).xml_firmado)
     jobs = [(xml, formato) for xml in xmls for formato in printing.FORMATS] * 5
     alone = {job: printing.render_pdf(*job) for job in set(jobs)}
     with ThreadPoolExecutor(max_workers=4) as pool:

@@ -28,26 +28,26 @@ LINES = [item("Arroz extra 5 kg", "2", "18.50"), item("Aceite vegetal 1 L", "3",
 @pytest.fixture
 def issued(sunat_engine, company) -> list[int]:
     """Three vouchers of the company, issued and signed (not sent)."""
-    certificado_id = sunat_engine.create_test_certificate(ISSUER_RUC).certificado_id
-    results = sunat_engine.emitir_lote([factura("F001", n, LINES) for n in (1, 2, 3)], certificado_id)
-    assert all(result["success"] for result in results), results
-    return [sunat_engine.vouchers.find(ISSUER_RUC, "01", "F001", n)["id"] for n in (1, 2, 3)]
+    certificado_id = sunat_engine.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
+    results = list(sunat_engine.invoicing.issue_batch([factura("F001", n, LINES) for n in (1, 2, 3)], certificado_id))
+    assert all(result.success for result in results), [result.envelope() for result in results]
+    return [sunat_engine._vouchers.find(ISSUER_RUC, "01", "F001", n)["id"] for n in (1, 2, 3)]
 
 
 def stored_copy(engine, voucher_id: int) -> bytes:
-    return engine.storage.query_one("SELECT xml FROM sunat_submissions WHERE voucher_id = ?", (voucher_id,))["xml"]
+    return engine._storage.query_one("SELECT xml FROM sunat_submissions WHERE voucher_id = ?", (voucher_id,))["xml"]
 
 
 def test_our_voucher_is_sent_from_its_own_text_without_a_copy(sunat_engine, sandbox, issued):
     engine = sunat_engine
-    by_id = engine.send_voucher_to_sunat(issued[0])  # the windows
-    signed = engine.voucher(issued[1])["xml_firmado"]
+    by_id = engine.invoicing.resend(issued[0])  # the windows
+    signed = engine.invoicing.voucher(issued[1]).xml_firmado
     status, envelope = engine.call("enviar", {"xml_firmado": signed, "ambiente": "beta"})  # operation 3, by text
     assert by_id.codigo_respuesta == "0" and status == 200 and envelope["data"]["codigo_respuesta"] == "0"
     for voucher_id in issued[:2]:
         assert stored_copy(engine, voucher_id) == outbox.NO_COPY
-        row = engine.storage.query_one("SELECT id FROM sunat_submissions WHERE voucher_id = ?", (voucher_id,))
-        assert engine.outbox.submission(row["id"])["xml"] == engine.voucher(voucher_id)["xml_firmado"].encode()
+        row = engine._storage.query_one("SELECT id FROM sunat_submissions WHERE voucher_id = ?", (voucher_id,))
+        assert engine._outbox.submission(row["id"])["xml"] == engine.invoicing.voucher(voucher_id).xml_firmado.encode()
     stem = f"{ISSUER_RUC}-01-F001-2"
     assert sandbox.processed_counts[stem] == 1
     status, again = engine.call("enviar", {"xml_firmado": signed, "ambiente": "beta"})  # the stored CDR, not sent
@@ -58,21 +58,21 @@ def test_a_foreign_voucher_keeps_its_own_copy(sunat_engine, sandbox):
     xml = signed_sample("00000033")
     status, envelope = sunat_engine.call("enviar", {"xml_firmado": xml.decode("utf-8"), "ambiente": "beta"})
     assert status == 200, envelope
-    row = sunat_engine.storage.query_one("SELECT id, voucher_id, xml FROM sunat_submissions")
+    row = sunat_engine._storage.query_one("SELECT id, voucher_id, xml FROM sunat_submissions")
     assert row["voucher_id"] is None and row["xml"].startswith(packed_texts.MAGIC)
-    assert sunat_engine.outbox.submission(row["id"])["xml"] == xml
+    assert sunat_engine._outbox.submission(row["id"])["xml"] == xml
 
 
 def test_the_migration_empties_only_copies_identical_to_their_voucher(sunat_engine, sandbox, issued, home):
     engine = sunat_engine
     for voucher_id in issued:
-        engine.send_voucher_to_sunat(voucher_id)
-    texts = {voucher_id: engine.voucher(voucher_id)["xml_firmado"].encode() for voucher_id in issued}
-    with engine.storage.write() as conn:  # as folders stored before: a packed copy per submission; one differs
+        engine.invoicing.resend(voucher_id)
+    texts = {voucher_id: engine.invoicing.voucher(voucher_id).xml_firmado.encode() for voucher_id in issued}
+    with engine._storage.write() as conn:  # as folders stored before: a packed copy per submission; one differs
         for voucher_id, text in texts.items():
             copy = text if voucher_id != issued[2] else text.replace(b"Arroz", b"Arr0z")
             conn.execute("UPDATE sunat_submissions SET xml = ? WHERE voucher_id = ?",
-                         (engine.vouchers.pack_bytes(conn, f"signed:{ISSUER_RUC}:01", copy), voucher_id))
+                         (engine._vouchers.pack_bytes(conn, f"signed:{ISSUER_RUC}:01", copy), voucher_id))
         conn.execute("UPDATE sunat_submissions SET xml = ? WHERE voucher_id = ?", (texts[issued[1]], issued[1]))
     engine.close()
 
@@ -85,10 +85,10 @@ def test_the_migration_empties_only_copies_identical_to_their_voucher(sunat_engi
     try:
         assert stored_copy(again, issued[0]) == stored_copy(again, issued[1]) == outbox.NO_COPY  # packed or not
         kept = stored_copy(again, issued[2])
-        assert again.vouchers.unpack_bytes(kept) == texts[issued[2]].replace(b"Arroz", b"Arr0z")  # never lost
+        assert again._vouchers.unpack_bytes(kept) == texts[issued[2]].replace(b"Arroz", b"Arr0z")  # never lost
         for voucher_id in issued[:2]:
-            row = again.storage.query_one("SELECT id FROM sunat_submissions WHERE voucher_id = ?", (voucher_id,))
-            assert again.outbox.submission(row["id"])["xml"] == texts[voucher_id]
+            row = again._storage.query_one("SELECT id FROM sunat_submissions WHERE voucher_id = ?", (voucher_id,))
+            assert again._outbox.submission(row["id"])["xml"] == texts[voucher_id]
     finally:
         again.close()
 
@@ -96,12 +96,12 @@ def test_the_migration_empties_only_copies_identical_to_their_voucher(sunat_engi
 @needs_xmlsec
 def test_a_cdr_is_stored_as_its_xml_and_handed_out_in_a_zip_made_again(sunat_engine, sandbox, issued, tmp_path):
     engine = sunat_engine
-    results = [engine.send_voucher_to_sunat(voucher_id) for voucher_id in issued]
-    client = engine.submission.clients(engine.submission.clients.addresses.current(), ISSUER_RUC)
+    results = [engine.invoicing.resend(voucher_id) for voucher_id in issued]
+    client = engine._submission.clients(engine._submission.clients.addresses.current(), ISSUER_RUC)
     received = client.get_status_cdr(ISSUER_RUC, "01", "F001", 1).content  # the zip as SUNAT hands it out
     original = cdr.read_zip(received)
-    rows = engine.storage.query("SELECT c.cdr_zip, c.cdr_xml, c.cdr_member FROM sunat_cdrs c JOIN sunat_submissions s"
-                                " ON s.id = c.submission_id ORDER BY s.voucher_id")
+    rows = engine._storage.query("SELECT c.cdr_zip, c.cdr_xml, c.cdr_member FROM sunat_cdrs c JOIN sunat_submissions s"
+                                 " ON s.id = c.submission_id ORDER BY s.voucher_id")
     assert [(row["cdr_zip"], row["cdr_member"]) for row in rows] == [
         (b"", f"R-{ISSUER_RUC}-01-F001-{n}.xml") for n in (1, 2, 3)]
     assert all(row["cdr_xml"].startswith(packed_texts.MAGIC) for row in rows)
@@ -114,7 +114,7 @@ def test_a_cdr_is_stored_as_its_xml_and_handed_out_in_a_zip_made_again(sunat_eng
         [entry] = archive.infolist()  # SUNAT's `dummy/` entry is not kept
         assert (entry.filename, entry.date_time, entry.compress_type) == (
             original.member, cdr.REBUILT_DATE_TIME, zipfile.ZIP_DEFLATED)
-    assert engine.voucher_cdr(issued[0])["cdr_zip"] == handed  # the windows and exports: the very same bytes
+    assert engine.invoicing.voucher_cdr(issued[0]).cdr_zip == handed  # the windows and exports: the very same bytes
     assert cdr.rebuild_zip(original.member, original.xml) == handed
 
     path = tmp_path / "cdr.xml"
@@ -126,12 +126,12 @@ def test_a_cdr_is_stored_as_its_xml_and_handed_out_in_a_zip_made_again(sunat_eng
 
 def test_a_cdr_stored_before_as_its_zip_is_read_as_it_is(sunat_engine, sandbox, issued):
     engine = sunat_engine
-    engine.send_voucher_to_sunat(issued[0])
-    client = engine.submission.clients(engine.submission.clients.addresses.current(), ISSUER_RUC)
+    engine.invoicing.resend(issued[0])
+    client = engine._submission.clients(engine._submission.clients.addresses.current(), ISSUER_RUC)
     legacy = client.get_status_cdr(ISSUER_RUC, "01", "F001", 1).content
-    with engine.storage.write() as conn:  # as rows stored before m005: the zip as received, packed
+    with engine._storage.write() as conn:  # as rows stored before m005: the zip as received, packed
         conn.execute("UPDATE sunat_cdrs SET cdr_zip = ?, cdr_xml = NULL, cdr_member = NULL",
-                     (engine.vouchers.pack_bytes(conn, "cdr:beta", legacy),))
-    assert engine.voucher_cdr(issued[0])["cdr_zip"] == legacy
-    status, envelope = engine.call("enviar", {"xml_firmado": engine.voucher(issued[0])["xml_firmado"], "ambiente": "beta"})
+                     (engine._vouchers.pack_bytes(conn, "cdr:beta", legacy),))
+    assert engine.invoicing.voucher_cdr(issued[0]).cdr_zip == legacy
+    status, envelope = engine.call("enviar", {"xml_firmado": engine.invoicing.voucher(issued[0]).xml_firmado, "ambiente": "beta"})
     assert status == 200 and base64.b64decode(envelope["data"]["cdr"]) == legacy

@@ -22,7 +22,7 @@ from tests.helpers.voucher_matrix import MATRIX
 
 @pytest.fixture
 def test_cert(engine, company):
-    return engine.create_test_certificate(ISSUER_RUC)
+    return engine.invoicing.create_test_certificate(ISSUER_RUC)
 
 
 def _factura(numero: int = 1) -> dict:
@@ -33,9 +33,9 @@ def _factura(numero: int = 1) -> dict:
 
 @pytest.mark.parametrize("algorithm", ["rsa-sha1", "rsa-sha256"])
 def test_canonical_signature_equals_the_parsed_one(engine, test_cert, algorithm):
-    key, certificate = engine.certificates.signing_material(test_cert.certificado_id)
+    key, certificate = engine._certificates.signing_material(test_cert.certificado_id)
     for _name, request in MATRIX:
-        xml = engine.generar_xml(request).xml
+        xml = engine.invoicing.generate_xml(request).xml
         fast = xmldsig.sign_canonical(xml, key, certificate, algorithm=algorithm)
         parsed = xmldsig.sign_xml(xml, key, certificate, algorithm=algorithm)
         assert fast.xml.encode("utf-8") == parsed.xml
@@ -45,8 +45,8 @@ def test_canonical_signature_equals_the_parsed_one(engine, test_cert, algorithm)
 
 
 def test_sign_canonical_refuses_other_texts(engine, test_cert):
-    key, certificate = engine.certificates.signing_material(test_cert.certificado_id)
-    xml = engine.generar_xml(_factura()).xml
+    key, certificate = engine._certificates.signing_material(test_cert.certificado_id)
+    xml = engine.invoicing.generate_xml(_factura()).xml
     for other in (xml.replace(ubl.EMPTY_EXTENSION_CONTENT, "<ext:ExtensionContent/>"),
                   xml.replace(ubl.XML_DECLARATION, ""),
                   xml.replace(ubl.EMPTY_EXTENSION_CONTENT, ubl.EMPTY_EXTENSION_CONTENT * 2)):
@@ -55,40 +55,40 @@ def test_sign_canonical_refuses_other_texts(engine, test_cert):
 
 
 def test_the_signed_document_is_not_stored_twice(engine, test_cert):
-    generated = engine.generar_xml(_factura())
-    result = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
-    row = engine.vouchers.find_by_xml(generated.xml)
-    texts = engine.storage.query_one("SELECT xml, xml_firmado FROM voucher_texts WHERE voucher_id = ?", (row["id"],))
+    generated = engine.invoicing.generate_xml(_factura())
+    result = engine.invoicing.sign({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
+    row = engine._vouchers.find_by_xml(generated.xml)
+    texts = engine._storage.query_one("SELECT xml, xml_firmado FROM voucher_texts WHERE voucher_id = ?", (row["id"],))
     assert texts["xml_firmado"] is None  # only the generated text is kept (packed: docs/vouchers.md)
-    assert packed_texts.unpack(texts["xml"], engine.vouchers._dictionary_of) == generated.xml
+    assert packed_texts.unpack(texts["xml"], engine._vouchers._dictionary_of) == generated.xml
     assert row["signature"].startswith('<ds:Signature Id="SignatureSP">') and len(row["signature"]) < 4000
     # Every way of reading the voucher shows the signed XML as returned.
-    assert engine.voucher(row["id"])["xml_firmado"] == result.xml_firmado
-    assert engine.vouchers.find_by_signed_xml(result.xml_firmado)["id"] == row["id"]
-    assert engine.vouchers.find(ISSUER_RUC, "01", "F001", 1)["xml_firmado"] == result.xml_firmado
-    assert xmldsig.verify_xml(engine.voucher(row["id"])["xml_firmado"]).valid
+    assert engine.invoicing.voucher(row["id"]).xml_firmado == result.xml_firmado
+    assert engine._vouchers.find_by_signed_xml(result.xml_firmado)["id"] == row["id"]
+    assert engine._vouchers.find(ISSUER_RUC, "01", "F001", 1)["xml_firmado"] == result.xml_firmado
+    assert xmldsig.verify_xml(engine.invoicing.voucher(row["id"]).xml_firmado).valid
 
 
 def test_another_certificate_is_a_409_on_the_fast_path(engine, test_cert):
-    generated = engine.generar_xml(_factura())
-    engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
-    other = engine.certificates.create_test_certificate(ISSUER_RUC, "OTRO")
+    generated = engine.invoicing.generate_xml(_factura())
+    engine.invoicing.sign({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
+    other = engine._certificates.create_test_certificate(ISSUER_RUC, "OTRO")
     status, envelope = engine.call("firmar", {"xml": generated.xml, "certificado_id": other.certificado_id})
     assert status == 409 and envelope["error"]["details"][0]["field"] == "certificado_id"
 
 
 def test_vouchers_stored_before_the_canonical_form_are_signed_by_parsing(engine, test_cert):
-    generated = engine.generar_xml(_factura())
+    generated = engine.invoicing.generate_xml(_factura())
     old_text = generated.xml.replace(ubl.EMPTY_EXTENSION_CONTENT, "<ext:ExtensionContent/>")
-    row = engine.vouchers.find_by_xml(generated.xml)
-    with engine.storage.write() as conn:  # as an older version stored it
+    row = engine._vouchers.find_by_xml(generated.xml)
+    with engine._storage.write() as conn:  # as an older version stored it
         conn.execute("UPDATE vouchers SET canonical = 0, xml_sha256 = ? WHERE id = ?",
                      (voucher_keys.sha256_hex(old_text), row["id"]))
         conn.execute("UPDATE voucher_texts SET xml = ? WHERE voucher_id = ?", (old_text, row["id"]))
-    result = engine.firmar({"xml": old_text, "certificado_id": test_cert.certificado_id})
+    result = engine.invoicing.sign({"xml": old_text, "certificado_id": test_cert.certificado_id})
     assert xmldsig.verify_xml(result.xml_firmado).valid
     assert result.xml_firmado.startswith(old_text.split("<ext:ExtensionContent/>")[0])
-    assert engine.voucher(row["id"])["xml_firmado"] == result.xml_firmado
+    assert engine.invoicing.voucher(row["id"]).xml_firmado == result.xml_firmado
 
 
 def test_migration_moves_the_texts_of_existing_vouchers(tmp_path):
@@ -104,7 +104,7 @@ def test_migration_moves_the_texts_of_existing_vouchers(tmp_path):
                (voucher_keys.sha256_hex("<Invoice/>"), voucher_keys.sha256_hex("<Invoice><firma/></Invoice>")))
     db.conn.close()
     with Engine(home) as engine:
-        row = engine.vouchers.find_by_signed_xml("<Invoice><firma/></Invoice>")
+        row = engine._vouchers.find_by_signed_xml("<Invoice><firma/></Invoice>")
         assert row["xml"] == "<Invoice/>" and row["request_json"] == "{}" and row["numero"] == 7
         assert row["xml_firmado"] == "<Invoice><firma/></Invoice>" and row["status"] == "firmado"
-        assert engine.vouchers.next_numero("20100066603", "01", "F001") == 8
+        assert engine.invoicing.next_number("20100066603", "01", "F001") == 8

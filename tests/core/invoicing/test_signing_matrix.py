@@ -17,11 +17,11 @@ pytestmark = pytest.mark.skipif(shutil.which("xmlsec1") is None, reason="xmlsec1
 @pytest.mark.slow  # about 30 vouchers through SUNAT's schema and rule sheets
 def test_every_matrix_voucher_signed_passes_the_oracle(engine, company, tmp_path):
     oracle = load_sunat_check()
-    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
     failures = {}
     for name, request in MATRIX:
-        generated = engine.generar_xml(request)
-        signed = engine.firmar({"xml": generated.xml, "certificado_id": certificado_id})
+        generated = engine.invoicing.generate_xml(request)
+        signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
         assert xmldsig.verify_xml(signed.xml_firmado).valid, name
         path = tmp_path / generated.nombre_archivo
         path.write_text(signed.xml_firmado, encoding="utf-8")

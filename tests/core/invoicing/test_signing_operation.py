@@ -25,40 +25,40 @@ def factura_request(numero: int = 1, lines: int = 2) -> dict:
 
 @pytest.fixture
 def test_cert(engine, company):
-    return engine.create_test_certificate(ISSUER_RUC)
+    return engine.invoicing.create_test_certificate(ISSUER_RUC)
 
 
 def test_sign_a_generated_factura_and_store_it(engine, test_cert, tmp_path):
-    generated = engine.generar_xml(factura_request())
-    result = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
+    generated = engine.invoicing.generate_xml(factura_request())
+    result = engine.invoicing.sign({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
     check = xmldsig.verify_xml(result.xml_firmado.encode())
     assert check.valid and check.digest_value == result.digest_value
     assert result.certificado_por_vencer is None
-    row = engine.vouchers.find_by_xml(generated.xml)
+    row = engine._vouchers.find_by_xml(generated.xml)
     assert row["xml_firmado"] == result.xml_firmado and row["digest_value"] == result.digest_value
     assert row["certificado_id"] == test_cert.certificado_id
     # Signing the same voucher again is idempotent.
-    again = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
+    again = engine.invoicing.sign({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
     assert again.xml_firmado == result.xml_firmado
     if shutil.which("xmlsec1"):
         path = tmp_path / generated.nombre_archivo
         path.write_text(result.xml_firmado, encoding="utf-8")
-        _key, cert = engine.certificates.signing_material(test_cert.certificado_id)
+        _key, cert = engine._certificates.signing_material(test_cert.certificado_id)
         assert xmlsec_verify(path, cert).returncode == 0
 
 
 def test_signature_algorithm_setting(engine, test_cert):
-    engine.config_set("signature_algorithm", "rsa-sha256")
-    generated = engine.generar_xml(factura_request())
-    result = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
+    engine.admin.config_set("signature_algorithm", "rsa-sha256")
+    generated = engine.invoicing.generate_xml(factura_request())
+    result = engine.invoicing.sign({"xml": generated.xml, "certificado_id": test_cert.certificado_id})
     assert "xmldsig-more#rsa-sha256" in result.xml_firmado and xmldsig.verify_xml(result.xml_firmado).valid
 
 
 def test_refusals_are_clear_400s(engine, test_cert):
-    generated = engine.generar_xml(factura_request())
-    signed = engine.firmar({"xml": generated.xml, "certificado_id": test_cert.certificado_id}).xml_firmado
+    generated = engine.invoicing.generate_xml(factura_request())
+    signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": test_cert.certificado_id}).xml_firmado
     foreign = generated.xml.replace("PRODUCTO 1", "PRODUCTO X")
-    other_ruc = engine.create_test_certificate("20605446788")
+    other_ruc = engine.invoicing.create_test_certificate("20605446788")
     cases = [
         ({"xml": signed, "certificado_id": test_cert.certificado_id}, 400, "xml", "ya está firmado"),
         ({"xml": "<Hola/>", "certificado_id": test_cert.certificado_id}, 400, "xml", "no es un comprobante"),
@@ -76,12 +76,12 @@ def test_refusals_are_clear_400s(engine, test_cert):
 
 
 def test_expired_certificate_refused_and_expiring_one_warned(engine, test_cert):
-    generated = engine.generar_xml(factura_request())
+    generated = engine.invoicing.generate_xml(factura_request())
     ends = test_cert.valido_hasta
     with mock.patch.object(certificates, "_now", return_value=ends + dt.timedelta(hours=1)):
         code, envelope = engine.call("firmar", {"xml": generated.xml, "certificado_id": test_cert.certificado_id})
     assert code == 400 and "venció" in envelope["error"]["message"]
-    assert engine.vouchers.find_by_xml(generated.xml)["xml_firmado"] is None  # nothing recorded
+    assert engine._vouchers.find_by_xml(generated.xml)["xml_firmado"] is None  # nothing recorded
     with mock.patch.object(certificates, "_now", return_value=ends - dt.timedelta(days=5)):
         code, envelope = engine.call("firmar", {"xml": generated.xml, "certificado_id": test_cert.certificado_id})
     assert code == 200 and envelope["data"]["certificado_por_vencer"] is True
@@ -89,9 +89,9 @@ def test_expired_certificate_refused_and_expiring_one_warned(engine, test_cert):
 
 def test_imported_legacy_pfx_signs(engine, company, tmp_path):
     key, cert = files.key_and_certificate(files.subject_with_ruc(ISSUER_RUC))
-    info = engine.import_certificate(files.pfx_triple_des(key, cert), files.PASSWORD)
-    generated = engine.generar_xml(factura_request())
-    result = engine.firmar({"xml": generated.xml, "certificado_id": info.certificado_id})
+    info = engine.invoicing.import_certificate(files.pfx_triple_des(key, cert), files.PASSWORD)
+    generated = engine.invoicing.generate_xml(factura_request())
+    result = engine.invoicing.sign({"xml": generated.xml, "certificado_id": info.certificado_id})
     assert xmldsig.verify_xml(result.xml_firmado).certificate == cert
 
 

@@ -24,23 +24,24 @@ SETTLE_S = 20
 
 
 def enviar(engine, xml: bytes) -> tuple[int, dict]:
-    return engine.call("enviar", {"xml_firmado": xml.decode("utf-8")})
+    status, envelope = engine.call("enviar", {"xml_firmado": xml.decode("utf-8")})
+    return status, envelope
 
 
 def submission_of(engine, numero: str) -> dict:
-    row = engine.storage.query_one("SELECT * FROM sunat_submissions WHERE numero = ?", (numero,))
+    row = engine._storage.query_one("SELECT * FROM sunat_submissions WHERE numero = ?", (numero,))
     assert row is not None
     return row
 
 
 def leave_pending(engine, sandbox, xml: bytes) -> dict:
     """A submission SUNAT answered 500 (queued, must reconcile), due again at once, worker kept away."""
-    engine.config_set("sunat_retry_base_s", "600")
-    engine.config_set("sunat_retry_max_s", "600")
+    engine.admin.config_set("sunat_retry_base_s", "600")
+    engine.admin.config_set("sunat_retry_max_s", "600")
     sandbox.fail_next("500")
     status, envelope = enviar(engine, xml)
     assert status == 503 and envelope["error"]["code"] == ErrorCode.QUEUED, envelope
-    engine.outbox.stop()  # this test's own worker stays out: the attempts under test are the only ones
+    engine._outbox.stop()  # this test's own worker stays out: the attempts under test are the only ones
     doc = identify(etree.fromstring(xml))
     return submission_of(engine, doc.numero)
 
@@ -51,12 +52,12 @@ def test_the_caller_never_sends_a_voucher_the_worker_is_sending(sunat_engine, sa
     """Finding 1: the outbox thread and the caller's own `enviar` shared one lease owner, so both sent."""
     row = leave_pending(sunat_engine, sandbox, signed_sample())
     sandbox.fail_next("hang")
-    sunat_engine.config_set("sunat_timeout_s", "10")
-    worker = threading.Thread(target=sunat_engine.outbox.attempt, args=(row["id"],))  # as the worker thread does
+    sunat_engine.admin.config_set("sunat_timeout_s", "10")
+    worker = threading.Thread(target=sunat_engine._outbox.attempt, args=(row["id"],))  # as the worker thread does
     worker.start()
     try:
         assert sandbox.wait_for_sends(2, 10), "the worker's attempt never reached the sandbox"
-        with sunat_engine.storage.write() as conn:  # due now: the caller attempts instead of waiting
+        with sunat_engine._storage.write() as conn:  # due now: the caller attempts instead of waiting
             conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
         status, envelope = enviar(sunat_engine, signed_sample())
         assert status == 503 and envelope["error"]["code"] == ErrorCode.QUEUED, envelope
@@ -75,9 +76,9 @@ def test_two_processes_asking_at_once_send_once(sunat_engine, sandbox, home, tmp
     asks too. The first sendBill is held at the sandbox: any other attempt meanwhile would be a second send."""
     numero = "00000041"
     row = leave_pending(sunat_engine, sandbox, signed_sample(numero))
-    with sunat_engine.storage.write() as conn:
+    with sunat_engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
-    sunat_engine.config_set("sunat_timeout_s", "10")
+    sunat_engine.admin.config_set("sunat_timeout_s", "10")
     sandbox.fail_next("hang")
     request = tmp_path / "enviar.json"
     request.write_text(json.dumps({"xml_firmado": signed_sample(numero).decode()}), encoding="utf-8")
@@ -93,7 +94,7 @@ def test_two_processes_asking_at_once_send_once(sunat_engine, sandbox, home, tmp
         sandbox.release()
         outputs = [json.loads(p.communicate(timeout=60)[0]) for p in processes]
     assert all(o["success"] or o["error"]["code"] == ErrorCode.QUEUED for o in outputs), outputs
-    row = sunat_engine.outbox.wait_settled(row["id"], SETTLE_S)
+    row = sunat_engine._outbox.wait_settled(row["id"], SETTLE_S)
     assert row["state"] == outbox.DONE
     assert sandbox.send_count(stem(numero)) == 2, sandbox.stats()  # the 500, then exactly one
     assert sandbox.processed_counts[stem(numero)] == 1
@@ -104,20 +105,20 @@ def test_two_processes_asking_at_once_send_once(sunat_engine, sandbox, home, tmp
 def test_1033_with_get_status_cdr_failing_is_never_a_rejection(sunat_engine, sandbox):
     """Finding 1: getStatusCdr faulting turned SUNAT's 1033 into UPSTREAM_REJECTED for an accepted voucher."""
     sandbox.fail_next("timeout")  # SUNAT registers the voucher; the answer is lost
-    sunat_engine.config_set("sunat_retry_base_s", "600")
-    sunat_engine.config_set("sunat_retry_max_s", "600")
+    sunat_engine.admin.config_set("sunat_retry_base_s", "600")
+    sunat_engine.admin.config_set("sunat_retry_max_s", "600")
     status, envelope = enviar(sunat_engine, signed_sample())
     assert status == 503, envelope
-    sunat_engine.outbox.stop()  # only this test's calls attempt
+    sunat_engine._outbox.stop()  # only this test's calls attempt
     row = submission_of(sunat_engine, "00000031")
-    with sunat_engine.storage.write() as conn:
+    with sunat_engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
     sandbox.fail_next("fault:0200", count=3, operation="getStatusCdr")
     status, envelope = enviar(sunat_engine, signed_sample())
     assert status == 503 and envelope["error"]["code"] == ErrorCode.QUEUED, envelope
     row = submission_of(sunat_engine, "00000031")
     assert row["state"] == outbox.PENDING
-    with sunat_engine.storage.write() as conn:
+    with sunat_engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
     assert row["must_reconcile"] == outbox.HELD_BY_SUNAT
     sandbox.fail_next("fault:0200", count=3, operation="getStatusCdr")  # still faulting: still queued,
@@ -125,7 +126,7 @@ def test_1033_with_get_status_cdr_failing_is_never_a_rejection(sunat_engine, san
     assert enviar(sunat_engine, signed_sample())[0] == 503
     assert sandbox.send_count(stem()) == sends  # and never sent again: SUNAT has it
     sandbox.reset_failures()  # the look-up works again
-    with sunat_engine.storage.write() as conn:
+    with sunat_engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET next_attempt_at = 0 WHERE id = ?", (row["id"],))
     status, envelope = enviar(sunat_engine, signed_sample())  # the look-up works again: SUNAT's CDR
     assert status == 200 and envelope["data"]["estado"] == "aceptado", envelope
@@ -137,7 +138,7 @@ def test_a_late_failure_never_overwrites_a_stored_cdr(sunat_engine, sandbox):
     assert enviar(sunat_engine, signed_sample())[0] == 200
     stale = submission_of(sunat_engine, "00000031")
     stale["state"] = outbox.PENDING
-    attempt = sunat_engine.outbox._fail(stale, "1033", "registrado previamente")
+    attempt = sunat_engine._outbox._fail(stale, "1033", "registrado previamente")
     assert attempt.kind == "cdr" and attempt.cdr.estado == "aceptado"
     assert submission_of(sunat_engine, "00000031")["state"] == outbox.DONE
     status, envelope = enviar(sunat_engine, signed_sample())
@@ -240,10 +241,10 @@ def test_a_kill_between_the_cdr_and_the_voucher_status_is_repaired_on_open(engin
     from tests.helpers.voucher_matrix import factura, item
 
     sandbox.configure(engine)
-    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
-    xml = engine.generar_xml(factura("F001", 7, [item("Servicio", "1", "100")])).xml
-    signed = engine.firmar({"xml": xml, "certificado_id": certificado_id}).xml_firmado
-    real_set_status = engine.vouchers.set_status
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
+    xml = engine.invoicing.generate_xml(factura("F001", 7, [item("Servicio", "1", "100")])).xml
+    signed = engine.invoicing.sign({"xml": xml, "certificado_id": certificado_id}).xml_firmado
+    real_set_status = engine._vouchers.set_status
 
     class Killed(BaseException):
         pass
@@ -253,18 +254,18 @@ def test_a_kill_between_the_cdr_and_the_voucher_status_is_repaired_on_open(engin
             raise Killed  # the process dies here: the CDR is committed, the status is not
         real_set_status(voucher_id, status)
 
-    monkeypatch.setattr(engine.vouchers, "set_status", dies_before_the_final_status)
+    monkeypatch.setattr(engine._vouchers, "set_status", dies_before_the_final_status)
     with pytest.raises(Killed):
-        engine.enviar({"xml_firmado": signed})
-    monkeypatch.setattr(engine.vouchers, "set_status", real_set_status)
-    voucher_id = engine.storage.query_one("SELECT id FROM vouchers WHERE numero = 7")["id"]
-    assert engine.voucher(voucher_id)["status"] == "enviado"
-    with engine.storage.write() as conn:  # and the submission left as an interrupted attempt leaves it
+        engine.invoicing.send({"xml_firmado": signed})
+    monkeypatch.setattr(engine._vouchers, "set_status", real_set_status)
+    voucher_id = engine._storage.query_one("SELECT id FROM vouchers WHERE numero = 7")["id"]
+    assert engine.invoicing.voucher(voucher_id).status == "enviado"
+    with engine._storage.write() as conn:  # and the submission left as an interrupted attempt leaves it
         conn.execute("UPDATE sunat_submissions SET state = 'pendiente', claimed_by = '1:dead'")
     reopened = Engine(home)
     try:
-        assert reopened.voucher(voucher_id)["status"] == "aceptado"
-        assert reopened.storage.query_one("SELECT state FROM sunat_submissions")["state"] == outbox.DONE
+        assert reopened.invoicing.voucher(voucher_id).status == "aceptado"
+        assert reopened._storage.query_one("SELECT state FROM sunat_submissions")["state"] == outbox.DONE
     finally:
         reopened.close()
     assert sandbox.send_count(f"{company.ruc}-01-F001-7") == 1
@@ -277,7 +278,7 @@ def test_sends_reuse_one_connection_and_the_client_closes_with_the_engine(engine
     for numero in ("00000051", "00000052", "00000053"):
         assert enviar(engine, signed_sample(numero))[0] == 200
     assert sandbox.connections == 1  # one pooled keep-alive connection for the three sendBills
-    clients = engine.sunat_http
+    clients = engine._sunat_http
     assert clients.client(sandbox.bill_url) is clients.client(sandbox.bill_url)
     engine.close()
     assert clients.closed
@@ -290,7 +291,7 @@ def test_sends_reuse_one_connection_and_the_client_closes_with_the_engine(engine
 
 def traced(engine) -> list[str]:
     statements: list[str] = []
-    engine.storage.conn().set_trace_callback(statements.append)
+    engine._storage.conn().set_trace_callback(statements.append)
     return statements
 
 
@@ -298,7 +299,7 @@ def test_handing_out_a_number_and_storing_a_cdr_are_synced_commits(sunat_engine,
     from tests.helpers.voucher_matrix import factura, item
 
     statements = traced(sunat_engine)
-    sunat_engine.generar_xml(factura("F001", 9, [item("Servicio", "1", "100")]))
+    sunat_engine.invoicing.generate_xml(factura("F001", 9, [item("Servicio", "1", "100")]))
     insert = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO vouchers "))
     commit = next(i for i, s in enumerate(statements) if i > insert and s == "COMMIT")
     assert "PRAGMA synchronous = FULL" in statements[:commit]
@@ -310,7 +311,7 @@ def test_handing_out_a_number_and_storing_a_cdr_are_synced_commits(sunat_engine,
     begin = max(i for i, s in enumerate(statements[:cdr_insert]) if s.startswith("BEGIN"))
     assert statements[begin - 1] == "PRAGMA synchronous = FULL"
     statements.clear()
-    sunat_engine.config_set("sunat_timeout_s", "2")  # a plain setting is not synced on its own
+    sunat_engine.admin.config_set("sunat_timeout_s", "2")  # a plain setting is not synced on its own
     assert "PRAGMA synchronous = FULL" not in statements
 
 
@@ -319,7 +320,7 @@ def test_handing_out_a_number_and_storing_a_cdr_are_synced_commits(sunat_engine,
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
 def test_data_folder_files_are_private(sunat_engine, sandbox, home):
     assert enviar(sunat_engine, signed_sample())[0] == 200
-    sunat_engine.storage.checkpoint("PASSIVE")
+    sunat_engine._storage.checkpoint("PASSIVE")
     names = {path.name for path in home.rglob("*")}
     assert {"yupana.db", "yupana.db-wal", "yupana.db-shm", "yupana.log"} <= names
     for path in [home, *home.rglob("*")]:
@@ -341,10 +342,10 @@ def test_amounts_are_compared_by_value(engine, company):
 
     first = engine.call("xml", factura("F001", 11, [item("Servicio", "2", "50.00")]))
     again = engine.call("xml", factura("F001", 11, [item("Servicio", "2.0", "50.0")]))
-    assert first[0] == 200 and again[0] == 200, again
-    assert again[1]["data"]["xml"] == first[1]["data"]["xml"]
+    assert first.status == 200 and again.status == 200, again
+    assert again.envelope["data"]["xml"] == first.envelope["data"]["xml"]
     other = engine.call("xml", factura("F001", 11, [item("Servicio", "2", "50.01")]))
-    assert other[0] == 409
+    assert other.status == 409
 
 
 def test_sandbox_counts_sends_per_voucher(sandbox):
@@ -357,11 +358,11 @@ def test_the_biggest_voucher_passes_the_limits_with_room_to_spare(engine, compan
     from tests.helpers.voucher_matrix import factura, item
 
     sandbox.configure(engine)
-    certificado_id = engine.create_test_certificate(company.ruc).certificado_id
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
     lines = [item(f"Producto {n} de la lista de precios", str(n % 7 + 1), f"{n % 90 + 1}.{n % 100:02d}",
                   codigo=f"P{n:05d}", unidad="NIU") for n in range(500)]
-    xml = engine.generar_xml(factura("F001", 500, lines)).xml
-    signed = engine.firmar({"xml": xml, "certificado_id": certificado_id}).xml_firmado.encode("utf-8")
+    xml = engine.invoicing.generate_xml(factura("F001", 500, lines)).xml
+    signed = engine.invoicing.sign({"xml": xml, "certificado_id": certificado_id}).xml_firmado.encode("utf-8")
     root = etree.fromstring(signed)
     assert len(xml_limits._DECLARATION.findall(signed)) * 2 <= xml_limits.MAX_NAMESPACE_DECLARATIONS
     assert sum(1 for _ in root.iter()) * 2 <= xml_limits.MAX_ELEMENTS
@@ -387,9 +388,9 @@ def test_the_signature_check_itself_refuses_a_bomb_quickly():
 def test_a_lease_left_by_an_attempt_that_died_in_this_process_is_taken_at_once(sunat_engine, sandbox):
     """An attempt of this process that ended with an exception left its lease: the next one need not wait it out."""
     row = leave_pending(sunat_engine, sandbox, signed_sample())
-    with sunat_engine.storage.write() as conn:
+    with sunat_engine._storage.write() as conn:
         conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ?, next_attempt_at = 0 WHERE id = ?",
-                     (f"{sunat_engine.outbox.owner}:deadbeef", sunat_engine.outbox.clock() + 600, row["id"]))
+                     (f"{sunat_engine._outbox.owner}:deadbeef", sunat_engine._outbox.clock() + 600, row["id"]))
     status, envelope = enviar(sunat_engine, signed_sample())
     assert status == 200 and envelope["data"]["estado"] == "aceptado", envelope
     assert sandbox.processed_counts[stem()] == 1

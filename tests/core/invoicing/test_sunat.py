@@ -11,12 +11,13 @@ from tests.helpers.sunat_support import SAMPLE_RUC, signed_sample, stem
 
 
 def enviar(engine, xml: bytes, ambiente: str = "beta") -> tuple[int, dict]:
-    return engine.call("enviar", {"xml_firmado": xml.decode("utf-8"), "ambiente": ambiente})
+    status, envelope = engine.call("enviar", {"xml_firmado": xml.decode("utf-8"), "ambiente": ambiente})
+    return status, envelope
 
 
 def cdr_rows(engine) -> list[dict]:
-    return engine.storage.query("SELECT c.*, s.file_name FROM sunat_cdrs c JOIN sunat_submissions s "
-                                "ON s.id = c.submission_id")
+    return engine._storage.query("SELECT c.*, s.file_name FROM sunat_cdrs c JOIN sunat_submissions s "
+                                 "ON s.id = c.submission_id")
 
 
 def test_accepted_answer_has_the_contract_fields(sunat_engine, sandbox):
@@ -43,7 +44,7 @@ def test_sending_an_accepted_voucher_again_returns_the_stored_cdr(sunat_engine, 
 
 
 def test_wrong_sol_credentials_are_a_0102_error_envelope(sunat_engine, sandbox):
-    sunat_engine.set_sol_credentials(SAMPLE_RUC, "MODDATOS", "equivocada")
+    sunat_engine.invoicing.set_sol_credentials(SAMPLE_RUC, "MODDATOS", "equivocada")
     status, envelope = enviar(sunat_engine, signed_sample())
     assert status == 502
     error = envelope["error"]
@@ -53,21 +54,21 @@ def test_wrong_sol_credentials_are_a_0102_error_envelope(sunat_engine, sandbox):
     assert "Usuario o contrasena incorrectos" in error["message"]
     assert cdr_rows(sunat_engine) == []
     # with the right credentials the same voucher goes through
-    sunat_engine.set_sol_credentials(SAMPLE_RUC, "moddatos", "moddatos")
+    sunat_engine.invoicing.set_sol_credentials(SAMPLE_RUC, "moddatos", "moddatos")
     assert enviar(sunat_engine, signed_sample())[1]["data"]["codigo_respuesta"] == "0"
 
 
 def test_sol_credentials_are_encrypted_and_beta_defaults_to_moddatos(engine):
-    assert engine.sol_credentials(SAMPLE_RUC) == ("MODDATOS", "moddatos")
-    engine.set_sol_credentials(SAMPLE_RUC, "usuario1", "clave-secreta-1")
-    assert engine.sol_credentials(SAMPLE_RUC, "produccion") == ("USUARIO1", "clave-secreta-1")
-    raw = engine.storage.query("SELECT blob FROM secrets")
+    assert engine.invoicing.sol_credentials(SAMPLE_RUC) == ("MODDATOS", "moddatos")
+    engine.invoicing.set_sol_credentials(SAMPLE_RUC, "usuario1", "clave-secreta-1")
+    assert engine.invoicing.sol_credentials(SAMPLE_RUC, "produccion") == ("USUARIO1", "clave-secreta-1")
+    raw = engine._storage.query("SELECT blob FROM secrets")
     assert raw and all(b"clave-secreta-1" not in row["blob"] for row in raw)
-    assert b"clave-secreta-1" not in engine.storage.path.read_bytes()
+    assert b"clave-secreta-1" not in engine.admin.database_file().read_bytes()
 
 
 def test_production_without_credentials_is_not_configured(sunat_engine):
-    sunat_engine.config_set("environment", "produccion")
+    sunat_engine.admin.config_set("environment", "produccion")
     status, envelope = enviar(sunat_engine, signed_sample(), ambiente="produccion")
     assert status == 503
     assert envelope["error"]["code"] == ErrorCode.NOT_CONFIGURED
@@ -83,9 +84,9 @@ def test_not_a_voucher_is_a_400_naming_the_field(sunat_engine):
 
 
 def test_the_password_never_reaches_the_log(sunat_engine, sandbox):
-    sunat_engine.set_sol_credentials(SAMPLE_RUC, "MODDATOS", "clave-que-no-se-ve")
+    sunat_engine.invoicing.set_sol_credentials(SAMPLE_RUC, "MODDATOS", "clave-que-no-se-ve")
     enviar(sunat_engine, signed_sample())
-    assert "clave-que-no-se-ve" not in sunat_engine.log_file.read_text(encoding="utf-8")
+    assert "clave-que-no-se-ve" not in sunat_engine.admin.log_file().read_text(encoding="utf-8")
 
 
 def test_yupana_sol_set_keeps_the_clave_out_of_sight(home):
@@ -100,6 +101,6 @@ def test_yupana_sol_set_keeps_the_clave_out_of_sight(home):
     from app.core.engine import Engine
 
     with Engine(home) as engine:
-        assert engine.sol_credentials(SAMPLE_RUC, "produccion") == ("VENTAS01", "Clave-Muy-Secreta")
+        assert engine.invoicing.sol_credentials(SAMPLE_RUC, "produccion") == ("VENTAS01", "Clave-Muy-Secreta")
     refused = run_cli("sol", "set", "20100066604", "--usuario", "x", "--clave-stdin", stdin="y\n", home=home)
     assert refused.returncode == 1 and "dígito verificador" in refused.stderr.decode()

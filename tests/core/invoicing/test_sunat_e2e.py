@@ -44,7 +44,7 @@ def folder(engine, company, rules_sandbox, home):
     """A data folder with the demo issuer, pointed at the sandbox, with a test certificate."""
     rules_sandbox.reset()
     rules_sandbox.configure(engine)
-    return home, engine.create_test_certificate(ISSUER_RUC).certificado_id
+    return home, engine.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
 
 
 def call(home, operation: str, body: dict) -> tuple[int, dict]:
@@ -60,8 +60,8 @@ def generate(home, numero: int) -> str:
 
 def signed_by_the_engine(engine, certificado_id: str, numero: int) -> str:
     """Generated and signed in-process (the CLI path is the first test's); sent through `yupana call`."""
-    xml = engine.generar_xml(factura("F001", numero, [item("Servicio de consultoría", "1", "100")])).xml
-    return engine.firmar({"xml": xml, "certificado_id": certificado_id}).xml_firmado
+    xml = engine.invoicing.generate_xml(factura("F001", numero, [item("Servicio de consultoría", "1", "100")])).xml
+    return engine.invoicing.sign({"xml": xml, "certificado_id": certificado_id}).xml_firmado
 
 
 def test_generate_sign_send_is_accepted_with_a_signed_cdr(folder, engine, rules_sandbox, tmp_path):
@@ -78,14 +78,14 @@ def test_generate_sign_send_is_accepted_with_a_signed_cdr(folder, engine, rules_
     path.write_bytes(answer.xml)
     assert oracle(path)["signature"]["ok"] is True  # xmlsec1 verifies the sandbox's CDR signature
     assert data["hash_cdr"] == answer.hash_cdr
-    voucher = engine.storage.query_one("SELECT status FROM vouchers WHERE serie = 'F001' AND numero = 1")
+    voucher = engine._storage.query_one("SELECT status FROM vouchers WHERE serie = 'F001' AND numero = 1")
     assert voucher["status"] == "aceptado"
     assert rules_sandbox.send_count(f"{ISSUER_RUC}-01-F001-1") == 1
 
 
 def test_voucher_the_rules_reject_is_rechazado_with_the_rules_code(folder, engine, rules_sandbox, tmp_path):
     home, _ = folder
-    xml = engine.generar_xml(factura("F001", 2, [item("Servicio de consultoría", "1", "100")])).xml
+    xml = engine.invoicing.generate_xml(factura("F001", 2, [item("Servicio de consultoría", "1", "100")])).xml
     wrong = xml.replace('<cbc:PayableAmount currencyID="PEN">118.00', '<cbc:PayableAmount currencyID="PEN">128.00', 1)
     assert wrong != xml
     signed = sign(wrong.encode("utf-8"))  # a voucher signed elsewhere: accepted because its signature verifies
@@ -102,7 +102,7 @@ def test_voucher_the_rules_reject_is_rechazado_with_the_rules_code(folder, engin
 
 def test_wrong_sol_credentials_are_the_0102_fault(folder, engine):
     home, certificado_id = folder
-    engine.set_sol_credentials(ISSUER_RUC, "MODDATOS", "no-es-esta")
+    engine.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "no-es-esta")
     code, sent = call(home, "enviar", {"xml_firmado": signed_by_the_engine(engine, certificado_id, 3)})
     assert code == 1
     assert sent["success"] is False
@@ -123,7 +123,7 @@ def test_altered_foreign_voucher_is_refused_before_sending(folder, engine, rules
 def test_observations_come_back_as_observado(folder, engine, tmp_path):
     """A boleta whose payable total is off is accepted with observation 4312, as SUNAT treats it."""
     home, _ = folder
-    xml = engine.generar_xml(boleta("B001", 1, [item("Menú del día", "1", "100")], DNI_CUSTOMER)).xml
+    xml = engine.invoicing.generate_xml(boleta("B001", 1, [item("Menú del día", "1", "100")], DNI_CUSTOMER)).xml
     wrong = xml.replace('<cbc:PayableAmount currencyID="PEN">118.00', '<cbc:PayableAmount currencyID="PEN">128.00', 1)
     assert wrong != xml
     signed = sign(wrong.encode("utf-8"))

@@ -162,13 +162,13 @@ def test_yupana_sandbox_sunat_prints_its_url_and_configures_the_folder(home):
         line = json.loads(process.stdout.readline())
         assert line["name"] == "sunat" and line["base_url"].startswith("http://127.0.0.1:")
         with Engine(home) as engine:  # the sandbox environment uses it; the settings of beta are untouched
-            assert engine.addresses.endpoint("sunat_url_beta", "sandbox") == line["base_url"] + "/ol-ti-itcpfegem-beta/billService"
-            assert engine.addresses.endpoint("sunat_url_consulta", "sandbox") == (line["base_url"]
+            assert engine._addresses.endpoint("sunat_url_beta", "sandbox") == line["base_url"] + "/ol-ti-itcpfegem-beta/billService"
+            assert engine._addresses.endpoint("sunat_url_consulta", "sandbox") == (line["base_url"]
                                                                          + "/ol-it-wsconscpegem/billConsultService")
-            assert engine.config_get("sunat_url_beta").startswith("https://e-beta.sunat.gob.pe")
-            assert engine.addresses.endpoint("sunat_url_beta", "beta").startswith("https://e-beta.sunat.gob.pe")
-            assert engine.config_get("sunat_url_produccion").startswith("https://e-factura.sunat.gob.pe")
-            assert line["base_url"] not in json.dumps(engine.config_list())
+            assert engine.admin.config_get("sunat_url_beta").startswith("https://e-beta.sunat.gob.pe")
+            assert engine._addresses.endpoint("sunat_url_beta", "beta").startswith("https://e-beta.sunat.gob.pe")
+            assert engine.admin.config_get("sunat_url_produccion").startswith("https://e-factura.sunat.gob.pe")
+            assert line["base_url"] not in json.dumps({v.key: v.value for v in engine.admin.config_list()})
         stats = httpx.get(line["base_url"] + "/control/stats").json()
         assert stats["received"] == {}
     finally:
@@ -176,4 +176,4 @@ def test_yupana_sandbox_sunat_prints_its_url_and_configures_the_folder(home):
         process.wait(10)
     assert process.returncode == 0
     with Engine(home) as engine:  # stopped: its addresses went with it
-        assert engine.addresses.endpoint("sunat_url_beta", "sandbox") == "" and engine.sandbox_endpoints.all() == {}
+        assert engine._addresses.endpoint("sunat_url_beta", "sandbox") == "" and engine._sandbox_endpoints.all() == {}

@@ -38,37 +38,37 @@ def strict(xml: str, folder: Path, name: str) -> dict:
 
 def test_a_factura_is_voided_by_a_ra_and_ends_anulado_with_its_cdr(voiding, voids_sandbox, tmp_path):
     voucher_id = issued(voiding, factura("F001", 7, [item("Servicio de consultoría", "1", "100")]))
-    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
+    outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC DEL CLIENTE")
     today = clock.today()
     assert outcome.ident == f"RA-{today:%Y%m%d}-1" and outcome.kind == "RA"
     assert outcome.accepted and outcome.ticket
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-7", statuses.ANULADO)]
-    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
     assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 7) == statuses.ANULADO
     answer = cdr.read_zip(outcome.cdr_zip)
     assert (answer.codigo, answer.referencia) == ("0", outcome.ident)
     assert "ha sido aceptada" in answer.descripcion
-    row = voiding.storage.query_one("SELECT cdr_zip, cdr_xml, cdr_member FROM sunat_summaries WHERE id = ?",
-                                    (outcome.summary_id,))  # kept as its XML, the zip made again (voids.m004)
+    row = voiding._storage.query_one("SELECT cdr_zip, cdr_xml, cdr_member FROM sunat_summaries WHERE id = ?",
+                                     (outcome.summary_id,))  # kept as its XML, the zip made again (voids.m004)
     assert row["cdr_zip"] is None and row["cdr_member"] == answer.member == f"R-{ISSUER_RUC}-{outcome.ident}.xml"
-    assert voiding.vouchers.unpack_bytes(row["cdr_xml"]) == answer.xml and sunat_signer.signature_is_valid(answer.xml)
-    assert voiding.voids.outcome(outcome.summary_id).cdr_zip == outcome.cdr_zip == cdr.rebuild_zip(answer.member,
-                                                                                                   answer.xml)
+    assert voiding._vouchers.unpack_bytes(row["cdr_xml"]) == answer.xml and sunat_signer.signature_is_valid(answer.xml)
+    assert voiding._voids.outcome(outcome.summary_id).cdr_zip == outcome.cdr_zip == cdr.rebuild_zip(answer.member,
+                                                                                                    answer.xml)
     assert "ERROR EN EL RUC DEL CLIENTE" in outcome.xml_firmado
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
     # The next one of the day takes the next number; an anulado voucher is not voided twice.
     second = issued(voiding, factura("F001", 8, [item("Servicio de consultoría", "1", "50")]))
-    assert voiding.voids.anular(second, "DESCUENTO NO APLICADO").ident == f"RA-{today:%Y%m%d}-2"
+    assert voiding.invoicing.void(second, "DESCUENTO NO APLICADO").ident == f"RA-{today:%Y%m%d}-2"
     with pytest.raises(YupanaError) as caught:
-        voiding.voids.anular(voucher_id, "OTRA VEZ")
+        voiding.invoicing.void(voucher_id, "OTRA VEZ")
     assert caught.value.code == ErrorCode.CONFLICT and "F001-7 ya está anulado" in caught.value.message
 
 
 def test_a_boleta_is_voided_by_a_rc_with_status_3(voiding, voids_sandbox, tmp_path):
     voucher_id = issued(voiding, boleta("B001", 3, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
-    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    outcome = voiding.invoicing.void(voucher_id, "VENTA CANCELADA")
     assert outcome.kind == "RC" and outcome.ident.startswith("RC-") and outcome.accepted, outcome
-    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
     assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B001", 3) == statuses.ANULADO
     assert cdr.read_zip(outcome.cdr_zip).codigo == "0"
     assert "<cbc:ConditionCode>3</cbc:ConditionCode>" in outcome.xml_firmado
@@ -79,16 +79,16 @@ def test_a_boleta_is_voided_by_a_rc_with_status_3(voiding, voids_sandbox, tmp_pa
 def test_a_rejected_summary_leaves_the_vouchers_as_they_were_with_sunats_reason(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 11, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("reject:2375", operation="sendSummary")
-    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL MONTO")
+    outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL MONTO")
     assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2375"
     assert outcome.descripcion  # SUNAT's reason, as its CDR gives it
     assert cdr.read_zip(outcome.cdr_zip).codigo == "2375"
-    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ACEPTADO
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("F001-11", statuses.ACEPTADO)]
-    [shown] = voiding.voucher_summaries(voucher_id)  # the voucher's detail shows the rejected baja and why
-    assert (shown["ident"], shown["state"], shown["codigo"], shown["motivo"]) == \
+    [shown] = voiding.invoicing.voucher_summaries(voucher_id)  # the voucher's detail shows the rejected baja and why
+    assert (shown.ident, shown.state, shown.codigo, shown.motivo) == \
         (outcome.ident, statuses.SUBMISSION_FAILED, "2375", "ERROR EN EL MONTO")
-    assert shown["descripcion"] == outcome.descripcion
+    assert shown.descripcion == outcome.descripcion
     assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 11) == statuses.ACEPTADO
 
 
@@ -102,31 +102,31 @@ def test_a_voucher_issued_in_the_evening_in_lima_is_voided_on_its_own_day(voidin
     evening = _next_evening_in_lima()
     with clock.frozen(evening):
         voucher_id = issued(voiding, factura("F001", 31, [item("Servicio de consultoría", "1", "100")]))
-        outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+        outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
     day = evening.date()  # Lima's, not the computer's (a day ahead on UTC)
-    assert voiding.voucher(voucher_id)["fecha_emision"] == day.isoformat()
+    assert voiding.invoicing.voucher(voucher_id).fecha_emision == day.isoformat()
     assert outcome.ident == f"RA-{day:%Y%m%d}-1" and outcome.accepted
 
 
 def test_deadlines_and_unaccepted_vouchers_are_refused_before_sending(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 21, [item("Servicio de consultoría", "1", "100")]))
-    voiding.voids.today = lambda: clock.today() + dt.timedelta(days=8)
+    voiding._voids.today = lambda: clock.today() + dt.timedelta(days=8)
     with pytest.raises(YupanaError) as caught:
-        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+        voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
     assert caught.value.code == ErrorCode.CONFLICT
     assert "hace 8 días" in caught.value.message and "hasta 7 días" in caught.value.message
-    voiding.voids.today = clock.today
-    unsent = voiding.generar_xml(factura("F001", 22, [item("Servicio de consultoría", "1", "100")]))
-    unsent_id = voiding.find_voucher("F001-22")
+    voiding._voids.today = clock.today
+    unsent = voiding.invoicing.generate_xml(factura("F001", 22, [item("Servicio de consultoría", "1", "100")]))
+    unsent_id = voiding.invoicing.find_voucher("F001-22")
     assert unsent.xml
     with pytest.raises(YupanaError) as caught:
-        voiding.voids.anular(unsent_id, "ERROR EN EL RUC")
+        voiding.invoicing.void(unsent_id, "ERROR EN EL RUC")
     assert "F001-22 no fue aceptado por SUNAT" in caught.value.message
     with pytest.raises(YupanaError) as caught:
-        voiding.voids.anular(voucher_id, "  ")
+        voiding.invoicing.void(voucher_id, "  ")
     assert "«motivo»" in caught.value.message
     assert voids_sandbox.summaries.tickets() == []  # nothing reached SUNAT
-    assert voiding.voids.list() == []
+    assert voiding.invoicing.summaries() == []
 
 
 def test_a_pending_ticket_is_resolved_after_the_engine_is_closed_and_reopened(voiding, voids_sandbox, home):
@@ -134,130 +134,130 @@ def test_a_pending_ticket_is_resolved_after_the_engine_is_closed_and_reopened(vo
 
     voucher_id = issued(voiding, factura("F001", 31, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.summaries.hold()
-    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC", wait=False)
+    outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC", wait=False)
     assert outcome.state == statuses.SUBMISSION_PENDING and outcome.ticket
     assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, 1, 10)  # the background poller asked: still pending
     voiding.close()  # the app is closed with the ticket pending: it stays stored
     reopened = Engine(home)
     try:
-        assert reopened.voids.pending() == [outcome.summary_id]
-        assert reopened.voucher(voucher_id)["status"] == statuses.ACEPTADO
+        assert reopened._voids.pending() == [outcome.summary_id]
+        assert reopened.invoicing.voucher(voucher_id).status == statuses.ACEPTADO
         polls = voids_sandbox.summaries.ticket(outcome.ticket).polls
         assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, polls + 1, 10)  # the reopened engine follows it
         voids_sandbox.summaries.release()
-        assert reopened.voids.join(10)
-        assert reopened.voucher(voucher_id)["status"] == statuses.ANULADO
-        final = reopened.voids.outcome(outcome.summary_id)
+        assert reopened._voids.join(10)
+        assert reopened.invoicing.voucher(voucher_id).status == statuses.ANULADO
+        final = reopened._voids.outcome(outcome.summary_id)
         assert final.accepted and cdr.read_zip(final.cdr_zip).referencia == outcome.ident
-        assert reopened.voids.pending() == []
+        assert reopened._voids.pending() == []
     finally:
         reopened.close()
 
 
 def signed_only(engine, request: dict) -> int:
     """Generated and signed, not sent: a boleta the issuer reports in the day's resumen."""
-    xml = engine.generar_xml(request).xml
-    certificado_id = engine.default_certificate(ISSUER_RUC).certificado_id
-    engine.firmar({"xml": xml, "certificado_id": certificado_id})
-    return engine.find_voucher(f"{request['serie']}-{request['numero']}")
+    xml = engine.invoicing.generate_xml(request).xml
+    certificado_id = engine.invoicing.default_certificate(ISSUER_RUC).certificado_id
+    engine.invoicing.sign({"xml": xml, "certificado_id": certificado_id})
+    return engine.invoicing.find_voucher(f"{request['serie']}-{request['numero']}")
 
 
 def test_the_days_boletas_are_reported_in_a_rc_and_end_aceptado(voiding, voids_sandbox, tmp_path):
     first = signed_only(voiding, boleta("B002", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
     second = signed_only(voiding, boleta("B002", 2, [item("Gorra", "1", "25", "20")]))
     sent = issued(voiding, boleta("B002", 3, [item("Casaca", "1", "150")], receptor=DNI_CUSTOMER))
-    [outcome] = voiding.resumen_diario(clock.today())
+    [outcome] = voiding.invoicing.daily_summary(clock.today())
     assert outcome.kind == "RC" and outcome.accepted, outcome
     assert [(v.serie_numero, v.status) for v in outcome.vouchers] == [("B002-1", statuses.ACEPTADO),
                                                                       ("B002-2", statuses.ACEPTADO)]
-    assert voiding.voucher(first)["status"] == voiding.voucher(second)["status"] == statuses.ACEPTADO
+    assert voiding.invoicing.voucher(first).status == voiding.invoicing.voucher(second).status == statuses.ACEPTADO
     assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B002", 2) == statuses.ACEPTADO
-    assert "B002-3" not in outcome.xml_firmado and voiding.voucher(sent)["status"] == statuses.ACEPTADO
+    assert "B002-3" not in outcome.xml_firmado and voiding.invoicing.voucher(sent).status == statuses.ACEPTADO
     assert outcome.xml_firmado.count("<cbc:ConditionCode>1</cbc:ConditionCode>") == 2
     strict(outcome.xml_firmado, tmp_path, outcome.ident)
-    [listed] = voiding.summaries()  # the «Resúmenes y bajas» page's row: the vouchers it covers, in order
-    assert (listed["ident"], listed["comprobantes"], listed["reference_date"], listed["state"]) == \
+    [listed] = voiding.invoicing.summaries()  # the «Resúmenes y bajas» page's row: the vouchers it covers, in order
+    assert (listed.ident, listed.comprobantes, listed.reference_date, listed.state) == \
         (outcome.ident, "B002-1, B002-2", clock.today().isoformat(), statuses.SUBMISSION_DONE)
     with pytest.raises(YupanaError) as caught:  # nothing left to report that day
-        voiding.resumen_diario(clock.today())
+        voiding.invoicing.daily_summary(clock.today())
     assert caught.value.code == ErrorCode.NOT_FOUND and "No hay boletas firmadas" in caught.value.message
     with pytest.raises(YupanaError) as caught:
-        voiding.resumen_diario(clock.today() - dt.timedelta(days=9))
+        voiding.invoicing.daily_summary(clock.today() - dt.timedelta(days=9))
     assert "hace 9 días" in caught.value.message
 
 
 def test_asking_sunat_for_a_cdr_stores_it_when_the_voucher_is_ours(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 41, [item("Servicio de consultoría", "1", "100")]))
-    answer = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
-    assert (answer["codigo"], answer["estado"], answer["voucher_id"], answer["guardado"]) == \
+    answer = voiding.invoicing.query_cdr(ISSUER_RUC, "01", "F001", 41)
+    assert (answer.codigo, answer.estado, answer.voucher_id, answer.guardado) == \
         ("0", statuses.ACEPTADO, voucher_id, True)
-    stored = voiding.voids.consulted_cdr(voucher_id)
+    stored = voiding._voids.consulted_cdr(voucher_id)
     assert stored is not None and cdr.read_zip(stored["cdr_zip"]).referencia == "F001-41"
-    received = cdr.read_zip(answer["cdr_zip"])  # as SUNAT answered; stored as its XML, the zip made again
+    received = cdr.read_zip(answer.cdr_zip)  # as SUNAT answered; stored as its XML, the zip made again
     assert cdr.read_zip(stored["cdr_zip"]).xml == received.xml
     assert stored["cdr_zip"] == cdr.rebuild_zip(received.member, received.xml)
-    with voiding.storage.write() as conn:  # a row stored before voids.m004: its zip, handed out as it is
+    with voiding._storage.write() as conn:  # a row stored before voids.m004: its zip, handed out as it is
         conn.execute("UPDATE sunat_consulted_cdrs SET cdr_zip = ?, cdr_xml = NULL, cdr_member = NULL",
-                     (answer["cdr_zip"],))
-    assert voiding.voids.consulted_cdr(voucher_id)["cdr_zip"] == answer["cdr_zip"]
-    unknown = voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 999)
-    assert unknown["codigo"] is None and unknown["cdr_zip"] is None and not unknown["guardado"]
-    assert unknown["status_code"] != "0004"
+                     (answer.cdr_zip,))
+    assert voiding._voids.consulted_cdr(voucher_id)["cdr_zip"] == answer.cdr_zip
+    unknown = voiding.invoicing.query_cdr(ISSUER_RUC, "01", "F001", 999)
+    assert unknown.codigo is None and unknown.cdr_zip is None and not unknown.guardado
+    assert unknown.status_code != "0004"
     voids_sandbox.fail_next("fault:0102", operation="getStatusCdr")  # SUNAT's refusal: its code, in Spanish
     with pytest.raises(YupanaError) as caught:
-        voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+        voiding.invoicing.query_cdr(ISSUER_RUC, "01", "F001", 41)
     assert caught.value.code == ErrorCode.UPSTREAM_REJECTED and "F001-41 (código 0102)" in caught.value.message
     assert caught.value.details[0].sunat_code == "0102"
     voids_sandbox.fail_next("500", operation="getStatusCdr")
     with pytest.raises(YupanaError) as caught:
-        voiding.consultar_cdr(ISSUER_RUC, "01", "F001", 41)
+        voiding.invoicing.query_cdr(ISSUER_RUC, "01", "F001", 41)
     assert caught.value.code == ErrorCode.UPSTREAM_UNAVAILABLE and "inténtelo más tarde" in caught.value.message
 
 
 def test_a_summary_sunat_did_not_answer_is_sent_again_until_it_has_its_ticket(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 51, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("500", operation="sendSummary")  # nothing processed: safe to send the same name again
-    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
     assert outcome.accepted, outcome
-    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
-    row = voiding.storage.query_one("SELECT send_attempts FROM sunat_summaries WHERE id = ?", (outcome.summary_id,))
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
+    row = voiding._storage.query_one("SELECT send_attempts FROM sunat_summaries WHERE id = ?", (outcome.summary_id,))
     assert row["send_attempts"] == 2
 
 
 def test_a_summary_whose_answer_was_lost_is_not_taken_for_new(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 52, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("drop_after_receive", operation="sendSummary")  # SUNAT took it; the ticket never came
-    outcome = voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+    outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
     assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2403", outcome
     assert "ya había recibido" in outcome.descripcion and "Operaciones en Línea" in outcome.descripcion
-    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ACEPTADO
 
 
 def test_a_summary_refused_at_the_front_door_is_an_error_with_sunats_code(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 53, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("fault:0154", operation="sendSummary")
     with pytest.raises(YupanaError) as caught:
-        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+        voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
     assert caught.value.code == ErrorCode.UPSTREAM_REJECTED and "(código 0154)" in caught.value.message
     assert caught.value.details[0].sunat_code == "0154"
-    assert voiding.voucher(voucher_id)["status"] == statuses.ACEPTADO
-    assert voiding.voids.pending() == []
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ACEPTADO
+    assert voiding._voids.pending() == []
 
 
 def test_a_summary_stored_but_never_sent_is_sent_by_the_poller(voiding, voids_sandbox):
     """The process died between storing the summary and sendSummary: once it is older than a send can take, the
     poller sends it; a fresh one (another process may be sending it) is left alone."""
     voucher_id = issued(voiding, factura("F001", 61, [item("Servicio de consultoría", "1", "100")]))
-    row = voiding.vouchers.get(voucher_id)
-    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
-    assert voiding.voids.check_ticket(summary_id).state == statuses.SUBMISSION_PENDING
+    row = voiding._vouchers.get(voucher_id)
+    summary_id = voiding._voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
+    assert voiding._voids.check_ticket(summary_id).state == statuses.SUBMISSION_PENDING
     assert voids_sandbox.summaries.tickets() == []  # too fresh: not sent
-    with voiding.storage.write() as conn:
+    with voiding._storage.write() as conn:
         conn.execute("UPDATE sunat_summaries SET updated_at = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (summary_id,))
-    voiding.voids.start_if_pending()
-    assert voiding.voids.join(10)
-    assert voiding.voids.outcome(summary_id).accepted
-    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    voiding._voids.start_if_pending()
+    assert voiding._voids.join(10)
+    assert voiding._voids.outcome(summary_id).accepted
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
 
 
 def test_notes_are_voided_by_their_voucher_s_document(voiding, voids_sandbox, tmp_path):
@@ -265,7 +265,7 @@ def test_notes_are_voided_by_their_voucher_s_document(voiding, voids_sandbox, tm
     issued(voiding, boleta("B001", 71, [item("Zapatillas", "1", "250")], receptor=DNI_CUSTOMER))
     boleta_note = issued(voiding, nota("07", "B001", 72, ("03", "B001", 71), "07", [item("Zapatillas", "1", "50")],
                                        receptor=DNI_CUSTOMER))
-    outcome = voiding.voids.anular(boleta_note, "NOTA EMITIDA POR ERROR")
+    outcome = voiding.invoicing.void(boleta_note, "NOTA EMITIDA POR ERROR")
     assert outcome.kind == "RC" and outcome.accepted, outcome
     assert "<cbc:ID>B001-71</cbc:ID>" in outcome.xml_firmado  # the note's boleta, as BillingReference
     assert voids_sandbox.voucher_status(ISSUER_RUC, "07", "B001", 72) == statuses.ANULADO
@@ -274,44 +274,44 @@ def test_notes_are_voided_by_their_voucher_s_document(voiding, voids_sandbox, tm
     issued(voiding, factura("F001", 73, [item("Servicio de consultoría", "1", "100")]))
     factura_note = issued(voiding, nota("07", "F001", 74, ("01", "F001", 73), "07",
                                         [item("Servicio de consultoría", "1", "10")]))
-    outcome = voiding.voids.anular(factura_note, "NOTA EMITIDA POR ERROR")
+    outcome = voiding.invoicing.void(factura_note, "NOTA EMITIDA POR ERROR")
     assert outcome.kind == "RA" and outcome.accepted, outcome
-    assert voiding.voucher(factura_note)["status"] == statuses.ANULADO
+    assert voiding.invoicing.voucher(factura_note).status == statuses.ANULADO
 
 
 def test_a_voucher_waiting_in_a_summary_is_not_put_in_another(voiding, voids_sandbox):
     voucher_id = issued(voiding, factura("F001", 81, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.summaries.hold()
-    first = voiding.voids.anular(voucher_id, "ERROR EN EL RUC", wait=False)
+    first = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC", wait=False)
     with pytest.raises(YupanaError) as caught:
-        voiding.voids.anular(voucher_id, "ERROR EN EL RUC")
+        voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
     assert caught.value.code == ErrorCode.CONFLICT
     assert f"F001-81 ya está en {first.ident}, que espera la respuesta de SUNAT" in caught.value.message
-    row = voiding.vouchers.get(voucher_id)
+    row = voiding._vouchers.get(voucher_id)
     with pytest.raises(YupanaError) as caught:  # the same check inside the numbering transaction
-        voiding.voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "OTRA", "3")])
+        voiding._voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "OTRA", "3")])
     assert f"ya está en {first.ident}" in caught.value.message
     assert len(voids_sandbox.summaries.tickets()) == 1
     voids_sandbox.summaries.release()
-    assert voiding.voids.join(10)
-    assert voiding.voucher(voucher_id)["status"] == statuses.ANULADO
+    assert voiding._voids.join(10)
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
 
 
 def test_the_engine_tells_each_change_of_a_summary(voiding, voids_sandbox):
     from app.core.platform import events
 
-    heard: list[tuple[str, dict]] = []
-    unsubscribe = voiding.events.subscribe(lambda name, payload: heard.append((name, payload)))
+    heard: list[tuple[str, events.Event]] = []
+    handle = voiding.admin.subscribe(lambda name, payload: heard.append((name, payload)))
     try:
         voucher_id = issued(voiding, factura("F001", 91, [item("Servicio de consultoría", "1", "100")]))
-        outcome = voiding.anular(voucher_id, "ERROR EN EL RUC")
+        outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
     finally:
-        unsubscribe()
-    told = [(p["state"], p["ticket"]) for name, p in heard if name == events.SUMMARY_CHANGED]
+        handle.cancel()
+    told = [(p.state, p.ticket) for name, p in heard if name == events.SUMMARY_CHANGED]
     assert told == [(statuses.SUBMISSION_PENDING, None), (statuses.SUBMISSION_PENDING, outcome.ticket),
                     (statuses.SUBMISSION_DONE, outcome.ticket)]
     order = [name for name, p in heard if name == events.SUMMARY_CHANGED
-             or (name == events.VOUCHER_CHANGED and p.get("status") == statuses.ANULADO)]
+             or (name == events.VOUCHER_CHANGED and p.status == statuses.ANULADO)]
     assert order[-2:] == [events.VOUCHER_CHANGED, events.SUMMARY_CHANGED]  # the vouchers first, then the summary
 
 
@@ -319,15 +319,15 @@ def test_getstatus_trouble_is_asked_again_and_an_unknown_ticket_ends_the_wait(vo
     first = issued(voiding, factura("F001", 95, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("500", operation="getStatus")
     voids_sandbox.fail_next("fault:0130", operation="getStatus")
-    outcome = voiding.voids.anular(first, "ERROR EN EL RUC")  # two failed polls, then SUNAT's answer
-    assert outcome.accepted and voiding.voucher(first)["status"] == statuses.ANULADO
+    outcome = voiding.invoicing.void(first, "ERROR EN EL RUC")  # two failed polls, then SUNAT's answer
+    assert outcome.accepted and voiding.invoicing.voucher(first).status == statuses.ANULADO
     second = issued(voiding, factura("F001", 96, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("fault:0127", operation="getStatus")
-    outcome = voiding.voids.anular(second, "ERROR EN EL RUC")
+    outcome = voiding.invoicing.void(second, "ERROR EN EL RUC")
     assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "0127"
     assert f"no reconoce el ticket {outcome.ticket}" in outcome.descripcion
-    assert voiding.voucher(second)["status"] == statuses.ACEPTADO
-    assert voiding.voids.pending() == []
+    assert voiding.invoicing.voucher(second).status == statuses.ACEPTADO
+    assert voiding._voids.pending() == []
 
 
 def _tax(xml: str, scheme: str) -> str | None:
@@ -349,7 +349,7 @@ def test_a_boleta_with_bags_is_reported_with_its_icbper_apart_from_its_igv(voidi
     request = boleta("B005", 1, [item("Menú ejecutivo", "2", "12.71"), item("Bolsa plástica", "30", "0.10", icbper=True)],
                      receptor=DNI_CUSTOMER)
     voucher_id = issued(voiding, request)
-    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    outcome = voiding.invoicing.void(voucher_id, "VENTA CANCELADA")
     assert outcome.accepted, outcome
     icbper = _tax(outcome.xml_firmado, "7152")
     assert icbper is not None and float(icbper) == 15.0  # 30 bags at S/ 0.50 (2023 onwards)
@@ -362,9 +362,9 @@ def test_a_boleta_with_a_global_discount_is_reported_with_its_discounted_totals(
     request = boleta("B005", 2, [item("Casaca de cuero", "1", "500")], receptor=DNI_CUSTOMER,
                      descuento_global=Decimal("100.00"))
     voucher_id = issued(voiding, request)
-    total = Decimal(voiding.voucher(voucher_id)["total"])
+    total = Decimal(voiding.invoicing.voucher(voucher_id).total)
     assert total == Decimal("472.00")  # (500 - 100) + 18 %
-    outcome = voiding.voids.anular(voucher_id, "VENTA CANCELADA")
+    outcome = voiding.invoicing.void(voucher_id, "VENTA CANCELADA")
     assert outcome.accepted, outcome
     assert f'<sac:TotalAmount currencyID="PEN">{total}</sac:TotalAmount>' in outcome.xml_firmado
     assert '<cbc:PaidAmount currencyID="PEN">400.00</cbc:PaidAmount>' in outcome.xml_firmado
@@ -374,16 +374,16 @@ def test_a_boleta_with_a_global_discount_is_reported_with_its_discounted_totals(
 
 def test_more_boletas_than_one_rc_takes_are_split_into_several(voiding, voids_sandbox, tmp_path):
     """SUNAT's limit is 500 lines per RC; lowered to 2 here so three boletas make two RCs, numbered in turn."""
-    assert voiding.voids.max_summary_lines == 500
-    voiding.voids.max_summary_lines = 2
+    assert voiding._voids.max_summary_lines == 500
+    voiding._voids.max_summary_lines = 2
     ids = [signed_only(voiding, boleta("B006", numero, [item("Gaseosa 500 ml", "1", "3.50")])) for numero in (1, 2, 3)]
-    first, second = voiding.resumen_diario(clock.today())
+    first, second = voiding.invoicing.daily_summary(clock.today())
     today = clock.today()
     assert (first.ident, second.ident) == (f"RC-{today:%Y%m%d}-1", f"RC-{today:%Y%m%d}-2")
     assert [v.serie_numero for v in first.vouchers] == ["B006-1", "B006-2"]
     assert [v.serie_numero for v in second.vouchers] == ["B006-3"]
     assert first.accepted and second.accepted
-    assert {voiding.voucher(i)["status"] for i in ids} == {statuses.ACEPTADO}
+    assert {voiding.invoicing.voucher(i).status for i in ids} == {statuses.ACEPTADO}
     assert first.xml_firmado.count("<sac:SummaryDocumentsLine>") == 2
     strict(second.xml_firmado, tmp_path, second.ident)
 
@@ -392,15 +392,15 @@ def test_an_orphaned_summary_seen_by_two_pollers_is_sent_once(voiding, voids_san
     """Two processes find the same summary without a ticket at once (each read it before the other claimed it):
     one sends it, the other leaves it alone — SUNAT never gets the same RA twice."""
     voucher_id = issued(voiding, factura("F001", 71, [item("Servicio de consultoría", "1", "100")]))
-    row = voiding.vouchers.get(voucher_id)
-    summary_id = voiding.voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
-    with voiding.storage.write() as conn:
+    row = voiding._vouchers.get(voucher_id)
+    summary_id = voiding._voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
+    with voiding._storage.write() as conn:
         conn.execute("UPDATE sunat_summaries SET updated_at = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (summary_id,))
-    stale = voiding.voids._row(summary_id)  # what the second poller read before the first one claimed it
-    voiding.voids.check_ticket(summary_id)  # the first poller: sends it
-    monkeypatch.setattr(voiding.voids, "_row", lambda _id: dict(stale))  # failure injection: a stale read
-    voiding.voids._send(summary_id)  # the second poller, deciding from what it read
+    stale = voiding._voids._row(summary_id)  # what the second poller read before the first one claimed it
+    voiding._voids.check_ticket(summary_id)  # the first poller: sends it
+    monkeypatch.setattr(voiding._voids, "_row", lambda _id: dict(stale))  # failure injection: a stale read
+    voiding._voids._send(summary_id)  # the second poller, deciding from what it read
     monkeypatch.undo()
-    name = f"{ISSUER_RUC}-{voiding.voids.outcome(summary_id).ident}"
+    name = f"{ISSUER_RUC}-{voiding._voids.outcome(summary_id).ident}"
     assert voids_sandbox.summaries.stats()["summaries"] == {name: 1}
-    assert voiding.voids.poll(summary_id, timeout_s=10).accepted
+    assert voiding._voids.poll(summary_id, timeout_s=10).accepted

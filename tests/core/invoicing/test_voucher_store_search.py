@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from app.core.records import Voucher
 from tests.helpers.voucher_matrix import CUSTOMER_RUC, DNI_CUSTOMER, TODAY, boleta, factura, item
 
 OTHER = {"ruc": "20512345671", "razon_social": "PANADERÍA SEÑOR DE LOS MILAGROS E.I.R.L."}
@@ -21,68 +22,69 @@ def issued(engine, company) -> None:
         extra = {"receptor": OTHER} if numero % 2 else {}
         if numero <= 4:
             extra["fecha_emision"] = yesterday
-        engine.generar_xml(factura("F001", numero, lines, **extra))
-    engine.generar_xml(factura("F001", 123, lines))
-    engine.generar_xml(boleta("B001", 7, lines, receptor=DNI_CUSTOMER))
+        engine.invoicing.generate_xml(factura("F001", numero, lines, **extra))
+    engine.invoicing.generate_xml(factura("F001", 123, lines))
+    engine.invoicing.generate_xml(boleta("B001", 7, lines, receptor=DNI_CUSTOMER))
 
 
-def names(rows: list[dict]) -> list[str]:
-    return [f"{r['serie']}-{r['numero']}" for r in rows]
+def names(rows: list[Voucher]) -> list[str]:
+    return [f"{r.serie}-{r.numero}" for r in rows]
 
 
 def test_search_by_serie_numero_exact_and_prefix(engine, issued):
-    assert names(engine.list_vouchers(search="F001-123")) == ["F001-123"]
-    assert names(engine.list_vouchers(search="f001-00000123")) == ["F001-123"]  # as printed, leading zeros
-    assert names(engine.list_vouchers(search="F001-12")) == ["F001-123", "F001-12"]
-    assert names(engine.list_vouchers(search="F001-1")) == ["F001-123", "F001-12", "F001-11", "F001-10", "F001-1"]
-    assert engine.list_vouchers(search="F001-124") == [] and engine.list_vouchers(search="F002") == []
+    assert names(engine.invoicing.vouchers(search="F001-123")) == ["F001-123"]
+    assert names(engine.invoicing.vouchers(search="f001-00000123")) == ["F001-123"]  # as printed, leading zeros
+    assert names(engine.invoicing.vouchers(search="F001-12")) == ["F001-123", "F001-12"]
+    assert names(engine.invoicing.vouchers(search="F001-1")) == ["F001-123", "F001-12", "F001-11", "F001-10", "F001-1"]
+    assert engine.invoicing.vouchers(search="F001-124") == [] and engine.invoicing.vouchers(search="F002") == []
 
 
 def test_search_by_document_prefix_and_name_word_prefix(engine, issued):
-    assert names(engine.list_vouchers(search="4567")) == ["B001-7"]  # the DNI's beginning
-    assert len(engine.list_vouchers(search=CUSTOMER_RUC[:6])) == 7  # F001-2 … F001-12 even, and F001-123
-    assert names(engine.list_vouchers(search="quis")) == ["B001-7"]  # MARÍA QUISPE MAMANI
-    assert names(engine.list_vouchers(search="maria mam")) == ["B001-7"]  # every word begins a word, accents folded
-    assert len(engine.list_vouchers(search="SENOR milag")) == 6  # «SEÑOR DE LOS MILAGROS» typed without the Ñ
-    assert engine.list_vouchers(search="ispe") == []  # a word's middle is not its beginning
-    assert engine.list_vouchers(search='"') == [] and engine.list_vouchers(search="F001 - ") == []
+    assert names(engine.invoicing.vouchers(search="4567")) == ["B001-7"]  # the DNI's beginning
+    assert len(engine.invoicing.vouchers(search=CUSTOMER_RUC[:6])) == 7  # F001-2 … F001-12 even, and F001-123
+    assert names(engine.invoicing.vouchers(search="quis")) == ["B001-7"]  # MARÍA QUISPE MAMANI
+    # every word begins a word, accents folded
+    assert names(engine.invoicing.vouchers(search="maria mam")) == ["B001-7"]
+    assert len(engine.invoicing.vouchers(search="SENOR milag")) == 6  # «SEÑOR DE LOS MILAGROS» typed without the Ñ
+    assert engine.invoicing.vouchers(search="ispe") == []  # a word's middle is not its beginning
+    assert engine.invoicing.vouchers(search='"') == [] and engine.invoicing.vouchers(search="F001 - ") == []
 
 
 def test_filters_and_keyset_paging(engine, issued):
-    everything = engine.list_vouchers(limit=1000)
+    everything = engine.invoicing.vouchers(limit=1000)
     assert len(everything) == 14
-    first = engine.list_vouchers(limit=5)
-    second = engine.list_vouchers(limit=5, before_id=first[-1]["id"])
-    third = engine.list_vouchers(limit=5, before_id=second[-1]["id"])
+    first = engine.invoicing.vouchers(limit=5)
+    second = engine.invoicing.vouchers(limit=5, before_id=first[-1].id)
+    third = engine.invoicing.vouchers(limit=5, before_id=second[-1].id)
     assert first + second + third == everything
-    assert engine.list_vouchers(limit=5, offset=5) == second
+    assert engine.invoicing.vouchers(limit=5, offset=5) == second
     yesterday = (TODAY - timedelta(days=1)).isoformat()
-    assert names(engine.list_vouchers(hasta=yesterday)) == ["F001-4", "F001-3", "F001-2", "F001-1"]
-    assert len(engine.list_vouchers(desde=TODAY.isoformat())) == 10
-    assert names(engine.list_vouchers(tipo="03")) == ["B001-7"]
-    assert names(engine.list_vouchers(cliente=OTHER["ruc"], hasta=yesterday)) == ["F001-3", "F001-1"]
-    assert names(engine.list_vouchers(cliente=OTHER["ruc"], search="F001-1", limit=2)) == ["F001-11", "F001-1"]
-    assert engine.list_vouchers(cliente=OTHER["ruc"][:5]) == []  # the customer filter is exact
-    engine.vouchers.set_status(first[0]["id"], "rechazado")
-    assert [r["id"] for r in engine.list_vouchers(status="rechazado")] == [first[0]["id"]]
-    assert engine.list_vouchers(status="rechazado", before_id=first[0]["id"]) == []
+    assert names(engine.invoicing.vouchers(hasta=yesterday)) == ["F001-4", "F001-3", "F001-2", "F001-1"]
+    assert len(engine.invoicing.vouchers(desde=TODAY.isoformat())) == 10
+    assert names(engine.invoicing.vouchers(tipo="03")) == ["B001-7"]
+    assert names(engine.invoicing.vouchers(cliente=OTHER["ruc"], hasta=yesterday)) == ["F001-3", "F001-1"]
+    assert names(engine.invoicing.vouchers(cliente=OTHER["ruc"], search="F001-1", limit=2)) == ["F001-11", "F001-1"]
+    assert engine.invoicing.vouchers(cliente=OTHER["ruc"][:5]) == []  # the customer filter is exact
+    engine._vouchers.set_status(first[0].id, "rechazado")
+    assert [r.id for r in engine.invoicing.vouchers(status="rechazado")] == [first[0].id]
+    assert engine.invoicing.vouchers(status="rechazado", before_id=first[0].id) == []
 
 
 def test_no_query_scans_the_vouchers_table(engine, issued, monkeypatch):
     plans: list[str] = []
-    query = engine.storage.query
+    query = engine._storage.query
 
     def explained(sql: str, params: tuple = ()) -> list[dict]:
-        rows = engine.storage.conn().execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
+        rows = engine._storage.conn().execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
         plans.append(" / ".join(row[-1] for row in rows))
         return query(sql, params)
 
-    monkeypatch.setattr(engine.storage, "query", explained)
+    monkeypatch.setattr(engine._storage, "query", explained)
     calls = [{"search": "F001-12"}, {"search": "2060"}, {"search": "quis"}, {}, {"status": "generado"},
              {"desde": TODAY.isoformat()}, {"tipo": "03"}, {"cliente": CUSTOMER_RUC}, {"before_id": 5, "limit": 3},
              {"search": "maria", "desde": "2020-01-01", "hasta": TODAY.isoformat(), "status": "generado"}]
     for call in calls:
-        engine.list_vouchers(**call)
+        engine.invoicing.vouchers(**call)
     assert len(plans) == len(calls)
     for call, plan in zip(calls, plans, strict=True):
         assert "SCAN v " not in plan + " " and "SCAN vouchers " not in plan + " ", (call, plan)
@@ -93,21 +95,21 @@ def test_no_query_scans_the_vouchers_table(engine, issued, monkeypatch):
 
 def test_the_migration_indexes_vouchers_stored_before(engine, issued, tmp_path):
     """A folder from before m005: the migration fills the index with the vouchers already stored."""
-    conn = engine.storage.conn()
-    with engine.storage.write() as write:
+    conn = engine._storage.conn()
+    with engine._storage.write() as write:
         write.execute("DROP TABLE vouchers_fts")
         write.execute("DROP INDEX vouchers_environment")
         write.execute("DROP INDEX vouchers_fecha")
         write.execute("DELETE FROM _sqlite_migrations WHERE name = 'm005_search_index'")
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'vouchers_fts'").fetchone()[0] == 0
-    home = engine.home
+    home = engine.admin.home()
     engine.close()
     from app.core.engine import Engine
 
     again = Engine(home)
     try:
-        assert names(again.list_vouchers(search="F001-123")) == ["F001-123"]
-        assert names(again.list_vouchers(search="quispe")) == ["B001-7"]
-        assert len(again.list_vouchers(limit=1000)) == 14
+        assert names(again.invoicing.vouchers(search="F001-123")) == ["F001-123"]
+        assert names(again.invoicing.vouchers(search="quispe")) == ["B001-7"]
+        assert len(again.invoicing.vouchers(limit=1000)) == 14
     finally:
         again.close()

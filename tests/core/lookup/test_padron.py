@@ -32,15 +32,16 @@ def _text_of(zip_path: Path) -> bytes:
 
 def test_import_counts_damaged_lines_and_answers_with_ubigeo_names(engine, padron_zip):
     path, known = padron_zip
-    seen: list[tuple[int, int]] = []
-    summary = engine.import_padron(path, progress=lambda done, total: seen.append((done, total)))
-    assert summary["rows_loaded"] == ROWS - BAD
-    assert summary["rows_skipped"] == BAD
-    assert summary["seconds"] >= 0
+    *steps, last = engine.lookups.import_padron_steps(path)
+    summary = last.result
+    seen = [(step.done, step.total) for step in steps]
+    assert summary.rows_loaded == ROWS - BAD
+    assert summary.rows_skipped == BAD
+    assert summary.seconds >= 0
     assert seen and seen[-1][0] == seen[-1][1] > 0
     assert len(known) == 3
     for fields in known:
-        record = engine.ruc(fields[0])
+        record = engine.lookups.ruc(fields[0])
         place = ubigeo_lookup(fields[4])
         assert record.razon_social == fields[1]
         assert record.estado == fields[2] and record.condicion == fields[3]
@@ -48,8 +49,8 @@ def test_import_counts_damaged_lines_and_answers_with_ubigeo_names(engine, padro
             place.departamento.upper(), place.provincia.upper(), place.distrito.upper())
         assert record.tipo_contribuyente is None and record.actividad_economica is None
         assert record.fuente == "padron"
-    status = engine.padron_status()
-    assert status["rows"] == ROWS - BAD and status["source"] == path.name and status["loaded_at"]
+    status = engine.lookups.padron_status()
+    assert status.rows == ROWS - BAD and status.source == path.name and status.loaded_at
 
 
 def test_address_is_composed_the_sunat_way(engine, tmp_path):
@@ -57,8 +58,8 @@ def test_address_is_composed_the_sunat_way(engine, tmp_path):
     line = "20100066603|COMERCIAL PEÑA S.A.C.|ACTIVO|HABIDO|150101|AV.|GRAU|SANTA ROSA|URB.|123|4|-|-|-|-|\n"
     path = tmp_path / "padron.txt"
     path.write_bytes((header + line).encode("latin-1"))
-    assert engine.import_padron(path)["rows_loaded"] == 1
-    record = engine.ruc("20100066603")
+    assert engine.lookups.import_padron(path).rows_loaded == 1
+    record = engine.lookups.ruc("20100066603")
     assert record.direccion == "AV. GRAU NRO. 123 INT. 4 URB. SANTA ROSA"
     assert record.razon_social == "COMERCIAL PEÑA S.A.C."
     assert (record.departamento, record.provincia, record.distrito) == ("LIMA", "LIMA", "LIMA")
@@ -73,14 +74,14 @@ def test_plain_text_with_windows_line_ends_and_the_parallel_parser_agree(engine,
     path, known = padron_zip
     text = tmp_path / "padron_reducido_ruc.txt"
     text.write_bytes(_text_of(path).replace(b"\n", b"\r\n"))
-    summary = engine.import_padron(text, parallel=True)
-    assert (summary["rows_loaded"], summary["rows_skipped"]) == (ROWS - BAD, BAD)
-    assert engine.ruc(known[0][0]).razon_social == known[0][1]
-    assert engine.ruc(known[0][0]).estado == known[0][2]  # no stray '\r' or '|' in the fields
+    summary = engine.lookups.import_padron(text, parallel=True)
+    assert (summary.rows_loaded, summary.rows_skipped) == (ROWS - BAD, BAD)
+    assert engine.lookups.ruc(known[0][0]).razon_social == known[0][1]
+    assert engine.lookups.ruc(known[0][0]).estado == known[0][2]  # no stray '\r' or '|' in the fields
 
 
 def test_bad_and_unknown_rucs_answer_400_and_404(engine, padron_zip):
-    engine.import_padron(padron_zip[0])
+    engine.lookups.import_padron(padron_zip[0])
     status, envelope = engine.call("ruc", numero="20100066604")  # wrong check digit
     assert status == 400 and "dígito verificador" in envelope["error"]["message"]
     status, envelope = engine.call("ruc", numero="3010006660")
@@ -91,30 +92,37 @@ def test_bad_and_unknown_rucs_answer_400_and_404(engine, padron_zip):
 
 def test_a_file_that_is_not_the_padron_is_refused_and_the_old_data_stays(engine, padron_zip, tmp_path):
     path, known = padron_zip
-    engine.import_padron(path)
+    engine.lookups.import_padron(path)
     wrong = tmp_path / "clientes.txt"
     wrong.write_bytes(b"RUC|NOMBRE|DIRECCION|\n20100066603|ACME|AV. GRAU|\n")
     with pytest.raises(YupanaError) as caught:
-        engine.import_padron(wrong)
+        engine.lookups.import_padron(wrong)
     assert caught.value.code == ErrorCode.INVALID_INPUT and "no es el padrón" in caught.value.message
     with pytest.raises(YupanaError):
-        engine.import_padron(wrong, parallel=True)
-    assert engine.ruc(known[0][0]).razon_social == known[0][1]
-    assert engine.padron_status()["rows"] == ROWS - BAD
-    assert [p.name for p in (engine.home / "padron").iterdir()] == [engine.padron_status()["file"]]
+        engine.lookups.import_padron(wrong, parallel=True)
+    assert engine.lookups.ruc(known[0][0]).razon_social == known[0][1]
+    assert engine.lookups.padron_status().rows == ROWS - BAD
+    assert [p.name for p in (engine.admin.home() / "padron").iterdir()] == [engine.lookups.padron_status().file]
 
 
-def test_cancelled_import_leaves_nothing_behind(engine, padron_zip):
-    summary = engine.import_padron(padron_zip[0], cancel=lambda: True)
+def test_cancelled_import_leaves_nothing_behind(engine, padron_zip, monkeypatch):
+    summaries = []
+    import_file = engine._padron.import_file
+    monkeypatch.setattr(engine._padron, "import_file", lambda *args, **options: summaries.append(
+        import_file(*args, **options)) or summaries[-1])  # what the register answered the service
+    steps = engine.lookups.import_padron_steps(padron_zip[0])
+    assert next(steps).result is None  # the first lines read…
+    steps.close()  # …and the import cancelled
+    [summary] = summaries
     assert summary["cancelled"] is True
-    assert engine.padron_status()["loaded"] is False
-    assert list((engine.home / "padron").iterdir()) == []
+    assert engine.lookups.padron_status().loaded is False
+    assert list((engine.admin.home() / "padron").iterdir()) == []
 
 
 def test_reimport_while_lookups_run_never_fails_nor_answers_half_loaded(engine, padron_zip, tmp_path):
     """Lookups during a re-import answer the whole old register, then the whole new one."""
     path, known = padron_zip
-    engine.import_padron(path)
+    engine.lookups.import_padron(path)
     # The new register: the same RUCs with other names, so every answer tells which register gave it.
     renamed = tmp_path / "nuevo.txt"
     lines = _text_of(path).split(b"\n")
@@ -130,14 +138,15 @@ def test_reimport_while_lookups_run_never_fails_nor_answers_half_loaded(engine, 
         while not stop.is_set():
             for ruc in rucs:
                 try:
-                    answers.append((ruc, engine.ruc(ruc).razon_social))
+                    answers.append((ruc, engine.lookups.ruc(ruc).razon_social))
                 except BaseException as exc:  # any error is a failure of the test
                     errors.append(exc)
 
-    def looked_up_mid_import(done: int, total: int) -> None:
-        # Called by the import before the switch: lookups made now must see the complete old register.
+    def looked_up_mid_import(done: int, total: int | None) -> None:
+        # Each progress item is handled before the import goes on, so before the switch: lookups made now must
+        # see the complete old register.
         results: list[str] = []
-        probe = threading.Thread(target=lambda: results.extend(engine.ruc(r).razon_social for r in rucs))
+        probe = threading.Thread(target=lambda: results.extend(engine.lookups.ruc(r).razon_social for r in rucs))
         probe.start()
         probe.join(timeout=10)
         assert results == [old_names[r] for r in rucs]
@@ -146,17 +155,21 @@ def test_reimport_while_lookups_run_never_fails_nor_answers_half_loaded(engine, 
     for worker in workers:
         worker.start()
     try:
-        summary = engine.import_padron(renamed, progress=looked_up_mid_import)
+        for step in engine.lookups.import_padron_steps(renamed):
+            if step.result is None:
+                looked_up_mid_import(step.done, step.total)
+            else:
+                summary = step.result
     finally:
         stop.set()
         for worker in workers:
             worker.join(timeout=10)
     assert errors == []
-    assert summary["rows_loaded"] == ROWS - BAD
+    assert summary.rows_loaded == ROWS - BAD
     assert answers, "the lookup threads ran"
     assert all(name in (old_names[ruc], old_names[ruc] + " NUEVO") for ruc, name in answers)
-    assert [engine.ruc(r).razon_social for r in rucs] == [old_names[r] + " NUEVO" for r in rucs]
-    assert len(list((engine.home / "padron").glob("padron-*.db"))) == 1  # the old file was removed
+    assert [engine.lookups.ruc(r).razon_social for r in rucs] == [old_names[r] + " NUEVO" for r in rucs]
+    assert len(list((engine.admin.home() / "padron").glob("padron-*.db"))) == 1  # the old file was removed
 
 
 def test_cli_import_shows_progress_and_ends_with_a_json_summary(home, padron_zip):
@@ -191,23 +204,23 @@ def test_a_file_out_of_ruc_order_with_a_repeated_ruc_still_answers_every_row(eng
     block_repeat = in_a_block.replace(b"|", b" REPETIDO|", 2).replace(b" REPETIDO|", b"|", 1)
     out = tmp_path / "desordenado.txt"
     out.write_bytes(b"\n".join([lines[0], *body[1000:], *body[:1000], repeated, block_repeat]) + b"\n")
-    summary = engine.import_padron(out, parallel=parallel)
-    assert (summary["rows_loaded"], summary["rows_skipped"]) == (ROWS - BAD, BAD + 2)  # the repeats are skipped
+    summary = engine.lookups.import_padron(out, parallel=parallel)
+    assert (summary.rows_loaded, summary.rows_skipped) == (ROWS - BAD, BAD + 2)  # the repeats are skipped
     ruc, name = in_a_block.decode("latin-1").split("|")[:2]
-    assert engine.ruc(ruc).razon_social == name
+    assert engine.lookups.ruc(ruc).razon_social == name
     for fields in known:
-        assert engine.ruc(fields[0]).razon_social == fields[1]  # the first line of a repeated RUC answers
+        assert engine.lookups.ruc(fields[0]).razon_social == fields[1]  # the first line of a repeated RUC answers
 
 
 def test_lookups_from_many_short_lived_threads_keep_open_files_bounded(engine, padron_zip):
     path, known = padron_zip
-    engine.import_padron(path)
-    assert engine.ruc(known[1][0]).razon_social == known[1][1]  # this thread's connection, soon the oldest
+    engine.lookups.import_padron(path)
+    assert engine.lookups.ruc(known[1][0]).razon_social == known[1][1]  # this thread's connection, soon the oldest
     names: list[str] = []
     for _ in range(MAX_OPEN_CONNECTIONS + 8):
-        worker = threading.Thread(target=lambda: names.append(engine.ruc(known[0][0]).razon_social))
+        worker = threading.Thread(target=lambda: names.append(engine.lookups.ruc(known[0][0]).razon_social))
         worker.start()
         worker.join(timeout=10)
     assert names == [known[0][1]] * (MAX_OPEN_CONNECTIONS + 8)
-    assert len(engine.padron._opened) <= MAX_OPEN_CONNECTIONS
-    assert engine.ruc(known[1][0]).razon_social == known[1][1]  # closed as the oldest: reopened
+    assert len(engine._padron._opened) <= MAX_OPEN_CONNECTIONS
+    assert engine.lookups.ruc(known[1][0]).razon_social == known[1][1]  # closed as the oldest: reopened

@@ -10,11 +10,11 @@ import sys
 import httpx
 import pytest
 
+from app.api.local import LocalApi
 from app.core.engine import Engine
 from app.core.errors import ErrorCode, YupanaError
 from app.core.lookup import providers, registry
 from app.core.lookup.providers import FactilizaProvider
-from app.core.platform.http.api import LocalApi
 from app.core.platform.identifiers import normalize_ce, normalize_plate
 from app.sandbox.registry import RegistrySandbox
 from tests.helpers.base import ROOT
@@ -44,20 +44,20 @@ def own_sandbox():
 
 def provide(engine, box: RegistrySandbox) -> None:
     """The settings a user gives for real providers (both shapes), here the registry sandbox standing in for them."""
-    engine.config_set("registry_yupana_url", box.contract_url)
-    engine.config_set("registry_factiliza_url", box.factiliza_url)
-    engine.config_set("registry_providers", "factiliza,yupana")
-    engine.set_provider_token("factiliza", box.token)
-    engine.set_provider_token("yupana", box.token)
+    engine.admin.config_set("registry_yupana_url", box.contract_url)
+    engine.admin.config_set("registry_factiliza_url", box.factiliza_url)
+    engine.admin.config_set("registry_providers", "factiliza,yupana")
+    engine.lookups.set_provider_token("factiliza", box.token)
+    engine.lookups.set_provider_token("yupana", box.token)
 
 
 @pytest.fixture
 def configured(engine, sandbox):
     """An engine in beta whose providers are configured in its settings (the sandbox environment would use the
     running registry sandbox and ignore them: tests/core/platform/test_environments.py)."""
-    engine.config_set("environment", "beta")
+    engine.admin.config_set("environment", "beta")
     provide(engine, sandbox)
-    engine.config_set("registry_timeout_s", "1")
+    engine.admin.config_set("registry_timeout_s", "1")
     return engine
 
 
@@ -101,9 +101,9 @@ def test_without_providers_ce_and_plates_say_what_to_configure(engine):
 @pytest.mark.parametrize("provider", ["factiliza", "yupana"])
 @pytest.mark.parametrize("kind", ["ruc", "ce", "placa"])
 def test_each_provider_maps_every_field(configured, sandbox, provider, kind):
-    configured.config_set("registry_providers", provider)
+    configured.admin.config_set("registry_providers", provider)
     expected = first(sandbox, kind)
-    record = getattr(configured, kind)(expected[{"ruc": "ruc", "ce": "ce", "placa": "placa"}[kind]])
+    record = getattr(configured.lookups, kind)(expected[{"ruc": "ruc", "ce": "ce", "placa": "placa"}[kind]])
     assert record.to_json() == {**expected, "fuente": provider}
 
 
@@ -141,7 +141,7 @@ def test_factiliza_answer_is_mapped_field_by_field():
     ("401", 502, "UPSTREAM_BAD_RESPONSE"), ("404", 404, "NOT_FOUND"), ("429", 503, "UPSTREAM_UNAVAILABLE"),
     ("500", 503, "UPSTREAM_UNAVAILABLE"), ("slow", 504, "UPSTREAM_TIMEOUT")])
 def test_each_failure_mode_has_its_answer(configured, sandbox, provider, mode, status, code):
-    configured.config_set("registry_providers", provider)
+    configured.admin.config_set("registry_providers", provider)
     sandbox.fail_next(mode)
     got, envelope = configured.call("placa", numero=first(sandbox, "placa")["placa"])
     assert (got, envelope["error"]["code"]) == (status, code)
@@ -150,15 +150,15 @@ def test_each_failure_mode_has_its_answer(configured, sandbox, provider, mode, s
 
 
 def test_a_wrong_token_is_a_502_naming_the_token(configured, sandbox):
-    configured.set_provider_token("factiliza", "otro-token")
-    configured.config_set("registry_providers", "factiliza")
+    configured.lookups.set_provider_token("factiliza", "otro-token")
+    configured.admin.config_set("registry_providers", "factiliza")
     status, envelope = configured.call("ruc", numero=first(sandbox, "ruc")["ruc"])
     assert status == 502 and "token" in envelope["error"]["message"]
 
 
 def test_the_next_provider_answers_when_the_first_fails(configured, sandbox):
     sandbox.fail_next("500")
-    record = configured.ce(first(sandbox, "ce")["ce"])
+    record = configured.lookups.ce(first(sandbox, "ce")["ce"])
     assert record.fuente == "yupana" and sandbox.requests == 2
 
 
@@ -183,26 +183,26 @@ def test_fresh_cache_answers_without_asking_and_expired_cache_is_served_stale(co
     clock = [1_000_000.0]
     monkeypatch.setattr(registry, "now", lambda: clock[0])
     monkeypatch.setattr(providers, "clock", lambda: clock[0])
-    assert configured.placa(plate).fuente == "factiliza"
-    assert configured.placa(plate).fuente == "cache" and sandbox.requests == 1
-    clock[0] += configured.settings.get_int("registry_cache_ttl_s") + 1
+    assert configured.lookups.placa(plate).fuente == "factiliza"
+    assert configured.lookups.placa(plate).fuente == "cache" and sandbox.requests == 1
+    clock[0] += int(configured.admin.config_get("registry_cache_ttl_s")) + 1
     sandbox.fail_next("500", count=2)
-    stale = configured.placa(plate)
+    stale = configured.lookups.placa(plate)
     assert stale.desactualizado is True and stale.fuente == "cache" and stale.marca == first(sandbox, "placa")["marca"]
     clock[0] += providers.BACKOFF_S
-    assert configured.placa(plate).fuente == "factiliza"  # provider back: refreshed
-    assert configured.placa(plate).desactualizado is None
+    assert configured.lookups.placa(plate).fuente == "factiliza"  # provider back: refreshed
+    assert configured.lookups.placa(plate).desactualizado is None
 
 
 def test_expired_cache_is_not_served_for_a_provider_404(configured, sandbox, monkeypatch):
     plate = first(sandbox, "placa")["placa"]
     clock = [1_000_000.0]
     monkeypatch.setattr(registry, "now", lambda: clock[0])
-    configured.placa(plate)
+    configured.lookups.placa(plate)
     clock[0] += 10 ** 9
     sandbox.fail_next("404", count=2)
     with pytest.raises(YupanaError) as caught:
-        configured.placa(plate)
+        configured.lookups.placa(plate)
     assert caught.value.code == ErrorCode.NOT_FOUND
 
 
@@ -211,20 +211,20 @@ def test_expired_cache_is_not_served_for_a_provider_404(configured, sandbox, mon
 def test_register_answers_when_every_provider_is_down(engine, own_sandbox, tmp_path):
     path = tmp_path / "padron.zip"
     known = make_padron(300, path)
-    engine.import_padron(path)
+    engine.lookups.import_padron(path)
     own_sandbox.configure(engine)
     own_sandbox.stop()
-    record = engine.ruc(known[0][0])
+    record = engine.lookups.ruc(known[0][0])
     assert record.razon_social == known[0][1] and record.fuente == "padron"
 
 
 def test_providers_add_what_the_register_lacks(configured, sandbox, tmp_path):
     path = tmp_path / "padron.zip"
     known = make_padron(300, path)
-    configured.import_padron(path)
+    configured.lookups.import_padron(path)
     extra = {**first(sandbox, "ruc"), "ruc": known[0][0]}
     sandbox.records["ruc"][known[0][0]] = extra
-    record = configured.ruc(known[0][0])
+    record = configured.lookups.ruc(known[0][0])
     assert record.tipo_contribuyente == extra["tipo_contribuyente"]
     assert record.actividad_economica == extra["actividad_economica"]
     assert record.fuente == "factiliza"
@@ -251,31 +251,31 @@ def test_sandbox_command_serves_both_shapes_and_takes_failures_from_another_proc
 def test_a_provider_that_timed_out_is_not_asked_again_for_a_while(configured, sandbox, monkeypatch):
     clock = [500.0]
     monkeypatch.setattr(providers, "clock", lambda: clock[0])
-    configured.config_set("registry_providers", "factiliza")
+    configured.admin.config_set("registry_providers", "factiliza")
     ce = first(sandbox, "ce")["ce"]
     sandbox.fail_next("slow")
-    assert configured.call("ce", numero=ce)[0] == 504
-    assert configured.call("ce", numero=ce)[0] == 504 and sandbox.requests == 1  # answered without waiting
+    assert configured.call("ce", numero=ce).status == 504
+    assert configured.call("ce", numero=ce).status == 504 and sandbox.requests == 1  # answered without waiting
     clock[0] += providers.BACKOFF_S
-    assert configured.ce(ce).fuente == "factiliza" and sandbox.requests == 2
+    assert configured.lookups.ce(ce).fuente == "factiliza" and sandbox.requests == 2
 
 
 def test_one_yupana_answers_another_through_the_contract_provider(engine, tmp_path):
     """Yupana A serves its padrón on its local API; Yupana B asks A with the "yupana" provider."""
     path = tmp_path / "padron.zip"
     known = make_padron(300, path)
-    engine.import_padron(path)
+    engine.lookups.import_padron(path)
     server = LocalApi(engine, port=0)
     server.start()
     other = Engine(tmp_path / "otra-yupana")
     try:
-        other.config_set("environment", "beta")
-        other.config_set("registry_yupana_url", server.base_url)
-        other.config_set("registry_providers", "yupana")
-        other.set_provider_token("yupana", server.token)
-        record = other.ruc(known[0][0])
+        other.admin.config_set("environment", "beta")
+        other.admin.config_set("registry_yupana_url", server.base_url)
+        other.admin.config_set("registry_providers", "yupana")
+        other.lookups.set_provider_token("yupana", server.token)
+        record = other.lookups.ruc(known[0][0])
         assert (record.razon_social, record.fuente) == (known[0][1], "yupana")
-        assert record.departamento == engine.ruc(known[0][0]).departamento
+        assert record.departamento == engine.lookups.ruc(known[0][0]).departamento
         status, _ = other.call("ruc", numero="20100066603")  # valid, unknown to A: A's 404 is B's 404
         assert status == 404
     finally:
@@ -295,4 +295,4 @@ def test_sandbox_taxpayers_follow_the_kind_their_ruc_says(sandbox):
 
 
 def test_the_readmes_example_ruc_answers_in_the_sandbox(configured):
-    assert configured.ruc("20100066603").razon_social == "EMPRESA DE EJEMPLO YUPANA S.A.C."
+    assert configured.lookups.ruc("20100066603").razon_social == "EMPRESA DE EJEMPLO YUPANA S.A.C."

@@ -24,69 +24,69 @@ from tests.helpers.base import ROOT
 
 
 def _names(engine) -> list[str]:
-    return [row["name"] for row in engine.messaging_instances()]
+    return [row.name for row in engine.messaging.instances()]
 
 
 def test_an_instance_of_the_sandbox_is_invisible_and_unusable_in_beta_and_back_in_the_sandbox(
         messaging_engine, gateway, subscriber):
     engine = messaging_engine
     gateway.create_instance("tienda", apikey="clave-tienda")
-    engine.messaging_save_instance("tienda", "evolution", gateway.base_url, {"apikey": "clave-tienda"})
-    engine.messaging_register_webhook("tienda")
-    engine.chat_webhook({"instance": "tienda", "url": subscriber.url, "events": ["message.received"]})
-    engine.send_message("tienda", "+51987111222", "Hola desde el sandbox")
+    engine.messaging.save_instance("tienda", "evolution", gateway.base_url, {"apikey": "clave-tienda"})
+    engine.messaging.register_webhook("tienda")
+    engine.messaging.subscribe({"instance": "tienda", "url": subscriber.url, "events": ["message.received"]})
+    engine.messaging.send_message("tienda", "+51987111222", "Hola desde el sandbox")
     gateway.wait_sent(1)
     assert gateway.emit("message.received", "tienda", body="Primera") == [200]
     subscriber.wait(1)
     assert sorted(_names(engine)) == [DEMO_INSTANCE, "tienda"]
 
-    engine.config_set("environment", "beta")
+    engine.admin.config_set("environment", "beta")
     assert _names(engine) == []  # not listed
-    assert engine.messaging_conversations() == [] and engine.messaging_messages("tienda") == []
-    assert engine.messaging_subscriptions() == []
+    assert engine.messaging.conversations() == [] and engine.messaging.messages("tienda") == []
+    assert engine.messaging.subscriptions() == []
     status, envelope = engine.call("chat-send", {"instance": "tienda", "to": "+51987111222", "message": "x"})
     assert status == 404 and "entorno" in envelope["error"]["message"]
     status, envelope = engine.call("chat-webhook", {"instance": "tienda", "url": subscriber.url,
                                                     "events": ["message.read"]})
     assert status == 404
     with pytest.raises(YupanaError) as refused:
-        engine.messaging_test_connection("tienda")
+        engine.messaging.test_connection("tienda")
     assert refused.value.code == ErrorCode.NOT_FOUND
     with pytest.raises(YupanaError) as taken:  # the name is the sandbox's: beta makes its own instances
-        engine.messaging_save_instance("tienda", "evolution", "https://evolution.example.pe", {"apikey": "k"})
+        engine.messaging.save_instance("tienda", "evolution", "https://evolution.example.pe", {"apikey": "k"})
     assert taken.value.code == ErrorCode.CONFLICT
     assert len(gateway.sent_messages()) == 1  # nothing was sent from beta
     # The gateway still posts (the listener keeps it, in the instance's environment), but beta neither shows it
     # nor delivers it to the sandbox's subscriber: the delivery waits for its environment.
-    rounds = engine.forwarder.rounds
+    rounds = engine._forwarder.rounds
     assert gateway.emit("message.received", "tienda", body="Mientras tanto") == [200]
-    assert engine.forwarder.wait_round(rounds)
-    assert engine.messaging_conversations() == []
+    assert engine._forwarder.wait_round(rounds)
+    assert engine.messaging.conversations() == []
     assert len(subscriber.received) == 1
-    assert engine.messaging.store.next_due_at() is None  # nothing due in beta
+    assert engine._messaging.store.next_due_at() is None  # nothing due in beta
 
-    engine.config_set("environment", "sandbox")
+    engine.admin.config_set("environment", "sandbox")
     assert sorted(_names(engine)) == [DEMO_INSTANCE, "tienda"]  # back, nothing deleted
-    bodies = [m["body"] for m in engine.messaging_messages("tienda")]
+    bodies = [m.body for m in engine.messaging.messages("tienda")]
     assert bodies == ["Hola desde el sandbox", "Primera", "Mientras tanto"]
-    assert [s["instance"] for s in engine.messaging_subscriptions()] == ["tienda"]
+    assert [s.instance for s in engine.messaging.subscriptions()] == ["tienda"]
     assert json.loads(subscriber.wait(2)[1][1])["data"]["body"] == "Mientras tanto"  # the waiting one goes now
-    engine.send_message("tienda", "+51987111222", "De vuelta")
+    engine.messaging.send_message("tienda", "+51987111222", "De vuelta")
     assert [m["text"] for m in gateway.wait_sent(2)] == ["Hola desde el sandbox", "De vuelta"]
 
 
 def test_an_instance_made_in_beta_stays_in_beta(messaging_engine, gateway):
     engine = messaging_engine
-    engine.config_set("environment", "beta")
+    engine.admin.config_set("environment", "beta")
     gateway.create_instance("caja", apikey="clave-caja")
-    engine.messaging_save_instance("caja", "evolution", gateway.base_url, {"apikey": "clave-caja"})
-    engine.send_message("caja", "+51987111222", "Desde beta")
+    engine.messaging.save_instance("caja", "evolution", gateway.base_url, {"apikey": "clave-caja"})
+    engine.messaging.send_message("caja", "+51987111222", "Desde beta")
     assert _names(engine) == ["caja"]
-    engine.config_set("environment", "sandbox")
+    engine.admin.config_set("environment", "sandbox")
     assert "caja" not in _names(engine)
-    assert [m["peer"] for m in engine.messaging_messages()] == []  # beta's message is not the sandbox's
-    engine.config_set("environment", "beta")
-    assert [m["body"] for m in engine.messaging_messages("caja")] == ["Desde beta"]
+    assert [m.peer for m in engine.messaging.messages()] == []  # beta's message is not the sandbox's
+    engine.admin.config_set("environment", "beta")
+    assert [m.body for m in engine.messaging.messages("caja")] == ["Desde beta"]
 
 
 def test_the_demo_instance_goes_when_the_sandbox_mode_stops(engine):
@@ -95,19 +95,19 @@ def test_the_demo_instance_goes_when_the_sandbox_mode_stops(engine):
     sandboxes = SandboxMode(engine)
     sandboxes.start()
     assert DEMO_INSTANCE in _names(engine)
-    assert engine.secrets.get(secret_name(DEMO_INSTANCE, "apikey")) is not None
+    assert engine._secrets.get(secret_name(DEMO_INSTANCE, "apikey")) is not None
     sandboxes.stop()
     assert DEMO_INSTANCE not in _names(engine)
-    assert engine.messaging.store.instance(DEMO_INSTANCE, anywhere=True) is None
-    assert engine.secrets.get(secret_name(DEMO_INSTANCE, "apikey")) is None
-    assert engine.secrets.get(secret_name(DEMO_INSTANCE, "webhook_token")) is None
+    assert engine._messaging.store.instance(DEMO_INSTANCE, anywhere=True) is None
+    assert engine._secrets.get(secret_name(DEMO_INSTANCE, "apikey")) is None
+    assert engine._secrets.get(secret_name(DEMO_INSTANCE, "webhook_token")) is None
 
 
 def test_the_sandbox_demo_instance_is_made_for_the_sandbox_while_the_folder_works_in_beta(engine, gateway):
-    engine.config_set("environment", "beta")
+    engine.admin.config_set("environment", "beta")
     gateway.configure(engine)
     assert _names(engine) == []  # the sandbox's, not beta's
-    engine.config_set("environment", "sandbox")
+    engine.admin.config_set("environment", "sandbox")
     assert _names(engine) == [DEMO_INSTANCE]
     gateway.unconfigure(engine)
     assert _names(engine) == []
@@ -154,8 +154,8 @@ def test_the_demo_instance_goes_when_yupana_sandbox_stops_and_after_it_was_kille
     _finish(killed)
     assert [row[0] for row in _demo_rows(home)] == [DEMO_INSTANCE]  # left behind…
     with Engine(home) as engine:  # …until the next engine opens the folder
-        assert engine.messaging.store.instance(DEMO_INSTANCE, anywhere=True) is None
-        assert engine.secrets.get(secret_name(DEMO_INSTANCE, "apikey")) is None
+        assert engine._messaging.store.instance(DEMO_INSTANCE, anywhere=True) is None
+        assert engine._secrets.get(secret_name(DEMO_INSTANCE, "apikey")) is None
     assert _demo_rows(home) == []
 
 
@@ -187,8 +187,8 @@ def test_a_folder_of_the_previous_version_puts_its_instances_in_its_environment(
     db.conn.close()
     with Engine(home) as engine:
         assert _names(engine) == ["tienda"]  # the folder's environment; the sandbox's stale demo is purged
-        assert engine.messaging.store.instance("demo", anywhere=True) is None
-        assert [m["id"] for m in engine.messaging_messages()] == ["msg_tienda"]
-        assert [s["id"] for s in engine.messaging_subscriptions()] == ["sub_1"]
-        engine.config_set("environment", "sandbox")
-        assert [m["id"] for m in engine.messaging_messages()] == ["msg_demo"]  # the demo's history stays there
+        assert engine._messaging.store.instance("demo", anywhere=True) is None
+        assert [m.id for m in engine.messaging.messages()] == ["msg_tienda"]
+        assert [s.id for s in engine.messaging.subscriptions()] == ["sub_1"]
+        engine.admin.config_set("environment", "sandbox")
+        assert [m.id for m in engine.messaging.messages()] == ["msg_demo"]  # the demo's history stays there

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 import httpx
 import pytest
 
-from app.core.platform.http.api import LocalApi
+from app.api.local import LocalApi
 from app.core.platform.http.httpserver import ServerThread
 from tests.helpers.messaging_support import wait_for
 
@@ -89,32 +89,32 @@ def meta():
 
 
 def test_meta_sends_text_and_uploads_a_local_file(engine, meta, tmp_path):
-    engine.messaging_save_instance("tienda", "meta", meta.server.base_url,
+    engine.messaging.save_instance("tienda", "meta", meta.server.base_url,
                                    {"token": "EAAG-test", "app_secret": "s", "verify_token": "v"},
                                    {"phone_number_id": PHONE_NUMBER_ID})
-    result = engine.chat_send({"instance": "tienda", "to": "+51 987 111 222", "message": "Hola"})
+    result = engine.messaging.send({"instance": "tienda", "to": "+51 987 111 222", "message": "Hola"})
     assert result.status == "sent" and result.to == "+51987111222"
     path, headers, body = meta.requests[0]
     assert path == f"/{PHONE_NUMBER_ID}/messages" and headers["Authorization"] == "Bearer EAAG-test"
     assert json.loads(body) == {"messaging_product": "whatsapp", "recipient_type": "individual", "to": "51987111222",
                                 "type": "text", "text": {"preview_url": False, "body": "Hola"}}
-    assert engine.messaging.store.message(result.id)["gateway_id"].startswith("wamid.")
+    assert engine._messaging.store.message(result.id)["gateway_id"].startswith("wamid.")
     pdf = tmp_path / "F001-3.pdf"
     pdf.write_bytes(b"%PDF-1.4")
-    engine.send_message("tienda", "+51987111222", "Su factura", media_path=pdf)
+    engine.messaging.send_message("tienda", "+51987111222", "Su factura", media_path=pdf)
     upload, send = meta.requests[1], meta.requests[2]
     assert upload[0] == f"/{PHONE_NUMBER_ID}/media" and b"%PDF-1.4" in upload[2]
     assert json.loads(send[2])["document"] == {"id": "1037543291543636", "caption": "Su factura",
                                                "filename": "F001-3.pdf"}
-    assert engine.messaging_test_connection("tienda") == "open"
+    assert engine.messaging.test_connection("tienda") == "open"
 
 
 def test_meta_errors_become_spanish_envelopes(engine, meta):
-    engine.messaging_save_instance("tienda", "meta", meta.server.base_url, {"token": "EAAG-test"},
+    engine.messaging.save_instance("tienda", "meta", meta.server.base_url, {"token": "EAAG-test"},
                                    {"phone_number_id": PHONE_NUMBER_ID})
     status, envelope = engine.call("chat-send", {"instance": "tienda", "to": OUTSIDE_WINDOW, "message": "Hola"})
     assert (status, envelope["error"]["code"]) == (409, "CONFLICT") and "24 horas" in envelope["error"]["message"]
-    engine.messaging_save_instance("tienda", "meta", meta.server.base_url, {"token": "vencido"},
+    engine.messaging.save_instance("tienda", "meta", meta.server.base_url, {"token": "vencido"},
                                    {"phone_number_id": PHONE_NUMBER_ID})
     status, envelope = engine.call("chat-send", {"instance": "tienda", "to": "+51987111222", "message": "Hola"})
     assert status == 502 and "venció" in envelope["error"]["message"]
@@ -126,30 +126,30 @@ def test_one_yupana_relays_through_another_that_speaks_the_contract(home, tmp_pa
     remote = Engine(tmp_path / "remote")
     local = Engine(home)
     try:
-        remote.config_set("listener_port", "0")
-        remote.start_listener()
+        remote.admin.config_set("listener_port", "0")
+        remote.messaging.start_listener()
         gateway.configure(remote)
         api = LocalApi(remote, port=0)
         api_url = api.start()
-        local.config_set("listener_port", "0")
-        local.start_listener()
-        local.messaging_save_instance("relay", "yupana", api_url, {"token": remote.api_token()},
+        local.admin.config_set("listener_port", "0")
+        local.messaging.start_listener()
+        local.messaging.save_instance("relay", "yupana", api_url, {"token": remote.admin.api_token()},
                                       {"remote_name": "demo"})
-        local.messaging_register_webhook("relay")  # the remote's operation 5 points at our listener
-        assert local.messaging.config("relay").credentials["webhook_secret"].startswith("whsec_")
+        local.messaging.register_webhook("relay")  # the remote's operation 5 points at our listener
+        assert local._messaging.config("relay").credentials["webhook_secret"].startswith("whsec_")
 
-        sent = local.chat_send({"instance": "relay", "to": "+51987111222", "message": "Por el relevo"})
+        sent = local.messaging.send({"instance": "relay", "to": "+51987111222", "message": "Por el relevo"})
         assert sent.id.startswith("msg_") and gateway.wait_sent(1)[0]["text"] == "Por el relevo"
 
         gateway.emit("message.received", "demo", sender="+51987000444", body="Respuesta al relevo", name="Ana")
-        [reply] = wait_for(lambda: [m for m in local.messaging_messages("relay") if m["direction"] == "in"] or None)
-        assert (reply["peer"], reply["body"], reply["name"]) == ("+51987000444", "Respuesta al relevo", "Ana")
+        [reply] = wait_for(lambda: [m for m in local.messaging.messages("relay") if m.direction == "in"] or None)
+        assert (reply.peer, reply.body, reply.name) == ("+51987000444", "Respuesta al relevo", "Ana")
 
-        forged = httpx.post(local.listener_state()["url"] + "/webhooks/yupana/relay",
+        forged = httpx.post(local.messaging.listener_state().url + "/webhooks/yupana/relay",
                             json={"event": "message.received", "instance": "demo", "timestamp": 1, "data": {}},
                             headers={"webhook-id": "evt_x", "webhook-timestamp": "1", "webhook-signature": "v1,x"})
         assert forged.status_code == 401
-        assert len(local.messaging_messages("relay")) == 2
+        assert len(local.messaging.messages("relay")) == 2
     finally:
         local.close()
         remote.close()

@@ -51,10 +51,10 @@ def test_a_delivery_survives_the_app_being_killed_between_attempts(home, gateway
 
     listener_port, subscriber_port = free_port(), free_port()
     with Engine(home) as engine:
-        engine.config_set("listener_port", str(listener_port))
+        engine.admin.config_set("listener_port", str(listener_port))
         gateway.configure(engine)
-        secret = engine.chat_webhook({"instance": "demo", "url": f"http://127.0.0.1:{subscriber_port}/hooks",
-                                      "events": ["message.received"]}).secret
+        secret = engine.messaging.subscribe({"instance": "demo", "url": f"http://127.0.0.1:{subscriber_port}/hooks",
+                                             "events": ["message.received"]}).secret
     process, urls = start_serve(home)
     try:
         assert urls["listener"] == f"http://127.0.0.1:{listener_port}"
@@ -75,8 +75,8 @@ def test_a_delivery_survives_the_app_being_killed_between_attempts(home, gateway
             headers, body = receiver.wait(1, timeout=20)[0]
             assert Webhook(secret).verify(body, headers)["data"]["body"] == "Pedido 42"
             assert headers["webhook-id"] == first["id"]
-            wait_for(lambda: engine.messaging.store.deliveries()[0]["state"] == "delivered")
-            assert engine.messaging.store.deliveries()[0]["attempts"] == 2
+            wait_for(lambda: engine._messaging.store.deliveries()[0]["state"] == "delivered")
+            assert engine._messaging.store.deliveries()[0]["attempts"] == 2
     finally:
         receiver.stop()
 
@@ -86,16 +86,16 @@ def test_yupana_sandbox_emit_posts_through_the_running_gateway(home, gateway, ti
     from app.core.engine import Engine
 
     with Engine(home) as engine:
-        engine.config_set("listener_port", "0")
-        engine.start_listener()
+        engine.admin.config_set("listener_port", "0")
+        engine.messaging.start_listener()
         gateway.configure(engine)
         result = run_cli("sandbox", "emit", "message.received", "--instance", "demo", "--from", "+51 987 000 333",
                          "--body", "Hola desde la consola", "--name", "Ana", "--message-id", "3EB0CLI",
                          "--times", str(times), home=home)
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["listener_status"] == [200] * times
-        [message] = engine.messaging_messages("demo")
-        assert (message["peer"], message["body"], message["name"]) == ("+51987000333", "Hola desde la consola", "Ana")
+        [message] = engine.messaging.messages("demo")
+        assert (message.peer, message.body, message.name) == ("+51987000333", "Hola desde la consola", "Ana")
 
 
 def test_yupana_sandbox_emit_names_a_bad_event_or_instance(home):

@@ -9,10 +9,10 @@ import sys
 import httpx
 import pytest
 
+from app.api.local import LocalApi, is_loopback
 from app.core.contract import MAX_BODY_BYTES
 from app.core.engine import Engine
 from app.core.errors import YupanaError
-from app.core.platform.http.api import LocalApi, is_loopback
 from tests.helpers.base import ROOT
 
 
@@ -61,7 +61,7 @@ def test_health_and_openapi_need_no_token(api, engine):
 def test_the_docs_page_is_served_only_when_the_setting_allows_it(api, engine):
     hidden = httpx.get(api.base_url + "/docs", timeout=10)
     assert hidden.status_code == 404 and "api_docs" in hidden.json()["error"]["message"]
-    engine.config_set("api_docs", "si")
+    engine.admin.config_set("api_docs", "si")
     shown = httpx.get(api.base_url + "/docs", timeout=10)
     assert shown.status_code == 200 and "/openapi.json" in shown.text
 
@@ -162,31 +162,31 @@ def test_a_busy_port_is_a_clear_409(api, engine):
 
 
 def test_the_token_is_stable_renewable_and_stored_as_hash_and_ciphertext(engine):
-    first = engine.api_token()
-    assert engine.api_token() == first
-    second = engine.new_api_token()
-    assert second != first and engine.api_token() == second
-    row = engine.storage.query_one("SELECT hash, blob FROM api_token")
+    first = engine.admin.api_token()
+    assert engine.admin.api_token() == first
+    second = engine.admin.new_api_token()
+    assert second != first and engine.admin.api_token() == second
+    row = engine._storage.query_one("SELECT hash, blob FROM api_token")
     assert second.encode() not in bytes(row["blob"]) and second.encode() not in bytes(row["hash"])
-    assert engine.api_token_matches(second) and not engine.api_token_matches(first)
+    assert engine.admin.api_token_matches(second) and not engine.admin.api_token_matches(first)
 
 
 def test_a_token_from_before_the_hash_is_kept(engine):
-    engine.secrets.put("api.token", b"token-de-una-version-anterior")
-    assert engine.api_token() == "token-de-una-version-anterior"
+    engine._secrets.put("api.token", b"token-de-una-version-anterior")
+    assert engine.admin.api_token() == "token-de-una-version-anterior"
 
 
 def test_rotation_takes_effect_at_once_in_a_running_server(api, engine, home):
     old = api.token
     with client(api, old) as http:
         assert http.get("/api/v1/ruc/123").status_code == 400
-    new = engine.new_api_token()  # the settings window, in this process
+    new = engine.admin.new_api_token()  # the settings window, in this process
     with client(api, old) as http:
         assert http.get("/api/v1/ruc/123").status_code == 401
     with client(api, new) as http:
         assert http.get("/api/v1/ruc/123").status_code == 400
     with Engine(home) as other:  # another process on the same folder (yupana serve --new-token)
-        newest = other.new_api_token()
+        newest = other.admin.new_api_token()
     with client(api, newest) as http:
         assert http.get("/api/v1/ruc/123").status_code == 400
     with client(api, new) as http:
@@ -208,7 +208,7 @@ def test_two_processes_on_a_new_folder_agree_on_one_token(tmp_path):
         tokens = {proc.communicate(timeout=60)[0].strip() for proc in processes}
         assert len(tokens) == 1 and "" not in tokens
         with Engine(home) as engine:
-            assert engine.api_token() in tokens
+            assert engine.admin.api_token() in tokens
 
 
 def test_yupana_serve_runs_as_a_process_and_rotates_its_token(home):

@@ -15,8 +15,8 @@ import json
 import httpx
 import pytest
 
+from app.api.local import LocalApi, success_model
 from app.core.invoicing import cdr
-from app.core.platform.http.api import LocalApi, success_model
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.voucher_matrix import factura, item
 
@@ -72,7 +72,7 @@ def http(sunat_engine, company, registry_sandbox):
 
 
 def test_the_invoicing_chain_1_2_3_against_the_sunat_sandbox(http, sunat_engine):
-    certificado_id = sunat_engine.create_test_certificate(ISSUER_RUC).certificado_id
+    certificado_id = sunat_engine.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
     request = factura("F001", 7, [item("Servicio de consultoría", "1", "100")])
     generated = assert_contract_body("xml", http.post("/facturacion/xml", content=json.dumps(request, default=str),
                                                       headers={"Content-Type": "application/json"}))
@@ -103,8 +103,8 @@ def test_unknown_numbers_are_404_envelopes(http, operation, number):
 
 
 def test_the_messaging_operations_over_http_against_the_gateway_sandbox(http, sunat_engine, gateway):
-    sunat_engine.config_set("listener_port", "0")
-    sunat_engine.start_listener()
+    sunat_engine.admin.config_set("listener_port", "0")
+    sunat_engine.messaging.start_listener()
     gateway.configure(sunat_engine)
     sent = assert_contract_body("chat-send", http.post("/chat/send", json={
         "instance": "demo", "to": "+51987654321", "message": "Hola"}))
@@ -153,7 +153,7 @@ def test_the_openapi_document_has_the_contract(http):
 
 
 def test_every_error_envelope_fits_the_documented_model(http):
-    from app.core.platform.http.api import ErrorEnvelope
+    from app.api.local import ErrorEnvelope
 
     for answer in [http.get("/ruc/123"), http.get("/nada"), http.patch("/ruc/1"),
                    http.post("/facturacion/xml", content=b"{", headers={"Content-Type": "application/json"})]:

@@ -19,7 +19,7 @@ import time
 import httpx
 import pytest
 
-from app.core.platform.http.api import LocalApi
+from app.api.local import LocalApi
 from tests.helpers.base import ROOT
 
 
@@ -202,7 +202,7 @@ def test_clients_that_go_away_leave_no_traceback_on_stderr(home):
 
 
 def test_a_body_trickling_in_is_cut_off_with_a_408(api, monkeypatch):
-    from app.core.platform.http import api as api_module
+    from app.api import local as api_module
 
     monkeypatch.setattr(api_module, "BODY_TIMEOUT_S", 0.5)
     with connect(api) as sock:

@@ -1,4 +1,4 @@
-"""Lookups answered from memory by the local API (app.core.platform.http.api.LookupMemory): never older than the database.
+"""Lookups answered from memory by the local API (app.api.local.LookupMemory): never older than the database.
 
 Real parts: the API on uvicorn (port 0), the registry sandbox as the provider, a second Engine on the same folder
 standing for another process (the settings window, `yupana serve --new-token`)."""
@@ -6,9 +6,9 @@ standing for another process (the settings window, `yupana serve --new-token`)."
 import httpx
 import pytest
 
+from app.api.local import LocalApi
 from app.core.engine import Engine
 from app.core.lookup import registry
-from app.core.platform.http.api import LocalApi
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_a_cached_lookup_is_answered_from_memory_with_the_engines_own_envelope(a
     assert calls == ["ruc", "ruc"]  # no more trips through Engine.call
     assert {answer.content for answer in again} == {cached}
     assert all(answer.status_code == 200 and answer.headers["content-type"] == "application/json" for answer in again)
-    assert again[0].json() == engine.call("ruc", numero=ruc)[1]
+    assert again[0].json() == engine.call("ruc", numero=ruc).envelope
     assert registry_sandbox.requests == 1
 
 
@@ -66,7 +66,7 @@ def test_a_record_changed_by_another_process_is_answered_at_once(api, home, regi
     ruc, cached = remembered_ruc(api, registry_sandbox)
     with Engine(home) as other:  # e.g. the app refreshing the same RUC from its provider
         record = dict(registry_sandbox.records["ruc"][ruc], razon_social="OTRA RAZON SOCIAL S.A.C.")
-        other.registry._cache_put("ruc", ruc, record)
+        other._registry._cache_put("ruc", ruc, record)
     with client(api) as http:
         answer = http.get(f"/ruc/{ruc}")
         assert answer.json()["data"]["razon_social"] == "OTRA RAZON SOCIAL S.A.C."
@@ -81,7 +81,7 @@ def test_a_token_rotated_by_another_process_stops_memory_answers_at_once(api, ho
     ruc, _ = remembered_ruc(api, registry_sandbox)
     old = api.token
     with Engine(home) as other:
-        new = other.new_api_token()
+        new = other.admin.new_api_token()
     with client(api, old) as http:
         assert http.get(f"/ruc/{ruc}").status_code == 401
     with client(api, new) as http:
@@ -92,7 +92,7 @@ def test_a_token_rotated_by_another_process_stops_memory_answers_at_once(api, ho
 
 def test_a_settings_change_in_this_process_forgets_what_memory_kept(api, engine, registry_sandbox, calls):
     ruc, _ = remembered_ruc(api, registry_sandbox)
-    engine.config_set("registry_cache_ttl_s", "0")  # nothing in the cache is fresh any more
+    engine.admin.config_set("registry_cache_ttl_s", "0")  # nothing in the cache is fresh any more
     with client(api) as http:
         answer = http.get(f"/ruc/{ruc}").json()["data"]
     assert answer["fuente"] != "cache" and len(calls) == 3 and registry_sandbox.requests == 2
@@ -100,7 +100,7 @@ def test_a_settings_change_in_this_process_forgets_what_memory_kept(api, engine,
 
 def test_memory_answers_only_while_the_cache_entry_is_fresh(api, engine, registry_sandbox, calls, monkeypatch):
     ruc, _ = remembered_ruc(api, registry_sandbox)
-    later = registry.now() + engine.settings.get_int("registry_cache_ttl_s") + 1
+    later = registry.now() + int(engine.admin.config_get("registry_cache_ttl_s")) + 1
     monkeypatch.setattr(registry, "now", lambda: later)
     with client(api) as http:
         answer = http.get(f"/ruc/{ruc}").json()["data"]
@@ -120,7 +120,7 @@ def test_only_fresh_cache_answers_are_kept(api, registry_sandbox, calls):
 def test_envelopes_are_encoded_as_json_dumps_would_and_never_fail():
     import json
 
-    from app.core.platform.http.api import _encode
+    from app.api.local import _encode
 
     envelope = {"success": True, "data": {"xml": '<?xml version="1.0"?>\n<a b="ñ">S/ 1,234.50 \\ \x1f \u2028</a>',
                                           "observaciones": [], "numero": 10**20, "total": "118.00"}}

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from app.core.platform.http.api import LocalApi
+from app.api.local import LocalApi
 from tests.helpers.registry_support import running_registry
 
 MAX_EXAMPLES = "25"  # per operation and phase: ~10 s in all; raise it locally to hunt for more
@@ -25,8 +25,8 @@ SEED = "20261123"  # a fixed seed: the same cases on every run (CI stays determi
 def api(engine, gateway):
     with running_registry() as registry:
         registry.configure(engine)  # lookups answer records or 404s, not NOT_CONFIGURED
-        engine.config_set("listener_port", "0")
-        engine.start_listener()
+        engine.admin.config_set("listener_port", "0")
+        engine.messaging.start_listener()
         gateway.configure(engine)  # messages and subscriptions reach a gateway
         server = LocalApi(engine, port=0)
         server.start()

@@ -57,27 +57,27 @@ def _database_bytes(home) -> bytes:
 def test_secrets_live_under_the_keyrings_master_key(home, memory_keyring):
     engine = Engine(home)
     try:
-        engine.set_provider_token("factiliza", SECRET)
-        assert engine.secrets.backend == "keyring:MemoryKeyring"
-        assert engine.secrets.state() == secrets.UNLOCKED
-        assert engine.secrets._meta("key_source") == secrets.SOURCE_KEYRING
-        folder_id = engine.secrets._meta("folder_id")
+        engine.lookups.set_provider_token("factiliza", SECRET)
+        assert engine._secrets.backend == "keyring:MemoryKeyring"
+        assert engine._secrets.state() == secrets.UNLOCKED
+        assert engine._secrets._meta("key_source") == secrets.SOURCE_KEYRING
+        folder_id = engine._secrets._meta("folder_id")
         assert list(memory_keyring.passwords) == [(secrets.KEYRING_SERVICE, f"master-key-{folder_id}")]
         master = base64.b64decode(memory_keyring.passwords[(secrets.KEYRING_SERVICE, f"master-key-{folder_id}")])
         assert len(master) == 32
-        row = engine.storage.query_one("SELECT blob FROM secrets WHERE name LIKE '%factiliza%'")
+        row = engine._storage.query_one("SELECT blob FROM secrets WHERE name LIKE '%factiliza%'")
         blob = bytes(row["blob"])
-        name = engine.storage.query_one("SELECT name FROM secrets WHERE name LIKE '%factiliza%'")["name"]
+        name = engine._storage.query_one("SELECT name FROM secrets WHERE name LIKE '%factiliza%'")["name"]
         assert AESGCM(master).decrypt(blob[:12], blob[12:], name.encode()).decode() == SECRET
-        token = engine.api_token()
+        token = engine.admin.api_token()
     finally:
         engine.close()
 
     again = Engine(home)  # a new engine on the same folder: the key comes from the keyring again
     try:
-        assert again.secrets.get(name) == SECRET.encode()
-        assert again.api_token() == token
-        assert again.secrets.backend == "keyring:MemoryKeyring"
+        assert again._secrets.get(name) == SECRET.encode()
+        assert again.admin.api_token() == token
+        assert again._secrets.backend == "keyring:MemoryKeyring"
     finally:
         again.close()
 
@@ -90,14 +90,14 @@ def test_secrets_live_under_the_keyrings_master_key(home, memory_keyring):
 def test_a_keyring_folder_without_its_keyring_says_so(home, memory_keyring):
     engine = Engine(home)
     try:
-        engine.secrets.put("prueba", b"valor")
+        engine._secrets.put("prueba", b"valor")
     finally:
         engine.close()
     memory_keyring.passwords.clear()  # another user's session: the key is not there
     other = Engine(home)
     try:
         with pytest.raises(YupanaError) as caught:
-            other.secrets.get("prueba")
+            other._secrets.get("prueba")
         assert caught.value.code == ErrorCode.UNAUTHORIZED  # a new key was made; it does not open this folder
         assert "llavero del sistema no corresponde" in caught.value.message
     finally:

@@ -11,23 +11,23 @@ from app.core.platform.logs import redact
 
 def test_secret_round_trip_and_no_plain_text_on_disk(engine):
     secret = b"clave-sol-super-secreta-123"
-    engine.secrets.put("sol.20100066603.clave", secret)
-    assert engine.secrets.get("sol.20100066603.clave") == secret
-    engine.storage.conn().execute("PRAGMA wal_checkpoint(FULL)")
-    raw = engine.storage.path.read_bytes() + engine.storage.path.with_name("yupana.db-wal").read_bytes()
+    engine._secrets.put("sol.20100066603.clave", secret)
+    assert engine._secrets.get("sol.20100066603.clave") == secret
+    engine._storage.conn().execute("PRAGMA wal_checkpoint(FULL)")
+    raw = engine.admin.database_file().read_bytes() + engine.admin.database_file().with_name("yupana.db-wal").read_bytes()
     assert secret not in raw
-    assert engine.secrets.backend == "passphrase"
+    assert engine._secrets.backend == "passphrase"
 
 
 def test_a_wrong_passphrase_is_refused(home, monkeypatch):
     first = Engine(home)
-    first.secrets.put("x", b"valor")
+    first._secrets.put("x", b"valor")
     first.close()
     monkeypatch.setenv("YUPANA_PASSPHRASE", "otra frase")
     second = Engine(home)
     try:
         with pytest.raises(YupanaError) as caught:
-            second.secrets.get("x")
+            second._secrets.get("x")
         assert caught.value.http_status == 401
         assert "frase secreta" in caught.value.message
     finally:
@@ -37,7 +37,7 @@ def test_a_wrong_passphrase_is_refused(home, monkeypatch):
 def test_without_keyring_or_passphrase_secrets_cannot_be_stored(engine, monkeypatch):
     monkeypatch.delenv("YUPANA_PASSPHRASE")
     with pytest.raises(YupanaError) as caught:
-        engine.secrets.put("x", b"valor")
+        engine._secrets.put("x", b"valor")
     assert "YUPANA_PASSPHRASE" in caught.value.message
 
 
@@ -56,6 +56,6 @@ def test_log_file_never_holds_a_logged_secret(engine):
     logging.getLogger("app.test").warning("login with password=hunter2 and Bearer tok123")
     for handler in logging.getLogger("app").handlers:
         handler.flush()
-    content = engine.log_file.read_text(encoding="utf-8")
+    content = engine.admin.log_file().read_text(encoding="utf-8")
     assert "password=***" in content
     assert "hunter2" not in content and "tok123" not in content

@@ -28,34 +28,34 @@ def no_keyring(monkeypatch):
 
 def test_states_from_new_to_unlocked_and_locked_again(no_keyring, home):
     with Engine(home) as engine:
-        assert engine.secret_state() == NEW_PASSPHRASE
+        assert engine.admin.secret_state() == NEW_PASSPHRASE
         with pytest.raises(YupanaError) as short:
-            engine.unlock_secrets("corta")
+            engine.admin.unlock_secrets("corta")
         assert short.value.code == ErrorCode.INVALID_INPUT and "8 caracteres" in short.value.message
-        engine.unlock_secrets(PASSPHRASE)
-        assert engine.secret_state() == UNLOCKED
-        engine.create_test_certificate(ISSUER_RUC)
+        engine.admin.unlock_secrets(PASSPHRASE)
+        assert engine.admin.secret_state() == UNLOCKED
+        engine.invoicing.create_test_certificate(ISSUER_RUC)
     db = (home / "yupana.db").read_bytes() if (home / "yupana.db").exists() else b""
     assert PASSPHRASE.encode() not in db  # never stored
     with Engine(home) as engine:
-        assert engine.secret_state() == LOCKED
+        assert engine.admin.secret_state() == LOCKED
         with pytest.raises(YupanaError) as wrong:
-            engine.unlock_secrets("otra frase de ocho")
+            engine.admin.unlock_secrets("otra frase de ocho")
         assert wrong.value.code == ErrorCode.UNAUTHORIZED and "no es correcta" in wrong.value.message
         with pytest.raises(YupanaError) as locked:
-            engine.create_test_certificate(ISSUER_RUC)
+            engine.invoicing.create_test_certificate(ISSUER_RUC)
         assert locked.value.code == ErrorCode.NOT_CONFIGURED and "frase secreta" in locked.value.message
-        engine.unlock_secrets(PASSPHRASE)
-        assert engine.list_certificates()[0].ruc == ISSUER_RUC
+        engine.admin.unlock_secrets(PASSPHRASE)
+        assert engine.invoicing.certificates()[0].ruc == ISSUER_RUC
 
 
 def test_the_environment_variable_still_opens_the_keys_for_automation(no_keyring, home, monkeypatch):
     with Engine(home) as engine:
-        engine.unlock_secrets(PASSPHRASE)
-        engine.create_test_certificate(ISSUER_RUC)
+        engine.admin.unlock_secrets(PASSPHRASE)
+        engine.invoicing.create_test_certificate(ISSUER_RUC)
     monkeypatch.setenv("YUPANA_PASSPHRASE", PASSPHRASE)
     with Engine(home) as engine:
-        assert engine.secret_state() == UNLOCKED
+        assert engine.admin.secret_state() == UNLOCKED
 
 
 def _run_in_terminal(args: list[str], answers: list[tuple[str, str]], env: dict[str, str],
@@ -116,7 +116,7 @@ def test_without_a_terminal_or_variable_the_command_says_what_to_do(no_keyring, 
 def test_asking_for_the_state_never_prompts(no_keyring, home):
     asked = []
     with Engine(home) as engine:
-        engine.secrets.passphrase_prompt = lambda new: asked.append(new) or PASSPHRASE
-        assert engine.secret_state() == NEW_PASSPHRASE and asked == []
-        engine.create_test_certificate(ISSUER_RUC)  # a key is needed: now it asks, once
-        assert asked == [True] and engine.secret_state() == UNLOCKED
+        engine.admin.set_passphrase_prompt(lambda new: asked.append(new) or PASSPHRASE)
+        assert engine.admin.secret_state() == NEW_PASSPHRASE and asked == []
+        engine.invoicing.create_test_certificate(ISSUER_RUC)  # a key is needed: now it asks, once
+        assert asked == [True] and engine.admin.secret_state() == UNLOCKED

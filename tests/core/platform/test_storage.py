@@ -15,16 +15,16 @@ from tests.helpers.base import ROOT
 
 
 def test_database_is_in_wal_mode(engine):
-    assert engine.storage.query_one("PRAGMA journal_mode")["journal_mode"] == "wal"
-    assert engine.storage.path == database_path(engine.home)
+    assert engine._storage.query_one("PRAGMA journal_mode")["journal_mode"] == "wal"
+    assert engine.admin.database_file() == database_path(engine.admin.home())
 
 
 def test_write_rolls_back_on_error(engine):
     with pytest.raises(RuntimeError):
-        with engine.storage.write() as conn:
+        with engine._storage.write() as conn:
             conn.execute("INSERT INTO settings (key, value) VALUES ('environment', 'beta')")
             raise RuntimeError("boom")
-    assert engine.config_get("environment") == "sandbox"
+    assert engine.admin.config_get("environment") == "sandbox"
 
 
 def test_threads_write_without_locking_errors(engine):
@@ -33,7 +33,7 @@ def test_threads_write_without_locking_errors(engine):
     def writer(n):
         try:
             for i in range(50):
-                with engine.storage.write() as conn:
+                with engine._storage.write() as conn:
                     conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (f"t{n}-{i}", "x"))
         except Exception as exc:  # collected, asserted below
@@ -45,7 +45,7 @@ def test_threads_write_without_locking_errors(engine):
     for t in threads:
         t.join(timeout=30)
     assert errors == []
-    assert engine.storage.query_one("SELECT count(*) AS n FROM settings WHERE key LIKE 't%'")["n"] == 200
+    assert engine._storage.query_one("SELECT count(*) AS n FROM settings WHERE key LIKE 't%'")["n"] == 200
 
 
 WRITER = textwrap.dedent("""
@@ -53,7 +53,7 @@ WRITER = textwrap.dedent("""
     from app.core.engine import Engine
     engine = Engine(sys.argv[1])
     for i in range(200):
-        with engine.storage.write() as conn:
+        with engine._storage.write() as conn:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)", (f"{sys.argv[2]}-{i}", "x"))
     engine.close()
 """)
@@ -106,11 +106,11 @@ def _wal_bytes(storage):
 
 
 def test_connections_leave_checkpoints_to_the_checkpointer(engine):
-    assert engine.storage.query_one("PRAGMA wal_autocheckpoint")["wal_autocheckpoint"] == 0
+    assert engine._storage.query_one("PRAGMA wal_autocheckpoint")["wal_autocheckpoint"] == 0
 
 
 def test_the_checkpointer_thread_copies_the_wal_back_in_the_background(engine, monkeypatch):
-    checkpointer = engine.storage._checkpointer
+    checkpointer = engine._storage._checkpointer
     calls_by_writers = []
     real_run = checkpointer.run
 
@@ -120,12 +120,12 @@ def test_the_checkpointer_thread_copies_the_wal_back_in_the_background(engine, m
         return real_run(conn, mode)
 
     monkeypatch.setattr(checkpointer, "run", tracking_run)
-    _insert_settings(engine.storage, 300)
+    _insert_settings(engine._storage, 300)
     with checkpointer.done:
         assert checkpointer.done.wait_for(lambda: checkpointer.checkpoints > 0, timeout=30)
     assert calls_by_writers == []
     checkpointer.stop()
-    busy, wal_pages, copied = engine.storage.checkpoint()
+    busy, wal_pages, copied = engine._storage.checkpoint()
     assert busy == 0 and copied == wal_pages  # nothing left behind
 
 

@@ -123,7 +123,7 @@ class Customers:
         self._remembered.clear()
         with self._storage.write() as conn:
             self._upsert(conn, customer)
-        return self.get(customer.tipo_documento, customer.numero, customer.nombre)  # type: ignore[return-value]
+        return _saved(self.get(customer.tipo_documento, customer.numero, customer.nombre))
 
     def save_all(self, customers: Iterable[Customer]) -> int:
         """Save every customer in one transaction: all of them or, on any error, none. Already checked values."""
@@ -151,7 +151,7 @@ class Customers:
                 from None
         if not changed:
             raise invalid("id", f"No hay un cliente con id {customer_id}.")
-        return self.by_id(customer_id)  # type: ignore[return-value]
+        return _saved(self.by_id(customer_id))
 
     @staticmethod
     def _upsert(conn: sqlite3.Connection, c: Customer) -> None:
@@ -186,8 +186,8 @@ class Customers:
         """`remember` for many (tipo_documento, numero, nombre, direccion) at once, in one transaction (a batch's
         block of vouchers); the last of a repeated document wins. Returns how many could be remembered."""
         chosen: dict[str, tuple[Customer, tuple]] = {}
-        for party in parties:
-            party = tuple(party)
+        for given in parties:
+            party = (given[0], given[1], given[2], given[3])  # a list counts as the same party
             if self._remembered.get(party[:2]) == party:  # written lately as it is now: nothing would change
                 continue
             c = _rememberable(*party)
@@ -283,3 +283,9 @@ class Customers:
 
     def count(self) -> int:
         return self._storage.conn().execute("SELECT count(*) FROM customers").fetchone()[0]
+
+
+def _saved(customer: Customer | None) -> Customer:
+    """A customer read back inside the call that wrote it: there."""
+    assert customer is not None
+    return customer

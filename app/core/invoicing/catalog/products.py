@@ -96,7 +96,7 @@ class Products:
                 self._upsert(conn, product)
         except DuplicateBarcode as exc:
             raise conflict("codigo_barras", exc.message) from None
-        return self.by_code(product.codigo)  # type: ignore[return-value]
+        return _saved(self.by_code(product.codigo))
 
     def save_all(self, products: list[Product]) -> list[int]:
         """Save every product in one transaction: all of them or none. Already checked values. Returns the
@@ -130,7 +130,7 @@ class Products:
                                      f"barras «{product.codigo_barras}».") from None
         if not changed:
             raise invalid("id", f"No hay un producto con id {product_id}.")
-        return self.by_id(product_id)  # type: ignore[return-value]
+        return _saved(self.by_id(product_id))
 
     @staticmethod
     def _upsert(conn: sqlite3.Connection, p: Product) -> None:
@@ -220,3 +220,9 @@ class Products:
 
     def count(self) -> int:
         return self._storage.conn().execute("SELECT count(*) FROM products").fetchone()[0]
+
+
+def _saved(product: Product | None) -> Product:
+    """A product read back inside the call that wrote it: there."""
+    assert product is not None
+    return product

@@ -104,10 +104,16 @@ def _text(node: etree._Element, path: str) -> str:
     return (found.text or "").strip() if found is not None else ""
 
 
-def _amount(node: etree._Element, path: str, default: Decimal | None = ZERO) -> Decimal | None:
+def _amount(node: etree._Element | None, path: str) -> Decimal:
+    """The amount at `path`, 0 when the XML has none."""
+    amount = _optional_amount(node, path)
+    return ZERO if amount is None else amount
+
+
+def _optional_amount(node: etree._Element | None, path: str) -> Decimal | None:
     text = _text(node, path)
     if not text:
-        return default
+        return None
     try:
         return Decimal(text)
     except InvalidOperation:
@@ -182,7 +188,7 @@ def parse(xml: bytes | str) -> PrintedVoucher:
 def _line(node: etree._Element) -> Line:
     quantity = next((child for child in node if etree.QName(child).localname.endswith("Quantity")), None)
     valor_unitario = _amount(node, "cac:Price/cbc:PriceAmount")
-    precio = _amount(node, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount", None)
+    precio = _optional_amount(node, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount")
     return Line(cantidad=Decimal((quantity.text or "0").strip()) if quantity is not None else Decimal(0),
                 unidad=quantity.get("unitCode", "") if quantity is not None else "",
                 codigo=_text(node, "cac:Item/cac:SellersItemIdentification/cbc:ID"),
@@ -198,7 +204,7 @@ def _payment(root: etree._Element, voucher: PrintedVoucher) -> None:
         means = _text(terms, "cbc:PaymentMeansID")
         if means in ("Contado", "Credito"):
             voucher.forma_pago = means
-            voucher.pendiente = _amount(terms, "cbc:Amount", None)
+            voucher.pendiente = _optional_amount(terms, "cbc:Amount")
         elif means.startswith("Cuota") and means[5:].isdigit():
             voucher.cuotas.append(Cuota(int(means[5:]), _amount(terms, "cbc:Amount"),
                                         _date(_text(terms, "cbc:PaymentDueDate"))))

@@ -67,11 +67,17 @@ class SharedFont(ttLib.TTFont):
         return data
 
     def save(self, file: Any, reorderTables: bool = True) -> None:  # noqa: N803 - fontTools' name
-        data = _pending.__dict__.pop(id(self), None)
+        data = _pending_subsets().pop(id(self), None)
         if data is None:
             super().save(file, reorderTables)
         else:
             file.write(data)
+
+
+def _pending_subsets() -> dict[int, bytes]:
+    """This thread's subsets made for a SharedFont and not yet written by its `save` (by the font's id)."""
+    subsets: dict[int, bytes] = _pending.__dict__.setdefault("subsets", {})
+    return subsets
 
 
 class _Subsetter(ftsubset.Subsetter):
@@ -83,7 +89,7 @@ class _Subsetter(ftsubset.Subsetter):
 
     def subset(self, font: Any) -> None:
         if isinstance(font, SharedFont):
-            _pending.__dict__[id(font)] = font.subset_bytes(self.wanted)
+            _pending_subsets()[id(font)] = font.subset_bytes(self.wanted)
         else:
             super().subset(font)
 
@@ -108,6 +114,7 @@ def _prototype() -> tuple[TTFFont, SubsetMap]:
     pdf = FPDF()
     pdf.add_font(FAMILY, "", FILE)
     font = pdf.fonts[FAMILY]
+    assert isinstance(font, TTFFont)  # added from a file just above
     font.ttfont = SharedFont(FILE)
     common = SubsetMap(font)
     for char in COMMON:

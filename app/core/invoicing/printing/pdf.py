@@ -95,7 +95,7 @@ def _qr(pdf: FPDF, mark: Qr) -> None:
     xs = [f"{x0 + column * size:.3f}" for column in range(count)]
     widths = [f"{length * size:.3f}" for length in range(count + 1)]
     height = f"{size:.3f}"
-    parts = []
+    parts: list[str] = []
     for row, runs in enumerate(mark.rows):
         tail = f" {y0 - (row + 1) * size:.3f} "
         parts.extend(f"{xs[column]}{tail}{widths[length]} {height} re" for column, length in runs)

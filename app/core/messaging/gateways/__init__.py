@@ -3,25 +3,22 @@ failures into one `SendReceipt` or a Spanish `YupanaError`. They know nothing of
 
 from __future__ import annotations
 
+import httpx
+
 from app.core.messaging.gateways.base import Gateway, GatewayConfig, Media, SendReceipt
+from app.core.messaging.gateways.evolution import EvolutionGateway
+from app.core.messaging.gateways.meta import MetaGateway
+from app.core.messaging.gateways.yupana import YupanaGateway
 
-GATEWAYS = ("evolution", "meta", "yupana")
+ADAPTERS: dict[str, type[Gateway]] = {"evolution": EvolutionGateway, "meta": MetaGateway, "yupana": YupanaGateway}
+GATEWAYS = tuple(ADAPTERS)
 
 
-def adapter_for(config: GatewayConfig, client) -> Gateway:
-    if config.gateway == "evolution":
-        from app.core.messaging.gateways.evolution import EvolutionGateway
-
-        return EvolutionGateway(config, client)
-    if config.gateway == "meta":
-        from app.core.messaging.gateways.meta import MetaGateway
-
-        return MetaGateway(config, client)
-    if config.gateway == "yupana":
-        from app.core.messaging.gateways.yupana import YupanaGateway
-
-        return YupanaGateway(config, client)
-    raise ValueError(config.gateway)
+def adapter_for(config: GatewayConfig, client: httpx.Client) -> Gateway:
+    try:
+        return ADAPTERS[config.gateway](config, client)
+    except KeyError:
+        raise ValueError(config.gateway) from None
 
 
 __all__ = ["GATEWAYS", "Gateway", "GatewayConfig", "Media", "SendReceipt", "adapter_for"]

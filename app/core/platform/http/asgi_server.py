@@ -141,7 +141,7 @@ class _Protocol(HttpToolsProtocol):
         self._write_deadline: asyncio.TimerHandle | None = None
         self._refused = False
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn's is BaseTransport
         if self._max_connections is not None and len(self.connections) >= self._max_connections:
             self._refused = True
             self.transport = transport
@@ -152,7 +152,7 @@ class _Protocol(HttpToolsProtocol):
             self.logger.warning("connection refused: %d connections open", len(self.connections))
             return
         super().connection_made(transport)
-        self.transport = _CoalescingTransport(transport, self.loop)  # type: ignore[assignment]
+        self.transport = _CoalescingTransport(transport, self.loop)  # type: ignore[assignment]  # a Transport in all but name
         self._arm_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -23,7 +23,7 @@ class ServerThread:
         if self._server is None:
             raise RuntimeError(f"the {self.name} server is not running")
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self, host: str, port: int, handler: type[BaseHTTPRequestHandler]) -> str:
         """Bind (port 0 picks a free port) and serve in a daemon thread; raises OSError if it cannot bind."""

@@ -2,7 +2,7 @@
 
 FastAPI on uvicorn (`app.core.platform.http.asgi_server`), in a background thread of whichever process starts it:
 the app, or `yupana serve` alone. It only binds loopback addresses and every operation needs
-`Authorization: Bearer <token>` (`app.core.platform.http.api_token`).
+`Authorization: Bearer <token>` (`app.core.platform.api_token`).
 
 A thin layer. The routes come from the engine's `OPERATIONS` table and the contract's models, so
 `/openapi.json` is generated from the same definitions the engine validates with. Each route is a
@@ -24,10 +24,8 @@ import hmac
 import ipaddress
 import json
 import logging
-import sqlite3
-import threading
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -41,16 +39,41 @@ from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
-from app.core.contract import MAX_BODY_BYTES, ContractModel
-from app.core.engine import OPERATIONS, Engine, Operation
-from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError, invalid
-from app.core.lookup import registry
-from app.core.platform.api_token import hash_matches, token_hash
-from app.core.platform.events import API_TOKEN_CHANGED, PADRON_IMPORTED, SETTINGS_CHANGED
-from app.core.platform.http.asgi_server import AsgiServerThread
-from app.core.platform.storage import BUSY_TIMEOUT_MS
+from app.core.api import (
+    HTTP_STATUS,
+    MAX_BODY_BYTES,
+    OPERATIONS,
+    AsgiServerThread,
+    CeRecord,
+    ChatSendRequest,
+    ChatSendResult,
+    ChatWebhookRequest,
+    ChatWebhookResult,
+    ContractModel,
+    Engine,
+    EnviarRequest,
+    EnviarResult,
+    ErrorCode,
+    FirmarRequest,
+    FirmarResult,
+    GenerarXmlRequest,
+    GenerarXmlResult,
+    Invoicing,
+    Lookups,
+    Messaging,
+    Operation,
+    PlacaRecord,
+    RucRecord,
+    YupanaError,
+    events,
+    hash_matches,
+    invalid,
+    registry_now,
+    token_hash,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +90,13 @@ BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
 JSON_TYPES = ("application/json",)
 TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "chat-send": "messaging",
         "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
+# Each operation's summary in /openapi.json (the words it has always had there).
+SUMMARIES = {"xml": "generar xml", "firmar": "firmar", "enviar": "enviar", "chat-send": "chat send",
+             "chat-webhook": "chat webhook", "ruc": "ruc", "ce": "ce", "placa": "placa"}
 SECURITY_SCHEME = "bearerAuth"
 MEMORY_ENTRIES = 4096  # lookup answers kept in memory (LookupMemory), the oldest dropped first
-MEMORY_EVENTS = (SETTINGS_CHANGED, API_TOKEN_CHANGED, PADRON_IMPORTED)  # they forget every remembered answer
-
-ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
-
+# They forget every remembered answer.
+MEMORY_EVENTS = (events.SETTINGS_CHANGED, events.API_TOKEN_CHANGED, events.PADRON_IMPORTED)
 
 def is_loopback(host: str) -> bool:
     if host == "localhost":
@@ -95,26 +119,26 @@ def _encode(envelope: dict[str, Any]) -> bytes:
         return json.dumps(envelope, ensure_ascii=True, separators=(",", ":"), default=str).encode("ascii")
 
 
-async def _send(send: Callable[[dict], Awaitable[None]], status: int, envelope: dict[str, Any],
-                extra_headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def _send(send: Send, status: int, envelope: dict[str, Any],
+                extra_headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     await _send_encoded(send, status, _encode(envelope), extra_headers)
 
 
-async def _send_encoded(send: Callable[[dict], Awaitable[None]], status: int, body: bytes,
-                        extra_headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def _send_encoded(send: Send, status: int, body: bytes,
+                        extra_headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                *extra_headers]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-async def _send_error(send: Callable[[dict], Awaitable[None]], error: YupanaError, *, close: bool = False,
-                      extra_headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def _send_error(send: Send, error: YupanaError, *, close: bool = False,
+                      extra_headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     headers = [*extra_headers, (b"connection", b"close")] if close else list(extra_headers)
     await _send(send, error.http_status, error.to_envelope(), headers)
 
 
-def _header(scope: dict, name: bytes) -> bytes | None:
+def _header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope["headers"]:
         if key == name:
             return value
@@ -141,12 +165,12 @@ class LocalApi:
                  workers: int = DEFAULT_WORKERS, max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  **server_options: Any) -> None:
         self.engine = engine
-        self.host = host or engine.config_get("api_host")
-        self.port = engine.settings.get_int("api_port") if port is None else port
+        self.host = host or engine.admin.config_get("api_host")
+        self.port = int(engine.admin.config_get("api_port")) if port is None else port
         if not is_loopback(self.host):
             raise invalid("api_host", f"La API local solo escucha en este equipo (127.0.0.1); «{self.host}» no se permite.")
-        self._token_hash = token_hash(engine.api_token())  # creates it on first use
-        self._unsubscribe = engine.events.subscribe(self._on_event)
+        self._token_hash = token_hash(engine.admin.api_token())  # creates it on first use
+        self._subscription = engine.admin.subscribe(self._on_event)
         self._workers = workers
         self._executor: ThreadPoolExecutor | None = None
         self._local_executor: ThreadPoolExecutor | None = None
@@ -157,7 +181,7 @@ class LocalApi:
 
     @property
     def token(self) -> str:
-        return self.engine.api_token()
+        return self.engine.admin.api_token()
 
     @property
     def base_url(self) -> str:
@@ -179,7 +203,7 @@ class LocalApi:
             reason = exc.strerror or str(exc)
             raise YupanaError(ErrorCode.CONFLICT,
                               f"No se pudo abrir la API local en {self.host}:{self.port}: {reason}.") from None
-        self.engine.on_close(self.stop)
+        self.engine.admin.on_close(self.stop)
         log.info("local API listening on %s", self.base_url)
         return self.base_url
 
@@ -191,14 +215,13 @@ class LocalApi:
         if self._local_executor is not None:
             self._local_executor.shutdown(wait=True, cancel_futures=True)
             self._local_executor = None
-        self.memory.close()
-        self._unsubscribe()
+        self._subscription.cancel()
 
     # -------------------------------------------------------------- used by the routes
 
-    def _on_event(self, name: str, _payload: dict[str, Any]) -> None:
-        if name == API_TOKEN_CHANGED:
-            self._token_hash = self.engine.api_tokens.stored_hash() or b""
+    def _on_event(self, name: str, _payload: events.Event) -> None:
+        if name == events.API_TOKEN_CHANGED:
+            self._token_hash = self.engine.admin.token_state().token_hash or b""
         if name in MEMORY_EVENTS:
             self.memory.forget()
 
@@ -212,7 +235,7 @@ class LocalApi:
     async def run(self, function: Callable[..., Any], *args: Any, local: bool = False) -> Any:
         return await self.submit(function, *args, local=local)
 
-    async def authorized(self, scope: dict) -> str:
+    async def authorized(self, scope: Scope) -> str:
         """The presented token when it is the API's; else a 401 YupanaError.
 
         Checked twice: here against the hash kept in memory (wrong tokens are turned away before their body is
@@ -224,7 +247,7 @@ class LocalApi:
         if scheme.lower() != b"bearer" or not token:
             raise _unauthorized()
         if not hash_matches(token, self._token_hash):
-            if not await self.run(self.engine.api_token_matches, token):
+            if not await self.run(self.engine.admin.api_token_matches, token):
                 raise _unauthorized()
             self._token_hash = token_hash(token)  # rotated elsewhere: remember the new one
         return token
@@ -232,16 +255,17 @@ class LocalApi:
     def call(self, token: str, operation: str, body: bytes | None,
              numero: str | None) -> tuple[int, bytes, Remembered | None]:
         """In the pool: the token against the database, then `Engine.call`; the status, the encoded envelope and,
-        for a lookup answered from the registry cache, what `LookupMemory` may keep of it."""
-        with self.engine.storage.steady_reads():  # settings, token, company: other writers checked once per request
-            if not self.engine.api_token_matches(token):
-                error = _unauthorized()
-                return error.http_status, _encode(error.to_envelope()), None
-            generation = self.memory.generation() if numero is not None else None  # read before the answer is
-            status, envelope = self.engine.call(operation, body, numero)
-            encoded = _encode(envelope)
-            kept = None if numero is None else self.memory.rememberable(operation, status, envelope, encoded, generation)
-            return status, encoded, kept
+        for a lookup answered from the registry cache, what `LookupMemory` may keep of it. (`Engine.call` runs the
+        operation inside steady reads: settings, token, company, other writers checked once.)"""
+        if not self.engine.admin.api_token_matches(token):
+            error = _unauthorized()
+            return error.http_status, _encode(error.to_envelope()), None
+        generation = self.memory.generation() if numero is not None else None  # read before the answer is
+        status, envelope = self.engine.call(operation, body, numero)
+        encoded = _encode(envelope)
+        kept = None if generation is None else self.memory.rememberable(operation, status, envelope, encoded,
+                                                                        generation)
+        return status, encoded, kept
 
 
 # ------------------------------------------------------------------ lookups answered from memory
@@ -249,7 +273,7 @@ class LocalApi:
 @dataclass(frozen=True, slots=True)
 class Remembered:
     body: bytes  # the success envelope, encoded
-    fresh_until: float  # registry.now() seconds: when the registry cache entry it came from stops being fresh
+    fresh_until: float  # registry_now() seconds: when the registry cache entry it came from stops being fresh
     generation: tuple[int, int]  # LookupMemory.generation() before the answer was read from the database
 
 
@@ -268,11 +292,12 @@ class LookupMemory:
 
     An answer from memory is never older than the database. Each waits for a look at the database that started after
     its request arrived (in the pool, like every database read): has anything been committed since the answer was
-    read, and what is the token's hash now. The first is `PRAGMA data_version` on a connection of its own that never
-    writes, so any commit by any connection, of this process or another, changes it. Requests that arrive before the next look starts share
+    read, and what is the token's hash now (`Administration.token_state`). The first is the database's change counter
+    (SQLite's `data_version` on a connection that never writes), so any commit by any connection, of this process or
+    another, changes it. Requests that arrive before the next look starts share
     it, so on busy connections one trip to the pool answers many requests instead of one each, and the engine's
     threads do not fight the event loop for the interpreter. An answer is also dropped when its cache entry stops
-    being fresh (`registry.now()`), when this process changes settings, the token or the register (MEMORY_EVENTS),
+    being fresh (`registry_now()`), when this process changes settings, the token or the register (MEMORY_EVENTS),
     and the oldest past MEMORY_ENTRIES. Anything else, a miss, a stale generation or a token that does not match,
     goes the whole way: `Engine.call` in the pool."""
 
@@ -280,28 +305,15 @@ class LookupMemory:
         self._api = api
         self._entries: dict[tuple[str, str], Remembered] = {}
         self._look: _Look | None = None
-        self._db: sqlite3.Connection | None = None
-        self._db_lock = threading.Lock()
         self._forgotten = 0
 
     def generation(self) -> tuple[int, int]:
         """In the pool: the same until anything is committed to the database or `forget()` is called."""
         forgotten = self._forgotten
-        with self._db_lock:
-            if self._db is None:
-                self._db = sqlite3.connect(self._api.engine.storage.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                           isolation_level=None, check_same_thread=False)
-            version = self._db.execute("PRAGMA data_version").fetchone()[0]
-        return forgotten, version
+        return forgotten, self._api.engine.admin.change_counter()
 
     def forget(self) -> None:
         self._forgotten += 1
-
-    def close(self) -> None:
-        with self._db_lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
 
     def rememberable(self, operation: str, status: int, envelope: dict[str, Any], body: bytes,
                      generation: tuple[int, int]) -> Remembered | None:
@@ -309,7 +321,7 @@ class LookupMemory:
         data = envelope.get("data") or {}
         if status != 200 or data.get("fuente") != "cache" or data.get("desactualizado"):
             return None
-        until = self._api.engine.registry.cache_fresh_until(operation, data[operation])
+        until = self._api.engine.lookups.fresh_until(operation, data[operation])
         return None if until is None else Remembered(body, until, generation)
 
     def keep(self, operation: str, numero: str, entry: Remembered) -> None:
@@ -324,13 +336,14 @@ class LookupMemory:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        if registry.now() >= entry.fresh_until:
+        if registry_now() >= entry.fresh_until:
             self._entries.pop(key, None)
             return None
         look = self._look
         if look is None or look.started:  # one that started already may have read the database before we arrived
             look = self._look = _Look()
             look.future = self._api.submit(self._look_at_database, look)
+        assert look.future is not None  # set with the look, before anyone awaits it
         generation, stored_hash = await asyncio.shield(look.future)
         if stored_hash is None or not hmac.compare_digest(token_hash(token), stored_hash):
             return None
@@ -342,13 +355,14 @@ class LookupMemory:
 
     def _look_at_database(self, look: _Look) -> tuple[tuple[int, int], bytes | None]:
         look.started = True  # before reading: whoever joins from now on waits for the next look
-        with self._api.engine.storage.steady_reads():
-            return self.generation(), self._api.engine.api_tokens.stored_hash()
+        forgotten = self._forgotten  # read before the database, as generation() does
+        state = self._api.engine.admin.token_state()
+        return (forgotten, state.change_counter), state.token_hash
 
 
 # ------------------------------------------------------------------ the routes
 
-async def _read_body(receive: Callable[[], Awaitable[dict]], declared: int | None) -> bytes:
+async def _read_body(receive: Receive, declared: int | None) -> bytes:
     """The whole body within BODY_TIMEOUT_S, refused past MAX_BODY_BYTES (also when it comes chunked, with no
     Content-Length). The time limit is for the whole body: a client trickling a byte now and then cannot hold
     a connection for ever."""
@@ -374,7 +388,7 @@ async def _read_body(receive: Callable[[], Awaitable[dict]], declared: int | Non
                           f"El cuerpo de la solicitud no llegó completo en {BODY_TIMEOUT_S:g} s.") from None
 
 
-def _check_content_type(scope: dict) -> None:
+def _check_content_type(scope: Scope) -> None:
     """Bodies are JSON (the contract says so); a form or text is refused before it is read."""
     value = _header(scope, b"content-type")
     if value is None:
@@ -386,7 +400,7 @@ def _check_content_type(scope: dict) -> None:
                           "Content-Type: application/json.")
 
 
-def _declared_length(scope: dict) -> int | None:
+def _declared_length(scope: Scope) -> int | None:
     value = _header(scope, b"content-length")
     return int(value) if value is not None else None  # the HTTP parser already refused anything but digits
 
@@ -396,7 +410,7 @@ def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
     has_body = op.request is not None
     local = op.name in LOCAL_OPERATIONS
 
-    async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
+    async def handle(scope: Scope, receive: Receive, send: Send):
         close = False
         try:
             token = await api.authorized(scope)
@@ -420,7 +434,7 @@ def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
             return
         except ConnectionResetError:
             return  # the client went away before its body arrived
-        if kept is not None:
+        if kept is not None and numero is not None:
             api.memory.keep(op.name, numero, kept)
         await _send_encoded(send, status, encoded)
 
@@ -429,18 +443,18 @@ def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
 
 def health_asgi(api: LocalApi) -> ASGIApp:
     def data() -> dict[str, Any]:
-        return {"version": __version__, "environment": api.engine.config_get("environment"),
-                "listener": api.engine.listener_status()}
+        return {"version": __version__, "environment": api.engine.admin.config_get("environment"),
+                "listener": api.engine.messaging.listener_status()}
 
-    async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
+    async def handle(scope: Scope, receive: Receive, send: Send):
         await _send(send, 200, {"success": True, "data": await api.run(data)})
 
     return handle
 
 
 def docs_asgi(api: LocalApi) -> ASGIApp:
-    async def handle(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
-        if await api.run(api.engine.config_get, "api_docs") != "si":
+    async def handle(scope: Scope, receive: Receive, send: Send):
+        if await api.run(api.engine.admin.config_get, "api_docs") != "si":
             await _send_error(send, YupanaError(ErrorCode.NOT_FOUND, "La página de documentación está desactivada "
                                                 "(configuración api_docs). La descripción de la API está en "
                                                 "/openapi.json."))
@@ -473,12 +487,12 @@ def fast_dispatch(app: FastAPI, engine: Engine) -> ASGIApp:
             continue
         if "{" in route.path:
             prefix, _, rest = route.path.partition("{")
-            by_prefix[prefix] = (route.methods, rest.rstrip("}"), route.app)
+            by_prefix[prefix] = (route.methods or set(), rest.rstrip("}"), route.app)
         else:
-            exact[route.path] = (route.methods, route.app)
+            exact[route.path] = (route.methods or set(), route.app)
     lookup_root = PREFIX + "/"
 
-    async def dispatch(scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]):
+    async def dispatch(scope: Scope, receive: Receive, send: Send):
         if scope["type"] == "http":
             path = scope["path"]
             found = exact.get(path)
@@ -497,7 +511,7 @@ def fast_dispatch(app: FastAPI, engine: Engine) -> ASGIApp:
                 except Exception:
                     log.exception("local API: unexpected error on %s %s", scope["method"], path)
                     error = YupanaError(ErrorCode.INTERNAL, "Error interno de Yupana. Los detalles están en el "
-                                                            f"registro: {engine.log_file}")
+                                                            f"registro: {engine.admin.log_file()}")
                     await _send_error(send, error, close=True)
                 return
         await app(scope, receive, send)
@@ -536,8 +550,16 @@ def success_model(result: type[BaseModel]) -> type[BaseModel]:
     return create_model(f"{result.__name__}Envelope", success=(Literal[True], ...), data=(result, ...))
 
 
+# The group services that run the operations (Operation.group), and the contract's models their annotations name.
+GROUPS: dict[str, type] = {"invoicing": Invoicing, "messaging": Messaging, "lookups": Lookups}
+CONTRACT_MODELS: dict[str, type[ContractModel]] = {model.__name__: model for model in (
+    GenerarXmlRequest, GenerarXmlResult, FirmarRequest, FirmarResult, EnviarRequest, EnviarResult, ChatSendRequest,
+    ChatSendResult, ChatWebhookRequest, ChatWebhookResult, RucRecord, CeRecord, PlacaRecord)}
+
+
 def result_model(op: Operation) -> type[ContractModel]:
-    return typing.get_type_hints(getattr(Engine, op.handler))["return"]
+    """What an operation answers: its group service's method's return annotation (the Protocol's)."""
+    return typing.get_type_hints(getattr(GROUPS[op.group], op.handler), localns=CONTRACT_MODELS)["return"]
 
 
 def _error_statuses(op: Operation | None) -> list[int]:
@@ -580,7 +602,7 @@ def build_app(api: LocalApi) -> FastAPI:
             op.path, _endpoint(op), asgi=operation_asgi(api, op), methods=[op.method], name=op.name,
             operation_id=op.name.replace("-", "_"), tags=[TAGS.get(op.name, "api")],
             response_model=success_model(result_model(op)), responses=_responses(op), openapi_extra=extra,
-            summary=(op.handler.replace("_", " ")), response_description="Éxito: sobre {success: true, data}."))
+            summary=SUMMARIES[op.name], response_description="Éxito: sobre {success: true, data}."))
     app.router.routes.append(_AsgiRoute(
         f"{PREFIX}/health", lambda: None, asgi=health_asgi(api), methods=["GET"], name="health",
         operation_id="health", tags=["health"], response_model=success_model(Health),
@@ -588,17 +610,18 @@ def build_app(api: LocalApi) -> FastAPI:
     app.router.routes.append(_AsgiRoute("/docs", lambda: None, asgi=docs_asgi(api), methods=["GET"],
                                         include_in_schema=False))
 
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)  # the class it is registered for below
         return _error_response(request, exc)
 
     async def unexpected(request: Request, exc: Exception) -> Response:
         log.exception("local API: unexpected error on %s %s", request.method, request.url.path)
         return _response(YupanaError(ErrorCode.INTERNAL, "Error interno de Yupana. Los detalles están en el "
-                                                         f"registro: {api.engine.log_file}"))
+                                                         f"registro: {api.engine.admin.log_file()}"))
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, unexpected)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI documents replacing it so
     return app
 
 
@@ -631,7 +654,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
     components = document.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
-    requests = [(op.request, "validation") for op in OPERATIONS.values() if op.request is not None]
+    requests: list[tuple[type[BaseModel], Literal["validation", "serialization"]]] = [
+        (op.request, "validation") for op in OPERATIONS.values() if op.request is not None]
     _, definitions = models_json_schema(requests, ref_template="#/components/schemas/{model}")
     for name, schema in definitions.get("$defs", {}).items():
         schemas.setdefault(name, schema)
