@@ -33,7 +33,8 @@ from app.core.invoicing.catalog.customers import Customers  # noqa: E402
 from app.core.invoicing.catalog.products import Products  # noqa: E402
 from app.core.invoicing.catalog.records import Customer, Product  # noqa: E402
 from app.core.platform.identifiers import ruc_check_digit  # noqa: E402
-from app.core.platform.storage import Storage  # noqa: E402
+from app.core.storage.engines import open_database  # noqa: E402
+from app.core.storage.sqlite.catalog import SqliteCustomerRepository, SqliteProductRepository  # noqa: E402
 
 FAMILIES = {"BEB": ["Gaseosa", "Agua mineral", "Jugo", "Néctar", "Cerveza", "Energizante", "Té helado"],
             "ABA": ["Arroz", "Azúcar", "Aceite", "Fideos", "Lentejas", "Harina", "Sal", "Avena", "Atún"],
@@ -129,9 +130,10 @@ def main() -> None:
         csvfiles.write(csvfiles.PRODUCTS, products, folder / "productos.csv")
         csvfiles.write(csvfiles.CUSTOMERS, customers, folder / "clientes.csv")
         (folder / "datos").mkdir()
-        storage = Storage.open(folder / "datos" / "yupana.db")
+        storage = open_database(folder / "datos" / "yupana.db")
         try:
-            product_store, customer_store = Products(storage), Customers(storage)
+            product_store = Products(storage, SqliteProductRepository(storage))
+            customer_store = Customers(storage, SqliteCustomerRepository(storage))
             started = time.perf_counter()
             report = csvfiles.products_file(product_store).import_file(folder / "productos.csv")
             product_seconds = time.perf_counter() - started

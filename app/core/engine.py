@@ -51,13 +51,22 @@ from app.core.platform.logs import close_logging, setup_logging
 from app.core.platform.paths import data_home, database_path
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import Settings
-from app.core.platform.storage import Storage
 from app.core.services.administration import AdministrationGroup
 from app.core.services.catalog import CatalogGroup
 from app.core.services.invoicing import InvoicingGroup
 from app.core.services.lookups import LookupsGroup
 from app.core.services.messaging import MessagingGroup
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
+from app.core.storage.engines import open_database
+from app.core.storage.sqlite import platform as platform_sql
+from app.core.storage.sqlite.catalog import SqliteCustomerRepository, SqliteProductRepository
+from app.core.storage.sqlite.certificates import SqliteCertificateRepository
+from app.core.storage.sqlite.messaging import SqliteMessagingRepository
+from app.core.storage.sqlite.padron import SqlitePadronFiles, SqlitePadronPointerRepository
+from app.core.storage.sqlite.registry import SqliteRegistryCacheRepository
+from app.core.storage.sqlite.submissions import SqliteSubmissionRepository
+from app.core.storage.sqlite.summaries import SqliteSummaryRepository
+from app.core.storage.sqlite.vouchers import SqliteVoucherRepository
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +122,8 @@ class Engine:
         self._home = data_home(home)
         self._log_file = setup_logging(self._home)
         self._closers: list[Callable[[], None]] = []
-        self._storage = Storage.open(database_path(self._home))
-        self._settings = Settings(self._storage)
+        self._storage = open_database(database_path(self._home))
+        self._settings = Settings(self._storage, platform_sql.SqliteSettingsRepository(self._storage))
         self._events = EventBus()
         self._wire_platform()
         self._wire_lookups()
@@ -132,29 +141,33 @@ class Engine:
 
     def _wire_platform(self) -> None:
         # Addresses of the sandboxes running for this folder: read by the sandbox environment only.
-        self._sandbox_endpoints = environments.SandboxEndpoints(self._storage)
+        self._sandbox_endpoints = environments.SandboxEndpoints(
+            self._storage, platform_sql.SqliteSandboxEndpointRepository(self._storage))
         self._sandbox_endpoints.purge_dead()
-        self._companies = Companies(self._storage)
-        self._secrets = SecretStore(self._storage)
-        self._certificates = CertificateStore(self._storage, self._secrets)
-        self._api_tokens = ApiTokens(self._storage, self._secrets)
+        self._companies = Companies(self._storage, platform_sql.SqliteCompanyRepository(self._storage))
+        self._secrets = SecretStore(platform_sql.SqliteSecretRepository(self._storage))
+        self._certificates = CertificateStore(self._storage, SqliteCertificateRepository(self._storage), self._secrets)
+        self._api_tokens = ApiTokens(self._storage, platform_sql.SqliteApiTokenRepository(self._storage), self._secrets)
         self._addresses = Addresses(self._settings, self._sandbox_endpoints, self._secrets)
         logging.getLogger("app").setLevel(self._settings.get("log_level"))
 
     def _wire_lookups(self) -> None:
         # Lookups: the offline register, the providers and the cache in front of them.
-        self._padron = padron.PadronRegister(self._storage, self._home)
+        self._padron = padron.PadronRegister(SqlitePadronPointerRepository(self._storage), SqlitePadronFiles(),
+                                             self._home)
         self._providers = providers.ProviderHub(self._addresses)
-        self._registry = Registry(self._storage, self._addresses, self._providers, self._padron)
+        self._registry = Registry(SqliteRegistryCacheRepository(self._storage), self._addresses, self._providers,
+                                  self._padron)
         self._closers += [self._padron.close, self._providers.close]
-        self._customers = Customers(self._storage)  # the catalogue (docs/catalog.md)
-        self._products = Products(self._storage)
+        self._customers = Customers(self._storage, SqliteCustomerRepository(self._storage))  # docs/catalog.md
+        self._products = Products(self._storage, SqliteProductRepository(self._storage))
         self.catalog = CatalogGroup(self._customers, self._products)
         self.lookups = LookupsGroup(registry=self._registry, padron=self._padron, customers=self._customers,
                                     secrets=self._secrets, bus=self._events)
 
     def _wire_invoicing(self) -> None:
-        self._vouchers = VoucherStore(self._storage, self._addresses.current, self._voucher_changed)
+        self._vouchers = VoucherStore(self._storage, SqliteVoucherRepository(self._storage), self._addresses.current,
+                                      self._voucher_changed)
         self._generation = Generation(self._vouchers, self._settings, self._companies.get, self._customer_name,
                                       self._remember_customers)
         self._signing = Signing(self._vouchers, self._certificates, self._settings)
@@ -164,14 +177,15 @@ class Engine:
         self._sunat_http = soap.HttpPool()
         self._closers.append(self._sunat_http.close)
         self._sunat_clients = SunatClients(self._addresses, self._secrets, self._sunat_http)
-        self._outbox = Outbox(self._storage, self._settings, self._events, self._vouchers, self._addresses.current,
-                              self._sunat_clients)
+        self._outbox = Outbox(self._storage, SqliteSubmissionRepository(self._storage), self._settings, self._events,
+                              self._vouchers, self._addresses.current, self._sunat_clients)
         self._submission = Submission(self._vouchers, self._outbox, self._sunat_clients, self._settings)
         self._emitter = Emitter(self._generation, self._signing, self._submission)
         self._closers.append(self._outbox.stop)
         # Voiding (RA, RC): summaries numbered, signed and sent here, their tickets followed to SUNAT's answer.
-        self._voids = Voids(self._vouchers, self._storage, self._settings, self._sunat_clients, self._certificates,
-                            self._issuer_name, on_change=self._summary_changed)
+        self._voids = Voids(self._vouchers, SqliteSummaryRepository(self._storage), self._storage, self._settings,
+                            self._sunat_clients, self._certificates, self._issuer_name,
+                            on_change=self._summary_changed)
         self._closers.append(self._voids.close)
         self.invoicing = InvoicingGroup(
             vouchers=self._vouchers, generation=self._generation, signing=self._signing, batches=self._batches,
@@ -181,7 +195,8 @@ class Engine:
 
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.
-        self._messaging = MessagingService(self._storage, self._secrets, self._settings, self._events,
+        self._messaging = MessagingService(self._storage, SqliteMessagingRepository(self._storage), self._secrets,
+                                           self._settings, self._events,
                                            listener_base_url=lambda: self._messaging_group.listener_base_url(),
                                            after_ingest=lambda: self._forwarder.wake())
         self._forwarder = Forwarder(self._messaging.store, self._messaging.subscription_secret, self._events)

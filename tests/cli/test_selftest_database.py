@@ -8,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from app.core.platform.storage import Storage
 from app.core.records import DatabaseCheck
+from app.core.storage.sqlite.database import Storage
 from app.selftest import _check_database
 
 

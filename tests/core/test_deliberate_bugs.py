@@ -23,6 +23,7 @@ from app.core.errors import HTTP_STATUS, ErrorCode, YupanaError
 from app.core.invoicing import amounts, outbox
 from app.core.invoicing.ubl_identity import identify
 from app.core.platform import api_token
+from app.core.storage.sqlite.database import DB_NOW
 from tests.helpers.sunat_support import signed_sample, stem
 from tests.helpers.voucher_matrix import factura, item
 
@@ -162,17 +163,18 @@ def _queued_row(engine) -> dict:
     return engine._outbox.enqueue(identify(etree.fromstring(xml)), xml, "sandbox", None)
 
 
-def _lease(engine, row: dict, owner: str, until: float) -> None:
+def _lease(engine, row: dict, owner: str, seconds_left: float) -> None:
+    """A lease held by `owner`, running out `seconds_left` from now on the database's clock (the one leases use)."""
     with engine._storage.write() as conn:
-        conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
-                     (owner, until, row["id"]))
+        conn.execute(f"UPDATE sunat_submissions SET claimed_by = ?, claimed_until = {DB_NOW} + ? WHERE id = ?",
+                     (owner, seconds_left, row["id"]))
 
 
 def test_an_expired_lease_of_a_live_owner_is_reclaimed(sunat_engine, sandbox):
     """The parent process (pytest's launcher) is alive: its lease counts only until its time runs out."""
     row = _queued_row(sunat_engine)
     live_owner = f"{os.getppid()}:other:lease"
-    _lease(sunat_engine, row, live_owner, sunat_engine._outbox.clock() - 1)
+    _lease(sunat_engine, row, live_owner, -1)
     attempt = sunat_engine._outbox.attempt(row["id"])
     assert attempt.kind == "cdr", attempt
     assert sandbox.send_count(stem()) == 1
@@ -187,7 +189,7 @@ def test_an_expired_lease_of_this_outbox_still_running_is_reclaimed(sunat_engine
     with box._leases_lock:
         box._leases.add(own)
     try:
-        _lease(sunat_engine, row, own, box.clock() - 0.001)
+        _lease(sunat_engine, row, own, -0.001)
         assert box.attempt(row["id"]).kind == "cdr"
     finally:
         box._release(own)
@@ -195,7 +197,7 @@ def test_an_expired_lease_of_this_outbox_still_running_is_reclaimed(sunat_engine
 
 def test_a_current_lease_of_a_live_owner_is_respected(sunat_engine, sandbox):
     row = _queued_row(sunat_engine)
-    _lease(sunat_engine, row, f"{os.getppid()}:other:lease", sunat_engine._outbox.clock() + 60)
+    _lease(sunat_engine, row, f"{os.getppid()}:other:lease", 60)
     attempt = sunat_engine._outbox.attempt(row["id"])
     assert attempt.kind == "queued" and attempt.in_flight
     assert sandbox.send_count(stem()) == 0
@@ -204,12 +206,15 @@ def test_a_current_lease_of_a_live_owner_is_respected(sunat_engine, sandbox):
 def test_a_claim_sets_a_lease_of_the_configured_length(sunat_engine):
     row = _queued_row(sunat_engine)
     box = sunat_engine._outbox
-    box.clock = lambda: 1_000_000.0
+    box.clock = lambda: 1_000_000.0  # the schedule's clock: leases are on the database's
+    before = box.submissions.now()
     lease = box._claim(row["id"])
+    after = box.submissions.now()
     assert lease is not None and lease.startswith(box.owner + ":")
     stored = sunat_engine._outbox.submission(row["id"])
     assert stored["claimed_by"] == lease
-    assert stored["claimed_until"] == 1_000_000.0 + 2 * 1 + 15  # sunat_timeout_s is 1 in these tests
+    # sunat_timeout_s is 1 in these tests: 2 * 1 + 15 seconds from the database's now
+    assert before + 2 * 1 + 15 <= stored["claimed_until"] <= after + 2 * 1 + 15
     assert box._claim(row["id"]) is None  # its own attempt under way holds it
     box._release(lease)
     assert box._claim(row["id"]) is not None  # released, but the row left behind: an attempt that died

@@ -6,6 +6,7 @@ load Qt."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -311,3 +312,65 @@ def test_the_pure_builder_and_signer_import_neither_storage_nor_sqlite():
         forbidden = {m for m in reached if m.split(".")[0] in ("sqlite3", "sqlite_utils")
                      or m in ("app.core.platform.storage", "app.core.engine")}
         assert forbidden == set(), (pure, forbidden)
+
+
+# ---------------------------------------------------------------- storage behind ports (issue 28)
+
+DRIVERS = ("sqlite3", "sqlite_utils", "psycopg", "psycopg2", "apsw")
+SQL_STATEMENT = re.compile(
+    r"\b(SELECT\s[\s\S]*?\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|"
+    r"CREATE\s+(TABLE|INDEX|UNIQUE|VIRTUAL|TRIGGER)\s|ALTER\s+TABLE\s|DROP\s+(TABLE|INDEX|TRIGGER)\s|PRAGMA\s+\w+|"
+    r"BEGIN\s+IMMEDIATE|ON\s+CONFLICT)")
+STORAGE = CORE / "storage"
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def sql_statements(path: Path) -> list[str]:
+    """The string literals of a file (f-strings' constant parts too, docstrings not) that hold an SQL statement."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = _docstring_nodes(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else " x " for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            text = node.value
+        else:
+            continue
+        if SQL_STATEMENT.search(text):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text[:60]!r}")
+    return found
+
+
+def test_no_module_outside_storage_imports_a_database_driver():
+    outside = [p for p in APP.rglob("*.py") if STORAGE not in p.parents]
+    offenders = {f"{p.relative_to(ROOT)}:{line}": module for p in outside for line, module in _all_imports(p)
+                 if module.split(".")[0] in DRIVERS}
+    assert offenders == {}
+
+
+def test_no_module_outside_storage_holds_an_sql_statement():
+    outside = [p for p in sorted(APP.rglob("*.py")) if STORAGE not in p.parents]
+    assert [found for p in outside for found in sql_statements(p)] == []
+
+
+def test_the_sql_scan_sees_statements_and_not_prose():
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=ROOT / "tests") as folder:
+        probe = Path(folder) / "probe.py"
+        probe.write_text('"""Reads PRAGMA data_version and SELECT rows FROM a table."""\n'
+                         'a = "SELECT id FROM vouchers WHERE x = ?"\nb = f"UPDATE {t} SET y = 1"\n'
+                         'c = "INSERT OR IGNORE INTO t (a) VALUES (?)"\nd = "the selected rows, from a table"\n',
+                         encoding="utf-8")
+        found = sql_statements(probe)
+    assert [line.split(":")[1] for line in found] == ["2", "3", "4"]

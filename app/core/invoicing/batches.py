@@ -144,11 +144,11 @@ class Batches:
         if not prepared:
             return stored
         ids, docs = [], []
-        with self.store.storage.write(durable=True) as conn:  # one sync for the block's numbers
+        with self.store.storage.transaction(durable=True):  # one sync for the block's numbers
             for item in prepared:
                 assert item.signed is not None
                 try:
-                    voucher_id = self.store.add(conn, item.doc, name=item.name, xml_hash=item.xml_hash,
+                    voucher_id = self.store.add(item.doc, name=item.name, xml_hash=item.xml_hash,
                                                 xml_sha256=item.xml_sha256, content_key=item.content_key,
                                                 request_json=item.canonical_request, xml=item.xml, signed=item.signed,
                                                 certificado_id=item.material[0].certificado_id)

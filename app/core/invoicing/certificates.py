@@ -20,46 +20,19 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
-from sqlite_utils import Migrations
 
 from app.core.errors import conflict, invalid, not_found
 from app.core.platform import clock
 from app.core.platform.identifiers import check_ruc, ruc_problem
 from app.core.platform.secrets import SecretStore
-from app.core.platform.storage import Storage, register_migrations
+from app.core.storage.ports.certificates import CertificateRepository
+from app.core.storage.ports.database import Database
 
 log = logging.getLogger(__name__)
 
 EXPIRY_WARNING_DAYS = 30
 TEST_CERTIFICATE_DAYS = 730
 TEST_CERTIFICATE_NAME = "YUPANA PRUEBA"
-
-migrations = register_migrations(Migrations("yupana.certificates"))
-
-
-@migrations()
-def m001_certificates(db) -> None:
-    db.execute(
-        """CREATE TABLE certificates (
-            id TEXT PRIMARY KEY,
-            subject TEXT NOT NULL,
-            ruc TEXT NOT NULL,
-            issuer TEXT NOT NULL,
-            serial TEXT NOT NULL,
-            not_before TEXT NOT NULL,
-            not_after TEXT NOT NULL,
-            fingerprint_sha256 TEXT NOT NULL UNIQUE,
-            certificate_pem TEXT NOT NULL,
-            is_test INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-        )"""
-    )
-    db.execute(
-        """CREATE TABLE default_certificates (
-            ruc TEXT PRIMARY KEY,
-            certificate_id TEXT NOT NULL REFERENCES certificates(id) ON DELETE CASCADE
-        )"""
-    )
 
 
 def _now() -> dt.datetime:
@@ -234,8 +207,9 @@ def _secret_name(certificate_id: str) -> str:
 class CertificateStore:
     """Import, list, choose and delete certificates; hand out loaded keys for signing."""
 
-    def __init__(self, storage: Storage, secrets: SecretStore) -> None:
-        self._storage = storage
+    def __init__(self, db: Database, repository: CertificateRepository, secrets: SecretStore) -> None:
+        self._db = db
+        self._repository = repository
         self._secrets = secrets
         self._loaded: dict[str, tuple[CertificateInfo, rsa.RSAPrivateKey, x509.Certificate]] = {}
         self._lock = threading.Lock()
@@ -264,16 +238,15 @@ class CertificateStore:
                                     serialization.NoEncryption())
         self._secrets.put(_secret_name(info.certificado_id), der_key)
         try:
-            with self._storage.write() as conn:
-                conn.execute(
-                    "INSERT INTO certificates (id, subject, ruc, issuer, serial, not_before, not_after, "
-                    "fingerprint_sha256, certificate_pem, is_test) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (info.certificado_id, info.sujeto, info.ruc, info.emisor, info.serie,
-                     info.valido_desde.isoformat(), info.valido_hasta.isoformat(), info.huella_sha256,
-                     certificate.public_bytes(serialization.Encoding.PEM).decode("ascii"), int(is_test)))
+            with self._db.transaction():
+                self._repository.add({
+                    "id": info.certificado_id, "subject": info.sujeto, "ruc": info.ruc, "issuer": info.emisor,
+                    "serial": info.serie, "not_before": info.valido_desde.isoformat(),
+                    "not_after": info.valido_hasta.isoformat(), "fingerprint_sha256": info.huella_sha256,
+                    "certificate_pem": certificate.public_bytes(serialization.Encoding.PEM).decode("ascii"),
+                    "is_test": int(is_test)})
                 # The first certificate of a RUC becomes its default.
-                conn.execute("INSERT OR IGNORE INTO default_certificates (ruc, certificate_id) VALUES (?, ?)",
-                             (info.ruc, info.certificado_id))
+                self._repository.propose_default(info.ruc, info.certificado_id)
         except BaseException:
             self._secrets.delete(_secret_name(info.certificado_id))
             raise
@@ -298,7 +271,7 @@ class CertificateStore:
     # -------------------------------------------------------------- reading
 
     def _defaults(self) -> set[str]:
-        return {r["certificate_id"] for r in self._storage.query("SELECT certificate_id FROM default_certificates")}
+        return self._repository.default_ids()
 
     @staticmethod
     def _from_row(row: dict, defaults: set[str]) -> CertificateInfo:
@@ -309,7 +282,7 @@ class CertificateStore:
             es_prueba=bool(row["is_test"]), predeterminado=row["id"] in defaults)
 
     def find(self, certificate_id: str) -> CertificateInfo | None:
-        row = self._storage.query_one("SELECT * FROM certificates WHERE id = ?", (certificate_id.strip(),))
+        row = self._repository.find(certificate_id.strip())
         return self._from_row(row, self._defaults()) if row else None
 
     def get(self, certificate_id: str, field: str = "certificado_id") -> CertificateInfo:
@@ -320,13 +293,12 @@ class CertificateStore:
         return info
 
     def all(self, ruc: str | None = None) -> list[CertificateInfo]:
-        sql = "SELECT * FROM certificates" + (" WHERE ruc = ?" if ruc else "") + " ORDER BY ruc, not_after DESC"
         defaults = self._defaults()
-        return [self._from_row(row, defaults) for row in self._storage.query(sql, (ruc,) if ruc else ())]
+        return [self._from_row(row, defaults) for row in self._repository.all(ruc or None)]
 
     def default_for(self, ruc: str) -> CertificateInfo | None:
-        row = self._storage.query_one("SELECT certificate_id FROM default_certificates WHERE ruc = ?", (ruc,))
-        return self.find(row["certificate_id"]) if row else None
+        certificate_id = self._repository.default_of(ruc)
+        return self.find(certificate_id) if certificate_id is not None else None
 
     # -------------------------------------------------------------- changing
 
@@ -336,21 +308,17 @@ class CertificateStore:
         if info.ruc != clean:
             raise invalid("certificado_id", f"El certificado «{certificate_id}» es del RUC {info.ruc}, "
                                             f"no del RUC {clean}.")
-        with self._storage.write() as conn:
-            conn.execute("INSERT INTO default_certificates (ruc, certificate_id) VALUES (?, ?) "
-                         "ON CONFLICT(ruc) DO UPDATE SET certificate_id = excluded.certificate_id",
-                         (clean, info.certificado_id))
+        self._repository.set_default(clean, info.certificado_id)
         return self.get(certificate_id)
 
     def delete(self, certificate_id: str) -> None:
         info = self.get(certificate_id)
-        with self._storage.write() as conn:
-            conn.execute("DELETE FROM default_certificates WHERE certificate_id = ?", (info.certificado_id,))
-            conn.execute("DELETE FROM certificates WHERE id = ?", (info.certificado_id,))
-            # Another certificate of the same RUC, if any, becomes the default.
-            conn.execute("INSERT OR IGNORE INTO default_certificates (ruc, certificate_id) "
-                         "SELECT ruc, id FROM certificates WHERE ruc = ? ORDER BY not_after DESC LIMIT 1",
-                         (info.ruc,))
+        with self._db.transaction():
+            self._repository.delete(info.certificado_id)
+            # Another certificate of the same RUC, if any (the one that expires last), becomes the default.
+            successor = self._repository.latest_of(info.ruc)
+            if successor is not None:
+                self._repository.propose_default(info.ruc, successor)
         self._secrets.delete(_secret_name(info.certificado_id))
         with self._lock:
             self._loaded.pop(info.certificado_id, None)
@@ -370,13 +338,13 @@ class CertificateStore:
         if cached is not None:
             return cached
         info = self.get(certificate_id)
-        row = self._storage.query_one("SELECT certificate_pem FROM certificates WHERE id = ?", (info.certificado_id,))
+        pem = self._repository.certificate_pem(info.certificado_id)
         der_key = self._secrets.get(_secret_name(info.certificado_id))
-        if row is None or der_key is None:
+        if pem is None or der_key is None:
             raise conflict("certificado_id", f"La clave privada del certificado «{certificate_id}» no está "
                                              "guardada: vuelva a importar el certificado.")
         key = _rsa_key(serialization.load_der_private_key(der_key, None))
-        cached = (info, key, x509.load_pem_x509_certificate(row["certificate_pem"].encode("ascii")))
+        cached = (info, key, x509.load_pem_x509_certificate(pem.encode("ascii")))
         with self._lock:
             self._loaded[certificate_id] = cached
         return cached

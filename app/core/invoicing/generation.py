@@ -101,8 +101,8 @@ class Generation:
             return self._stored_or_raise(request, content_key, refusal)
         digest, xml_sha256 = xml_hashes(xml)
         try:
-            with self.store.storage.write(durable=True) as conn:  # a number handed out must survive a power cut
-                voucher_id = self.store.add(conn, doc, name=name, xml_hash=digest, xml_sha256=xml_sha256,
+            with self.store.storage.transaction(durable=True):  # a number handed out must survive a power cut
+                voucher_id = self.store.add(doc, name=name, xml_hash=digest, xml_sha256=xml_sha256,
                                             content_key=content_key, request_json=canonical, xml=xml)
         except NumberTaken as taken:  # issued before, or by another thread meanwhile
             return self._stored_or_raise(request, content_key, taken)

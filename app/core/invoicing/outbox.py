@@ -2,9 +2,12 @@
 
 Every submission is written to the database before anything is sent. One attempt (by the caller
 of operation 3, or later by the worker) is:
-1. claim the row: a lease whose owner is this one attempt (process id + a random token), so two
-   attempts never send the same voucher at once, whether they run in two processes or in two threads of
-   one (the worker thread and a caller of operation 3);
+1. claim the row: a lease whose owner is this one attempt (host, process id and a random token), so two
+   attempts never send the same voucher at once, whether they run on two computers sharing the database, in two
+   processes or in two threads of one (the worker thread and a caller of operation 3). The lease's expiry is
+   written and compared with the database's clock, never a process's, and it is renewed every third of its length
+   while the attempt runs, so a slow SUNAT answer never lets another holder take the row; an attempt that died on
+   this host is taken over at once, another host's only once its lease ran out;
 2. if an earlier attempt may have reached SUNAT (time-out, dropped connection, 5xx, a process
    killed mid-send, a 1033 answer), ask getStatusCdr first and take that CDR when there is one;
 3. otherwise mark the attempt (committed) and sendBill;
@@ -21,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import threading
 import time
@@ -30,24 +32,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lxml import etree
-from sqlite_utils import Migrations
 
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import cdr as cdr_reader
-from app.core.invoicing import packed_texts, statuses, sunat_codes
+from app.core.invoicing import statuses, sunat_codes
 from app.core.invoicing.namespaces import DS
 from app.core.invoicing.soap import SoapFault, SunatClient, TransportFailure, zip_document
 from app.core.invoicing.ubl_identity import DocumentId
-from app.core.invoicing.voucher_store import VoucherStore, dictionaries_in, signed_text_of
+from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform.environments import ambiente_of
 from app.core.platform.events import EventBus, SunatCdrStored
-from app.core.platform.processes import owner_alive
+from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.platform.settings import Settings
-from app.core.platform.storage import Storage, register_migrations, table_names
+from app.core.storage.ports.database import Database
+from app.core.storage.ports.submissions import SubmissionRepository
 
 log = logging.getLogger(__name__)
 
-migrations = register_migrations(Migrations("yupana.outbox"))
 
 # "registrado previamente" (1033) and "... rechazado previamente" (1032): SUNAT has it; fetch its CDR, never
 # resend blindly, never report it as a rejection.
@@ -57,133 +58,9 @@ HELD_BY_SUNAT = 2
 PENDING, DONE, FAILED = statuses.SUBMISSION_PENDING, statuses.SUBMISSION_DONE, statuses.SUBMISSION_FAILED
 
 
-# Columns as m001 created them; m003 rebuilds both tables with the same ones (only the key moves to the
-# environment), so they are written once. Frozen: a later change of schema is a new migration, never an edit here.
-QUEUE_COLUMNS = """file_name TEXT NOT NULL,
-        xml BLOB NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pendiente',
-        attempts INTEGER NOT NULL DEFAULT 0,
-        must_reconcile INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at REAL NOT NULL DEFAULT 0,
-        claimed_by TEXT, claimed_until REAL,
-        fault_code TEXT, last_error TEXT,
-        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-        updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),"""
-CDR_COLUMNS = """codigo TEXT NOT NULL, descripcion TEXT NOT NULL, notas TEXT NOT NULL, estado TEXT,
-        hash_cdr TEXT NOT NULL, cdr_zip BLOB NOT NULL,
-        received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"""
-
-
-@migrations()
-def m001_outbox(db) -> None:
-    # voucher_id is vouchers.id for a voucher Yupana generated (NULL for a foreign one); no FOREIGN
-    # KEY clause so this module does not depend on the order the vouchers module migrates in.
-    db.execute(f"""CREATE TABLE sunat_submissions (
-        id INTEGER PRIMARY KEY,
-        voucher_id INTEGER,
-        ambiente TEXT NOT NULL,
-        ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero TEXT NOT NULL,
-        {QUEUE_COLUMNS}
-        UNIQUE (ambiente, ruc, tipo, serie, numero))""")
-    db.execute("CREATE INDEX sunat_submissions_due ON sunat_submissions (state, next_attempt_at)")
-    db.execute(f"""CREATE TABLE sunat_cdrs (
-        id INTEGER PRIMARY KEY,
-        submission_id INTEGER NOT NULL UNIQUE REFERENCES sunat_submissions(id),
-        {CDR_COLUMNS})""")
-
-
-@migrations()
-def m002_signed_digest(db) -> None:
-    # The ds:DigestValue of the document sent: a stored CDR is handed out only for that same signed content.
-    db.execute("ALTER TABLE sunat_submissions ADD COLUMN digest_value TEXT")
-    # Repair on open looks up the submissions of the few vouchers still `enviado` or `pendiente`.
-    db.execute("CREATE INDEX sunat_submissions_voucher ON sunat_submissions (voucher_id) WHERE voucher_id IS NOT NULL")
-
-
-@migrations()
-def m003_environment(db) -> None:
-    """Each submission belongs to the environment it was made in (sandbox, beta, produccion) and is only sent to
-    that environment's addresses; the sandbox and beta both speak `ambiente` beta, so the key moves to the
-    environment. Rows stored before: production ones are production's; the others belong to the folder's
-    environment when it is sandbox or beta (the sandbox used to stand in for beta's address), else to beta."""
-    row = db.execute("SELECT value FROM settings WHERE key = 'environment'").fetchone()
-    folder = row[0] if row and row[0] in ("sandbox", "beta") else ("sandbox" if row is None else "beta")
-    # sunat_cdrs references this table: both are rebuilt, the CDRs pointing at the new table, whose renaming
-    # carries the reference along (dropping a referenced table would fail its foreign key check).
-    db.execute(f"""CREATE TABLE sunat_submissions_m003 (
-        id INTEGER PRIMARY KEY,
-        voucher_id INTEGER,
-        environment TEXT NOT NULL,
-        ambiente TEXT NOT NULL,
-        ruc TEXT NOT NULL, tipo TEXT NOT NULL, serie TEXT NOT NULL, numero TEXT NOT NULL,
-        {QUEUE_COLUMNS}
-        digest_value TEXT,
-        UNIQUE (environment, ruc, tipo, serie, numero))""")
-    columns = ("id, voucher_id, ambiente, ruc, tipo, serie, numero, file_name, xml, state, attempts, must_reconcile, "
-               "next_attempt_at, claimed_by, claimed_until, fault_code, last_error, created_at, updated_at, "
-               "digest_value")
-    db.execute(f"INSERT INTO sunat_submissions_m003 (environment, {columns}) "
-               f"SELECT CASE ambiente WHEN 'produccion' THEN 'produccion' ELSE ? END, {columns} "
-               "FROM sunat_submissions", [folder])
-    db.execute(f"""CREATE TABLE sunat_cdrs_m003 (
-        id INTEGER PRIMARY KEY,
-        submission_id INTEGER NOT NULL UNIQUE REFERENCES sunat_submissions_m003(id),
-        {CDR_COLUMNS})""")
-    db.execute("INSERT INTO sunat_cdrs_m003 SELECT id, submission_id, codigo, descripcion, notas, estado, hash_cdr, "
-               "cdr_zip, received_at FROM sunat_cdrs")
-    db.execute("DROP TABLE sunat_cdrs")
-    db.execute("DROP TABLE sunat_submissions")
-    db.execute("ALTER TABLE sunat_submissions_m003 RENAME TO sunat_submissions")
-    db.execute("ALTER TABLE sunat_cdrs_m003 RENAME TO sunat_cdrs")
-    db.execute("CREATE INDEX sunat_submissions_due ON sunat_submissions (environment, state, next_attempt_at)")
-    db.execute("CREATE INDEX sunat_submissions_voucher ON sunat_submissions (voucher_id) WHERE voucher_id IS NOT NULL")
-
-
 # The `xml` of a submission of a voucher Yupana keeps (voucher_id not NULL): no copy, the voucher's own stored signed
 # text is what is sent (docs/vouchers.md, «Muchos comprobantes»). A foreign voucher's submission keeps its copy.
 NO_COPY = b""
-
-
-@migrations()
-def m004_no_copy_of_our_vouchers(db) -> None:
-    """Submissions of vouchers Yupana keeps stored a second (packed) copy of the signed XML: each copy that is, byte for
-    byte, the voucher's stored signed text is emptied; any other (none expected) is kept as it is. Where the vouchers'
-    texts are not where this version keeps them (their own migrations not run yet), nothing is compared: the copies
-    stay."""
-    tables = table_names(db)
-    columns = {row[1] for row in db.execute("PRAGMA table_info(vouchers)")}
-    if "voucher_texts" not in tables or not {"signature", "signature_offset"} <= columns:
-        return
-
-    dictionary_of = dictionaries_in(db)
-
-    cursor = db.execute(
-        "SELECT s.id, s.xml AS copy, t.xml, t.xml_firmado, v.signature, v.signature_offset FROM sunat_submissions s "
-        "JOIN vouchers v ON v.id = s.voucher_id JOIN voucher_texts t ON t.voucher_id = v.id "
-        "WHERE s.voucher_id IS NOT NULL AND length(s.xml) > 0")
-    names = [c[0] for c in cursor.description]
-    emptied = []
-    while rows := cursor.fetchmany(500):
-        for values in rows:
-            row = dict(zip(names, values, strict=True))
-            try:
-                copy = packed_texts.unpack_bytes(row.pop("copy"), dictionary_of)
-                signed = signed_text_of(row, dictionary_of)
-            except (KeyError, ValueError):  # unreadable here: keep the copy
-                continue
-            if signed is not None and signed.encode("utf-8") == copy:
-                emptied.append(row["id"])
-    for submission_id in emptied:
-        db.execute("UPDATE sunat_submissions SET xml = ? WHERE id = ?", [NO_COPY, submission_id])
-
-
-@migrations()
-def m005_cdr_as_its_xml(db) -> None:
-    """A CDR is stored as its signed ApplicationResponse (packed against the environment's first one) and the name
-    it had in SUNAT's zip; the zip is made again when handed out (cdr.rebuild_zip). Rows stored before keep their
-    zip as received in `cdr_zip`; new rows leave it empty."""
-    db.execute("ALTER TABLE sunat_cdrs ADD COLUMN cdr_xml BLOB")
-    db.execute("ALTER TABLE sunat_cdrs ADD COLUMN cdr_member TEXT")
 
 
 @dataclass(frozen=True)
@@ -216,17 +93,20 @@ def stored_digest(row: dict) -> str | None:
 class Outbox:
     """The outbox of one engine: attempts, retry schedule and the worker thread."""
 
-    def __init__(self, storage: Storage, settings: Settings, events: EventBus, vouchers: VoucherStore,
-                 environment: Callable[[], str], client_factory: Callable[[str, str], SunatClient],
-                 clock: Callable[[], float] = time.time) -> None:
-        self.storage = storage
+    def __init__(self, database: Database, submissions: SubmissionRepository, settings: Settings, events: EventBus,
+                 vouchers: VoucherStore, environment: Callable[[], str],
+                 client_factory: Callable[[str, str], SunatClient], clock: Callable[[], float] = time.time,
+                 owner: str | None = None) -> None:
+        self.storage = database  # the unit of work
+        self.submissions = submissions
         self.settings = settings
         self.events = events
         self.vouchers = vouchers
         self.environment = environment  # the environment in use: only its pending submissions are worked on
         self.client_factory = client_factory  # (environment, ruc) -> SunatClient at that environment's addresses
-        self.clock = clock
-        self.owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"  # each attempt's lease adds its own token
+        self.clock = clock  # the retry schedule's clock (next_attempt_at); leases are on the database's
+        # «<host>/<pid>:<token>»: each attempt's lease adds its own token (`owner` given: another identity, for tests)
+        self.owner = owner or owner_of_this_process(uuid.uuid4().hex[:12])
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -234,6 +114,7 @@ class Outbox:
         self._settled = threading.Condition()
         self._leases: set[str] = set()  # this outbox's attempts under way (their lease tokens)
         self._leases_lock = threading.Lock()
+        self._keeper = _LeaseKeeper(self.submissions.renew_lease, lambda: self.lease_seconds())
         self.repair()
 
     # ------------------------------------------------------------ rows
@@ -249,24 +130,11 @@ class Outbox:
         key = (environment, doc.ruc, doc.tipo, doc.serie, doc.numero)
         # A voucher Yupana keeps is sent from its own stored text: no copy, once that text is these very bytes
         ours = voucher_id is not None and self.vouchers.signed_bytes(voucher_id) == xml
-        with self.storage.write() as conn:
-            xml = NO_COPY if ours else self.vouchers.pack_bytes(conn, f"signed:{doc.ruc}:{doc.tipo}", xml)
-            conn.execute(
-                "INSERT INTO sunat_submissions (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, "
-                "xml, digest_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (environment, ruc, tipo, serie, numero) DO NOTHING",
-                (voucher_id, *key, ambiente_of(environment), doc.stem, xml, digest))
-            conn.execute(
-                "UPDATE sunat_submissions SET xml = ?, digest_value = ?, state = ?, fault_code = NULL, "
-                "next_attempt_at = 0, voucher_id = COALESCE(?, voucher_id), "
-                "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ? "
-                "AND (state = ? OR (state = ? AND attempts = 0 AND must_reconcile = 0)) "
-                "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
-                (xml, digest, PENDING, voucher_id, *key, FAILED, PENDING))
-        row = self.storage.query_one(
-            "SELECT * FROM sunat_submissions WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
-            key)
+        with self.storage.transaction():
+            stored = NO_COPY if ours else self.vouchers.pack_bytes(f"signed:{doc.ruc}:{doc.tipo}", xml)
+            self.submissions.enqueue(*key, voucher_id=voucher_id, ambiente=ambiente_of(environment),
+                                     file_name=doc.stem, xml=stored, digest=digest)
+        row = self.submissions.find(*key)
         unpacked = self._unpacked(row)
         assert unpacked is not None  # the row written just above
         return unpacked
@@ -275,27 +143,20 @@ class Outbox:
         """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
         status. A process killed between two writes (the CDR committed, the statuses not yet) leaves them behind;
         the next engine to open the folder puts them right. Returns how many rows it changed."""
-        unfinished = [row["id"] for row in self.storage.query(  # through the (state, next_attempt_at) index
-            "SELECT s.id FROM sunat_submissions s WHERE s.state IN (?, ?) "
-            "AND EXISTS (SELECT 1 FROM sunat_cdrs c WHERE c.submission_id = s.id)", (PENDING, FAILED))]
+        unfinished = self.submissions.unfinished_with_cdr()
         for submission_id in unfinished:
-            with self.storage.write() as conn:
-                conn.execute(
-                    "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
-                    "fault_code = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
-                    (DONE, submission_id))
-        stale = self.storage.query(  # vouchers still on their way (status index) with a CDR stored; the latest wins
-            "SELECT v.id, c.estado FROM vouchers v JOIN sunat_submissions s ON s.voucher_id = v.id "
-            "JOIN sunat_cdrs c ON c.submission_id = s.id WHERE v.status IN ('enviado', 'pendiente') "
-            "AND c.estado IS NOT NULL ORDER BY c.id")
-        for row in stale:
-            self.vouchers.set_status(row["id"], row["estado"])
+            self.submissions.finish(submission_id)
+        # Vouchers still on their way (the voucher store's status index) with a CDR stored; the latest CDR wins.
+        on_their_way = self.vouchers.ids_in_status(statuses.ENVIADO, statuses.PENDIENTE)
+        stale = self.submissions.cdr_states_of_vouchers(on_their_way) if on_their_way else []
+        for voucher_id, estado in stale:
+            self.vouchers.set_status(voucher_id, estado)
         if unfinished or stale:
             log.warning("repaired on open: %s submissions, %s voucher statuses", len(unfinished), len(stale))
         return len(unfinished) + len(stale)
 
     def submission(self, submission_id: int) -> dict | None:
-        return self._unpacked(self.storage.query_one("SELECT * FROM sunat_submissions WHERE id = ?", (submission_id,)))
+        return self._unpacked(self.submissions.get(submission_id))
 
     def _unpacked(self, row: dict | None) -> dict | None:
         """A stored row with its signed XML or CDR zip unpacked, byte for byte as received (a row stored before
@@ -316,8 +177,7 @@ class Outbox:
         return row
 
     def stored_cdr(self, submission_id: int) -> cdr_reader.Cdr | None:
-        row = self._unpacked(self.storage.query_one("SELECT * FROM sunat_cdrs WHERE submission_id = ?",
-                                                    (submission_id,)))
+        row = self._unpacked(self.submissions.cdr(submission_id))
         if row is None:
             return None
         return cdr_reader.Cdr(codigo=row["codigo"], descripcion=row["descripcion"], notas=json.loads(row["notas"]),
@@ -325,12 +185,7 @@ class Outbox:
 
     def cdr_for_voucher(self, voucher_id: int) -> dict | None:
         """The latest CDR received for a voucher Yupana generated (the detail window shows it), or None."""
-        row = self.storage.query_one(
-            "SELECT c.codigo, c.descripcion, c.notas, c.estado, c.hash_cdr, c.cdr_zip, c.cdr_xml, c.cdr_member, "
-            "c.received_at "
-            "FROM sunat_cdrs c JOIN sunat_submissions s ON s.id = c.submission_id "
-            "WHERE s.voucher_id = ? ORDER BY c.id DESC LIMIT 1", (voucher_id,))
-        row = self._unpacked(row)
+        row = self._unpacked(self.submissions.latest_cdr_of_voucher(voucher_id))
         if row is None:
             return None
         row.pop("cdr_member")
@@ -338,21 +193,14 @@ class Outbox:
 
     def due_ids(self, now: float) -> list[int]:
         """Pending submissions of the current environment whose time has come; the others wait for theirs."""
-        rows = self.storage.query(
-            "SELECT id FROM sunat_submissions WHERE environment = ? AND state = ? AND next_attempt_at <= ? "
-            "ORDER BY next_attempt_at, id", (self.environment(), PENDING, now))
-        return [r["id"] for r in rows]
+        return self.submissions.due(self.environment(), now)
 
     def next_due_at(self) -> float | None:
-        rows = self.storage.query("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
-                                  "WHERE environment = ? AND state = ?", (self.environment(), PENDING))
-        return rows[0]["at"]  # an aggregate has its one row, NULL when nothing is pending
+        return self.submissions.next_due_at(self.environment())
 
     def pending_by_environment(self) -> dict[str, int]:
         """How many submissions wait in each environment."""
-        rows = self.storage.query("SELECT environment, COUNT(*) AS n FROM sunat_submissions WHERE state = ? "
-                                    "GROUP BY environment", (PENDING,))
-        return {r["environment"]: r["n"] for r in rows}
+        return self.submissions.pending_by_environment()
 
     # ------------------------------------------------------------ schedule
 
@@ -369,20 +217,20 @@ class Outbox:
     def _claim(self, submission_id: int) -> str | None:
         """The lease of one attempt (its owner token), or None while another live attempt holds the row.
 
-        Checked and taken in one IMMEDIATE transaction, so of two attempts (threads or processes) one wins.
+        A lease runs until the database's clock passes its expiry; a running one is taken over only when its
+        holder is known to be dead (an attempt of this outbox that ended, a process of this host that is gone).
+        The claim itself is one compare-and-set statement, so of two attempts (threads, processes, hosts) one wins.
         """
-        now = self.clock()
         lease = f"{self.owner}:{uuid.uuid4().hex[:8]}"
-        with self.storage.write() as conn:
-            row = conn.execute("SELECT state, claimed_by, claimed_until FROM sunat_submissions WHERE id = ?",
-                               (submission_id,)).fetchone()
-            if row is None or row[0] != PENDING:
+        with self.storage.transaction():
+            current = self.submissions.lease(submission_id)
+            if current is None or current.state != PENDING:
                 return None
-            _state, owner, until = row
-            if owner and until and until > now and self._holder_alive(owner):
+            if current.running and current.owner and self._holder_alive(current.owner):
                 return None
-            conn.execute("UPDATE sunat_submissions SET claimed_by = ?, claimed_until = ? WHERE id = ?",
-                         (lease, now + self.lease_seconds(), submission_id))
+            replacing = current.owner if current.running else None  # a dead holder's lease, still running
+            if not self.submissions.claim(submission_id, lease, self.lease_seconds(), replacing):
+                return None
             with self._leases_lock:
                 self._leases.add(lease)
         return lease
@@ -396,6 +244,7 @@ class Outbox:
         return owner_alive(owner)
 
     def _release(self, lease: str) -> None:
+        self._keeper.let_go(lease)
         with self._leases_lock:
             self._leases.discard(lease)
 
@@ -408,6 +257,7 @@ class Outbox:
         row = self.submission(submission_id)
         assert row is not None
         row["lease"] = lease
+        self._keeper.hold(submission_id, lease)  # renewed while the attempt runs (a slow SUNAT answer included)
         try:
             try:
                 client = self.client_factory(row["environment"], row["ruc"])
@@ -433,11 +283,8 @@ class Outbox:
 
     def _send(self, client: SunatClient, row: dict) -> Attempt:
         # Committed before the request leaves: if this process dies now, the next attempt reconciles.
-        with self.storage.write() as conn:
-            marked = conn.execute(
-                "UPDATE sunat_submissions SET attempts = attempts + 1, must_reconcile = 1 "
-                "WHERE id = ? AND state = ? AND claimed_by = ?", (row["id"], PENDING, row["lease"])).rowcount
-        if not marked:  # the lease ran out and another attempt took the row: it sends, not this one
+        if not self.submissions.mark_sending(row["id"], row["lease"]):
+            # The lease ran out and another attempt took the row: it sends, not this one.
             return Attempt("queued")
         self._set_voucher_status(row.get("voucher_id"), statuses.ENVIADO)
         zip_name, zip_bytes = zip_document(row["file_name"] + ".xml", row["xml"])
@@ -480,17 +327,11 @@ class Outbox:
         """The CDR and the row's end in one transaction; the voucher's status follows."""
         if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
             return self._fail(row, answer.codigo, answer.descripcion)
-        with self.storage.write(durable=True) as conn:  # a CDR is what a power cut must never take
-            conn.execute(
-                "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip, cdr_xml, "
-                "cdr_member) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
-                (row["id"], answer.codigo, answer.descripcion, json.dumps(answer.notas, ensure_ascii=False),
-                 answer.estado, answer.hash_cdr, b"",  # the zip is made again when read (m005)
-                 self.vouchers.pack_bytes(conn, f"cdr-xml:{row['environment']}", answer.xml), answer.member))
-            conn.execute(
-                "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
-                "fault_code = NULL, last_error = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE id = ?", (DONE, row["id"]))
+        with self.storage.transaction(durable=True):  # a CDR is what a power cut must never take
+            self.submissions.store_cdr(  # kept as its XML: the zip is made again when read (m005)
+                row["id"], codigo=answer.codigo, descripcion=answer.descripcion,
+                notas=json.dumps(answer.notas, ensure_ascii=False), estado=answer.estado, hash_cdr=answer.hash_cdr,
+                cdr_xml=self.vouchers.pack_bytes(f"cdr-xml:{row['environment']}", answer.xml), member=answer.member)
         stored = self.stored_cdr(row["id"])  # the first CDR stored stays the answer
         assert stored is not None
         self._set_voucher_status(row.get("voucher_id"), stored.estado)
@@ -510,15 +351,8 @@ class Outbox:
     def _fail(self, row: dict, code: str, text: str) -> Attempt:
         """A fault (SUNAT's `code` and `text`, from a SOAP fault or a CDR with an exception code) ends a row only while
         it is pending, without a CDR, and (for an attempt) still its own."""
-        with self.storage.write() as conn:
-            changed = conn.execute(
-                "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
-                "fault_code = ?, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE id = ? AND state = ? AND (? IS NULL OR claimed_by = ?) "
-                "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
-                (FAILED, code, text[:500], row["id"], PENDING, row.get("lease"),
-                 row.get("lease"))).rowcount
-        if not changed:  # finished by another attempt meanwhile: its answer stands
+        if not self.submissions.fail(row["id"], code=code, text=text[:500], owner=row.get("lease")):
+            # Finished by another attempt meanwhile: its answer stands.
             stored = self.stored_cdr(row["id"])
             log.info("submission %s: fault %s ignored, the row was finished meanwhile", row["file_name"], code)
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
@@ -528,13 +362,9 @@ class Outbox:
     def _retry_later(self, row: dict, must_reconcile: int, reason: str) -> Attempt:
         current = self.submission(row["id"]) or row
         delay = self.backoff(max(1, current["attempts"]))
-        with self.storage.write() as conn:
-            changed = conn.execute(
-                "UPDATE sunat_submissions SET must_reconcile = ?, next_attempt_at = ?, claimed_by = NULL, "
-                "claimed_until = NULL, last_error = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                "WHERE id = ? AND state = ? AND claimed_by = ?",
-                (int(must_reconcile), self.clock() + delay, reason[:500], row["id"], PENDING, row["lease"])).rowcount
-        if not changed:  # finished, or taken over, meanwhile: leave it to what happened there
+        if not self.submissions.retry_later(row["id"], owner=row["lease"], must_reconcile=int(must_reconcile),
+                                            next_attempt_at=self.clock() + delay, reason=reason[:500]):
+            # Finished, or taken over, meanwhile: leave it to what happened there.
             stored = self.stored_cdr(row["id"])
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
         self._set_voucher_status(row.get("voucher_id"), statuses.PENDIENTE)
@@ -581,6 +411,7 @@ class Outbox:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+        self._keeper.stop(timeout)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -604,3 +435,82 @@ class Outbox:
             return 300.0
         # a row claimed by someone else stays due: look again once its lease could have run out
         return max(0.05, min(300.0, at - self.clock()) if at > self.clock() else 0.25)
+
+
+class _LeaseKeeper:
+    """Renews the leases of an outbox's attempts while they run: each one every third of the lease's length, so an
+    attempt waiting on a slow SUNAT keeps its row however long the answer takes. One daemon thread per outbox,
+    started with the first lease and idle while none is held.
+
+    `renew(submission_id, lease, seconds)` extends a lease on the database's clock (False once it is no longer this
+    attempt's: finished, or taken over after this process stalled past its expiry); `seconds()` is the lease's length.
+    The schedule itself runs on this process's monotonic clock: it only says when to renew, never whether a lease
+    holds."""
+
+    def __init__(self, renew: Callable[[int, str, float], bool], seconds: Callable[[], float]) -> None:
+        self._renew = renew
+        self._seconds = seconds
+        self._held: dict[str, tuple[int, float]] = {}  # lease → (submission id, when it was last written: monotonic)
+        self._changed = threading.Condition()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self.renewals = 0  # leases renewed so far (tests wait on it)
+
+    def hold(self, submission_id: int, lease: str) -> None:
+        with self._changed:
+            if self._stopping:
+                return
+            self._held[lease] = (submission_id, time.monotonic())
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="sunat-outbox-leases", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def let_go(self, lease: str) -> None:
+        with self._changed:
+            self._held.pop(lease, None)
+            self._changed.notify_all()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._changed:
+            self._stopping = True
+            self._changed.notify_all()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _due(self) -> list[tuple[str, int]] | None:
+        """The leases due for renewal, waiting until there are some; None once stopping."""
+        while True:
+            every = max(0.05, self._seconds() / 3)  # read outside the lock: a setting
+            with self._changed:
+                if self._stopping:
+                    return None
+                now = time.monotonic()
+                due = [(lease, submission_id) for lease, (submission_id, at) in self._held.items() if now - at >= every]
+                if due:
+                    return due
+                soonest = min((at + every - now for _id, at in self._held.values()), default=None)
+                self._changed.wait(soonest)  # None: until a lease is held (or the keeper stops)
+
+    def _run(self) -> None:
+        while (due := self._due()) is not None:
+            seconds = self._seconds()
+            for lease, submission_id in due:
+                kept: bool | None
+                try:
+                    kept = self._renew(submission_id, lease, seconds)
+                except Exception:  # the database is busy or gone: try again at the next round
+                    log.warning("renewing the lease of submission %s failed", submission_id, exc_info=True)
+                    kept = None
+                with self._changed:
+                    if lease not in self._held:
+                        continue  # its attempt ended meanwhile
+                    if kept is not False:  # renewed, or to be tried again a third of a lease later
+                        self._held[lease] = (submission_id, time.monotonic())
+                        if kept:
+                            self.renewals += 1
+                    else:  # finished, or taken over: nothing left to keep
+                        log.info("submission %s: its lease %s is no longer this attempt's", submission_id, lease)
+                        del self._held[lease]
+                    self._changed.notify_all()

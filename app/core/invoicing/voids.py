@@ -7,8 +7,9 @@ ticket sendSummary answers is written durably at once; `poll` asks getStatus unt
 the CDR and, on acceptance, sets each voucher to `anulado` (a rejection leaves them as they were, with SUNAT's code
 and reason kept on the summary). `resume_pending` picks up, after a restart, every ticket still waiting.
 
-Like the other invoicing pieces this knows nothing of the engine: it gets the voucher store, the storage, the
-settings, the SUNAT client factory, the certificates and the issuer's name. docs/sunat.md («Anular y resúmenes»).
+Like the other invoicing pieces this knows nothing of the engine: it gets the voucher store, the summary repository
+and the database (its unit of work), the settings, the SUNAT client factory, the certificates and the issuer's name.
+docs/sunat.md («Anular y resúmenes»).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from lxml import etree
-from sqlite_utils import Migrations
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_found
 from app.core.invoicing import cdr as cdr_module
@@ -48,7 +48,8 @@ from app.core.invoicing.voucher_store import VoucherStore
 from app.core.invoicing.xmldsig import sign_xml
 from app.core.platform import clock
 from app.core.platform.settings import Settings
-from app.core.platform.storage import Storage, register_migrations
+from app.core.storage.ports.database import Database
+from app.core.storage.ports.summaries import SummaryEntry, SummaryRepository
 
 log = logging.getLogger(__name__)
 
@@ -60,59 +61,6 @@ DEADLINE_DAYS = 7  # SUNAT takes a RA, and a RC, up to 7 days after the vouchers
 # Affectation schemes of a voucher's TaxSubtotal → the RC's kind of operations (summaries.PAYMENT_KINDS).
 _SCHEME_KINDS = {"1000": "gravadas", "1016": "gravadas", "9997": "exoneradas", "9998": "inafectas",
                  "9995": "exportacion", "9996": "gratuitas"}
-
-migrations = register_migrations(Migrations("yupana.voids"))
-
-
-@migrations()
-def m001_summaries(db) -> None:
-    db.execute(
-        """CREATE TABLE sunat_summaries (
-            id INTEGER PRIMARY KEY,
-            environment TEXT NOT NULL, emisor_ruc TEXT NOT NULL, kind TEXT NOT NULL, ident TEXT NOT NULL,
-            issue_date TEXT NOT NULL, counter INTEGER NOT NULL, reference_date TEXT NOT NULL,
-            xml_firmado TEXT NOT NULL, ticket TEXT, state TEXT NOT NULL DEFAULT 'pendiente',
-            codigo TEXT, descripcion TEXT, cdr_zip BLOB, polls INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-            UNIQUE (environment, emisor_ruc, kind, issue_date, counter)
-        )""")
-    db.execute("CREATE INDEX sunat_summaries_state ON sunat_summaries (state, id)")
-    db.execute(
-        """CREATE TABLE sunat_summary_lines (
-            summary_id INTEGER NOT NULL REFERENCES sunat_summaries (id), voucher_id INTEGER NOT NULL,
-            tipo TEXT NOT NULL, serie TEXT NOT NULL, numero INTEGER NOT NULL, condition TEXT NOT NULL,
-            motivo TEXT NOT NULL, PRIMARY KEY (summary_id, voucher_id)
-        )""")
-    db.execute("CREATE INDEX sunat_summary_lines_voucher ON sunat_summary_lines (voucher_id)")
-
-
-@migrations()
-def m002_consulted_cdrs(db) -> None:
-    """CDRs asked of SUNAT with getStatusCdr for our own vouchers."""
-    db.execute(
-        """CREATE TABLE sunat_consulted_cdrs (
-            id INTEGER PRIMARY KEY, voucher_id INTEGER NOT NULL, environment TEXT NOT NULL,
-            codigo TEXT NOT NULL, descripcion TEXT NOT NULL, cdr_zip BLOB NOT NULL,
-            received_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-        )""")
-    db.execute("CREATE INDEX sunat_consulted_cdrs_voucher ON sunat_consulted_cdrs (voucher_id, id)")
-
-
-@migrations()
-def m003_send_attempts(db) -> None:
-    """How many times a summary was handed to sendSummary: a summary without a ticket is sent again."""
-    db.execute("ALTER TABLE sunat_summaries ADD COLUMN send_attempts INTEGER NOT NULL DEFAULT 0")
-
-
-@migrations()
-def m004_cdrs_as_their_xml(db) -> None:
-    """A summary's CDR and a consulted CDR are stored as their signed ApplicationResponse (packed) and the name it had
-    in the zip, as the outbox stores a voucher's (outbox.m005; docs/vouchers.md, «Muchos comprobantes»); the zip is
-    made again when read. Rows stored before keep their zip in `cdr_zip`."""
-    for table in ("sunat_summaries", "sunat_consulted_cdrs"):
-        db.execute(f"ALTER TABLE {table} ADD COLUMN cdr_xml BLOB")
-        db.execute(f"ALTER TABLE {table} ADD COLUMN cdr_member TEXT")
 
 
 @dataclass(frozen=True)
@@ -189,12 +137,13 @@ def summary_line(row: dict, condition: str = summaries.CONDITION_VOID) -> summar
 class Voids:
     """RA and RC over the voucher store: numbered, signed, stored, sent, and followed to SUNAT's answer."""
 
-    def __init__(self, store: VoucherStore, storage: Storage, settings: Settings, clients: Callable[[str, str], Any],
-                 certificates: CertificateStore, issuer_name: Callable[[str], str | None],
-                 today: Callable[[], dt.date] = clock.today,
+    def __init__(self, store: VoucherStore, repository: SummaryRepository, database: Database, settings: Settings,
+                 clients: Callable[[str, str], Any], certificates: CertificateStore,
+                 issuer_name: Callable[[str], str | None], today: Callable[[], dt.date] = clock.today,
                  on_change: Callable[[dict[str, Any]], None] = lambda summary: None) -> None:
         self.store = store
-        self.storage = storage
+        self.repository = repository  # the summaries and consulted CDRs
+        self.storage = database  # the unit of work
         self.settings = settings
         self.clients = clients  # SunatClients: (environment, ruc) → soap.SunatClient
         self.certificates = certificates
@@ -219,12 +168,10 @@ class Voids:
         kind = kind_for(row["tipo"], row["serie"])
         if row["status"] == ANULADO:
             raise conflict("voucher_id", f"El comprobante {name} ya está anulado.")
-        pending = self.storage.query_one(
-            "SELECT s.ident FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
-            " WHERE l.voucher_id = ? AND s.state = ?", (row["id"], SUBMISSION_PENDING))
+        pending = self.repository.pending_ident_of_voucher(row["id"])
         if pending:
-            raise conflict("voucher_id", f"El comprobante {name} ya está en {pending['ident']}, que espera la "
-                                         "respuesta de SUNAT.")
+            raise conflict("voucher_id", f"El comprobante {name} ya está en {pending}, que espera la respuesta de "
+                                         "SUNAT.")
         if row["status"] not in ACCEPTED:
             document = "una comunicación de baja" if kind == "RA" else "un resumen diario"
             raise conflict("voucher_id", f"El comprobante {name} no fue aceptado por SUNAT (estado «{row['status']}»): "
@@ -263,19 +210,13 @@ class Voids:
         issuer = summaries.Issuer(ruc, self.issuer_name(ruc) or ruc)
         issued = self.today()
         environment = self.store.environment()
-        with self.storage.write(durable=True) as conn:
-            marks = ", ".join("?" * len(rows))
-            taken = conn.execute(  # checked again inside the transaction: two «Anular» at once make one summary
-                "SELECT l.serie, l.numero, s.ident FROM sunat_summary_lines l JOIN sunat_summaries s"
-                f" ON s.id = l.summary_id WHERE s.state = ? AND l.voucher_id IN ({marks})",
-                (SUBMISSION_PENDING, *[r["id"] for r, _, _ in rows])).fetchone()
+        with self.storage.transaction(durable=True):
+            # Checked again inside the transaction: two «Anular» at once make one summary.
+            taken = self.repository.first_pending_line([r["id"] for r, _, _ in rows])
             if taken is not None:
                 raise conflict("voucher_id", f"El comprobante {taken[0]}-{taken[1]} ya está en {taken[2]}, que espera "
                                              "la respuesta de SUNAT.")
-            last = conn.execute("SELECT MAX(counter) FROM sunat_summaries WHERE environment = ? AND emisor_ruc = ?"
-                                " AND kind = ? AND issue_date = ?",
-                                (environment, ruc, kind, issued.isoformat())).fetchone()[0]
-            counter = int(last or 0) + 1
+            counter = self.repository.last_counter(environment, ruc, kind, issued.isoformat()) + 1
             ident = summaries.summary_id(kind, issued, counter)
             if kind == "RA":
                 xml = summaries.build_voided(issuer, ident, reference_date, issued,
@@ -284,27 +225,21 @@ class Voids:
             else:
                 xml = summaries.build_summary(issuer, ident, reference_date, issued, [summary_line(r, c) for r, _, c in rows])
             signed = sign_xml(xml, key, certificate).xml
-            summary_id = conn.execute(
-                "INSERT INTO sunat_summaries (environment, emisor_ruc, kind, ident, issue_date, counter, reference_date,"
-                " xml_firmado) VALUES (?,?,?,?,?,?,?,?)",
-                (environment, ruc, kind, ident, issued.isoformat(), counter, reference_date.isoformat(),
-                 signed.decode("utf-8"))).lastrowid
-            assert summary_id is not None  # an INSERT's row id
-            conn.executemany(
-                "INSERT INTO sunat_summary_lines (summary_id, voucher_id, tipo, serie, numero, condition, motivo)"
-                " VALUES (?,?,?,?,?,?,?)",
-                [(summary_id, r["id"], r["tipo"], r["serie"], int(r["numero"]), c, m) for r, m, c in rows])
+            summary_id = self.repository.add(
+                environment=environment, emisor_ruc=ruc, kind=kind, ident=ident, issue_date=issued.isoformat(),
+                counter=counter, reference_date=reference_date.isoformat(), xml_firmado=signed.decode("utf-8"),
+                lines=[SummaryEntry(r["id"], r["tipo"], r["serie"], int(r["numero"]), c, m) for r, m, c in rows])
         log.info("summary %s prepared for %d voucher(s)", ident, len(rows))
         self._changed(summary_id)
         return summary_id
 
     def _changed(self, summary_id: int) -> None:
-        row = self.storage.query_one("SELECT id, ident, state, ticket FROM sunat_summaries WHERE id = ?", (summary_id,))
+        row = self.repository.brief(summary_id)
         if row is not None:
             self.on_change(row)
 
     def _row(self, summary_id: int) -> dict:
-        row = self.storage.query_one("SELECT * FROM sunat_summaries WHERE id = ?", (summary_id,))
+        row = self.repository.get(summary_id)
         if row is None:
             raise not_found("summary_id", f"No existe el resumen o baja con id {summary_id}.")
         return row
@@ -313,13 +248,11 @@ class Voids:
                 answer: cdr_module.Cdr | None = None, notify: bool = True) -> bool:
         """Record SUNAT's answer once: False when another poll (the background one, another window) got there first.
         A CDR is kept as its XML and member name (m004)."""
-        with self.storage.write(durable=True) as conn:
-            cdr_xml = None if answer is None else self.store.pack_bytes(conn, "cdr-xml:summaries", answer.xml)
-            first = bool(conn.execute(
-                "UPDATE sunat_summaries SET state = ?, codigo = ?, descripcion = ?, cdr_xml = ?, cdr_member = ?,"
-                " updated_at = ? WHERE id = ? AND state = ?",
-                (state, codigo, descripcion, cdr_xml, answer.member if answer else None, now_text(), summary_id,
-                 SUBMISSION_PENDING)).rowcount)
+        with self.storage.transaction(durable=True):
+            cdr_xml = None if answer is None else self.store.pack_bytes("cdr-xml:summaries", answer.xml)
+            first = self.repository.finish(summary_id, state=state, codigo=codigo, descripcion=descripcion,
+                                          cdr_xml=cdr_xml, cdr_member=answer.member if answer else None,
+                                          updated_at=now_text())
         if first and notify:
             self._changed(summary_id)
         return first
@@ -331,13 +264,9 @@ class Voids:
         row = self._row(summary_id)
         client = self.clients(row["environment"], row["emisor_ruc"])
         name = summaries.file_name(row["emisor_ruc"], row["ident"])
-        with self.storage.write() as conn:  # the claim: only one process sends what it read (compare and swap)
-            claimed = conn.execute(
-                "UPDATE sunat_summaries SET send_attempts = send_attempts + 1, updated_at = ? WHERE id = ? AND"
-                " send_attempts = ? AND ticket IS NULL AND state = ?",
-                (now_text(), summary_id, row["send_attempts"], SUBMISSION_PENDING)).rowcount
-        if not claimed:  # another process sent it (or is sending it) since this one read it
-            return
+        # The claim: only one process sends what it read (compare and swap).
+        if not self.repository.claim_send(summary_id, row["send_attempts"], now_text()):
+            return  # another process sent it (or is sending it) since this one read it
         try:
             ticket = client.send_summary(*zip_document(f"{name}.xml", row["xml_firmado"].encode("utf-8")))
         except SoapFault as fault:
@@ -353,13 +282,10 @@ class Voids:
             return
         except TransportFailure as failure:
             log.warning("sendSummary of %s failed (%s): sent again at the next poll", row["ident"], failure.kind)
-            with self.storage.write() as conn:
-                conn.execute("UPDATE sunat_summaries SET descripcion = ? WHERE id = ?",
-                             (f"SUNAT no respondió al envío ({failure.kind}); se reintentará", summary_id))
+            self.repository.note(summary_id, f"SUNAT no respondió al envío ({failure.kind}); se reintentará")
             return
-        with self.storage.write(durable=True) as conn:
-            conn.execute("UPDATE sunat_summaries SET ticket = ?, descripcion = NULL, updated_at = ? WHERE id = ?",
-                         (ticket, now_text(), summary_id))
+        with self.storage.transaction(durable=True):
+            self.repository.store_ticket(summary_id, ticket, now_text())
         log.info("summary %s sent: ticket %s", row["ident"], ticket)
         self._changed(summary_id)
 
@@ -395,18 +321,16 @@ class Voids:
                                     f"boletas solo hasta {DEADLINE_DAYS} días después de su emisión.")
         if age < 0:
             raise invalid("fecha", f"La fecha {fecha:%d/%m/%Y} (campo «fecha») es futura.")
-        candidates = self.storage.query(
-            "SELECT id FROM vouchers WHERE environment = ? AND status = ? AND substr(fecha_emision, 1, 10) = ?"
-            " AND (tipo = '03' OR (tipo IN ('07', '08') AND upper(serie) LIKE 'B%'))"
-            " AND id NOT IN (SELECT l.voucher_id FROM sunat_summary_lines l JOIN sunat_summaries s"
-            " ON s.id = l.summary_id WHERE s.state = ?) ORDER BY emisor_ruc, tipo, serie, numero",
-            (self.store.environment(), FIRMADO, fecha.isoformat(), SUBMISSION_PENDING))
+        # The day's signed boletas and notes (the voucher store), less those in a pending summary (this one's).
+        day = self.store.summary_candidates(FIRMADO, fecha.isoformat())
+        taken = self.repository.pending_voucher_ids(day) if day else set()
+        candidates = [voucher_id for voucher_id in day if voucher_id not in taken]
         if not candidates:
             raise not_found("fecha", f"No hay boletas firmadas del {fecha:%d/%m/%Y} por informar a SUNAT en un "
                                      "resumen diario.")
         by_issuer: dict[str, list[tuple[dict, str, str]]] = {}
         for candidate in candidates:
-            row = self.store.get(candidate["id"])
+            row = self.store.get(candidate)
             if row is not None:
                 by_issuer.setdefault(row["emisor_ruc"], []).append((row, "", summaries.CONDITION_ADD))
         size = self.max_summary_lines  # SUNAT takes up to 500 lines in one RC: more make several, numbered in turn
@@ -440,11 +364,11 @@ class Voids:
         answer = cdr_module.read_zip(status.content) if status.content else None
         voucher_id = self.store.id_of(ruc, tipo, serie, int(numero))
         if answer is not None and voucher_id is not None:
-            with self.storage.write(durable=True) as conn:
-                conn.execute("INSERT INTO sunat_consulted_cdrs (voucher_id, environment, codigo, descripcion, cdr_zip,"
-                             " cdr_xml, cdr_member) VALUES (?,?,?,?,?,?,?)",
-                             (voucher_id, environment, answer.codigo, answer.descripcion, b"",  # the zip: m004
-                              self.store.pack_bytes(conn, f"cdr-xml:{environment}", answer.xml), answer.member))
+            with self.storage.transaction(durable=True):
+                self.repository.add_consulted_cdr(  # kept as its XML: the zip is made again when read (m004)
+                    voucher_id=voucher_id, environment=environment, codigo=answer.codigo,
+                    descripcion=answer.descripcion, cdr_xml=self.store.pack_bytes(f"cdr-xml:{environment}", answer.xml),
+                    cdr_member=answer.member)
         return {"status_code": status.status_code, "status_message": status.status_message,
                 "codigo": answer.codigo if answer else None, "descripcion": answer.descripcion if answer else None,
                 "estado": answer.estado if answer else None, "notas": answer.notas if answer else [],
@@ -453,8 +377,7 @@ class Voids:
 
     def consulted_cdr(self, voucher_id: int) -> dict | None:
         """The latest CDR asked of SUNAT for one of our vouchers (`consultar_cdr`), or None."""
-        row = self.storage.query_one("SELECT codigo, descripcion, cdr_zip, cdr_xml, cdr_member, received_at FROM"
-                                     " sunat_consulted_cdrs WHERE voucher_id = ? ORDER BY id DESC LIMIT 1", (voucher_id,))
+        row = self.repository.latest_consulted_cdr(voucher_id)
         if row is not None:
             row["cdr_zip"] = self._zip_of(row)
             del row["cdr_xml"], row["cdr_member"]
@@ -486,8 +409,7 @@ class Voids:
                          f"SUNAT no reconoce el ticket {row['ticket']} ({text}): consulte en SUNAT Operaciones en Línea "
                          "si la baja fue aceptada")
             return self.outcome(summary_id)
-        with self.storage.write() as conn:
-            conn.execute("UPDATE sunat_summaries SET polls = polls + 1 WHERE id = ?", (summary_id,))
+        self.repository.count_poll(summary_id)
         if status.status_code == TICKET_PENDING:
             return self.outcome(summary_id)
         if status.content is None:  # processed (or refused) without a CDR: SUNAT's message is all there is
@@ -498,8 +420,7 @@ class Voids:
             return self.outcome(summary_id)
         answer = cdr_module.read_zip(status.content)
         accepted = status.status_code == TICKET_DONE and answer.estado in ACCEPTED
-        lines = self.storage.query("SELECT voucher_id, condition FROM sunat_summary_lines WHERE summary_id = ?",
-                                   (summary_id,))
+        lines = self.repository.lines(summary_id)
         first = self._finish(summary_id, SUBMISSION_DONE if accepted else SUBMISSION_FAILED, answer.codigo,
                              answer.descripcion, answer, notify=False)
         if accepted and first:  # status 3 voids; a boleta added (1) or modified (2) is now informed to SUNAT
@@ -548,36 +469,25 @@ class Voids:
 
     def outcome(self, summary_id: int) -> SummaryOutcome:
         row = self._row(summary_id)
-        vouchers = [VoucherOutcome(line["voucher_id"], f"{line['serie']}-{line['numero']}", line["status"])
-                    for line in self.storage.query(
-                        "SELECT l.voucher_id, l.serie, l.numero, v.status FROM sunat_summary_lines l"
-                        " JOIN vouchers v ON v.id = l.voucher_id WHERE l.summary_id = ? ORDER BY l.voucher_id",
-                        (summary_id,))]
+        lines = self.repository.lines(summary_id)
+        status_of = self.store.statuses_of([line["voucher_id"] for line in lines])  # the voucher store's
+        vouchers = [VoucherOutcome(line["voucher_id"], f"{line['serie']}-{line['numero']}", status_of[line["voucher_id"]])
+                    for line in lines if line["voucher_id"] in status_of]
         return SummaryOutcome(row["id"], row["emisor_ruc"], row["ident"], row["kind"], row["ticket"], row["state"], row["codigo"],
                               row["descripcion"], row["xml_firmado"], vouchers, self._zip_of(row))
 
     def list(self, limit: int = 200) -> list[dict]:
         """The current environment's RA and RC, newest first (without their texts); `comprobantes` lists the
         vouchers each covers («F001-7, F001-8»)."""
-        return self.storage.query(
-            "SELECT s.id, s.emisor_ruc, s.kind, s.ident, s.issue_date, s.reference_date, s.ticket, s.state, s.codigo,"
-            " s.descripcion, s.created_at, s.updated_at, (SELECT group_concat(serie_numero, ', ') FROM"
-            " (SELECT l.serie || '-' || l.numero AS serie_numero FROM sunat_summary_lines l WHERE l.summary_id = s.id"
-            " ORDER BY l.tipo, l.serie, l.numero)) AS comprobantes"
-            " FROM sunat_summaries s WHERE s.environment = ? ORDER BY s.id DESC LIMIT ?",
-            (self.store.environment(), max(1, int(limit))))
+        return self.repository.recent(self.store.environment(), limit)
 
     def for_voucher(self, voucher_id: int) -> builtins.list[dict]:
         """The RA/RC a voucher was put in, newest first: ident, ticket, state, SUNAT's code and description."""
-        return self.storage.query(
-            "SELECT s.id, s.kind, s.ident, s.ticket, s.state, s.codigo, s.descripcion, l.condition, l.motivo,"
-            " s.created_at, s.updated_at FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
-            " WHERE l.voucher_id = ? ORDER BY s.id DESC", (voucher_id,))
+        return self.repository.for_voucher(voucher_id)
 
     def pending(self) -> builtins.list[int]:
         """The summaries still waiting for SUNAT (for its ticket, or to be sent again), in every environment."""
-        return [r["id"] for r in self.storage.query(
-            "SELECT id FROM sunat_summaries WHERE state = ? ORDER BY id", (SUBMISSION_PENDING,))]
+        return self.repository.pending()
 
     # ------------------------------------------------------------ the background poller
 

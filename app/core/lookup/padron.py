@@ -1,8 +1,9 @@
 """SUNAT's "padrón reducido de RUC" as an offline register: streaming import and lookups.
 
 Design (docs/registry.md):
-- the register lives in its OWN SQLite file in the data folder (`padron/padron-<stamp>.db`); the
-  1.5 GB bulk load never goes through the main database's WAL;
+- the register lives in its OWN SQLite file in the data folder (`padron/padron-<stamp>.db`), whatever
+  the engine's database; the 1.5 GB bulk load never goes through the main database's WAL (the files
+  and the `padron_current` pointer are reached through the ports of app/core/storage/ports/registry.py);
 - the file comes sorted by RUC, so it is stored in blocks of BLOCK_LINES consecutive lines, as the
   file's own ISO-8859-1 bytes, keyed by the first RUC of the block (`bloques`): an insert per 32
   lines instead of one per line, and a lookup is one index seek plus a search inside 3 KB; the
@@ -21,8 +22,6 @@ import logging
 import multiprocessing
 import os
 import secrets
-import sqlite3
-import threading
 import time
 import unicodedata
 import zipfile
@@ -33,34 +32,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from sqlite_utils import Migrations
-
 from app.core.errors import invalid
 from app.core.lookup.padron_lines import check_lines
 from app.core.platform.paths import private_file, private_folder
-from app.core.platform.storage import Storage, register_migrations
+from app.core.storage.ports.registry import (
+    PadronFiles,
+    PadronFileWriter,
+    PadronLines,
+    PadronPointerRepository,
+    RegisterUnavailable,
+)
 
 log = logging.getLogger(__name__)
-
-migrations = register_migrations(Migrations("yupana.padron"))
-
-
-@migrations()
-def m001_padron_current(db) -> None:
-    db.execute("""CREATE TABLE padron_current (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        file TEXT NOT NULL,
-        rows INTEGER NOT NULL,
-        skipped INTEGER NOT NULL,
-        seconds REAL NOT NULL,
-        source TEXT NOT NULL,
-        loaded_at TEXT NOT NULL)""")
 
 
 CHUNK_BYTES = 1 << 20
 BLOCK_LINES = 32  # ~2.8 KB; about 22 blocks fill a 64 KiB page
 PARALLEL_FROM_BYTES = 64 << 20  # below this, starting a second process costs more than it saves
-MAX_OPEN_CONNECTIONS = 32
 # The header's column names, without accents (the real file's accents are not always intact).
 HEADER_COLUMNS = ("RUC", "NOMBRE O RAZON SOCIAL", "ESTADO DEL CONTRIBUYENTE", "CONDICION DE DOMICILIO", "UBIGEO",
                   "TIPO DE VIA", "NOMBRE DE VIA", "CODIGO DE ZONA", "TIPO DE ZONA", "NUMERO", "INTERIOR", "LOTE",
@@ -202,37 +190,19 @@ def parsed_chunks(path: Path, parallel: bool | None) -> Generator[Chunk, None, N
 
 # ------------------------------------------------------------------ the register file
 
-def _new_register(path: Path) -> sqlite3.Connection:
-    private_file(path)  # 0600 like every file of the data folder
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "page_size = 65536",
-                   "cache_size = -16384"):
-        conn.execute(f"PRAGMA {pragma}")
-    # bloques: BLOCK_LINES consecutive lines of the file as they are, keyed by the first line's RUC;
-    # sueltos: the rare lines out of RUC order, one by one.
-    conn.execute("CREATE TABLE bloques (ruc INTEGER PRIMARY KEY, lineas BLOB NOT NULL)")
-    conn.execute("CREATE TABLE sueltos (ruc INTEGER PRIMARY KEY, linea BLOB NOT NULL)")
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    conn.execute("BEGIN")
-    return conn
-
-
-def _load(conn: sqlite3.Connection, chunks: Iterator[Chunk], progress: Progress | None,
+def _load(register: PadronFileWriter, chunks: Iterator[Chunk], progress: Progress | None,
           cancel: Cancel | None) -> tuple[int, int, bool]:
     """Write every chunk; returns (rows loaded, rows skipped, cancelled)."""
     loaded = skipped = 0
     for chunk in chunks:
         skipped += chunk.bad
-        conn.executemany("INSERT INTO bloques (ruc, lineas) VALUES (?, ?)", zip(chunk.starts, chunk.blocks, strict=True))
+        register.add_blocks(chunk.starts, chunk.blocks)
         loaded += sum(block.count(b"\n") + 1 for block in chunk.blocks)
         if chunk.loose:
-            before = conn.total_changes
             # A repeated RUC keeps its first line: any earlier line of it is already written (in a block
             # or among the loose ones), since a loose line's RUC is not after the last one written.
-            conn.executemany("INSERT OR IGNORE INTO sueltos (ruc, linea) VALUES (?, ?)",
-                             ((int(line[:11]), line) for line in chunk.loose
-                              if _find_line(conn, line[:11].decode()) is None))
-            added = conn.total_changes - before
+            added = register.add_loose((int(line[:11]), line) for line in chunk.loose
+                                       if _find_line(register, line[:11].decode()) is None)
             loaded += added
             skipped += len(chunk.loose) - added
         if progress is not None:
@@ -242,18 +212,16 @@ def _load(conn: sqlite3.Connection, chunks: Iterator[Chunk], progress: Progress 
     return loaded, skipped, False
 
 
-def _find_line(conn: sqlite3.Connection, ruc: str) -> bytes | None:
+def _find_line(register: PadronLines, ruc: str) -> bytes | None:
     """The file's line of `ruc`: in the block that starts at or before it, else among the loose lines."""
-    row = conn.execute("SELECT lineas FROM bloques WHERE ruc <= ? ORDER BY ruc DESC LIMIT 1", (int(ruc),)).fetchone()
-    if row is not None:
-        lines: bytes = row[0]
+    lines = register.block_at_or_before(int(ruc))
+    if lines is not None:
         key = ruc.encode() + b"|"
         start = 0 if lines.startswith(key) else lines.find(b"\n" + key) + 1
         if start or lines.startswith(key):
             end = lines.find(b"\n", start)
             return lines[start:] if end < 0 else lines[start:end]
-    row = conn.execute("SELECT linea FROM sueltos WHERE ruc = ?", (int(ruc),)).fetchone()
-    return row[0] if row else None
+    return register.loose_line(int(ruc))
 
 
 # ------------------------------------------------------------------ the register as the engine sees it
@@ -261,12 +229,10 @@ def _find_line(conn: sqlite3.Connection, ruc: str) -> bytes | None:
 class PadronRegister:
     """Import into a new file, switch atomically, look up from the current file."""
 
-    def __init__(self, storage: Storage, home: Path) -> None:
-        self._storage = storage
+    def __init__(self, pointer: PadronPointerRepository, files: PadronFiles, home: Path) -> None:
+        self._pointer = pointer  # the `padron_current` row of the engine's database
+        self._files = files  # the register files: local SQLite files on every engine (ports.registry)
         self.folder = home / "padron"
-        self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
-        self._opened_lock = threading.Lock()
 
     # -------------------------------------------------------------- import
 
@@ -279,27 +245,24 @@ class PadronRegister:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         name = f"padron-{stamp}-{secrets.token_hex(3)}.db"
         partial = self.folder / (name + ".part")
-        conn = _new_register(partial)
+        private_file(partial)  # 0600 like every file of the data folder
+        register = self._files.create(partial)
         try:
             chunks = parsed_chunks(source, parallel)
             try:
-                loaded, skipped, cancelled = _load(conn, chunks, progress, cancel)
+                loaded, skipped, cancelled = _load(register, chunks, progress, cancel)
             finally:
                 chunks.close()  # stops the pool of a cancelled or failed import
             seconds = round(time.perf_counter() - started, 3)
             summary = {"rows_loaded": loaded, "rows_skipped": skipped, "seconds": seconds}
             if cancelled:
-                conn.execute("ROLLBACK")
-                conn.close()
+                register.abandon()
                 partial.unlink(missing_ok=True)
                 return {**summary, "cancelled": True}
             loaded_at = datetime.now(UTC).isoformat(timespec="seconds")
-            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
-                             [("rows", str(loaded)), ("source", source.name), ("loaded_at", loaded_at)])
-            conn.execute("COMMIT")
-            conn.close()
+            register.commit({"rows": str(loaded), "source": source.name, "loaded_at": loaded_at})
         except BaseException:
-            conn.close()
+            register.close()
             partial.unlink(missing_ok=True)
             raise
         partial.replace(self.folder / name)
@@ -309,12 +272,7 @@ class PadronRegister:
 
     def _switch_to(self, name: str, rows: int, skipped: int, seconds: float, source: str, loaded_at: str) -> None:
         previous = self.current_file()
-        with self._storage.write() as conn:
-            conn.execute("INSERT INTO padron_current (id, file, rows, skipped, seconds, source, loaded_at) "
-                         "VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET file = excluded.file, "
-                         "rows = excluded.rows, skipped = excluded.skipped, seconds = excluded.seconds, "
-                         "source = excluded.source, loaded_at = excluded.loaded_at",
-                         (name, rows, skipped, seconds, source, loaded_at))
+        self._pointer.switch_to(name, rows, skipped, seconds, source, loaded_at)
         if previous and previous != name:
             self._try_remove(self.folder / previous)  # readers still holding it keep reading (POSIX)
 
@@ -336,43 +294,13 @@ class PadronRegister:
     # -------------------------------------------------------------- lookups
 
     def current_file(self) -> str | None:
-        row = self._storage.query_one("SELECT file FROM padron_current WHERE id = 1")
-        return row["file"] if row else None
+        return self._pointer.current_file()
 
     def status(self) -> dict[str, Any]:
-        row = self._storage.query_one("SELECT file, rows, skipped, seconds, source, loaded_at "
-                                      "FROM padron_current WHERE id = 1")
+        row = self._pointer.status()
         if row is None:
             return {"loaded": False, "rows": 0, "loaded_at": None, "source": None, "file": None}
         return {"loaded": True, **row}
-
-    def _connection(self, name: str) -> sqlite3.Connection | None:
-        held = getattr(self._local, "held", None)
-        if held is not None and held[0] == name:
-            return held[1]
-        path = self.folder / name
-        try:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-        except sqlite3.OperationalError:
-            return None  # switched and removed between reading its name and opening it
-        if held is not None:
-            self._forget(held[1])
-        self._local.held = (name, conn)
-        with self._opened_lock:
-            self._opened.append(conn)
-            # Threads come and go (GUI workers): keep the number of open files bounded. A thread whose
-            # connection was closed here gets an error on its next lookup and reopens (see find).
-            stale = self._opened[:-MAX_OPEN_CONNECTIONS]
-            del self._opened[:-MAX_OPEN_CONNECTIONS]
-        for old in stale:
-            old.close()
-        return conn
-
-    def _forget(self, conn: sqlite3.Connection) -> None:
-        with self._opened_lock:
-            if conn in self._opened:
-                self._opened.remove(conn)
-        conn.close()
 
     def find(self, ruc: str) -> list[str | None] | None:
         """The register's fifteen fields of `ruc` ('-' as None), or None when it is not there."""
@@ -380,14 +308,10 @@ class PadronRegister:
             name = self.current_file()
             if name is None:
                 return None
-            conn = self._connection(name)
-            if conn is None:
-                continue
             try:
-                line = _find_line(conn, ruc)
-            except sqlite3.DatabaseError:
-                self._forget(conn)
-                self._local.held = None
+                # Switched and removed since its name was read, or this thread's handle closed: read the name again.
+                line = _find_line(self._files.reader(self.folder / name), ruc)
+            except RegisterUnavailable:
                 continue
             if line is None:
                 return None
@@ -399,10 +323,4 @@ class PadronRegister:
         return self.current_file() is not None
 
     def close(self) -> None:
-        with self._opened_lock:
-            for conn in self._opened:
-                try:
-                    conn.close()
-                except sqlite3.ProgrammingError:
-                    pass
-            self._opened.clear()
+        self._files.close()

@@ -11,12 +11,9 @@ the providers' error (503 unreachable or rate-limited, 504 time-out, 502 bad ans
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import Any
-
-from sqlite_utils import Migrations
 
 from app.core.contract import CeRecord, PlacaRecord, RucRecord
 from app.core.errors import ErrorCode, YupanaError, not_configured, not_found
@@ -24,40 +21,10 @@ from app.core.lookup.padron import PadronRegister
 from app.core.lookup.providers import RECORD_FIELDS, WHAT, Kind, Provider, ProviderHub
 from app.core.platform.addresses import Addresses
 from app.core.platform.identifiers import check_ruc, normalize_ce, normalize_plate
-from app.core.platform.storage import Storage, register_migrations
 from app.core.platform.ubigeo import lookup as ubigeo_lookup
+from app.core.storage.ports.registry import RegistryCacheRepository
 
 log = logging.getLogger(__name__)
-
-migrations = register_migrations(Migrations("yupana.registry"))
-
-
-@migrations()
-def m001_registry_cache(db) -> None:
-    db.execute("""CREATE TABLE registry_cache (
-        kind TEXT NOT NULL,
-        numero TEXT NOT NULL,
-        record TEXT NOT NULL,
-        fetched_at REAL NOT NULL,
-        PRIMARY KEY (kind, numero)) WITHOUT ROWID""")
-
-
-@migrations()
-def m002_cache_per_environment(db) -> None:
-    """A cached answer belongs to the environment that got it: the sandbox's made-up records never answer beta or
-    production. Entries cached before are kept for the folder's environment."""
-    row = db.execute("SELECT value FROM settings WHERE key = 'environment'").fetchone()
-    db.execute("""CREATE TABLE registry_cache_m002 (
-        environment TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        numero TEXT NOT NULL,
-        record TEXT NOT NULL,
-        fetched_at REAL NOT NULL,
-        PRIMARY KEY (environment, kind, numero)) WITHOUT ROWID""")
-    db.execute("INSERT INTO registry_cache_m002 SELECT ?, kind, numero, record, fetched_at FROM registry_cache",
-               [row[0] if row else "sandbox"])
-    db.execute("DROP TABLE registry_cache")
-    db.execute("ALTER TABLE registry_cache_m002 RENAME TO registry_cache")
 
 
 MODELS = {"ruc": RucRecord, "ce": CeRecord, "placa": PlacaRecord}
@@ -73,8 +40,9 @@ def now() -> float:
 class Registry:
     """The three lookups over the current environment's cache, the offline register and the providers."""
 
-    def __init__(self, storage: Storage, addresses: Addresses, providers: ProviderHub, padron: PadronRegister) -> None:
-        self.storage = storage
+    def __init__(self, cache: RegistryCacheRepository, addresses: Addresses, providers: ProviderHub,
+                 padron: PadronRegister) -> None:
+        self._cache = cache
         self.settings = addresses.settings
         self.addresses = addresses
         self.providers = providers
@@ -158,27 +126,21 @@ class Registry:
 
     def _cache_get(self, kind: Kind, numero: str) -> tuple[dict[str, Any], bool] | None:
         """(record, fresh) from the cache, or None."""
-        row = self.storage.query_one("SELECT record, fetched_at FROM registry_cache "
-                                       "WHERE environment = ? AND kind = ? AND numero = ?", (self.addresses.current(), kind, numero))
-        if row is None:
+        cached = self._cache.get(self.addresses.current(), kind, numero)
+        if cached is None:
             return None
-        fresh = now() - row["fetched_at"] < self.settings.get_int("registry_cache_ttl_s")
-        return json.loads(row["record"]), fresh
+        fresh = now() - cached.fetched_at < self.settings.get_int("registry_cache_ttl_s")
+        return cached.record, fresh
 
     def cache_fresh_until(self, kind: Kind, numero: str) -> float | None:
         """When the current environment's cached answer for `numero` stops being fresh (`now()` seconds), or None
         when there is none. For the local API, which keeps a copy of the answer in memory for no longer than that."""
-        row = self.storage.query_one("SELECT fetched_at FROM registry_cache WHERE environment = ? AND kind = ? "
-                                     "AND numero = ?", (self.addresses.current(), kind, numero))
-        return None if row is None else row["fetched_at"] + self.settings.get_int("registry_cache_ttl_s")
+        fetched_at = self._cache.fetched_at(self.addresses.current(), kind, numero)
+        return None if fetched_at is None else fetched_at + self.settings.get_int("registry_cache_ttl_s")
 
     def _cache_put(self, kind: Kind, numero: str, record: dict[str, Any]) -> None:
         fields = {k: v for k, v in record.items() if k in RECORD_FIELDS[kind]}
-        with self.storage.write() as conn:
-            conn.execute("INSERT INTO registry_cache (environment, kind, numero, record, fetched_at) VALUES (?, ?, ?, ?, ?) "
-                         "ON CONFLICT(environment, kind, numero) DO UPDATE SET record = excluded.record, "
-                         "fetched_at = excluded.fetched_at",
-                         (self.addresses.current(), kind, numero, json.dumps(fields, ensure_ascii=False), now()))
+        self._cache.put(self.addresses.current(), kind, numero, fields, now())
 
 
 def compose_address(tipo_via: str | None, nombre_via: str | None, numero: str | None, interior: str | None,

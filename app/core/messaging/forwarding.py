@@ -2,11 +2,14 @@
 
 Each delivery is a row (app.core.messaging.store) written in the same transaction as the event it
 carries, so what the listener acknowledged reaches the subscriber even if the app is killed: on the
-next start the pending rows are due again (a claimed row's lease simply runs out). Retries follow
-RETRY_SCHEDULE_S; after the last one the delivery is failed and its subscription marked failing. A
-410 disables the subscription. Redirects are not followed (a 3xx is a failed attempt).
+next start the pending rows are due again (a claimed row's lease simply runs out). Leases are written and
+compared with the database's clock and renewed while a round's attempts run, so another process, even on another
+computer whose clock is off, does not take over a delivery in flight. Retries follow RETRY_SCHEDULE_S; after the
+last one the delivery is failed and its subscription marked failing. A 410 disables the subscription. Redirects
+are not followed (a 3xx is a failed attempt).
 
-The clock is `app.core.messaging.clock.now()`, so tests inject time instead of waiting hours.
+The retries' clock is `app.core.messaging.clock.now()`, so tests inject time instead of waiting hours (the leases'
+is the database's).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +30,7 @@ from app.core.messaging.store import (
     DELIVERY_DONE,
     DELIVERY_FAILED,
     DELIVERY_PENDING,
+    LEASE_S,
     Due,
     MessagingStore,
 )
@@ -37,6 +42,7 @@ ATTEMPT_TIMEOUT_S = 10.0
 BATCH = 128
 WORKERS = 16
 IDLE_WAIT_S = 60.0  # re-check now and then even when nothing is due (another process may have queued)
+RENEW_EVERY_S = LEASE_S / 3  # a round's leases are renewed this often while its attempts run
 
 
 def next_attempt(attempts_before: int, at: float) -> float | None:
@@ -119,10 +125,21 @@ class Forwarder:
 
     def _round(self, client: httpx.Client, pool: ThreadPoolExecutor) -> bool:
         started = clock.now()
-        due = self.store.claim_due(started, BATCH)
+        due = self.store.claim_due(started, BATCH, LEASE_S)
         if not due:
             return False
-        outcomes = list(pool.map(lambda d: self._attempt(client, d), due))
+        # A round can outlast its leases: ATTEMPT_TIMEOUT_S bounds each wait of an attempt (the pool, connecting,
+        # each write and each read), not the attempt, and BATCH / workers attempts follow one another on a worker.
+        # While any runs, the round's leases are renewed every third of their length, so another process never
+        # takes over a delivery in flight; one whose lease was lost anyway (this process stalled) is left to its
+        # new holder, and its outcome is not recorded (record_outcomes).
+        futures = [pool.submit(self._attempt, client, d) for d in due]
+        while wait_for_futures(futures, timeout=RENEW_EVERY_S).not_done:
+            try:
+                self.store.renew_leases(due, LEASE_S)
+            except Exception:  # a busy or full disk: the leases still run, the next renewal tries again
+                log.warning("renewing the leases of %d deliveries failed", len(due), exc_info=True)
+        outcomes = [future.result() for future in futures]
         self.store.record_outcomes(outcomes, clock.now())
         self.delivered += sum(1 for o in outcomes if o[3] == DELIVERY_DONE)
         if self.bus is not None:

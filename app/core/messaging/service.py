@@ -1,7 +1,7 @@
 """Operations 4 and 5 and everything around them: instances, sends, received events, subscriptions.
 
 The engine owns one `MessagingService`; the listener and the forwarder call into it. It is given the
-pieces it needs (storage, secrets, settings, event bus), never the engine.
+pieces it needs (the database and the messaging repository, secrets, settings, event bus), never the engine.
 
 An instance belongs to the environment it was saved in (app.core.platform.environments): listed, tested, sent from and
 subscribed to only there; elsewhere it is «not found», and it is back when its environment is chosen again.
@@ -33,7 +33,8 @@ from app.core.platform import clock, environments
 from app.core.platform.events import ContractEvent, EventBus, InstanceSaved, MessageSent, SubscriptionChanged
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import Settings
-from app.core.platform.storage import Storage
+from app.core.storage.ports.database import Database
+from app.core.storage.ports.messaging import MessagingRepository
 
 log = logging.getLogger(__name__)
 INSTANCE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -58,12 +59,13 @@ def check_url(field: str, url: str) -> str:
 
 
 class MessagingService:
-    def __init__(self, storage: Storage, secrets: SecretStore, settings: Settings, bus: EventBus, *,
+    def __init__(self, database: Database, repository: MessagingRepository, secrets: SecretStore, settings: Settings,
+                 bus: EventBus, *,
                  listener_base_url: Callable[[], str | None] = lambda: None,
                  after_ingest: Callable[[], None] = lambda: None) -> None:
         """`listener_base_url`: where our webhook listener runs, when it does; `after_ingest`: told after new events
         were stored (the forwarder's wake-up)."""
-        self.store = MessagingStore(storage, self.environment)
+        self.store = MessagingStore(database, repository, self.environment)
         self.secrets = secrets
         self.settings = settings
         self.bus = bus

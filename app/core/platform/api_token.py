@@ -12,21 +12,13 @@ import hashlib
 import hmac
 import secrets as random
 
-from sqlite_utils import Migrations
-
 from app.core.platform.secrets import SecretStore
-from app.core.platform.storage import ReadCache, Storage, register_migrations
+from app.core.storage.ports.database import Database
+from app.core.storage.ports.platform import ApiTokenRepository
+from app.core.storage.read_cache import ReadCache
 
 PURPOSE = "api.token"  # the secret store's purpose (authenticated data) for the encrypted copy
 LEGACY_SECRET = "api.token"  # where versions before the hash kept it: adopted so integrations keep working
-
-migrations = register_migrations(Migrations("yupana.api_token"))
-
-
-@migrations()
-def m001_api_token(db) -> None:
-    db.execute("CREATE TABLE api_token (id INTEGER PRIMARY KEY CHECK (id = 1), hash BLOB NOT NULL, "
-               "blob BLOB NOT NULL, created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))")
 
 
 def token_hash(token: str | bytes) -> bytes:
@@ -40,27 +32,28 @@ def hash_matches(presented: str | bytes, stored: bytes | None) -> bool:
 
 
 class ApiTokens:
-    def __init__(self, storage: Storage, secrets: SecretStore) -> None:
-        self._storage = storage
+    def __init__(self, database: Database, repository: ApiTokenRepository, secrets: SecretStore) -> None:
+        self._db = database
+        self._repository = repository
         self._secrets = secrets
-        self._cache = ReadCache(storage)  # checked on every request; a rotation by any process clears it
+        self._cache = ReadCache(database)  # checked on every request; a rotation by any process clears it
 
     def stored_hash(self) -> bytes | None:
         return self._cache.get("hash", self._load_hash)
 
     def _load_hash(self) -> bytes | None:
-        row = self._storage.query_one("SELECT hash FROM api_token WHERE id = 1")
-        return bytes(row["hash"]) if row else None
+        stored = self._repository.stored()
+        return stored[0] if stored else None
 
     def current(self) -> str:
         """The token, created on first use (by whichever process gets there first)."""
-        row = self._storage.query_one("SELECT blob FROM api_token WHERE id = 1")
-        if row is None:
+        stored = self._repository.stored()
+        if stored is None:
             legacy = self._secrets.get(LEGACY_SECRET)
             self._store(legacy.decode() if legacy else random.token_urlsafe(32), replace=False)
-            row = self._storage.query_one("SELECT blob FROM api_token WHERE id = 1")
-        assert row is not None  # stored just above, or by another process first
-        return self._secrets.decrypt(row["blob"], PURPOSE).decode()
+            stored = self._repository.stored()
+        assert stored is not None  # stored just above, or by another process first
+        return self._secrets.decrypt(stored[1], PURPOSE).decode()
 
     def rotate(self) -> str:
         """A new token; the previous one stops working at once."""
@@ -73,9 +66,10 @@ class ApiTokens:
 
     def _store(self, token: str, *, replace: bool) -> None:
         blob = self._secrets.encrypt(token.encode(), PURPOSE)  # the master key is settled before the write lock
-        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        with self._storage.write() as conn:
-            conn.execute(f"{verb} INTO api_token (id, hash, blob) VALUES (1, ?, ?)", (token_hash(token), blob))
+        with self._db.transaction():
             if replace:
-                conn.execute("DELETE FROM secrets WHERE name = ?", (LEGACY_SECRET,))
+                self._repository.replace(token_hash(token), blob)
+                self._secrets.delete(LEGACY_SECRET)
+            else:
+                self._repository.propose(token_hash(token), blob)
         self._cache.clear()

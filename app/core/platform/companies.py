@@ -5,40 +5,16 @@ from __future__ import annotations
 import io
 from dataclasses import asdict, dataclass
 
-from sqlite_utils import Migrations
-
 from app.core.errors import invalid, not_found
 from app.core.platform import ubigeo
 from app.core.platform.identifiers import check_ruc
-from app.core.platform.storage import ReadCache, Storage, register_migrations
 from app.core.platform.ubigeo import Place
+from app.core.storage.ports.database import Database
+from app.core.storage.ports.platform import CompanyRepository
+from app.core.storage.read_cache import ReadCache
 
 PRINT_FORMATS = ("a4", "ticket")
 MAX_LOGO_BYTES = 1024 * 1024
-
-migrations = register_migrations(Migrations("yupana.companies"))
-
-
-@migrations()
-def m001_print_options(db) -> None:
-    """How a company's vouchers are printed: A4 or 80 mm ticket by default, and an optional logo (PNG or JPEG).
-    Kept apart from the profile's columns: saving the profile never changes them."""
-    db.execute("ALTER TABLE companies ADD COLUMN formato_impresion TEXT NOT NULL DEFAULT 'a4'")
-    db.execute("ALTER TABLE companies ADD COLUMN logo BLOB")
-
-
-@migrations()
-def m002_prices_include_igv(db) -> None:
-    """Whether the windows take this company's prices with IGV by default («Precios incluyen IGV»); kept apart from
-    the profile like the print options. Off by default: the voucher form took values without IGV before."""
-    db.execute("ALTER TABLE companies ADD COLUMN precios_incluyen_igv INTEGER NOT NULL DEFAULT 0")
-
-
-@migrations()
-def m003_detraction_account(db) -> None:
-    """The company's Banco de la Nación account for detracciones (SPOT), remembered by the voucher form after a
-    factura with detracción; kept apart from the profile like the print options."""
-    db.execute("ALTER TABLE companies ADD COLUMN cuenta_detracciones TEXT")
 
 
 @dataclass(frozen=True)
@@ -102,22 +78,16 @@ def validate(company: Company) -> Company:
 
 
 class Companies:
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-        self._cache = ReadCache(storage)  # every generation reads its issuer: kept in memory until written
+    def __init__(self, database: Database, repository: CompanyRepository) -> None:
+        self._repository = repository
+        self._cache = ReadCache(database)  # every generation reads its issuer: kept in memory until written
 
     def save(self, company: Company) -> Company:
         company = validate(company)
-        with self._storage.write() as conn:
-            conn.execute(
-                """INSERT INTO companies (ruc, razon_social, nombre_comercial, ubigeo, direccion, codigo_establecimiento)
-                   VALUES (?, ?, ?, ?, ?, ?)
-                   ON CONFLICT(ruc) DO UPDATE SET razon_social = excluded.razon_social,
-                     nombre_comercial = excluded.nombre_comercial, ubigeo = excluded.ubigeo,
-                     direccion = excluded.direccion, codigo_establecimiento = excluded.codigo_establecimiento""",
-                (company.ruc, company.razon_social.strip(), company.nombre_comercial, company.ubigeo,
-                 company.direccion.strip(), company.codigo_establecimiento),
-            )
+        self._repository.save({"ruc": company.ruc, "razon_social": company.razon_social.strip(),
+                               "nombre_comercial": company.nombre_comercial, "ubigeo": company.ubigeo,
+                               "direccion": company.direccion.strip(),
+                               "codigo_establecimiento": company.codigo_establecimiento})
         self._cache.clear()
         return company
 
@@ -125,19 +95,14 @@ class Companies:
         return self._cache.get(ruc, lambda: self._read(ruc))
 
     def _read(self, ruc: str) -> Company | None:
-        row = self._storage.query_one(
-            "SELECT ruc, razon_social, nombre_comercial, ubigeo, direccion, codigo_establecimiento "
-            "FROM companies WHERE ruc = ?", (ruc,))
+        row = self._repository.get(ruc)
         return Company(**row) if row else None
 
     def all(self) -> list[Company]:
-        rows = self._storage.query(
-            "SELECT ruc, razon_social, nombre_comercial, ubigeo, direccion, codigo_establecimiento "
-            "FROM companies ORDER BY razon_social")
-        return [Company(**row) for row in rows]
+        return [Company(**row) for row in self._repository.all()]
 
     def print_options(self, ruc: str) -> PrintOptions:
-        row = self._storage.query_one("SELECT formato_impresion, logo FROM companies WHERE ruc = ?", (ruc,))
+        row = self._repository.print_options(ruc)
         if row is None:
             return PrintOptions()
         logo = bytes(row["logo"]) if row["logo"] else None
@@ -150,42 +115,29 @@ class Companies:
             raise invalid("formato_impresion", f"El formato de impresión «{formato}» no existe: use «a4» o «ticket».")
         if logo is not None:
             check_logo(logo)
-        with self._storage.write() as conn:
-            found = conn.execute("SELECT 1 FROM companies WHERE ruc = ?", (ruc,)).fetchone()
-            if found is None:
-                raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
-            if formato is not None:
-                conn.execute("UPDATE companies SET formato_impresion = ? WHERE ruc = ?", (formato, ruc))
-            if logo is not None or clear_logo:
-                conn.execute("UPDATE companies SET logo = ? WHERE ruc = ?", (logo, ruc))
+        if not self._repository.set_print_options(ruc, formato, logo, change_logo=logo is not None or clear_logo):
+            raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
         return self.print_options(ruc)
 
     def prices_include_igv(self, ruc: str) -> bool:
         """The company's default for «Precios incluyen IGV» in the voucher form (False for an unknown RUC)."""
-        row = self._storage.query_one("SELECT precios_incluyen_igv FROM companies WHERE ruc = ?", (ruc,))
-        return bool(row and row["precios_incluyen_igv"])
+        return self._repository.prices_include_igv(ruc)
 
     def set_prices_include_igv(self, ruc: str, value: bool) -> bool:
-        with self._storage.write() as conn:
-            if not conn.execute("UPDATE companies SET precios_incluyen_igv = ? WHERE ruc = ?",
-                                (int(bool(value)), ruc)).rowcount:
-                raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
+        if not self._repository.set_prices_include_igv(ruc, bool(value)):
+            raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
         return bool(value)
 
     def detraction_account(self, ruc: str) -> str | None:
         """The company's Banco de la Nación account for detracciones, None when none was remembered."""
-        row = self._storage.query_one("SELECT cuenta_detracciones FROM companies WHERE ruc = ?", (ruc,))
-        return row["cuenta_detracciones"] if row else None
+        return self._repository.detraction_account(ruc)
 
     def set_detraction_account(self, ruc: str, cuenta: str | None) -> str | None:
-        with self._storage.write() as conn:
-            if not conn.execute("UPDATE companies SET cuenta_detracciones = ? WHERE ruc = ?",
-                                ((cuenta or "").strip() or None, ruc)).rowcount:
-                raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
+        if not self._repository.set_detraction_account(ruc, (cuenta or "").strip() or None):
+            raise not_found("ruc", f"No hay una empresa emisora con RUC «{ruc}».")
         return self.detraction_account(ruc)
 
     def delete(self, ruc: str) -> bool:
-        with self._storage.write() as conn:
-            deleted = conn.execute("DELETE FROM companies WHERE ruc = ?", (ruc,)).rowcount > 0
+        deleted = self._repository.delete(ruc)
         self._cache.clear()
         return deleted

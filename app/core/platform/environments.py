@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlite_utils import Migrations
-
 from app.core.errors import YupanaError, invalid, not_configured
 from app.core.platform.processes import owner_alive, owner_of_this_process
-from app.core.platform.storage import ReadCache, Storage, register_migrations
+from app.core.storage.ports.database import Database
+from app.core.storage.ports.platform import SandboxEndpointRepository
+from app.core.storage.read_cache import ReadCache
 
 
 class SettingsReader(Protocol):
@@ -109,14 +109,6 @@ def switch_summary(current: str, target: str, pending: dict[str, int]) -> str:
 
 # ---------------------------------------------------------------- the running sandboxes' addresses
 
-migrations = register_migrations(Migrations("yupana.environments"))
-
-
-@migrations()
-def m001_sandbox_endpoints(db) -> None:
-    # owner: "<process id>:sandbox" of the process running the sandbox; its rows go when it stops (or dies).
-    db.execute("CREATE TABLE sandbox_endpoints (key TEXT PRIMARY KEY, value TEXT NOT NULL, owner TEXT NOT NULL)")
-
 
 def process_owner() -> str:
     return owner_of_this_process("sandbox")
@@ -127,39 +119,29 @@ class SandboxEndpoints:
     secret name. Written by `Sandbox.configure`, removed by `Sandbox.unconfigure`; the sandbox environment reads
     them instead of the settings. Never in the settings table, so beta and production never see them."""
 
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-        self._cache = ReadCache(storage)
+    def __init__(self, database: Database, repository: SandboxEndpointRepository) -> None:
+        self._repository = repository
+        self._cache = ReadCache(database)
 
     def put(self, values: dict[str, str], owner: str | None = None) -> None:
-        owner = owner or process_owner()
-        with self._storage.write() as conn:
-            conn.executemany("INSERT INTO sandbox_endpoints (key, value, owner) VALUES (?, ?, ?) ON CONFLICT(key) "
-                             "DO UPDATE SET value = excluded.value, owner = excluded.owner",
-                             [(key, value, owner) for key, value in values.items()])
+        self._repository.put(values, owner or process_owner())
         self._cache.clear()
 
     def remove(self, keys: list[str], owner: str | None = None) -> None:
         """Forget these keys when `owner` wrote them last (another process's newer sandbox keeps its own)."""
-        owner = owner or process_owner()
-        with self._storage.write() as conn:
-            conn.executemany("DELETE FROM sandbox_endpoints WHERE key = ? AND owner = ?",
-                             [(key, owner) for key in keys])
+        self._repository.remove(keys, owner or process_owner())
         self._cache.clear()
 
     def purge_dead(self) -> int:
-        """Drop what a process killed without stopping its sandboxes left behind; returns how many rows."""
-        dead = {row["owner"] for row in self._storage.query("SELECT DISTINCT owner FROM sandbox_endpoints")
-                if not owner_alive(row["owner"])}
+        """Drop what a process killed without stopping its sandboxes left behind; returns how many owners."""
+        dead = {owner for owner in self._repository.owners() if not owner_alive(owner)}
         if dead:
-            with self._storage.write() as conn:
-                conn.executemany("DELETE FROM sandbox_endpoints WHERE owner = ?", [(owner,) for owner in dead])
+            self._repository.remove_owners(dead)
             self._cache.clear()
         return len(dead)
 
     def all(self) -> dict[str, str]:
-        return self._cache.get("sandbox_endpoints", lambda: {
-            row["key"]: row["value"] for row in self._storage.query("SELECT key, value FROM sandbox_endpoints")})
+        return self._cache.get("sandbox_endpoints", self._repository.all)
 
     def get(self, key: str) -> str | None:
         return self.all().get(key)

@@ -18,14 +18,14 @@ import os
 import secrets as random
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
-from sqlite_utils import Migrations
 
 from app.core.errors import ErrorCode, YupanaError, invalid, not_configured
-from app.core.platform.storage import Storage, register_migrations
+from app.core.storage.ports.platform import SecretRepository
 
 log = logging.getLogger(__name__)
 PASSPHRASE_ENV = "YUPANA_PASSPHRASE"
@@ -46,15 +46,6 @@ SOURCE_PASSPHRASE = "passphrase"
 # called with True for a folder that has no passphrase yet. Returns None to give up.
 PassphrasePrompt = Callable[[bool], str | None]
 
-migrations = register_migrations(Migrations("yupana.secrets"))
-
-
-@migrations()
-def m001_secrets(db) -> None:
-    db.execute("CREATE TABLE secret_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    db.execute("CREATE TABLE secrets (name TEXT PRIMARY KEY, blob BLOB NOT NULL, "
-               "updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))")
-
 
 def _keyring_enabled() -> bool:
     return os.environ.get(KEYRING_ENV, "1") not in ("0", "false", "no")
@@ -63,8 +54,8 @@ def _keyring_enabled() -> bool:
 class SecretStore:
     """Encrypts, keeps and returns the secrets of one data folder."""
 
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
+    def __init__(self, repository: SecretRepository) -> None:
+        self._repository = repository
         self._key: bytes | None = None
         self._lock = threading.Lock()
         self.backend = ""
@@ -73,12 +64,10 @@ class SecretStore:
     # -------------------------------------------------------------- the master key
 
     def _meta(self, key: str) -> str | None:
-        row = self._storage.query_one("SELECT value FROM secret_meta WHERE key = ?", (key,))
-        return row["value"] if row else None
+        return self._repository.meta(key)
 
     def _set_meta(self, key: str, value: str) -> None:
-        with self._storage.write() as conn:
-            conn.execute("INSERT OR IGNORE INTO secret_meta (key, value) VALUES (?, ?)", (key, value))
+        self._repository.set_meta_once(key, value)
 
     def _folder_id(self) -> str:
         if self._meta("folder_id") is None:
@@ -215,15 +204,16 @@ class SecretStore:
     # -------------------------------------------------------------- named secrets
 
     def put(self, name: str, value: bytes) -> None:
-        blob = self.encrypt(value, name)
-        with self._storage.write() as conn:
-            conn.execute("INSERT INTO secrets (name, blob) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET "
-                         "blob = excluded.blob, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", (name, blob))
+        self._repository.put(name, self.encrypt(value, name), _now_text())
 
     def get(self, name: str) -> bytes | None:
-        row = self._storage.query_one("SELECT blob FROM secrets WHERE name = ?", (name,))
-        return self.decrypt(row["blob"], name) if row else None
+        blob = self._repository.get(name)
+        return self.decrypt(blob, name) if blob is not None else None
 
     def delete(self, name: str) -> bool:
-        with self._storage.write() as conn:
-            return conn.execute("DELETE FROM secrets WHERE name = ?", (name,)).rowcount > 0
+        return self._repository.delete(name)
+
+
+def _now_text() -> str:
+    """UTC now as the database's other timestamps write it («2026-11-25T12:00:00.000000Z»)."""
+    return datetime.now(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from app.core.errors import invalid
 from app.core.platform.environments import NAMES as ENVIRONMENT_NAMES
-from app.core.platform.storage import ReadCache, Storage
+from app.core.storage.ports.database import Database
+from app.core.storage.ports.platform import SettingsRepository
+from app.core.storage.read_cache import ReadCache
 
 
 def _choice(*allowed: str) -> Callable[[str], str]:
@@ -175,9 +177,9 @@ class SettingValue:
 class Settings:
     """Typed access to the settings table, with defaults for what was never set."""
 
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-        self._cache = ReadCache(storage)  # read on every operation: kept in memory until written
+    def __init__(self, database: Database, repository: SettingsRepository) -> None:
+        self._repository = repository
+        self._cache = ReadCache(database)  # read on every operation: kept in memory until written
 
     @staticmethod
     def _definition(key: str) -> Setting:
@@ -190,8 +192,7 @@ class Settings:
         return self._stored().get(key, definition.default)
 
     def _stored(self) -> dict[str, str]:
-        return self._cache.get("settings", lambda: {
-            r["key"]: r["value"] for r in self._storage.query("SELECT key, value FROM settings")})
+        return self._cache.get("settings", self._repository.all)
 
     def get_int(self, key: str) -> int:
         return int(self.get(key))
@@ -202,9 +203,7 @@ class Settings:
             clean = definition.check(value.strip())
         except ValueError as exc:
             raise invalid(key, f"Valor no válido para «{key}»: {exc}.") from None
-        with self._storage.write() as conn:
-            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
-                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, clean))
+        self._repository.put(key, clean)
         self._cache.clear()
         return clean
 

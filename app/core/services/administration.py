@@ -16,8 +16,8 @@ from app.core.platform.companies import Companies, Company, PrintOptions
 from app.core.platform.events import EventBus, Listener
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import Settings, SettingValue
-from app.core.platform.storage import Storage
 from app.core.records import DatabaseCheck, EventHandle, TokenState
+from app.core.storage.sqlite.database import Storage
 
 
 class AdministrationGroup:

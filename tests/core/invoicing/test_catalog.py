@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import sqlite3
 import threading
 from decimal import Decimal
@@ -23,7 +24,10 @@ from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
 from app.core.invoicing.catalog.records import Product
 from app.core.invoicing.prevalidation import decimals
-from app.core.platform.storage import Storage
+from app.core.storage.engines import open_database
+from app.core.storage.ports.catalog import DuplicateCustomer, DuplicateProduct
+from app.core.storage.sqlite.catalog import SqliteCustomerRepository, SqliteProductRepository
+from app.core.storage.sqlite.database import Storage
 from tests.helpers.oracles import run_sunat_check
 from tests.helpers.sunat_support import sign
 
@@ -33,7 +37,7 @@ D = Decimal
 
 def _open(folder: Path) -> Storage:
     folder.mkdir()
-    return Storage.open(folder / "yupana.db")
+    return open_database(folder / "yupana.db")
 
 
 @pytest.fixture
@@ -43,14 +47,22 @@ def storage(tmp_path):
     store.close()
 
 
+def _customers(storage: Storage) -> Customers:
+    return Customers(storage, SqliteCustomerRepository(storage))
+
+
+def _products(storage: Storage) -> Products:
+    return Products(storage, SqliteProductRepository(storage))
+
+
 @pytest.fixture
 def customers(storage):
-    return Customers(storage)
+    return _customers(storage)
 
 
 @pytest.fixture
 def products(storage):
-    return Products(storage)
+    return _products(storage)
 
 
 def _plans(storage: Storage, run) -> list[str]:
@@ -74,8 +86,8 @@ def _plans(storage: Storage, run) -> list[str]:
 def test_opening_an_engine_creates_the_catalogue(engine):
     names = {row[0] for row in engine._storage.conn().execute("SELECT name FROM sqlite_master")}
     assert {"customers", "customers_fts", "products", "products_fts"} <= names
-    saved = Products(engine._storage).save(records.product(codigo="P1", descripcion="Pan francés", precio="0.30"))
-    assert Products(engine._storage).search("frances") == [saved]
+    saved = _products(engine._storage).save(records.product(codigo="P1", descripcion="Pan francés", precio="0.30"))
+    assert _products(engine._storage).search("frances") == [saved] == engine._products.search("frances")
 
 
 # ---------------------------------------------------------------- customers
@@ -225,6 +237,60 @@ def test_a_product_with_bad_fields_is_refused_naming_each_one():
     assert "notación científica" in fields["codigo_barras"] and "«-1»" in fields["precio"]
 
 
+# ---------------------------------------------------------------- the repositories (issue 28)
+
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")  # as the schema's defaults write it
+
+
+def test_the_customer_repository_remembers_only_what_changes(storage):
+    """`remember` writes a stored customer only when its name changes, or an address is given that differs (none
+    given keeps the stored one); WhatsApp and e-mail stay. Timestamps keep the schema's format."""
+    repo = SqliteCustomerRepository(storage)
+    ana = records.customer(tipo_documento="1", numero="45678912", nombre="Ana", whatsapp="987654321")
+    repo.save([ana])
+    stored = repo.by_key(ana.clave)
+    assert STAMP.fullmatch(stored.created_at) and STAMP.fullmatch(stored.updated_at)
+    conn = storage.conn()
+
+    def writes(customer: records.Customer) -> bool:
+        before = conn.total_changes  # rows written by this connection (the search index's too)
+        repo.remember([customer])
+        return conn.total_changes != before
+
+    same = records.Customer("1", "45678912", "Ana")
+    assert not writes(same)
+    assert writes(records.Customer("1", "45678912", "Ana", "Jr. Puno 1"))  # an address where there was none
+    assert not writes(same) and not writes(records.Customer("1", "45678912", "Ana", "Jr. Puno 1"))
+    assert writes(records.Customer("1", "45678912", "Ana", "Jr. Cusco 2"))
+    assert writes(records.Customer("1", "45678912", "ANA QUISPE"))
+    now = repo.by_key(ana.clave)
+    assert (now.id, now.nombre, now.direccion, now.whatsapp) == (stored.id, "ANA QUISPE", "Jr. Cusco 2", "+51987654321")
+    assert now.updated_at >= stored.updated_at and now.created_at == stored.created_at
+    assert writes(records.Customer("1", "11111111", "Luis")) and repo.count() == 2
+
+
+def test_the_repositories_refuse_a_taken_key_and_that_write_fails_alone(storage):
+    customers, products = SqliteCustomerRepository(storage), SqliteProductRepository(storage)
+    customers.save([records.customer(tipo_documento="1", numero="11111111", nombre="Uno"),
+                    records.customer(tipo_documento="1", numero="22222222", nombre="Dos")])
+    dos = customers.by_key(records.customer_key("1", "22222222", ""))
+    with pytest.raises(DuplicateCustomer):
+        customers.update(dos.id, records.customer(tipo_documento="1", numero="11111111", nombre="Dos"))
+    assert not customers.update(dos.id + 100, dos) and customers.by_id(dos.id) == dos
+    with storage.transaction():  # the clashes are listed; the other products are written in the same transaction
+        clashes = products.save([_product("P1", "Uno", codigo_barras="111"), _product("P2", "Dos", codigo_barras="111"),
+                                 _product("P3", "Tres", codigo_barras="333"), _product("p1", "Uno bis"),
+                                 _product("P4", "Cuatro", codigo_barras="333")])
+    assert clashes == [1, 4]
+    assert [(p.codigo, p.descripcion, p.codigo_barras) for p in products.all()] == [
+        ("p1", "Uno bis", None), ("P3", "Tres", "333")]  # the code's conflict replaced P1, its spelling too
+    tres = products.by_code("p3")
+    assert tres is not None and products.by_barcode("333") == tres and products.by_code_prefix("P", 5) == products.all()
+    with pytest.raises(DuplicateProduct):
+        products.update(tres.id, _product("P1", "Tres"))
+    assert not products.update(tres.id + 100, tres) and products.by_id(tres.id) == tres
+
+
 # ---------------------------------------------------------------- prices with IGV
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -339,7 +405,7 @@ def test_export_then_import_into_an_empty_folder_gives_the_same_catalogue(custom
     assert raw.decode("utf-8-sig").splitlines()[0].startswith("Código;Código de barras;Descripción;")
     empty = _open(tmp_path / "vacia")
     try:
-        other_customers, other_products = Customers(empty), Products(empty)
+        other_customers, other_products = _customers(empty), _products(empty)
         report = csvfiles.customers_file(other_customers).import_file(tmp_path / "clientes.csv")
         assert report.ok and report.imported == 4
         report = csvfiles.products_file(other_products).import_file(tmp_path / "productos.csv")

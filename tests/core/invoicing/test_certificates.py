@@ -11,6 +11,8 @@ from cryptography.x509.oid import NameOID
 
 from app.core.errors import YupanaError
 from app.core.invoicing import certificates
+from app.core.storage.ports.certificates import DuplicateCertificate
+from app.core.storage.sqlite.certificates import SqliteCertificateRepository
 from tests.helpers import certificates as files
 from tests.helpers.base import ISSUER_RUC
 
@@ -164,6 +166,44 @@ def test_test_certificate_defaults_listing_and_deletion(engine, company):
     with pytest.raises(YupanaError) as bad_ruc:
         engine.invoicing.create_test_certificate("20100066604")
     assert bad_ruc.value.http_status == 400
+
+
+def test_the_certificate_repository_keeps_one_default_per_ruc(engine):
+    repo = SqliteCertificateRepository(engine._storage)
+
+    def row(certificate_id: str, not_after: str, ruc: str = ISSUER_RUC) -> dict:
+        return {"id": certificate_id, "subject": "CN=x", "ruc": ruc, "issuer": "CN=x", "serial": "1",
+                "not_before": "2026-01-01T00:00:00+00:00", "not_after": not_after,
+                "fingerprint_sha256": certificate_id, "certificate_pem": f"PEM {certificate_id}", "is_test": 1}
+
+    for certificate_id, not_after in (("a", "2027-01-01"), ("b", "2028-01-01"), ("c", "2027-06-01")):
+        repo.add(row(certificate_id, not_after + "T00:00:00+00:00"))
+    repo.add(row("z", "2029-01-01T00:00:00+00:00", OTHER_RUC))
+    with pytest.raises(DuplicateCertificate):
+        repo.add(row("a", "2030-01-01T00:00:00+00:00"))
+    repo.propose_default(ISSUER_RUC, "a")
+    repo.propose_default(ISSUER_RUC, "b")  # the RUC has one already: kept
+    assert repo.default_of(ISSUER_RUC) == "a" and repo.default_of(OTHER_RUC) is None and repo.default_ids() == {"a"}
+    assert [r["id"] for r in repo.all(ISSUER_RUC)] == ["b", "c", "a"] and len(repo.all()) == 4
+    assert repo.latest_of(ISSUER_RUC) == "b" and repo.latest_of("20601030013") is None
+    repo.set_default(ISSUER_RUC, "c")
+    assert repo.default_of(ISSUER_RUC) == "c"
+    repo.delete("c")
+    assert repo.default_of(ISSUER_RUC) is None and repo.find("c") is None and repo.certificate_pem("c") is None
+    assert repo.find("a")["not_after"] == "2027-01-01T00:00:00+00:00" and repo.certificate_pem("b") == "PEM b"
+
+
+def test_deleting_the_default_certificate_makes_the_one_that_expires_last_the_default(engine, material):
+    key, cert = material
+    shorter_key, shorter = files.key_and_certificate(files.subject_with_ruc(ISSUER_RUC), not_after_days=100, key=key)
+    first = engine.invoicing.import_certificate(files.pfx_modern(shorter_key, shorter), files.PASSWORD)
+    longer = engine.invoicing.import_certificate(files.pfx_modern(key, cert), files.PASSWORD)
+    third = engine.invoicing.create_test_certificate(ISSUER_RUC)
+    assert first.predeterminado and not longer.predeterminado and not third.predeterminado
+    assert first.valido_hasta < longer.valido_hasta and third.valido_hasta > first.valido_hasta
+    expected = max((longer, third), key=lambda c: c.valido_hasta)
+    engine.invoicing.delete_certificate(first.certificado_id)
+    assert engine.invoicing.default_certificate(ISSUER_RUC).certificado_id == expected.certificado_id
 
 
 def test_expiry_warning_in_the_last_30_days(engine, material):

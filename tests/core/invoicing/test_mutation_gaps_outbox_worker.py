@@ -1,5 +1,6 @@
 """Written from the outbox's surviving mutants (docs/testing.md): the leases of attempts and the worker thread's
-schedule, with the outbox's clock fixed (no SUNAT is reached: the rows are never due for the worker)."""
+schedule, with the outbox's clock fixed (no SUNAT is reached: the rows are never due for the worker). Leases run on
+the database's clock (`DB_NOW`), whatever the outbox's clock says."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from app.core.invoicing import outbox
 from app.core.invoicing.ubl_identity import DocumentId
+from app.core.storage.sqlite.database import DB_NOW
 from tests.helpers.sunat_support import SAMPLE_RUC, signed_sample
 
 NOW = 5000.0
@@ -37,9 +39,12 @@ def _claimed(box: outbox.Outbox, submission_id: int) -> tuple[str, float]:
 def test_a_lease_names_its_attempt_and_lasts_twice_the_time_out_and_15_seconds(engine, box):
     engine.admin.config_set("sunat_timeout_s", "7")
     submission_id = _queued(box, 1e12)
+    before = box.submissions.now()
     lease = box._claim(submission_id)
+    after = box.submissions.now()
     assert re.fullmatch(re.escape(box.owner) + r":[0-9a-f]{8}", lease)
-    assert _claimed(box, submission_id) == (lease, NOW + 2 * 7 + 15)
+    owner, until = _claimed(box, submission_id)
+    assert owner == lease and before + 2 * 7 + 15 <= until <= after + 2 * 7 + 15  # the database's now, not NOW
     assert box.lease_seconds() == 29
 
 
@@ -48,10 +53,10 @@ def test_a_lease_is_taken_again_once_it_has_run_out_even_if_its_attempt_lives(bo
     first = box._claim(submission_id)  # an attempt of this outbox, still under way
     assert box._claim(submission_id) is None
     with box.storage.write() as conn:
-        conn.execute("UPDATE sunat_submissions SET claimed_until = ?", (NOW + 0.5,))
+        conn.execute(f"UPDATE sunat_submissions SET claimed_until = {DB_NOW} + 0.5")
     assert box._claim(submission_id) is None  # half a second left
     with box.storage.write() as conn:
-        conn.execute("UPDATE sunat_submissions SET claimed_until = ?", (NOW,))
+        conn.execute(f"UPDATE sunat_submissions SET claimed_until = {DB_NOW}")
     second = box._claim(submission_id)  # run out just now
     assert second not in (None, first) and _claimed(box, submission_id)[0] == second
 

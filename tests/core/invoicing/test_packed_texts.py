@@ -113,8 +113,8 @@ def test_texts_stored_before_packing_stay_readable(engine, company):
 
 def test_a_rolled_back_dictionary_is_written_again_with_the_next_text(engine, company):
     scope = f"xml:{ISSUER_RUC}:01"
-    with pytest.raises(RuntimeError), engine._storage.write() as conn:
-        engine._vouchers._pack(conn, scope, "<Invoice>" + "a dictionary that is rolled back " * 50)
+    with pytest.raises(RuntimeError), engine._storage.transaction():
+        engine._vouchers._pack(scope, "<Invoice>" + "a dictionary that is rolled back " * 50)
         raise RuntimeError("the block fails")
     assert engine._storage.conn().execute("SELECT count(*) FROM voucher_dictionaries").fetchone()[0] == 0
     generated = engine.invoicing.generate_xml(factura("F005", 1, LINES))  # packed against the dictionary in memory
@@ -162,6 +162,6 @@ def test_bytes_stored_before_packing_are_read_as_they_are(engine, company):
     legacy_xml, legacy_zip = b"<?xml version='1.0' encoding='ISO-8859-1'?><Invoice>\xf1</Invoice>", b"PK\x03\x04..."
     assert engine._vouchers.unpack_bytes(legacy_xml) == legacy_xml
     assert engine._vouchers.unpack_bytes(legacy_zip) == legacy_zip
-    with engine._storage.write() as conn:
-        packed = engine._vouchers.pack_bytes(conn, "cdr:sandbox", legacy_xml)
+    with engine._storage.transaction():
+        packed = engine._vouchers.pack_bytes("cdr:sandbox", legacy_xml)
     assert packed.startswith(packed_texts.MAGIC) and engine._vouchers.unpack_bytes(packed) == legacy_xml

@@ -16,6 +16,7 @@ from sqlite_utils import Database
 
 from app.core.engine import Engine
 from app.core.invoicing import cdr, outbox, packed_texts
+from app.core.storage.sqlite.migrations import outbox as outbox_migrations
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.oracles import xmlsec_verify
 from tests.helpers.sunat_support import signed_sample
@@ -72,13 +73,13 @@ def test_the_migration_empties_only_copies_identical_to_their_voucher(sunat_engi
         for voucher_id, text in texts.items():
             copy = text if voucher_id != issued[2] else text.replace(b"Arroz", b"Arr0z")
             conn.execute("UPDATE sunat_submissions SET xml = ? WHERE voucher_id = ?",
-                         (engine._vouchers.pack_bytes(conn, f"signed:{ISSUER_RUC}:01", copy), voucher_id))
+                         (engine._vouchers.pack_bytes(f"signed:{ISSUER_RUC}:01", copy), voucher_id))
         conn.execute("UPDATE sunat_submissions SET xml = ? WHERE voucher_id = ?", (texts[issued[1]], issued[1]))
     engine.close()
 
     db = Database(sqlite3.connect(home / "yupana.db"))
     with db.conn:
-        outbox.m004_no_copy_of_our_vouchers(db)
+        outbox_migrations.m004_no_copy_of_our_vouchers(db)
     db.conn.close()
 
     again = Engine(home)
@@ -131,7 +132,7 @@ def test_a_cdr_stored_before_as_its_zip_is_read_as_it_is(sunat_engine, sandbox, 
     legacy = client.get_status_cdr(ISSUER_RUC, "01", "F001", 1).content
     with engine._storage.write() as conn:  # as rows stored before m005: the zip as received, packed
         conn.execute("UPDATE sunat_cdrs SET cdr_zip = ?, cdr_xml = NULL, cdr_member = NULL",
-                     (engine._vouchers.pack_bytes(conn, "cdr:beta", legacy),))
+                     (engine._vouchers.pack_bytes("cdr:beta", legacy),))
     assert engine.invoicing.voucher_cdr(issued[0]).cdr_zip == legacy
     status, envelope = engine.call("enviar", {"xml_firmado": engine.invoicing.voucher(issued[0]).xml_firmado, "ambiente": "beta"})
     assert status == 200 and base64.b64decode(envelope["data"]["cdr"]) == legacy

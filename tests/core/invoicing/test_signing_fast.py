@@ -14,8 +14,8 @@ import sqlite_utils
 
 from app.core.engine import Engine
 from app.core.invoicing import packed_texts, ubl, voucher_keys, xmldsig
-from app.core.platform import storage
 from app.core.platform.paths import database_path
+from app.core.storage.sqlite.migrations import SETS
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.voucher_matrix import MATRIX
 
@@ -95,7 +95,7 @@ def test_migration_moves_the_texts_of_existing_vouchers(tmp_path):
     home = tmp_path / "old"
     home.mkdir()
     db = sqlite_utils.Database(sqlite3.connect(database_path(home), isolation_level=None))
-    for migrations in storage._MIGRATION_SETS:  # the folder as the previous version left it
+    for migrations in SETS:  # the folder as the previous version left it
         migrations.apply(db, stop_before="m002_texts_apart")
     db.execute("INSERT INTO vouchers (emisor_ruc, tipo, serie, numero, nombre_archivo, xml, hash, xml_sha256,"
                " request_json, content_key, status, moneda, total, fecha_emision, xml_firmado, signed_sha256)"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import ErrorCode, YupanaError
-from app.core.lookup.padron import MAX_OPEN_CONNECTIONS
 from app.core.lookup.padron_lines import _checked
 from app.core.platform.ubigeo import lookup as ubigeo_lookup
+from app.core.storage.sqlite.padron import MAX_OPEN_CONNECTIONS
 from tests.helpers.base import run_cli
 from tests.helpers.padron_files import make_padron
 
@@ -222,5 +222,5 @@ def test_lookups_from_many_short_lived_threads_keep_open_files_bounded(engine, p
         worker.start()
         worker.join(timeout=10)
     assert names == [known[0][1]] * (MAX_OPEN_CONNECTIONS + 8)
-    assert len(engine._padron._opened) <= MAX_OPEN_CONNECTIONS
+    assert len(engine._padron._files._opened) <= MAX_OPEN_CONNECTIONS
     assert engine.lookups.ruc(known[1][0]).razon_social == known[1][1]  # closed as the oldest: reopened

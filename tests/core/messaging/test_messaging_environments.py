@@ -19,6 +19,7 @@ import pytest
 from app.core.engine import Engine
 from app.core.errors import ErrorCode, YupanaError
 from app.core.messaging.service import secret_name
+from app.core.platform.processes import HOST
 from app.sandbox.gateway import DEMO_INSTANCE
 from tests.helpers.base import ROOT
 
@@ -142,7 +143,7 @@ def test_the_demo_instance_goes_when_yupana_sandbox_stops_and_after_it_was_kille
         pass  # the folder exists, migrated
     stopped = _start_gateway_sandbox(home)
     [(name, environment, owner)] = _demo_rows(home)
-    assert (name, environment, owner) == (DEMO_INSTANCE, "sandbox", f"{stopped.pid}:sandbox")
+    assert (name, environment, owner) == (DEMO_INSTANCE, "sandbox", f"{HOST}/{stopped.pid}:sandbox")
     stopped.send_signal(signal.SIGTERM)  # a normal stop: it takes its instance along
     _finish(stopped)
     assert stopped.returncode == 0
@@ -168,13 +169,13 @@ def test_a_running_sandbox_keeps_its_demo_when_another_engine_opens_the_folder(m
 def test_a_folder_of_the_previous_version_puts_its_instances_in_its_environment(tmp_path):
     import sqlite_utils
 
-    from app.core.platform import storage
     from app.core.platform.paths import database_path
+    from app.core.storage.sqlite.migrations import SETS
 
     home = tmp_path / "old"
     home.mkdir()
     db = sqlite_utils.Database(sqlite3.connect(database_path(home), isolation_level=None))
-    for migrations in storage._MIGRATION_SETS:  # the folder as the previous version left it
+    for migrations in SETS:  # the folder as the previous version left it
         migrations.apply(db, stop_before={"m002_environment"})
     db.execute("INSERT INTO settings (key, value) VALUES ('environment', 'beta')")
     for name, base_url in (("tienda", "https://evolution.example.pe"), ("demo", "http://127.0.0.1:40123")):

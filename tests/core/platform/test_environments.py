@@ -140,13 +140,13 @@ def test_a_folder_of_the_previous_version_is_split_by_environment(tmp_path):
 
     import sqlite_utils
 
-    from app.core.platform import storage
     from app.core.platform.paths import database_path
+    from app.core.storage.sqlite.migrations import SETS
 
     home = tmp_path / "old"
     home.mkdir()
     db = sqlite_utils.Database(sqlite3.connect(database_path(home), isolation_level=None))
-    for migrations in storage._MIGRATION_SETS:  # the folder as the previous version left it
+    for migrations in SETS:  # the folder as the previous version left it
         migrations.apply(db, stop_before={"m004_environment", "m003_environment", "m002_cache_per_environment"})
     for numero in (1, 2):
         db.execute("INSERT INTO vouchers (id, emisor_ruc, tipo, serie, numero, nombre_archivo, hash, xml_sha256,"

@@ -8,9 +8,11 @@ import threading
 import pytest
 from sqlite_utils import Migrations
 
-from app.core.platform import storage as storage_module
 from app.core.platform.paths import database_path
-from app.core.platform.storage import Storage
+from app.core.storage.engines import open_database
+from app.core.storage.sqlite import database as storage_module
+from app.core.storage.sqlite.database import Storage
+from app.core.storage.sqlite.migrations import SETS
 from tests.helpers.base import ROOT
 
 
@@ -65,7 +67,7 @@ def test_two_processes_open_and_write_the_same_folder(home):
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()
-    store = Storage.open(database_path(home))
+    store = open_database(database_path(home))
     try:
         assert store.query_one("SELECT count(*) AS n FROM settings WHERE key LIKE 'a-%' OR key LIKE 'b-%'")["n"] == 400
     finally:
@@ -74,7 +76,7 @@ def test_two_processes_open_and_write_the_same_folder(home):
 
 def test_a_migration_added_later_runs_once(home, monkeypatch):
     path = database_path(home)
-    first = Storage.open(path)
+    first = open_database(path)
     first.close()
     runs = []
     later = Migrations("yupana.test-later")
@@ -84,9 +86,8 @@ def test_a_migration_added_later_runs_once(home, monkeypatch):
         runs.append(1)
         db.execute("CREATE TABLE later_things (id INTEGER PRIMARY KEY)")
 
-    monkeypatch.setattr(storage_module, "_MIGRATION_SETS", [*storage_module._MIGRATION_SETS, later])
     for _ in range(3):
-        store = Storage.open(path)
+        store = Storage.open(path, [*SETS, later])
         assert "later_things" in store.db().table_names()
         store.close()
     assert runs == [1]
@@ -131,7 +132,7 @@ def test_the_checkpointer_thread_copies_the_wal_back_in_the_background(engine, m
 
 def test_the_wal_stays_bounded_when_the_checkpointer_does_not_run(home, monkeypatch):
     monkeypatch.setattr(storage_module, "HARD_COMMITS", 40)
-    store = Storage.open(database_path(home))
+    store = open_database(database_path(home))
     try:
         store._checkpointer.stop()  # as if the thread never got the CPU: writers must bound the WAL themselves
         # Start from an empty WAL: the migrations of every module (registered when the whole suite runs) have
@@ -161,7 +162,7 @@ def _lock_is_free(lock):
 
 def test_past_the_hard_cap_the_checkpoint_is_completed_holding_the_writer_lock(home, monkeypatch):
     monkeypatch.setattr(storage_module, "WAL_HARD_PAGES", 20)
-    store = Storage.open(database_path(home))
+    store = open_database(database_path(home))
     try:
         checkpointer = store._checkpointer
         checkpointer.stop()
@@ -184,7 +185,7 @@ def test_past_the_hard_cap_the_checkpoint_is_completed_holding_the_writer_lock(h
 
 
 def test_close_leaves_an_empty_wal(home):
-    store = Storage.open(database_path(home))
+    store = open_database(database_path(home))
     _insert_settings(store, 20)
     assert _wal_bytes(store) > 0
     store.close()

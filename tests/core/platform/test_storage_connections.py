@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from app.core.platform.storage import Storage
+from app.core.storage.engines import open_database
 
 
 def open_files() -> int:
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="need
 
 
 def test_threads_that_end_close_their_connections(tmp_path):
-    storage = Storage.open(tmp_path / "db.sqlite")
+    storage = open_database(tmp_path / "db.sqlite")
     try:
         storage.query("SELECT 1")  # this thread's connection (and the WAL files) before the baseline
         before = open_files()
@@ -37,7 +37,7 @@ def test_threads_that_end_close_their_connections(tmp_path):
 
 
 def test_close_still_closes_the_connections_of_live_threads(tmp_path):
-    storage = Storage.open(tmp_path / "db.sqlite")
+    storage = open_database(tmp_path / "db.sqlite")
     ready, release = threading.Event(), threading.Event()
 
     def hold() -> None:

@@ -39,10 +39,9 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import sqlite_utils
 from sqlite_utils import Migrations
@@ -54,57 +53,18 @@ if sys.platform == "win32":  # the file lock of each operating system (_file_loc
 else:
     import fcntl
 
+log = logging.getLogger(__name__)
+
 BUSY_TIMEOUT_MS = 10_000
+# The database's clock in epoch seconds (with milliseconds), for leases written and compared in one statement: every
+# process and host sharing a database then agrees on «now». (PostgreSQL: extract(epoch from clock_timestamp()).)
+DB_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 # WAL sizes in pages (4 KiB each by default): the checkpointer aims at SOFT, completes a checkpoint
 # under the writer lock past HARD; a writer checkpoints inline if HARD_COMMITS pass with none done.
 WAL_SOFT_PAGES = 1024
 WAL_HARD_PAGES = 8 * WAL_SOFT_PAGES
 QUIET_CHECKPOINT_S = 1.0
 HARD_COMMITS = 4096
-
-_MIGRATION_SETS: list[Migrations] = []
-
-log = logging.getLogger(__name__)
-
-
-def table_names(db) -> set[str]:
-    """The tables a database has now (a migration that reads another module's tables checks they exist yet)."""
-    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
-def where_equal(where: list[str], params: list, columns: dict[str, object]) -> None:
-    """Add `column = ?` to a WHERE clause's terms for each filter the caller was given (None and "" mean no filter)."""
-    for column, value in columns.items():
-        if value is not None and value != "":
-            where.append(f"{column} = ?")
-            params.append(value)
-
-
-def register_migrations(migrations: Migrations) -> Migrations:
-    """Add a module's migration set; sets are applied in registration order."""
-    if all(m is not migrations for m in _MIGRATION_SETS):
-        _MIGRATION_SETS.append(migrations)
-    return migrations
-
-
-core = register_migrations(Migrations("yupana.core"))
-
-
-@core()
-def m001_settings_and_companies(db: sqlite_utils.Database) -> None:
-    db.execute("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    db.execute(
-        """CREATE TABLE companies (
-            ruc TEXT PRIMARY KEY,
-            razon_social TEXT NOT NULL,
-            nombre_comercial TEXT,
-            ubigeo TEXT NOT NULL,
-            direccion TEXT NOT NULL,
-            codigo_establecimiento TEXT NOT NULL DEFAULT '0000',
-            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-        )"""
-    )
-
 
 @contextmanager
 def _file_lock(path: Path, timeout: float = 60.0) -> Iterator[None]:
@@ -153,10 +113,12 @@ class Storage:
         self._counter_lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: Path) -> Storage:
+    def open(cls, path: Path, migrations: Sequence[Migrations] = ()) -> Storage:
+        """The database of a data folder, its schema brought up to date (the legacy sets, in order) under an
+        inter-process lock."""
         private_file(Path(path))
         storage = cls(path)
-        storage.migrate()
+        storage.migrate(migrations)
         storage._checkpointer.start()
         return storage
 
@@ -232,6 +194,21 @@ class Storage:
                 self._local.sync_after = False
             self._checkpointer.committed(conn)
 
+    @contextmanager
+    def transaction(self, durable: bool = False) -> Iterator[None]:
+        """The unit of work (ports.database.Database): the repositories' writes inside the block share one
+        transaction, committed (durably when asked) at its end or rolled back on an error."""
+        with self.write(durable):
+            yield
+
+    @contextmanager
+    def group(self, durable: bool = False) -> Iterator[RequestGroup]:
+        """Several independent requests in one transaction and one (durable) commit, each failing alone: the block
+        yields a `RequestGroup` whose `each()` wraps one request in a savepoint; a request that raises is rolled
+        back to its savepoint (the others stay) and its exception goes on to the caller of `each()`."""
+        with self.write(durable) as conn:
+            yield RequestGroup(conn)
+
     def _sync_wal(self) -> None:
         """fsync the WAL after a commit: what synchronous=FULL does at COMMIT, for a transaction that began
         without it."""
@@ -266,13 +243,13 @@ class Storage:
         rows = self.query(sql, params)
         return rows[0] if rows else None
 
-    def migrate(self) -> list[str]:
-        """Apply every registered migration set's pending migrations; returns their names."""
+    def migrate(self, sets: Sequence[Migrations]) -> list[str]:
+        """Apply the pending migrations of each set, in order; returns their names."""
         applied: list[str] = []
         with _file_lock(self.path.with_name(self.path.name + ".migrate.lock")):
             db = self.db()
             with self._write_lock:
-                for migrations in _MIGRATION_SETS:
+                for migrations in sets:
                     pending = [m.name for m in migrations.pending(db)]
                     if pending:
                         migrations.apply(db)
@@ -312,6 +289,11 @@ class Storage:
                                                      check_same_thread=False)
             return int(self._counter_conn.execute("PRAGMA data_version").fetchone()[0])
 
+    def data_version(self) -> int:
+        """This thread's connection's view of other connections' commits: it changes exactly when another
+        connection (of this process or another) committed since this connection last looked (ReadCache)."""
+        return int(self.conn().execute("PRAGMA data_version").fetchone()[0])
+
     def table_count(self) -> int:
         row = self.query_one("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'")
         return int(row["n"]) if row else 0
@@ -337,6 +319,28 @@ class Storage:
                 except sqlite3.ProgrammingError:
                     pass  # closed from another thread already
             self._connections.clear()
+
+
+class RequestGroup:
+    """The requests of one `Storage.group()` transaction (see there)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._names = itertools.count(1)
+        self.failed = 0
+
+    @contextmanager
+    def each(self) -> Iterator[None]:
+        name = f"request_{next(self._names)}"
+        self._conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+            self.failed += 1
+            raise
+        self._conn.execute(f"RELEASE {name}")
 
 
 class _ThreadConnection:
@@ -431,44 +435,3 @@ class _Checkpointer:
         if wal_pages > WAL_HARD_PAGES:
             with self._storage._write_lock:  # no writer of this process appends meanwhile: the WAL restarts
                 self.run(conn, "PASSIVE")
-
-
-class ReadCache:
-    """Values read from the database kept in memory (company profiles, settings), for reads on every operation.
-
-    Correct across threads and processes: the owner calls `clear()` after writing them, and any commit by
-    another connection (another process, or another thread of this one) drops everything, detected by
-    `PRAGMA data_version` on the reading thread's connection, which changes exactly then. A value read
-    while a `clear()` happened is returned but not kept.
-    """
-
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-        self._values: dict[Any, Any] = {}
-        self._generation = 0
-        self._lock = threading.Lock()
-        self._seen = threading.local()  # the data_version this thread's connection showed last
-
-    def get(self, key: Any, load: Callable[[], Any]) -> Any:
-        steady = self._storage.steady_epoch()
-        if not steady or getattr(self._seen, "steady", 0) != steady:
-            self._seen.steady = steady
-            version = self._storage.conn().execute("PRAGMA data_version").fetchone()[0]
-            if getattr(self._seen, "version", None) != version:
-                self._seen.version = version
-                self.clear()
-        try:
-            return self._values[key]
-        except KeyError:
-            pass
-        generation = self._generation
-        value = load()
-        with self._lock:
-            if generation == self._generation:
-                self._values[key] = value
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._values.clear()
-            self._generation += 1

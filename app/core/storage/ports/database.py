@@ -1,0 +1,55 @@
+"""The unit of work and what every engine offers beside the repositories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+
+class RequestGroup(Protocol):
+    """Independent requests sharing one transaction: `with group.each(): …` is one request, rolled back alone (its
+    exception goes on) while the others commit."""
+
+    failed: int
+
+    def each(self) -> AbstractContextManager[None]: ...
+
+
+class Database(Protocol):
+    """One data folder's database, shared by every thread of the engine.
+
+    Repositories write inside `transaction()`: a repository's own write joins the transaction the caller opened, so
+    several writes of several repositories commit together (or not at all). `durable=True` makes the commit reach
+    the disk before it returns (a number handed out, a CDR stored); a nested durable block makes the outer commit
+    durable."""
+
+    path: Path
+
+    def transaction(self, durable: bool = False) -> AbstractContextManager[None]: ...
+
+    def group(self, durable: bool = False) -> AbstractContextManager[RequestGroup]:
+        """Several independent requests in one (durable) commit, each failing alone (a group commit)."""
+        ...
+
+    def steady_reads(self) -> AbstractContextManager[None]:
+        """Within the block, cached reads (ReadCache) check for other writers once instead of at every read."""
+        ...
+
+    def steady_epoch(self) -> int: ...
+
+    def data_version(self) -> int:
+        """Changes exactly when another connection committed since this thread's last look (ReadCache)."""
+        ...
+
+    def change_counter(self) -> int:
+        """Changes whenever any connection commits (caches kept outside the database: the local API's memory)."""
+        ...
+
+    def quick_check(self, budget_s: float, *, clock: Callable[[], float] = ...,
+                    every: int = 10_000) -> tuple[list[str], bool]: ...
+
+    def table_count(self) -> int: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,100 @@
+"""Port of the summaries sent to SUNAT to void or report vouchers (RA, RC: one row each, numbered per environment,
+issuer, kind and day, with one line per voucher) and of the CDRs asked of SUNAT for our vouchers (getStatusCdr).
+CDRs come back as stored (their XML packed, or a zip kept before): the voids unpack them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class SummaryEntry:
+    """One voucher in a summary: its identity, the line's condition (RC: 1 added, 3 voided) and the reason (RA)."""
+
+    voucher_id: int
+    tipo: str
+    serie: str
+    numero: int
+    condition: str
+    motivo: str
+
+
+class SummaryRepository(Protocol):
+    # ------------------------------------------------------------ numbering and storing
+
+    def pending_ident_of_voucher(self, voucher_id: int) -> str | None:
+        """The ident of a pending summary the voucher is in, or None."""
+        ...
+
+    def first_pending_line(self, voucher_ids: list[int]) -> tuple[str, int, str] | None:
+        """(serie, numero, ident) of one of these vouchers already in a pending summary, or None."""
+        ...
+
+    def pending_voucher_ids(self, voucher_ids: Iterable[int]) -> set[int]:
+        """Those of these vouchers that are in a pending summary."""
+        ...
+
+    def last_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str) -> int:
+        """The highest counter of an environment's, issuer's, kind's and day's summaries (0: none)."""
+        ...
+
+    def add(self, *, environment: str, emisor_ruc: str, kind: str, ident: str, issue_date: str, counter: int,
+            reference_date: str, xml_firmado: str, lines: list[SummaryEntry]) -> int:
+        """Store a pending summary and its lines; its id."""
+        ...
+
+    # ------------------------------------------------------------ reading
+
+    def get(self, summary_id: int) -> dict[str, Any] | None: ...
+
+    def brief(self, summary_id: int) -> dict[str, Any] | None:
+        """id, ident, state and ticket (what the engine's event tells)."""
+        ...
+
+    def lines(self, summary_id: int) -> list[dict[str, Any]]:
+        """The summary's lines (voucher_id, tipo, serie, numero, condition, motivo) by voucher id."""
+        ...
+
+    def recent(self, environment: str, limit: int) -> list[dict[str, Any]]:
+        """An environment's summaries, newest first, without their texts; `comprobantes` lists the serie-números of
+        each («F001-7, F001-8»)."""
+        ...
+
+    def for_voucher(self, voucher_id: int) -> list[dict[str, Any]]:
+        """The summaries a voucher was put in, newest first, with the line's condition and reason."""
+        ...
+
+    def pending(self) -> list[int]:
+        """The ids of the pending summaries of every environment, oldest first."""
+        ...
+
+    # ------------------------------------------------------------ sending and SUNAT's answer
+
+    def claim_send(self, summary_id: int, send_attempts: int, updated_at: str) -> bool:
+        """Count a send of a pending summary without a ticket, if `send_attempts` is still its count (compare and
+        set: only one process sends what it read)."""
+        ...
+
+    def note(self, summary_id: int, descripcion: str) -> None:
+        """Keep why the last send failed (sent again at the next poll)."""
+        ...
+
+    def store_ticket(self, summary_id: int, ticket: str, updated_at: str) -> None: ...
+
+    def count_poll(self, summary_id: int) -> None: ...
+
+    def finish(self, summary_id: int, *, state: str, codigo: str | None, descripcion: str, cdr_xml: bytes | None,
+               cdr_member: str | None, updated_at: str) -> bool:
+        """Record SUNAT's answer on a pending summary; False when it was not pending any more (answered meanwhile)."""
+        ...
+
+    # ------------------------------------------------------------ CDRs asked of SUNAT for our vouchers
+
+    def add_consulted_cdr(self, *, voucher_id: int, environment: str, codigo: str, descripcion: str, cdr_xml: bytes,
+                          cdr_member: str) -> None: ...
+
+    def latest_consulted_cdr(self, voucher_id: int) -> dict[str, Any] | None:
+        """codigo, descripcion, cdr_zip, cdr_xml, cdr_member and received_at of the latest one, or None."""
+        ...
