@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
-.PHONY: run test demo bench lint mutation package windows-installer windows-smoke screenshots clean
+.PHONY: run test demo bench lint mutation package windows-installer windows-smoke screenshots clean translations
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,20 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $@ $(RUN_STAMP)
 
+# Our small Qt catalogue (what qtbase_es.qm lacks, Peru's words; docs/gui.md): yupana_es.ts is the source, the .qm
+# beside it is committed (a test checks it matches the .ts) and rebuilt here whenever the .ts is newer.
+QM := app/data/i18n/yupana_es.qm
+$(QM): app/data/i18n/yupana_es.ts | $(RUN_STAMP)
+	$(VENV)/bin/pyside6-lrelease -silent $< -qm $@
+
+translations: $(QM)
+
 # ARGS are passed to yupana (`make run ARGS=--self-test` checks a start without a screen). Without a display
 # (no DISPLAY or WAYLAND_DISPLAY on Linux) `yupana` says so in Spanish and exits instead of opening windows nowhere.
-run: $(RUN_STAMP)
+run: $(RUN_STAMP) $(QM)
 	$(VENV)/bin/yupana $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) $(QM)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
 
 demo: $(RUN_STAMP)
@@ -45,7 +53,7 @@ mutation: $(STAMP)
 	$(PY) scripts/mutation_report.py
 
 SHOTS ?= docs/screenshots
-screenshots: $(STAMP)
+screenshots: $(STAMP) $(QM)
 	QT_QPA_PLATFORM=offscreen $(PY) -m app.gui.screenshots $(SHOTS)
 
 clean:
@@ -60,7 +68,7 @@ $(PYI_STAMP): $(RUN_STAMP)
 	touch $@
 
 # Native Linux bundle in dist/linux/yupana, then its --self-test.
-package: $(PYI_STAMP)
+package: $(PYI_STAMP) $(QM)
 	bash installer/build_linux.sh $(PY)
 
 # dist/Yupana-Setup-<version>.exe, built on Linux with Wine + makensis.

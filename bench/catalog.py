@@ -7,16 +7,26 @@ descriptions of Peruvian shop words with accents; customers with valid RUCs and 
 written as CSV files in the export format (not timed) and imported with `import_file` into a new data folder (timed:
 rows/s, one transaction each). Then `search()` (what completion calls) runs on typed text of each kind: code
 prefixes of 1 to 7 characters, exact barcodes (found and not), word prefixes of descriptions and names (one or
-two words, 1 character to the whole word), document-number prefixes. Last line:
-{"benchmark": "catalog", "search_p99_ms", "import_rows_per_s", ...}. Target: search p99 ≤ 20 ms at 50,000 products.
+two words, 1 character to the whole word), document-number prefixes.
+
+Memory (issue 31): a products file of --memory-rows rows (200,000) is imported by an engine in a fresh process
+(`engine.catalog.import_csv`, as the windows call it); the process's peak RSS (ru_maxrss) is read after opening the
+engine and a 10-row warm-up import, then after the import: the growth is what the import cost. The same is measured
+for a file a tenth as long in the same run (the baseline): a streamed import costs about the same for both.
+
+Last line: {"benchmark": "catalog", "search_p99_ms", "import_rows_per_s", "import_peak_growth_mb", ...}. Targets:
+search p99 ≤ 20 ms at 50,000 products; a 200,000-row import raises the engine process's peak memory by ≤ 80 MB.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,6 +122,59 @@ def queries(products: list[Product], customers: list[Customer], count: int, rng:
     return out
 
 
+MEMORY_LIMIT_MB = 80  # issue 31: a 200,000-row import raises the engine process's peak memory by at most this
+
+MEMORY_CHILD = r"""
+import json, resource, sys
+from pathlib import Path
+from app.core.api import Engine
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+warm_up, big, home = sys.argv[1:4]
+engine = Engine(home)
+try:
+    report = engine.catalog.import_csv("productos", warm_up)  # the code and caches an import needs, loaded
+    assert report.ok, report.errors[:3]
+    before = peak_mb()
+    report = engine.catalog.import_csv("productos", big)
+    after = peak_mb()
+    assert report.ok, report.errors[:3]
+    print(json.dumps({"imported": report.imported, "before_mb": before, "after_mb": after}))
+finally:
+    engine.close()
+"""
+
+
+def product_rows(n: int, rng: random.Random):
+    """`make_products` 10,000 at a time, with codes and barcodes unique over the whole file: a file of any length
+    is written without holding its rows."""
+    for start in range(0, n, 10_000):
+        for i, product in enumerate(make_products(min(10_000, n - start), rng), start=start):
+            yield dataclasses.replace(product, codigo=f"{product.codigo}-{start // 10_000}",
+                                      codigo_barras=product.codigo_barras and f"775{i:09d}{i % 10}")
+
+
+def import_memory(rows: int, folder: Path) -> dict:
+    """Peak RSS of a fresh engine process before and after importing a products file of `rows` rows."""
+    rng = random.Random(31)
+    warm_up, big = folder / f"calentar-{rows}.csv", folder / f"productos-{rows}.csv"
+    csvfiles.write(csvfiles.PRODUCTS, [dataclasses.replace(p, codigo=f"CAL-{p.codigo}", codigo_barras=None)
+                                       for p in make_products(10, rng)], warm_up)
+    csvfiles.write(csvfiles.PRODUCTS, product_rows(rows, rng), big)
+    home = folder / f"datos-{rows}"
+    env = dict(os.environ, YUPANA_KEYRING="0", YUPANA_PASSPHRASE="bench", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(warm_up), str(big), str(home)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=1800)
+    if done.returncode:
+        raise SystemExit(f"the import's child process failed:\n{done.stderr[-3000:]}")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert figures["imported"] == rows, figures
+    big.unlink()
+    return figures
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -122,7 +185,13 @@ def main() -> None:
     parser.add_argument("--products", type=int, default=size(50_000, 500))
     parser.add_argument("--customers", type=int, default=size(20_000, 200))
     parser.add_argument("--queries", type=int, default=size(6_000, 60))
+    parser.add_argument("--memory-rows", type=int, default=size(200_000, 2_000))
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="yupana-bench-catalog-memory-") as folder:
+        baseline = import_memory(max(10, args.memory_rows // 10), Path(folder))
+        measured = import_memory(args.memory_rows, Path(folder))
+    growth = measured["after_mb"] - measured["before_mb"]
+    baseline_growth = baseline["after_mb"] - baseline["before_mb"]
     rng = random.Random(19)
     products, customers = make_products(args.products, rng), make_customers(args.customers, rng)
     with tempfile.TemporaryDirectory(prefix="yupana-bench-catalog-") as folder:
@@ -172,6 +241,14 @@ def main() -> None:
         "import_rows_per_s": round(len(products) / product_seconds),
         "customers_import_rows_per_s": round(len(customers) / customer_seconds),
         "db_mb": round(db_mb, 1),
+        "memory_rows": args.memory_rows,
+        "engine_peak_before_import_mb": round(measured["before_mb"], 1),
+        "import_peak_growth_mb": round(growth, 1),
+        "import_peak_growth_limit_mb": MEMORY_LIMIT_MB,
+        "import_peak_growth_ok": growth <= MEMORY_LIMIT_MB,
+        "baseline_rows": baseline["imported"],
+        "baseline_import_peak_growth_mb": round(baseline_growth, 1),
+        "import_peak_growth_ratio": round(growth / max(baseline_growth, 1.0), 2),
     }
     print(json.dumps(figures))
 

@@ -187,7 +187,7 @@ def send_sample(engine_class, home: str, rng: random.Random, sent: int, n: int) 
             started = time.perf_counter()
             for numero in rng.sample(range(1, n + 1), sent):
                 result = engine.invoicing.resend(engine._vouchers.id_of(ISSUER, "01", "F001", numero))
-                assert result.codigo_respuesta == "0", result
+                assert result.outcome is not None and result.outcome.codigo_respuesta == "0", result
             sent_s = time.perf_counter() - started
         finally:
             engine.close()

@@ -13,7 +13,8 @@ not change much (the wall-clock rate does: the machine is shared).
 
 Forward: `deliveries` events queued for one subscription whose URL is a receiver in another process
 (raw asyncio, 204 to each POST, checks every 50th signature with `standardwebhooks`); timed from the queue
-to the last 2xx recorded.
+to the last 2xx recorded (each delivery's outcome is written as soon as it ends: one small transaction per delivery,
+grouped when several end together; the subscription's lane sends up to forwarding.PER_SUBSCRIPTION at once).
 Last line: {"benchmark": "webhooks", "ingest_events_per_s", "lost", "duplicates_stored",
 "forward_deliveries_per_s", "p99_ingest_ms", …}.
 """

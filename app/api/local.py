@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import json
 import logging
 import typing
@@ -68,12 +67,13 @@ from app.core.api import (
     PlacaRecord,
     RucRecord,
     YupanaError,
+    checked_setting,
     events,
     hash_matches,
-    invalid,
     registry_now,
     token_hash,
 )
+from app.core.api import is_loopback as is_loopback  # which hosts the API serves: asked of this module too
 
 log = logging.getLogger(__name__)
 
@@ -97,15 +97,6 @@ SECURITY_SCHEME = "bearerAuth"
 MEMORY_ENTRIES = 4096  # lookup answers kept in memory (LookupMemory), the oldest dropped first
 # They forget every remembered answer.
 MEMORY_EVENTS = (events.SETTINGS_CHANGED, events.API_TOKEN_CHANGED, events.PADRON_IMPORTED)
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
 
 # ------------------------------------------------------------------ answers
 
@@ -165,10 +156,9 @@ class LocalApi:
                  workers: int = DEFAULT_WORKERS, max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  **server_options: Any) -> None:
         self.engine = engine
-        self.host = host or engine.admin.config_get("api_host")
-        self.port = int(engine.admin.config_get("api_port")) if port is None else port
-        if not is_loopback(self.host):
-            raise invalid("api_host", f"La API local solo escucha en este equipo (127.0.0.1); «{self.host}» no se permite.")
+        # The settings' own checks (app.core.platform.settings): what `config set` refuses is refused here too.
+        self.host = checked_setting("api_host", host or engine.admin.config_get("api_host"))
+        self.port = int(checked_setting("api_port", engine.admin.config_get("api_port") if port is None else str(port)))
         self._token_hash = token_hash(engine.admin.api_token())  # creates it on first use
         self._subscription = engine.admin.subscribe(self._on_event)
         self._workers = workers

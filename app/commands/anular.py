@@ -1,5 +1,8 @@
 """`yupana anular SERIE-NUMERO --motivo TEXTO`: void a voucher with a comunicación de baja (RA) or a resumen diario
-(RC, status 3), wait for SUNAT's ticket and print each voucher's final state as the last line(s)."""
+(RC, status 3), wait for SUNAT's ticket and print each voucher's final state as the last line(s).
+
+A voucher whose baja is still unknown («Baja por confirmar») is refused with the engine's reason, naming the baja
+it waits for; one whose earlier baja was taken as not made is voided again, with the engine's warning first."""
 
 from __future__ import annotations
 
@@ -105,22 +108,39 @@ def report(outcomes: list[SummaryOutcome], salida: str | None) -> int:
             path = folder / f"{outcome.emisor_ruc}-{outcome.ident}.xml"
             path.write_text(outcome.xml_firmado, encoding="utf-8")
             print(f"XML firmado: {path.resolve()}")
+        if outcome.aviso:
+            print(outcome.aviso)
         document = f"{_document(outcome.kind).capitalize()} {outcome.ident}"
         if outcome.state == statuses.SUBMISSION_DONE:
-            print(f"{document}: aceptada por SUNAT (ticket {outcome.ticket}).")
+            ending = _ending(outcome.kind)
+            how = f"ticket {outcome.ticket}" if outcome.ticket else \
+                f"confirmad{ending} consultando el estado del comprobante"
+            print(f"{document}: aceptad{ending} por SUNAT ({how}).")
+        elif outcome.received_without_ticket:  # SUNAT holds it, its ticket lost: the engine confirms it meanwhile
+            print(f"{document}: {outcome.descripcion}. Yupana lo seguirá consultando; mientras tanto el comprobante "
+                  "queda «Baja por confirmar».")
+            code = max(code, PENDING_EXIT)
+        elif outcome.state == statuses.SUMMARY_UNCONFIRMED:
+            print(f"{document}: {outcome.descripcion}.")
+            code = 1
         elif outcome.state == statuses.SUBMISSION_PENDING:
             waiting = f"al ticket {outcome.ticket}" if outcome.ticket else "al envío"
             print(f"{document}: SUNAT aún no responde {waiting}; Yupana lo seguirá intentando.")
             code = max(code, PENDING_EXIT)
         else:
-            print(f"{document}: rechazada por SUNAT (código {outcome.codigo or 'sin código'}): "
+            print(f"{document}: rechazad{_ending(outcome.kind)} por SUNAT (código {outcome.codigo or 'sin código'}): "
                   f"{outcome.descripcion or 'sin descripción'}.")
             code = 1
     for outcome in outcomes:
-        for voucher in outcome.vouchers:
+        for voucher in outcome.vouchers:  # the shown status: «baja_por_confirmar» while the outcome is unknown
             print(f"{voucher.serie_numero} {voucher.status}")
     return code
 
 
 def _document(kind: str) -> str:
     return "comunicación de baja" if kind == "RA" else "resumen diario"
+
+
+def _ending(kind: str) -> str:
+    """The participle's ending for the document's gender: «comunicación … aceptada», «resumen … aceptado»."""
+    return "a" if kind == "RA" else "o"

@@ -64,6 +64,8 @@ def cmd_lote(args: argparse.Namespace) -> int:
             line = _line(number, envelope, out_dir)
             if pdf_dir is not None and envelope["success"]:
                 line["pdf"] = str(_write_pdf(engine, envelope["data"], pdf_dir, formato))
+            if bar is not None:
+                bar.clear()  # stdout and stderr share the terminal: the JSON line must not follow the bar
             print(json.dumps(line, ensure_ascii=False), flush=True)
             if envelope["success"]:
                 issued += 1

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 class ProgressBar:
-    """A one-line bar on stderr, redrawn at most a few times a second."""
+    """Progress on stderr: one line redrawn in place on a terminal (at most a few times a second), whole lines
+    elsewhere (a log or a pipe shared with stdout must not get a line without its end)."""
 
     WIDTH = 30
 
@@ -25,6 +26,8 @@ class ProgressBar:
         self.amount = amount
         self._last = 0.0
         self._started = time.monotonic()
+        self._in_place = stream.isatty()
+        self._drawn = 0  # characters of the line drawn in place and not yet ended
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
@@ -33,13 +36,28 @@ class ProgressBar:
         self._last = now
         fraction = min(1.0, done / total) if total else 1.0
         filled = int(fraction * self.WIDTH)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:6.1%}  {self.amount(done)}  "
-                          f"{now - self._started:,.0f} s")
+        text = (f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction:6.1%}  {self.amount(done)}  "
+                f"{now - self._started:,.0f} s")
+        if self._in_place:
+            self.stream.write(f"\r{text}")
+            self._drawn = len(text)
+        else:
+            self.stream.write(f"{text}\n")
         self.stream.flush()
 
+    def clear(self) -> None:
+        """Take the line drawn in place off the terminal before something else is printed there; the next call
+        draws it again."""
+        if self._drawn:
+            self.stream.write("\r" + " " * self._drawn + "\r")
+            self.stream.flush()
+            self._drawn, self._last = 0, 0.0
+
     def finish(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
+        if self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._drawn = 0
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:

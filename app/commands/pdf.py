@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,10 @@ def cmd_pdf(args: argparse.Namespace) -> int:
     formato = "ticket" if args.ticket else "a4" if args.a4 else None
     with open_engine(args) as engine:
         voucher_id = engine.invoicing.find_voucher(args.serie_numero, args.ruc, args.tipo)
-        path = write_pdf(engine.invoicing.pdf(voucher_id, formato), args.salida)
+        pdf = engine.invoicing.pdf(voucher_id, formato)
+        path = write_pdf(pdf, args.salida)
+    for aviso in pdf.avisos:  # characters no font has: printed as a visible mark, and said
+        print(f"Aviso: {aviso}", file=sys.stderr)
     print(path.resolve())
     return 0
 

@@ -1,5 +1,6 @@
 """`yupana resumen [--fecha AAAA-MM-DD]`: report a day's signed boletas (and their notes) to SUNAT in a resumen
-diario (RC, status 1), one per issuer; wait for the ticket and end with each boleta's state."""
+diario (RC, status 1), one per issuer; wait for the ticket and end with each boleta's state. A boleta sent alone,
+or queued to be, is left out by the engine (one path per boleta, docs/sunat.md)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser = sub.add_parser(
         "resumen", help=summary,
         description="Informa a SUNAT, en un resumen diario (RC), las boletas firmadas de un día que no se enviaron "
-                    "una por una (una RC por empresa). Espera la respuesta al ticket mostrando el avance; las "
-                    "últimas líneas son el estado final de cada boleta.")
+                    "ni están en cola para enviarse una por una (una RC por empresa; cada boleta llega a SUNAT por "
+                    "un solo camino). Espera la respuesta al ticket mostrando el avance; las últimas líneas son el "
+                    "estado final de cada boleta.")
     parser.add_argument("--fecha", metavar="AAAA-MM-DD", help="día de emisión de las boletas (por defecto, hoy)")
     add_ticket_arguments(parser, "de cada RC")
     parser.set_defaults(func=cmd_resumen)

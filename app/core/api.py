@@ -39,35 +39,35 @@ from app.core.errors import (
     not_found,
     unreadable_file,
 )
-from app.core.invoicing import statuses, sunat_codes
+from app.core.invoicing import statuses, sunat_catalogues, sunat_codes
 from app.core.invoicing.amounts import IGV_RATE, icbper_rate
 from app.core.invoicing.amounts import money as round_money
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
 from app.core.invoicing.catalog.records import Customer, Product
+from app.core.invoicing.catalog.records import whatsapp as normalise_whatsapp
 from app.core.invoicing.cdr import Cdr, read_zip
 from app.core.invoicing.certificates import CertificateInfo
+from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
+from app.core.invoicing.documents.registry import serie_letters
+from app.core.invoicing.drafts import VoucherDraft
 from app.core.invoicing.emission import STEPS
-from app.core.invoicing.prevalidation import (
-    CREDIT_REASONS,
-    DEBIT_REASONS,
-    FREE_AFFECTATIONS,
-    FREE_GRAVADO,
-    INSTALMENTS_REASON,
-    SERIE_LETTER,
-)
 from app.core.invoicing.printed import write_bytes
 from app.core.invoicing.printing import file_name as pdf_file_name
 from app.core.invoicing.printing.fonts import BOLD_STROKE, PT
 from app.core.invoicing.printing.fonts import FILE as FONT_FILE
 from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Text
+from app.core.invoicing.soap import zip_document
 from app.core.invoicing.summaries import MAX_REASON
+from app.core.invoicing.sunat_catalogues import CREDIT_NOTE_REASONS as CREDIT_REASONS
+from app.core.invoicing.sunat_catalogues import DEBIT_NOTE_REASONS as DEBIT_REASONS
+from app.core.invoicing.sunat_catalogues import FREE_AFFECTATIONS, FREE_GRAVADO, INSTALMENTS_REASON
 from app.core.invoicing.sunat_codes import DETRACCION_OPERATION, DETRACCION_THRESHOLD, DETRACCIONES, OPERATION_TYPES
 from app.core.invoicing.voids import SummaryOutcome, VoucherOutcome
 from app.core.invoicing.xmldsig import Verification, verify_xml
 from app.core.lookup import registry as _registry
 from app.core.messaging.events import CONTRACT_EVENTS
-from app.core.messaging.gateways import GATEWAYS
+from app.core.messaging.gateways import GatewayDescription, GatewayField
 from app.core.messaging.phone import normalise as normalise_phone
 from app.core.platform import clock, environments, events, ubigeo
 from app.core.platform import formatting as fmt
@@ -76,9 +76,10 @@ from app.core.platform.companies import Company, PrintOptions
 from app.core.platform.environments import BETA, ENVIRONMENTS, NAMES, PRODUCCION, SANDBOX, Environment, process_owner
 from app.core.platform.events import Event, Listener
 from app.core.platform.identifiers import check_ruc
-from app.core.platform.paths import data_home, log_dir
+from app.core.platform.paths import data_home, log_dir, package_data
 from app.core.platform.secrets import KEYRING_MISSING, LOCKED, MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE, UNLOCKED
-from app.core.platform.settings import GROUPS, SETTINGS, Setting, SettingValue
+from app.core.platform.settings import GROUPS, SETTINGS, Setting, SettingValue, is_loopback
+from app.core.platform.settings import checked as checked_setting
 from app.core.records import (
     BatchItem,
     BatchRequests,
@@ -86,6 +87,7 @@ from app.core.records import (
     Conversation,
     DatabaseCheck,
     Emission,
+    EmissionOutcome,
     EmissionStep,
     EventHandle,
     Instance,
@@ -123,6 +125,9 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+SERIE_LETTER = serie_letters()  # the series letter of facturas (F) and boletas (B): a note takes its voucher's
+
+
 def registry_now() -> float:
     """The lookups' clock (app.core.lookup.registry.now), looked up at each call: a test that moves that clock moves
     the local API's memory of lookups with it."""
@@ -133,11 +138,13 @@ __all__ = [
     # the engine and its face
     "Engine", "CallResult", "OPERATIONS", "Operation", "Invoicing", "Catalog", "Messaging", "Lookups", "Administration",
     # records
-    "BatchItem", "BatchRequests", "ConsultedCdr", "Conversation", "DatabaseCheck", "Emission", "EmissionStep",
-    "EventHandle", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress", "PadronStatus", "PdfFile",
-    "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription", "Summary", "TokenState",
+    "BatchItem", "BatchRequests", "ConsultedCdr", "Conversation", "DatabaseCheck", "Emission", "EmissionOutcome",
+    "EmissionStep", "EventHandle", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress",
+    "PadronStatus", "PdfFile", "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription",
+    "Summary", "TokenState",
     "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "SummaryOutcome", "VoucherOutcome", "Verification",
     "CertificateInfo", "Customer", "Product", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
+    "TotalsPreview", "LineAmounts", "VoucherDraft",
     # the contract
     "MAX_BODY_BYTES", "ContractModel", "GenerarXmlRequest", "GenerarXmlResult", "FirmarRequest", "FirmarResult",
     "EnviarRequest", "EnviarResult", "ChatSendRequest", "ChatSendResult", "ChatWebhookRequest", "ChatWebhookResult",
@@ -148,18 +155,19 @@ __all__ = [
     # events
     "events", "Event", "Listener", "CONTRACT_EVENTS",
     # vouchers' vocabulary
-    "statuses", "sunat_codes", "prices", "IGV_RATE", "icbper_rate", "round_money", "STEPS", "CREDIT_REASONS",
+    "statuses", "sunat_codes", "sunat_catalogues", "prices", "IGV_RATE", "icbper_rate", "round_money", "STEPS", "CREDIT_REASONS",
     "DEBIT_REASONS", "FREE_AFFECTATIONS", "FREE_GRAVADO", "INSTALMENTS_REASON", "SERIE_LETTER", "MAX_REASON",
     "DETRACCION_OPERATION", "DETRACCION_THRESHOLD", "DETRACCIONES", "OPERATION_TYPES", "read_zip",
+    "zip_document",
     "verify_xml",
     # the printed voucher
     "write_bytes", "pdf_file_name", "BOLD_STROKE", "PT", "FONT_FILE", "Box", "Page", "Picture", "Qr", "Rule", "Text",
     # platform
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
-    "PRODUCCION", "SANDBOX", "Environment", "process_owner", "check_ruc", "data_home", "log_dir", "KEYRING_MISSING",
-    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue",
+    "PRODUCCION", "SANDBOX", "Environment", "process_owner", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
+    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting", "is_loopback",
     # messaging
-    "GATEWAYS", "normalise_phone",
+    "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp",
     # what the local HTTP API is built on: the ASGI server thread the webhook listener uses too, the lookups' clock
     "AsgiServerThread", "registry_now",
 ]

@@ -305,6 +305,9 @@ class MessageReceivedData(ContractModel):
     type: str
     body: str
     name: str
+    # Beyond the contract (docs/contract.md): the sender's WhatsApp LID (`<digits>@lid`) when its number is not
+    # known; `from` is then "".
+    from_id: str | None = extra()
 
 
 class EventDelivery(ContractModel):

@@ -30,6 +30,7 @@ from app.core.invoicing.batches import Batches
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
 from app.core.invoicing.certificates import CertificateStore
+from app.core.invoicing.drafts import Drafts
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.outbox import Outbox
@@ -61,6 +62,7 @@ from app.core.storage.engines import open_database
 from app.core.storage.sqlite import platform as platform_sql
 from app.core.storage.sqlite.catalog import SqliteCustomerRepository, SqliteProductRepository
 from app.core.storage.sqlite.certificates import SqliteCertificateRepository
+from app.core.storage.sqlite.drafts import SqliteDraftRepository
 from app.core.storage.sqlite.messaging import SqliteMessagingRepository
 from app.core.storage.sqlite.padron import SqlitePadronFiles, SqlitePadronPointerRepository
 from app.core.storage.sqlite.registry import SqliteRegistryCacheRepository
@@ -177,21 +179,23 @@ class Engine:
         self._sunat_http = soap.HttpPool()
         self._closers.append(self._sunat_http.close)
         self._sunat_clients = SunatClients(self._addresses, self._secrets, self._sunat_http)
-        self._outbox = Outbox(self._storage, SqliteSubmissionRepository(self._storage), self._settings, self._events,
-                              self._vouchers, self._addresses.current, self._sunat_clients)
+        # One path per boleta: the outbox reads the summaries' lines, the resumen diario the outbox's rows.
+        submissions, summaries = SqliteSubmissionRepository(self._storage), SqliteSummaryRepository(self._storage)
+        self._outbox = Outbox(self._storage, submissions, self._settings, self._events,
+                              self._vouchers, self._addresses.current, self._sunat_clients, summaries=summaries)
         self._submission = Submission(self._vouchers, self._outbox, self._sunat_clients, self._settings)
         self._emitter = Emitter(self._generation, self._signing, self._submission)
         self._closers.append(self._outbox.stop)
         # Voiding (RA, RC): summaries numbered, signed and sent here, their tickets followed to SUNAT's answer.
-        self._voids = Voids(self._vouchers, SqliteSummaryRepository(self._storage), self._storage, self._settings,
+        self._voids = Voids(self._vouchers, summaries, self._storage, self._settings,
                             self._sunat_clients, self._certificates, self._issuer_name,
-                            on_change=self._summary_changed)
+                            on_change=self._summary_changed, submissions=submissions)
         self._closers.append(self._voids.close)
         self.invoicing = InvoicingGroup(
             vouchers=self._vouchers, generation=self._generation, signing=self._signing, batches=self._batches,
             submission=self._submission, emitter=self._emitter, outbox=self._outbox, voids=self._voids,
             printed=self._printed, certificates=self._certificates, sunat_clients=self._sunat_clients,
-            companies=self._companies, bus=self._events)
+            companies=self._companies, bus=self._events, drafts=Drafts(SqliteDraftRepository(self._storage)))
 
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.

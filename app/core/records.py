@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 
 from app.core.contract import EnviarResult
 from app.core.errors import YupanaError
+from app.core.invoicing import cdr, statuses
 
 
 def _pick(cls: type, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,6 +56,8 @@ class Voucher(_FromRow):
     digest_value: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
+    void_pending: str | None = None  # the RA/RC voiding it whose outcome is not known yet: «Baja por confirmar»
+    void_warning: str | None = None  # what «Anular» warns of: an earlier baja SUNAT received, taken as not made
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Self:
@@ -65,6 +68,11 @@ class Voucher(_FromRow):
     @property
     def serie_numero(self) -> str:
         return f"{self.serie}-{self.numero}"
+
+    @property
+    def shown_status(self) -> str:
+        """The status the windows show: «Baja por confirmar» while its void's outcome is unknown, else `status`."""
+        return statuses.shown(self.status, self.void_pending)
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,11 @@ class VoucherCdr(_FromRow):
     cdr_zip: bytes | None = None
     received_at: str | None = None
 
+    @property
+    def xml_text(self) -> str:
+        """The CDR's XML for reading, taken out of its zip by the core ("" without one)."""
+        return cdr.xml_text(self.cdr_zip)
+
 
 @dataclass(frozen=True)
 class ConsultedCdr(_FromRow):
@@ -108,6 +121,11 @@ class ConsultedCdr(_FromRow):
     cdr_zip: bytes | None = None
     voucher_id: int | None = None
     guardado: bool = False
+
+    @property
+    def xml_text(self) -> str:
+        """The CDR's XML for reading, taken out of its zip by the core ("" without one)."""
+        return cdr.xml_text(self.cdr_zip)
 
 
 @dataclass(frozen=True)
@@ -148,10 +166,12 @@ class VoucherSummary(_FromRow):
 
 @dataclass(frozen=True)
 class PdfFile:
-    """A printed voucher: the PDF's bytes and the file name it is saved or attached under."""
+    """A printed voucher: the PDF's bytes, the file name it is saved or attached under, and the warnings to show with
+    it in Spanish (characters no font has, printed as □)."""
 
     content: bytes
     name: str
+    avisos: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,6 +182,7 @@ class PrintedPages:
     pages: list[Any]
     formato: str
     file_name: str
+    avisos: tuple[str, ...] = ()  # as PdfFile's
 
 
 @dataclass(frozen=True)
@@ -207,14 +228,32 @@ class BatchItem:
 
 
 @dataclass(frozen=True)
+class EmissionOutcome:
+    """What became of a voucher sent to SUNAT, decided once in the core (app.core.invoicing.emission): the windows
+    show it as it is. `estado` is aceptado, observado or rechazado (SUNAT's CDR, the status stored on the voucher),
+    rechazado or no_enviado (a SOAP fault: 2000-3999 spends the number, 0100-1999 leaves it to be sent again), or
+    pendiente (no answer yet: the outbox sends it by itself; `motivo_pendiente` says why)."""
+
+    estado: str
+    nombre_archivo: str
+    digest_value: str
+    codigo_respuesta: str = ""  # SUNAT's code: "0", a CDR's 2xxx/4xxx, a fault's; "" while pending
+    descripcion: str = ""  # SUNAT's words (a fault's: the catalogue's text)
+    observaciones: list[str] = field(default_factory=list)  # a CDR's notes, or the fault's further details
+    motivo_pendiente: str = ""  # why there is no answer yet (only when pendiente)
+
+
+@dataclass(frozen=True)
 class Emission:
-    """«Emitir»'s outcome: the voucher generated and signed, and SUNAT's answer or why there is none yet."""
+    """«Emitir»'s (or a resend's) result: the voucher generated and signed, SUNAT's answer or why there is none yet,
+    and the outcome those say (None only for a problem on this side: no clave SOL, no sandbox running)."""
 
     voucher_id: int
     nombre_archivo: str
     digest_value: str
     sent: EnviarResult | None  # SUNAT's answer (accepted, observed or rejected in a CDR)
     refusal: YupanaError | None = None  # or why there is none yet: a fault, the queue, SUNAT out of reach
+    outcome: EmissionOutcome | None = None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ class AppParts:
     here with their types rather than as ad-hoc attributes on the application object."""
 
     spanish: QTranslator | None = None
+    ours: QTranslator | None = None  # app/data/i18n: what Qt's catalogue lacks, in Peru's Spanish
     collector: GuiThreadCollector | None = None
 
 
@@ -47,8 +48,15 @@ def application() -> QApplication:
     return app
 
 
+OUR_CATALOGUE = "i18n/yupana_es.qm"  # built from yupana_es.ts beside it with pyside6-lrelease (`make translations`)
+
+
 def install_spanish_translation(app: QApplication) -> None:
-    """Qt's own words (standard buttons «Aceptar», «Mostrar detalles…», file dialogs) in Spanish, once."""
+    """Qt's own words (standard buttons «Aceptar», «Mostrar detalles…», file dialogs) in Spanish, once; then our
+    small catalogue, installed after Qt's so that it is asked first: the strings Qt's lacks («Look in», «Files of
+    type») and Peru's words where Qt's says Spain's («archivo», not «fichero»; «carpeta», not «directorio»)."""
+    from app.core.api import package_data
+
     parts = parts_of(app)
     if parts.spanish is not None:
         return
@@ -57,6 +65,10 @@ def install_spanish_translation(app: QApplication) -> None:
                        QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
         app.installTranslator(translator)
     parts.spanish = translator
+    ours = QTranslator(app)
+    if ours.load(str(package_data(OUR_CATALOGUE))):
+        app.installTranslator(ours)
+    parts.ours = ours
 
 
 def start(home: str | None = None) -> tuple[Engine, MainWindow]:

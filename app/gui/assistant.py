@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QRadioButton,
     QVBoxLayout,
@@ -25,8 +26,9 @@ from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path
 from .environment import confirm_switch
-from .widgets import MessageBanner
+from .widgets import FieldErrors, MessageBanner, fit_to_screen
 
+CERTIFICATE_FIELDS = {"password", "archivo", "clave", "certificado"}  # errors of the certificate page's fields
 ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.api.environments
     (environments.SANDBOX, "Sandbox: todo en este equipo, sin internet ni clave SOL. Ideal para aprender y probar."),
     (environments.BETA, "SUNAT beta: el servidor de pruebas de SUNAT (necesita internet; los comprobantes no valen)."),
@@ -98,12 +100,13 @@ class CertificatePage(QWizardPage):
         self.password = QLineEdit()
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.details = QWidget()
+        self.errors = FieldErrors()
         form = QFormLayout(self.details)
         row = QHBoxLayout()
         row.addWidget(self.path, 1)
         row.addWidget(browse)
-        form.addRow("Archivo:", row)
-        form.addRow("Contraseña:", self.password)
+        form.addRow("Archivo:", self.errors.wrap(row, "archivo"))
+        form.addRow("Contraseña:", self.errors.wrap(self.password, "password"))
         self.details.setEnabled(False)
         self.import_own.toggled.connect(self.details.setEnabled)
         browse.clicked.connect(self._browse)
@@ -117,6 +120,14 @@ class CertificatePage(QWizardPage):
 
     def choice(self) -> tuple[str, str] | None:
         return (self.path.text().strip(), self.password.text()) if self.import_own.isChecked() else None
+
+    def show_errors(self, exc: BaseException) -> None:
+        """A certificate the engine refused: its reason under the field it is about, the cursor in that field."""
+        self.errors.show(exc)
+        fields = {d.field for d in getattr(exc, "details", [])}
+        field = self.password if "password" in fields else self.path
+        field.selectAll()
+        field.setFocus()
 
 
 class EnvironmentPage(QWizardPage):
@@ -148,6 +159,7 @@ class SetupAssistant(QWizard):
         self.context = context
         self.result_lines: list[str] = []
         self.completed = False
+        self.done_box: QMessageBox | None = None
         self.setWindowTitle("Bienvenido a Yupana")
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setWindowModality(Qt.WindowModality.NonModal)
@@ -160,7 +172,7 @@ class SetupAssistant(QWizard):
         self.setButtonText(QWizard.WizardButton.BackButton, "< Atrás")
         self.setButtonText(QWizard.WizardButton.FinishButton, "Terminar")
         self.setButtonText(QWizard.WizardButton.CancelButton, "Ahora no")
-        self.resize(720, 520)
+        fit_to_screen(self, 720, 520)
         # In sandbox mode the RUC lookup of page 1 already answers from the local registry sandbox.
         context.workers.run(self, self._start_sandbox_if_chosen, failed=lambda exc: None)
 
@@ -171,6 +183,7 @@ class SetupAssistant(QWizard):
     def accept(self) -> None:  # «Terminar»: save everything on a worker, close only when it worked
         page = self.environment_page
         page.banner.clear()
+        self.certificate_page.errors.clear()
         chosen = page.choice()
         self.context.workers.run(self, self.context.engine.admin.config_get, "environment",
                                  done=lambda now: self._confirm_then_apply(now, chosen))
@@ -193,6 +206,13 @@ class SetupAssistant(QWizard):
         self.result_lines = lines
         self.completed = True
         super().accept()
+        # The last word: what was done, in Spanish (non-blocking; on the main window when there is one).
+        box = QMessageBox(QMessageBox.Icon.Information, "Yupana está listo",
+                          "Listo, ya puede emitir comprobantes:\n\n" + "\n".join(f"• {line}" for line in lines),
+                          QMessageBox.StandardButton.Ok, self.parentWidget() or self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.done_box = box
 
     def _failed(self, exc: BaseException) -> None:
         fields = [d.field for d in getattr(exc, "details", []) if d.field]
@@ -200,5 +220,9 @@ class SetupAssistant(QWizard):
         if fields and set(fields) <= company_fields:
             self.restart()  # back to page 1, where the fields are
             self.company_page.form.show_errors(exc)
+        elif fields and set(fields) <= CERTIFICATE_FIELDS and self.certificate_page.choice() is not None:
+            while self.currentPage() is not self.certificate_page:  # back to page 2, at the field
+                self.back()
+            self.certificate_page.show_errors(exc)
         else:
             self.environment_page.banner.show_error(exc)

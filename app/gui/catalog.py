@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from .context import Context
 from .dialogs import choose_path, confirm
-from .widgets import FieldErrors, MessageBanner, heading
+from .widgets import FieldErrors, MessageBanner, fit_to_screen, heading
 
 SEARCH_DELAY_MS = 150  # typing settles before a search goes to the engine
 PAGE_ROWS = 200  # rows the table shows: a search narrows a large catalogue
@@ -133,20 +133,29 @@ class RecordEditor(QDialog):
 
 class ImportPreview(QDialog):
     """What a CSV file holds before anything is written: the rows read and every bad row; «Importar» only when
-    no row is bad (nothing is half-imported)."""
+    no row is bad (nothing is half-imported). A file that is not UTF-8 first shows the encoding guessed, the first
+    rows with accents or eñes as read with it, and the encodings to choose from: another choice reads the file
+    again (a new preview) and the import reads it as shown."""
 
     def __init__(self, page: CatalogPage, path: str, preview: Any) -> None:
         super().__init__(page)
         self.page, self.path, self.preview = page, path, preview
         self.setWindowTitle(f"Importar {page.PLURAL} desde CSV")
-        self.resize(860, 520)
+        fit_to_screen(self, 860, 560)
         layout = QVBoxLayout(self)
-        read, bad = len(preview.rows), len({e.row for e in preview.errors})
+        self.encoding_note = QLabel()
+        self.encoding_note.setWordWrap(True)
+        self.encoding_rows = QListWidget()
+        self.encoding_choice = QComboBox()
+        self._encoding_box(layout, preview)
+        read, bad = preview.count, preview.bad_rows
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         if preview.errors:
+            shown = (f" Se muestran los primeros {len(preview.errors)} de {preview.error_count} problemas."
+                     if preview.error_count > len(preview.errors) else "")
             self.summary.setText(f"{read} filas correctas y {bad} con errores. Corrija el archivo y vuelva a "
-                                 "importarlo: no se importará nada mientras haya errores.")
+                                 f"importarlo: no se importará nada mientras haya errores.{shown}")
         else:
             self.summary.setText(f"{read} filas listas para importar (las que ya existen se reemplazan).")
         layout.addWidget(self.summary)
@@ -159,6 +168,7 @@ class ImportPreview(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         fill_table(self.table, page.COLUMNS, preview.rows[:PREVIEW_ROWS])
         self.table.setVerticalHeaderLabels([str(n) for n in preview.row_numbers[:PREVIEW_ROWS]])
+        self.table.resizeColumnsToContents()  # the file's words and the headers whole (the table scrolls sideways)
         layout.addWidget(self.table, 2)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -171,10 +181,56 @@ class ImportPreview(QDialog):
         self.cancel_button.clicked.connect(self.reject)
         self.import_button.clicked.connect(self.run_import)
 
+    def _encoding_box(self, layout: QVBoxLayout, preview: Any) -> None:
+        """The guess, the rows to judge it by and the choice, for a file that is not UTF-8 (hidden otherwise)."""
+        check = preview.encoding_check
+        for widget in (self.encoding_note, self.encoding_rows, self.encoding_choice):
+            widget.setVisible(check is not None)
+        if check is None:
+            return
+        labels = {choice.codec: choice.label for choice in check.choices}
+        read_as = preview.dialect.encoding if preview.dialect else check.guessed
+        note = (f"El archivo no está en UTF-8: parece estar en {check.label}. Antes de importar, revise que las "
+                "tildes y eñes se lean bien en estas filas; si no, elija otra codificación.")
+        if read_as != check.guessed:
+            note += f" Ahora se lee como {labels.get(read_as, read_as)}."
+        self.encoding_note.setText(note)
+        self.encoding_rows.addItems([f"Fila {sample.row}: {sample.text}" for sample in check.rows])
+        self.encoding_rows.setMaximumHeight(110)
+        for choice in check.choices:
+            self.encoding_choice.addItem(choice.label, choice.codec)
+        self.encoding_choice.setCurrentIndex(max(self.encoding_choice.findData(read_as), 0))
+        self.encoding_choice.currentIndexChanged.connect(self.choose_encoding)
+        chooser = QHBoxLayout()
+        chooser.addWidget(QLabel("Codificación del archivo:"))
+        chooser.addWidget(self.encoding_choice)
+        chooser.addStretch(1)
+        layout.addWidget(self.encoding_note)
+        layout.addWidget(self.encoding_rows)
+        layout.addLayout(chooser)
+
+    @property
+    def encoding(self) -> str | None:
+        """The encoding the file is read with when it was guessed or chosen (None: UTF-8, detected again)."""
+        if self.preview.encoding_check is None or self.preview.dialect is None:
+            return None
+        return self.preview.dialect.encoding
+
+    def choose_encoding(self, index: int) -> None:
+        """Read the file again as the encoding chosen: a new preview replaces this one."""
+        codec = self.encoding_choice.itemData(index)
+        self.page.context.workers.run(self, self.page.engine.catalog.preview_csv, self.page.KIND, self.path,
+                                      encoding=codec, done=self._read_again, failed=self.page.banner.show_error,
+                                      busy=[self.import_button, self.encoding_choice])
+
+    def _read_again(self, preview: Any) -> None:
+        self.page.show_preview(self.path, preview)
+        self.close()
+
     def run_import(self) -> None:
         self.page.context.workers.run(self, self.page.engine.catalog.import_csv, self.page.KIND, self.path,
-                                      done=self._imported, failed=self.page.banner.show_error,
-                                      busy=[self.import_button])
+                                      encoding=self.encoding, done=self._imported,
+                                      failed=self.page.banner.show_error, busy=[self.import_button])
 
     def _imported(self, report: Any) -> None:
         self.page.imported(report)
@@ -341,8 +397,10 @@ class CatalogPage(QWidget):
         if report.ok:
             self.banner.show_message(f"Se importaron {report.imported} {self.PLURAL}.", "success")
         else:  # the store refused at the last moment (a barcode of another product): nothing was written
+            more = report.error_count - len(report.errors)
             self.banner.show_message("No se importó nada: corrija estas filas y vuelva a intentarlo.", "error",
-                                     "\n".join(str(error) for error in report.errors))
+                                     "\n".join([str(error) for error in report.errors]
+                                               + ([f"… y {more} problemas más."] if more > 0 else [])))
         self.reload()
 
     def choose_export(self) -> None:

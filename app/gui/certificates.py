@@ -70,8 +70,12 @@ class CertificatesPage(QWidget):
         self.create_button = QPushButton("Crear certificado de prueba")
         self.default_button = QPushButton("Usar como predeterminado")
         self.delete_button = QPushButton("Eliminar…")
-        for widget in (self.import_button, QLabel("Empresa:"), self.company, self.create_button,
-                       self.default_button, self.delete_button):
+        chooser = QHBoxLayout()  # on its own row: the company's whole name, beside the buttons it would not fit
+        chooser.addWidget(QLabel("Empresa:"))
+        chooser.addWidget(self.company)
+        chooser.addStretch(1)
+        layout.addLayout(chooser)
+        for widget in (self.import_button, self.create_button, self.default_button, self.delete_button):
             buttons.addWidget(widget)
         buttons.addStretch(1)
         layout.addLayout(buttons)

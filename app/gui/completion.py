@@ -6,14 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QCompleter, QLineEdit, QWidget
 
 from .context import Context
+from .widgets import work_area
 
 DELAY_MS = 120  # a scanner types a whole code in less; a person pauses longer between words
 SUGGESTIONS = 12
+POPUP_PADDING = 16  # a row's own margins in the popup, each side and the focus frame
 
 
 class CatalogCompleter(QObject):
@@ -64,9 +66,19 @@ class CatalogCompleter(QObject):
         for record in self.matches:
             self.model.appendRow(QStandardItem(self.label(record)))
         if self.matches and self.line.hasFocus():
-            self.completer.complete()
+            self.completer.complete(self._popup_rect())
         else:
             self._hide_popup()
+
+    def _popup_rect(self) -> QRect:
+        """Under the line, as wide as the longest suggestion (never wider than the screen's work area)."""
+        popup = self.completer.popup()
+        width = self.line.width()
+        if popup is not None:
+            widest = max(popup.fontMetrics().horizontalAdvance(self.label(record)) for record in self.matches)
+            needed = widest + popup.verticalScrollBar().sizeHint().width() + 2 * popup.frameWidth() + POPUP_PADDING
+            width = min(max(width, needed), work_area(self.line).width())
+        return QRect(0, 0, width, self.line.height())
 
     def _hide_popup(self) -> None:
         popup = self.completer.popup()

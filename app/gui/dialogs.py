@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QDir, QStandardPaths, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -19,11 +19,17 @@ from PySide6.QtWidgets import (
 from .widgets import describe
 
 
+def documents_folder() -> str:
+    """Where file dialogs open: the user's Documents folder (not the program's folder); home without one."""
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    return documents if documents and QDir(documents).exists() else QDir.homePath()
+
+
 def choose_path(parent: QWidget, title: str, on_chosen: Callable[[str], object], *,
                 name_filter: str | None = None, folder: bool = False) -> QFileDialog:
-    """Open a non-blocking file (or folder) chooser; `on_chosen(path)` runs when the user picks one.
-    The dialog is kept on `parent.file_dialog` so tests can reach it and it is not collected early."""
-    dialog = QFileDialog(parent, title)
+    """Open a non-blocking file (or folder) chooser in the Documents folder; `on_chosen(path)` runs when the user
+    picks one. The dialog is kept on `parent.file_dialog` so tests can reach it and it is not collected early."""
+    dialog = QFileDialog(parent, title, documents_folder())
     dialog.setFileMode(QFileDialog.FileMode.Directory if folder else QFileDialog.FileMode.ExistingFile)
     if name_filter:
         dialog.setNameFilter(name_filter)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core.api import ErrorDetail, clock, fmt
 
-from .totals import parse_decimal
+from .numbers import parse_decimal
 from .widgets import FieldErrors, cell, cell_widget
 
 CENT = Decimal("0.01")

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.api import sunat_catalogues
+
 from .context import Context
 from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner, ResultCard, heading, show_progress
@@ -26,9 +28,10 @@ if TYPE_CHECKING:
     from app.core.api import ContractModel, Engine, PadronImport, PadronStatus
 
 Lookup = Callable[["Engine", str], "ContractModel"]
+CARNET = sunat_catalogues.IDENTITY_DOCUMENTS[sunat_catalogues.CARNET_EXTRANJERIA]  # catalogue 06's label
 KINDS: dict[str, tuple[Lookup, str]] = {  # label: (the engine's lookup, placeholder)
     "RUC": (lambda engine, numero: engine.lookups.ruc(numero), "11 dígitos, p. ej. 20100066603"),
-    "Carnet de extranjería": (lambda engine, numero: engine.lookups.ce(numero), "p. ej. 001234567"),
+    CARNET: (lambda engine, numero: engine.lookups.ce(numero), "p. ej. 001234567"),
     "Placa": (lambda engine, numero: engine.lookups.placa(numero), "p. ej. ABC123"),
 }
 

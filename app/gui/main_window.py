@@ -6,7 +6,7 @@ import importlib
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -28,7 +28,7 @@ from .bridge import EngineEvents
 from .context import Context
 from .crash import crash_dialog
 from .environment import EnvironmentBanner, badge
-from .widgets import Badge
+from .widgets import Badge, fit_to_screen
 from .workers import Workers
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from .assistant import SetupAssistant
     from .passphrase import PassphraseDialog
+    from .vouchers import VouchersPage
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,8 @@ def status_snapshot(engine: Engine) -> dict[str, Any]:
     return {"environment": engine.admin.config_get("environment"),
             "pending": len(engine.invoicing.vouchers(status=statuses.PENDIENTE)),
             "listener": engine.messaging.listener_status(),
-            "companies": len(engine.admin.companies()), "secrets": engine.admin.secret_state()}
+            "companies": len(engine.admin.companies()), "secrets": engine.admin.secret_state(),
+            "drafts": len(engine.invoicing.drafts())}
 
 
 # The local API started with the app (Ajustes → API local → «api_autostart»): started once in this process, stopped
@@ -112,8 +114,9 @@ class MainWindow(QMainWindow):
         self.crash: QMessageBox | None = None
         self.snapshot: dict[str, Any] = {}
         self.closing = False
+        self.drafts_offered = False
         self.setWindowTitle(f"{APP_NAME} {__version__}")
-        self.resize(1180, 760)
+        fit_to_screen(self, 1180, 760)  # a 1366×768 laptop's work area is 728 px high
         self.navigation = QListWidget()
         self.navigation.addItems(SECTIONS)
         self.navigation.setStyleSheet("QListWidget { font-size: 15px; } QListWidget::item { padding: 10px; }")
@@ -208,6 +211,9 @@ class MainWindow(QMainWindow):
             self.first_run = snapshot["companies"] == 0
             if self.first_run:
                 self.open_assistant()
+        if snapshot.get("drafts") and not self.first_run and not self.drafts_offered:
+            self.drafts_offered = True  # a voucher left unfinished (closed, or the program killed): offered once
+            cast("VouchersPage", self.show_section("Comprobantes")).new_voucher()
 
     def _on_event(self, name: str, payload: Event) -> None:
         if name in STATUS_EVENTS:

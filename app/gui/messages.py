@@ -1,8 +1,11 @@
-"""Mensajes: WhatsApp instances, a send form, the live inbox and the subscriptions of operation 5.
+"""Mensajes: WhatsApp for a shop owner (the conversations with a reply box, a send form, whether WhatsApp is
+connected), and under «Avanzado» the technical parts: the gateways and their instances, the webhook listener and
+the subscriptions of operation 5.
 
 Everything that touches a gateway or the database runs on the worker pool; the listener's events
 reach this page through the engine's bus (app.gui.bridge), so the inbox and the instances' states
-update by themselves.
+update by themselves. Numbers are normalised as Clientes does (app.core.api.normalise_whatsapp: a 9-digit Peruvian
+mobile gets +51); times are Lima's (clock.PERU), as on the vouchers.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QGroupBox,
@@ -25,6 +29,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -32,30 +37,60 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.api import CONTRACT_EVENTS, GATEWAYS, events
+from app.core.api import CONTRACT_EVENTS, clock, events, invalid, normalise_whatsapp
 
 from .context import Context
 from .dialogs import choose_path
 from .widgets import FieldErrors, MessageBanner, form_tab, heading
 
 if TYPE_CHECKING:
-    from app.core.api import ChatSendResult, Conversation, Engine, Event, Instance, ListenerState, Message, Subscription
+    from app.core.api import (
+        ChatSendResult,
+        Conversation,
+        Engine,
+        Event,
+        GatewayDescription,
+        GatewayField,
+        Instance,
+        ListenerState,
+        Message,
+        Subscription,
+    )
 
 SENT, DELIVERED, READ = "sent", "delivered", "read"  # a message's status (docs/messaging.md)
 TICKS = {SENT: "✓", DELIVERED: "✓✓", READ: "✓✓"}
 READ_COLOUR = "#1e88e5"
-STATES = {"open": ("conectada", "#2e7d32"), "close": ("desconectada", "#c62828"),
+STATES = {"open": ("conectado", "#2e7d32"), "close": ("desconectado", "#c62828"),
           "connecting": ("conectando…", "#e65100"), "unknown": ("sin probar", "#777")}
-GATEWAY_LABELS = {"evolution": "Evolution API", "meta": "WhatsApp Cloud API (Meta)", "yupana": "Otro Yupana"}
-CREDENTIAL_LABELS = {"apikey": "apikey de la instancia", "token": "Token de acceso", "app_secret": "App secret (Meta)",
-                     "verify_token": "Token de verificación (Meta)", "webhook_secret": "Secreto de webhook"}
+ADVANCED_COLUMNS = (1, 2)  # the instance table's gateway and address: shown under «Avanzado» only
+SECRET_HINT = "se guarda cifrada; vacío: conservar la actual"
 DELIVERY_STATES = {"active": "al día", "failing": "fallando", "disabled": "desactivada (410)"}
 REFRESH_EVENTS = {*CONTRACT_EVENTS, events.MESSAGE_SENT, events.INSTANCE_SAVED, events.SUBSCRIPTION_CHANGED,
                   events.LISTENER_CHANGED}
 
 
 def _time(stamp: float | None) -> str:
-    return datetime.fromtimestamp(stamp).strftime("%d/%m %H:%M:%S") if stamp else "—"
+    """A moment in Lima's time, as the vouchers show it (not the PC's zone, not UTC)."""
+    return datetime.fromtimestamp(stamp, clock.PERU).strftime("%d/%m %H:%M:%S") if stamp else "—"
+
+
+def whatsapp_number(typed: str) -> str:
+    """The number typed in «Número», normalised the way Clientes saves it (987654321 → +51987654321); what is
+    wrong with it is shown under the field."""
+    try:
+        return normalise_whatsapp(typed) or ""
+    except ValueError as exc:
+        raise invalid("to", str(exc)) from None
+
+
+def send_text(engine: Engine, instance: str, typed: str, text: str, media_path: str | None) -> ChatSendResult:
+    """«Enviar» (on a worker): the number normalised as everywhere, then the engine's send."""
+    return engine.messaging.send_message(instance, whatsapp_number(typed), text, media_path=media_path)
+
+
+def reply(engine: Engine, instance: str, peer: str, text: str) -> ChatSendResult:
+    """The inbox's reply box (on a worker): operation 4, to the open conversation."""
+    return engine.messaging.send({"instance": instance, "to": peer, "message": text})
 
 
 def load_inbox(engine: Engine, instance: str | None, peer: str | None) -> dict[str, Any]:
@@ -75,19 +110,32 @@ class MessagesPage(QWidget):
         self.attachment: str | None = None
         self.open_conversation: tuple[str | None, str | None] = (None, None)
         self.instances: list[Instance] = []
+        # The gateways' labels and their instances' fields, from the gateway registry (in memory, no I/O).
+        self.gateways: dict[str, GatewayDescription] = {g.name: g for g in self.engine.messaging.gateways()}
         layout = QVBoxLayout(self)
-        layout.addWidget(heading("Mensajes"))
+        layout.addWidget(heading("Mensajes de WhatsApp"))
         self.banner = MessageBanner()
         layout.addWidget(self.banner)
-        self.listener_label = QLabel("Receptor de webhooks: …")
+        top = QHBoxLayout()
+        self.status_label = QLabel("WhatsApp: …")  # in a shop owner's words: connected or not
+        self.status_label.setWordWrap(True)
+        self.advanced = QCheckBox("Avanzado")
+        self.advanced.setToolTip("Muestra los datos técnicos de la conexión con WhatsApp")
+        top.addWidget(self.status_label, 1)
+        top.addWidget(self.advanced)
+        layout.addLayout(top)
+        self.listener_label = QLabel("Receptor de webhooks: …")  # technical: under «Avanzado»
         self.listener_label.setWordWrap(True)
         layout.addWidget(self.listener_label)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self._inbox_tab(), "Bandeja")
+        self.tabs.addTab(self._inbox_tab(), "Conversaciones")
         self.tabs.addTab(self._send_tab(), "Enviar")
-        self.tabs.addTab(self._instances_tab(), "Instancias")
-        self.tabs.addTab(self._subscriptions_tab(), "Suscripciones")
+        self.tabs.addTab(self._instances_tab(), "Conexión")
+        self.subscriptions_index = self.tabs.addTab(self._subscriptions_tab(), "Suscripciones")
         layout.addWidget(self.tabs, 1)
+        self.listener_state: ListenerState | None = None
+        self.advanced.toggled.connect(self._show_advanced)
+        self._show_advanced(False)
         # A burst of events (a campaign's read receipts) refreshes once.
         self.refresh_timer = QTimer(self)
         self.refresh_timer.setSingleShot(True)
@@ -104,11 +152,55 @@ class MessagesPage(QWidget):
         self.thread_list = QListWidget()
         self.thread_list.setWordWrap(True)
         self.thread_list.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.reply_text = QLineEdit()
+        self.reply_text.setPlaceholderText("Escriba su respuesta…")
+        self.reply_button = QPushButton("Responder")
+        self.reply_text.returnPressed.connect(self.send_reply)
+        self.reply_button.clicked.connect(self.send_reply)
+        self.reply_errors = FieldErrors()
+        reply_row = QHBoxLayout()
+        reply_row.addWidget(self.reply_errors.wrap(self.reply_text, "message"), 1)
+        reply_row.addWidget(self.reply_button, 0, Qt.AlignmentFlag.AlignTop)
+        thread = QWidget()
+        thread_layout = QVBoxLayout(thread)
+        thread_layout.setContentsMargins(0, 0, 0, 0)
+        thread_layout.addWidget(self.thread_list, 1)
+        thread_layout.addLayout(reply_row)
         splitter = QSplitter()
         splitter.addWidget(self.conversations)
-        splitter.addWidget(self.thread_list)
+        splitter.addWidget(thread)
         splitter.setStretchFactor(1, 2)
+        self._update_reply()
         return splitter
+
+    def _update_reply(self) -> None:
+        instance, peer = self.open_conversation
+        can = bool(instance and peer and peer.startswith("+"))
+        self.reply_text.setEnabled(can)
+        self.reply_button.setEnabled(can)
+        self.reply_text.setPlaceholderText(
+            "Escriba su respuesta…" if can else
+            "Elija una conversación para responder" if not peer else
+            "No se puede responder: WhatsApp aún no comparte el número de esta persona")
+
+    def send_reply(self) -> None:
+        instance, peer = self.open_conversation
+        text = self.reply_text.text().strip()
+        self.reply_errors.clear()
+        if not (instance and peer and text):
+            return
+        self.banner.clear()
+        self.context.workers.run(self, reply, self.engine, instance, peer, text, done=self._replied,
+                                 failed=self._reply_failed, busy=[self.reply_button, self.reply_text])
+
+    def _replied(self, result: ChatSendResult) -> None:
+        self.reply_text.clear()
+        self.open_conversation = (self.open_conversation[0], result.to)
+        self.refresh()
+
+    def _reply_failed(self, exc: BaseException) -> None:
+        self.reply_errors.show(exc)
+        self.banner.show_error(exc)
 
     def _conversation_chosen(self, item: QListWidgetItem | None, _previous: Any = None) -> None:
         if item is None or self._filling:
@@ -117,6 +209,7 @@ class MessagesPage(QWidget):
         if (instance, peer) != self.open_conversation:
             self.open_conversation = (instance, peer)
             self.to.setText(peer)
+            self._update_reply()
             self.refresh()
 
     _filling = False
@@ -125,12 +218,12 @@ class MessagesPage(QWidget):
         self._filling = True
         try:
             self.open_conversation = (inbox["instance"], inbox["peer"])
+            self._update_reply()
             self.conversations.clear()
             conversation: Conversation
             for conversation in inbox["conversations"]:
                 count = f"{conversation.messages} mensaje" + ("s" if conversation.messages != 1 else "")
-                label = (f"{conversation.name or conversation.peer} · {conversation.peer}\n"
-                         f"{conversation.instance} · {count}")
+                label = f"{conversation.name or conversation.peer} · {conversation.peer}\n{count}"
                 item = QListWidgetItem(label)
                 item.setData(Qt.ItemDataRole.UserRole, (conversation.instance, conversation.peer))
                 self.conversations.addItem(item)
@@ -138,17 +231,16 @@ class MessagesPage(QWidget):
                     self.conversations.setCurrentItem(item)
             self.thread_list.clear()
             for message in inbox["messages"]:
-                self.thread_list.addItem(self._message_item(message))
+                self.thread_list.addItem(self._message_item(message, self.advanced.isChecked()))
             self.thread_list.scrollToBottom()
         finally:
             self._filling = False
 
-    @staticmethod
-    def _message_item(message: Message) -> QListWidgetItem:
+    def _message_item(self, message: Message, advanced: bool = False) -> QListWidgetItem:
         when = _time(message.timestamp)
         text = message.body or ""
-        if message.media:
-            text = f"📎 {message.media.rsplit('/', 1)[-1]}  {text}".strip()
+        if message.media:  # words and the style's file icon: an emoji clip shows as a box in many fonts
+            text = f"Adjunto: {message.media.rsplit('/', 1)[-1]}\n{text}".strip()
         if message.direction == "in":
             item = QListWidgetItem(f"{message.name or message.peer} ({when}):\n{text}")
         else:
@@ -157,9 +249,12 @@ class MessagesPage(QWidget):
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight)
             if message.status == READ:
                 item.setForeground(QColor(READ_COLOUR))
+        if message.media:
+            item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon))
         item.setData(Qt.ItemDataRole.UserRole, message.id)
-        item.setToolTip({SENT: "Enviado", DELIVERED: "Entregado", READ: "Leído",
-                         "received": "Recibido"}.get(message.status, message.status))
+        status = {SENT: "Enviado", DELIVERED: "Entregado", READ: "Leído",
+                  "received": "Recibido"}.get(message.status, message.status)
+        item.setToolTip(f"{status} · {message.id}" if advanced else status)  # message ids: technical
         return item
 
     def thread_texts(self) -> list[str]:
@@ -171,19 +266,19 @@ class MessagesPage(QWidget):
         tab, form, self.errors = form_tab()
         self.send_instance = QComboBox()
         self.to = QLineEdit()
-        self.to.setPlaceholderText("+51987654321 (con código de país)")
+        self.to.setPlaceholderText("987654321 (celular de Perú) o +34 612 345 678 (otro país)")
         self.text = QPlainTextEdit()
         self.text.setPlaceholderText("Texto del mensaje")
         self.text.setMaximumHeight(120)
         self.attachment_label = QLabel("Sin adjunto")
-        self.attach_button = QPushButton("Adjuntar XML o PDF…")
+        self.attach_button = QPushButton("Adjuntar comprobante…")
         self.clear_attachment = QPushButton("Quitar")
         self.send_button = QPushButton("Enviar")
         attach = QHBoxLayout()
         attach.addWidget(self.attachment_label, 1)
         attach.addWidget(self.attach_button)
         attach.addWidget(self.clear_attachment)
-        form.addRow("Instancia:", self.errors.wrap(self.send_instance, "instance"))
+        form.addRow("Desde:", self.errors.wrap(self.send_instance, "instance"))
         form.addRow("Número:", self.errors.wrap(self.to, "to"))
         form.addRow("Mensaje:", self.errors.wrap(self.text, "message"))
         form.addRow("Adjunto:", self.errors.wrap(attach, "media"))
@@ -205,12 +300,13 @@ class MessagesPage(QWidget):
         self.errors.clear()
         self.banner.clear()
         instance = self.send_instance.currentData() or ""
-        self.context.workers.run(self, lambda: self.engine.messaging.send_message(
-            instance, self.to.text(), self.text.toPlainText().strip(), media_path=self.attachment),
-            done=self._sent, failed=self._send_failed, busy=[self.send_button])
+        self.context.workers.run(self, send_text, self.engine, instance, self.to.text(),
+                                 self.text.toPlainText().strip(), self.attachment,
+                                 done=self._sent, failed=self._send_failed, busy=[self.send_button])
 
     def _sent(self, result: ChatSendResult) -> None:
-        self.banner.show_message(f"Mensaje enviado a {result.to} ({result.id}).", "success")
+        self.to.setText(result.to)
+        self.banner.show_message(f"Mensaje enviado por WhatsApp al {result.to}.", "success")
         self.text.clear()
         self.set_attachment(None)
         self.open_conversation = (self.send_instance.currentData(), result.to)
@@ -227,46 +323,42 @@ class MessagesPage(QWidget):
         tab = QWidget()
         layout = QVBoxLayout(tab)
         self.instance_table = QTableWidget(0, 4)
-        self.instance_table.setHorizontalHeaderLabels(["Instancia", "Pasarela", "Dirección", "Estado"])
+        self.instance_table.setHorizontalHeaderLabels(["Nombre", "Pasarela", "Dirección", "Estado"])
         self.instance_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.instance_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.instance_table.horizontalHeader().setStretchLastSection(True)
         self.instance_table.itemSelectionChanged.connect(self._instance_chosen)
         layout.addWidget(self.instance_table, 1)
-        box = QGroupBox("Instancia")
+        self.test_button = QPushButton("Probar conexión")
+        self.test_button.setToolTip("Comprueba si el WhatsApp elegido en la tabla está conectado")
+        layout.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignRight)
+        box = QGroupBox("Avanzado: instancia de la pasarela de WhatsApp")
+        self.advanced_box = box
         form = QFormLayout(box)
         self.instance_errors = FieldErrors()
         self.instance_name = QLineEdit()
         self.gateway = QComboBox()
-        for name in GATEWAYS:
-            self.gateway.addItem(GATEWAY_LABELS[name], name)
+        for gateway in self.gateways.values():
+            self.gateway.addItem(gateway.label, gateway.name)
         self.base_url = QLineEdit()
-        self.base_url.setPlaceholderText("https://evolution.mi-empresa.pe")
-        self.credential = QLineEdit()
-        self.credential.setEchoMode(QLineEdit.EchoMode.Password)
-        self.credential.setPlaceholderText("se guarda cifrada; vacío: conservar la actual")
-        self.app_secret = QLineEdit()
-        self.app_secret.setEchoMode(QLineEdit.EchoMode.Password)
-        self.verify_token = QLineEdit()
-        self.phone_number_id = QLineEdit()
-        self.remote_name = QLineEdit()
-        self.remote_name.setPlaceholderText("vacío: el mismo nombre")
-        self.meta_rows = [self.app_secret, self.verify_token, self.phone_number_id]
         form.addRow("Nombre:", self.instance_errors.wrap(self.instance_name, "instance"))
         form.addRow("Pasarela:", self.gateway)
         form.addRow("Dirección:", self.instance_errors.wrap(self.base_url, "base_url"))
-        self.credential_label = QLabel()
-        form.addRow(self.credential_label, self.credential)
-        form.addRow("App secret (Meta):", self.app_secret)
-        form.addRow("Token de verificación (Meta):", self.verify_token)
-        form.addRow("phone_number_id (Meta):", self.phone_number_id)
-        form.addRow("Nombre en la pasarela:", self.remote_name)
-        self.instance_form = form
+        # One row per credential or option key of any gateway (credentials first); the chosen gateway's are shown,
+        # with its labels.
+        self.fields: dict[str, QLineEdit] = {}
+        self.field_labels: dict[str, QLabel] = {}
+        self._field_rows: dict[str, QWidget] = {}
+        keys = [f.key for g in self.gateways.values() for f in g.credentials if f.entered]
+        keys += [f.key for g in self.gateways.values() for f in g.options]
+        for key in dict.fromkeys(keys):
+            self.fields[key], self.field_labels[key] = QLineEdit(), QLabel()
+            self._field_rows[key] = self.instance_errors.wrap(self.fields[key], key)
+            form.addRow(self.field_labels[key], self._field_rows[key])
         buttons = QHBoxLayout()
         self.save_instance_button = QPushButton("Guardar")
-        self.test_button = QPushButton("Probar conexión")
         self.register_button = QPushButton("Registrar webhook en la pasarela")
-        for button in (self.save_instance_button, self.test_button, self.register_button):
+        for button in (self.save_instance_button, self.register_button):
             buttons.addWidget(button)
         form.addRow("", buttons)
         layout.addWidget(box)
@@ -277,15 +369,32 @@ class MessagesPage(QWidget):
         self._gateway_changed()
         return tab
 
+    def _gateway(self) -> GatewayDescription:
+        return self.gateways[self.gateway.currentData()]
+
+    def _entered(self, gateway: GatewayDescription) -> list[GatewayField]:
+        """The fields the form asks for: the credentials the user types, then the options."""
+        return [*(f for f in gateway.credentials if f.entered), *gateway.options]
+
     def _gateway_changed(self) -> None:
-        gateway = self.gateway.currentData()
-        self.credential_label.setText({"evolution": "apikey:", "meta": "Token de acceso:",
-                                       "yupana": "Token (Bearer):"}[gateway])
-        for widget in self.meta_rows:
-            widget.setVisible(gateway == "meta")
-            self.instance_form.labelForField(widget).setVisible(gateway == "meta")
-        self.remote_name.setVisible(gateway != "meta")
-        self.instance_form.labelForField(self.remote_name).setVisible(gateway != "meta")
+        gateway = self._gateway()
+        self.base_url.setPlaceholderText(gateway.address_hint)
+        shown = {f.key: f for f in self._entered(gateway)}
+        for key, widget in self.fields.items():
+            field = shown.get(key)
+            for part in (widget, self._field_rows[key], self.field_labels[key]):
+                part.setVisible(field is not None)
+            if field is not None:
+                self.field_labels[key].setText(f"{field.label}:")
+                widget.setEchoMode(QLineEdit.EchoMode.Password if field.secret else QLineEdit.EchoMode.Normal)
+                widget.setPlaceholderText(field.hint or (SECRET_HINT if field.secret else ""))
+
+    def _clear_secrets(self) -> None:
+        """Typed secrets are not left in the form."""
+        for gateway in self.gateways.values():
+            for field in gateway.credentials:
+                if field.secret and field.key in self.fields:
+                    self.fields[field.key].clear()
 
     def _instance_chosen(self) -> None:
         rows = self.instance_table.selectionModel().selectedRows()
@@ -293,23 +402,24 @@ class MessagesPage(QWidget):
             return
         instance = self.instances[rows[0].row()]
         self.instance_name.setText(instance.name)
-        self.gateway.setCurrentIndex(self.gateway.findData(instance.gateway))
+        found = self.gateway.findData(instance.gateway)
+        if found >= 0:  # a gateway no longer registered keeps the form as it is
+            self.gateway.setCurrentIndex(found)
         self.base_url.setText(instance.base_url)
-        self.phone_number_id.setText(instance.options.get("phone_number_id", ""))
-        self.remote_name.setText(instance.options.get("remote_name", ""))
-        self.credential.clear()
+        for gateway in self.gateways.values():
+            for option in gateway.options:
+                self.fields[option.key].setText(str(instance.options.get(option.key, "")))
+        self._clear_secrets()
 
     def _instance_values(self) -> tuple[str, str, str, dict[str, str], dict[str, Any]]:
-        gateway = self.gateway.currentData()
-        key = {"evolution": "apikey", "meta": "token", "yupana": "token"}[gateway]
-        credentials = {key: self.credential.text()}
+        gateway = self._gateway()
+        credentials = {f.key: self.fields[f.key].text() for f in gateway.credentials if f.entered}
         options: dict[str, Any] = {}
-        if gateway == "meta":
-            credentials.update(app_secret=self.app_secret.text(), verify_token=self.verify_token.text())
-            options["phone_number_id"] = self.phone_number_id.text().strip()
-        elif self.remote_name.text().strip():
-            options["remote_name"] = self.remote_name.text().strip()
-        return self.instance_name.text().strip(), gateway, self.base_url.text().strip(), credentials, options
+        for option in gateway.options:
+            value = self.fields[option.key].text().strip()
+            if value or option.required:
+                options[option.key] = value
+        return self.instance_name.text().strip(), gateway.name, self.base_url.text().strip(), credentials, options
 
     def save_instance(self) -> None:
         self.instance_errors.clear()
@@ -324,7 +434,7 @@ class MessagesPage(QWidget):
         self.banner.clear()
         self.context.workers.run(self, self.engine.messaging.test_connection, name,
                                  done=lambda state: self._instance_done(
-                                     f"Instancia «{name}»: {STATES.get(state, (state,))[0]}."),
+                                     f"WhatsApp «{name}»: {STATES.get(state, (state,))[0]}."),
                                  failed=self._instance_failed, busy=[self.test_button])
 
     def register_webhook(self) -> None:
@@ -337,8 +447,7 @@ class MessagesPage(QWidget):
 
     def _instance_done(self, text: str) -> None:
         self.banner.show_message(text, "success")
-        self.credential.clear()
-        self.app_secret.clear()
+        self._clear_secrets()
         self.refresh()
 
     def _instance_failed(self, exc: BaseException) -> None:
@@ -352,10 +461,12 @@ class MessagesPage(QWidget):
         self.send_instance.clear()
         self.instance_table.setRowCount(len(instances))
         for index, instance in enumerate(instances):
-            self.send_instance.addItem(f"{instance.name} ({GATEWAY_LABELS[instance.gateway]})", instance.name)
+            gateway = self.gateways.get(instance.gateway)
+            label = gateway.label if gateway is not None else instance.gateway  # a gateway no longer registered
+            self.send_instance.addItem(instance.name, instance.name)
             state = instance.state or ""  # no state yet: an empty cell
             text, colour = STATES.get(state, (state, "#777"))
-            cells = [instance.name, GATEWAY_LABELS[instance.gateway], instance.base_url, text]
+            cells = [instance.name, label, instance.base_url, text]
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
                 if column == 3:
@@ -364,6 +475,35 @@ class MessagesPage(QWidget):
         found = self.send_instance.findData(current)
         if found >= 0:
             self.send_instance.setCurrentIndex(found)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """One line a shop owner reads: is WhatsApp connected, will customers' messages arrive."""
+        if not self.instances:
+            text = ("WhatsApp no está configurado en este entorno: pida a quien instaló Yupana que lo configure "
+                    "(Mensajes → Avanzado).")
+        else:
+            states = {i.name: STATES.get(i.state or "unknown", (i.state or "",))[0] for i in self.instances}
+            if len(states) == 1:
+                text = f"WhatsApp {next(iter(states.values()))}."
+                if self.instances[0].state in (None, "", "unknown"):
+                    text = "WhatsApp sin probar: pulse «Probar conexión» en la pestaña Conexión."
+            else:
+                text = "WhatsApp: " + ", ".join(f"{name} {state}" for name, state in states.items()) + "."
+        listener = self.listener_state
+        if listener is not None and listener.state != "running":
+            text += " Los mensajes que le escriban no llegarán a Yupana hasta resolverlo (vea Avanzado)."
+        self.status_label.setText(text)
+
+    def _show_advanced(self, shown: bool) -> None:
+        """The technical parts (gateway, addresses, webhooks, subscriptions, message ids) only under «Avanzado»."""
+        self.listener_label.setVisible(shown)
+        self.advanced_box.setVisible(shown)
+        self.tabs.setTabVisible(self.subscriptions_index, shown)
+        for column in ADVANCED_COLUMNS:
+            self.instance_table.setColumnHidden(column, not shown)
+        if self.thread_list.count():  # the messages' tooltips show their ids under «Avanzado»
+            self.refresh()
 
     def instance_state_text(self, name: str) -> str | None:
         for index, instance in enumerate(self.instances):
@@ -445,6 +585,8 @@ class MessagesPage(QWidget):
         self.context.workers.run(self, self.engine.messaging.listener_state, done=self._show_listener)
 
     def _show_listener(self, state: ListenerState) -> None:
+        self.listener_state = state
+        self._show_status()
         if state.state == "running":
             text = f"Receptor de webhooks activo en {state.url}."
             if state.exposed:

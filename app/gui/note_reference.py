@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QWidget
 
-from app.core.api import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER, fmt, statuses
+from app.core.api import CREDIT_REASONS, DEBIT_REASONS, SERIE_LETTER, fmt, statuses, sunat_catalogues
 
 from .widgets import FieldErrors
 
 if TYPE_CHECKING:
     from app.core.api import Engine, Voucher
 
-REFERENCE_TYPES = {"01": "Factura", "03": "Boleta"}
-REASONS = {"07": CREDIT_REASONS, "08": DEBIT_REASONS}  # catalogue 09 (NC) and 10 (ND)
+NOTA_CREDITO = sunat_catalogues.NOTA_CREDITO
+REFERENCE_TYPES = sunat_catalogues.SHORT_NAMES  # catalogue 01: the vouchers a note modifies
+REASONS = {NOTA_CREDITO: CREDIT_REASONS, sunat_catalogues.NOTA_DEBITO: DEBIT_REASONS}  # catalogue 09 (NC) and 10 (ND)
 TYPE_IT_IN = "— escribir los datos a mano —"
 
 
@@ -42,7 +43,7 @@ class NoteReferenceBox(QGroupBox):
     def __init__(self, errors: FieldErrors, parent: QWidget | None = None) -> None:
         super().__init__("Documento que modifica", parent)
         self.rows: list[Voucher] = []
-        self.note_type = "07"
+        self.note_type = NOTA_CREDITO
         self.pick = QComboBox()
         self.pick.setMinimumContentsLength(30)
         self.ref_tipo = QComboBox()
@@ -79,7 +80,7 @@ class NoteReferenceBox(QGroupBox):
         self.ref_serie.textEdited.connect(self._typed)
         self.ref_numero.valueChanged.connect(self._typed)
         self.motivo.currentIndexChanged.connect(self._reason_changed)
-        self.set_note_type("07")
+        self.set_note_type(NOTA_CREDITO)
         self.set_issued([])
 
     def set_note_type(self, tipo: str) -> None:

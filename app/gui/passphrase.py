@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from app.core.api import MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE
 
 from .context import Context
-from .widgets import MessageBanner
+from .widgets import MessageBanner, fits_width
 
 NEW_TEXT = (
     "Este equipo no tiene un llavero del sistema donde guardar con seguridad las claves de Yupana: la clave "
@@ -52,7 +52,7 @@ class PassphraseDialog(QDialog):
         self.unlocked = False
         self.setWindowTitle("Crear la frase secreta" if self.new else "Abrir las claves de Yupana")
         self.setWindowModality(Qt.WindowModality.WindowModal)
-        self.setMinimumWidth(520)
+        fits_width(self, 520)
         intro = QLabel(NEW_TEXT if self.new else LOCKED_TEXT)
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
@@ -76,6 +76,17 @@ class PassphraseDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.buttons)
 
+    def _fit_height(self) -> None:
+        """Grow to show a message whole: a word-wrapped text needs more height at this width than the dialog had
+        when it opened (a top-level window does not grow by itself for a label's height-for-width)."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        needed = layout.totalHeightForWidth(self.width())
+        if needed > self.height():
+            self.resize(self.width(), needed)
+
     @staticmethod
     def _secret_field() -> QLineEdit:
         field = QLineEdit()
@@ -87,6 +98,7 @@ class PassphraseDialog(QDialog):
         problem = self._problem(typed)
         if problem:
             self.banner.show_message(problem, "error")
+            self._fit_height()
             self.passphrase.setFocus()
             return
         self.banner.clear()
@@ -109,5 +121,6 @@ class PassphraseDialog(QDialog):
 
     def _refused(self, exc: BaseException) -> None:
         self.banner.show_error(exc)
+        self._fit_height()
         self.passphrase.selectAll()
         self.passphrase.setFocus()

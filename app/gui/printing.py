@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QVBoxLayout,
@@ -55,6 +56,7 @@ from app.core.api import (
 )
 
 from .context import Context
+from .dialogs import documents_folder
 from .widgets import MessageBanner
 
 if TYPE_CHECKING:
@@ -180,6 +182,15 @@ def write_pdf(engine: Engine, voucher_id: int, target: str | Path, formato: str 
     return write_bytes(path, pdf.content)
 
 
+def propose_pdf_file(dialog: QPrintDialog, file_name: str) -> None:
+    """Qt's own print dialog (Linux) proposes «Imprimir en un archivo (PDF)» in the program's folder under the
+    printing queue's name: propose the voucher's file name in the Documents folder instead. Windows' native dialog
+    has no such field (its «Microsoft Print to PDF» asks for the name itself)."""
+    field = dialog.findChild(QLineEdit, "filename")  # the «Archivo de salida» field of Qt's print widget
+    if field is not None and file_name:
+        field.setText(str(Path(documents_folder()) / file_name))
+
+
 class PrintPanel(QWidget):
     """A voucher's printed representation: format, preview, «Guardar PDF» and «Imprimir»."""
 
@@ -243,16 +254,19 @@ class PrintPanel(QWidget):
         self.status.setText("Preparando la representación impresa…")
         family = self.family
 
-        def work() -> tuple[list[Page], str, str, list[QImage]]:
+        def work() -> tuple[list[Page], str, str, list[QImage], tuple[str, ...]]:
             printed = self.engine.invoicing.printed_pages(voucher_id, formato)
             images = [page_image(page, family) for page in printed.pages]
-            return printed.pages, printed.formato, printed.file_name, images
+            return printed.pages, printed.formato, printed.file_name, images, printed.avisos
 
         self.context.workers.run(self, work, done=self._loaded, failed=self._not_printable,
                                  busy=[self.format_box, self.save_button, self.print_button])
 
-    def _loaded(self, loaded: tuple[list[Page], str, str, list[QImage]]) -> None:
-        self.pages, self.formato, self.file_name, self.images = loaded
+    def _loaded(self, loaded: tuple[list[Page], str, str, list[QImage], tuple[str, ...]]) -> None:
+        self.pages, self.formato, self.file_name, self.images, avisos = loaded
+        if avisos:  # characters no font of the PDF has: printed as a visible mark, and said here
+            self.banner.show_message("La representación impresa tiene caracteres que no se pueden imprimir.",
+                                     "warning", "\n".join(avisos))
         self.format_box.blockSignals(True)
         self.format_box.setCurrentIndex(max(0, self.format_box.findData(self.formato)))
         self.format_box.blockSignals(False)
@@ -285,7 +299,7 @@ class PrintPanel(QWidget):
 
     def choose_file(self) -> QFileDialog:
         """A non-blocking «save as» chooser proposing the voucher's usual file name."""
-        dialog = QFileDialog(self, "Guardar el PDF del comprobante")
+        dialog = QFileDialog(self, "Guardar el PDF del comprobante", documents_folder())
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilter("PDF (*.pdf)")
         dialog.setDefaultSuffix("pdf")
@@ -307,11 +321,12 @@ class PrintPanel(QWidget):
     def choose_printer(self) -> QPrintDialog:
         """Qt's print dialog (non-blocking); the job runs on the worker pool once a printer is chosen."""
         printer = QPrinter(QPrinter.PrinterMode.HighResolution)
-        printer.setDocName(f"Comprobante {self.voucher_id}")
+        printer.setDocName(self.file_name or "comprobante.pdf")  # the printing queue's name of the job
         if self.pages:
             printer.setPageLayout(page_layout(self.pages[0]))
         dialog = QPrintDialog(printer, self)
         dialog.setWindowTitle("Imprimir el comprobante")
+        propose_pdf_file(dialog, self.file_name)
         dialog.accepted.connect(lambda: self.print_to(printer))
         if sys.platform == "win32":
             # Windows' native print dialog only runs through exec(): started from the event loop, so this click

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.api import DETRACCIONES
+from app.core.api import DETRACCIONES, sunat_catalogues
 
 from .catalog import PAGE_ROWS, CatalogPage, Field
-from .totals import AFFECTATIONS, parse_decimal
+from .numbers import parse_decimal
 
-UNIT_CHOICES = (("NIU", "NIU — unidad (bienes)"), ("ZZ", "ZZ — unidad (servicios)"), ("KGM", "KGM — kilogramo"),
-                ("GRM", "GRM — gramo"), ("LTR", "LTR — litro"), ("MTR", "MTR — metro"), ("BX", "BX — caja"),
-                ("PK", "PK — paquete"), ("DZN", "DZN — docena"), ("HUR", "HUR — hora"))
-AFFECTATION_CHOICES = tuple(AFFECTATIONS.items()) + (("40", "Exportación"),)
+cat = sunat_catalogues
+# Catalogue 03: the units a voucher accepts, most used first, with the names a shop gives them.
+UNIT_CHOICES = tuple((code, f"{code} — {name}") for code, name in cat.UNITS.items() if code in cat.UNITS_ACCEPTED)
+# Catalogue 07: the onerous affectations a product takes (a free transfer is chosen on the voucher's line).
+AFFECTATION_CHOICES = tuple((code, cat.AFFECTATIONS[code]) for code in cat.ONEROUS_AFFECTATIONS)
 
 
 class ProductsPage(CatalogPage):
@@ -37,10 +38,10 @@ class ProductsPage(CatalogPage):
         Field("codigo", "Código", placeholder="p. ej. BEB-001"),
         Field("codigo_barras", "Código de barras", placeholder="opcional: escanéelo aquí"),
         Field("descripcion", "Descripción"),
-        Field("unidad", "Unidad", "choice", UNIT_CHOICES, default="NIU"),
+        Field("unidad", "Unidad", "choice", UNIT_CHOICES, default=cat.UNIDAD),
         Field("precio", "Precio", placeholder="p. ej. 2.50"),
         Field("precio_incluye_igv", "El precio incluye IGV", "flag", default=True),
-        Field("tipo_afectacion_igv", "Afectación del IGV", "choice", AFFECTATION_CHOICES, default="10"),
+        Field("tipo_afectacion_igv", "Afectación del IGV", "choice", AFFECTATION_CHOICES, default=cat.GRAVADO),
         Field("icbper", "Bolsa plástica (ICBPER)", "flag", default=False),
         Field("codigo_detraccion", "Código de detracción", "choice",
               (("", "Ninguno"),) + tuple((code, f"{code} — {name}") for code, (name, _rate) in DETRACCIONES.items()),

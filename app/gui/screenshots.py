@@ -12,6 +12,7 @@ fixed ones (SHOWN_PORTS); and the windows use one named font at a fixed size and
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -124,9 +125,18 @@ def _sample_messages(engine, gateway) -> None:
         print(f"aviso: no se generaron los mensajes de ejemplo: {exc}", file=sys.stderr)
 
 
+# The screen the windows are pictured on: a 1366×768 laptop at 100 %, less a 40 px taskbar (the windows size
+# themselves to the work area: app.gui.widgets.fit_to_screen). Keys of Qt's offscreen plugin (qoffscreenintegration.cpp).
+SCREEN = {"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 728, "logicalDpi": 96, "logicalBaseDpi": 96,
+          "dpr": 1.0}
+
+
 def _steady_environment() -> None:
-    """What the pixels depend on outside the sample data: Qt's platform and resolution, the time zone."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    """What the pixels depend on outside the sample data: Qt's platform, screen and resolution, the time zone."""
+    if os.environ.setdefault("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+        config = Path(tempfile.gettempdir()) / "yupana-screenshots-screen.json"
+        config.write_text(json.dumps({"screens": [SCREEN]}), encoding="utf-8")
+        os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={config}"
     os.environ["QT_FONT_DPI"] = "96"
     os.environ["QT_SCALE_FACTOR"] = "1"
     os.environ["TZ"] = "America/Lima"  # message times are shown in local time
@@ -279,7 +289,7 @@ def _save_form(app, window, folder: Path) -> Path:
     form.instalments.add_cuota()
     _settle(app, window)
     path = _save(form, folder / "nuevo-comprobante.png")
-    form.close()
+    form.discard_and_close()
     return path
 
 
@@ -297,7 +307,7 @@ def _save_content(app, window, folder: Path) -> Path:
     form.detraccion.cuenta.setText("00-000-123456")
     _settle(app, window)
     path = _save(form, folder / "comprobante-con-detraccion.png")
-    form.close()
+    form.discard_and_close()
     return path
 
 
@@ -314,7 +324,7 @@ def _save_note(app, window, folder: Path) -> Path:
     form.add_line("Arroz extra 5 kg", "1", "21.50", "10")
     _settle(app, window)
     path = _save(form, folder / "nota-de-credito.png")
-    form.close()
+    form.discard_and_close()
     return path
 
 

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 from app.core.api import fmt
 
 from .context import Context
-from .widgets import FieldErrors, MessageBanner
+from .messages import whatsapp_number
+from .widgets import FieldErrors, MessageBanner, fits_width
 
 if TYPE_CHECKING:
     from app.core.api import ChatSendResult, Customer, Instance, Voucher
@@ -44,12 +45,12 @@ class SendVoucherDialog(QDialog):
         self.sent: ChatSendResult | None = None
         self.setWindowTitle(f"Enviar {voucher.serie_numero} por WhatsApp")
         self.setWindowModality(Qt.WindowModality.WindowModal)
-        self.setMinimumWidth(520)
+        fits_width(self, 520)
         self.banner = MessageBanner()
         self.errors = FieldErrors()
         self.instance = QComboBox()
         self.number = QLineEdit()
-        self.number.setPlaceholderText("+51 987 654 321 (con código de país)")
+        self.number.setPlaceholderText("987654321 (celular de Perú) o +34 612 345 678 (otro país)")
         self.text = QPlainTextEdit(default_text(voucher, type_name))
         self.text.setMaximumHeight(110)
         form = QFormLayout()
@@ -80,19 +81,21 @@ class SendVoucherDialog(QDialog):
 
     def _instances(self, instances: list[Instance]) -> None:
         for instance in instances:
-            self.instance.addItem(f"{instance.name} ({instance.gateway})", instance.name)
+            self.instance.addItem(instance.name, instance.name)
         if not instances:
-            self.banner.show_message("Todavía no hay una instancia de WhatsApp: créela en Mensajes → Instancias.",
-                                     "warning")
+            self.banner.show_message("WhatsApp no está configurado: pida a quien instaló Yupana que lo configure "
+                                     "(Mensajes → Avanzado).", "warning")
         self.send_button.setEnabled(bool(instances))
 
     def send(self) -> None:
         self.errors.clear()
         self.banner.clear()
         engine = self.context.engine
-        self.context.workers.run(self, engine.messaging.send_voucher, self.voucher_id, self.instance.currentData(),
-                                 self.number.text().strip().replace(" ", ""), self.text.toPlainText().strip(),
-                                 self.formato, done=self._sent, failed=self._failed, busy=[self.send_button])
+        voucher_id, instance, typed = self.voucher_id, self.instance.currentData(), self.number.text()
+        text, formato = self.text.toPlainText().strip(), self.formato
+        self.context.workers.run(self, lambda: engine.messaging.send_voucher(  # normalised as in Mensajes, Clientes
+            voucher_id, instance, whatsapp_number(typed), text, formato),
+            done=self._sent, failed=self._failed, busy=[self.send_button])
 
     def _sent(self, result: ChatSendResult) -> None:
         self.sent = result

@@ -27,7 +27,7 @@ from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path, confirm
 from .environment import confirm_switch
-from .widgets import FieldErrors, MessageBanner, form_tab, heading
+from .widgets import FieldErrors, MessageBanner, fit_placeholder, form_tab, heading
 
 if TYPE_CHECKING:
     from app.core.api import Engine, Reachability
@@ -334,6 +334,7 @@ class SettingsPage(QWidget):
         row = QHBoxLayout(box)
         self.token_provider = QLineEdit()
         self.token_provider.setPlaceholderText("proveedor, p. ej. factiliza")
+        fit_placeholder(self.token_provider)
         self.token_value = QLineEdit()
         self.token_value.setEchoMode(QLineEdit.EchoMode.Password)
         self.token_value.setPlaceholderText("token (se guarda cifrado)")

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.api import clock, events, fmt, statuses
+from app.core.api import ErrorCode, YupanaError, clock, events, fmt, statuses
 
 from .context import Context
 from .widgets import Badge, MessageBanner, heading, python_date
@@ -32,7 +32,8 @@ COLUMNS = ["Identificador", "Documento", "Fecha", "Comprobantes", "Ticket", "Est
 KINDS = {"RA": "Comunicación de baja", "RC": "Resumen diario"}
 # A summary's state as a person reads it: the label and colour of the matching voucher status.
 STATES = {statuses.SUBMISSION_PENDING: statuses.PENDIENTE, statuses.SUBMISSION_DONE: statuses.ACEPTADO,
-          statuses.SUBMISSION_FAILED: statuses.RECHAZADO}
+          statuses.SUBMISSION_FAILED: statuses.RECHAZADO,
+          statuses.SUMMARY_UNCONFIRMED: statuses.SUMMARY_UNCONFIRMED}  # received, its outcome never learnt
 STATE_COLUMN = 5
 
 
@@ -123,21 +124,45 @@ class SummariesPage(QWidget):
             self.table.setCellWidget(row, STATE_COLUMN, state_badge(summary.state))
         self.empty.setText("" if self.rows else "Todavía no hay comunicaciones de baja ni resúmenes diarios en este "
                                                 "entorno.")
+        self._answered()
 
     def state_of(self, row: int) -> str:
-        """The state shown on a row (pendiente, terminado or fallido)."""
+        """The state shown on a row (pendiente, terminado, fallido or sin_confirmar)."""
         badge = self.table.cellWidget(row, STATE_COLUMN)
         return badge.property("state") or "" if badge else ""
 
     def send_summary(self) -> None:
         fecha = python_date(self.day.date())
         self.banner.clear()
+        self.waiting = frozenset()
         self.context.workers.run(self, self.engine.invoicing.daily_summary, fecha, wait=False, done=self._sent,
-                                 failed=self.banner.show_error, busy=[self.send_button])
+                                 failed=self._send_failed, busy=[self.send_button])
 
     def _sent(self, outcomes: list[SummaryOutcome]) -> None:
         sent = "; ".join(f"{o.ident} (ticket {o.ticket or 'por asignar'}): {len(o.vouchers)} comprobante(s)"
                          for o in outcomes)
-        self.banner.show_message(f"Resumen diario enviado a SUNAT: {sent}. El estado se actualiza cuando SUNAT "
-                                 "responda.", "info")
+        self.sent_text = f"Resumen diario enviado a SUNAT: {sent}."
+        self.banner.show_message(f"{self.sent_text} El estado se actualiza cuando SUNAT responda.", "info")
+        self.waiting = {o.ident for o in outcomes}
         self.reload()
+
+    waiting: frozenset[str] | set[str] = frozenset()  # the summaries sent whose answer the banner still awaits
+    sent_text = ""
+
+    def _send_failed(self, exc: BaseException) -> None:
+        """No boletas to report that day is normal news, not a red error."""
+        if isinstance(exc, YupanaError) and exc.code == ErrorCode.NOT_FOUND and \
+                any(detail.field == "fecha" for detail in exc.details):
+            self.banner.show_message(exc.message, "info")
+        else:
+            self.banner.show_error(exc)
+
+    def _answered(self) -> None:
+        """Once SUNAT answered the summaries just sent, the banner says so instead of «se actualiza cuando…»."""
+        done = [s for s in self.rows if s.ident in self.waiting and s.state != statuses.SUBMISSION_PENDING]
+        if not self.waiting or len(done) < len(self.waiting):
+            return
+        self.waiting = frozenset()
+        answers = "; ".join(f"{s.ident}: {statuses.label(STATES.get(s.state or '', s.state))}" for s in done)
+        accepted = all(s.state == statuses.SUBMISSION_DONE for s in done)
+        self.banner.show_message(f"{self.sent_text} SUNAT respondió: {answers}.", "success" if accepted else "warning")

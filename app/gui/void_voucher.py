@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from app.core.api import MAX_REASON
 
 from .context import Context
-from .widgets import FieldErrors, MessageBanner
+from .widgets import FieldErrors, MessageBanner, fits_width
 
 if TYPE_CHECKING:
     from app.core.api import SummaryOutcome, Voucher
@@ -55,7 +55,7 @@ class VoidDialog(QDialog):
         self.outcome: SummaryOutcome | None = None
         self.setWindowTitle(f"Anular {voucher.serie_numero}")
         self.setWindowModality(Qt.WindowModality.WindowModal)
-        self.setMinimumWidth(520)
+        fits_width(self, 520)
         self.banner = MessageBanner()
         self.errors = FieldErrors()
         self.explanation = QLabel(explanation(voucher, self.kind))

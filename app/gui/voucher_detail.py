@@ -22,19 +22,19 @@ from app.core.api import events, fmt, not_found, statuses
 
 from .context import Context
 from .dialogs import choose_path
-from .emission import cdr_text, export, plain_outcome, resend
+from .emission import export, plain_outcome, resend
 from .printing import PrintPanel
 from .void_voucher import DOCUMENT_NAMES, WITH_ARTICLE, VoidDialog
 from .voucher_form import TYPES
-from .widgets import Badge, MessageBanner, heading
+from .widgets import Badge, MessageBanner, fit_to_screen, heading
 from .xml_view import XmlView
 
 if TYPE_CHECKING:
-    from app.core.api import ConsultedCdr, Engine, Event, VoucherCdr, VoucherSummary
+    from app.core.api import ConsultedCdr, EmissionOutcome, Engine, Event, VoucherCdr, VoucherSummary
     from app.core.api import VoucherDetail as VoucherRecord
 
 BANNER_TONES = {statuses.ACEPTADO: "success", statuses.OBSERVADO: "warning"}  # any other outcome is an error
-TYPE_NAMES = {**{code: name for code, (name, _) in TYPES.items()}, "07": "Nota de crédito", "08": "Nota de débito"}
+TYPE_NAMES = {code: name for code, (name, _) in TYPES.items()}  # catalogue 01: the types the windows issue
 
 
 def status_badge(status: str | None, badge: Badge | None = None) -> Badge:
@@ -89,10 +89,24 @@ SUMMARY_STATES = {statuses.SUBMISSION_PENDING: "esperando la respuesta de SUNAT"
 
 def summary_line(summary: VoucherSummary) -> str:
     """«RA-20261124-1 (ticket 123…): aceptado por SUNAT. Motivo: …» for the detail's summary tab."""
-    state = SUMMARY_STATES.get(summary.state) or (
-        f"rechazado por SUNAT (código {summary.codigo or 'sin código'}: {summary.descripcion or ''})")
+    if summary.state == statuses.SUMMARY_UNCONFIRMED:
+        state = f"sin confirmar ({summary.descripcion or 'SUNAT no confirmó su resultado'})"
+    elif summary.state == statuses.SUBMISSION_PENDING and not summary.ticket and summary.codigo:
+        state = f"por confirmar ({summary.descripcion or 'SUNAT ya la tiene'})"  # SUNAT holds it, its ticket lost
+    else:
+        state = SUMMARY_STATES.get(summary.state) or (
+            f"rechazado por SUNAT (código {summary.codigo or 'sin código'}: {summary.descripcion or ''})")
     motivo = f" Motivo: {summary.motivo}" if summary.motivo else ""
     return f"• {summary.ident} (ticket {summary.ticket or 'por asignar'}): {state}.{motivo}"
+
+
+def pending_tooltip(summary: VoucherSummary) -> str:
+    """Where a pending RA/RC stands, for the «Baja por confirmar» badge's tooltip."""
+    if summary.ticket:
+        return f"{summary.ident}, ticket {summary.ticket}: esperando la respuesta de SUNAT"
+    if summary.codigo:  # SUNAT holds it and its ticket was lost: confirmed through SUNAT's voucher status query
+        return f"{summary.ident}: {summary.descripcion or 'SUNAT ya la tiene'}"
+    return f"{summary.ident}, ticket (por enviar): esperando la respuesta de SUNAT"
 
 
 def summary_words(summary: VoucherSummary) -> str:
@@ -113,11 +127,11 @@ class VoucherDetail(QDialog):
         self.generation = 0
         self.setWindowTitle("Comprobante")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.resize(900, 640)
+        fit_to_screen(self, 900, 640)
         layout = QVBoxLayout(self)
         self.title = heading("…")
         self.status_badge = Badge()
-        self.void_state = Badge()  # «Baja pendiente» while SUNAT's ticket is pending
+        self.void_state = Badge()  # «Baja por confirmar» while SUNAT has not told the outcome of its baja
         self.void_state.hide()
         self.awaiting: int | None = None  # the summary sent from this window, until SUNAT answers it
         self.consulted: ConsultedCdr | None = None  # the last «Consultar CDR en SUNAT» answer
@@ -239,8 +253,8 @@ class VoucherDetail(QDialog):
             lines.setWordWrap(True)
             self.summary_form.addRow("Bajas y resúmenes:", lines)
         self.xml_view.set_xml(voucher.xml_firmado or voucher.xml or "")
-        consulted = cdr_text({"cdr": self.consulted.cdr_zip}) if self.consulted and self.consulted.cdr_zip else ""
-        stored = cdr_text({"cdr": cdr.cdr_zip}) if cdr else ""
+        consulted = self.consulted.xml_text if self.consulted else ""
+        stored = cdr.xml_text if cdr else ""
         self.cdr_view.set_xml(consulted or stored or "Todavía no hay respuesta (CDR) de SUNAT.")
         signed = bool(voucher.xml_firmado)
         self.resend_button.setEnabled(signed and status not in statuses.ACCEPTED and status != statuses.ANULADO)
@@ -260,9 +274,9 @@ class VoucherDetail(QDialog):
         self.context.workers.run(self, resend, self.engine, self.record, done=self._resent,
                                  failed=self.banner.show_error, busy=[self.resend_button])
 
-    def _resent(self, outcome: dict[str, Any]) -> None:
+    def _resent(self, outcome: EmissionOutcome) -> None:
         headline, text = plain_outcome(outcome)
-        tone = BANNER_TONES.get(outcome.get("estado", ""), "error")
+        tone = BANNER_TONES.get(outcome.estado, "error")
         self.banner.show_message(f"{headline}. {text}", tone)
         self.reload()
 
@@ -280,7 +294,8 @@ class VoucherDetail(QDialog):
     # ------------------------------------------------------------ «Anular» (app.gui.void_voucher)
 
     def _void_state(self, loaded: LoadedVoucher) -> None:
-        """The button, the «Baja pendiente» badge and, once SUNAT answered a baja sent from here, its outcome."""
+        """The button, the «Baja por confirmar» badge (or «Baja sin confirmar», with the engine's warning, when an
+        earlier baja was taken as not made) and, once SUNAT answered a baja sent from here, its outcome."""
         self.void_button.setEnabled(can_void(loaded))
         kind = loaded.baja
         self.void_button.setToolTip(
@@ -288,10 +303,14 @@ class VoucherDetail(QDialog):
                                     "el motivo que escriba")
         pending = pending_summary(loaded.summaries)
         if pending is not None:
-            self.void_state.set("Baja pendiente" if pending.condition == "3" else "Resumen pendiente",
-                                statuses.colour(statuses.PENDIENTE))
-            self.void_state.setToolTip(f"{pending.ident}, ticket {pending.ticket or '(por enviar)'}: "
-                                       "esperando la respuesta de SUNAT")
+            voiding = loaded.voucher.void_pending is not None
+            self.void_state.set(statuses.label(statuses.BAJA_POR_CONFIRMAR) if voiding else "Resumen pendiente",
+                                statuses.colour(statuses.BAJA_POR_CONFIRMAR if voiding else statuses.PENDIENTE))
+            self.void_state.setToolTip(pending_tooltip(pending))
+            self.void_state.show()
+        elif loaded.voucher.void_warning:
+            self.void_state.set("Baja sin confirmar", statuses.colour(statuses.SUMMARY_UNCONFIRMED))
+            self.void_state.setToolTip(loaded.voucher.void_warning)
             self.void_state.show()
         else:
             self.void_state.hide()
@@ -304,6 +323,9 @@ class VoucherDetail(QDialog):
         if mine.state == statuses.SUBMISSION_DONE:
             self.banner.show_message(f"SUNAT aceptó {summary_words(mine)}: el comprobante {name} está anulado.",
                                      "success")
+        elif mine.state == statuses.SUMMARY_UNCONFIRMED:
+            self.banner.show_message(f"{mine.descripcion or 'SUNAT no confirmó la baja'}. El comprobante {name} sigue "
+                                     f"«{statuses.label(voucher.status)}».", "warning")
         else:
             self.banner.show_message(
                 f"SUNAT rechazó {summary_words(mine)} (código {mine.codigo or 'sin código'}): "
@@ -313,6 +335,8 @@ class VoucherDetail(QDialog):
     def void(self) -> VoidDialog:
         assert self.loaded is not None  # the button waits for the voucher
         self.void_dialog = VoidDialog(self.context, self.voucher_id, self.loaded.voucher, self.loaded.baja, self)
+        if self.loaded.voucher.void_warning:  # an earlier baja SUNAT received was taken as not made: say which
+            self.void_dialog.banner.show_message(self.loaded.voucher.void_warning, "warning")
         self.void_dialog.accepted.connect(lambda: self._void_sent(self.void_dialog.outcome))
         self.void_dialog.open()
         return self.void_dialog
@@ -352,4 +376,4 @@ class VoucherDetail(QDialog):
         stored = " El CDR se guardó en Yupana (pestaña «CDR de SUNAT»)." if answer.guardado else ""
         self.banner.show_message(f"SUNAT sobre {name}: código {answer.codigo}, {answer.descripcion}.{stored}",
                                  BANNER_TONES.get(answer.estado or "", "error"))
-        self.cdr_view.set_xml(cdr_text({"cdr": answer.cdr_zip}))
+        self.cdr_view.set_xml(answer.xml_text)

@@ -21,16 +21,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.api import DETRACCION_OPERATION, DETRACCION_THRESHOLD, DETRACCIONES, OPERATION_TYPES, ErrorDetail
+from app.core.api import (
+    DETRACCION_OPERATION,
+    DETRACCION_THRESHOLD,
+    DETRACCIONES,
+    OPERATION_TYPES,
+    ErrorDetail,
+    sunat_catalogues,
+)
 
-from .totals import parse_decimal
+from .numbers import parse_decimal
 from .widgets import FieldErrors
 
 HINT_STYLE = "color: #8a5300;"
 AUTOMATIC_OPERATION = "Automático (según las líneas y la detracción)"
 # Catalogue 59 (means of payment of the detracción deposit): the ones a small business uses; 001 by default.
-PAYMENT_MEANS = {"001": "Depósito en cuenta", "002": "Giro", "003": "Transferencia de fondos", "004": "Orden de pago",
-                 "005": "Tarjeta de débito", "006": "Tarjeta de crédito", "009": "Efectivo", "999": "Otros medios de pago"}
+PAYMENT_MEANS = {code: sunat_catalogues.MEANS_OF_PAYMENT[code] for code in sunat_catalogues.MEANS_OF_PAYMENT_OFFERED}
 DEFAULT_SERVICE_CODE = "037"  # «Demás servicios gravados con el IGV»: the suggestion when no product says otherwise
 THRESHOLD = Decimal(DETRACCION_THRESHOLD)
 

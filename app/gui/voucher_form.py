@@ -3,13 +3,16 @@ the modified voucher of a note, «Emitir»."""
 
 from __future__ import annotations
 
+import logging
+import weakref
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QDate, QRegularExpression, Qt, Signal
+from PySide6.QtCore import QDate, QRegularExpression, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QDateEdit,
@@ -21,6 +24,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -31,15 +35,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.api import (
+    FREE_AFFECTATIONS,
     INSTALMENTS_REASON,
     STEPS,
     ErrorDetail,
+    YupanaError,
     clock,
     fmt,
     invalid_many,
     prices,
     round_money,
     statuses,
+    sunat_catalogues,
 )
 
 from .completion import CatalogCompleter, ScanField
@@ -47,25 +54,44 @@ from .context import Context
 from .emission import emit, plain_outcome
 from .instalments import InstalmentsBox
 from .note_reference import NoteReferenceBox, issued_vouchers
+from .numbers import parse_decimal
 from .printing import PrintPanel
-from .totals import LINE_AFFECTATIONS, Line, compute, is_free, parse_decimal
 from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
-from .widgets import Badge, FieldErrors, MessageBanner, cell, cell_widget, python_date
+from .widgets import (
+    PLACEHOLDER_MARGIN,
+    Badge,
+    ErrorStrip,
+    FieldErrors,
+    MessageBanner,
+    cell,
+    cell_widget,
+    combo_width,
+    fit_placeholder,
+    fit_to_screen,
+    header_width,
+    python_date,
+    scrolling,
+)
 
 if TYPE_CHECKING:
-    from app.core.api import Customer, Product, RucRecord, Voucher
+    from app.core.api import Customer, EmissionOutcome, Product, RucRecord, TotalsPreview, Voucher, VoucherDraft
 
-TYPES = {"01": ("Factura", "F001"), "03": ("Boleta de venta", "B001"),
-         "07": ("Nota de crédito", "FC01"), "08": ("Nota de débito", "FD01")}  # notes: F/B follows the reference
-NOTE_TYPES = ("07", "08")
-DOCUMENT_TYPES = {"6": "RUC", "1": "DNI", "4": "Carnet de extranjería", "7": "Pasaporte", "0": "Sin documento"}
+log = logging.getLogger(__name__)
+cat = sunat_catalogues
+FACTURA, RUC, DNI = cat.FACTURA, cat.RUC, cat.DNI
+# Catalogue 01: the types the form issues and their first serie (notes: F/B follows the reference).
+TYPES = {code: (cat.DOCUMENT_TYPES[code], serie) for code, serie in
+         ((FACTURA, "F001"), (cat.BOLETA, "B001"), (cat.NOTA_CREDITO, "FC01"), (cat.NOTA_DEBITO, "FD01"))}
+NOTE_TYPES = cat.NOTES
+DOCUMENT_TYPES = {code: cat.IDENTITY_DOCUMENTS[code] for code in cat.IDENTITY_DOCUMENTS_OFFERED}  # catalogue 06
+LINE_AFFECTATIONS = cat.AFFECTATIONS  # catalogue 07: what a form line offers
 # What the number box accepts for each document type (catalogue 06): its hint and the characters it takes.
 DOCUMENT_INPUTS = {
-    "6": ("RUC: 11 dígitos", r"\d{0,11}"),
-    "1": ("DNI: 8 dígitos", r"\d{0,8}"),
-    "4": ("Carnet de extranjería: hasta 12 letras o dígitos", r"[A-Za-z0-9]{0,12}"),
-    "7": ("Pasaporte: hasta 12 letras o dígitos", r"[A-Za-z0-9]{0,12}"),
-    "0": ("Sin documento: no hace falta número", r""),
+    RUC: ("RUC: 11 dígitos", r"\d{0,11}"),
+    DNI: ("DNI: 8 dígitos", r"\d{0,8}"),
+    cat.CARNET_EXTRANJERIA: ("Carnet de extranjería: hasta 12 letras o dígitos", r"[A-Za-z0-9]{0,12}"),
+    cat.PASAPORTE: ("Pasaporte: hasta 12 letras o dígitos", r"[A-Za-z0-9]{0,12}"),
+    cat.SIN_DOCUMENTO: ("Sin documento: no hace falta número", r""),
 }
 ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Descuento (sin IGV)", "Afectación",
                 "Bolsa (ICBPER)", "Valor de venta", "IGV"]
@@ -77,9 +103,50 @@ TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("
               ("descuentos", "Descuentos (sin IGV)"), ("igv", "IGV (18 %)"), ("icbper", "ICBPER (bolsas)"),
               ("total", "Importe total"), ("detraccion", "Detracción (en soles)")]
 OPTIONAL_TOTALS = frozenset({"exportacion", "gratuitas", "descuentos", "icbper", "detraccion"})
-
+PREFERRED_SIZE = (1180, 860)  # on a screen that has room; fit_to_screen takes less on a smaller one
+MIN_VISIBLE_LINES = 5  # the lines table never shows fewer
+BANNER_DETAILS_HEIGHT = 70  # «Detalles» of a message, in a short screen's budget
+AFFECTATION_WIDTH = 170  # the afectación column, wider when a line shows a longer name
 
 LINE_PRODUCT = Qt.ItemDataRole.UserRole  # on a line's description cell: the product's code, unit and bag flag
+
+# Drafts (docs/gui.md, «Borradores»): saved a moment after the last change, and when closing asks to.
+AUTOSAVE_MS = 2000
+SAVE_DRAFT, DISCARD, KEEP_EDITING = "Guardar borrador", "Descartar", "Seguir editando"
+CONTINUE, LATER = "Continuar", "Ahora no"
+_OPEN_FORMS: weakref.WeakSet[VoucherForm] = weakref.WeakSet()  # the drafts they hold are not offered to another
+
+
+def has_content(content: dict[str, Any]) -> bool:
+    """Whether a form's content (VoucherForm.draft_content) holds something a person typed: a customer or a line."""
+    if any((content.get("receptor") or {}).get(key) for key in ("numero_documento", "razon_social", "direccion")):
+        return True
+    return any(line.get("descripcion") or line.get("precio") or line.get("descuento")
+               for line in content.get("items") or [])
+
+
+def draft_age(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "hace un momento"
+    if minutes < 120:
+        return f"hace {minutes} min"
+    hours = minutes // 60
+    return f"hace {hours} h" if hours < 48 else f"hace {hours // 24} días"
+
+
+def draft_offer(draft: VoucherDraft, others: int) -> str:
+    """The question a saved draft is offered with."""
+    cliente = draft.cliente or "sin cliente"
+    more = f" (y {others} borrador{'es' if others > 1 else ''} más)" if others else ""
+    return (f"Tiene un comprobante sin terminar ({cliente}, {fmt.money(draft.total, draft.moneda)}, "
+            f"{draft_age(draft.age_seconds)}){more}. ¿Continuar?")
+
+
+def shown_total(totals: TotalsPreview, key: str) -> Decimal:
+    """The amount the panel's row `key` shows (the detracción is 0.00 when there is none)."""
+    amount = getattr(totals, key)
+    return Decimal("0.00") if amount is None else amount
 
 
 def customer_label(customer: Customer) -> str:
@@ -95,30 +162,57 @@ def product_label(product: Product) -> str:
 class VoucherForm(QDialog):
     """Non-modal; emits `emitted(outcome)` when a voucher went through the three steps."""
 
-    emitted = Signal(dict)
+    emitted = Signal(object)  # the core's EmissionOutcome
+    draft_saved = Signal(int)  # the id of the draft just stored
 
-    def __init__(self, context: Context, parent: QWidget | None = None) -> None:
+    def __init__(self, context: Context, parent: QWidget | None = None, *, offer_drafts: bool = True) -> None:
         super().__init__(parent)
         self.context = context
+        self.offer_drafts = offer_drafts  # a saved draft of this desk is offered once the form has loaded
+        self.draft_id: int | None = None
+        self._saved_content: dict[str, Any] | None = None  # what the draft holds
+        self._settled: dict[str, Any] | None = None  # the content of the voucher just issued: nothing to keep
+        self._closing = False
+        self.close_box: QMessageBox | None = None
+        self.draft_box: QMessageBox | None = None
+        self.autosave = QTimer(self)
+        self.autosave.setSingleShot(True)
+        self.autosave.setInterval(AUTOSAVE_MS)
+        self.autosave.timeout.connect(self.save_draft_now)
+        application = QApplication.instance()
+        if application is not None:  # the program ending (its main window closed) keeps what is typed
+            application.aboutToQuit.connect(self.save_draft_now)
         self.engine = context.engine
         self.prices_with_igv_by_ruc: dict[str, bool] = {}  # each company's default for «Precios incluyen IGV»
         self.account_by_ruc: dict[str, str | None] = {}  # each company's Banco de la Nación account (detracción)
         self.sent: dict[str, Any] | None = None  # the request of the last «Emitir»
         self.reference_total = Decimal("0.00")  # the total of the voucher a note modifies, when picked
         self.issued: list[Voucher] = []
-        self.outcome: dict[str, Any] | None = None
+        self.outcome: EmissionOutcome | None = None
         self.setWindowTitle("Nuevo comprobante")
-        self.resize(1060, 860)
+        fit_to_screen(self, *PREFERRED_SIZE)
         self.errors = FieldErrors()
         self.banner = MessageBanner()
+        self.banner.details.setMaximumHeight(BANNER_DETAILS_HEIGHT)  # it scrolls: the lines keep their room
         self.extras = ExtrasBox(self.errors)  # global discount, references, operation type, exchange rate
         self.detraccion_hint = DetraccionHint(self.errors)
         self.detraccion = DetraccionBox(self.errors)
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
+        # The boxes above the lines scroll on a short screen; the lines (at least MIN_VISIBLE_LINES rows), the totals
+        # and «Emitir» stay in view whatever the screen and however many field errors show.
+        upper = QWidget()
+        upper_layout = QVBoxLayout(upper)
+        upper_layout.setContentsMargins(0, 0, 0, 0)
+        header_box = self._header_box()
+        issuer = QHBoxLayout()  # the company's whole name, across the form (as long as it is)
+        issuer.addWidget(QLabel("Emisor:"))
+        issuer.addWidget(self.errors.wrap(self.emisor, "emisor"))
+        issuer.addStretch(1)
+        upper_layout.addLayout(issuer)
         top = QHBoxLayout()
         left = QVBoxLayout()
-        left.addWidget(self._header_box())
+        left.addWidget(header_box)
         self.extras.add_row(self.detraccion_hint)  # the suggestion and «Agregar detracción» under the references
         left.addWidget(self.extras)
         left.addStretch(1)
@@ -131,13 +225,20 @@ class VoucherForm(QDialog):
         right.addWidget(self.detraccion)
         right.addStretch(1)
         top.addLayout(right, 1)
-        layout.addLayout(top)
+        upper_layout.addLayout(top)
         self.note = NoteReferenceBox(self.errors)
         self.note.hide()
         self.note.reference_chosen.connect(self._reference_chosen)
         self.note.motivo.currentIndexChanged.connect(lambda: self._payment_changed())
         self.note.letter_changed.connect(self._reference_letter_changed)
-        layout.addWidget(self.note)
+        upper_layout.addWidget(self.note)
+        for edit in upper.findChildren(QLineEdit):  # every hint read whole (the number's: the longest one)
+            if edit.placeholderText():
+                fit_placeholder(edit)
+        self.doc_number.setMinimumWidth(max(self.doc_number.fontMetrics().horizontalAdvance(hint)
+                                            for hint, _ in DOCUMENT_INPUTS.values()) + PLACEHOLDER_MARGIN)
+        self.upper = scrolling(upper)
+        layout.addWidget(self.upper)
         layout.addWidget(self._items_box(), 1)
         layout.addLayout(self._footer())
         self.extras.changed.connect(self.update_totals)
@@ -145,6 +246,8 @@ class VoucherForm(QDialog):
         self.detraccion_hint.button.clicked.connect(self.open_detraccion)
         self.fecha.dateChanged.connect(self.update_totals)  # the tax per bag is the emission year's
         self.add_line()
+        self._watch_changes()
+        _OPEN_FORMS.add(self)
         self._load()
 
     # ------------------------------------------------------------ layout
@@ -153,6 +256,7 @@ class VoucherForm(QDialog):
         box = QGroupBox("Comprobante")
         form = QFormLayout(box)
         self.emisor = QComboBox()
+        self.emisor.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.tipo = QComboBox()
         for code, (label, _) in TYPES.items():
             self.tipo.addItem(label, code)
@@ -170,7 +274,6 @@ class VoucherForm(QDialog):
         self.forma_pago.addItem("Contado", "Contado")
         self.forma_pago.addItem("Crédito (en cuotas)", "Credito")
         self.header_form = form
-        form.addRow("Emisor:", self.errors.wrap(self.emisor, "emisor"))
         form.addRow("Tipo:", self.errors.wrap(self.tipo, "tipo"))
         serie_row = QWidget()
         row = QHBoxLayout(serie_row)
@@ -198,7 +301,7 @@ class VoucherForm(QDialog):
         self.doc_number = QLineEdit()
         self.lookup_button = QPushButton("Buscar")
         self.customer_name = QLineEdit()
-        self.customer_name.setPlaceholderText("escriba el RUC, DNI o nombre: se completa con los clientes guardados")
+        self.customer_name.setPlaceholderText("nombre o número: se completa con sus clientes")
         # Customers complete by document number or by name as one types (the catalogue, on a worker)
         self.number_completion = CatalogCompleter(self, self.context, self.doc_number, self.engine.catalog.customers,
                                                   customer_label)
@@ -235,7 +338,7 @@ class VoucherForm(QDialog):
         self.doc_number.setValidator(validator)
         self.doc_number.setPlaceholderText(hint)
         self.doc_number.setEnabled(bool(pattern))
-        self.lookup_button.setEnabled(self.doc_type.currentData() == "6")
+        self.lookup_button.setEnabled(self.doc_type.currentData() == RUC)
 
     def _items_box(self) -> QGroupBox:
         box = QGroupBox("Detalle")
@@ -243,26 +346,27 @@ class VoucherForm(QDialog):
         self.items = QTableWidget(0, len(ITEM_COLUMNS))
         self.items.setHorizontalHeaderLabels(ITEM_COLUMNS)
         self.items.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((1, 70), (2, 160), (DISCOUNT, 120), (AFFECTATION, 170), (BAG, 100), (VALUE, 100),
-                              (IGV, 80)):
-            self.items.setColumnWidth(column, width)
+        for column, width in ((1, 70), (2, 160), (DISCOUNT, 120), (AFFECTATION, AFFECTATION_WIDTH), (BAG, 100), (VALUE, 100),
+                              (IGV, 80)):  # and never narrower than the header's words (the price's two wordings)
+            texts = PRICE_HEADERS.values() if column == 2 else [ITEM_COLUMNS[column]]
+            self.items.setColumnWidth(column, max(width, *(header_width(self.items, text) for text in texts)))
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.items.itemChanged.connect(self.update_totals)
         self.moneda.currentIndexChanged.connect(self._currency_changed)  # the totals show «S/» or «US$»
         self.product_field = ScanField()
-        self.product_field.setPlaceholderText("Agregar producto: escanee el código de barras o escriba el código o la "
-                                              "descripción")
+        self.product_field.setPlaceholderText("Agregar producto: escanee o escriba su código o descripción")
+        fit_placeholder(self.product_field)
         self.product_completion = CatalogCompleter(self, self.context, self.product_field,
                                                    self.engine.catalog.products, product_label, min_chars=1)
         self.product_completion.chosen.connect(self.add_product)
         self.product_field.popup = self.product_completion.completer.popup()
         self.product_field.scanned.connect(self.product_scanned)
-        layout.addWidget(self.product_field)
         self.prices_with_igv = QCheckBox("Precios incluyen IGV")
         self.prices_with_igv.setToolTip("Escriba el precio que paga el cliente; Yupana calcula el valor sin IGV de "
                                         "modo que el total sea el precio por la cantidad.")
         self.prices_with_igv.toggled.connect(self._prices_mode_changed)
-        buttons = QHBoxLayout()
+        buttons = QHBoxLayout()  # one row with the product field: the lines keep the height
+        buttons.addWidget(self.product_field, 1)
         self.add_line_button = QPushButton("Agregar línea")
         self.remove_line_button = QPushButton("Quitar línea")
         self.save_product_button = QPushButton("Guardar línea en Productos…")
@@ -270,16 +374,24 @@ class VoucherForm(QDialog):
         buttons.addWidget(self.add_line_button)
         buttons.addWidget(self.remove_line_button)
         buttons.addWidget(self.save_product_button)
-        buttons.addStretch(1)
         buttons.addWidget(self.prices_with_igv)
         self.add_line_button.clicked.connect(lambda: self.add_line())
         self.remove_line_button.clicked.connect(self.remove_line)
         self.save_product_button.clicked.connect(self.save_line_as_product)
         self.product_editor: QDialog | None = None
-        layout.addWidget(self.items, 1)
-        layout.addWidget(self.errors.label_for("items"))
+        self.items.setMinimumHeight(self._lines_height(MIN_VISIBLE_LINES))
         layout.addLayout(buttons)
+        layout.addWidget(self.items, 1)
+        self.items_errors = ErrorStrip(self.errors.label_for("items"))  # one line per bad line: it scrolls
+        layout.addWidget(self.items_errors)
         return box
+
+    def _lines_height(self, rows: int) -> int:
+        """The table's height showing `rows` lines under its header, with the horizontal scroll bar it may need."""
+        table = self.items
+        table.ensurePolished()
+        return (table.horizontalHeader().sizeHint().height() + rows * table.verticalHeader().defaultSectionSize()
+                + table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth())
 
     def _footer(self) -> QHBoxLayout:
         footer = QHBoxLayout()
@@ -298,52 +410,61 @@ class VoucherForm(QDialog):
         result.addWidget(self.result_badge, 0, Qt.AlignmentFlag.AlignLeft)
         result.addWidget(self.result_text)
         result.addStretch(1)
+        # The totals in two columns of name and amount (the operations on the left; discounts, IGV, ICBPER, the
+        # total and the detracción on the right), «Emitir» beside them: the footer stays short on a 728 px screen.
         totals = QGridLayout()
         self.total_labels: dict[str, QLabel] = {}
         self.total_names: dict[str, QLabel] = {}
-        for row, (key, label) in enumerate(TOTAL_ROWS):
+        per_column = (len(TOTAL_ROWS) + 1) // 2
+        for index, (key, label) in enumerate(TOTAL_ROWS):
             value = QLabel("0.00")
             value.setAlignment(Qt.AlignmentFlag.AlignRight)
             if key == "total":
                 value.setStyleSheet("font-weight: bold; font-size: 16px;")
             self.total_labels[key] = value
             self.total_names[key] = QLabel(label + ":")
-            totals.addWidget(self.total_names[key], row, 0)
-            totals.addWidget(value, row, 1)
+            row, column = index % per_column, 3 * (index // per_column)
+            totals.addWidget(self.total_names[key], row, column)
+            totals.addWidget(value, row, column + 1)
             if key in OPTIONAL_TOTALS:  # shown only when the voucher has them
                 self.total_names[key].hide()
                 value.hide()
-        last = len(TOTAL_ROWS)
+        totals.setColumnMinimumWidth(2, 18)  # between the two columns
+        totals.setRowStretch(per_column, 1)
+        buttons = QVBoxLayout()
         self.emit_button = QPushButton("Emitir")
         self.emit_button.setDefault(True)
         self.emit_button.setMinimumHeight(38)
         self.emit_button.setStyleSheet("font-weight: bold; font-size: 15px;")
-        totals.addWidget(self.emit_button, last, 0, 1, 2)
+        buttons.addWidget(self.emit_button)
         self.emit_button.clicked.connect(self.emit_voucher)
         # After «Emitir», the printed voucher is one click away (Qt's print dialog, the company's format).
         self.print_button = QPushButton("Imprimir")
         self.print_button.setMinimumHeight(32)
         self.print_button.hide()
         self.print_button.clicked.connect(self.print_voucher)
-        totals.addWidget(self.print_button, last + 1, 0, 1, 2)
+        buttons.addWidget(self.print_button)
+        buttons.addStretch(1)
         self.printing: PrintPanel | None = None
-        footer.addLayout(result, 2)
-        footer.addLayout(totals, 1)
+        footer.addLayout(result, 3)
+        footer.addLayout(totals, 3)
+        footer.addLayout(buttons, 1)
         return footer
 
     # ------------------------------------------------------------ loading and proposals
 
     def _load(self) -> None:
-        def load() -> tuple[list, list, dict, dict]:
+        def load() -> tuple[list, list, dict, dict, list]:
             companies = self.engine.admin.companies()
             defaults = {c.ruc: self.engine.admin.prices_include_igv(c.ruc) for c in companies}
             accounts = {c.ruc: self.engine.admin.detraction_account(c.ruc) for c in companies}
-            return companies, issued_vouchers(self.engine), defaults, accounts
+            drafts = self.engine.invoicing.drafts() if self.offer_drafts else []
+            return companies, issued_vouchers(self.engine), defaults, accounts, drafts
 
         self.context.workers.run(self, load, done=self._loaded, failed=self.banner.show_error)
 
-    def _loaded(self, loaded: tuple[list, list, dict, dict]) -> None:
-        companies, self.issued, self.prices_with_igv_by_ruc, self.account_by_ruc = loaded
+    def _loaded(self, loaded: tuple[list, list, dict, dict, list]) -> None:
+        companies, self.issued, self.prices_with_igv_by_ruc, self.account_by_ruc, drafts = loaded
         self.emisor.blockSignals(True)
         for company in companies:
             self.emisor.addItem(f"{company.razon_social} ({company.ruc})", company.ruc)
@@ -351,6 +472,7 @@ class VoucherForm(QDialog):
         if not companies:
             self.banner.show_message("Primero registre su empresa en Ajustes → Empresas.", "warning")
         self._issuer_changed()
+        self.offer_draft(drafts)
 
     def is_note(self) -> bool:
         return self.tipo.currentData() in NOTE_TYPES
@@ -364,18 +486,18 @@ class VoucherForm(QDialog):
         if note:
             self.note.set_note_type(code)
             self.serie.setText(self.note.letter() + TYPES[code][1][1:])
-            self.doc_type.setCurrentIndex(self.doc_type.findData("6" if self.note.letter() == "F" else "1"))
+            self.doc_type.setCurrentIndex(self.doc_type.findData(RUC if self.note.letter() == "F" else DNI))
         else:
             self.serie.setText(TYPES[code][1])
-            self.doc_type.setCurrentIndex(self.doc_type.findData("6" if code == "01" else "1"))
+            self.doc_type.setCurrentIndex(self.doc_type.findData(RUC if code == FACTURA else DNI))
         self.propose_numero()
 
     def _payment_changed(self) -> None:
         self.instalments.setVisible(self._on_credit())
-        invoice = self.tipo.currentData() in ("01", "03")
+        invoice = self.tipo.currentData() in cat.SALES
         self.extras.descuento_global.setEnabled(invoice)
         self.extras.tipo_operacion.setEnabled(invoice)
-        if self.tipo.currentData() != "01":
+        if self.tipo.currentData() != FACTURA:
             self.detraccion.hide()
         self.update_totals()
 
@@ -411,7 +533,7 @@ class VoucherForm(QDialog):
 
     def _reference_chosen(self, voucher: Voucher) -> None:
         """The note goes to the customer (and in the currency) of the voucher it modifies."""
-        kind = voucher.receptor_tipo_documento or ("6" if voucher.tipo == "01" else "1")
+        kind = voucher.receptor_tipo_documento or (RUC if voucher.tipo == FACTURA else DNI)
         self.doc_type.setCurrentIndex(max(self.doc_type.findData(kind), 0))
         self.doc_number.setText(voucher.receptor_numero_documento or "")
         self.customer_name.setText(voucher.receptor_nombre or "")
@@ -438,14 +560,14 @@ class VoucherForm(QDialog):
 
     def _new_ruc(self, typed: str, found: list) -> None:
         """A whole RUC typed that no saved customer has: the registry fills in the customer (and keeps it)."""
-        if (not found and len(typed) == 11 and typed.isdigit() and self.doc_type.currentData() == "6"
+        if (not found and len(typed) == 11 and typed.isdigit() and self.doc_type.currentData() == RUC
                 and not self.customer_name.text().strip()):
             self.lookup_customer()
 
     def lookup_customer(self) -> None:
         number = self.doc_number.text().strip()
         self.errors.clear()
-        if self.doc_type.currentData() != "6":  # the registries answer RUCs; other documents are typed in
+        if self.doc_type.currentData() != RUC:  # the registries answer RUCs; other documents are typed in
             label = self.errors.labels["receptor.numero_documento"]
             label.setText("Solo se pueden buscar RUC; escriba el nombre del cliente.")
             label.show()
@@ -454,7 +576,7 @@ class VoucherForm(QDialog):
                                  failed=self._customer_not_found, busy=[self.lookup_button])
 
     def _customer_found(self, record: RucRecord) -> None:
-        self.doc_type.setCurrentIndex(self.doc_type.findData("6"))
+        self.doc_type.setCurrentIndex(self.doc_type.findData(RUC))
         self.customer_name.setText(record.razon_social or "")
         self.customer_address.setText(record.direccion or "")
 
@@ -465,7 +587,7 @@ class VoucherForm(QDialog):
 
     # ------------------------------------------------------------ items and totals
 
-    def add_line(self, descripcion: str = "", cantidad: str = "1", valor: str = "", afectacion: str = "10",
+    def add_line(self, descripcion: str = "", cantidad: str = "1", valor: str = "", afectacion: str = cat.GRAVADO,
                  descuento: str = "", bolsas: bool = False) -> int:
         """A line; a free line (afectación 11-16, 21, 31-37) takes its reference value as the price."""
         self.items.blockSignals(True)
@@ -481,7 +603,9 @@ class VoucherForm(QDialog):
         combo.setToolTip("En una línea gratuita (transferencia gratuita) el precio escrito es el valor referencial "
                          "sin IGV: no se cobra, se informa en «Op. gratuitas».")
         combo.currentIndexChanged.connect(self.update_totals)
+        combo.currentIndexChanged.connect(self._fit_affectations)
         self.items.setCellWidget(row, AFFECTATION, combo)
+        self._fit_affectations()
         bag = QTableWidgetItem("")
         bag.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
         bag.setCheckState(Qt.CheckState.Checked if bolsas else Qt.CheckState.Unchecked)
@@ -495,6 +619,13 @@ class VoucherForm(QDialog):
         self.items.blockSignals(False)
         self.update_totals()
         return row
+
+    def _fit_affectations(self) -> None:
+        """The afectación column as wide as the longest one the lines show (a free line's names are long)."""
+        combos = [cell_widget(self.items, row, AFFECTATION, QComboBox) for row in range(self.items.rowCount())
+                  if isinstance(self.items.cellWidget(row, AFFECTATION), QComboBox)]
+        needed = [combo_width(combo) for combo in combos]
+        self.items.setColumnWidth(AFFECTATION, max([AFFECTATION_WIDTH, *needed]))
 
     def product_scanned(self) -> None:
         """Enter in the product field: a scanner typed a barcode (or a person a whole code): its product fills a
@@ -568,7 +699,7 @@ class VoucherForm(QDialog):
             return
         product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
-                  "unidad": product.get("unidad") or "NIU", "tipo_afectacion_igv": self._affectation(row),
+                  "unidad": product.get("unidad") or cat.UNIDAD, "tipo_afectacion_igv": self._affectation(row),
                   "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": self._bags(row)}
         self.product_editor = RecordEditor(self, self.context, ProductsPage.FIELDS, "producto",
                                            lambda data, _id: save_product(self.engine, data),
@@ -607,6 +738,22 @@ class VoucherForm(QDialog):
         typed = self._text(row, DISCOUNT)
         return parse_decimal(typed) if typed else Decimal("0.00")
 
+    def _price_field(self, row: int) -> str:
+        """Where the line's price goes: a price with IGV, or a value without it (a free line's price is its reference
+        value, without IGV)."""
+        free = self._affectation(row) in FREE_AFFECTATIONS
+        return "precio_con_igv" if self.prices_with_igv.isChecked() and not free else "precio_unitario"
+
+    def _item(self, row: int, cantidad: Any, precio: Any, descuento: Any) -> dict[str, Any]:
+        """The line of `row` as a contract item with these amounts, and the product's code, unit and marks."""
+        product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
+        return {"descripcion": self._text(row, 0), "cantidad": cantidad, self._price_field(row): precio,
+                "tipo_afectacion_igv": self._affectation(row), "unidad": product.get("unidad") or cat.UNIDAD,
+                "codigo": product.get("codigo"), **({"descuento": descuento} if descuento else {}),
+                **({"codigo_detraccion": product["codigo_detraccion"]}
+                   if product.get("codigo_detraccion") and self.tipo.currentData() == FACTURA else {}),
+                **({"icbper": True} if self._bags(row) else {})}
+
     def read_lines(self) -> tuple[list[dict[str, Any]], list[ErrorDetail]]:
         """The table as contract items, plus the problems a person can fix before sending."""
         items, problems = [], []
@@ -620,57 +767,55 @@ class VoucherForm(QDialog):
             if cantidad is None or cantidad <= 0:
                 problems.append(ErrorDetail(f"items[{row}].cantidad",
                                             f"Línea {row + 1}: la cantidad debe ser un número mayor que cero."))
-            free = is_free(self._affectation(row))  # a free line's price is its reference value, without IGV
-            price_field = "precio_con_igv" if self.prices_with_igv.isChecked() and not free else "precio_unitario"
-            product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
+            price_field = self._price_field(row)
             if valor is None or valor < 0:
                 what = "el precio unitario debe ser un número (con IGV)" if price_field == "precio_con_igv" else \
-                    "el valor referencial debe ser un número (sin IGV)" if free else \
-                    "el valor unitario debe ser un número (sin IGV)"
+                    "el valor referencial debe ser un número (sin IGV)" if self._affectation(row) in FREE_AFFECTATIONS \
+                    else "el valor unitario debe ser un número (sin IGV)"
                 problems.append(ErrorDetail(f"items[{row}].{price_field}", f"Línea {row + 1}: {what}."))
             descuento = self._discount(row)
             if descuento is None or descuento < 0:
                 problems.append(ErrorDetail(f"items[{row}].descuento", f"Línea {row + 1}: el descuento "
                                             f"«{self._text(row, DISCOUNT)}» debe ser un monto sin IGV, p. ej. 5.00."))
-            items.append({"descripcion": descripcion, "cantidad": cantidad or Decimal(0),
-                          price_field: valor or Decimal(0), "tipo_afectacion_igv": self._affectation(row),
-                          "unidad": product.get("unidad") or "NIU", "codigo": product.get("codigo"),
-                          **({"descuento": descuento} if descuento else {}),
-                          **({"codigo_detraccion": product["codigo_detraccion"]}
-                             if product.get("codigo_detraccion") and self.tipo.currentData() == "01" else {}),
-                          **({"icbper": True} if self._bags(row) else {})})
+            items.append(self._item(row, cantidad or Decimal(0), valor or Decimal(0), descuento))
         return items, problems
 
+    def _typed(self, row: int, column: int) -> Decimal | str | None:
+        """A number cell as typed: its number, None when empty, the text itself when it is not a number (the
+        preview then says the line cannot be computed)."""
+        typed = self._text(row, column)
+        value = parse_decimal(typed)
+        return value if value is not None else typed or None
+
+    def preview_request(self) -> dict[str, Any]:
+        """The request as typed so far, every line included (row n is item n), for the engine's preview of its
+        amounts: what does not read yet leaves its line without amounts, it does not stop the preview."""
+        tipo, moneda = self.tipo.currentData(), self.moneda.currentData()
+        extras, _ = self.extras.fields(moneda, tipo in cat.SALES)
+        spot, _ = self.detraccion.fields() if tipo == FACTURA else ({}, [])
+        return {"tipo": tipo, "moneda": moneda, "fecha_emision": python_date(self.fecha.date()),
+                "items": [self._item(row, self._typed(row, 1), self._typed(row, 2), self._typed(row, DISCOUNT))
+                          for row in range(self.items.rowCount())],
+                **extras, **spot, **(self.note.fields() if self.is_note() else {})}
+
     def update_totals(self) -> None:
-        lines = []
+        """Each line's value and IGV and the totals panel, as the engine computes them for the request as typed
+        (`engine.invoicing.preview_totals`: the builder's own functions; nothing stored is read)."""
+        totals = self.engine.invoicing.preview_totals(self.preview_request())
         self.items.blockSignals(True)
-        for row in range(self.items.rowCount()):
-            cantidad, valor = parse_decimal(self._text(row, 1)), parse_decimal(self._text(row, 2))
-            descuento = self._discount(row)
-            if cantidad is None or valor is None or cantidad <= 0 or descuento is None:
-                cell(self.items, row, VALUE).setText("")
-                cell(self.items, row, IGV).setText("")
-                continue
-            line = Line(cantidad, valor, self._affectation(row), self.prices_with_igv.isChecked(), descuento,
-                        self._bags(row))
-            lines.append(line)
-            cell(self.items, row, VALUE).setText(fmt.number(line.valor_venta))
-            cell(self.items, row, IGV).setText(fmt.number(line.igv))
+        for row, line in enumerate(totals.lines):
+            cell(self.items, row, VALUE).setText("" if line is None else fmt.number(line.valor_venta))
+            cell(self.items, row, IGV).setText("" if line is None else fmt.number(line.igv))
         self.items.blockSignals(False)
         moneda = self.moneda.currentData()
-        tipo_cambio = Decimal(1) if moneda == "PEN" else self.extras.exchange_rate()
-        invoice = self.tipo.currentData() in ("01", "03")
-        totals = compute(lines, self.extras.discount() if invoice else Decimal(0), python_date(self.fecha.date()),
-                         self.detraccion.rate() if self.tipo.currentData() == "01" and tipo_cambio else None,
-                         tipo_cambio or Decimal(1))
         for key, label in self.total_labels.items():
-            amount = getattr(totals, key)
+            amount = shown_total(totals, key)
             label.setText(fmt.money(amount, "PEN" if key == "detraccion" else moneda))
             if key in OPTIONAL_TOTALS:
                 label.setVisible(bool(amount))
                 self.total_names[key].setVisible(bool(amount))
         if self.detraccion.active():
-            self.detraccion.show_amount(totals.detraccion)
+            self.detraccion.show_amount(shown_total(totals, "detraccion"))
         self.totals = totals
         if self.is_note() and self._on_credit():
             self.instalments.set_total(self.reference_total)  # NC 13: the factura's instalments, corrected
@@ -679,7 +824,8 @@ class VoucherForm(QDialog):
         codes = [(self._text(row, 0), product["codigo_detraccion"]) for row in range(self.items.rowCount())
                  if (product := cell(self.items, row, 0).data(LINE_PRODUCT) or {}).get("codigo_detraccion")]
         export = bool(totals.exportacion) or (self.extras.tipo_operacion.currentData() or "").startswith("02")
-        self.detraccion_hint.suggest(self.tipo.currentData() == "01",
+        tipo_cambio = Decimal(1) if moneda == "PEN" else self.extras.exchange_rate()
+        self.detraccion_hint.suggest(self.tipo.currentData() == FACTURA,
                                      totals.total * tipo_cambio if tipo_cambio and not export else None, codes,
                                      self.detraccion.active())
 
@@ -709,8 +855,8 @@ class VoucherForm(QDialog):
         items, problems = self.read_lines()
         cuotas, cuota_problems = self.instalments.read() if self._on_credit() else ([], [])
         problems += cuota_problems
-        extras, extra_problems = self.extras.fields(self.moneda.currentData(), self.tipo.currentData() in ("01", "03"))
-        spot, spot_problems = self.detraccion.fields() if self.tipo.currentData() == "01" else ({}, [])
+        extras, extra_problems = self.extras.fields(self.moneda.currentData(), self.tipo.currentData() in cat.SALES)
+        spot, spot_problems = self.detraccion.fields() if self.tipo.currentData() == FACTURA else ({}, [])
         problems += extra_problems + spot_problems
         if problems:
             raise invalid_many(problems)
@@ -718,7 +864,7 @@ class VoucherForm(QDialog):
         receptor: dict[str, Any] = {"tipo_documento": doc_type, "numero_documento": number or None,
                                     "razon_social": self.customer_name.text().strip() or None,
                                     "direccion": self.customer_address.text().strip() or None}
-        if doc_type == "6":
+        if doc_type == RUC:
             receptor["ruc"] = number
         request: dict[str, Any] = {
             "tipo": self.tipo.currentData(), "serie": self.serie.text().strip().upper(),
@@ -739,7 +885,7 @@ class VoucherForm(QDialog):
     def _on_credit(self) -> bool:
         """A sale on credit, or a credit note of reason 13 (it carries the corrected instalments)."""
         if self.is_note():
-            return self.tipo.currentData() == "07" and self.note.motivo.currentData() == INSTALMENTS_REASON
+            return self.tipo.currentData() == cat.NOTA_CREDITO and self.note.motivo.currentData() == INSTALMENTS_REASON
         return self.forma_pago.currentData() == "Credito"
 
     def emit_voucher(self) -> None:
@@ -758,7 +904,7 @@ class VoucherForm(QDialog):
         self.progress.show()
         self.sent = request
 
-        def work(job: Any) -> dict[str, Any]:  # the environment at the moment of sending, not when the form opened
+        def work(job: Any) -> EmissionOutcome:  # the environment at the moment of sending, not when the form opened
             return emit(self.engine, request, job.report)
 
         self.context.workers.run(self, work, pass_job=True,
@@ -769,19 +915,20 @@ class VoucherForm(QDialog):
         self.progress.setValue(step[0])
         self.step_label.setText(step[1])
 
-    def show_outcome(self, outcome: dict[str, Any]) -> None:
+    def show_outcome(self, outcome: EmissionOutcome) -> None:
         self.outcome = outcome
         self.progress.setValue(len(STEPS))
         self.step_label.setText("")
         headline, text = plain_outcome(outcome)
-        self.result_badge.set(headline, statuses.colour(outcome.get("estado")))
+        self.result_badge.set(headline, statuses.colour(outcome.estado))
         self.result_badge.show()
         self.result_text.setText(text)
         self.emitted.emit(outcome)
-        if outcome.get("nombre_archivo") and outcome.get("digest_value"):
+        if outcome.nombre_archivo and outcome.digest_value:
             self.print_button.show()  # signed: it can be printed, whatever SUNAT answered
             self._remember_account()
-        if outcome.get("estado") in statuses.ISSUED:
+            self._issued_from_draft()  # the voucher is stored: its draft goes
+        if outcome.estado in statuses.ISSUED:
             self.emit_button.setText("Emitir otro")
             self.emit_button.clicked.disconnect()
             self.emit_button.clicked.connect(self.start_next)
@@ -801,7 +948,7 @@ class VoucherForm(QDialog):
         """Lay out the voucher just issued, then open the print dialog."""
         if self.outcome is None:  # nothing issued: the button is hidden
             return
-        ruc, tipo, serie, numero = self.outcome["nombre_archivo"].removesuffix(".xml").split("-")
+        ruc, tipo, serie, numero = self.outcome.nombre_archivo.removesuffix(".xml").split("-")
         if self.printing is None:
             self.printing = PrintPanel(self.context, self.banner, self)
             self.printing.hide()
@@ -852,6 +999,193 @@ class VoucherForm(QDialog):
         else:
             self.banner.show_message("Revise los campos marcados en rojo.", "error",
                                      "\n".join(f"• {d.message}" for d in details))
+
+    # ------------------------------------------------------------ drafts (docs/gui.md, «Borradores»)
+
+    def _watch_changes(self) -> None:
+        """Any change schedules the autosave (AUTOSAVE_MS after the last one)."""
+        schedule = self.autosave.start
+        self.items.itemChanged.connect(schedule)
+        self.items.model().rowsInserted.connect(schedule)
+        self.items.model().rowsRemoved.connect(schedule)
+        for combo in (self.emisor, self.tipo, self.moneda, self.forma_pago, self.doc_type):
+            combo.currentIndexChanged.connect(schedule)
+        for edit in (self.doc_number, self.customer_name, self.customer_address, self.serie):
+            edit.textChanged.connect(schedule)
+        self.fecha.dateChanged.connect(schedule)
+        self.prices_with_igv.toggled.connect(schedule)
+
+    def draft_content(self) -> dict[str, Any]:
+        """What the form holds as typed (numbers as their text), for a draft: `load_draft` fills the form back."""
+        lines = [{"descripcion": self._text(row, 0), "cantidad": self._text(row, 1), "precio": self._text(row, 2),
+                  "descuento": self._text(row, DISCOUNT), "tipo_afectacion_igv": self._affectation(row),
+                  "icbper": self._bags(row), "producto": cell(self.items, row, 0).data(LINE_PRODUCT) or None}
+                 for row in range(self.items.rowCount())]
+        return {"emisor": self.emisor.currentData(), "tipo": self.tipo.currentData(),
+                "serie": self.serie.text().strip().upper(), "fecha_emision": python_date(self.fecha.date()).isoformat(),
+                "moneda": self.moneda.currentData(), "forma_pago": self.forma_pago.currentData(),
+                "precios_incluyen_igv": self.prices_with_igv.isChecked(),
+                "receptor": {"tipo_documento": self.doc_type.currentData(),
+                             "numero_documento": self.doc_number.text().strip(),
+                             "razon_social": self.customer_name.text().strip(),
+                             "direccion": self.customer_address.text().strip()},
+                "items": lines}
+
+    def load_draft(self, content: dict[str, Any], draft_id: int | None = None) -> None:
+        """Fill the form with a draft's content (`draft_content`); it goes on being saved as draft `draft_id`."""
+        def choose(combo: QComboBox, value: Any) -> None:
+            index = combo.findData(value)
+            if index >= 0:
+                combo.setCurrentIndex(index)
+
+        choose(self.emisor, content.get("emisor"))
+        choose(self.tipo, content.get("tipo"))  # proposes its serie and document type: the draft's follow
+        if content.get("serie"):
+            self.serie.setText(str(content["serie"]))
+        date = QDate.fromString(str(content.get("fecha_emision") or ""), Qt.DateFormat.ISODate)
+        if date.isValid():
+            self.fecha.setDate(date)
+        choose(self.moneda, content.get("moneda"))
+        choose(self.forma_pago, content.get("forma_pago"))
+        self.prices_with_igv.setChecked(bool(content.get("precios_incluyen_igv")))
+        receptor = content.get("receptor") or {}
+        choose(self.doc_type, receptor.get("tipo_documento"))
+        self.doc_number.setText(receptor.get("numero_documento") or "")
+        self.customer_name.setText(receptor.get("razon_social") or "")
+        self.customer_address.setText(receptor.get("direccion") or "")
+        self.items.setRowCount(0)
+        for line in content.get("items") or []:
+            row = self.add_line(line.get("descripcion") or "", line.get("cantidad") or "", line.get("precio") or "",
+                                line.get("tipo_afectacion_igv") or cat.GRAVADO, line.get("descuento") or "",
+                                bool(line.get("icbper")))
+            if line.get("producto"):
+                cell(self.items, row, 0).setData(LINE_PRODUCT, line["producto"])
+        if not self.items.rowCount():
+            self.add_line()
+        self.update_totals()
+        self.propose_numero()
+        self.draft_id = draft_id
+        self._saved_content = self.draft_content() if draft_id is not None else None
+        self.autosave.stop()
+
+    def needs_asking(self) -> bool:
+        """Whether closing would lose something typed: content that is not the voucher just issued."""
+        content = self.draft_content()
+        return has_content(content) and content != self._settled
+
+    def save_draft_now(self) -> bool:
+        """Store what the form holds as its draft (the autosave, «Guardar borrador»); whether it is stored."""
+        self.autosave.stop()
+        content = self.draft_content()
+        if not has_content(content) or content == self._settled:
+            return False
+        if content == self._saved_content and self.draft_id is not None:
+            return True
+        totals = getattr(self, "totals", None)
+        try:
+            draft = self.engine.invoicing.save_draft(
+                content, cliente=self.customer_name.text().strip() or self.doc_number.text().strip(),
+                total=totals.total if totals is not None else Decimal("0.00"), moneda=self.moneda.currentData(),
+                draft_id=self.draft_id)
+        except YupanaError as exc:
+            self.banner.show_error(exc)
+            return False
+        except Exception:  # noqa: BLE001 - the engine closed under a form still open (the program ending)
+            log.exception("the draft could not be saved")
+            return False
+        self.draft_id, self._saved_content = draft.id, content
+        self.draft_saved.emit(draft.id)
+        return True
+
+    def discard_draft(self) -> None:
+        self.autosave.stop()
+        if self.draft_id is not None:
+            try:
+                self.engine.invoicing.discard_draft(self.draft_id)
+            except YupanaError as exc:
+                self.banner.show_error(exc)
+                return
+        self.draft_id, self._saved_content = None, None
+
+    def _issued_from_draft(self) -> None:
+        self.discard_draft()
+        self._settled = self.draft_content()
+
+    def reject(self) -> None:
+        """Escape and the window's close button: with something typed, ask first (the box's Escape keeps
+        editing), so nothing typed is ever thrown away silently."""
+        if not self._closing and self.needs_asking():
+            self.ask_close()
+            return
+        if not self._closing and not has_content(self.draft_content()):
+            self.discard_draft()  # emptied by hand: nothing to keep
+        self._finish_close()
+
+    def ask_close(self) -> QMessageBox:
+        """«Guardar borrador» / «Descartar» / «Seguir editando», without blocking: the answer arrives in
+        `_close_answered`."""
+        if self.close_box is not None and self.close_box.isVisible():
+            return self.close_box  # already asking (a second Escape)
+        box = self.close_box = QMessageBox(QMessageBox.Icon.Question, "Comprobante sin emitir",
+                                           "Este comprobante no se ha emitido. ¿Guarda lo escrito como borrador para "
+                                           "terminarlo después?", QMessageBox.StandardButton.NoButton, self)
+        box.addButton(SAVE_DRAFT, QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(DISCARD, QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton(KEEP_EDITING, QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        box.buttonClicked.connect(lambda button: self._close_answered(button.text()))
+        box.open()
+        return box
+
+    def _close_answered(self, answer: str) -> None:
+        if answer == SAVE_DRAFT:
+            if not self.save_draft_now():
+                return  # not stored (the banner says why): the form stays open
+        elif answer == DISCARD:
+            self.discard_draft()
+        else:
+            return
+        self._finish_close()
+
+    def discard_and_close(self) -> None:
+        """For scripts (the screenshots): drop the draft and close without asking. A person's Escape or close
+        button always asks."""
+        self.discard_draft()
+        self._finish_close()
+
+    def _finish_close(self) -> None:
+        self._closing = True
+        self.autosave.stop()
+        super().reject()
+
+    def offer_draft(self, drafts: list[VoucherDraft]) -> None:
+        """A saved draft of this desk that no open form holds is offered while the form is still blank."""
+        held = {form.draft_id for form in _OPEN_FORMS
+                if form is not self and form.engine is self.engine and not form._closing}
+        free = [draft for draft in drafts if draft.id not in held]
+        if not free or self.needs_asking() or self.draft_id is not None:
+            return
+        draft = free[0]
+        box = self.draft_box = QMessageBox(QMessageBox.Icon.Question, "Borrador guardado",
+                                           draft_offer(draft, len(free) - 1), QMessageBox.StandardButton.NoButton,
+                                           self)
+        box.addButton(CONTINUE, QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(DISCARD, QMessageBox.ButtonRole.DestructiveRole)
+        later = box.addButton(LATER, QMessageBox.ButtonRole.RejectRole)
+        box.setEscapeButton(later)
+        box.buttonClicked.connect(lambda button: self._offer_answered(button.text(), draft))
+        box.open()
+
+    def _offer_answered(self, answer: str, draft: VoucherDraft) -> None:
+        if answer == CONTINUE:
+            self.load_draft(draft.content, draft.id)
+            self.banner.show_message("Se recuperó el borrador: revise los datos y emita cuando esté listo.", "info")
+        elif answer == DISCARD:
+            try:
+                self.engine.invoicing.discard_draft(draft.id)
+            except YupanaError as exc:
+                self.banner.show_error(exc)
 
     # kept for tests and the screenshot script
     def fill_example(self, number: str, name: str, lines: list[tuple[str, str, str, str]]) -> None:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 COLUMNS = ["Tipo", "Serie-número", "Cliente", "Total", "Fecha", "Estado"]
 STATUS_COLUMN = 5
 PAGE = 100  # rows per read: a few screens, about 1 ms of the database's time
-STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # the status' name («aceptado»); DisplayRole is its label («Aceptado»)
+# The shown status' name («aceptado», «baja_por_confirmar»); DisplayRole is its label («Aceptado»).
+STATUS_ROLE = Qt.ItemDataRole.UserRole + 1
 RECORD_ROLE = Qt.ItemDataRole.UserRole + 2  # the Voucher as the engine gave it
 
 Index = QModelIndex | QPersistentModelIndex
@@ -36,7 +37,8 @@ Index = QModelIndex | QPersistentModelIndex
 def _cells(voucher: Voucher) -> list[str]:
     customer = voucher.receptor_nombre or voucher.receptor_numero_documento or "—"
     return [TYPE_NAMES.get(voucher.tipo, voucher.tipo or ""), voucher.serie_numero, customer,
-            fmt.money(voucher.total, voucher.moneda), fmt.day(voucher.fecha_emision), statuses.label(voucher.status)]
+            fmt.money(voucher.total, voucher.moneda), fmt.day(voucher.fecha_emision),
+            statuses.label(voucher.shown_status)]  # «Baja por confirmar» while its void's outcome is unknown
 
 
 class VoucherListModel(QAbstractTableModel):
@@ -80,7 +82,7 @@ class VoucherListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column == 3:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == STATUS_ROLE:
-            return self.rows[row].status or ""
+            return self.rows[row].shown_status
         if role == RECORD_ROLE:
             return self.rows[row]
         return None

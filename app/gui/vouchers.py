@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from app.core.api import Event, Voucher
 
 # What refreshes the list: a voucher's status, a CDR, and the environment (each has its own list).
-REFRESH_EVENTS = (events.VOUCHER_CHANGED, events.SUNAT_CDR)
+REFRESH_EVENTS = (events.VOUCHER_CHANGED, events.SUNAT_CDR, events.SUMMARY_CHANGED)  # a baja: «Baja por confirmar»
 __all__ = ["COLUMNS", "VoucherDetail", "VouchersPage"]
 
 

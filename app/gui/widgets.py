@@ -7,17 +7,23 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QDate, Qt
+from PySide6.QtCore import QDate, QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QComboBox,
     QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
     QLayout,
+    QLineEdit,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
+    QStyle,
+    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QToolButton,
@@ -38,6 +44,11 @@ TONES = {
 }
 
 W = TypeVar("W", bound=QWidget)
+
+# What a window's frame takes around its client area before the window system has drawn it (Windows 10/11: a title
+# bar of about 31 px and a 1 px border at 100 %; the invisible resize borders lie outside the work area anyway).
+FRAME_ALLOWANCE = QSize(16, 40)
+PLACEHOLDER_MARGIN = 16  # a line edit's frame and text margins, both sides
 
 
 def cell(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
@@ -279,3 +290,88 @@ class ResultCard(QFrame):
 
     def _copy_all(self) -> None:
         QGuiApplication.clipboard().setText("\n".join(f"{self.labels[k]}: {v}" for k, v in self.values.items()))
+
+
+def work_area(widget: QWidget) -> QRect:
+    """The available geometry (the screen less the taskbar) of the screen `widget` is on, in device-independent
+    pixels (a 1920×1080 screen at 125 % with a taskbar: 1536×832)."""
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    return screen.availableGeometry()
+
+
+def fit_to_screen(window: QWidget, width: int, height: int) -> QSize:
+    """Give `window` its preferred size, or what the work area leaves of it once its frame is counted; a window
+    without a parent is also moved inside the work area (a dialog with one is centred on it by Qt, within the
+    screen). Returns the size given."""
+    area = work_area(window)
+    size = QSize(max(1, min(width, area.width() - FRAME_ALLOWANCE.width())),
+                 max(1, min(height, area.height() - FRAME_ALLOWANCE.height())))
+    window.resize(size)
+    if window.parentWidget() is None:
+        x = area.x() + max(0, (area.width() - size.width() - FRAME_ALLOWANCE.width()) // 2)
+        y = area.y() + max(0, (area.height() - size.height() - FRAME_ALLOWANCE.height()) // 2)
+        window.move(x, y)
+    return size
+
+
+def fits_width(window: QWidget, minimum: int) -> None:
+    """A dialog at least `minimum` pixels wide (its texts read on one line), never wider than the work area."""
+    area = work_area(window)
+    window.setMinimumWidth(min(minimum, area.width() - FRAME_ALLOWANCE.width()))
+
+
+def scrolling(content: QWidget) -> QScrollArea:
+    """`content` in a frameless scroll area: on a short screen it scrolls instead of pushing what comes after it
+    (totals, buttons) below the edge (and sideways rather than cutting a field on a narrow one)."""
+    area = QScrollArea()
+    area.setWidget(content)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+    return area
+
+
+class ErrorStrip(QScrollArea):
+    """An error label that grows to `lines` lines and then scrolls (a dozen bad lines never crush the table above
+    it nor push the buttons below off the screen); shown and hidden with its label."""
+
+    def __init__(self, label: QLabel, lines: int = 3) -> None:
+        super().__init__()
+        self.label = label
+        hidden = label.isHidden()
+        self.setWidget(label)  # QScrollArea shows the widget it is given: the label keeps its own state
+        label.setVisible(not hidden)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+        self.setMaximumHeight(lines * label.fontMetrics().lineSpacing() + 6)
+        self.setVisible(not hidden)
+        label.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.label and event.type() in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
+            self.setVisible(event.type() == QEvent.Type.ShowToParent)
+        return super().eventFilter(watched, event)
+
+
+def header_width(table: QTableView, text: str) -> int:
+    """The width a column of `table` needs for its header to show `text` whole."""
+    header = table.horizontalHeader()
+    header.ensurePolished()
+    margin = header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+    return header.fontMetrics().horizontalAdvance(text) + 2 * margin + 6
+
+
+def combo_width(combo: QComboBox) -> int:
+    """The width `combo` needs to show its current choice whole (its text, the arrow and the frame)."""
+    combo.ensurePolished()
+    hint = combo.sizeHint().width()  # the longest choice, plus the arrow and the frame
+    longest = max((combo.fontMetrics().horizontalAdvance(combo.itemText(i)) for i in range(combo.count())), default=0)
+    return hint - longest + combo.fontMetrics().horizontalAdvance(combo.currentText())
+
+
+def fit_placeholder(edit: QLineEdit) -> None:
+    """`edit` never narrower than its placeholder (the hint is read whole)."""
+    edit.ensurePolished()
+    edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance(edit.placeholderText()) + PLACEHOLDER_MARGIN)

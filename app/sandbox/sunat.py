@@ -14,8 +14,15 @@ Failure injection for tests: `fail_next(mode, count)` or POST /control/fail {"mo
 - "drop_after_receive": process the voucher, then close the connection without answering.
 getStatusCdr has its own queue (`fail_next(mode, count, operation="getStatusCdr")`): "500", "hang",
 "drop_after_receive" (answer nothing) or "fault:NNNN" (a SOAP fault with that code); so do sendSummary
-(those, and "reject:NNNN": the ticket's CDR rejects the summary with that code) and getStatus (those).
+(those, and "reject:NNNN": the ticket's CDR rejects the summary with that code), getStatus (those) and the
+voucher status query, billConsultService's getStatus (operation "consultStatus": those).
 Summaries and their tickets live in app/sandbox/sunat_summaries.py. docs/sunat.md has the details.
+
+The voucher status query answers as SUNAT's: statusCode 0001 (accepted, observed included), 0002 (rejected), 0003
+(voided by an accepted RA or RC), 0011 (not held), 0009 for a type other than 01/07/08, 0010 for a series that
+does not start with F (boletas and their notes: SUNAT's query does not answer for them). A summary whose ticket
+nobody asked for is processed before it answers, once its delay passed and it is not held (SUNAT processes a
+summary whether its ticket is polled or not).
 """
 
 from __future__ import annotations
@@ -36,10 +43,12 @@ from app.core.sandbox_kit import (
     FILE_NAME,
     SERVICE_NS,
     SOAP_ENV,
+    SUNAT_ROOTS,
     WSSE,
     cdr,
     identify,
     safe_parser,
+    sunat_catalogues,
     sunat_codes,
     sunat_errors,
 )
@@ -63,15 +72,24 @@ log = logging.getLogger(__name__)
 
 BILL_PATH = "/ol-ti-itcpfegem-beta/billService"
 CONSULT_PATH = "/ol-it-wsconscpegem/billConsultService"
-UBL_ROOTS = {"Invoice", "CreditNote", "DebitNote"}
+UBL_ROOTS = SUNAT_ROOTS  # the roots of the vouchers SUNAT takes by sendBill
 FAILURE_MODES = ("timeout", "hang", "500", "drop_after_receive")
 CONSULT_FAILURE_MODES = ("hang", "500", "drop_after_receive")
 # Per operation: the plain modes it takes and the patterned ones (reject:NNNN, fault:NNNN).
 OPERATION_MODES = {"sendBill": (FAILURE_MODES, (REJECT_MODE,)),
                    "getStatusCdr": (CONSULT_FAILURE_MODES, (FAULT_MODE,)),
                    "sendSummary": (CONSULT_FAILURE_MODES, (REJECT_MODE, FAULT_MODE)),
-                   "getStatus": (CONSULT_FAILURE_MODES, (FAULT_MODE,))}
-TYPE_NAMES = {"01": "Factura", "03": "Boleta de Venta", "07": "Nota de Crédito", "08": "Nota de Débito"}
+                   "getStatus": (CONSULT_FAILURE_MODES, (FAULT_MODE,)),
+                   "consultStatus": (CONSULT_FAILURE_MODES, (FAULT_MODE,))}
+# billConsultService getStatus: SUNAT's statusCode for a voucher, and its message.
+STATUS_ANSWERS = {"0001": "El comprobante existe y está aceptado", "0002": "El comprobante existe pero está rechazado",
+                  "0003": "El comprobante existe pero está de baja",
+                  "0009": "El tipo de comprobante debe ser (01, 07 o 08)",
+                  "0010": "Solo se puede consultar facturas, notas de crédito y notas de débito electrónicas, cuya "
+                          "serie empieza con \"F\"",
+                  "0011": "El comprobante de pago electrónico no existe"}
+QUERIED_TYPES = (sunat_catalogues.FACTURA, *sunat_catalogues.NOTES)
+TYPE_NAMES = sunat_catalogues.CDR_NAMES  # how SUNAT's CDRs name each voucher
 
 
 class SunatHandler(QuietHandler):
@@ -120,13 +138,16 @@ class SunatSandbox(Sandbox):
         self._failures: collections.deque[str] = collections.deque()
         self._consult_failures: collections.deque[str] = collections.deque()
         self._queues = {"sendBill": self._failures, "getStatusCdr": self._consult_failures,
-                        "sendSummary": collections.deque(), "getStatus": collections.deque()}
+                        "sendSummary": collections.deque(), "getStatus": collections.deque(),
+                        "consultStatus": collections.deque()}
         self._sends = threading.Condition(self.lock)  # notified at each sendBill received
+        self._queries = threading.Condition(self.lock)  # notified at each voucher status query received
         self._release = threading.Event()
         self.received = threading.Event()  # set when a sendBill has been read in full
         self.received_counts: collections.Counter[str] = collections.Counter()  # sendBill calls per zip
         self.processed_counts: collections.Counter[str] = collections.Counter()  # vouchers registered
         self.consult_counts: collections.Counter[str] = collections.Counter()
+        self.status_query_counts: collections.Counter[str] = collections.Counter()  # voucher status queries per stem
         self.connections = 0  # TCP connections accepted (a client that reuses its connection opens one)
         # Under `lock`, written by sendBill and by the summary desk's accepted summaries:
         self.registered: dict[str, tuple[bytes, str]] = {}  # voucher_key -> (CDR zip, response code)
@@ -158,6 +179,12 @@ class SunatSandbox(Sandbox):
         with self._sends:
             return self._sends.wait_for(lambda: sum(self.received_counts.values()) >= total, timeout)
 
+    def wait_for_status_queries(self, stem: str, total: int, timeout: float) -> bool:
+        """Block until the voucher status query (billConsultService getStatus) has been asked `total` times about
+        `stem` («RUC-TIPO-SERIE-NUMERO») (True) or `timeout` passes (False)."""
+        with self._queries:
+            return self._queries.wait_for(lambda: self.status_query_counts[stem] >= total, timeout)
+
     def connected(self) -> None:
         with self.lock:
             self.connections += 1
@@ -176,7 +203,8 @@ class SunatSandbox(Sandbox):
             self.connections = 0
             self.registered.clear()
             self.voided.clear()
-            for counter in (self.received_counts, self.processed_counts, self.consult_counts):
+            for counter in (self.received_counts, self.processed_counts, self.consult_counts,
+                            self.status_query_counts):
                 counter.clear()
         self.received.clear()
         self._release.clear()
@@ -191,7 +219,9 @@ class SunatSandbox(Sandbox):
     def stats(self) -> dict[str, Any]:
         with self.lock:
             return {"received": dict(self.received_counts), "processed": dict(self.processed_counts),
-                    "consulted": dict(self.consult_counts), "pending_failures": list(self._failures),
+                    "consulted": dict(self.consult_counts), "status_queries": dict(self.status_query_counts),
+                    "pending_failures": list(self._failures),
+                    "pending_status_query_failures": list(self._queues["consultStatus"]),
                     "pending_consult_failures": list(self._consult_failures),
                     "pending_summary_failures": list(self._queues["sendSummary"]),
                     "pending_status_failures": list(self._queues["getStatus"]),
@@ -288,6 +318,8 @@ class SunatSandbox(Sandbox):
             handler = {"sendBill": self._send_bill, "getStatusCdr": self._get_status_cdr,
                        "sendSummary": self.summaries.send_summary,
                        "getStatus": self.summaries.get_status}.get(operation)
+            if operation == "getStatus" and request.path.endswith("billConsultService"):
+                handler = self._get_voucher_status  # the same name: a voucher's status, not a ticket's
             if handler is None:
                 raise Fault("0200", f"operación {operation} no disponible")
             answer = handler(request, ruc, fields)
@@ -450,6 +482,51 @@ class SunatSandbox(Sandbox):
             archive.writestr("dummy/", b"")  # SUNAT's zips carry this empty entry too
             archive.writestr(f"R-{stem}.xml", xml)
         return buffer.getvalue()
+
+    def _get_voucher_status(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
+        """billConsultService getStatus: what SUNAT holds of a voucher, as a statusCode (see the module's doc)."""
+        try:
+            numero = int(fields.get("numeroComprobante", ""))
+        except ValueError:
+            raise Fault("0010") from None
+        tipo, serie = fields.get("tipoComprobante", ""), fields.get("serieComprobante", "")
+        stem = f"{fields.get('rucComprobante', '')}-{tipo}-{serie}-{numero}"
+        if fields.get("rucComprobante") != ruc:
+            raise Fault("0012")
+        with self.lock:
+            self.status_query_counts[stem] += 1
+            self._queries.notify_all()
+        failure = self.next_failure("consultStatus")
+        if failure == "hang":
+            self.hold_request()
+        if failure == "500":
+            request.reply(500, b"<html><body>500 Internal Server Error</body></html>", "text/html")
+            return None
+        if forced := FAULT_MODE.match(failure or ""):
+            raise Fault(forced["code"])
+        code = self._status_code(ruc, tipo, serie, numero)
+        if failure == "drop_after_receive":
+            request.drop()
+            return None
+        return answer_envelope("getStatusResponse", [], wrapper=("status", [
+            ("statusCode", code), ("statusMessage", STATUS_ANSWERS[code])]))
+
+    def _status_code(self, ruc: str, tipo: str, serie: str, numero: int) -> str:
+        """The statusCode of the voucher status query, after processing the summaries SUNAT would have by now."""
+        if tipo not in QUERIED_TYPES:
+            return "0009"
+        if not serie.upper().startswith("F"):
+            return "0010"
+        key = voucher_key(ruc, tipo, serie, numero)
+        with self.lock:
+            self.summaries.settle_due()
+            known = self.registered.get(key)
+            voided = key in self.voided
+        if voided:
+            return "0003"
+        if known is None:
+            return "0011"
+        return "0002" if sunat_codes.is_rejection(known[1]) else "0001"
 
     def _get_status_cdr(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
         try:

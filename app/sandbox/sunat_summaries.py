@@ -11,7 +11,9 @@ SUNAT takes a summary in two steps, and so does the sandbox:
   and answers a ticket.
 - getStatus answers statusCode 98 (no CDR) while the ticket is pending: for `ticket_delay_s` after it
   was issued, for its first `pending_polls` polls, and for as long as it is held (`hold()` until
-  `release()`). Then the summary is processed against what the sandbox holds, once: a voucher voided by
+  `release()`). SUNAT processes a summary whether its ticket is asked for or not: a ticket nobody polls (its
+  answer was lost) is processed once its delay passed and it is not held, when SUNAT's voucher status query
+  looks (`settle_due`). Then the summary is processed against what the sandbox holds, once: a voucher voided by
   a RA must be one it received (2105), not rejected (2398) nor already voided (2323); a boleta of a RC
   is added (status 1; 2282 if it was informed already, 2987 if voided or rejected; a note's boleta must
   be known, 2989, and not voided, 2990), modified (2) or voided (3; 2105 if unknown). The answer is
@@ -171,7 +173,7 @@ class SummaryDesk:
         self._defaults = Settings(ticket_delay_s, pending_polls)
         self.clock = clock  # tests replace it to pass a delay without sleeping
         self._lock = sandbox.lock
-        self._changed = threading.Condition(self._lock)  # notified at each getStatus and each ticket issued
+        self._changed = threading.Condition(self._lock)  # notified at each sendSummary, getStatus and ticket issued
         self._tickets: dict[str, Ticket] = {}
         self._names: dict[str, str] = {}  # summary file stem -> ticket
         self.summary_counts: collections.Counter[str] = collections.Counter()  # sendSummary calls per name
@@ -257,6 +259,7 @@ class SummaryDesk:
             raise sunat_wire.Fault("0154")
         with self._lock:
             self.summary_counts[stem] += 1
+            self._changed.notify_all()
         failure = self.sandbox.next_failure("sendSummary")
         if failure == "hang":
             self.sandbox.hold_request()
@@ -366,6 +369,15 @@ class SummaryDesk:
         if cdr_zip is not None:
             answer.insert(0, ("content", base64.b64encode(cdr_zip).decode()))
         return sunat_wire.answer_envelope("getStatusResponse", [], wrapper=("status", answer))
+
+    def settle_due(self) -> None:
+        """Process every pending ticket whose delay passed and that is not held, polled or not (SUNAT processes a
+        summary whether anyone asks for its ticket): what the voucher status query sees. Under the sandbox's lock."""
+        for ticket in self._tickets.values():
+            if ticket.status == TICKET_PENDING and not ticket.held \
+                    and self.clock() - ticket.created >= self.settings.delay_s:
+                self._process(ticket)
+                self._changed.notify_all()
 
     def _still_pending(self, ticket: Ticket) -> bool:
         return (ticket.held or ticket.polls <= self.settings.pending_polls

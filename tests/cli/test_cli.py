@@ -128,3 +128,18 @@ def test_a_display_or_a_chosen_qt_platform_opens_the_windows():
     assert not display_missing({"WAYLAND_DISPLAY": "wayland-0"}, "linux")
     assert not display_missing({"QT_QPA_PLATFORM": "offscreen"}, "linux")
     assert not display_missing({}, "win32")
+
+
+def test_yupana_pdf_says_which_characters_it_could_not_print(engine, company, home, tmp_path):
+    """`yupana pdf` of a voucher with Arabic text (outside the fonts on purpose: docs/pdf.md) writes the PDF and
+    says on stderr which characters print as a mark."""
+    from tests.helpers.voucher_matrix import factura, item
+
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
+    generated = engine.invoicing.generate_xml(factura("F106", 1, [item("Té شاي", "1", "10")]))
+    engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
+    done = run_cli("pdf", "F106-1", "--salida", str(tmp_path), home=home)
+    assert done.returncode == 0, done.stderr
+    assert [path.name for path in tmp_path.glob("*.pdf")] == [done.stdout.decode().strip().rsplit("/", 1)[-1]]
+    warning = done.stderr.decode()
+    assert warning.startswith("Aviso: ") and "«ش» (U+0634)" in warning

@@ -58,7 +58,7 @@ def test_anular_no_esperar_leaves_the_ticket_pending(voiding, voids_sandbox, hom
     done = run_cli("anular", "F001-8", "--motivo", "ERROR EN EL RUC", "--no-esperar", home=home)
     assert done.returncode == 3, done.stderr.decode()
     assert "aún no responde al ticket" in done.stdout.decode()
-    assert lines(done)[-1] == "F001-8 aceptado"
+    assert lines(done)[-1] == f"F001-8 {statuses.BAJA_POR_CONFIRMAR}"  # stored aceptado; its baja not yet known
     assert len(voiding._voids.pending()) == 1
 
 
@@ -87,6 +87,8 @@ def test_resumen_reports_the_days_signed_boletas(voiding, voids_sandbox, home, t
     done = run_cli("resumen", "--fecha", clock.today().isoformat(), "--salida", str(tmp_path), home=home)
     assert done.returncode == 0, done.stderr.decode()
     assert lines(done)[-1] == "B003-1 aceptado"
+    ident = f"RC-{clock.today():%Y%m%d}-1"
+    assert f"Resumen diario {ident}: aceptado por SUNAT (ticket " in done.stdout.decode()  # «resumen … aceptado»
     assert list(tmp_path.glob(f"{ISSUER_RUC}-RC-*.xml"))
     assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B003", 1) == statuses.ACEPTADO
     bad = run_cli("resumen", "--fecha", "24-11-2026", home=home)

@@ -42,7 +42,7 @@ def test_assistant_leaves_a_sandbox_setup(qtbot, context, engine):
                                 "items": [{"descripcion": "Arroz", "cantidad": Decimal("1"),
                                            "precio_unitario": Decimal("10")}]},
                        lambda _: None)
-        assert outcome["estado"] == "aceptado"
+        assert outcome.estado == "aceptado"
 
 
 def test_assistant_returns_to_the_wrong_field(qtbot, context, engine):

@@ -27,7 +27,7 @@ def issue_factura(qtbot, context) -> dict:
     form = open_form(qtbot, context)
     form.fill_example(CUSTOMER_RUC, CUSTOMER, [("Arroz extra 5 kg", "2", "21.50", "10")])
     outcome = emit_and_wait(qtbot, context, form)
-    assert outcome["estado"] == "aceptado", outcome
+    assert outcome.estado == "aceptado", outcome
     form.close()
     return outcome
 
@@ -66,7 +66,7 @@ def test_credit_note_against_an_issued_factura_is_accepted(qtbot, context, sunat
     form.note.descripcion.setText("Devolución total de la mercadería")
     set_lines(form, ("Arroz extra 5 kg", "2", "21.50", "10"))
     outcome = emit_and_wait(qtbot, context, form)
-    assert outcome["estado"] == "aceptado", outcome
+    assert outcome.estado == "aceptado", outcome
     assert form.result_badge.text().strip() == "Aceptado por SUNAT"
     xml = stored(engine, "07").xml_firmado
     assert "<cac:BillingReference>" in xml and ">F001-1<" in xml
@@ -88,8 +88,8 @@ def test_debit_note_is_accepted(qtbot, context, sunat, engine):
     set_lines(form, ("Intereses por mora", "1", "5.00", "10"))
     assert form.total_labels["total"].text() == "S/ 5.90"
     outcome = emit_and_wait(qtbot, context, form)
-    assert outcome["estado"] == "aceptado", outcome
-    assert outcome["nombre_archivo"].startswith(f"{ISSUER_RUC}-08-FD01-1")
+    assert outcome.estado == "aceptado", outcome
+    assert outcome.nombre_archivo.startswith(f"{ISSUER_RUC}-08-FD01-1")
     assert "Intereses por mora" in stored(engine, "08").xml_firmado
 
 
@@ -106,7 +106,7 @@ def test_factura_on_credit_with_two_cuotas_is_accepted(qtbot, context, sunat, en
     assert cuotas[1]["fecha_vencimiento"] > cuotas[0]["fecha_vencimiento"]
     assert form.instalments.sum_label.text() == "Suma de las cuotas: 295.00 de 295.00"
     outcome = emit_and_wait(qtbot, context, form)
-    assert outcome["estado"] == "aceptado", outcome
+    assert outcome.estado == "aceptado", outcome
     xml = stored(engine, "01").xml_firmado
     assert ">Credito<" in xml and ">Cuota001<" in xml and ">Cuota002<" in xml
 

@@ -134,7 +134,7 @@ def test_print_is_one_click_away_after_emitir(qtbot, context, sunat, engine):
     assert not form.print_button.isVisible()
     form.emit_button.click()
     wait_idle(qtbot, context.workers, timeout=30_000)
-    assert form.outcome and form.outcome["estado"] == "aceptado", form.banner.text.text()
+    assert form.outcome and form.outcome.estado == "aceptado", form.banner.text.text()
     assert form.print_button.isVisible()
     form.print_button.click()
     qtbot.waitUntil(lambda: form.printing is not None and form.printing.print_dialog is not None, timeout=10_000)
@@ -220,3 +220,18 @@ def test_send_by_whatsapp_names_a_wrong_number(qtbot, context, signed_id, engine
     qtbot.waitUntil(lambda: dialog.banner.isVisible(), timeout=10_000)
     assert dialog.sent is None and "987" in dialog.banner.text.text()
     assert gateway.sent_messages() == []
+
+
+def test_characters_no_font_has_are_said_in_the_detail(qtbot, context, engine, company):
+    """A voucher with Arabic text (outside the fonts on purpose: docs/pdf.md) is previewed with its marks, and the
+    detail says which characters could not be printed instead of keeping quiet."""
+    from tests.helpers.voucher_matrix import factura, item
+
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
+    generated = engine.invoicing.generate_xml(factura("F105", 1, [item("Té شاي", "1", "10")]))
+    engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
+    detail = open_detail(qtbot, context, engine.invoicing.find_voucher("F105-1", tipo="01"))
+    qtbot.waitUntil(lambda: detail.banner.isVisible(), timeout=10_000)
+    assert detail.banner.tone == "warning"
+    assert "no se pueden imprimir" in detail.banner.text.text()
+    assert "«ش» (U+0634)" in detail.banner.details.toPlainText()

@@ -1,4 +1,5 @@
-"""Emitir against the SUNAT sandbox: accepted, refused with SUNAT's reason, the loop turning meanwhile."""
+"""Emitir against the SUNAT sandbox: accepted, refused with SUNAT's reason, the loop turning meanwhile. The form
+and the detail show the core's outcome (app.core.api.EmissionOutcome) and the core's CDR text, as they come."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from PySide6.QtCore import QTimer
 
 from app.gui.voucher_form import VoucherForm
 from app.gui.vouchers import VouchersPage
+from app.gui.xml_view import indented
 from tests.helpers.gui import open_widget, wait_idle
 
 
@@ -22,7 +24,7 @@ def test_emit_a_factura_and_see_it_accepted(qtbot, context, sunat, engine):
     assert not form.emit_button.isEnabled()
     wait_idle(qtbot, context.workers, timeout=30_000)
     assert form.outcome is not None, form.banner.text.text()
-    assert form.outcome["estado"] == "aceptado"
+    assert form.outcome.estado == "aceptado"
     assert form.result_badge.text().strip() == "Aceptado por SUNAT"
     assert form.progress.value() == form.progress.maximum()
     page = VouchersPage(context)
@@ -32,6 +34,8 @@ def test_emit_a_factura_and_see_it_accepted(qtbot, context, sunat, engine):
     detail = page.open_detail(0)
     qtbot.waitUntil(lambda: bool(detail.record))
     assert "ApplicationResponse" in detail.cdr_view.toPlainText()
+    core = engine.invoicing.voucher_cdr(detail.voucher_id)  # the CDR's XML as the core reads it, shown as it is
+    assert core is not None and detail.cdr_view.toPlainText() == indented(core.xml_text)
     assert detail.record.digest_value in [detail.summary_form.itemAt(i).widget().text()
                                           for i in range(detail.summary_form.count())
                                           if detail.summary_form.itemAt(i).widget()]
@@ -43,7 +47,7 @@ def test_refused_submission_shows_sunats_reason_in_plain_words(qtbot, context, s
     form.emit_button.click()
     wait_idle(qtbot, context.workers, timeout=30_000)
     assert form.outcome is not None, form.banner.text.text()
-    assert form.outcome["codigo_respuesta"] == "0102"
+    assert form.outcome.codigo_respuesta == "0102"
     assert form.result_badge.text().strip() == "SUNAT no lo recibió"
     assert "0102" in form.result_text.text() and "reenvíelo" in form.result_text.text()
 
@@ -75,7 +79,7 @@ def test_resend_from_the_detail_after_fixing_the_credentials(qtbot, context, sun
     form = filled_form(qtbot, context)
     form.emit_button.click()
     wait_idle(qtbot, context.workers, timeout=30_000)
-    assert form.outcome["estado"] == "no_enviado"
+    assert form.outcome.estado == "no_enviado"
     engine.invoicing.set_sol_credentials(company.ruc, "MODDATOS", "moddatos")
     page = VouchersPage(context)
     qtbot.addWidget(page)
@@ -99,9 +103,10 @@ def test_sunat_down_leaves_it_pending_and_the_status_bar_counts_it(qtbot, engine
     form.emit_button.click()
     wait_idle(qtbot, window.workers, timeout=60_000)
     assert form.outcome is not None, form.banner.text.text()
-    assert form.outcome["estado"] == "pendiente"
+    assert form.outcome.estado == "pendiente"
     assert form.result_badge.text().strip() == "Pendiente de envío"
     said = form.result_text.text()  # one message: the queue resends it; nothing for the person to do
+    assert f"Motivo: {form.outcome.motivo_pendiente}." in said  # the core's reason, as it comes
     assert "no hace falta volver a enviarlo" in said and "xml_firmado" not in said and "Vuelva a enviar" not in said
     qtbot.waitUntil(lambda: window.pending_label.text() == "Envíos pendientes: 1", timeout=10_000)
     form.close()
@@ -127,12 +132,12 @@ def test_a_rejected_factura_shows_sunats_reason_in_plain_words(qtbot, context, s
     form.emit_button.click()
     wait_idle(qtbot, context.workers, timeout=30_000)
     assert form.outcome is not None, form.banner.text.text()
-    assert form.outcome["estado"] == "rechazado"
-    assert form.outcome["codigo_respuesta"] == "2800"
+    assert form.outcome.estado == "rechazado"
+    assert form.outcome.codigo_respuesta == "2800"
     assert form.result_badge.text().strip().startswith("Rechazado")
     assert "2800" in form.result_text.text()
     assert "documento" in form.result_text.text().lower()  # SUNAT's own words for 2800, not just the number
     page = VouchersPage(context)
     qtbot.addWidget(page)
     wait_idle(qtbot, context.workers)
-    assert page.status_of(0) == "rechazado"
+    assert page.status_of(0) == "rechazado" == form.outcome.estado  # the state stored is the one shown

@@ -1,6 +1,6 @@
 """«Anular» and «Consultar CDR en SUNAT» from the voucher detail, against the SUNAT sandbox of «Modo sandbox».
 
-The RA/RC is sent on a worker without waiting for the ticket; the detail shows «Baja pendiente» while SUNAT holds
+The RA/RC is sent on a worker without waiting for the ticket; the detail shows «Baja por confirmar» while SUNAT holds
 it and turns «Anulado» when the engine's background poller tells the outcome (event `summary.changed`)."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_anular_a_factura_shows_the_pending_baja_and_ends_anulado(qtbot, context
     today = clock.today()
     assert dialog.outcome.ident == f"RA-{today:%Y%m%d}-1" and dialog.outcome.state == statuses.SUBMISSION_PENDING
     qtbot.waitUntil(lambda: detail.void_state.isVisible(), timeout=10_000)
-    assert detail.void_state.text().strip() == "Baja pendiente"
+    assert detail.void_state.text().strip() == "Baja por confirmar"
     assert dialog.outcome.ident in detail.void_state.toolTip() and dialog.outcome.ticket in detail.void_state.toolTip()
     assert detail.status_badge.property("status") == statuses.ACEPTADO
     assert not detail.void_button.isEnabled()  # already in a baja waiting for SUNAT
@@ -166,7 +166,7 @@ def test_a_detail_opened_while_the_ticket_is_pending_shows_it_and_follows_it(qtb
     voiding.summaries.hold()
     outcome = engine.invoicing.void(voucher_id, "VENTA CANCELADA", wait=False)  # e.g. from `yupana anular --no-esperar`
     detail = open_detail(qtbot, context, voucher_id)
-    assert detail.void_state.isVisible() and detail.void_state.text().strip() == "Baja pendiente"
+    assert detail.void_state.isVisible() and detail.void_state.text().strip() == "Baja por confirmar"
     assert outcome.ident in detail.void_state.toolTip() and not detail.void_button.isEnabled()
     voiding.summaries.release()
     qtbot.waitUntil(lambda: detail.status_badge.property("status") == statuses.ANULADO, timeout=15_000)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 import io
 import zipfile
 from decimal import Decimal
 
 import pytest
 
+from app.core.api import EmissionOutcome
 from app.gui.emission import export, plain_outcome
-from app.gui.totals import Line, compute, parse_decimal
+from app.gui.numbers import parse_decimal
 from app.gui.voucher_form import VoucherForm
 from app.gui.vouchers import VouchersPage
 from tests.helpers.base import ISSUER_RUC
@@ -21,13 +21,33 @@ def open_form(qtbot, context) -> VoucherForm:
     return open_widget(qtbot, context, VoucherForm, show=True)
 
 
-def test_totals_follow_sunat_rounding():
-    totals = compute([Line(Decimal("3"), Decimal("3.333"), "10"), Line(Decimal("1"), Decimal("5"), "20")])
-    assert totals.gravadas == Decimal("10.00")  # 9.999 rounds half-up per line
-    assert totals.igv == Decimal("1.80")
-    assert totals.exoneradas == Decimal("5.00")
-    assert totals.total == Decimal("16.80")
-    assert parse_decimal("1,5") == Decimal("1.5") and parse_decimal("abc") is None
+def test_totals_follow_sunat_rounding(qtbot, context, company):
+    form = open_form(qtbot, context)
+    form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz", "3", "3,333", "10"), ("Libro", "1", "5", "20")])
+    assert form.items.item(0, 6).text() == "10.00"  # 9.999 rounds half-up per line
+    assert form.total_labels["gravadas"].text() == "S/ 10.00"
+    assert form.total_labels["igv"].text() == "S/ 1.80"
+    assert form.total_labels["exoneradas"].text() == "S/ 5.00"
+    assert form.total_labels["total"].text() == "S/ 16.80"
+    assert parse_decimal("1,5") == Decimal("1.5") and parse_decimal("1,234.50") == Decimal("1234.50")
+    assert parse_decimal("abc") is None and parse_decimal("") is None and parse_decimal("NaN") is None
+
+
+def test_a_line_still_being_typed_shows_no_amounts_and_the_rest_still_add_up(qtbot, context, company):
+    form = open_form(qtbot, context)
+    form.fill_example("20601030013", "CLIENTE S.A.C.", [("Arroz 5 kg", "2", "10.00", "10"),
+                                                         ("Azúcar", "dos", "4.00", "10"),  # not a number yet
+                                                         ("Aceite", "1", "", "10"),  # no price yet
+                                                         ("Fideos", "1", "3.00", "10", "5.00")])  # discount > line
+    assert [form.items.item(row, 6).text() for row in range(4)] == ["20.00", "", "", ""]
+    assert [form.items.item(row, 7).text() for row in range(4)] == ["3.60", "", "", ""]
+    assert form.total_labels["total"].text() == "S/ 23.60"
+    assert {d.field for d in form.totals.problems} >= {"items[1].cantidad", "items[2].precio_unitario",
+                                                        "items[3].descuento"}
+    form.items.item(1, 1).setText("2")
+    form.items.item(3, 3).setText("")
+    assert [form.items.item(row, 6).text() for row in range(4)] == ["20.00", "8.00", "", "3.00"]
+    assert form.total_labels["total"].text() == "S/ 36.58"
 
 
 def test_form_shows_live_totals(qtbot, context, company):
@@ -86,26 +106,30 @@ def test_list_page_shows_state_without_fake_rows(qtbot, context):
 
 
 def test_outcomes_in_plain_words():
-    headline, text = plain_outcome({"estado": "rechazado", "codigo_respuesta": "2017",
-                                    "descripcion": "El numero de documento de identidad del receptor debe ser RUC",
-                                    "nombre_archivo": "20100066603-01-F001-1"})
+    name = "20100066603-01-F001-1"
+    headline, text = plain_outcome(EmissionOutcome(
+        "rechazado", name, "abc=", "2017", "El numero de documento de identidad del receptor debe ser RUC"))
     assert headline == "Rechazado por SUNAT"
     assert "código 2017" in text and "debe ser RUC" in text and "no debe entregarse" in text
-    headline, text = plain_outcome({"estado": "no_enviado", "codigo_respuesta": "0102",
-                                    "descripcion": "Usuario o contraseña incorrectos"})
+    headline, text = plain_outcome(EmissionOutcome("no_enviado", name, "abc=", "0102",
+                                                   "Usuario o contraseña incorrectos"))
     assert headline == "SUNAT no lo recibió" and "0102" in text and "reenvíelo" in text
-    headline, text = plain_outcome({"estado": "observado", "observaciones": ["4252 - falta el código de producto"]})
+    headline, text = plain_outcome(EmissionOutcome("observado", name, "abc=", "0",
+                                                   observaciones=["4252 - falta el código de producto"]))
     assert headline == "Aceptado con observaciones" and "4252" in text
+    headline, text = plain_outcome(EmissionOutcome("pendiente", name, "abc=",
+                                                   motivo_pendiente="SUNAT no está disponible en este momento"))
+    assert headline == "Pendiente de envío" and "Motivo: SUNAT no está disponible en este momento." in text
 
 
 def test_export_writes_xml_cdr_and_zip(tmp_path):
     cdr = io.BytesIO()
     with zipfile.ZipFile(cdr, "w") as archive:
         archive.writestr("R-X.xml", "<ApplicationResponse/>")
-    record = {"nombre_archivo": "20100066603-01-F001-1", "xml_firmado": "<Invoice/>",
-              "cdr": base64.b64encode(cdr.getvalue()).decode()}
+    record = {"nombre_archivo": "20100066603-01-F001-1", "xml_firmado": "<Invoice/>", "cdr": cdr.getvalue()}
     assert export(record, tmp_path, "xml").read_text(encoding="utf-8") == "<Invoice/>"
-    assert export(record, tmp_path, "cdr").name == "R-20100066603-01-F001-1.zip"
+    written = export(record, tmp_path, "cdr")  # the zip as stored, byte for byte
+    assert written.name == "R-20100066603-01-F001-1.zip" and written.read_bytes() == cdr.getvalue()
     with zipfile.ZipFile(export(record, tmp_path, "zip")) as archive:
         assert archive.read("20100066603-01-F001-1.xml") == b"<Invoice/>"
 

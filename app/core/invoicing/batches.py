@@ -30,7 +30,7 @@ from app.core.errors import ErrorCode, YupanaError, invalid, unreadable_file
 from app.core.invoicing import ubl, xmldsig
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.signing import Signing
-from app.core.invoicing.voucher_keys import bytes_hashes, content_key_of, file_name, request_json
+from app.core.invoicing.voucher_keys import bytes_hashes, content_key_of, request_json
 from app.core.invoicing.voucher_store import NumberTaken
 from app.core.records import BatchItem, SignedVoucher
 
@@ -128,8 +128,7 @@ class Batches:
         request = parse_model(GenerarXmlRequest, parse_json(raw) if isinstance(raw, str | bytes) else raw)
         canonical_request = request_json(request)
         doc = self.generation.build(request)
-        xml = ubl.render(doc)
-        name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
+        xml, name = self.generation.render(doc)
         observaciones = self.generation.run_sunat_rules(xml, name)
         material = signer.material(doc.emisor_ruc)
         encoded = xml.encode("utf-8")

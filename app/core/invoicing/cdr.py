@@ -83,6 +83,19 @@ REBUILT_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 REBUILT_LEVEL = 6
 
 
+def xml_text(data: bytes | None) -> str:
+    """A CDR's ApplicationResponse as text, for reading (the voucher's detail): taken out of its zip as stored or
+    received; "" when there is no CDR."""
+    if not data:
+        return ""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            xml = archive.read(cdr_member(archive))
+    except (zipfile.BadZipFile, EOFError):
+        raise _bad("el zip está dañado.") from None
+    return xml.decode("utf-8", errors="replace")
+
+
 def rebuild_zip(member: str, xml: bytes) -> bytes:
     """A CDR's zip made again from its ApplicationResponse, as stored (docs/vouchers.md, «Muchos comprobantes»): one
     deflated entry named `member`, dated REBUILT_DATE_TIME. SUNAT signs the XML, not the zip: the XML inside is byte

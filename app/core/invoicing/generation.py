@@ -1,8 +1,8 @@
-"""Operation 1 (POST /api/v1/facturacion/xml): a request becomes a stored, numbered UBL voucher.
+"""Operation 1 (POST /api/v1/facturacion/xml): a request becomes a stored, numbered voucher of its type.
 
-The builder (pure) computes the document; SUNAT's own sheets are asked when a rule folder is configured; the
-store keeps it. A serie-número is issued once: the same request again gets the stored document back, a
-different one a 409. See docs/vouchers.md.
+The request's document type (app/core/invoicing/documents/, resolved by its `tipo`) parses, builds and renders it;
+SUNAT's own sheets are asked when a rule folder is configured; the store keeps it. A serie-número is issued once: the
+same request again gets the stored document back, a different one a 409. See docs/vouchers.md.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from typing import Any
 
 from app.core.contract import GenerarXmlRequest, GenerarXmlResult
 from app.core.errors import YupanaError, conflict, invalid
-from app.core.invoicing import sunat_rules, ubl
+from app.core.invoicing import sunat_rules
 from app.core.invoicing.builder import CompanyOf, NameOf, build_document, parse_request
+from app.core.invoicing.documents import registry
+from app.core.invoicing.documents.kind import Built
 from app.core.invoicing.statuses import GENERADO
 from app.core.invoicing.voucher_keys import (
     content_key_of,
-    file_name,
     legacy_request_json,
     request_json,
     written_request_json,
@@ -29,7 +30,7 @@ from app.core.platform.settings import Settings
 
 log = logging.getLogger(__name__)
 
-Issued = Callable[[list[ubl.Document]], None]
+Issued = Callable[[list[Any]], None]  # the built documents (documents.kind.Built) just stored
 
 
 class Generation:
@@ -41,7 +42,7 @@ class Generation:
         self.name_of = name_of
         self.on_issued = on_issued  # told of every new voucher once stored (the engine remembers its customer)
 
-    def issued(self, docs: list[ubl.Document]) -> None:
+    def issued(self, docs: list[Any]) -> None:
         """Tell `on_issued` of vouchers just stored (by `generate`, or by a batch's block). Never raises: a voucher
         issued stays issued whatever its listener does."""
         if self.on_issued is None or not docs:
@@ -51,11 +52,23 @@ class Generation:
         except Exception:
             log.exception("after issuing %d voucher(s): the listener failed", len(docs))
 
-    def parse(self, payload: Any) -> GenerarXmlRequest:
+    def parse(self, payload: Any) -> Any:
+        """The request of the type `payload` names: its own model's, or the contract's (every problem in one 400)."""
+        tipo = payload.get("tipo") if isinstance(payload, dict) else None
+        kind = registry.get(tipo) if isinstance(tipo, str) else None
+        if kind is not None and kind.request is not None:
+            return kind.parse(payload)
         return parse_request(payload, self.company_of, self.name_of)
 
-    def build(self, request: GenerarXmlRequest, checks: bool = True) -> ubl.Document:
+    def build(self, request: Any, checks: bool = True) -> Any:
+        """The request's document, built by its type (documents.kind.Built)."""
         return build_document(request, self.company_of, self.name_of, checks)
+
+    def render(self, doc: Built) -> tuple[str, str]:
+        """(the document's XML, its file name), written by its type."""
+        kind = registry.get(doc.tipo)
+        assert kind is not None  # it was built by its type
+        return kind.render(doc), kind.file_name(doc.emisor_ruc, doc.serie, doc.numero)
 
     def run_sunat_rules(self, xml: str, name: str) -> list[str]:
         """SUNAT's own sheets, when a rule folder is configured: a rejection is a 400, observations are returned."""
@@ -68,7 +81,7 @@ class Generation:
                           f"{verdict.message}", verdict.rejection)
         return verdict.observations
 
-    def existing(self, request: GenerarXmlRequest, content_key: str) -> GenerarXmlResult | None:
+    def existing(self, request: Any, content_key: str) -> GenerarXmlResult | None:
         """The stored answer for this request's serie-número, or None when the number is free; a 409 when it was
         issued with other content."""
         voucher_id = self.store.id_of(request.emisor.ruc, request.tipo, request.serie, request.numero)
@@ -84,18 +97,17 @@ class Generation:
                            f"generado con otro contenido: use el siguiente número ({following}).")
         return GenerarXmlResult(xml=row["xml"], hash=row["hash"], nombre_archivo=row["nombre_archivo"])
 
-    def generate(self, request: GenerarXmlRequest,
-                 doc: ubl.Document | None = None) -> tuple[int, GenerarXmlResult]:
+    def generate(self, request: GenerarXmlRequest | Any,
+                 doc: Built | None = None) -> tuple[int, GenerarXmlResult]:
         """(voucher id, result): a new voucher, or the stored one when this same request was issued before.
         `doc` is the request already built by a caller that had to check it first (Emitter), so not built twice."""
-        canonical = request_json(request)
+        canonical = _canonical_json(request)
         content_key = content_key_of(canonical)
         # Built first, without asking whether the number was issued (almost never): the unique index answers at the
         # insert, and a refusal on the way also checks, so that an issued number still answers for itself.
         try:
             doc = doc or self.build(request)
-            xml = ubl.render(doc)
-            name = file_name(doc.emisor_ruc, doc.tipo, doc.serie, doc.numero)
+            xml, name = self.render(doc)
             observations = self.run_sunat_rules(xml, name)
         except YupanaError as refusal:
             return self._stored_or_raise(request, content_key, refusal)
@@ -110,7 +122,7 @@ class Generation:
         self.issued([doc])
         return voucher_id, GenerarXmlResult(xml=xml, hash=digest, nombre_archivo=name, observaciones=observations)
 
-    def _stored_or_raise(self, request: GenerarXmlRequest, content_key: str,
+    def _stored_or_raise(self, request: Any, content_key: str,
                          error: Exception) -> tuple[int, GenerarXmlResult]:
         """An issued number answers for itself (or 409s); a free one gets `error`."""
         stored = self.existing(request, content_key)
@@ -118,3 +130,14 @@ class Generation:
         if stored is None or voucher_id is None:
             raise error
         return voucher_id, stored
+
+
+def _canonical_json(request: Any) -> str:
+    """The idempotency key's input: the type's own, a request of the type's own model as pydantic writes it, or
+    the contract's (amounts by value: voucher_keys.request_json)."""
+    kind = registry.get(request.tipo)
+    if kind is not None and kind.request_json is not None:
+        return kind.request_json(request)
+    if kind is not None and kind.request is not None:
+        return str(request.model_dump_json(exclude_none=True))
+    return request_json(request)

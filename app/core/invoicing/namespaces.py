@@ -21,7 +21,7 @@ SUMMARY_DOCUMENTS = "urn:sunat:names:specification:ubl:peru:schema:xsd:SummaryDo
 
 # Prefix → namespace, for XPath and for building documents with the prefixes SUNAT's peers use.
 UBL = {"cac": CAC, "cbc": CBC, "ext": EXT, "ds": DS, "sac": SAC}
-# A voucher's root element by its namespace (and the way back).
+# The root element of SUNAT's vouchers by their namespace (which type each is: app/core/invoicing/documents/).
 VOUCHER_ROOTS = {INVOICE: "Invoice", CREDIT_NOTE: "CreditNote", DEBIT_NOTE: "DebitNote"}
 
 

@@ -18,6 +18,10 @@ of operation 3, or later by the worker) is:
    exponential backoff and jitter.
 A row with a CDR is never sent again: resending the voucher returns the stored CDR. The state is derived
 from what is stored: opening a folder repairs a row or voucher left behind by a kill (`repair`).
+
+One path per boleta: a voucher a resumen diario reports (a line with status 1, in a RC pending or accepted) is not
+queued here, checked in the transaction that writes the row; the resumen diario checks the rows in the transaction
+that writes its lines (app.core.invoicing.voids.book), so of the two, the first to commit decides.
 """
 
 from __future__ import annotations
@@ -33,19 +37,23 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from app.core.errors import ErrorCode, YupanaError
+from app.core.errors import ErrorCode, YupanaError, conflict
 from app.core.invoicing import cdr as cdr_reader
 from app.core.invoicing import statuses, sunat_codes
+from app.core.invoicing.documents import registry
+from app.core.invoicing.documents.kind import Channel
 from app.core.invoicing.namespaces import DS
 from app.core.invoicing.soap import SoapFault, SunatClient, TransportFailure, zip_document
 from app.core.invoicing.ubl_identity import DocumentId
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform.environments import ambiente_of
 from app.core.platform.events import EventBus, SunatCdrStored
+from app.core.platform.loops import UNTIL_WOKEN, BackgroundLoop
 from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.platform.settings import Settings
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.submissions import SubmissionRepository
+from app.core.storage.ports.summaries import SummaryRepository
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +69,8 @@ PENDING, DONE, FAILED = statuses.SUBMISSION_PENDING, statuses.SUBMISSION_DONE, s
 # The `xml` of a submission of a voucher Yupana keeps (voucher_id not NULL): no copy, the voucher's own stored signed
 # text is what is sent (docs/vouchers.md, «Muchos comprobantes»). A foreign voucher's submission keeps its copy.
 NO_COPY = b""
+
+OwnText = tuple[int, bytes]  # (voucher id, its signed text as stored): what a caller that just read or signed it holds
 
 
 @dataclass(frozen=True)
@@ -91,14 +101,15 @@ def stored_digest(row: dict) -> str | None:
 # ---------------------------------------------------------------- the outbox
 
 class Outbox:
-    """The outbox of one engine: attempts, retry schedule and the worker thread."""
+    """The outbox of one engine: attempts, retry schedule and the worker (a background loop)."""
 
     def __init__(self, database: Database, submissions: SubmissionRepository, settings: Settings, events: EventBus,
                  vouchers: VoucherStore, environment: Callable[[], str],
                  client_factory: Callable[[str, str], SunatClient], clock: Callable[[], float] = time.time,
-                 owner: str | None = None) -> None:
+                 owner: str | None = None, summaries: SummaryRepository | None = None) -> None:
         self.storage = database  # the unit of work
         self.submissions = submissions
+        self.summaries = summaries  # the RA/RC: a boleta a resumen diario reports is not sent alone
         self.settings = settings
         self.events = events
         self.vouchers = vouchers
@@ -107,10 +118,7 @@ class Outbox:
         self.clock = clock  # the retry schedule's clock (next_attempt_at); leases are on the database's
         # «<host>/<pid>:<token>»: each attempt's lease adds its own token (`owner` given: another identity, for tests)
         self.owner = owner or owner_of_this_process(uuid.uuid4().hex[:12])
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._thread_lock = threading.Lock()
+        self._worker = BackgroundLoop("sunat-outbox", self._work_round, what="outbox worker", logger=log)
         self._settled = threading.Condition()
         self._leases: set[str] = set()  # this outbox's attempts under way (their lease tokens)
         self._leases_lock = threading.Lock()
@@ -120,24 +128,37 @@ class Outbox:
     # ------------------------------------------------------------ rows
 
     def enqueue(self, doc: DocumentId, xml: bytes, environment: str, voucher_id: int | None,
-                digest: str | None = None) -> dict:
+                digest: str | None = None, own: bool = False) -> dict:
         """The submission of this voucher in `environment`, written before anything is sent (or the existing one).
 
         A failed row (a fault: wrong credentials, a bad file) takes the new XML and becomes pending
         again; a pending row that never went out takes the new XML; anything that may have reached
-        SUNAT, or has a CDR, keeps the XML it had. `digest` is the signed document's ds:DigestValue.
+        SUNAT, or has a CDR, keeps the XML it had. `digest` is the signed document's ds:DigestValue. `own`: the
+        caller knows `xml` is the voucher's own stored signed text (it just read or signed it), so it is not read
+        again to be compared.
         """
         key = (environment, doc.ruc, doc.tipo, doc.serie, doc.numero)
         # A voucher Yupana keeps is sent from its own stored text: no copy, once that text is these very bytes
-        ours = voucher_id is not None and self.vouchers.signed_bytes(voucher_id) == xml
+        ours = voucher_id is not None and (own or self.vouchers.signed_bytes(voucher_id) == xml)
         with self.storage.transaction():
+            self._check_one_path(doc, voucher_id)
             stored = NO_COPY if ours else self.vouchers.pack_bytes(f"signed:{doc.ruc}:{doc.tipo}", xml)
             self.submissions.enqueue(*key, voucher_id=voucher_id, ambiente=ambiente_of(environment),
                                      file_name=doc.stem, xml=stored, digest=digest)
         row = self.submissions.find(*key)
-        unpacked = self._unpacked(row)
+        unpacked = self._unpacked(row, (voucher_id, xml) if ours and voucher_id is not None else None)
         assert unpacked is not None  # the row written just above
         return unpacked
+
+    def _check_one_path(self, doc: DocumentId, voucher_id: int | None) -> None:
+        """Refuse a voucher a resumen diario reports (inside the transaction that queues it: see the module's doc)."""
+        if voucher_id is None or self.summaries is None:
+            return
+        ident = self.summaries.reported_by([voucher_id]).get(voucher_id)
+        if ident is not None:
+            raise conflict("voucher_id", f"El comprobante {doc.serie}-{doc.numero} va en el resumen diario {ident}, que "
+                                         "lo informa a SUNAT: no se envía también solo (un comprobante llega a SUNAT "
+                                         "por un solo camino).")
 
     def repair(self) -> int:
         """Derive the states from what is stored: a submission with a CDR is finished and its voucher has the CDR's
@@ -158,12 +179,14 @@ class Outbox:
     def submission(self, submission_id: int) -> dict | None:
         return self._unpacked(self.submissions.get(submission_id))
 
-    def _unpacked(self, row: dict | None) -> dict | None:
+    def _unpacked(self, row: dict | None, own: OwnText | None = None) -> dict | None:
         """A stored row with its signed XML or CDR zip unpacked, byte for byte as received (a row stored before
-        packing as it is); a submission without a copy takes its voucher's stored signed text."""
+        packing as it is); a submission without a copy takes its voucher's stored signed text (`own`'s, when the
+        caller holds it)."""
         if row is not None:
             if "xml" in row and row["xml"] is not None and len(row["xml"]) == 0 and row.get("voucher_id") is not None:
-                row["xml"] = self.vouchers.signed_bytes(row["voucher_id"])
+                held = own is not None and own[0] == row["voucher_id"]
+                row["xml"] = own[1] if own is not None and held else self.vouchers.signed_bytes(row["voucher_id"])
                 if row["xml"] is None:  # never expected: a voucher is never deleted nor unsigned
                     raise YupanaError(ErrorCode.INTERNAL, f"El comprobante {row['file_name']} no tiene su XML firmado "
                                                           "guardado: no se puede enviar.")
@@ -250,25 +273,28 @@ class Outbox:
 
     # ------------------------------------------------------------ one attempt
 
-    def attempt(self, submission_id: int) -> Attempt:
+    def attempt(self, submission_id: int, channel: Channel | None = None, own: OwnText | None = None) -> Attempt:
+        """One attempt at a submission: through `channel` when the caller built it for this very submission (one
+        client per «Emitir»), else through its document type's sender; `own`: the voucher's signed text the caller
+        holds (not read again)."""
         lease = self._claim(submission_id)
         if lease is None:
             return Attempt("queued", in_flight=True)
-        row = self.submission(submission_id)
+        row = self._unpacked(self.submissions.get(submission_id), own)
         assert row is not None
         row["lease"] = lease
         self._keeper.hold(submission_id, lease)  # renewed while the attempt runs (a slow SUNAT answer included)
         try:
             try:
-                client = self.client_factory(row["environment"], row["ruc"])
+                channel = channel or self.channel_for(row)
             except YupanaError as exc:  # no sandbox running, no clave SOL: nothing went out, wait for it
                 return self._retry_later(row, row["must_reconcile"], exc.message)
-            answer = self._reconcile(client, row) if row["must_reconcile"] else None
+            answer = self._reconcile(channel, row) if row["must_reconcile"] else None
             if answer is None and row["must_reconcile"] == HELD_BY_SUNAT:
                 answer = self._retry_later(row, HELD_BY_SUNAT, "SUNAT ya tiene el comprobante y su CDR aún no se "
                                                                "pudo consultar")
             if answer is None:
-                answer = self._send(client, row)
+                answer = self._send(channel, row)
         except TransportFailure as failure:
             return self._retry_later(row, max(int(failure.may_have_arrived), row["must_reconcile"]), str(failure))
         except YupanaError as exc:  # an unreadable CDR: SUNAT may hold a good one, ask for it later
@@ -281,41 +307,48 @@ class Outbox:
             self._notify()
         return answer
 
-    def _send(self, client: SunatClient, row: dict) -> Attempt:
+    def channel_for(self, row: dict) -> Channel:
+        """The channel of a submission: its document type's sender, for the submission's environment and RUC
+        (SUNAT's types: a SUNAT client from `client_factory`)."""
+        return registry.sender_for(row["tipo"]).channel(self.client_factory, row["environment"], row["ruc"])
+
+    def _send(self, channel: Channel, row: dict) -> Attempt:
         # Committed before the request leaves: if this process dies now, the next attempt reconciles.
         if not self.submissions.mark_sending(row["id"], row["lease"]):
             # The lease ran out and another attempt took the row: it sends, not this one.
             return Attempt("queued")
         self._set_voucher_status(row.get("voucher_id"), statuses.ENVIADO)
-        zip_name, zip_bytes = zip_document(row["file_name"] + ".xml", row["xml"])
-        log.info("sendBill %s (attempt %s)", zip_name, row["attempts"] + 1)
+        xml_name = row["file_name"] + ".xml"
+        name, content = zip_document(xml_name, row["xml"]) if channel.zipped else (xml_name, row["xml"])
+        log.info("%s %s (attempt %s)", channel.send_operation, name, row["attempts"] + 1)
         try:
-            cdr_zip = client.send_bill(zip_name, zip_bytes)
+            answer = channel.send_document(name, content)
         except SoapFault as fault:
             if sunat_codes.is_held_by_sunat(fault.code):  # SUNAT holds it: its CDR, now or later; never a rejection
-                held = self._reconcile(client, row, after_fault=fault)
+                held = self._reconcile(channel, row, after_fault=fault)
                 assert held is not None  # after a fault it ends with the CDR or waits: never "send it"
                 return held
             return self._fail(row, fault.code, fault.faultstring)
         # A TransportFailure goes up to `attempt`: its retry replaces the mark above with what may have reached SUNAT.
-        return self._store(row, cdr_reader.read_zip(cdr_zip))
+        return self._store(row, answer)
 
-    def _reconcile(self, client: SunatClient, row: dict, after_fault: SoapFault | None = None) -> Attempt | None:
-        """getStatusCdr: SUNAT's CDR for this voucher if it has one; None means "send it".
+    def _reconcile(self, channel: Channel, row: dict, after_fault: SoapFault | None = None) -> Attempt | None:
+        """getStatusCdr (or the channel's look-up): the receiver's CDR for this voucher if it has one; None means
+        "send it".
 
         After a 1033 (`after_fault`) SUNAT has the voucher: without its CDR the row waits and asks again later.
         """
-        log.info("getStatusCdr %s", row["file_name"])
+        log.info("%s %s", channel.status_operation, row["file_name"])
         try:
-            status = client.get_status_cdr(row["ruc"], row["tipo"], row["serie"], int(row["numero"]))
+            answer = channel.document_cdr(row["ruc"], row["tipo"], row["serie"], int(row["numero"]))
         except SoapFault as fault:  # e.g. no look-up service for beta: fall back to sending
-            log.info("getStatusCdr %s answered fault %s", row["file_name"], fault.code)
+            log.info("%s %s answered fault %s", channel.status_operation, row["file_name"], fault.code)
             if after_fault is not None:
                 return self._retry_later(row, HELD_BY_SUNAT, f"SUNAT ya tiene el comprobante ({after_fault.code}) "
                                                              f"y la consulta de su CDR falló ({fault.code})")
             return None
-        if status.content:
-            return self._store(row, cdr_reader.read_zip(status.content))
+        if answer is not None:
+            return self._store(row, answer)
         if after_fault is not None:
             return self._retry_later(row, HELD_BY_SUNAT, f"SUNAT ya tiene el comprobante ({after_fault.code}) y "
                                                          "aún no entrega su CDR")
@@ -357,6 +390,8 @@ class Outbox:
             log.info("submission %s: fault %s ignored, the row was finished meanwhile", row["file_name"], code)
             return Attempt("cdr", cdr=stored) if stored is not None else Attempt("queued")
         log.info("submission %s: SUNAT fault %s", row["file_name"], code)
+        if sunat_codes.is_rejection(code):  # 2000-3999 as a fault: rejected, the number spent (no CDR to store)
+            self._set_voucher_status(row.get("voucher_id"), statuses.RECHAZADO)
         return Attempt("fault", fault_code=code, fault_text=text)
 
     def _retry_later(self, row: dict, must_reconcile: int, reason: str) -> Attempt:
@@ -389,45 +424,29 @@ class Outbox:
                     return row
                 self._settled.wait(min(left, 0.5))  # other processes finish rows too: look again now and then
 
-    # ------------------------------------------------------------ the worker thread
+    # ------------------------------------------------------------ the worker (app.core.platform.loops)
 
     def start_if_pending(self) -> None:
         if self.next_due_at() is not None:
             self.start()
 
     def start(self) -> None:
-        with self._thread_lock:
-            if self._thread is None and not self._stop.is_set():
-                self._thread = threading.Thread(target=self._run, name="sunat-outbox", daemon=True)
-                self._thread.start()
+        self._worker.start()
 
     def wake(self) -> None:
-        self.start()
-        self._wake.set()
+        self._worker.wake()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
+        self._worker.stop(timeout)
         self._keeper.stop(timeout)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for submission_id in self.due_ids(self.clock()):
-                    if self._stop.is_set():
-                        return
-                    self.attempt(submission_id)
-                wait = self._seconds_to_next()
-            except Exception:
-                if self._stop.is_set():
-                    return
-                log.exception("outbox worker round failed")
-                wait = 5.0
-            self._wake.wait(wait)
-            self._wake.clear()
+    def _work_round(self) -> float:
+        """One round of the worker: every due submission attempted; then the wait until the next one is due."""
+        for submission_id in self.due_ids(self.clock()):
+            if self._worker.stopping:
+                return 0.0
+            self.attempt(submission_id)
+        return self._seconds_to_next()
 
     def _seconds_to_next(self) -> float:
         at = self.next_due_at()
@@ -439,8 +458,8 @@ class Outbox:
 
 class _LeaseKeeper:
     """Renews the leases of an outbox's attempts while they run: each one every third of the lease's length, so an
-    attempt waiting on a slow SUNAT keeps its row however long the answer takes. One daemon thread per outbox,
-    started with the first lease and idle while none is held.
+    attempt waiting on a slow SUNAT keeps its row however long the answer takes. One background loop per outbox,
+    started with the first lease and idle (waiting for the next one) while none is held.
 
     `renew(submission_id, lease, seconds)` extends a lease on the database's clock (False once it is no longer this
     attempt's: finished, or taken over after this process stalled past its expiry); `seconds()` is the lease's length.
@@ -451,20 +470,17 @@ class _LeaseKeeper:
         self._renew = renew
         self._seconds = seconds
         self._held: dict[str, tuple[int, float]] = {}  # lease → (submission id, when it was last written: monotonic)
-        self._changed = threading.Condition()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._changed = threading.Condition()  # guards `_held` and `renewals`; notified when they change
+        self._loop = BackgroundLoop("sunat-outbox-leases", self._renew_due, what="lease keeper", logger=log)
         self.renewals = 0  # leases renewed so far (tests wait on it)
 
     def hold(self, submission_id: int, lease: str) -> None:
+        if self._loop.stopping:
+            return
         with self._changed:
-            if self._stopping:
-                return
             self._held[lease] = (submission_id, time.monotonic())
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="sunat-outbox-leases", daemon=True)
-                self._thread.start()
             self._changed.notify_all()
+        self._loop.wake()  # started with the first lease; the wait until the next renewal computed again
 
     def let_go(self, lease: str) -> None:
         with self._changed:
@@ -472,45 +488,37 @@ class _LeaseKeeper:
             self._changed.notify_all()
 
     def stop(self, timeout: float = 5.0) -> None:
+        self._loop.stop(timeout)
+
+    def _renew_due(self) -> float:
+        """One round: the leases due renewed; the seconds until the next one is due (UNTIL_WOKEN: none held)."""
+        every = max(0.05, self._seconds() / 3)  # read outside the lock: a setting
         with self._changed:
-            self._stopping = True
-            self._changed.notify_all()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-
-    def _due(self) -> list[tuple[str, int]] | None:
-        """The leases due for renewal, waiting until there are some; None once stopping."""
-        while True:
-            every = max(0.05, self._seconds() / 3)  # read outside the lock: a setting
-            with self._changed:
-                if self._stopping:
-                    return None
-                now = time.monotonic()
-                due = [(lease, submission_id) for lease, (submission_id, at) in self._held.items() if now - at >= every]
-                if due:
-                    return due
-                soonest = min((at + every - now for _id, at in self._held.values()), default=None)
-                self._changed.wait(soonest)  # None: until a lease is held (or the keeper stops)
-
-    def _run(self) -> None:
-        while (due := self._due()) is not None:
+            now = time.monotonic()
+            due = [(lease, submission_id) for lease, (submission_id, at) in self._held.items() if now - at >= every]
+        if due:
             seconds = self._seconds()
             for lease, submission_id in due:
-                kept: bool | None
-                try:
-                    kept = self._renew(submission_id, lease, seconds)
-                except Exception:  # the database is busy or gone: try again at the next round
-                    log.warning("renewing the lease of submission %s failed", submission_id, exc_info=True)
-                    kept = None
-                with self._changed:
-                    if lease not in self._held:
-                        continue  # its attempt ended meanwhile
-                    if kept is not False:  # renewed, or to be tried again a third of a lease later
-                        self._held[lease] = (submission_id, time.monotonic())
-                        if kept:
-                            self.renewals += 1
-                    else:  # finished, or taken over: nothing left to keep
-                        log.info("submission %s: its lease %s is no longer this attempt's", submission_id, lease)
-                        del self._held[lease]
-                    self._changed.notify_all()
+                self._renew_one(lease, submission_id, seconds)
+        with self._changed:
+            now = time.monotonic()
+            return min((at + every - now for _id, at in self._held.values()), default=UNTIL_WOKEN)
+
+    def _renew_one(self, lease: str, submission_id: int, seconds: float) -> None:
+        kept: bool | None
+        try:
+            kept = self._renew(submission_id, lease, seconds)
+        except Exception:  # the database is busy or gone: try again a third of a lease later
+            log.warning("renewing the lease of submission %s failed", submission_id, exc_info=True)
+            kept = None
+        with self._changed:
+            if lease not in self._held:
+                return  # its attempt ended meanwhile
+            if kept is not False:  # renewed, or to be tried again a third of a lease later
+                self._held[lease] = (submission_id, time.monotonic())
+                if kept:
+                    self.renewals += 1
+            else:  # finished, or taken over: nothing left to keep
+                log.info("submission %s: its lease %s is no longer this attempt's", submission_id, lease)
+                del self._held[lease]
+            self._changed.notify_all()

@@ -13,38 +13,27 @@ from decimal import Decimal
 from functools import lru_cache
 
 from app.core.errors import ErrorDetail, invalid_many
+from app.core.invoicing.sunat_catalogues import (
+    DNI,
+    FREE_AFFECTATIONS,
+    IDENTITY_DOCUMENTS,
+    ONEROUS_AFFECTATIONS,
+    RUC,
+    UNITS_ACCEPTED,
+)
 from app.core.platform import identifiers
 
-SERIE_LETTER = {"01": "F", "03": "B"}
-SERIE_PATTERN = re.compile(r"^[FB][A-Z0-9]{3}$")
+SERIE_PATTERN = re.compile(r"^[FB][A-Z0-9]{3}$")  # a factura's or boleta's serie, and their notes'
 MAX_NUMERO = 99_999_999
 CURRENCIES = ("PEN", "USD")
-AFFECTATIONS = ("10", "20", "30", "40")  # catalogue 07, onerous operations
-# Catalogue 07, free transfers (gratuitas): 11-16 gravado, 21 exonerado, 31-37 inafecto; the line's price is a
-# reference value, nothing is charged.
-FREE_GRAVADO = ("11", "12", "13", "14", "15", "16")
-FREE_AFFECTATIONS = (*FREE_GRAVADO, "21", "31", "32", "33", "34", "35", "36", "37")
+# Catalogue 07 (app.core.invoicing.sunat_catalogues): the onerous affectations and the free transfers (gratuitas:
+# 11-16 gravado, 21 exonerado, 31-37 inafecto; the line's price is a reference value, nothing is charged).
+AFFECTATIONS = ONEROUS_AFFECTATIONS
 LINE_AFFECTATIONS = frozenset(AFFECTATIONS + FREE_AFFECTATIONS)
-# Catalogue 06 codes a customer may carry, and the ones a boleta accepts without a RUC.
-DOCUMENT_TYPES = {"0": "sin documento", "1": "DNI", "4": "carnet de extranjería", "6": "RUC", "7": "pasaporte",
-                  "A": "cédula diplomática"}
-# Catalogue 09 (credit notes) and 10 (debit notes): the reasons Yupana can issue.
-CREDIT_REASONS = {"01": "Anulación de la operación", "02": "Anulación por error en el RUC",
-                  "03": "Corrección por error en la descripción", "04": "Descuento global",
-                  "05": "Descuento por ítem", "06": "Devolución total", "07": "Devolución por ítem",
-                  "08": "Bonificación", "09": "Disminución en el valor", "10": "Otros conceptos",
-                  "11": "Ajustes de operaciones de exportación", "13": "Ajustes: montos y/o fechas de pago"}
-DEBIT_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos",
-                 "11": "Ajustes de operaciones de exportación"}
-# Reason 12 of both catalogues («Ajustes afectos al IVAP») adjusts IVAP lines (affectation 17), which Yupana does not
-# issue: it is refused with its own message. Reason 11 adjusts an export: its lines are all of affectation 40.
-IVAP_REASON = "12"
-EXPORT_REASON = "11"
-INSTALMENTS_REASON = "13"  # credit notes: corrected instalments (cac:PaymentTerms), nothing credited
+# Catalogue 06 codes a customer may carry.
+DOCUMENT_TYPES = IDENTITY_DOCUMENTS
 # Catalogue 03 (UN/ECE rec 20): the units small businesses use; others are refused clearly.
-UNITS = frozenset({"NIU", "ZZ", "KGM", "GRM", "LTR", "MTR", "MTK", "MTQ", "BX", "PK", "DZN", "HUR", "DAY",
-                   "MON", "ANN", "SET", "PR", "CEN", "MIL", "TNE", "GLL", "BG", "BO", "CA", "CMT", "KTM",
-                   "MLT", "4A", "BJ", "CY", "DR", "KT", "LBR", "ONZ", "PF", "TU", "UM", "C62", "H87"})
+UNITS = UNITS_ACCEPTED
 BOLETA_ID_THRESHOLD = Decimal("700")
 INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 MAX_DESCRIPTION = 500
@@ -98,10 +87,10 @@ def check_customer_ruc(problems: Problems, ruc: str, field_name: str) -> None:
 def check_identity(problems: Problems, tipo_doc: str, numero: str, boleta: bool) -> None:
     """Catalogue 06 formats: DNI of 8 digits, others up to 15 characters without spaces."""
     field_name = "receptor.numero_documento"
-    if tipo_doc == "1" and not (numero.isdigit() and numero.isascii() and len(numero) == 8):
+    if tipo_doc == DNI and not (numero.isdigit() and numero.isascii() and len(numero) == 8):
         problems.add(field_name, f"El DNI «{numero}» del campo «{field_name}» debe tener 8 dígitos.",
                      "4207" if boleta else "2801")
-    elif tipo_doc not in ("1", "6") and numero != "-" and (not 1 <= len(numero) <= 15 or re.search(r"\s", numero)):
+    elif tipo_doc not in (DNI, RUC) and numero != "-" and (not 1 <= len(numero) <= 15 or re.search(r"\s", numero)):
         problems.add(field_name, f"El documento «{numero}» del campo «{field_name}» debe tener de 1 a 15 "
                      "caracteres sin espacios.", "4208" if boleta else "2802")
 

@@ -11,7 +11,10 @@ from pathlib import Path
 
 from app.core.errors import conflict, invalid, not_found
 from app.core.invoicing import printing
+from app.core.invoicing.documents import registry
+from app.core.invoicing.statuses import ANULADO
 from app.core.invoicing.voucher_store import VoucherStore
+from app.core.platform import environments
 from app.core.platform.companies import Companies
 
 SERIE_NUMERO = re.compile(r"^\s*([A-Za-z0-9]{4})-0*(\d{1,8})\s*$")
@@ -25,13 +28,15 @@ class Printed:
         self.store = store
         self.companies = companies
 
-    def issuer(self, ruc: str) -> tuple[printing.Issuer, str]:
-        """(what the company adds on paper, its default format)."""
+    def issuer(self, ruc: str, record: dict | None = None) -> tuple[printing.Issuer, str]:
+        """(what the company and the stored voucher `record` add on paper, the company's default format): the logo;
+        «ANULADO» on a voided voucher; «SIN VALOR TRIBUTARIO» on one not issued in production."""
         options = self.companies.print_options(ruc)
+        state = voucher_state(record)
         if options.logo and options.logo_px:
             width, height = options.logo_px
-            return printing.Issuer(options.logo, (LOGO_MM * width / height, LOGO_MM)), options.formato
-        return printing.Issuer(), options.formato
+            return printing.Issuer(options.logo, (LOGO_MM * width / height, LOGO_MM), **state), options.formato
+        return printing.Issuer(**state), options.formato
 
     def signed_xml(self, voucher_id: int) -> tuple[dict, str]:
         record = self.store.get(voucher_id)
@@ -43,25 +48,42 @@ class Printed:
                            "la representación impresa lleva el código hash de la firma.")
         return record, xml
 
+    def voucher_printout(self, voucher_id: int, formato: str | None = None) -> tuple[printing.Printout, str]:
+        """(the PDF with its pages and warnings, file name) of a stored voucher; `formato` None: the company's
+        default."""
+        record, xml = self.signed_xml(voucher_id)
+        company, default = self.issuer(record["emisor_ruc"], record)
+        chosen = printing.check_format(formato or default)
+        return (printing.printout(xml, chosen, company, layout_of(record["tipo"])),
+                printing.file_name(record["nombre_archivo"], chosen))
+
     def voucher_pdf(self, voucher_id: int, formato: str | None = None) -> tuple[bytes, str]:
         """(PDF bytes, file name) of a stored voucher; `formato` None: the company's default."""
+        printout, name = self.voucher_printout(voucher_id, formato)
+        return printout.content, name
+
+    def voucher_laid_out(self, voucher_id: int, formato: str | None = None
+                         ) -> tuple[list[printing.Page], str, str, tuple[str, ...]]:
+        """The laid-out pages the windows paint (preview and printer), the format used, the PDF's file name and the
+        warnings to show with them."""
         record, xml = self.signed_xml(voucher_id)
-        company, default = self.issuer(record["emisor_ruc"])
+        company, default = self.issuer(record["emisor_ruc"], record)
         chosen = printing.check_format(formato or default)
-        return printing.render_pdf(xml, chosen, company), printing.file_name(record["nombre_archivo"], chosen)
+        found, _, warnings = printing.laid_out(xml, chosen, company, layout_of(record["tipo"]))
+        return found, chosen, printing.file_name(record["nombre_archivo"], chosen), warnings
 
     def voucher_pages(self, voucher_id: int, formato: str | None = None
                       ) -> tuple[list[printing.Page], str, str]:
         """The laid-out pages the windows paint (preview and printer), the format used and the PDF's file name."""
-        record, xml = self.signed_xml(voucher_id)
-        company, default = self.issuer(record["emisor_ruc"])
-        chosen = printing.check_format(formato or default)
-        return printing.pages(xml, chosen, company), chosen, printing.file_name(record["nombre_archivo"], chosen)
+        found, chosen, name, _ = self.voucher_laid_out(voucher_id, formato)
+        return found, chosen, name
 
     def pdf_for_xml(self, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
-        """The PDF of a signed voucher given as text (a batch's answer), with its issuer's print options."""
+        """The PDF of a signed voucher given as text (a batch's answer), with its issuer's print options and, when
+        it is stored, its state."""
         voucher = printing.parse(xml_firmado)
-        company, default = self.issuer(voucher.emisor_ruc)
+        text = xml_firmado.decode("utf-8") if isinstance(xml_firmado, bytes) else xml_firmado
+        company, default = self.issuer(voucher.emisor_ruc, self.store.find_by_signed_xml(text))
         return printing.render_pdf(xml_firmado, printing.check_format(formato or default), company)
 
     def write_pdf(self, voucher_id: int, target: str | Path | None = None, formato: str | None = None) -> Path:
@@ -88,6 +110,21 @@ class Printed:
             raise invalid("serie_numero", f"Hay {len(rows)} comprobantes {serie}-{numero} ({options}): indique cuál "
                           "con --tipo o --ruc.")
         return int(rows[0]["id"])
+
+
+def voucher_state(record: dict | None) -> dict:
+    """What the stored voucher adds on paper: voided, and the badge of a test environment (None in production)."""
+    if record is None:
+        return {}
+    environment = record.get("environment") or environments.PRODUCCION
+    badge = None if environment == environments.PRODUCCION else environments.get(environment).badge
+    return {"voided": record.get("status") == ANULADO, "test_environment": badge}
+
+
+def layout_of(tipo: str) -> printing.Layout:
+    """How a voucher of this type is printed: its document type's layout, else SUNAT's printed voucher."""
+    kind = registry.get(tipo)
+    return kind.printed if kind is not None and kind.printed is not None else printing.standard
 
 
 def write_bytes(path: Path, data: bytes) -> Path:

@@ -14,7 +14,7 @@ from lxml import etree
 from app.core.contract import FirmarRequest, FirmarResult
 from app.core.errors import conflict, invalid, not_found
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
-from app.core.invoicing.namespaces import VOUCHER_ROOTS
+from app.core.invoicing.documents import registry
 from app.core.invoicing.ubl_identity import issuer_ruc
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.invoicing.xmldsig import (
@@ -30,8 +30,8 @@ def _check_voucher(root: etree._Element) -> None:
     if find_signatures(root):
         raise invalid("xml", "El campo «xml» ya está firmado: contiene una firma (ds:Signature). Envíe el XML sin "
                              "firmar que devolvió /api/v1/facturacion/xml.")
-    namespace = etree.QName(root).namespace
-    if VOUCHER_ROOTS.get(namespace) != etree.QName(root).localname:
+    name = etree.QName(root)
+    if not registry.is_document_root(name.namespace, name.localname):
         raise invalid("xml", f"El campo «xml» no es un comprobante (factura, boleta o nota): su raíz es "
                              f"«{etree.QName(root).localname}».")
 
@@ -85,13 +85,18 @@ class Signing:
 
     def sign_voucher(self, voucher_id: int, certificado_id: str | None = None) -> FirmarResult:
         """Sign a stored voucher by its id (the windows, batches): no text to find it by."""
+        return self.sign_stored(voucher_id, certificado_id)[0]
+
+    def sign_stored(self, voucher_id: int, certificado_id: str | None = None) -> tuple[FirmarResult, dict]:
+        """`sign_voucher`, and the voucher's row as it was read to sign it («Emitir» sends it from there: its texts
+        are read once)."""
         row = self.store.get(voucher_id)
         if row is None:
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
         chosen = self.chosen_certificate(certificado_id, row["emisor_ruc"])
         if not row["canonical"]:
-            return self._sign_parsed(FirmarRequest(xml=row["xml"], certificado_id=chosen))
-        return self._sign_canonical(row, row["xml"], chosen, row["xml"].encode("utf-8"))
+            return self._sign_parsed(FirmarRequest(xml=row["xml"], certificado_id=chosen)), row
+        return self._sign_canonical(row, row["xml"], chosen, row["xml"].encode("utf-8")), row
 
     def _sign_canonical(self, row: dict, xml: str, certificado_id: str, encoded: bytes) -> FirmarResult:
         # A stored canonical text is well-formed, unsigned and a voucher: the checks of _sign_parsed hold.

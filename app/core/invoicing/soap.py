@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import httpx
 from lxml import etree
 
-from app.core.invoicing.cdr import safe_parser
+from app.core.invoicing.cdr import Cdr, read_zip, safe_parser
 
 SOAP_ENV = "http://schemas.xmlsoap.org/soap/envelope/"
 WSSE = "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd"
@@ -175,7 +175,13 @@ class HttpPool:
 class SunatClient:
     """One SOL identity against one billService (and the billConsultService for CDR look-ups).
 
-    With `http` (an HttpPool) requests go through its reused clients; without, each request opens its own."""
+    With `http` (an HttpPool) requests go through its reused clients; without, each request opens its own. It is
+    also the channel (app.core.invoicing.documents.kind.Channel) of the vouchers SUNAT takes by sendBill: a zip named
+    like the XML in, the CDR out."""
+
+    zipped = True  # SUNAT takes a voucher inside a zip named like its XML
+    send_operation = "sendBill"
+    status_operation = "getStatusCdr"
 
     def __init__(self, url: str, username: str, password: str, timeout: float, consult_url: str = "",
                  http: HttpPool | None = None) -> None:
@@ -221,6 +227,15 @@ class SunatClient:
             raise TransportFailure("bad_answer", "sendBillResponse sin applicationResponse", True)
         return cdr
 
+    def send_document(self, zip_name: str, zip_bytes: bytes) -> Cdr:
+        """The channel's sending: sendBill, its CDR read (SoapFault / TransportFailure, or a 502 for a bad CDR)."""
+        return read_zip(self.send_bill(zip_name, zip_bytes))
+
+    def document_cdr(self, ruc: str, tipo: str, serie: str, numero: int) -> Cdr | None:
+        """The channel's look-up: the CDR SUNAT keeps for a voucher (getStatusCdr), None when it has none."""
+        status = self.get_status_cdr(ruc, tipo, serie, numero)
+        return read_zip(status.content) if status.content else None
+
     def send_summary(self, zip_name: str, zip_bytes: bytes) -> str:
         """sendSummary (resúmenes diarios, comunicaciones de baja): SUNAT's ticket."""
         answer = self._post(self.url, "sendSummary", [("fileName", zip_name),
@@ -230,6 +245,16 @@ class SunatClient:
     def get_status(self, ticket: str) -> StatusResponse:
         """getStatus of a summary's ticket (billService)."""
         answer = self._post(self.url, "getStatus", [("ticket", ticket)])
+        status = _child(answer, "status")
+        return StatusResponse(_child_text(status, "statusCode"), _child_text(status, "statusMessage"),
+                              _decode(_child_text(status, "content")))
+
+    def get_voucher_status(self, ruc: str, tipo: str, serie: str, numero: int) -> StatusResponse:
+        """getStatus (billConsultService, at `consult_url` only): SUNAT's status of a voucher — statusCode 0001
+        accepted, 0002 rejected, 0003 voided (F-series facturas and notes only: 0009/0010 for others)."""
+        answer = self._post(self.consult_url, "getStatus",
+                            [("rucComprobante", ruc), ("tipoComprobante", tipo), ("serieComprobante", serie),
+                             ("numeroComprobante", str(int(numero)))])
         status = _child(answer, "status")
         return StatusResponse(_child_text(status, "statusCode"), _child_text(status, "statusMessage"),
                               _decode(_child_text(status, "content")))

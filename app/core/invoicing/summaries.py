@@ -24,11 +24,12 @@ from typing import Any
 from lxml import etree
 
 from app.core.invoicing.namespaces import CAC, CBC, EXT, SAC, SUMMARY_DOCUMENTS, UBL, VOIDED_DOCUMENTS
+from app.core.invoicing.sunat_catalogues import BOLETA, FACTURA, NOTES
 from app.core.invoicing.ubl import ICBPER, IGV, TaxScheme
 
 SIGNATURE_ID = "SignatureSP"
-VOIDABLE_BY_RA = ("01", "07", "08")
-SUMMARIZED_BY_RC = ("03", "07", "08")
+VOIDABLE_BY_RA = (FACTURA, *NOTES)  # catalogue 01: a factura and the notes of facturas
+SUMMARIZED_BY_RC = (BOLETA, *NOTES)  # a boleta and the notes of boletas
 CONDITION_ADD, CONDITION_MODIFY, CONDITION_VOID = "1", "2", "3"
 # sac:BillingPayment/cbc:InstructionID: which kind of operations an amount totals (catalogue 11).
 PAYMENT_KINDS = {"gravadas": "01", "exoneradas": "02", "inafectas": "03", "exportacion": "04", "gratuitas": "05"}

@@ -17,6 +17,8 @@ from app.core.contract import EnviarRequest, EnviarResult
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured, not_found
 from app.core.invoicing import sunat_errors
 from app.core.invoicing.cdr import Cdr, safe_parser
+from app.core.invoicing.documents import registry
+from app.core.invoicing.documents.kind import Channel
 from app.core.invoicing.outbox import Outbox, stored_digest
 from app.core.invoicing.soap import HttpPool, SunatClient
 from app.core.invoicing.ubl_identity import DocumentId, IdentityNotPlain, check_plain_identity, identify
@@ -152,12 +154,12 @@ class Submission:
         environment = self.clients.addresses.current()
         environments.check_ambiente(environment, request.ambiente)  # sent where the app works, never elsewhere
         _, doc = _read_voucher(xml)
-        self.clients(environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
+        channel = self._channel(environment, doc)  # no credentials, or no sandbox running: say so now, queue nothing
         known = self.store.find_by_signed_xml(request.xml_firmado)
         if known is None:
             _refuse_other_environments(self.store.environment_of_signed(request.xml_firmado), doc, environment)
         digest = known["digest_value"] if known else _check_signature(xml)
-        return self._send(doc, xml, environment, known["id"] if known else None, digest)
+        return self._send(doc, xml, environment, known["id"] if known else None, digest, channel)
 
     def submit_voucher(self, voucher_id: int) -> EnviarResult:
         """Send a stored, signed voucher by its id (the windows): its identity and digest are the store's, the
@@ -165,18 +167,28 @@ class Submission:
         row = self.store.get(voucher_id)
         if row is None:
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
+        return self.submit_signed(row, row.get("xml_firmado"), row["digest_value"])
+
+    def submit_signed(self, row: dict, xml_firmado: str | None, digest: str) -> EnviarResult:
+        """Send a stored voucher whose signed text the caller holds (it just read or signed it: «Emitir»), from its
+        row as read: nothing is read again. It goes to the current environment, which must be its own."""
         doc = DocumentId(row["emisor_ruc"], row["tipo"], row["serie"], str(row["numero"]))
-        if not row.get("xml_firmado"):
+        if not xml_firmado:
             raise invalid("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} aún no está firmado.")
         environment = self.clients.addresses.current()
         _refuse_other_environments(row["environment"], doc, environment)
-        self.clients(environment, doc.ruc)  # no credentials, or no sandbox running: say so now, queue nothing
-        return self._send(doc, row["xml_firmado"].encode("utf-8"), environment, voucher_id, row["digest_value"])
+        channel = self._channel(environment, doc)  # no credentials, or no sandbox running: say so now, queue nothing
+        return self._send(doc, xml_firmado.encode("utf-8"), environment, row["id"], digest, channel, own=True)
+
+    def _channel(self, environment: str, doc: DocumentId) -> Channel:
+        """The channel of the voucher's document type for this submission (SUNAT's: one client, used to the end)."""
+        return registry.sender_for(doc.tipo).channel(self.clients, environment, doc.ruc)
 
     def _send(self, doc: DocumentId, xml: bytes, environment: str, voucher_id: int | None,
-              digest: str) -> EnviarResult:
-        """Queue the submission (once per serie-número) and attempt it now unless it waits out its backoff."""
-        row = self.outbox.enqueue(doc, xml, environment, voucher_id, digest)
+              digest: str, channel: Channel, own: bool = False) -> EnviarResult:
+        """Queue the submission (once per serie-número) and attempt it now, through `channel`, unless it waits out
+        its backoff. `own`: `xml` is the voucher's own stored signed text."""
+        row = self.outbox.enqueue(doc, xml, environment, voucher_id, digest, own)
         if stored_digest(row) != digest:  # the same serie-número with other signed content: not this one's CDR
             raise _other_content(doc)
         stored = self.outbox.stored_cdr(row["id"])
@@ -186,7 +198,7 @@ class Submission:
         if row["next_attempt_at"] > self.outbox.clock():  # waiting out its backoff: asking again does not hurry SUNAT
             self.outbox.wake()
             raise queued_error(doc)
-        attempt = self.outbox.attempt(row["id"])
+        attempt = self.outbox.attempt(row["id"], channel, (voucher_id, xml) if own and voucher_id is not None else None)
         if attempt.kind == "cdr" and attempt.cdr is not None:
             return result_from(attempt.cdr)
         if attempt.kind == "fault":

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from app.core.invoicing.documents import registry
+
 DATAPOWER_NS = "http://www.datapower.com/extensions"
-SHEETS = {"01": "ValidaExprRegFactura-2.0.1.xsl", "03": "ValidaExprRegBoleta-2.0.1.xsl",
-          "07": "ValidaExprRegNC-2.0.1.xsl", "08": "ValidaExprRegND-2.0.1.xsl",
-          # Summaries (RUC-RA-YYYYMMDD-N.xml, RUC-RC-…), routed as SUNAT's cat_cpe_ose.xml does.
-          "RA": "ValidaExprRegSummaryVoided-1.0.1.xsl", "RC": "ValidaExprRegSummary-1.1.0.xsl"}
+# Summaries (RUC-RA-YYYYMMDD-N.xml, RUC-RC-…), routed as SUNAT's cat_cpe_ose.xml does; a voucher's sheet is its
+# document type's (app/core/invoicing/documents/).
+SUMMARY_SHEETS = {"RA": "ValidaExprRegSummaryVoided-1.0.1.xsl", "RC": "ValidaExprRegSummary-1.1.0.xsl"}
 _REJECTION = re.compile(r"errorCode\s+(\d{4})")
 _OBSERVATION = re.compile(r"\s*(\d{4})")
 
@@ -86,7 +87,7 @@ def _compiled(folder: str, sheet: str) -> tuple[etree.XSLT, threading.Lock]:
 def check(folder: str, xml: str | bytes, file_name: str) -> Verdict:
     """Run the sheet for the document type named in `file_name` (RUC-TT-SERIE-NUMERO.xml, RUC-RA-…, RUC-RC-…)."""
     tipo = file_name[12:14]
-    sheet = SHEETS.get(tipo)
+    sheet = SUMMARY_SHEETS.get(tipo) or registry.sheet_for(tipo)
     if sheet is None or not os.path.exists(os.path.join(folder, sheet)):
         return Verdict(None, f"sin hoja de reglas para el tipo {tipo} en {folder}")
     data = xml.encode("utf-8") if isinstance(xml, str) else xml

@@ -22,6 +22,22 @@ from functools import cached_property
 
 from app.core.invoicing.amounts import plain
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT, document_namespace
+from app.core.invoicing.sunat_catalogues import (
+    AMOUNT_IN_WORDS,
+    EXONERADO,
+    EXPORTACION,
+    FREE_AFFECTATIONS,
+    FREE_TRANSFER,
+    GLOBAL_DISCOUNT,
+    GRAVADO,
+    GUIA_REMITENTE,
+    INAFECTO,
+    LEGENDS,
+    LINE_DISCOUNT,
+    PRICE_WITH_IGV,
+    REFERENCE_VALUE,
+    TAXED_AFFECTATIONS,
+)
 from app.core.invoicing.sunat_codes import DETRACCION_LEGEND
 
 SIGNATURE_ID = "SignatureSP"
@@ -29,13 +45,19 @@ SIGNATURE_ID = "SignatureSP"
 # The prefixes in canonical order (C14N sorts namespace declarations by prefix).
 NS = f'xmlns:cac="{CAC}" xmlns:cbc="{CBC}" xmlns:ds="{DS}" xmlns:ext="{EXT}"'
 
-# Root element, line element, quantity element and monetary total element per voucher type.
-LAYOUT = {
-    "01": ("Invoice", "InvoiceLine", "InvoicedQuantity", "LegalMonetaryTotal"),
-    "03": ("Invoice", "InvoiceLine", "InvoicedQuantity", "LegalMonetaryTotal"),
-    "07": ("CreditNote", "CreditNoteLine", "CreditedQuantity", "LegalMonetaryTotal"),
-    "08": ("DebitNote", "DebitNoteLine", "DebitedQuantity", "RequestedMonetaryTotal"),
-}
+
+
+@dataclass(frozen=True)
+class UblLayout:
+    """How one type of voucher is written in UBL 2.1: its root, line, quantity and monetary total elements, and
+    whether it is an invoice (cbc:InvoiceTypeCode, the detracción, payment terms and the global discount). Each
+    document type declares its own (app/core/invoicing/documents/)."""
+
+    root: str
+    line: str
+    quantity: str
+    total: str
+    invoice: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,18 +80,14 @@ INA = TaxScheme("9998", "INA", "FRE")
 EXP = TaxScheme("9995", "EXP", "FRE")
 GRA = TaxScheme("9996", "GRA", "FRE")  # free transfers (gratuitas): the reference value, nothing charged
 ICBPER = TaxScheme("7152", "ICBPER", "OTH")  # the plastic bag tax, per bag, beside the line's IGV scheme
-SCHEME_BY_AFFECTATION = {"10": IGV, "20": EXO, "30": INA, "40": EXP,
-                         **{code: GRA for code in ("11", "12", "13", "14", "15", "16", "21", "31", "32", "33", "34",
-                                                   "35", "36", "37")}}
+SCHEME_BY_AFFECTATION = {GRAVADO: IGV, EXONERADO: EXO, INAFECTO: INA, EXPORTACION: EXP,
+                         **{code: GRA for code in FREE_AFFECTATIONS}}
 SCHEME_ORDER = (IGV, EXO, INA, EXP, GRA)  # GRA last: the builder takes the free subtotal off the end
-TAXED_AFFECTATIONS = frozenset({"10", "11", "12", "13", "14", "15", "16"})  # IGV at 18 % (charged for 10 only)
 
-FREE_LEGEND = "TRANSFERENCIA GRATUITA DE UN BIEN Y/O SERVICIO PRESTADO GRATUITAMENTE"  # catalogue 52, code 1002
+FREE_LEGEND = LEGENDS[FREE_TRANSFER]  # catalogue 52, code 1002
 
-LINE_DISCOUNT = "00"  # catalogue 53: a line discount that reduces the IGV base
-GLOBAL_DISCOUNT = "02"  # catalogue 53: a global discount that reduces the IGV base
 FACTOR_PLACES = Decimal("0.00001")
-DESPATCH_ADVICE = "09"  # catalogue 01: guía de remisión remitente
+DESPATCH_ADVICE = GUIA_REMITENTE  # catalogue 01: guía de remisión remitente
 
 # The XML declaration, then the canonical document: its C14N is the text after this prefix.
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -159,6 +177,7 @@ class Document:
     emisor_distrito: str
     emisor_establecimiento: str
     receptor: Party
+    layout: UblLayout  # how its type is written (the document type's)
     lines: list[Line]
     subtotals: list[tuple[TaxScheme, Decimal, Decimal]]  # (scheme, taxable, tax)
     valor_venta: Decimal
@@ -181,7 +200,7 @@ def _amount(tag: str, value: Decimal, currency: str) -> str:
     return f'<cbc:{tag} currencyID="{esc_attr(currency)}">{value:.2f}</cbc:{tag}>'
 
 
-def _header(doc: Document, root: str) -> str:
+def _header(doc: Document, root: str, invoice: bool) -> str:
     parts = [
         XML_DECLARATION,
         f'<{root} xmlns="{document_namespace(root)}" {NS}>',
@@ -191,15 +210,15 @@ def _header(doc: Document, root: str) -> str:
         f"<cbc:IssueDate>{doc.fecha.isoformat()}</cbc:IssueDate>",
         f"<cbc:IssueTime>{doc.hora.isoformat(timespec='seconds')}</cbc:IssueTime>",
     ]
-    if root == "Invoice":
+    if invoice:
         if doc.forma_pago == "Credito" and doc.cuotas:
             parts.append(f"<cbc:DueDate>{max(d for _, d in doc.cuotas).isoformat()}</cbc:DueDate>")
         parts.append(f'<cbc:InvoiceTypeCode listID="{doc.tipo_operacion}">{esc(doc.tipo)}</cbc:InvoiceTypeCode>')
-    parts.append(f'<cbc:Note languageLocaleID="1000">{esc(doc.leyenda)}</cbc:Note>')
+    parts.append(f'<cbc:Note languageLocaleID="{AMOUNT_IN_WORDS}">{esc(doc.leyenda)}</cbc:Note>')
     if doc.detraccion:
         parts.append(f'<cbc:Note languageLocaleID="{DETRACCION_LEGEND[0]}">{DETRACCION_LEGEND[1]}</cbc:Note>')
     if doc.gratuitas:
-        parts.append(f'<cbc:Note languageLocaleID="1002">{FREE_LEGEND}</cbc:Note>')
+        parts.append(f'<cbc:Note languageLocaleID="{FREE_TRANSFER}">{FREE_LEGEND}</cbc:Note>')
     parts.append(f"<cbc:DocumentCurrencyCode>{esc(doc.moneda)}</cbc:DocumentCurrencyCode>")
     if doc.motivo and doc.referencia:
         code, reason = doc.motivo
@@ -343,7 +362,7 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
-        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>01</cbc:PriceTypeCode>"
+        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>{PRICE_WITH_IGV}</cbc:PriceTypeCode>"
         "</cac:AlternativeConditionPrice></cac:PricingReference>"
         f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount><cac:TaxSubtotal>'
         f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
@@ -386,7 +405,8 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
-        f"{plain(line.precio_unitario)}</cbc:PriceAmount><cbc:PriceTypeCode>{'02' if free else '01'}</cbc:PriceTypeCode>"
+        f"{plain(line.precio_unitario)}</cbc:PriceAmount>"
+        f"<cbc:PriceTypeCode>{REFERENCE_VALUE if free else PRICE_WITH_IGV}</cbc:PriceTypeCode>"
         f"</cac:AlternativeConditionPrice></cac:PricingReference>{discount}"
         f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line_tax}</cbc:TaxAmount><cac:TaxSubtotal>'
         f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
@@ -399,10 +419,11 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
 
 def render(doc: Document) -> str:
     """The voucher's UBL 2.1 XML text, unsigned."""
-    root, line_element, quantity_tag, total_element = LAYOUT[doc.tipo]
+    layout = doc.layout
+    root, line_element, quantity_tag, total_element = layout.root, layout.line, layout.quantity, layout.total
     cur = esc_attr(doc.moneda)
-    body = [_header(doc, root), _signature(doc), _parties(doc)]
-    if root == "Invoice":
+    body = [_header(doc, root, layout.invoice), _signature(doc), _parties(doc)]
+    if layout.invoice:
         if doc.detraccion:
             body.append(_detraccion(doc))
         body.append(_payment_terms(doc))

@@ -11,11 +11,15 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from app.core.invoicing.documents import registry
 from app.core.invoicing.namespaces import CAC, CBC
 
 NS = {"cac": CAC, "cbc": CBC}
-ROOT_TYPES = {"CreditNote": "07", "DebitNote": "08"}  # an Invoice says 01 or 03 in InvoiceTypeCode
-FILE_NAME = re.compile(r"^(?P<ruc>\d{11})-(?P<tipo>01|03|07|08)-(?P<serie>[A-Z0-9]{4})-(?P<numero>\d{1,8})$")
+# The file names SUNAT takes by sendBill (RUC-TT-SERIE-NUMERO): the SUNAT sandbox checks what it receives against it.
+FILE_NAME = re.compile(r"^(?P<ruc>\d{11})-(?P<tipo>" + "|".join(kind.code for kind in registry.BUILT_IN)
+                       + r")-(?P<serie>[A-Z0-9]{4})-(?P<numero>\d{1,8})$")
+# The roots of those vouchers (a root alone may name the type: the registry says which).
+SUNAT_ROOTS = frozenset(kind.identity.root for kind in registry.BUILT_IN)
 
 
 # What names a voucher and what it is worth: read from the parsed tree, so each must be what the signature covers.
@@ -78,8 +82,9 @@ def issuer_ruc(root: etree._Element) -> str:
 
 
 def document_type(root: etree._Element) -> str:
-    localname = etree.QName(root).localname
-    return ROOT_TYPES.get(localname) or _text(root, "cbc:InvoiceTypeCode")
+    """The type (catalogue 01) of a voucher: the one its root names (a CreditNote is a 07), else what its
+    cbc:InvoiceTypeCode says (an Invoice is a 01 or a 03)."""
+    return registry.code_of_root(etree.QName(root).localname) or _text(root, "cbc:InvoiceTypeCode")
 
 
 def identify(root: etree._Element) -> DocumentId | None:

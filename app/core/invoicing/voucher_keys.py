@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from app.core.contract import GenerarXmlRequest
 from app.core.invoicing import ubl
+from app.core.invoicing.documents import registry
 
 
 def sha256_hex(text: str) -> str:
@@ -126,7 +127,6 @@ def now_text() -> str:
 # written with every voucher; rows whose text gives no key are older ones (canonical = 0), still indexed by hash.
 _SUPPLIER_ID = '<cac:AccountingSupplierParty><cac:Party><cac:PartyIdentification><cbc:ID schemeID="6">'
 _INVOICE_TYPE = '<cbc:InvoiceTypeCode listID="'
-_TYPE_BY_ROOT = {"<CreditNote ": "07", "<DebitNote ": "08"}
 
 
 def key_of_text(xml: str) -> tuple[str, str, str, int] | None:
@@ -141,8 +141,9 @@ def key_of_text(xml: str) -> tuple[str, str, str, int] | None:
         return None
     number_at += len("</cbc:CustomizationID><cbc:ID>")
     serie, _, numero = xml[number_at:xml.find("<", number_at)].rpartition("-")
-    tipo = next((code for root, code in _TYPE_BY_ROOT.items() if xml.startswith(root, start)), None)
-    if tipo is None:
+    root_end = xml.find(" ", start + 1, number_at)
+    tipo = registry.code_of_root(xml[start + 1:root_end]) if root_end > 0 else None  # a CreditNote is a 07…
+    if tipo is None:  # …an Invoice says 01 or 03
         type_at = xml.find(_INVOICE_TYPE, number_at)
         type_at = xml.find(">", type_at) + 1 if type_at >= 0 else -1
         tipo = xml[type_at:xml.find("<", type_at)] if type_at > 0 else ""

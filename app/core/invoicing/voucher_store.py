@@ -18,7 +18,7 @@ from app.core.storage.ports.database import Database
 from app.core.storage.ports.vouchers import NewVoucher, NumberTaken, TextKind, View, VoucherRepository
 
 if TYPE_CHECKING:
-    from app.core.invoicing import ubl
+    from app.core.invoicing.documents.kind import Built
     from app.core.invoicing.xmldsig import CanonicalSignature
 
 __all__ = ["NumberTaken", "VoucherStore", "signed_text_of"]
@@ -102,12 +102,13 @@ class VoucherStore:
 
     # ------------------------------------------------------------ the one INSERT
 
-    def add(self, doc: ubl.Document, *, name: str, xml_hash: str, xml_sha256: str, content_key: str,
+    def add(self, doc: Built, *, name: str, xml_hash: str, xml_sha256: str, content_key: str,
             request_json: str, xml: str, signed: CanonicalSignature | None = None,
             certificado_id: str | None = None) -> int:
         """Insert a voucher inside the caller's transaction (`transaction(durable=True)`: a number handed out must
-        survive a power cut): generated, or already signed in memory (a batch). Raises NumberTaken when its
-        serie-número was issued in this environment (any other failure as it comes)."""
+        survive a power cut): generated, or already signed in memory (a batch); `doc` is the document as its type
+        built it. Raises NumberTaken when its serie-número was issued in this environment (any other failure as it
+        comes)."""
         voucher = NewVoucher(
             self.environment(), doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml_hash, xml_sha256,
             content_key, FIRMADO if signed else GENERADO, doc.receptor.tipo_documento, doc.receptor.numero_documento,

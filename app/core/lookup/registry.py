@@ -88,7 +88,9 @@ class Registry:
         """The first provider's answer, in order; a 404 from any of them wins over the others' failures."""
         if not providers:
             raise not_configured(f"No se puede consultar {WHAT[kind]} «{numero}»: no hay un proveedor de consultas "
-                                 "configurado (registry_providers)" + (" ni un padrón importado." if kind == "ruc" else "."))
+                                 "configurado (registry_providers)" + (" ni un padrón importado" if kind == "ruc" else "")
+                                 + ". Para probar sin internet, inicie «yupana sandbox --configure» en otra ventana"
+                                 + (" o importe el padrón con «yupana padron import»." if kind == "ruc" else "."))
         failure: YupanaError | None = None
         missing: YupanaError | None = None
         for provider in providers:

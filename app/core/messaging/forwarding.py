@@ -2,11 +2,19 @@
 
 Each delivery is a row (app.core.messaging.store) written in the same transaction as the event it
 carries, so what the listener acknowledged reaches the subscriber even if the app is killed: on the
-next start the pending rows are due again (a claimed row's lease simply runs out). Leases are written and
-compared with the database's clock and renewed while a round's attempts run, so another process, even on another
-computer whose clock is off, does not take over a delivery in flight. Retries follow RETRY_SCHEDULE_S; after the
-last one the delivery is failed and its subscription marked failing. A 410 disables the subscription. Redirects
-are not followed (a 3xx is a failed attempt).
+next start the pending rows are due again (a claimed row's lease simply runs out). Retries follow
+RETRY_SCHEDULE_S; after the last one the delivery is failed and its subscription marked failing. A 410 disables the
+subscription. Redirects are not followed (a 3xx is a failed attempt).
+
+Fair: each subscription has its own lane — its own HTTP client, its own `per_subscription` workers, so at most that
+many deliveries in flight, and its own queue of claimed ones (up to QUEUED × that) — and the loop claims for each
+lane only what fits, oldest due first. A subscriber that hangs holds its own slots and nothing else; one that fails
+waits for its retries alone. Each attempt's outcome is recorded as soon as it ends (attempts that end together
+share one transaction, _Outcomes), and a worker sends nothing more until its outcome is written, so a kill re-sends
+only the deliveries that were in flight, at most `per_subscription` per subscription (once their leases run out:
+a lease names no holder). Leases are written and compared with the database's clock and renewed by the loop while
+attempts run, so another process, even on another computer whose clock is off, does not take over a delivery in
+flight.
 
 The retries' clock is `app.core.messaging.clock.now()`, so tests inject time instead of waiting hours (the leases'
 is the database's).
@@ -16,9 +24,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import wait as wait_for_futures
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,14 +44,17 @@ from app.core.messaging.store import (
     MessagingStore,
 )
 from app.core.platform.events import EventBus, SubscriptionChanged
+from app.core.platform.loops import BackgroundLoop
 
 log = logging.getLogger(__name__)
 RETRY_SCHEDULE_S = (5, 300, 1800, 7200, 18000, 36000)  # after the 1st, 2nd… failed attempt
 ATTEMPT_TIMEOUT_S = 10.0
-BATCH = 128
-WORKERS = 16
+PER_SUBSCRIPTION = 16  # deliveries in flight to one subscriber at most (its lane's workers)
+QUEUED = 2  # a lane holds up to QUEUED × its slots claimed (in flight or next), refilled once half are done
 IDLE_WAIT_S = 60.0  # re-check now and then even when nothing is due (another process may have queued)
-RENEW_EVERY_S = LEASE_S / 3  # a round's leases are renewed this often while its attempts run
+RENEW_EVERY_S = LEASE_S / 3  # the leases of the deliveries in flight are renewed this often
+
+Outcome = tuple[Due, int | None, str | None, str, float | None]  # (delivery, status, error, state, next attempt)
 
 
 def next_attempt(attempts_before: int, at: float) -> float | None:
@@ -52,31 +64,88 @@ def next_attempt(attempts_before: int, at: float) -> float | None:
     return at + RETRY_SCHEDULE_S[attempts_before]
 
 
+class _Lane:
+    """One subscription's: its HTTP client, its `slots` workers and its claimed deliveries (in flight, or queued
+    for its next free worker; guarded by the forwarder's lock)."""
+
+    def __init__(self, subscription_id: str, slots: int) -> None:
+        limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
+        self.client = httpx.Client(timeout=ATTEMPT_TIMEOUT_S, follow_redirects=False, limits=limits)
+        self.pool = ThreadPoolExecutor(slots, thread_name_prefix=f"yupana-forward-{subscription_id[-6:]}")
+        self.claimed: dict[str, Due] = {}
+        self.cancelled: set[str] = set()  # held when the subscriber answered 410: not sent (cancelled with it)
+
+    def close(self) -> list[Due]:
+        """The attempts under way end (each bounded by the client's timeout); the queued ones are not tried:
+        returned, for their leases to be released."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.client.close()
+        return list(self.claimed.values())
+
+
+class _Outcomes:
+    """Records outcomes as they come, in group commits: an attempt's worker hands its outcome over and waits until it
+    is written; the first waiting worker writes every outcome handed over so far in one transaction, the others wait
+    for it (while it writes, the next ones gather). No outcome waits for anything but the transaction under way, and
+    a worker sends nothing else before its outcome is written: what a kill loses is only what was in flight."""
+
+    def __init__(self, store: MessagingStore) -> None:
+        self._store = store
+        self._state = threading.Condition()
+        self._waiting: list[Outcome] = []
+        self._handed = 0  # outcomes handed over so far
+        self._written = 0  # of those, the ones whose transaction ended (written, or failed)
+        self._writing = False
+        self._failed: set[int] = set()  # the numbers of outcomes whose transaction failed
+
+    def record(self, outcome: Outcome) -> None:
+        """Write the outcome (with whatever else is waiting); raises if its transaction failed."""
+        with self._state:
+            self._waiting.append(outcome)
+            self._handed += 1
+            mine = self._handed
+            while self._written < mine and self._writing:
+                self._state.wait()
+            if self._written >= mine:  # another worker wrote it
+                if mine in self._failed:
+                    self._failed.discard(mine)
+                    raise RuntimeError("the outcome's transaction failed")
+                return
+            batch, self._waiting, self._writing = self._waiting, [], True
+            first, last = self._written + 1, self._handed
+        try:
+            self._store.record_outcomes(batch, clock.now())
+        except Exception:
+            with self._state:
+                self._failed.update(n for n in range(first, last + 1) if n != mine)
+            raise
+        finally:
+            with self._state:
+                self._written, self._writing = last, False
+                self._state.notify_all()
+
+
 class Forwarder:
     def __init__(self, store: MessagingStore, secret_for: Callable[[str], str], bus: EventBus | None = None,
-                 workers: int = WORKERS) -> None:
+                 workers: int = PER_SUBSCRIPTION) -> None:
         self.store = store
         self.secret_for = secret_for
         self.bus = bus
-        self.workers = workers
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self.per_subscription = workers  # deliveries in flight to one subscriber at most (its lane's workers)
+        self._loop = BackgroundLoop("yupana-forwarder", self._next_round, what="forwarder", logger=log,
+                                    session=self._lanes_open)
+        self._lock = threading.Lock()  # guards the lanes' in-flight maps, `_changed` and `delivered`
+        self._lanes: dict[str, _Lane] = {}  # by subscription id, while the loop's thread runs
+        self._changed: set[str] = set()  # subscriptions with an outcome recorded since the last round
+        self._renewed_at = 0.0  # time.monotonic() of the last renewal of the leases in flight
+        self._outcomes = _Outcomes(store)
         self._signers: dict[str, Any] = {}  # subscription id -> standardwebhooks.Webhook
         self.delivered = 0  # deliveries that got a 2xx since start (the benchmark reads it)
-        self.idle = threading.Condition()  # notified after each round (tests wait on it)
-        self.rounds = 0
 
-    # ------------------------------------------------------------ life cycle
+    # ------------------------------------------------------------ life cycle (app.core.platform.loops)
 
     def start(self) -> None:
-        with self._lock:
-            if self._thread is not None and self._thread.is_alive():
-                return
-            self._stopping = False
-            self._thread = threading.Thread(target=self._loop, name="yupana-forwarder", daemon=True)
-            self._thread.start()
+        self._loop.start()
 
     def start_if_pending(self) -> None:
         if self.store.next_due_at() is not None:
@@ -84,68 +153,118 @@ class Forwarder:
 
     def wake(self) -> None:
         """Something was queued (or time was moved, in tests): look for due deliveries now."""
-        self.start()
-        self._wake.set()
+        self._loop.wake()
 
     def stop(self) -> None:
-        with self._lock:
-            thread, self._thread = self._thread, None
-            self._stopping = True
-            self._wake.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(ATTEMPT_TIMEOUT_S + 5)
+        """For good (the engine closes): the attempts under way end first."""
+        self._loop.stop(ATTEMPT_TIMEOUT_S + 5)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds of the loop finished so far."""
+        return self._loop.rounds
 
     def wait_round(self, after: int, timeout: float = 10.0) -> bool:
         """Block until the loop finished a round numbered past `after` (for tests and the benchmark)."""
-        with self.idle:
-            return self.idle.wait_for(lambda: self.rounds > after, timeout)
+        return self._loop.wait_round(after, timeout)
+
+    def claimed(self) -> dict[str, int]:
+        """Deliveries claimed (under way or queued in their lane), by subscription (tests read it)."""
+        with self._lock:
+            return {sub_id: len(lane.claimed) for sub_id, lane in self._lanes.items() if lane.claimed}
 
     # ------------------------------------------------------------ the loop
 
-    def _loop(self) -> None:
-        limits = httpx.Limits(max_connections=self.workers * 2, max_keepalive_connections=self.workers * 2)
-        with httpx.Client(timeout=ATTEMPT_TIMEOUT_S, follow_redirects=False, limits=limits) as client, \
-                ThreadPoolExecutor(self.workers, thread_name_prefix="yupana-forward") as pool:
-            while not self._stopping:
-                self._wake.clear()
-                try:
-                    worked = self._round(client, pool)
-                except Exception:  # the loop must survive a bad row or a full disk; it retries later
-                    log.exception("forwarder round failed")
-                    worked = False
-                with self.idle:
-                    self.rounds += 1
-                    self.idle.notify_all()
-                if worked:
-                    continue
-                due_at = self.store.next_due_at()
-                wait = IDLE_WAIT_S if due_at is None else min(IDLE_WAIT_S, max(0.0, due_at - clock.now()))
-                if wait > 0:
-                    self._wake.wait(wait)
+    @contextmanager
+    def _lanes_open(self) -> Iterator[None]:
+        """The lanes live as long as the loop's thread; leaving waits for the attempts under way and hands the
+        queued ones back (their leases released: due again at once, here or in another process)."""
+        try:
+            yield
+        finally:
+            with self._lock:
+                lanes, self._lanes = list(self._lanes.values()), {}
+            untried = [due for lane in lanes for due in lane.close()]
+            if untried:
+                self.store.release_leases(untried)
 
-    def _round(self, client: httpx.Client, pool: ThreadPoolExecutor) -> bool:
-        started = clock.now()
-        due = self.store.claim_due(started, BATCH, LEASE_S)
-        if not due:
-            return False
-        # A round can outlast its leases: ATTEMPT_TIMEOUT_S bounds each wait of an attempt (the pool, connecting,
-        # each write and each read), not the attempt, and BATCH / workers attempts follow one another on a worker.
-        # While any runs, the round's leases are renewed every third of their length, so another process never
-        # takes over a delivery in flight; one whose lease was lost anyway (this process stalled) is left to its
-        # new holder, and its outcome is not recorded (record_outcomes).
-        futures = [pool.submit(self._attempt, client, d) for d in due]
-        while wait_for_futures(futures, timeout=RENEW_EVERY_S).not_done:
-            try:
-                self.store.renew_leases(due, LEASE_S)
-            except Exception:  # a busy or full disk: the leases still run, the next renewal tries again
-                log.warning("renewing the leases of %d deliveries failed", len(due), exc_info=True)
-        outcomes = [future.result() for future in futures]
-        self.store.record_outcomes(outcomes, clock.now())
-        self.delivered += sum(1 for o in outcomes if o[3] == DELIVERY_DONE)
+    def _next_round(self) -> float:
+        """One round: the outcomes since the last one told, the leases in flight renewed when due, each lane's free
+        slots filled; the next round when a lane has room and something is due for it (an attempt ending wakes
+        the loop)."""
+        with self._lock:
+            changed, self._changed = self._changed, set()
+            busy = {sub_id: len(lane.claimed) for sub_id, lane in self._lanes.items()}
         if self.bus is not None:
-            for sub_id in {o[0].subscription_id for o in outcomes}:
+            for sub_id in sorted(changed):
                 self.bus.emit(SubscriptionChanged(sub_id))
-        return True
+        self._renew_if_due(busy)
+        most = QUEUED * self.per_subscription
+        # A lane more than half full is not refilled yet (one claim per `slots` attempts, not one per attempt).
+        room_of = {sub_id: most if count > self.per_subscription else count for sub_id, count in busy.items()}
+        claimed = self.store.claim_due(clock.now(), most, LEASE_S, busy=room_of)
+        if claimed and not any(busy.values()):
+            self._renewed_at = time.monotonic()  # fresh leases: the first renewal is RENEW_EVERY_S from now
+        for due in claimed:
+            self._submit(due)
+            busy[due.subscription_id] = busy.get(due.subscription_id, 0) + 1
+        full = sorted(sub_id for sub_id, count in busy.items() if count > self.per_subscription)
+        due_at = self.store.next_due_at(full)
+        wait = IDLE_WAIT_S if due_at is None else min(IDLE_WAIT_S, max(0.0, due_at - clock.now()))
+        if any(busy.values()):  # the next renewal is due at the latest
+            wait = min(wait, max(0.0, self._renewed_at + RENEW_EVERY_S - time.monotonic()))
+        return wait
+
+    def _renew_if_due(self, busy: dict[str, int]) -> None:
+        """Renew the leases in flight when RENEW_EVERY_S has passed since the last time. An attempt can outlast its
+        lease (ATTEMPT_TIMEOUT_S bounds each wait of an attempt, not the attempt): renewing keeps another process
+        off a delivery in flight; one whose lease was lost anyway (this process stalled) is left to its new holder,
+        its outcome not recorded."""
+        if not any(busy.values()) or time.monotonic() - self._renewed_at < RENEW_EVERY_S:
+            return
+        with self._lock:
+            held = [due for lane in self._lanes.values() for due in lane.claimed.values()]
+        try:
+            self.store.renew_leases(held, LEASE_S)
+        except Exception:  # a busy or full disk: the leases still run, the next round tries again
+            log.warning("renewing the leases of %d deliveries failed", len(held), exc_info=True)
+            self._renewed_at = time.monotonic() - RENEW_EVERY_S + 1.0  # again in a second
+            return
+        self._renewed_at = time.monotonic()
+
+    def _submit(self, due: Due) -> None:
+        with self._lock:
+            lane = self._lanes.get(due.subscription_id)
+            if lane is None:
+                lane = self._lanes[due.subscription_id] = _Lane(due.subscription_id, self.per_subscription)
+            lane.claimed[due.id] = due
+        lane.pool.submit(self._deliver, lane, due)
+
+    def _deliver(self, lane: _Lane, due: Due) -> None:
+        """One attempt on a lane's worker, its outcome recorded at once; the loop is woken when the lane is half
+        empty (to refill it) or empty."""
+        try:
+            with self._lock:
+                if due.id in lane.cancelled:  # a 410 came meanwhile: cancelled with its subscription
+                    lane.cancelled.discard(due.id)
+                    return
+            outcome = self._attempt(lane.client, due)
+            if outcome[1] == 410:
+                with self._lock:
+                    lane.cancelled.update(set(lane.claimed) - {due.id})
+            self._outcomes.record(outcome)
+            if outcome[3] == DELIVERY_DONE:
+                with self._lock:
+                    self.delivered += 1
+        except Exception:  # the disk refused the outcome: the lease runs out and the delivery is tried again
+            log.warning("delivery %s: its outcome could not be recorded", due.id, exc_info=True)
+        finally:
+            with self._lock:
+                lane.claimed.pop(due.id, None)
+                left = len(lane.claimed)
+                self._changed.add(due.subscription_id)
+            if left in (0, self.per_subscription):
+                self._loop.wake(start=False)
 
     def signer(self, subscription_id: str) -> Any:
         signer = self._signers.get(subscription_id)
@@ -163,7 +282,7 @@ class Forwarder:
                 "webhook-id": due.id, "webhook-timestamp": str(int(stamp.timestamp())),
                 "webhook-signature": signature}
 
-    def _attempt(self, client: httpx.Client, due: Due) -> tuple[Due, int | None, str | None, str, float | None]:
+    def _attempt(self, client: httpx.Client, due: Due) -> Outcome:
         status: int | None = None
         try:
             response = client.post(due.url, content=due.payload.encode(), headers=self.headers(due))

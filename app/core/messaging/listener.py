@@ -1,11 +1,10 @@
 """The embedded webhook listener: gateways post here, each accepted event is stored once before the 2xx.
 
-Paths (docs/messaging.md):
-- `POST /webhooks/evolution/{instance}?token=…`: Evolution API; the per-instance token of the URL we
-  registered and the instance's `apikey` that Evolution puts in every body must both match;
-- `GET|POST /webhooks/meta`: WhatsApp Cloud API; the GET verification handshake (`hub.verify_token`)
-  and `X-Hub-Signature-256`, an HMAC-SHA256 of the raw bytes with the app secret, on every POST;
-- `POST /webhooks/yupana/{instance}`: another Yupana (this contract), signed per Standard Webhooks.
+Its routes are generated from the gateway registry (app.core.messaging.gateways.registry) when the app is built: one
+`POST` route per registered gateway at its `listener_path` (`/webhooks/evolution/{name}`, `/webhooks/meta`,
+`/webhooks/yupana/{name}`, docs/messaging.md), plus a `GET` on that path for a gateway with a handshake (Meta's
+verification). Every route reads the body (413 past MAX_WEBHOOK_BYTES), asks the gateway to verify the post (once more
+with credentials re-read if it refuses with 401 or 404), asks it to parse the post, stores the events and answers.
 
 Forged posts answer 401 and oversized ones 413, storing nothing. The app is served by
 `app.core.platform.http.asgi_server.AsgiServerThread`; `Listener` starts and stops it and says its state.
@@ -14,12 +13,10 @@ Forged posts answer 401 and oversized ones 413, storing nothing. The app is serv
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
-import json
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -28,19 +25,14 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from app.core.errors import ErrorCode, YupanaError
 from app.core.messaging import events as ev
-from app.core.messaging.gateways import evolution, meta, yupana
+from app.core.messaging.gateways import Gateway, GatewayConfig, WebhookPost, WebhookRejected, registry
 from app.core.messaging.service import MessagingService
 from app.core.platform.http.asgi_server import AsgiServerThread
+from app.core.platform.loops import IDLE, BackgroundLoop, Due
 
 log = logging.getLogger(__name__)
+Route = Callable[[Request], Awaitable[Response]]
 MAX_WEBHOOK_BYTES = 1024 * 1024  # gateways post JSON without media (base64 is off when we register)
-
-
-class Rejected(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -53,85 +45,107 @@ async def _raw_body(request: Request) -> bytes:
     """The body, refused past MAX_WEBHOOK_BYTES before it is all read."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_WEBHOOK_BYTES:
-        raise Rejected(413, f"El webhook supera el tamaño máximo de {MAX_WEBHOOK_BYTES // 1024} KiB.")
+        raise WebhookRejected(413, f"El webhook supera el tamaño máximo de {MAX_WEBHOOK_BYTES // 1024} KiB.")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_WEBHOOK_BYTES:
-            raise Rejected(413, f"El webhook supera el tamaño máximo de {MAX_WEBHOOK_BYTES // 1024} KiB.")
+            raise WebhookRejected(413, f"El webhook supera el tamaño máximo de {MAX_WEBHOOK_BYTES // 1024} KiB.")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise Rejected(400, "El webhook no es JSON válido.") from None
+class ListenerPost(WebhookPost):
+    """A post as the listener hands it to its gateway: instances looked up in the service (any environment)."""
 
+    def __init__(self, service: MessagingService, gateway: str, request: Request, raw: bytes) -> None:
+        super().__init__(gateway, request.path_params.get("name"), request.query_params, request.headers, raw)
+        self.service = service
 
-def _same(given: str | None, expected: str | None) -> bool:
-    return bool(given) and bool(expected) and hmac.compare_digest(str(given).encode(), str(expected).encode())
+    def config(self) -> GatewayConfig:
+        instance = self.instance or ""
+        try:
+            config = self.service.config(instance, anywhere=True)  # stored in its own environment
+        except YupanaError:
+            raise WebhookRejected(404, f"La instancia «{instance}» no existe en este Yupana.") from None
+        if config.gateway != self.gateway:
+            raise WebhookRejected(404, f"La instancia «{instance}» no usa la pasarela {self.gateway}.")
+        return config
+
+    def configs(self) -> list[GatewayConfig]:
+        return self.service.configs(self.gateway)
+
+    def standard_webhook(self, secret: str) -> Any:
+        try:
+            return Webhook(secret).verify(self.raw, dict(self.headers))
+        except WebhookVerificationError:
+            raise WebhookRejected(401, "La firma Standard Webhooks no es válida.") from None
 
 
 class GroupCommit:
-    """Writes the events of concurrent posts in one transaction on a writer thread (group commit).
+    """Writes the events of concurrent posts in one transaction on a writer loop (group commit).
 
     A post's answer waits for the commit that holds its events, so every 2xx still means "stored";
-    meanwhile the event loop keeps reading and verifying other posts instead of waiting on the disk.
+    meanwhile the event loop keeps reading and verifying other posts instead of waiting on the disk. The writer is a
+    background loop (app.core.platform.loops) started by the first post, ended after IDLE_EXIT_S without one (the
+    next post starts it again), and finished when the listener stops: what it holds is written first.
     """
 
     MAX_BATCH = 256
+    IDLE_EXIT_S = 30.0
 
     def __init__(self, service: MessagingService) -> None:
         self.service = service
         self._pending: list[tuple[list[ev.InboundEvent], asyncio.AbstractEventLoop, asyncio.Future]] = []
-        self._ready = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closing = False
+        self._lock = threading.Lock()  # guards `_pending`
+        self._last_batch = time.monotonic()  # when the writer last wrote one (its idle time counts from there)
+        self._writer = BackgroundLoop("yupana-listener-writer", self._write_batch, what="listener writer",
+                                      logger=log)
 
     async def ingest(self, events: list[ev.InboundEvent]) -> int:
         if not events:
             return 0
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        with self._ready:
+        with self._lock:
             self._pending.append((events, loop, future))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="yupana-listener-writer", daemon=True)
-                self._thread.start()
-            self._ready.notify()
+        self._writer.wake()  # started if it is not running
         return await future
 
     def close(self, timeout: float = 10.0) -> None:
         """Let the writer finish what it holds (before the storage closes), then end it."""
-        with self._ready:
-            self._closing = True
-            thread = self._thread
-            self._ready.notify_all()
-        if thread is not None:
-            thread.join(timeout)
+        self._writer.finish(timeout)
 
-    def _run(self) -> None:
-        while True:
-            with self._ready:
-                if not self._ready.wait_for(lambda: self._pending or self._closing, timeout=30) or \
-                        not self._pending:
-                    self._thread = None  # idle or closing: the next post starts a new writer
-                    self._closing = False
-                    return
-                batch, self._pending = self._pending[:self.MAX_BATCH], self._pending[self.MAX_BATCH:]
+    def _write_batch(self) -> Due:
+        """One round of the writer: up to MAX_BATCH posts stored in one transaction and answered; with none waiting,
+        the wait for the next post (IDLE after IDLE_EXIT_S without one: the writer ends)."""
+        with self._lock:
+            batch, self._pending = self._pending[:self.MAX_BATCH], self._pending[self.MAX_BATCH:]
+        if not batch:
+            idle = time.monotonic() - self._last_batch
+            return IDLE if idle >= self.IDLE_EXIT_S else self.IDLE_EXIT_S - idle
+        outcomes = self._store(batch)
+        for (_events, loop, future), outcome in zip(batch, outcomes, strict=True):
             try:
-                fresh = {id(e) for e in self.service.ingest([e for events, _loop, _f in batch for e in events])}
-                outcomes: list[Any] = [sum(1 for e in events if id(e) in fresh) for events, _loop, _f in batch]
-            except Exception as exc:  # nothing of the batch is stored: every post answers 500, gateways retry
-                log.exception("storing %d webhook posts failed", len(batch))
-                outcomes = [exc] * len(batch)
-            for (_events, loop, future), outcome in zip(batch, outcomes, strict=True):
-                try:
-                    loop.call_soon_threadsafe(_settle, future, outcome)
-                except RuntimeError:  # the server stopped meanwhile: the events are stored, nobody waits
-                    pass
+                loop.call_soon_threadsafe(_settle, future, outcome)
+            except RuntimeError:  # the server stopped meanwhile: the events are stored, nobody waits
+                pass
+        self._last_batch = time.monotonic()
+        return 0.0  # look for more at once
+
+
+    def _store(self, batch: list[tuple[list[ev.InboundEvent], asyncio.AbstractEventLoop, asyncio.Future]]
+               ) -> list[Any]:
+        """Each post's count of new events, or the exception that kept it from being stored. The batch is one
+        transaction; when it fails, each post is stored again on its own, so a bad post fails alone."""
+        try:
+            fresh = {id(e) for e in self.service.ingest([e for events, _loop, _f in batch for e in events])}
+            return [sum(1 for e in events if id(e) in fresh) for events, _loop, _f in batch]
+        except Exception as exc:
+            if len(batch) == 1:  # nothing of it is stored: the post answers 500 and its gateway retries
+                log.exception("storing a webhook post failed")
+                return [exc]
+        return [outcome for post in batch for outcome in self._store([post])]
 
 
 def _settle(future: asyncio.Future, outcome: Any) -> None:
@@ -147,21 +161,8 @@ def build_app(service: MessagingService) -> FastAPI:
     app = FastAPI(title="Yupana webhook listener", docs_url=None, redoc_url=None, openapi_url=None)
     writer = app.state.writer = GroupCommit(service)
 
-    async def accept(events: list[ev.InboundEvent]) -> JSONResponse:
-        stored = await writer.ingest(events)  # committed before the answer leaves
-        return JSONResponse({"ok": True, "received": len(events), "stored": stored})
-
-    def known(instance: str, gateway: str) -> Any:
-        try:
-            config = service.config(instance, anywhere=True)  # stored in its own environment
-        except YupanaError:
-            raise Rejected(404, f"La instancia «{instance}» no existe en este Yupana.") from None
-        if config.gateway != gateway:
-            raise Rejected(404, f"La instancia «{instance}» no usa la pasarela {gateway}.")
-        return config
-
-    @app.exception_handler(Rejected)
-    async def rejected(_request: Request, exc: Rejected) -> JSONResponse:
+    @app.exception_handler(WebhookRejected)
+    async def rejected(_request: Request, exc: WebhookRejected) -> JSONResponse:
         log.info("webhook rejected (%s): %s", exc.status, exc.message)
         return _error(exc.status, exc.message)
 
@@ -169,87 +170,67 @@ def build_app(service: MessagingService) -> FastAPI:
         """The reachability check: only a nonce this Yupana just issued is acknowledged."""
         if service.pinged(request.path_params["nonce"]):
             return JSONResponse({"ok": True})
-        raise Rejected(404, "Comprobación desconocida.")
+        raise WebhookRejected(404, "Comprobación desconocida.")
+
+    # Plain routes of the FastAPI app: they take the raw request (signatures are over the raw bytes) and
+    # skip FastAPI's per-request dependency solving, a sixth of the listener's time under load.
+    app.add_route("/webhooks/ping/{nonce}", ping, methods=["GET"])
+    for gateway in registry.gateways():
+        post, handshake = _routes(service, writer, gateway)
+        app.add_route(gateway.listener_path, post, methods=["POST"])
+        if handshake is not None:
+            app.add_route(gateway.listener_path, handshake, methods=["GET"])
+    return app
+
+
+def _routes(service: MessagingService, writer: GroupCommit, gateway: type[Gateway]
+            ) -> tuple[Route, Route | None]:
+    """A registered gateway's POST route and, if it has a handshake, its GET route."""
 
     def verified(check: Callable[[], Any]) -> Any:
         """Run a verification; if it fails, once more with credentials re-read from the data folder, since
         another process (`yupana sandbox --configure`, the window) may have changed them meanwhile."""
         try:
             return check()
-        except Rejected as exc:
+        except WebhookRejected as exc:
             if exc.status not in (401, 404):
                 raise
             service.forget_configs()
             return check()
 
-    async def evolution_hook(request: Request) -> Response:
-        instance = request.path_params["instance"]
-        raw = await _raw_body(request)
-        body = _json(raw)
+    async def receive(request: Request) -> Response:
+        post = ListenerPost(service, gateway.kind, request, await _raw_body(request))
+        proof = verified(lambda: gateway.verify(post))
+        events = _parsed(gateway, post, proof)
+        stored = await writer.ingest(events)  # committed before the answer leaves
+        return JSONResponse({"ok": True, "received": len(events), "stored": stored})
 
-        def check() -> None:
-            config = known(instance, "evolution")
-            if not _same(request.query_params.get("token"), config.credentials.get("webhook_token")):
-                raise Rejected(401, "El token de la dirección del webhook no es el de esta instancia.")
-            if not isinstance(body, dict) or not _same(body.get("apikey"), config.credentials.get("apikey")):
-                raise Rejected(401, "La apikey del webhook no es la de la instancia.")
+    async def handshake(request: Request) -> Response:
+        post = ListenerPost(service, gateway.kind, request, b"")
+        return PlainTextResponse(verified(lambda: gateway.handshake(post)))
 
-        verified(check)
-        return await accept(evolution.parse_webhook(instance, body))
+    return receive, handshake if gateway.has_handshake() else None
 
-    async def meta_handshake(request: Request) -> Response:
-        params = request.query_params
-        token = params.get("hub.verify_token")
 
-        def check() -> None:
-            if params.get("hub.mode") != "subscribe" or not any(
-                    _same(token, c.credentials.get("verify_token")) for c in service.configs("meta")):
-                raise Rejected(401, "El token de verificación de Meta no corresponde a ninguna instancia.")
+# The timestamps an event may carry: whole seconds from 1970 up to the year 5138 (a store's integer column holds
+# them; a 1e30 from a hostile or broken sender must be refused alone, not fail the group commit of others' posts).
+MAX_EPOCH = 10**11
 
-        verified(check)
-        return PlainTextResponse(params.get("hub.challenge", ""))
 
-    async def meta_hook(request: Request) -> Response:
-        raw = await _raw_body(request)
-        signature = request.headers.get("x-hub-signature-256", "")
-
-        def check() -> dict[str | None, str]:
-            configs = service.configs("meta")
-            for config in configs:
-                secret = config.credentials.get("app_secret")
-                expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest() if secret else None
-                if _same(signature, expected):
-                    return {c.options.get("phone_number_id"): c.name for c in configs}
-            raise Rejected(401, "La firma X-Hub-Signature-256 no corresponde al secreto de ninguna instancia Meta.")
-
-        by_number = verified(check)
-        return await accept(meta.parse_webhook(_json(raw), by_number))
-
-    async def yupana_hook(request: Request) -> Response:
-        instance = request.path_params["instance"]
-        raw = await _raw_body(request)
-
-        def check() -> Any:
-            config = known(instance, "yupana")
-            secret = config.credentials.get("webhook_secret")
-            if not secret:
-                raise Rejected(401, f"La instancia «{instance}» no tiene secreto de webhook: vuelva a registrarla.")
-            try:
-                return Webhook(secret).verify(raw, dict(request.headers))
-            except WebhookVerificationError:
-                raise Rejected(401, "La firma Standard Webhooks no es válida.") from None
-
-        body = verified(check)
-        return await accept(yupana.parse_webhook(instance, body, request.headers.get("webhook-id", "")))
-
-    # Plain routes of the FastAPI app: they take the raw request (signatures are over the raw bytes) and
-    # skip FastAPI's per-request dependency solving, a sixth of the listener's time under load.
-    app.add_route("/webhooks/ping/{nonce}", ping, methods=["GET"])
-    app.add_route("/webhooks/evolution/{instance}", evolution_hook, methods=["POST"])
-    app.add_route("/webhooks/meta", meta_handshake, methods=["GET"])
-    app.add_route("/webhooks/meta", meta_hook, methods=["POST"])
-    app.add_route("/webhooks/yupana/{instance}", yupana_hook, methods=["POST"])
-    return app
+def _parsed(gateway: type[Gateway], post: WebhookPost, proof: Any) -> list[ev.InboundEvent]:
+    """The gateway's events of a verified post; a body that is JSON but not of the gateway's shape (a string where
+    an object goes, a timestamp that is no time) is a 400 of its own post and never reaches the writer."""
+    try:
+        events = gateway.parse(post, proof)
+    except WebhookRejected:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError, RecursionError):
+        log.info("a %s webhook of an unexpected shape was refused", gateway.kind, exc_info=True)
+        raise WebhookRejected(400, f"El webhook no tiene la forma que envía {gateway.label}.") from None
+    for event in events:
+        if not isinstance(event.timestamp, int) or not 0 <= event.timestamp < MAX_EPOCH:
+            raise WebhookRejected(400, f"La fecha del evento ({str(event.timestamp)[:40]}) no es una fecha válida.")
+    return events
 
 
 class Listener:

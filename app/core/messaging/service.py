@@ -12,20 +12,23 @@ stops, `purge_stopped_sandboxes` (at every start) when it was killed.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import secrets as random
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult
 from app.core.errors import ErrorCode, YupanaError, conflict, invalid, not_found
 from app.core.messaging import events as ev
-from app.core.messaging.gateways import GATEWAYS, Gateway, GatewayConfig, Media, adapter_for
+from app.core.messaging.gateways import Gateway, GatewayConfig, Media, adapter_for, registry
 from app.core.messaging.ids import message_id, subscription_id, webhook_secret
 from app.core.messaging.phone import normalise
 from app.core.messaging.store import MessagingStore
@@ -38,23 +41,82 @@ from app.core.storage.ports.messaging import MessagingRepository
 
 log = logging.getLogger(__name__)
 INSTANCE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-CREDENTIALS = {  # the secrets each gateway needs, kept in the secret store
-    "evolution": ("apikey",),
-    "meta": ("token", "app_secret", "verify_token"),
-    "yupana": ("token", "webhook_secret"),
-}
-LISTENER_PATHS = {"evolution": "/webhooks/evolution/{name}", "meta": "/webhooks/meta",
-                  "yupana": "/webhooks/yupana/{name}"}
+INSTANCE_SECRETS = ("webhook_token", "webhook_secret")  # every instance's, besides its gateway's credentials
+
+
+def credential_keys(gateway: str) -> tuple[str, ...]:
+    """The secrets a registered gateway's instances keep in the secret store (none for a gateway no longer
+    registered: its instances are still listed, and deleted with their own secrets)."""
+    found = registry.find(gateway)
+    return found.credential_keys() if found is not None else ()
 
 
 def secret_name(instance: str, key: str) -> str:
     return f"messaging.instance.{instance}.{key}"
 
 
+MAX_URL_CHARS = 2048  # what browsers and most servers accept; a subscriber's URL longer than this is a mistake
+_SHOWN_CHARS = 100  # of a refused URL, in the message
+
+
+def _shown(url: str) -> str:
+    """A URL as an error message quotes it: control characters written out (`\\r\\n`), cut after _SHOWN_CHARS."""
+    text = "".join(repr(c)[1:-1] if ord(c) < 32 or ord(c) == 127 else c for c in url)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"… ({len(url)} caracteres)"
+
+
 def check_url(field: str, url: str) -> str:
+    """An http or https URL (the scheme in any case) with a host: no control characters, a valid port."""
     url = (url or "").strip()
-    if not re.match(r"^https?://[^\s/?#]+", url):
-        raise invalid(field, f"El campo «{field}» debe ser una URL http:// o https:// completa (se recibió «{url}»).")
+    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+        raise invalid(field, f"El campo «{field}» contiene caracteres de control (saltos de línea, tabuladores…): "
+                             f"«{_shown(url)}».")
+    try:
+        parts = urlsplit(url)
+        scheme, host, _port = parts.scheme.lower(), parts.hostname, parts.port  # a bad port or IPv6 raises
+    except ValueError:
+        scheme, host = "", None
+    if scheme not in ("http", "https") or not host or any(c.isspace() for c in host):
+        raise invalid(field, f"El campo «{field}» debe ser una URL http:// o https:// completa, con el nombre o la "
+                             f"dirección del servidor (se recibió «{_shown(url)}»).")
+    return url
+
+
+def _ip_of(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host names literally (also the short IPv4 forms a socket accepts: `2852039166`, `0xa9fe0101`,
+    `169.254.1`); None for a name (names are not resolved here)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def check_subscriber_url(field: str, url: str) -> str:
+    """Operation 5's URL, where deliveries will be posted: `check_url`, at most MAX_URL_CHARS, no credentials, and
+    not a link-local (169.254.0.0/16, fe80::/10, where cloud metadata lives) or multicast destination. Loopback
+    and the LAN are allowed: a point of sale on the same PC or network is the usual subscriber."""
+    url = (url or "").strip()
+    if len(url) > MAX_URL_CHARS:
+        raise invalid(field, f"El campo «{field}» tiene {len(url)} caracteres; una URL de suscripción admite hasta "
+                             f"{MAX_URL_CHARS} (se recibió «{_shown(url)}»).")
+    url = check_url(field, url)
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        raise invalid(field, f"El campo «{field}» no debe llevar usuario ni contraseña en la URL (se recibió "
+                             f"«{_shown(url)}»): use una dirección sin credenciales; cada entrega va firmada.")
+    address = _ip_of(parts.hostname or "")
+    if address is not None and (address.is_link_local or address.is_multicast or address.is_unspecified):
+        kind = "multidifusión" if address.is_multicast else ("sin especificar" if address.is_unspecified
+                                                           else "de enlace local")
+        raise invalid(field, f"El campo «{field}» apunta a una dirección {kind} ({address}), a la que no se entregan "
+                             f"eventos (se recibió «{_shown(url)}»). Use la dirección del servidor en la red "
+                             "local, 127.0.0.1 o un nombre público.")
     return url
 
 
@@ -108,8 +170,8 @@ class MessagingService:
         if not INSTANCE_NAME.match(name):
             raise invalid("instance", f"El nombre de instancia «{name}» no es válido: use letras, números, guion o "
                                       "punto (hasta 64).")
-        if gateway not in GATEWAYS:
-            raise invalid("gateway", f"La pasarela «{gateway}» no existe. Válidas: {', '.join(GATEWAYS)}.")
+        if registry.find(gateway) is None:
+            raise invalid("gateway", f"La pasarela «{gateway}» no existe. Válidas: {', '.join(registry.names())}.")
         base_url = check_url("base_url", base_url).rstrip("/")
         existing = self.store.instance(name, anywhere=True)
         if existing is not None and existing["environment"] != environment:
@@ -117,7 +179,7 @@ class MessagingService:
             raise conflict("instance", f"La instancia «{name}» ya existe en el entorno «{label}»: use otro nombre "
                                        "aquí (las instancias de cada entorno se guardan aparte).")
         for key, value in (credentials or {}).items():
-            if key not in CREDENTIALS[gateway]:
+            if key not in credential_keys(gateway):
                 raise invalid(key, f"La pasarela {gateway} no usa la credencial «{key}».")
             if value:
                 self.secrets.put(secret_name(name, key), value.strip().encode())
@@ -148,7 +210,7 @@ class MessagingService:
         return gone
 
     def _forget_instance(self, name: str, gateway: str) -> None:
-        for key in (*CREDENTIALS[gateway], "webhook_token", "webhook_secret"):
+        for key in dict.fromkeys((*credential_keys(gateway), *INSTANCE_SECRETS)):
             self.secrets.delete(secret_name(name, key))
         with self._lock:
             self._configs.pop(name, None)
@@ -159,7 +221,7 @@ class MessagingService:
         if row is None:
             raise self._unknown(name)
         row["credentials"] = {key: self.secrets.get(secret_name(name, key)) is not None
-                              for key in CREDENTIALS[row["gateway"]]}
+                              for key in credential_keys(row["gateway"])}
         return row
 
     def instances(self) -> list[dict[str, Any]]:
@@ -185,7 +247,7 @@ class MessagingService:
         row = self.store.instance(name, anywhere)
         if row is None:
             raise self._unknown(name)
-        keys = (*CREDENTIALS[row["gateway"]], "webhook_token")
+        keys = (*credential_keys(row["gateway"]), "webhook_token")
         credentials = {}
         for key in keys:
             value = self.secrets.get(secret_name(name, key))
@@ -264,10 +326,7 @@ class MessagingService:
         config = self.config(name, anywhere)
         base = (self.settings.get("listener_public_url") or self.listener_base_url()
                 or f"http://{self.settings.get('listener_host')}:{self.settings.get('listener_port')}")
-        path = LISTENER_PATHS[config.gateway].format(name=name)
-        if config.gateway == "evolution":
-            path += "?token=" + config.credentials["webhook_token"]
-        return base.rstrip("/") + path
+        return base.rstrip("/") + registry.gateway_class(config.gateway).webhook_path(config)
 
     def register_webhook(self, name: str, anywhere: bool = False) -> str:
         """Tell the gateway to post to our listener (`anywhere`: also another environment's instance, as a sandbox
@@ -291,6 +350,11 @@ class MessagingService:
         return self.send_message(request.instance, request.to, request.message, media)
 
     def send_message(self, instance: str, to: str, text: str, media: Media | None = None) -> ChatSendResult:
+        if not (to or "").strip():
+            raise invalid("to", "El campo «to» está vacío: indique el número con código de país, p. ej. "
+                                "+51987654321. (Un mensaje recibido con «from» vacío viene de alguien que WhatsApp "
+                                "identifica solo por su LID, «from_id»: no se le puede responder hasta conocer su "
+                                "número.)")
         number = normalise(to)
         if media is not None and media.path is not None:
             path = Path(media.path)
@@ -311,7 +375,7 @@ class MessagingService:
     def subscribe(self, request: ChatWebhookRequest) -> ChatWebhookResult:
         if not request.instance:
             raise invalid("instance", "El campo «instance» es obligatorio: indique el nombre de la instancia.")
-        url = check_url("url", request.url)
+        url = check_subscriber_url("url", request.url)
         if not request.events:
             raise invalid("events", "El campo «events» debe tener al menos un evento.")
         self.config(request.instance)  # an unknown instance is a 404 before anything is stored

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from app.core.messaging import clock
@@ -131,7 +131,8 @@ class MessagingStore:
                     continue  # a duplicate: stored already, told already
                 if event.event == ev.MESSAGE_RECEIVED:
                     data = event.data
-                    repository.add_incoming(data["id"], event.instance, event.gateway_id, data["from"],
+                    sender = data["from"] or data.get("from_id", "")  # a LID's conversation: its own, not ""
+                    repository.add_incoming(data["id"], event.instance, event.gateway_id, sender,
                                             data.get("name", ""), data.get("type", "text"), data.get("body", ""),
                                             ev.RECEIVED, event.timestamp, current)
                 elif event.state:
@@ -171,18 +172,21 @@ class MessagingStore:
         rows = [s for s in self.subscriptions() if s["id"] == sub_id]
         return rows[0] if rows else None
 
-    def next_due_at(self) -> float | None:
+    def next_due_at(self, excluding: Sequence[str] = ()) -> float | None:
         """When the current environment's next pending delivery is due, on the messaging clock (a delivery in
-        flight: when its lease runs out); another environment's wait."""
-        return self.repository.next_due_at(self.environment(), clock.now())
+        flight: when its lease runs out); another environment's wait. `excluding`: subscriptions not looked at
+        (the forwarder's full ones)."""
+        return self.repository.next_due_at(self.environment(), clock.now(), excluding)
 
-    def claim_due(self, now: float, limit: int, lease_s: float = LEASE_S) -> list[Due]:
-        """Take up to `limit` deliveries due by `now` for this worker; a lease keeps another process (of this
-        computer or another) off them, and expires by itself if this process dies mid-attempt, so the delivery is
-        tried again. The lease is written and compared with the database's clock, so a process whose clock is off
-        neither steals a live lease nor waits out an expired one. Only the current environment's: another
-        environment's wait until it is chosen again."""
-        return self.repository.claim_due(self.environment(), now, limit, lease_s)
+    def claim_due(self, now: float, limit: int, lease_s: float = LEASE_S,
+                  busy: Mapping[str, int] | None = None) -> list[Due]:
+        """Take up to `limit` deliveries due by `now` for this worker (with `busy`, the worker's deliveries in
+        flight by subscription: up to `limit` per subscription, its busy ones counted); a lease keeps another
+        process (of this computer or another) off them, and expires by itself if this process dies mid-attempt, so
+        the delivery is tried again. The lease is written and compared with the database's clock, so a process
+        whose clock is off neither steals a live lease nor waits out an expired one. Only the current
+        environment's: another environment's wait until it is chosen again."""
+        return self.repository.claim_due(self.environment(), now, limit, lease_s, busy)
 
     def renew_leases(self, due: list[Due], lease_s: float = LEASE_S) -> list[Due]:
         """Extend the leases of deliveries still in flight (one transaction); returns those whose lease was lost."""
@@ -195,6 +199,13 @@ class MessagingStore:
                 else:
                     delivery.lease = lease
         return lost
+
+    def release_leases(self, due: list[Due]) -> None:
+        """Give back claimed deliveries that were not tried (the forwarder stopping): due again at once, here or
+        in another process (a lease ending now is still later than any before it)."""
+        with self.database.transaction():
+            for delivery in due:
+                self.repository.renew_lease(delivery.id, delivery.lease, 0.0)
 
     def record_outcomes(self, outcomes: list[tuple[Due, int | None, str | None, str, float | None]],
                         now: float) -> None:

@@ -2,12 +2,21 @@
 
 Settings are plain values kept in the `settings` table; secrets (keys, SOL passwords, tokens) are
 never settings: they live in the secret store (`app.core.platform.secrets`).
+
+Each setting's check is the one place its values are judged: `yupana config set` and Ajustes (through
+`Settings.set`) refuse what `yupana serve` and the windows could not use, and those check the value again with
+`checked` when they use it (a value stored before a check existed). A refusal is Spanish and names the value and
+why.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from app.core.errors import invalid
 from app.core.platform.environments import NAMES as ENVIRONMENT_NAMES
@@ -27,11 +36,19 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 
 def _integer(low: int, high: int) -> Callable[[str], str]:
     def check(value: str) -> str:
-        if not value.strip().lstrip("-").isdigit() or not low <= int(value) <= high:
+        if not re.fullmatch(r"-?[0-9]+", value) or not low <= int(value) <= high:
             raise ValueError(f"debe ser un número entero entre {low} y {high}")
         return str(int(value))
 
     return check
+
+
+def _port(value: str) -> str:
+    """A TCP port: 1 to 65535, or 0 for one the system picks when the server starts (its address is shown then)."""
+    if not re.fullmatch(r"[0-9]+", value) or not 0 <= int(value) <= 65535:
+        raise ValueError("un puerto es un número entero entre 1 y 65535 (o 0: uno libre que el sistema elige al "
+                         "iniciar)")
+    return str(int(value))
 
 
 def _seconds(low: float, high: float) -> Callable[[str], str]:
@@ -48,9 +65,18 @@ def _seconds(low: float, high: float) -> Callable[[str], str]:
 
 
 def _url(value: str) -> str:
-    if value and not value.startswith(("http://", "https://")):
-        raise ValueError("debe empezar por http:// o https://")
-    return value.rstrip("/") if value else value
+    """Empty, or an http(s) address with a host (and a valid port, if it names one)."""
+    if not value:
+        return value
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
+        raise ValueError("debe ser una dirección completa que empiece por http:// o https://, p. ej. "
+                         "https://api.ejemplo.pe/v1")
+    return value.rstrip("/")
 
 
 def _providers(value: str) -> str:
@@ -62,6 +88,55 @@ def _providers(value: str) -> str:
 
 
 def _text(value: str) -> str:
+    return value
+
+
+def is_loopback(host: str) -> bool:
+    """An address only this computer reaches: localhost, 127.0.0.0/8 or ::1."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _loopback_host(value: str) -> str:
+    if not is_loopback(value):
+        raise ValueError("la API local solo escucha en este equipo (127.0.0.1, ::1 o localhost): su token viaja sin "
+                         "cifrar y en otra dirección cualquiera en la red podría leerlo o probarlo (docs/security.md); "
+                         "para llegar desde otro equipo use un túnel o un proxy con HTTPS")
+    return value
+
+
+def _listen_host(value: str) -> str:
+    """An address a server of this computer can listen on: an IP address (127.0.0.1 for this computer only, the
+    local network's, 0.0.0.0 for every one) or localhost."""
+    if value != "localhost":
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            raise ValueError("debe ser una dirección IP de este equipo (127.0.0.1: solo este equipo; la de la red "
+                             "local, p. ej. 192.168.1.20) o localhost") from None
+    return value
+
+
+def _yes_no(value: str) -> str:
+    answer = {"si": "si", "sí": "si", "no": "no"}.get(value.lower())
+    if answer is None:
+        raise ValueError("valores válidos: si, no")
+    return answer
+
+
+def _log_level(value: str) -> str:
+    return _choice("DEBUG", "INFO", "WARNING", "ERROR")(value.upper())
+
+
+def _folder(value: str) -> str:
+    """Empty, or a folder that exists."""
+    if value and not os.path.isdir(value):
+        raise ValueError("no es una carpeta que exista en este equipo" if not os.path.exists(value)
+                         else "es un archivo, no una carpeta")
     return value
 
 
@@ -93,7 +168,7 @@ SETTINGS: dict[str, Setting] = {
                 label="Entorno de trabajo", group="Entorno"),
         Setting("sunat_rules_dir", "",
                 "Carpeta con las reglas oficiales de SUNAT (la carpeta VALI del Facturador SUNAT). "
-                "Vacío: solo las validaciones propias de Yupana.",
+                "Vacío: solo las validaciones propias de Yupana.", _folder,
                 label="Reglas oficiales de SUNAT (carpeta VALI)", group="SUNAT", advanced=True),
         Setting("signature_algorithm", "rsa-sha1",
                 "Algoritmo de firma XML: rsa-sha1 (el que usa SUNAT) o rsa-sha256.",
@@ -135,23 +210,24 @@ SETTINGS: dict[str, Setting] = {
         Setting("registry_timeout_s", "8", "Tiempo máximo de espera de un proveedor de consultas, en segundos.",
                 _integer(1, 120),
                 label="Espera máxima de un proveedor (segundos)", group="Consultas", advanced=True),
-        Setting("api_host", "127.0.0.1", "Dirección de la API local (solo este equipo).",
-                label="Dirección de la API local", group="API local", advanced=True),
-        Setting("api_port", "8787", "Puerto de la API local.", _integer(0, 65535),
+        Setting("api_host", "127.0.0.1",
+                "Dirección de la API local: solo este equipo (127.0.0.1, ::1 o localhost); otra se rechaza.",
+                _loopback_host, label="Dirección de la API local", group="API local", advanced=True),
+        Setting("api_port", "8787", "Puerto de la API local (1 a 65535; 0 elige uno libre al iniciar).", _port,
                 label="Puerto de la API local", group="API local"),
         Setting("api_autostart", "no",
                 "Iniciar la API local junto con la aplicación (si o no); sin ventanas se inicia con «yupana serve».",
-                _choice("no", "si"), label="Iniciar la API local con Yupana", group="API local"),
+                _yes_no, label="Iniciar la API local con Yupana", group="API local"),
         Setting("api_docs", "no",
                 "Página de documentación interactiva de la API local en /docs: si o no (la descripción "
                 "/openapi.json se sirve siempre). La página carga Swagger UI desde internet.", _choice("no", "si"),
                 label="Documentación interactiva (/docs)", group="API local", advanced=True),
         Setting("listener_host", "127.0.0.1",
                 "Dirección del receptor de webhooks de mensajería. 127.0.0.1: solo este equipo; la dirección de "
-                "la red local si la pasarela corre en otro equipo (se muestra una advertencia).",
+                "la red local si la pasarela corre en otro equipo (se muestra una advertencia).", _listen_host,
                 label="Dirección del receptor de webhooks", group="Mensajería", advanced=True),
         Setting("listener_port", "8788", "Puerto del receptor de webhooks de mensajería (0 elige uno libre).",
-                _integer(0, 65535), label="Puerto del receptor de webhooks", group="Mensajería"),
+                _port, label="Puerto del receptor de webhooks", group="Mensajería"),
         Setting("listener_public_url", "",
                 "Dirección pública con la que la pasarela llega al receptor (un túnel o la IP de la red local); "
                 "vacío: la dirección y el puerto del receptor.", _url,
@@ -159,10 +235,24 @@ SETTINGS: dict[str, Setting] = {
         Setting("messaging_timeout_s", "15", "Tiempo máximo de espera de la pasarela de mensajería, en segundos.",
                 _integer(1, 120), label="Espera máxima de la pasarela (segundos)", group="Mensajería", advanced=True),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
-                _choice("DEBUG", "INFO", "WARNING", "ERROR"),
+                _log_level,
                 label="Detalle del registro", group="Datos y registro", advanced=True),
     ]
 }
+
+
+def checked(key: str, value: str) -> str:
+    """`value` as setting `key` keeps it (spaces around it dropped, its spelling normalised), or a 400 naming the
+    value and why it cannot be used. The one check of a setting's values: `Settings.set` runs it, and so do the
+    servers that use a value (a value stored before its check existed is refused there, not used)."""
+    definition = SETTINGS.get(key)
+    if definition is None:
+        raise invalid("key", f"La configuración «{key}» no existe. Vea `yupana config list`.")
+    typed = value.strip()
+    try:
+        return definition.check(typed)
+    except ValueError as exc:
+        raise invalid(key, f"No se puede usar «{typed}» en «{key}»: {exc}.") from None
 
 
 @dataclass(frozen=True)
@@ -198,11 +288,8 @@ class Settings:
         return int(self.get(key))
 
     def set(self, key: str, value: str) -> str:
-        definition = self._definition(key)
-        try:
-            clean = definition.check(value.strip())
-        except ValueError as exc:
-            raise invalid(key, f"Valor no válido para «{key}»: {exc}.") from None
+        self._definition(key)
+        clean = checked(key, value)
         self._repository.put(key, clean)
         self._cache.clear()
         return clean

@@ -58,13 +58,16 @@ class CatalogGroup:
             return csvfiles.products_file(self._products)
         raise invalid("catalogo", f"El catálogo «{kind}» no existe: use «clientes» o «productos».")
 
-    def preview_csv(self, kind: str, path: str | Path) -> csvfiles.Preview:
-        """Read a CSV of «clientes» or «productos» without writing: the rows read and each bad row's problem."""
-        return self._file(kind).preview(Path(path))
+    def preview_csv(self, kind: str, path: str | Path, encoding: str | None = None) -> csvfiles.Preview:
+        """Read a CSV of «clientes» or «productos» without writing: the first rows read, each bad row's problem and,
+        for a file that is not UTF-8, the encoding guessed and the rows to judge it by. `encoding`: one of
+        csvfiles.ENCODINGS chosen instead of the guess."""
+        return self._file(kind).preview(Path(path), encoding)
 
-    def import_csv(self, kind: str, path: str | Path) -> csvfiles.ImportReport:
-        """Import every row in one transaction, or nothing when any row is bad (the report lists them)."""
-        return self._file(kind).import_file(Path(path))
+    def import_csv(self, kind: str, path: str | Path, encoding: str | None = None) -> csvfiles.ImportReport:
+        """Import every row in one transaction, or nothing when any row is bad (the report lists them); the file is
+        streamed. `encoding`: the one the preview showed, or None to detect it again."""
+        return self._file(kind).import_file(Path(path), encoding)
 
     def export_csv(self, kind: str, path: str | Path) -> int:
         return self._file(kind).export(Path(path))

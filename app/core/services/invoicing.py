@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,11 @@ from app.core.contract import (
     parse_model,
 )
 from app.core.errors import YupanaError
-from app.core.invoicing import xmldsig
+from app.core.invoicing import builder, xmldsig
 from app.core.invoicing.batches import Batches, read_requests
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
+from app.core.invoicing.documents.preview import TotalsPreview
+from app.core.invoicing.drafts import Drafts, VoucherDraft
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.outbox import Outbox
@@ -53,7 +56,8 @@ class InvoicingGroup:
     def __init__(self, *, vouchers: VoucherStore, generation: Generation, signing: Signing, batches: Batches,
                  submission: Submission, emitter: Emitter, outbox: Outbox, voids: Voids, printed: Printed,
                  certificates: CertificateStore, sunat_clients: SunatClients, companies: Companies,
-                 bus: EventBus) -> None:
+                 bus: EventBus, drafts: Drafts) -> None:
+        self._drafts = drafts
         self._vouchers = vouchers
         self._generation = generation
         self._signing = signing
@@ -79,6 +83,12 @@ class InvoicingGroup:
     def send(self, request: EnviarRequest | dict[str, Any]) -> EnviarResult:
         return self._submission.submit(parse_model(EnviarRequest, request))
 
+    def preview_totals(self, request: GenerarXmlRequest | dict[str, Any]) -> TotalsPreview:
+        """The amounts operation 1 would build `request` with, for a request that may be partial (one being typed):
+        the builder's own functions, nothing stored read or written, so it may run at each keystroke
+        (app.core.invoicing.builder.preview_totals)."""
+        return builder.preview_totals(request)
+
     # ------------------------------------------------------------ issuing
 
     def issue(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None) -> Emission:
@@ -103,9 +113,10 @@ class InvoicingGroup:
         items = requests.requests if isinstance(requests, BatchRequests) else requests
         return self._batches.issue(items, certificado_id)
 
-    def resend(self, voucher_id: int) -> EnviarResult:
-        """Operation 3 for a stored, signed voucher by its id (resend from the voucher's detail)."""
-        return self._submission.submit_voucher(voucher_id)
+    def resend(self, voucher_id: int) -> Emission:
+        """Operation 3 for a stored, signed voucher by its id (resend from the voucher's detail): the same result as
+        «Emitir», its outcome decided in the core (app.core.invoicing.emission); a problem on this side raises."""
+        return self._emitter.resend(voucher_id)
 
     # ------------------------------------------------------------ the stored vouchers
 
@@ -115,11 +126,11 @@ class InvoicingGroup:
         """A page of the environment's vouchers, newest first, searched and filtered from indexes."""
         rows = self._vouchers.list(search, status, limit, before_id=before_id, offset=offset, desde=desde,
                                    hasta=hasta, tipo=tipo, cliente=cliente)
-        return rows_to(Voucher, rows)
+        return rows_to(Voucher, self._voids.marked(rows))  # «Baja por confirmar», an unconfirmed baja's warning
 
     def voucher(self, voucher_id: int) -> VoucherDetail | None:
         row = self._vouchers.get(voucher_id)
-        return None if row is None else VoucherDetail.from_row(row)
+        return None if row is None else VoucherDetail.from_row(self._voids.marked([row])[0])
 
     def find_voucher(self, serie_numero: str, emisor_ruc: str | None = None, tipo: str | None = None) -> int:
         return self._printed.find(serie_numero, emisor_ruc, tipo)
@@ -177,13 +188,14 @@ class InvoicingGroup:
     # ------------------------------------------------------------ the printed voucher
 
     def pdf(self, voucher_id: int, formato: str | None = None) -> PdfFile:
-        """The PDF of a signed voucher, «a4» or «ticket» (None: the company's default), and its file name."""
-        content, name = self._printed.voucher_pdf(voucher_id, formato)
-        return PdfFile(content, name)
+        """The PDF of a signed voucher, «a4» or «ticket» (None: the company's default), its file name and the
+        warnings to show with it (characters printed as □)."""
+        printout, name = self._printed.voucher_printout(voucher_id, formato)
+        return PdfFile(printout.content, name, printout.avisos)
 
     def printed_pages(self, voucher_id: int, formato: str | None = None) -> PrintedPages:
-        pages, chosen, name = self._printed.voucher_pages(voucher_id, formato)
-        return PrintedPages(list(pages), chosen, name)
+        pages, chosen, name, warnings = self._printed.voucher_laid_out(voucher_id, formato)
+        return PrintedPages(list(pages), chosen, name, warnings)
 
     def pdf_from_xml(self, xml_firmado: str | bytes, formato: str | None = None) -> bytes:
         return self._printed.pdf_for_xml(xml_firmado, formato)
@@ -226,5 +238,17 @@ class InvoicingGroup:
 
     def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
         return self._sunat_clients.sol_credentials(ruc, ambiente)
+
+    # ------------------------------------------------------------ the voucher form's drafts
+
+    def drafts(self) -> list[VoucherDraft]:
+        return self._drafts.list()
+
+    def save_draft(self, content: dict[str, Any], *, cliente: str = "", total: Decimal | str = "0.00",
+                   moneda: str = "PEN", draft_id: int | None = None) -> VoucherDraft:
+        return self._drafts.save(content, cliente=cliente, total=total, moneda=moneda, draft_id=draft_id)
+
+    def discard_draft(self, draft_id: int) -> bool:
+        return self._drafts.discard(draft_id)
 
 

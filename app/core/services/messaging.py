@@ -10,7 +10,7 @@ from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookReques
 from app.core.invoicing.printed import Printed
 from app.core.messaging import clock as messaging_clock
 from app.core.messaging.forwarding import Forwarder
-from app.core.messaging.gateways import Media
+from app.core.messaging.gateways import GatewayDescription, Media, registry
 from app.core.messaging.service import MessagingService
 from app.core.platform import events
 from app.core.platform.environments import SANDBOX
@@ -50,7 +50,12 @@ class MessagingGroup:
     def subscribe(self, request: ChatWebhookRequest | dict[str, Any]) -> ChatWebhookResult:
         return self._service.subscribe(parse_model(ChatWebhookRequest, request))
 
-    # ------------------------------------------------------------ instances
+    # ------------------------------------------------------------ gateways and instances
+
+    def gateways(self) -> list[GatewayDescription]:
+        """The registered gateways (app.core.messaging.gateways.registry), each with its Spanish label, an example
+        address and the credentials and options its instances take: the Mensajes form is built from these."""
+        return registry.descriptions()
 
     def save_instance(self, name: str, gateway: str, base_url: str, credentials: dict[str, str] | None = None,
                       options: dict[str, Any] | None = None) -> Instance:

@@ -21,14 +21,21 @@ one engine has — SQLite's FTS5 search tables, PostgreSQL's trigram indexes —
 
 `VERSION` counts the schema from this description on: a change is a new version, written once here for every
 engine; a folder records its version in `schema_version` (app/core/storage/sqlite/schema.py adopts a SQLite folder
-whose history is complete as version 1).
+whose history is complete as version 1, then runs the later versions' `upgrades`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-VERSION = 1
+VERSION = 2
+
+# What each version after 1 adds: the names of the tables it brings, created from their description in TABLES on
+# every engine. A database of an earlier version runs the later versions' statements in order and records each one
+# (app/core/storage/sqlite/schema.py); a new PostgreSQL database is created whole from TABLES.
+ADDED_TABLES: dict[int, tuple[str, ...]] = {
+    2: ("voucher_drafts",),  # the form's drafts, by desk (issue 32)
+}
 
 
 @dataclass(frozen=True)
@@ -350,6 +357,16 @@ TABLES: tuple[Table, ...] = (
         blob {blob} NOT NULL
         created_at TEXT NOT NULL DEFAULT {now}
     """),
+    Table("voucher_drafts", """
+        id {id}
+        desk TEXT NOT NULL
+        content TEXT NOT NULL
+        cliente TEXT NOT NULL DEFAULT ''
+        total TEXT NOT NULL DEFAULT '0.00'
+        moneda TEXT NOT NULL DEFAULT 'PEN'
+        created_at TEXT NOT NULL DEFAULT {now}
+        updated_at TEXT NOT NULL DEFAULT {now}
+    """, indexes=("CREATE INDEX voucher_drafts_desk ON voucher_drafts (desk, updated_at)",)),
 )
 
 SQLITE = Dialect("sqlite", {
@@ -386,6 +403,13 @@ POSTGRES = Dialect("postgres", {
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
     "CREATE EXTENSION IF NOT EXISTS unaccent",
 ))
+
+
+def upgrades(dialect: Dialect, version: int) -> list[tuple[int, list[str]]]:
+    """What brings a database of `version` to VERSION: (version, its statements) for each later version, in order."""
+    by_name = {table.name: table for table in TABLES}
+    return [(later, [statement for name in ADDED_TABLES[later] for statement in by_name[name].create(dialect.tokens)])
+            for later in range(version + 1, VERSION + 1)]
 
 
 def statements(dialect: Dialect) -> list[str]:

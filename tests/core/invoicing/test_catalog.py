@@ -228,12 +228,12 @@ def test_a_product_keeps_its_price_flags_and_codes_exactly(products):
 
 def test_a_product_with_bad_fields_is_refused_naming_each_one():
     with pytest.raises(YupanaError) as refused:
-        records.product(codigo="x" * 31, descripcion="", precio="-1", unidad="CAJA", tipo_afectacion_igv="17",
+        records.product(codigo="x" * 31, descripcion="", precio="-1", unidad="CAJITA", tipo_afectacion_igv="17",
                         codigo_detraccion="999", codigo_barras="7,75E+12", icbper="quizá")
     fields = {d.field: d.message for d in refused.value.details}
     assert set(fields) == {"codigo", "descripcion", "precio", "unidad", "tipo_afectacion_igv", "codigo_detraccion",
                            "codigo_barras", "icbper"}
-    assert "«CAJA»" in fields["unidad"] and "catálogo 03" in fields["unidad"] and "«999»" in fields["codigo_detraccion"]
+    assert "«CAJITA»" in fields["unidad"] and "catálogo 03" in fields["unidad"] and "«999»" in fields["codigo_detraccion"]
     assert "notación científica" in fields["codigo_barras"] and "«-1»" in fields["precio"]
 
 
@@ -446,7 +446,7 @@ def test_a_file_with_bad_rows_imports_nothing_and_lists_each_bad_row(products, t
     path.write_text("Código;Descripción;Precio;Unidad;Código de barras\n"
                     "OK-1;Bueno;2,50;NIU;\n"
                     "MAL-1;Sin precio;;NIU;\n"
-                    "MAL-2;Unidad rara;3,5x;CAJA;\n"
+                    "MAL-2;Unidad rara;3,5x;CAJITA;\n"
                     "ok-1;Repetido;1;NIU;\n"
                     ";Sin código;1;NIU;\n", encoding="utf-8-sig")
     preview = csvfiles.products_file(products).preview(path)
@@ -454,7 +454,7 @@ def test_a_file_with_bad_rows_imports_nothing_and_lists_each_bad_row(products, t
     listed = [(e.row, e.column) for e in preview.errors]
     assert listed == [(3, "Precio"), (4, "Precio"), (4, "Unidad"), (5, "Código"), (6, "Código")]
     messages = " ".join(e.message for e in preview.errors)
-    assert "«3,5x»" in messages and "«CAJA»" in messages and "«ok-1» ya está en la fila 2" in messages
+    assert "«3,5x»" in messages and "«CAJITA»" in messages and "«ok-1» ya está en la fila 2" in messages
     assert str(preview.errors[0]) == "Fila 3, columna «Precio»: Falta el precio: es obligatorio."
     report = csvfiles.products_file(products).import_file(path)
     assert not report.ok and report.imported == 0 and report.errors == preview.errors

@@ -104,7 +104,7 @@ def test_a_refused_connection_leaves_the_row_as_it_was_before_the_attempt(sunat_
 
 def test_the_detail_window_reads_the_latest_cdr_of_its_voucher(sunat_engine, sandbox, issued):
     assert sunat_engine._outbox.cdr_for_voucher(issued) is None  # not sent yet
-    sent = sunat_engine.invoicing.resend(issued)
+    sent = sunat_engine.invoicing.resend(issued).sent
     shown = sunat_engine._outbox.cdr_for_voucher(issued)
     assert set(shown) == {"codigo", "descripcion", "notas", "estado", "hash_cdr", "cdr_zip", "received_at"}
     assert (shown["codigo"], shown["estado"], shown["notas"]) == ("0", statuses.ACEPTADO, [])
@@ -407,9 +407,9 @@ def test_a_retry_waits_by_the_attempts_made_and_says_why_and_when(sunat_engine, 
 def test_a_voucher_whose_submission_waits_is_pending(sunat_engine, sandbox, issued):
     sunat_engine.admin.config_set("sunat_retry_base_s", "60")
     sunat_engine.admin.register_sandbox({"sunat_url_beta": "http://127.0.0.1:9/billService"})
-    with pytest.raises(YupanaError) as raised:
-        sunat_engine.invoicing.resend(issued)
-    assert raised.value.code == ErrorCode.QUEUED
+    emission = sunat_engine.invoicing.resend(issued)  # the queue is an outcome (issue 29), not an exception
+    assert emission.refusal is not None and emission.refusal.code == ErrorCode.QUEUED
+    assert emission.outcome is not None and emission.outcome.estado == statuses.PENDIENTE
     assert sunat_engine.invoicing.voucher(issued).status == statuses.PENDIENTE
 
 

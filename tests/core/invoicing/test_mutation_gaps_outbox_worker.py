@@ -82,16 +82,16 @@ def test_the_worker_sleeps_until_the_next_row_is_due(box, due_in, expected):
 
 def test_stopping_an_outbox_whose_worker_never_started_waits_for_nothing(box):
     box.stop()  # never started: nothing to wait for
-    assert box._thread is None
+    assert box._worker.thread is None
 
 
 def test_the_worker_is_a_daemon_thread_started_for_pending_rows_and_stopped_with_the_outbox(engine):
     box = engine._outbox
     box.start_if_pending()
-    assert box._thread is None  # nothing pending
+    assert box._worker.thread is None  # nothing pending
     submission_id = _queued(box, 1e12)  # pending, not due for ages: the worker only waits
     box.start_if_pending()
-    thread = box._thread
+    thread = box._worker.thread
     assert thread is not None and thread.is_alive() and thread.daemon and thread.name == "sunat-outbox"
     box.stop()
     assert not thread.is_alive()

@@ -41,7 +41,7 @@ def stored_copy(engine, voucher_id: int) -> bytes:
 
 def test_our_voucher_is_sent_from_its_own_text_without_a_copy(sunat_engine, sandbox, issued):
     engine = sunat_engine
-    by_id = engine.invoicing.resend(issued[0])  # the windows
+    by_id = engine.invoicing.resend(issued[0]).sent  # the windows
     signed = engine.invoicing.voucher(issued[1]).xml_firmado
     status, envelope = engine.call("enviar", {"xml_firmado": signed, "ambiente": "beta"})  # operation 3, by text
     assert by_id.codigo_respuesta == "0" and status == 200 and envelope["data"]["codigo_respuesta"] == "0"
@@ -97,7 +97,7 @@ def test_the_migration_empties_only_copies_identical_to_their_voucher(sunat_engi
 @needs_xmlsec
 def test_a_cdr_is_stored_as_its_xml_and_handed_out_in_a_zip_made_again(sunat_engine, sandbox, issued, tmp_path):
     engine = sunat_engine
-    results = [engine.invoicing.resend(voucher_id) for voucher_id in issued]
+    results = [engine.invoicing.resend(voucher_id).sent for voucher_id in issued]
     client = engine._submission.clients(engine._submission.clients.addresses.current(), ISSUER_RUC)
     received = client.get_status_cdr(ISSUER_RUC, "01", "F001", 1).content  # the zip as SUNAT hands it out
     original = cdr.read_zip(received)

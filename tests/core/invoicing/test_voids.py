@@ -225,12 +225,19 @@ def test_a_summary_sunat_did_not_answer_is_sent_again_until_it_has_its_ticket(vo
 
 
 def test_a_summary_whose_answer_was_lost_is_not_taken_for_new(voiding, voids_sandbox):
+    """SUNAT took the RA and its answer was lost: sent again (same ID, same bytes) it answers 2403 — SUNAT has it. The
+    summary stays pending, never fallido, and its outcome comes from SUNAT's voucher status query (0003: de baja)
+    without a second RA (tests/core/invoicing/test_voids_reconciled.py follows it step by step)."""
     voucher_id = issued(voiding, factura("F001", 52, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("drop_after_receive", operation="sendSummary")  # SUNAT took it; the ticket never came
     outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
-    assert outcome.state == statuses.SUBMISSION_FAILED and outcome.codigo == "2403", outcome
-    assert "ya había recibido" in outcome.descripcion and "Operaciones en Línea" in outcome.descripcion
-    assert voiding.invoicing.voucher(voucher_id).status == statuses.ACEPTADO
+    assert outcome.state == statuses.SUBMISSION_DONE and outcome.codigo == "0003" and outcome.ticket is None, outcome
+    assert "consulta del estado de F001-52 responde 0003" in outcome.descripcion
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
+    name = f"{ISSUER_RUC}-{outcome.ident}"
+    assert voids_sandbox.summaries.stats()["summaries"] == {name: 2}  # the same RA twice, no other one
+    assert len(voids_sandbox.summaries.tickets()) == 1
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "01", "F001", 52) == statuses.ANULADO
 
 
 def test_a_summary_refused_at_the_front_door_is_an_error_with_sunats_code(voiding, voids_sandbox):
@@ -249,7 +256,7 @@ def test_a_summary_stored_but_never_sent_is_sent_by_the_poller(voiding, voids_sa
     poller sends it; a fresh one (another process may be sending it) is left alone."""
     voucher_id = issued(voiding, factura("F001", 61, [item("Servicio de consultoría", "1", "100")]))
     row = voiding._vouchers.get(voucher_id)
-    summary_id = voiding._voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
+    summary_id = voiding._voids.book.prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
     assert voiding._voids.check_ticket(summary_id).state == statuses.SUBMISSION_PENDING
     assert voids_sandbox.summaries.tickets() == []  # too fresh: not sent
     with voiding._storage.write() as conn:
@@ -289,7 +296,7 @@ def test_a_voucher_waiting_in_a_summary_is_not_put_in_another(voiding, voids_san
     assert f"F001-81 ya está en {first.ident}, que espera la respuesta de SUNAT" in caught.value.message
     row = voiding._vouchers.get(voucher_id)
     with pytest.raises(YupanaError) as caught:  # the same check inside the numbering transaction
-        voiding._voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "OTRA", "3")])
+        voiding._voids.book.prepare("RA", ISSUER_RUC, clock.today(), [(row, "OTRA", "3")])
     assert f"ya está en {first.ident}" in caught.value.message
     assert len(voids_sandbox.summaries.tickets()) == 1
     voids_sandbox.summaries.release()
@@ -393,13 +400,13 @@ def test_an_orphaned_summary_seen_by_two_pollers_is_sent_once(voiding, voids_san
     one sends it, the other leaves it alone — SUNAT never gets the same RA twice."""
     voucher_id = issued(voiding, factura("F001", 71, [item("Servicio de consultoría", "1", "100")]))
     row = voiding._vouchers.get(voucher_id)
-    summary_id = voiding._voids._prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
+    summary_id = voiding._voids.book.prepare("RA", ISSUER_RUC, clock.today(), [(row, "ERROR EN EL RUC", "3")])
     with voiding._storage.write() as conn:
         conn.execute("UPDATE sunat_summaries SET updated_at = '2020-01-01T00:00:00.000000Z' WHERE id = ?", (summary_id,))
-    stale = voiding._voids._row(summary_id)  # what the second poller read before the first one claimed it
+    stale = voiding._voids.book.row(summary_id)  # what the second poller read before the first one claimed it
     voiding._voids.check_ticket(summary_id)  # the first poller: sends it
-    monkeypatch.setattr(voiding._voids, "_row", lambda _id: dict(stale))  # failure injection: a stale read
-    voiding._voids._send(summary_id)  # the second poller, deciding from what it read
+    monkeypatch.setattr(voiding._voids.book, "row", lambda _id: dict(stale))  # failure injection: a stale read
+    voiding._voids.book.send(summary_id)  # the second poller, deciding from what it read
     monkeypatch.undo()
     name = f"{ISSUER_RUC}-{voiding._voids.outcome(summary_id).ident}"
     assert voids_sandbox.summaries.stats()["summaries"] == {name: 1}

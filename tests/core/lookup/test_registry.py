@@ -93,7 +93,16 @@ def test_bad_plates_are_400(engine, raw):
 
 def test_without_providers_ce_and_plates_say_what_to_configure(engine):
     status, envelope = engine.call("ce", numero="123456789")
-    assert status == 503 and "registry_providers" in envelope["error"]["message"]
+    message = envelope["error"]["message"]
+    assert status == 503 and "registry_providers" in message
+    assert "«123456789»" in message and "«yupana sandbox --configure»" in message  # how to try it offline
+
+
+def test_a_ruc_on_a_fresh_folder_names_the_sandbox_and_the_padron(engine):
+    status, envelope = engine.call("ruc", numero="20100066603")
+    message = envelope["error"]["message"]
+    assert status == 503 and envelope["error"]["code"] == "NOT_CONFIGURED"
+    assert "«yupana sandbox --configure»" in message and "«yupana padron import»" in message
 
 
 # ------------------------------------------------------------------ both provider shapes

@@ -12,9 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 
 from app.core.messaging import clock, forwarding
@@ -130,9 +128,9 @@ def test_a_sandbox_instance_of_another_host_is_not_purged_and_a_dead_one_of_this
     assert [row["name"] for row in b.store.stopped_sandbox_instances()] == ["viejo"]
 
 
-def test_a_round_longer_than_its_lease_keeps_renewing_it(desks, monkeypatch):
-    """An attempt may outlast the lease (ATTEMPT_TIMEOUT_S bounds each wait, not the attempt): the forwarder renews
-    the round's leases while it runs, so the other desk never takes the delivery over."""
+def test_an_attempt_longer_than_its_lease_keeps_it_renewed(desks, monkeypatch):
+    """An attempt may outlast the lease (ATTEMPT_TIMEOUT_S bounds each wait, not the attempt): the forwarder's loop
+    renews the leases in flight while they run, so the other desk never takes the delivery over."""
     a, b = desks
     monkeypatch.setattr(forwarding, "LEASE_S", 0.6)
     monkeypatch.setattr(forwarding, "RENEW_EVERY_S", 0.1)
@@ -146,18 +144,18 @@ def test_a_round_longer_than_its_lease_keeps_renewing_it(desks, monkeypatch):
 
     forwarder = Forwarder(a.store, lambda _sub: "whsec_" + "A" * 32, workers=1)
     monkeypatch.setattr(forwarder, "_attempt", slow_attempt)
-    with httpx.Client() as client, ThreadPoolExecutor(1) as pool:
-        round_ = threading.Thread(target=forwarder._round, args=(client, pool))
-        round_.start()
-        try:
-            wait_for(lambda: attempts)  # desk A holds it, its attempt under way
-            deadline = time.monotonic() + 1.5  # more than two leases long
-            while time.monotonic() < deadline:
-                assert claim(b) == []
-                time.sleep(0.05)
-        finally:
-            answer.set()
-            round_.join(10)
+    forwarder.start()
+    try:
+        wait_for(lambda: attempts)  # desk A holds it, its attempt under way
+        deadline = time.monotonic() + 1.5  # more than two leases long
+        while time.monotonic() < deadline:
+            assert claim(b) == []
+            time.sleep(0.05)
+        answer.set()
+        wait_for(lambda: b.store.deliveries()[0]["state"] == DELIVERY_DONE)
+    finally:
+        answer.set()
+        forwarder.stop()
     [row] = b.store.deliveries()
     assert len(attempts) == 1 and (row["state"], row["attempts"], row["lease_until"]) == (DELIVERY_DONE, 1, 0)
 

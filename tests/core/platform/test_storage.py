@@ -116,7 +116,7 @@ def test_the_checkpointer_thread_copies_the_wal_back_in_the_background(engine, m
     real_run = checkpointer.run
 
     def tracking_run(conn, mode):
-        if threading.current_thread() is not checkpointer._thread:
+        if not checkpointer.in_loop():
             calls_by_writers.append(mode)
         return real_run(conn, mode)
 

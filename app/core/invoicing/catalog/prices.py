@@ -30,6 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 from app.core.invoicing.amounts import CENT, IGV_RATE, ZERO, money
+from app.core.invoicing.sunat_catalogues import GRAVADO
 
 MAX_PLACES = 10  # SUNAT's sheets accept unit values with up to 10 decimals (errors 2369, 2367)
 _HALF_CENT = Fraction(1, 200)
@@ -55,7 +56,7 @@ class LinePrice:
 
 def rate_for(afectacion: str) -> Decimal:
     """The IGV rate of a catalogue 07 affectation Yupana issues: 18 % for «10» (gravado), none otherwise."""
-    return IGV_RATE if afectacion == "10" else ZERO
+    return IGV_RATE if afectacion == GRAVADO else ZERO
 
 
 def line_total(cantidad: Decimal, precio_con_igv: Decimal) -> Decimal:

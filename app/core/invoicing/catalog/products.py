@@ -8,6 +8,8 @@ searched by word prefixes in a search index that folds accents (the repository's
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from app.core.errors import conflict, invalid
 from app.core.invoicing.catalog import records, text
 from app.core.invoicing.catalog.records import Product
@@ -47,9 +49,11 @@ class Products:
             raise conflict("codigo_barras", DuplicateBarcode(product).message)
         return _saved(self.by_code(product.codigo))
 
-    def save_all(self, products: list[Product]) -> list[int]:
-        """Save every product in one transaction: all of them or none. Already checked values. Returns the
-        positions of the products whose barcode is another stored product's: if there is any, nothing is saved."""
+    def save_all(self, products: Iterable[Product]) -> list[int]:
+        """Save every product in one transaction: all of them or none. Already checked values, written as they come
+        (a CSV import's are read from the file meanwhile; an error raised by `products` rolls everything back).
+        Returns the positions of the products whose barcode is another stored product's: if there is any, nothing
+        is saved."""
         clashes: list[int] = []
         try:
             with self._db.transaction():

@@ -17,10 +17,15 @@ from app.core.invoicing.catalog import text
 from app.core.invoicing.catalog.codes import (
     AFFECTATIONS,
     DETRACCIONES,
+    DNI,
     DOCUMENT_NAMES,
     DOCUMENT_TYPES,
+    GRAVADO,
     NO_DOCUMENT,
+    RUC,
+    UNIDAD,
     UNITS,
+    unit_code,
 )
 from app.core.invoicing.prevalidation import AMOUNT_LIMIT, INVALID_XML_CHARS, MAX_DECIMALS, MAX_DESCRIPTION
 from app.core.messaging import phone
@@ -66,9 +71,9 @@ class Product:
     codigo: str
     descripcion: str
     precio: Decimal
-    unidad: str = "NIU"  # catalogue 03
+    unidad: str = UNIDAD  # catalogue 03
     precio_incluye_igv: bool = True
-    tipo_afectacion_igv: str = "10"  # catalogue 07
+    tipo_afectacion_igv: str = GRAVADO  # catalogue 07
     icbper: bool = False  # subject to the plastic bag tax
     codigo_barras: str | None = None
     codigo_detraccion: str | None = None  # catalogue 54
@@ -140,11 +145,11 @@ def numero_documento(tipo: str, value: object) -> str | None:
     if not typed:
         raise FieldProblem(f"Falta el número de documento: es obligatorio para el tipo {tipo} "
                            f"({DOCUMENT_TYPES.get(tipo, '?')}).")
-    if tipo == "6":
+    if tipo == RUC:
         problem = identifiers.ruc_problem(typed)
         if problem:
             raise FieldProblem(f"El RUC «{typed}» no es válido: {problem}.")
-    elif tipo == "1":
+    elif tipo == DNI:
         if not (typed.isdigit() and typed.isascii() and len(typed) == 8):
             raise FieldProblem(f"El DNI «{typed}» debe tener 8 dígitos.")
     elif len(typed) > 15 or re.search(r"\s", typed):
@@ -188,8 +193,9 @@ def codigo_barras(value: object) -> str | None:
 
 
 def unidad(value: object) -> str:
+    """The unit's catalogue 03 code, also as a shop writes it («UND» → NIU, «Kg.» → KGM)."""
     typed = _clean(value)
-    code = typed.upper() or "NIU"
+    code = (unit_code(typed) or typed.upper()) if typed else UNIDAD
     if code not in UNITS:
         raise FieldProblem(f"La unidad «{typed}» no está en el catálogo 03 de SUNAT (p. ej. NIU, ZZ, KGM).")
     return code
@@ -197,7 +203,7 @@ def unidad(value: object) -> str:
 
 def afectacion(value: object) -> str:
     typed = _clean(value)
-    code = typed or "10"
+    code = typed or GRAVADO
     if code not in AFFECTATIONS:
         raise FieldProblem(f"El tipo de afectación «{typed}» debe ser 10 (gravado), 20 (exonerado), "
                            "30 (inafecto) o 40 (exportación) del catálogo 07.")

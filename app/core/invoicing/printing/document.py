@@ -14,21 +14,25 @@ from lxml import etree
 
 from app.core.errors import invalid
 from app.core.invoicing.namespaces import CAC, CBC, DS
+from app.core.invoicing.sunat_catalogues import IDENTITY_PRINTED, NOTES, SALES, printed_title
 from app.core.invoicing.ubl_identity import document_type
 
 NS = {"cac": CAC, "cbc": CBC, "ds": DS}
 MAX_XML_BYTES = 5 * 1024 * 1024  # a 1,000-line signed voucher is well under 1 MiB
 
-TITLES = {"01": "FACTURA ELECTRÓNICA", "03": "BOLETA DE VENTA ELECTRÓNICA", "07": "NOTA DE CRÉDITO ELECTRÓNICA",
-          "08": "NOTA DE DÉBITO ELECTRÓNICA"}
+# Catalogue 01: the vouchers this page prints (another document type brings its own layout), and their titles.
+TITLES = {code: printed_title(code) for code in (*SALES, *NOTES)}
 # Catalogue 06, as the printed voucher names the customer's document.
-DOCUMENT_LABELS = {"0": "DOC.", "1": "DNI", "4": "C.E.", "6": "RUC", "7": "PASAPORTE", "A": "CÉD. DIPL."}
+DOCUMENT_LABELS = IDENTITY_PRINTED
 # Catalogue 05 codes of the tax subtotals, in the order the totals are printed.
 GRAVADAS, EXONERADAS, INAFECTAS, EXPORTACION, GRATUITAS, ISC, ICBPER, OTROS = (
     "1000", "9997", "9998", "9995", "9996", "2000", "7152", "9999")
 ZERO = Decimal("0.00")
 
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
+
+
+FREE_PRICE = "02"  # catalogue 16: the reference value of a free line (01: the unit price with taxes)
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,18 @@ class Line:
     descripcion: str
     valor_unitario: Decimal  # without IGV
     precio_unitario: Decimal  # with IGV (PricingReference 01), or the unit value when absent
-    valor_venta: Decimal
+    valor_venta: Decimal  # LineExtensionAmount: after the line's discounts; a free line's reference value
+    impuestos: Decimal = ZERO  # the line's taxes in its price: IGV, ISC and others (not ICBPER, not a free line's)
+    icbper: Decimal = ZERO
+    descuento: Decimal = ZERO  # the line's discounts (AllowanceCharge false), without taxes
+    cargo: Decimal = ZERO  # the line's charges (AllowanceCharge true), without taxes
+    tipo_precio: str = "01"  # catalogue 16 code of the PricingReference
+    afectacion: str = ""  # catalogue 07
+
+    @property
+    def gratuito(self) -> bool:
+        """A free transfer: nothing is charged, the line's value is a reference value."""
+        return self.tipo_precio == FREE_PRICE
 
 
 @dataclass(frozen=True)
@@ -79,6 +94,11 @@ class PrintedVoucher:
     referencia: str = ""  # «F001-1» for notes
     motivo_codigo: str = ""
     motivo: str = ""
+    receptor_direccion: str = ""  # the customer's address, when the voucher carries it
+    cargos: Decimal = ZERO  # ChargeTotalAmount: charges that are not part of the taxable base
+    anticipos: Decimal = ZERO  # PrepaidAmount
+    redondeo: Decimal = ZERO  # PayableRoundingAmount
+    descuento_global: Decimal = ZERO  # the voucher's own discounts (AllowanceCharge false at its root), without taxes
 
     @property
     def title(self) -> str:
@@ -99,8 +119,8 @@ class PrintedVoucher:
         return "|".join(fields) + "|"
 
 
-def _text(node: etree._Element, path: str) -> str:
-    found = node.find(path, NS)
+def _text(node: etree._Element | None, path: str) -> str:
+    found = node.find(path, NS) if node is not None else None
     return (found.text or "").strip() if found is not None else ""
 
 
@@ -111,13 +131,15 @@ def _amount(node: etree._Element | None, path: str) -> Decimal:
 
 
 def _optional_amount(node: etree._Element | None, path: str) -> Decimal | None:
-    text = _text(node, path)
-    if not text:
-        return None
+    text = _text(node, path) if node is not None else ""
+    return _decimal(text) if text else None
+
+
+def _decimal(text: str) -> Decimal:
     try:
-        return Decimal(text)
+        return Decimal(text.strip())
     except InvalidOperation:
-        raise invalid("xml_firmado", f"El importe «{text}» del XML no es un número.") from None
+        raise invalid("xml_firmado", f"El importe «{text.strip()}» del XML no es un número.") from None
 
 
 def _date(text: str) -> date:
@@ -129,13 +151,7 @@ def _date(text: str) -> date:
 
 def parse(xml: bytes | str) -> PrintedVoucher:
     """The printed voucher's data from a signed UBL 2.1 voucher; a 400 when the XML is not one."""
-    data = xml.encode("utf-8") if isinstance(xml, str) else xml
-    if len(data) > MAX_XML_BYTES:
-        raise invalid("xml_firmado", f"El XML supera el tamaño máximo de {MAX_XML_BYTES // (1024 * 1024)} MiB.")
-    try:
-        root = etree.fromstring(data, _PARSER)
-    except etree.XMLSyntaxError as exc:
-        raise invalid("xml_firmado", f"El XML del comprobante no se puede leer: {exc}.") from None
+    root = _root(xml)
     tipo = document_type(root)
     if tipo not in TITLES:
         raise invalid("xml_firmado", "El XML no es una factura, boleta ni nota de crédito o débito.")
@@ -144,57 +160,199 @@ def parse(xml: bytes | str) -> PrintedVoucher:
     customer = root.find("cac:AccountingCustomerParty/cac:Party", NS)
     if supplier is None or customer is None or not numero:
         raise invalid("xml_firmado", "Al XML le falta el emisor, el cliente o la serie-número.")
-    address = supplier.find("cac:PartyLegalEntity/cac:RegistrationAddress", NS)
-    place = [] if address is None else [_text(address, tag) for tag in ("cbc:District", "cbc:CityName",
-                                                                          "cbc:CountrySubentity")]
-    customer_id = customer.find("cac:PartyIdentification/cbc:ID", NS)
-    taxable: dict[str, Decimal] = {}
-    taxes: dict[str, Decimal] = {}
-    for subtotal in root.iterfind("cac:TaxTotal/cac:TaxSubtotal", NS):
-        code = _text(subtotal, "cac:TaxCategory/cac:TaxScheme/cbc:ID")
-        taxable[code] = taxable.get(code, ZERO) + _amount(subtotal, "cbc:TaxableAmount")
-        taxes[code] = taxes.get(code, ZERO) + _amount(subtotal, "cbc:TaxAmount")
-    totals = root.find("cac:LegalMonetaryTotal", NS)
-    if totals is None:
-        totals = root.find("cac:RequestedMonetaryTotal", NS)
-    if totals is None:
-        raise invalid("xml_firmado", "Al XML le falta el importe total.")
+    direccion, lugar = _supplier_address(supplier)
+    receptor_tipo, receptor_numero = _customer_document(customer)
+    # Read before the totals are looked for: a bad subtotal amount is reported before a missing total.
+    taxable, taxes = _tax_subtotals(root)
+    totals = _monetary_total(root)
     voucher = PrintedVoucher(
         tipo=tipo, serie=serie, numero=numero, fecha=_date(_text(root, "cbc:IssueDate")),
         hora=_text(root, "cbc:IssueTime"), moneda=_text(root, "cbc:DocumentCurrencyCode") or "PEN",
         emisor_ruc=_text(supplier, "cac:PartyIdentification/cbc:ID"),
         emisor_nombre=_text(supplier, "cac:PartyLegalEntity/cbc:RegistrationName"),
         emisor_comercial=_text(supplier, "cac:PartyName/cbc:Name"),
-        emisor_direccion="" if address is None else _text(address, "cac:AddressLine/cbc:Line"),
-        emisor_lugar=" - ".join(part for part in place if part and part != "-"),
-        receptor_tipo=customer_id.get("schemeID", "") if customer_id is not None else "",
-        receptor_numero=(customer_id.text or "").strip() if customer_id is not None else "",
+        emisor_direccion=direccion, emisor_lugar=lugar,
+        receptor_tipo=receptor_tipo, receptor_numero=receptor_numero,
         receptor_nombre=_text(customer, "cac:PartyLegalEntity/cbc:RegistrationName"),
-        lines=[_line(node) for node in root if etree.QName(node).localname.endswith("Line")
-               and etree.QName(node).namespace == CAC],
+        lines=_lines(root),
         taxable=taxable, taxes=taxes, descuentos=_amount(totals, "cbc:AllowanceTotalAmount"),
         total=_amount(totals, "cbc:PayableAmount"),
-        leyenda=next((note.text or "" for note in root.iterfind("cbc:Note", NS)
-                      if note.get("languageLocaleID") == "1000"), ""),
+        leyenda=_legend(root),
         digest_value=_text(root, ".//ds:SignedInfo/ds:Reference/ds:DigestValue"),
         referencia=_text(root, "cac:BillingReference/cac:InvoiceDocumentReference/cbc:ID"),
         referencia_tipo=_text(root, "cac:BillingReference/cac:InvoiceDocumentReference/cbc:DocumentTypeCode"),
         motivo_codigo=_text(root, "cac:DiscrepancyResponse/cbc:ResponseCode"),
-        motivo=_text(root, "cac:DiscrepancyResponse/cbc:Description"))
+        motivo=_text(root, "cac:DiscrepancyResponse/cbc:Description"),
+        receptor_direccion=_customer_address(customer),
+        cargos=_amount(totals, "cbc:ChargeTotalAmount"), anticipos=_amount(totals, "cbc:PrepaidAmount"),
+        redondeo=_amount(totals, "cbc:PayableRoundingAmount"), descuento_global=_allowances(root.findall("cac:AllowanceCharge", NS))[0])
     _payment(root, voucher)
     return voucher
 
 
+def _root(xml: bytes | str) -> etree._Element:
+    """The XML's root element; the size is checked before parsing (the parser neither fetches nor expands)."""
+    data = xml.encode("utf-8") if isinstance(xml, str) else xml
+    if len(data) > MAX_XML_BYTES:
+        raise invalid("xml_firmado", f"El XML supera el tamaño máximo de {MAX_XML_BYTES // (1024 * 1024)} MiB.")
+    try:
+        return etree.fromstring(data, _PARSER)
+    except etree.XMLSyntaxError as exc:
+        raise invalid("xml_firmado", f"El XML del comprobante no se puede leer: {exc}.") from None
+
+
+def _supplier_address(supplier: etree._Element) -> tuple[str, str]:
+    """(address line, «district - province - department»): parts left empty or «-» are not printed."""
+    address = supplier.find("cac:PartyLegalEntity/cac:RegistrationAddress", NS)
+    if address is None:
+        return "", ""
+    place = [_text(address, tag) for tag in ("cbc:District", "cbc:CityName", "cbc:CountrySubentity")]
+    return _text(address, "cac:AddressLine/cbc:Line"), " - ".join(part for part in place if part and part != "-")
+
+
+def _customer_address(customer: etree._Element) -> str:
+    """The customer's address line, with its district - province - department when the voucher has them."""
+    address = customer.find("cac:PartyLegalEntity/cac:RegistrationAddress", NS)
+    if address is None:
+        return ""
+    line = _text(address, "cac:AddressLine/cbc:Line")
+    place = [_text(address, tag) for tag in ("cbc:District", "cbc:CityName", "cbc:CountrySubentity")]
+    place = [part for part in place if part and part != "-" and part not in line]
+    return " - ".join([line, *place] if line else place)
+
+
+def _allowances(elements: list[etree._Element]) -> tuple[Decimal, Decimal]:
+    """(discounts, charges) of AllowanceCharge elements, without taxes."""
+    discounts = charges = ZERO
+    for element in elements:
+        amount = _amount(element, "cbc:Amount")
+        if _text(element, "cbc:ChargeIndicator").lower() == "true":
+            charges += amount
+        else:
+            discounts += amount
+    return discounts, charges
+
+
+def _customer_document(customer: etree._Element) -> tuple[str, str]:
+    """(catalogue 06 type, number) of the customer's document: the type is the ID's schemeID attribute."""
+    customer_id = customer.find("cac:PartyIdentification/cbc:ID", NS)
+    if customer_id is None:
+        return "", ""
+    return customer_id.get("schemeID", ""), (customer_id.text or "").strip()
+
+
+def _tax_subtotals(root: etree._Element) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """(taxable, taxes) per catalogue 05 code, summed: a code may appear in several subtotals."""
+    taxable: dict[str, Decimal] = {}
+    taxes: dict[str, Decimal] = {}
+    for subtotal in root.iterfind("cac:TaxTotal/cac:TaxSubtotal", NS):
+        code = _text(subtotal, "cac:TaxCategory/cac:TaxScheme/cbc:ID")
+        taxable[code] = taxable.get(code, ZERO) + _amount(subtotal, "cbc:TaxableAmount")
+        taxes[code] = taxes.get(code, ZERO) + _amount(subtotal, "cbc:TaxAmount")
+    return taxable, taxes
+
+
+def _monetary_total(root: etree._Element) -> etree._Element:
+    """The totals element: LegalMonetaryTotal, or RequestedMonetaryTotal as a debit note names it."""
+    totals = root.find("cac:LegalMonetaryTotal", NS)
+    if totals is None:
+        totals = root.find("cac:RequestedMonetaryTotal", NS)
+    if totals is None:
+        raise invalid("xml_firmado", "Al XML le falta el importe total.")
+    return totals
+
+
+def _lines(root: etree._Element) -> list[Line]:
+    """The voucher's lines, in order: InvoiceLine, CreditNoteLine or DebitNoteLine, whichever the type has."""
+    return [_line(node) for node in root if etree.QName(node).localname.endswith("Line")
+            and etree.QName(node).namespace == CAC]
+
+
+def _legend(root: etree._Element) -> str:
+    """Legend 1000 (the total in words), empty when the XML has none."""
+    return next((note.text or "" for note in root.iterfind("cbc:Note", NS)
+                 if note.get("languageLocaleID") == "1000"), "")
+
+
+_CAC, _CBC = f"{{{CAC}}}", f"{{{CBC}}}"
+
+
 def _line(node: etree._Element) -> Line:
-    quantity = next((child for child in node if etree.QName(child).localname.endswith("Quantity")), None)
-    valor_unitario = _amount(node, "cac:Price/cbc:PriceAmount")
-    precio = _optional_amount(node, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount")
-    return Line(cantidad=Decimal((quantity.text or "0").strip()) if quantity is not None else Decimal(0),
-                unidad=quantity.get("unitCode", "") if quantity is not None else "",
-                codigo=_text(node, "cac:Item/cac:SellersItemIdentification/cbc:ID"),
-                descripcion=" ".join(_text(node, "cac:Item/cbc:Description").split()),
+    """One line, its children read in one pass (a voucher may have a thousand lines)."""
+    quantity = valor_venta = price = reference = item = None
+    allowances: list[etree._Element] = []
+    taxes: dict[str, Decimal] = {}
+    afectacion = ""
+    for child in node:
+        tag = child.tag
+        if tag == _CBC + "LineExtensionAmount":
+            valor_venta = child
+        elif tag == _CAC + "PricingReference":
+            reference = _reference(child)
+        elif tag == _CAC + "AllowanceCharge":
+            allowances.append(child)
+        elif tag == _CAC + "TaxTotal":
+            afectacion = _line_taxes(child, taxes) or afectacion
+        elif tag == _CAC + "Item":
+            item = child
+        elif tag == _CAC + "Price":
+            price = child
+        elif isinstance(tag, str) and tag.endswith("Quantity"):
+            quantity = child
+    valor_unitario = _amount(price, "cbc:PriceAmount")
+    precio, tipo_precio = reference or (None, "01")
+    descuento, cargo = _allowances(allowances)
+    return Line(cantidad=_quantity(quantity), unidad=quantity.get("unitCode", "") if quantity is not None else "",
+                codigo=_text(item, "cac:SellersItemIdentification/cbc:ID"),
+                descripcion=" ".join(_text(item, "cbc:Description").split()),
                 valor_unitario=valor_unitario, precio_unitario=precio if precio is not None else valor_unitario,
-                valor_venta=_amount(node, "cbc:LineExtensionAmount"))
+                valor_venta=_decimal(valor_venta.text) if valor_venta is not None and valor_venta.text else ZERO,
+                impuestos=sum((amount for code, amount in taxes.items() if code not in (ICBPER, GRATUITAS)), ZERO),
+                icbper=taxes.get(ICBPER, ZERO), descuento=descuento, cargo=cargo,
+                tipo_precio=tipo_precio, afectacion=afectacion)
+
+
+def _quantity(quantity: etree._Element | None) -> Decimal:
+    text = (quantity.text or "0").strip() if quantity is not None else "0"
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        raise invalid("xml_firmado", f"La cantidad «{text}» del XML no es un número.") from None
+
+
+def _reference(pricing: etree._Element) -> tuple[Decimal | None, str]:
+    """(price, catalogue 16 type) of a line's PricingReference."""
+    price, kind = None, "01"
+    for condition in pricing:
+        if condition.tag == _CAC + "AlternativeConditionPrice":
+            for part in condition:
+                if part.tag == _CBC + "PriceAmount" and part.text:
+                    price = _decimal(part.text)
+                elif part.tag == _CBC + "PriceTypeCode" and part.text:
+                    kind = part.text.strip()
+            break
+    return price, kind
+
+
+def _line_taxes(total: etree._Element, taxes: dict[str, Decimal]) -> str:
+    """Add a line's TaxTotal to `taxes` (by catalogue 05 code); its catalogue 07 affectation, if it names one. Read
+    child by child: a path search per amount would cost more than the rest of the line."""
+    afectacion = ""
+    for subtotal in total:
+        if subtotal.tag != _CAC + "TaxSubtotal":
+            continue
+        amount, code = ZERO, ""
+        for part in subtotal:
+            if part.tag == _CBC + "TaxAmount" and part.text:
+                amount = _decimal(part.text)
+            elif part.tag == _CAC + "TaxCategory":
+                for entry in part:
+                    if entry.tag == _CBC + "TaxExemptionReasonCode":
+                        afectacion = afectacion or (entry.text or "").strip()
+                    elif entry.tag == _CAC + "TaxScheme":
+                        code = _text(entry, "cbc:ID")
+        taxes[code] = taxes.get(code, ZERO) + amount
+    return afectacion
 
 
 def _payment(root: etree._Element, voucher: PrintedVoucher) -> None:

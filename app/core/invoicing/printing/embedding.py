@@ -8,6 +8,12 @@ file, keyed by the glyph set and cached, with glyph ids retained (so the shared 
 and handed to the shared font's `save` on the same thread. Every document starts with the same common
 glyphs (Spanish text, digits, punctuation), so vouchers in Spanish share one cached subset; a rarer
 character adds a subset of its own (kept, bounded).
+
+The fallback fonts (Droid Sans Fallback, Symbola: printing/fonts.py) are added to a document only when its text
+uses them, parsed once per process the same way. They are large (Droid Sans Fallback has 49,000 glyphs), so their
+subsets do not keep glyph ids (that would embed ~400 kB of empty entries and take three times as long): the subset's
+own ids are handed to fpdf2 through the shared font's `getGlyphID`, on the same thread, between subsetting and
+saving.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from fpdf import FPDF
 from fpdf.fonts import SubsetMap, TTFFont
 from fpdf.syntax import PDFContentStream
 
-from app.core.invoicing.printing.fonts import FILE
+from app.core.invoicing.printing.fonts import FALLBACKS, FILE, MAIN, fallback_path
 
 FIXED_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 FAMILY = "yupanasans"
@@ -36,47 +42,62 @@ _SUBSETS_KEPT = 64
 _pending = threading.local()  # id(shared font) → the subset bytes its next save() writes, per thread
 
 
-class SharedFont(ttLib.TTFont):
-    """A font parsed once and shared by every document; never changed after loading."""
+# A subset: its bytes, and for a subset that does not keep glyph ids, each glyph name's id in it.
+Subset = tuple[bytes, dict[str, int] | None]
 
-    def __init__(self, path: Any) -> None:
+
+class SharedFont(ttLib.TTFont):
+    """A font parsed once and shared by every document; never changed after loading. `retain_gids`: its subsets
+    keep the font's glyph ids (Yupana Sans), else they are numbered anew (the large fallback fonts)."""
+
+    def __init__(self, path: Any, retain_gids: bool = True) -> None:
         super().__init__(path, recalcTimestamp=False, lazy=False)
         with open(path, "rb") as handle:
             self.data = handle.read()
         self.getGlyphOrder()  # loaded now, not lazily by two threads at once
-        self._subsets: dict[frozenset[str], bytes] = {}
+        self.retain_gids = retain_gids
+        self._subsets: dict[frozenset[str], Subset] = {}
         self._lock = threading.Lock()
 
-    def subset_bytes(self, glyphs: frozenset[str]) -> bytes:
+    def subset_bytes(self, glyphs: frozenset[str]) -> Subset:
         with self._lock:
             found = self._subsets.get(glyphs)
         if found is not None:
             return found
         font = ttLib.TTFont(BytesIO(self.data), recalcTimestamp=False)
-        options = ftsubset.Options(notdef_outline=True, recommended_glyphs=True, retain_gids=True)
+        options = ftsubset.Options(notdef_outline=True, recommended_glyphs=True, retain_gids=self.retain_gids)
+        options.drop_tables += ["GSUB", "GPOS", "GDEF", "hdmx", "FFTM", "kern", "MATH"]
         subsetter = ftsubset.Subsetter(options)
         subsetter.populate(glyphs=sorted(glyphs))
         subsetter.subset(font)
+        ids = None if self.retain_gids else {name: gid for gid, name in enumerate(font.getGlyphOrder())}
         out = BytesIO()
         font.save(out)
-        data = out.getvalue()
+        made: Subset = (out.getvalue(), ids)
         with self._lock:
             if len(self._subsets) >= _SUBSETS_KEPT:
                 self._subsets.clear()
-            self._subsets[glyphs] = data
-        return data
+            self._subsets[glyphs] = made
+        return made
+
+    def getGlyphID(self, glyphName: str) -> int:  # noqa: N802, N803 - fontTools' names
+        """The glyph's id in the subset this thread is writing (fallback fonts), else in the font."""
+        pending = _pending_subsets().get(id(self))
+        if pending is not None and pending[1] is not None:
+            return pending[1][glyphName]
+        return int(super().getGlyphID(glyphName))
 
     def save(self, file: Any, reorderTables: bool = True) -> None:  # noqa: N803 - fontTools' name
-        data = _pending_subsets().pop(id(self), None)
-        if data is None:
+        pending = _pending_subsets().pop(id(self), None)
+        if pending is None:
             super().save(file, reorderTables)
         else:
-            file.write(data)
+            file.write(pending[0])
 
 
-def _pending_subsets() -> dict[int, bytes]:
+def _pending_subsets() -> dict[int, Subset]:
     """This thread's subsets made for a SharedFont and not yet written by its `save` (by the font's id)."""
-    subsets: dict[int, bytes] = _pending.__dict__.setdefault("subsets", {})
+    subsets: dict[int, Subset] = _pending.__dict__.setdefault("subsets", {})
     return subsets
 
 
@@ -108,24 +129,37 @@ fpdf.output.ftsubset = _SubsetModule()
 PDFContentStream._COMPRESSION_LEVEL = 3
 
 
-@lru_cache(maxsize=1)
-def _prototype() -> tuple[TTFFont, SubsetMap]:
-    """The parsed font, and its subset map with the common glyphs picked (copied for every document)."""
-    pdf = FPDF()
-    pdf.add_font(FAMILY, "", FILE)
-    font = pdf.fonts[FAMILY]
-    assert isinstance(font, TTFFont)  # added from a file just above
-    font.ttfont = SharedFont(FILE)
-    common = SubsetMap(font)
-    for char in COMMON:
-        common.pick(ord(char))
-    common.pick.cache_clear()  # fpdf2's pick cache is per class: do not keep the prototype in it
+_prototypes_lock = threading.Lock()
+
+
+@lru_cache(maxsize=len(FALLBACKS) + 1)
+def _prototype(face: int = MAIN) -> tuple[TTFFont, SubsetMap]:
+    """The parsed font of `face`, and its subset map with the common glyphs picked (copied for every document)."""
+    path = FILE if face == MAIN else fallback_path(face)
+    if path is None:
+        raise FileNotFoundError(FALLBACKS[face - 1].file)
+    family = family_of(face)
+    with _prototypes_lock:  # fpdf2's glyph caches are shared by the class: one font parsed at a time
+        pdf = FPDF()
+        pdf.add_font(family, "", path)
+        font = pdf.fonts[family]
+        assert isinstance(font, TTFFont)  # added from a file just above
+        font.ttfont = SharedFont(path, retain_gids=face == MAIN)
+        common = SubsetMap(font)
+        for char in COMMON if face == MAIN else "":
+            common.pick(ord(char))
+        common.pick.cache_clear()  # fpdf2's pick cache is per class: do not keep the prototype in it
     return font, common
 
 
-def add_font(pdf: FPDF) -> str:
-    """Give `pdf` Yupana Sans; returns its family name for set_font."""
-    prototype, common = _prototype()
+def family_of(face: int) -> str:
+    """The family name a face has in a PDF (set_font)."""
+    return FAMILY if face == MAIN else f"yupanafallback{face}"
+
+
+def add_font(pdf: FPDF, face: int = MAIN) -> str:
+    """Give `pdf` Yupana Sans (or fallback `face`); returns its family name for set_font."""
+    prototype, common = _prototype(face)
     font = copy.copy(prototype)  # shares the parsed tables and widths (never changed)
     font.i = len(pdf.fonts) + 1
     font.missing_glyphs = []
@@ -136,4 +170,4 @@ def add_font(pdf: FPDF) -> str:
     subset._reserved = list(common._reserved)  # noqa: SLF001
     font.subset = subset
     pdf.fonts[prototype.fontkey] = font
-    return FAMILY
+    return family_of(face)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from app.core.invoicing.printing.amounts import PrintedLine, printed_lines, summary, with_taxes
 from app.core.invoicing.printing.document import (
     DOCUMENT_LABELS,
     EXONERADAS,
@@ -92,10 +93,14 @@ class Page:
 
 @dataclass(frozen=True)
 class Issuer:
-    """What the company record adds to the XML on paper: an optional logo (PNG or JPEG) and its size in mm."""
+    """What the engine adds to the XML on paper: the company's optional logo (PNG or JPEG) and its size in mm, and
+    the voucher's state: voided («ANULADO» across it), issued in a test environment («SIN VALOR TRIBUTARIO —
+    SANDBOX» or «— BETA»: `test_environment` is the environment's badge, None in production)."""
 
     logo: bytes | None = None
     logo_size: tuple[float, float] | None = None  # (width, height) in mm, fitted by the caller; None: a square
+    voided: bool = False
+    test_environment: str | None = None
 
 
 _DARK_RUN = re.compile(rb"\x01+")
@@ -113,27 +118,47 @@ def qr_runs(text: str) -> tuple[tuple[tuple[int, int], ...], ...]:
 
 
 def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
-    """Greedy word wrap to `width` mm; a word longer than the width is cut."""
-    measure = metrics(bold).width
+    """Greedy word wrap to `width` mm; a word longer than the width is cut. Linear in the text's length: each
+    character is measured once (a 10,000-character word is cut in milliseconds)."""
+    measure = metrics(bold)
+    known = measure.widths.__getitem__
+    limit = width / (size * PT)  # in em
+    space = measure.advance(" ")
     lines: list[str] = []
     for paragraph in printable(text).split("\n"):
-        current = ""
+        current: list[str] = []
+        used = 0.0
         for word in paragraph.split():
-            candidate = f"{current} {word}" if current else word
-            if measure(candidate, size) <= width:
-                current = candidate
+            try:
+                needed = sum(map(known, word))
+            except KeyError:  # a character of a fallback font
+                needed = sum(map(measure.advance, word))
+            if current and used + space + needed <= limit:
+                current.append(word)
+                used += space + needed
                 continue
             if current:
-                lines.append(current)
-            while measure(word, size) > width and len(word) > 1:
-                cut = len(word) - 1
-                while cut > 1 and measure(word[:cut], size) > width:
-                    cut -= 1
-                lines.append(word[:cut])
-                word = word[cut:]
-            current = word
-        lines.append(current)
+                lines.append(" ".join(current))
+            if needed > limit:
+                pieces, needed = _cut(word, list(map(measure.advance, word)), limit)
+                lines.extend(pieces[:-1])
+                word = pieces[-1]
+            current, used = [word], needed
+        lines.append(" ".join(current))
     return lines or [""]
+
+
+def _cut(word: str, advances: list[float], limit: float) -> tuple[list[str], float]:
+    """`word` cut into pieces no wider than `limit` em (at least one character each), and the last one's width."""
+    pieces: list[str] = []
+    start, used = 0, 0.0
+    for index, advance in enumerate(advances):
+        if used + advance > limit and index > start:
+            pieces.append(word[start:index])
+            start, used = index, 0.0
+        used += advance
+    pieces.append(word[start:])
+    return pieces, used
 
 
 class Sheet:
@@ -196,12 +221,28 @@ class Sheet:
 
 # ------------------------------------------------------------------------------------------------ shared parts
 
+VOIDED = "ANULADO"
+NO_TAX_VALUE = "SIN VALOR TRIBUTARIO"
+
+
 def customer_label(voucher: PrintedVoucher) -> str:
     return DOCUMENT_LABELS.get(voucher.receptor_tipo, "DOC.")
 
 
+def stamps(issuer: Issuer) -> list[str]:
+    """What is printed across the voucher: «ANULADO», «SIN VALOR TRIBUTARIO — SANDBOX» (or «— BETA»)."""
+    found = [VOIDED] if issuer.voided else []
+    if issuer.test_environment:
+        found.append(f"{NO_TAX_VALUE} — {issuer.test_environment}")
+    return found
+
+
 def totals(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
-    """(label, amount, bold) rows: gravadas, exoneradas and inafectas always; the rest when present."""
+    """(label, amount, bold) rows. A boleta: the lines' subtotal with taxes, what is taken off and added, the total
+    (they add up), then what the total includes. A factura: gravadas, exoneradas and inafectas always; the rest when
+    present."""
+    if with_taxes(voucher):
+        return _totals_with_taxes(voucher)
     money = lambda value: fmt.money(value, voucher.moneda)  # noqa: E731
     taxable, taxes = voucher.taxable, voucher.taxes
     rows = [("Op. gravadas", money(taxable.get(GRAVADAS, 0)), False),
@@ -211,6 +252,8 @@ def totals(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
         rows.append(("Op. exportación", money(taxable[EXPORTACION]), False))
     if GRATUITAS in taxable:
         rows.append(("Op. gratuitas", money(taxable[GRATUITAS]), False))
+    if voucher.descuento_global:
+        rows.append(("Descuentos globales", money(voucher.descuento_global), False))
     if voucher.descuentos:
         rows.append(("Descuentos", money(voucher.descuentos), False))
     if ISC in taxes:
@@ -220,16 +263,76 @@ def totals(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
         rows.append(("ICBPER", money(taxes[ICBPER]), False))
     if OTROS in taxes:
         rows.append(("Otros tributos", money(taxes[OTROS]), False))
+    rows.extend(_adjustments(voucher))
     rows.append(("IMPORTE TOTAL", money(voucher.total), True))
     return rows
 
 
+def _adjustments(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
+    money = lambda value: fmt.money(value, voucher.moneda)  # noqa: E731
+    rows = []
+    if voucher.cargos:
+        rows.append(("Cargos", money(voucher.cargos), False))
+    if voucher.anticipos:
+        rows.append(("Anticipos", f"- {money(voucher.anticipos)}", False))
+    if voucher.redondeo:
+        rows.append(("Redondeo", money(voucher.redondeo), False))
+    return rows
+
+
+def _totals_with_taxes(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
+    money = lambda value: fmt.money(value, voucher.moneda)  # noqa: E731
+    printed = summary(voucher, printed_lines(voucher))
+    rows = [("Subtotal", money(printed.subtotal), False)]
+    if printed.descuentos:
+        rows.append(("Descuentos", f"- {money(printed.descuentos)}", False))
+    if printed.anticipos:
+        rows.append(("Anticipos", f"- {money(printed.anticipos)}", False))
+    if printed.icbper:
+        rows.append(("ICBPER", money(printed.icbper), False))
+    if printed.cargos:
+        rows.append(("Cargos", money(printed.cargos), False))
+    if printed.redondeo:
+        rows.append(("Redondeo", money(printed.redondeo), False))
+    rows.append(("IMPORTE TOTAL", money(printed.total), True))
+    return rows
+
+
+def included(voucher: PrintedVoucher) -> list[tuple[str, str]]:
+    """What a boleta's total includes (the taxable bases and the IGV), printed small under its total; nothing for a
+    factura, whose totals show them."""
+    if not with_taxes(voucher):
+        return []
+    taxable = voucher.taxable
+    rows = [(label, fmt.money(taxable[code], voucher.moneda)) for label, code in (
+        ("Op. gravadas", GRAVADAS), ("Op. exoneradas", EXONERADAS), ("Op. inafectas", INAFECTAS),
+        ("Op. exportación", EXPORTACION), ("Op. gratuitas", GRATUITAS)) if taxable.get(code)]
+    if ISC in voucher.taxes:
+        rows.append(("ISC", fmt.money(voucher.taxes[ISC], voucher.moneda)))
+    rows.append(("IGV 18 %", fmt.money(voucher.igv, voucher.moneda)))
+    return rows
+
+
+def line_notes(line: PrintedLine, moneda: str) -> list[tuple[str, str]]:
+    """(text, amount) rows under a line: its discount, its charge, a free line's reference value."""
+    notes = []
+    if line.descuento:
+        notes.append(("Descuento", f"-{fmt.number(line.descuento)}"))
+    if line.cargo:
+        notes.append(("Cargo", fmt.number(line.cargo)))
+    if line.referencia is not None:
+        notes.append((f"Gratuito: valor referencial {fmt.money(line.referencia, moneda)}", ""))
+    return notes
+
+
 def details(voucher: PrintedVoucher) -> list[tuple[str, str]]:
-    """(label, value) rows under the header: customer, date, currency, payment, reference and reason."""
+    """(label, value) rows under the header: customer, address, date, currency, payment, reference and reason."""
     rows = [("Cliente", voucher.receptor_nombre or "-"),
-            (customer_label(voucher), voucher.receptor_numero or "-"),
-            ("Fecha de emisión", fmt.day(voucher.fecha) + (f"  {voucher.hora[:5]}" if voucher.hora else "")),
-            ("Moneda", fmt.CURRENCY_NAMES.get(voucher.moneda, voucher.moneda))]
+            (customer_label(voucher), voucher.receptor_numero or "-")]
+    if voucher.receptor_direccion:
+        rows.append(("Dirección", voucher.receptor_direccion))
+    rows += [("Fecha de emisión", fmt.day(voucher.fecha) + (f"  {voucher.hora[:5]}" if voucher.hora else "")),
+             ("Moneda", fmt.CURRENCY_NAMES.get(voucher.moneda, voucher.moneda))]
     if voucher.forma_pago:
         rows.append(("Forma de pago", FORMA_PAGO.get(voucher.forma_pago, voucher.forma_pago)))
     if voucher.referencia:
@@ -259,12 +362,36 @@ def _logo_size(issuer: Issuer, max_w: float, max_h: float) -> tuple[float, float
     return w * scale, h * scale
 
 
+def _fitted_size(text: str, width: float, size: float, smallest: float = 5.0) -> float:
+    """`size`, or smaller (down to `smallest`) so that `text` fits in `width` mm: a long unit value in its column."""
+    used = metrics().width(text, size)
+    return size if used <= width else max(smallest, size * width / used)
+
+
+def _stamp_band(sheet: Sheet, x: float, width: float, issuer: Issuer, big: float, small: float) -> None:
+    """«ANULADO» in large letters and the test environment's mark, in a box across the width."""
+    found = stamps(issuer)
+    if not found:
+        return
+    top = sheet.y
+    sheet.y += 1.5
+    for text in found:
+        size = big if text == VOIDED else small
+        sheet.paragraph(x, text, width, size, True, "C", 1.15)
+    sheet.y += 1.0
+    sheet.page.marks.append(Box(x, top, width, sheet.y - top, None, 0.6))
+    sheet.y += 3
+
+
 # ------------------------------------------------------------------------------------------------ A4
 
 A4_W, A4_H, A4_MARGIN = 210.0, 297.0, 12.0
-# Columns of the lines' table: (title, width, alignment); the description takes what is left.
-A4_COLUMNS = [("Cant.", 18.0, "R"), ("Unid.", 13.0, "C"), ("Código", 18.0, "L"), ("Descripción", 0.0, "L"),
-              ("V. unitario", 24.0, "R"), ("P. unitario", 24.0, "R"), ("Importe", 26.0, "R")]
+# Columns of the lines' table: (title, width, alignment); the description takes what is left. A factura shows the
+# unit value without IGV and the unit price with it; a boleta, the unit price with IGV (what the customer paid).
+A4_COLUMNS = [("Cant.", 16.0, "R"), ("Unidad", 20.0, "L"), ("Código", 16.0, "L"), ("Descripción", 0.0, "L"),
+              ("V. unitario", 26.0, "R"), ("P. unitario", 22.0, "R"), ("Importe", 24.0, "R")]
+A4_COLUMNS_WITH_TAXES = [("Cant.", 16.0, "R"), ("Unidad", 20.0, "L"), ("Código", 16.0, "L"),
+                         ("Descripción", 0.0, "L"), ("P. unitario", 26.0, "R"), ("Importe", 24.0, "R")]
 
 
 def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
@@ -298,6 +425,7 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.page.marks.append(Box(box_x, m, box_w, sheet.y - m, None, 0.5))
     logo_bottom = m + (_logo_size(issuer, 40.0, 24.0)[1] if issuer.logo else 0)
     sheet.y = max(issuer_bottom, sheet.y, logo_bottom) + 5
+    _stamp_band(sheet, m, sheet.right - m, issuer, 28, 11)
     # Customer, date, payment, note reference.
     label_w = 42.0
     for label, value in details(voucher):
@@ -308,50 +436,81 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     _a4_totals(sheet, voucher)
     _a4_footer(sheet, voucher)
     pages = sheet.finish(0)
-    if len(pages) > 1:
-        for number, page in enumerate(pages, start=1):
-            sheet.pages = [page]
-            sheet.text(m, f"Página {number} de {len(pages)}", 7.5, False, "R", sheet.right - m,
-                       baseline=A4_H - m / 2)
+    _a4_page_footers(sheet, pages, issuer)
     return pages
 
 
-def _column_widths(width: float) -> list[float]:
-    fixed = sum(w for _, w, _ in A4_COLUMNS)
-    return [w or width - fixed for _, w, _ in A4_COLUMNS]
+def _a4_page_footers(sheet: Sheet, pages: list[Page], issuer: Issuer) -> None:
+    """«Página n de m» when there are several pages; the voucher's stamps on every page."""
+    m = A4_MARGIN
+    marked = " · ".join(stamps(issuer))
+    for number, page in enumerate(pages, start=1):
+        sheet.pages = [page]
+        if len(pages) > 1:
+            sheet.text(m, f"Página {number} de {len(pages)}", 7.5, False, "R", sheet.right - m,
+                       baseline=A4_H - m / 2)
+        if marked:
+            sheet.text(m, marked, 7.5, True, baseline=A4_H - m / 2)
 
 
-def _a4_header_row(sheet: Sheet) -> None:
-    widths = _column_widths(sheet.right - sheet.margin)
+def _a4_columns(voucher: PrintedVoucher) -> list[tuple[str, float, str]]:
+    return A4_COLUMNS_WITH_TAXES if with_taxes(voucher) else A4_COLUMNS
+
+
+def _column_widths(width: float, columns: list[tuple[str, float, str]] = A4_COLUMNS) -> list[float]:
+    fixed = sum(w for _, w, _ in columns)
+    return [w or width - fixed for _, w, _ in columns]
+
+
+def _a4_header_row(sheet: Sheet, columns: list[tuple[str, float, str]]) -> None:
+    widths = _column_widths(sheet.right - sheet.margin, columns)
     sheet.page.marks.append(Box(sheet.margin, sheet.y, sheet.right - sheet.margin, 6, GREY))
     x = sheet.margin
-    for (title, _, align), w in zip(A4_COLUMNS, widths, strict=True):
-        sheet.text(x + 1, title, 8, True, align if align != "L" else "L", w - 2, baseline=sheet.y + 4.2)
+    for (title, _, align), w in zip(columns, widths, strict=True):
+        sheet.text(x + 1, title, 8, True, align, w - 2, baseline=sheet.y + 4.2)
         x += w
     sheet.y += 6
 
 
+def _a4_cells(voucher: PrintedVoucher, line: PrintedLine) -> list[str]:
+    """The line's cells but the unit and the description (wrapped in their columns)."""
+    source = line.line
+    if with_taxes(voucher):
+        return [fmt.quantity(source.cantidad), "", source.codigo, "", line.unitario, fmt.number(line.importe)]
+    precio = "0.00" if source.gratuito else fmt.number(source.precio_unitario)
+    return [fmt.quantity(source.cantidad), "", source.codigo, "", line.unitario, precio, fmt.number(line.importe)]
+
+
 def _a4_lines(sheet: Sheet, voucher: PrintedVoucher) -> None:
     size, leading = 8.0, 8.0 * PT * 1.3
-    widths = _column_widths(sheet.right - sheet.margin)
-    money = fmt.number
-    _a4_header_row(sheet)
-    for line in voucher.lines:
-        description = wrap(line.descripcion, widths[3] - 2, size)
-        height = len(description) * leading + 1.6
+    columns = _a4_columns(voucher)
+    widths = _column_widths(sheet.right - sheet.margin, columns)
+    _a4_header_row(sheet, columns)
+    for line in printed_lines(voucher):
+        description = wrap(line.line.descripcion, widths[3] - 2, size)
+        notes = line_notes(line, voucher.moneda)
+        unit = wrap(line.unidad, widths[1] - 2, size)
+        height = (max(len(description) + len(notes), len(unit))) * leading + 1.6
         if sheet.ensure(height):
-            _a4_header_row(sheet)
-        cells = [fmt.quantity(line.cantidad), line.unidad, line.codigo, "", money(line.valor_unitario),
-                 money(line.precio_unitario), money(line.valor_venta)]
+            _a4_header_row(sheet, columns)
         top = sheet.y + 0.8
+        first = top + size * PT * 0.8
         x = sheet.margin
-        for (_, _, align), w, cell in zip(A4_COLUMNS, widths, cells, strict=True):
+        for (_, _, align), w, cell in zip(columns, widths, _a4_cells(voucher, line), strict=True):
             if cell:
-                sheet.text(x + 1, cell, size, False, align, w - 2, baseline=top + size * PT * 0.8)
+                sheet.text(x + 1, cell, _fitted_size(cell, w - 2, size), False, align, w - 2, baseline=first)
             x += w
+        unit_x = sheet.margin + widths[0] + 1
+        for index, text in enumerate(unit):
+            sheet.text(unit_x, text, size, baseline=first + index * leading)
         desc_x = sheet.margin + sum(widths[:3]) + 1
         for index, text in enumerate(description):
-            sheet.text(desc_x, text, size, baseline=top + size * PT * 0.8 + index * leading)
+            sheet.text(desc_x, text, size, baseline=first + index * leading)
+        amount_x, amount_w = sheet.right - widths[-1] + 1, widths[-1] - 2
+        for index, (text, amount) in enumerate(notes, start=len(description)):
+            sheet.text(desc_x, text, size, baseline=first + index * leading)
+            if amount:
+                sheet.text(amount_x, amount, size, False, "R", amount_w, baseline=first + index * leading)
         sheet.y += height
         sheet.page.marks.append(Rule(sheet.margin, sheet.y, sheet.right, sheet.y, 0.1))
 
@@ -359,10 +518,11 @@ def _a4_lines(sheet: Sheet, voucher: PrintedVoucher) -> None:
 def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
     """The amount in words across the page, then the totals on the right and the instalments on the left."""
     rows = totals(voucher)
+    extra = included(voucher)
     sheet.y += 2
     if voucher.leyenda:
         sheet.paragraph(sheet.margin, f"SON: {voucher.leyenda}", sheet.right - sheet.margin, 9, True)
-    needed = max(len(rows) * 5.2, _a4_cuotas_height(voucher)) + 4
+    needed = max(len(rows) * 5.2 + len(extra) * 4.0 + (4.5 if extra else 0), _a4_cuotas_height(voucher)) + 4
     sheet.ensure(needed)
     sheet.y += 2
     top = sheet.y
@@ -373,6 +533,14 @@ def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
         sheet.text(label_x, label, 9, bold)
         sheet.text(sheet.right - amount_w - 1, amount, 9, bold, "R", amount_w)
         sheet.y += 5.2
+    if extra:
+        sheet.y += 0.5
+        sheet.text(label_x, "El importe total incluye:", 7.5)
+        sheet.y += 4.0
+        for label, amount in extra:
+            sheet.text(label_x, label, 7.5)
+            sheet.text(sheet.right - amount_w - 1, amount, 7.5, False, "R", amount_w)
+            sheet.y += 4.0
     bottom = sheet.y
     sheet.y = top
     if voucher.forma_pago == "Credito":
@@ -452,25 +620,67 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.y += 1
     sheet.rule()
     sheet.y += 1.5
+    _stamp_band(sheet, m, width, issuer, 18, 8)
     for label, value in details(voucher):
         sheet.paragraph(m, f"{label}: {value}", width, 7.5)
     sheet.y += 1
     sheet.rule()
     sheet.y += 1.5
-    size = 7.5
-    for line in voucher.lines:
-        sheet.paragraph(m, line.descripcion, width, size)
-        left = f"{fmt.quantity(line.cantidad)} {line.unidad} x {fmt.number(line.valor_unitario)}"
-        sheet.text(m, left, size)
-        sheet.text(m, fmt.number(line.valor_venta), size, False, "R", width)
-        sheet.y += size * PT * 1.35
+    _ticket_lines(sheet, voucher, width)
     sheet.y += 0.5
     sheet.rule()
     sheet.y += 1.5
+    _ticket_totals(sheet, voucher, width)
+    sheet.y += 2
+    code = _qr(0, 0, QR_SIDE_TICKET, voucher.qr_text())
+    quiet = 4 * code.module
+    sheet.y += quiet
+    sheet.page.marks.append(Qr(m + (width - QR_SIDE_TICKET) / 2, sheet.y, code.module, code.rows))
+    sheet.y += QR_SIDE_TICKET + quiet
+    sheet.paragraph(m, legend(voucher), width, 7.5, True, "C")
+    sheet.paragraph(m, f"Código hash: {voucher.digest_value or '-'}", width, 7, False, "C")
+    sheet.paragraph(m, check_text(), width, 6.5, False, "C")
+    return sheet.finish(TICKET_MARGIN)
+
+
+def _ticket_lines(sheet: Sheet, voucher: PrintedVoucher, width: float) -> None:
+    """Each line: its description, then «quantity unit x unit price» and its amount; its notes under it."""
+    m, size = TICKET_MARGIN, 7.5
+    step = size * PT * 1.35
+    for line in printed_lines(voucher):
+        sheet.paragraph(m, line.line.descripcion, width, size)
+        amount = fmt.number(line.importe)
+        left = f"{fmt.quantity(line.line.cantidad)} {line.unidad} x {line.unitario}"
+        room = width - metrics().width(amount, size) - 2
+        parts = wrap(left, room, size)
+        for part in parts[:-1]:
+            sheet.text(m, part, size)
+            sheet.y += step
+        sheet.text(m, parts[-1], size)
+        sheet.text(m, amount, size, False, "R", width)
+        sheet.y += step
+        for text, value in line_notes(line, voucher.moneda):
+            for index, part in enumerate(wrap(text, width - 3 - (16 if value else 0), size)):
+                sheet.text(m + 3, part, size)
+                if value and index == 0:
+                    sheet.text(m, value, size, False, "R", width)
+                sheet.y += step
+
+
+def _ticket_totals(sheet: Sheet, voucher: PrintedVoucher, width: float) -> None:
+    m = TICKET_MARGIN
     for label, amount, bold in totals(voucher):
         sheet.text(m + 14, f"{label}:", 8 if not bold else 9, bold)
         sheet.text(m, amount, 8 if not bold else 9, bold, "R", width)
         sheet.y += 4.2 if not bold else 4.8
+    extra = included(voucher)
+    if extra:
+        sheet.text(m + 14, "El importe total incluye:", 6.5)
+        sheet.y += 3.4
+        for label, amount in extra:
+            sheet.text(m + 14, f"{label}:", 6.5)
+            sheet.text(m, amount, 6.5, False, "R", width)
+            sheet.y += 3.4
     sheet.y += 1
     if voucher.leyenda:
         sheet.paragraph(m, f"SON: {voucher.leyenda}", width, 7.5, True)
@@ -482,16 +692,6 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
             sheet.text(m, f"{name}  vence {due}", 7.5)
             sheet.text(m, amount, 7.5, False, "R", width)
             sheet.y += 7.5 * PT * 1.35
-    sheet.y += 2
-    code = _qr(0, 0, QR_SIDE_TICKET, voucher.qr_text())
-    quiet = 4 * code.module
-    sheet.y += quiet
-    sheet.page.marks.append(Qr(m + (width - QR_SIDE_TICKET) / 2, sheet.y, code.module, code.rows))
-    sheet.y += QR_SIDE_TICKET + quiet
-    sheet.paragraph(m, legend(voucher), width, 7.5, True, "C")
-    sheet.paragraph(m, f"Código hash: {voucher.digest_value or '-'}", width, 7, False, "C")
-    sheet.paragraph(m, check_text(), width, 6.5, False, "C")
-    return sheet.finish(TICKET_MARGIN)
 
 
 def lay_out(voucher: PrintedVoucher, formato: str = "a4", issuer: Issuer | None = None) -> list[Page]:

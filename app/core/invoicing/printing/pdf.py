@@ -1,4 +1,5 @@
-"""Pages of marks (app.core.invoicing.printing.layout) written as a PDF with fpdf2, Yupana Sans embedded."""
+"""Pages of marks (app.core.invoicing.printing.layout) written as a PDF with fpdf2, Yupana Sans embedded, and a
+fallback font (printing/fonts.py) only in a document whose text uses it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import io
 from fpdf import FPDF
 from fpdf.enums import TextMode
 
-from app.core.invoicing.printing import embedding
-from app.core.invoicing.printing.fonts import BOLD_STROKE, FILE, PT
+from app.core.invoicing.printing import embedding, fonts
+from app.core.invoicing.printing.fonts import BOLD_STROKE, FILE, MAIN, PT
 from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Text
 
 TITLE = "Representación impresa"
@@ -29,6 +30,7 @@ def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> b
     else:
         family = embedding.FAMILY
         pdf.add_font(family, "", FILE)
+    faces = _Faces(pdf, family, shared_fonts)
     pdf.set_draw_color(0)
     for page in pages:
         pdf.add_page(format=(page.width, page.height))
@@ -52,15 +54,40 @@ def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> b
                 _qr(pdf, mark)
             elif kind is Picture:
                 pdf.image(io.BytesIO(mark.data), mark.x, mark.y, mark.w, mark.h)
-        _texts(pdf, family, texts)
+        _texts(pdf, faces, texts)
     return bytes(pdf.output())
 
 
-def _texts(pdf: FPDF, family: str, texts: list[Text]) -> None:
+class _Faces:
+    """The document's fonts: Yupana Sans from the start, a fallback font added the first time a text needs it."""
+
+    def __init__(self, pdf: FPDF, family: str, shared: bool) -> None:
+        self.pdf, self.shared = pdf, shared
+        self.families = {MAIN: family}
+        self.known = fonts.metrics().chars
+
+    def family(self, face: int) -> str:
+        found = self.families.get(face)
+        if found is None:
+            if self.shared:
+                found = embedding.add_font(self.pdf, face)
+            else:
+                found = embedding.family_of(face)
+                self.pdf.add_font(found, "", fonts.fallback_path(face))
+            self.families[face] = found
+        return found
+
+
+def _texts(pdf: FPDF, faces: _Faces, texts: list[Text]) -> None:
     """The page's text, after its shapes (the grey boxes lie under their text): regular text, then bold text as
     the regular glyphs filled and stroked (fonts.BOLD_STROKE) in one saved graphics state, since the text
     rendering mode outlives a text object. fpdf2 writes the text's line width as it is, in points, not in
-    set_line_width's mm."""
+    set_line_width's mm. A page whose text has characters of a fallback font is written run by run, each run in
+    its font (`_text`); the others, most pages, in Yupana Sans alone as before."""
+    if not faces.known.issuperset("".join([mark.text for mark in texts])):
+        _texts_with_fallbacks(pdf, faces, texts)
+        return
+    family = faces.families[MAIN]
     size = 0.0
     for mark in texts:
         if not mark.bold:
@@ -81,6 +108,41 @@ def _texts(pdf: FPDF, family: str, texts: list[Text]) -> None:
                 pdf.set_line_width(mark.size * PT * BOLD_STROKE * pdf.k)
                 stroked_size = mark.size
             pdf.text(mark.x, mark.y, mark.text)
+
+
+def _texts_with_fallbacks(pdf: FPDF, faces: _Faces, texts: list[Text]) -> None:
+    current = (faces.families[MAIN], 0.0)
+    for mark in texts:
+        if not mark.bold:
+            current = _text(pdf, faces, mark, current)
+    bold = [mark for mark in texts if mark.bold]
+    if not bold:
+        return
+    stroked_size = 0.0
+    with pdf.local_context(text_mode=TextMode.FILL_STROKE):
+        for mark in bold:
+            if mark.size != stroked_size:
+                pdf.set_line_width(mark.size * PT * BOLD_STROKE * pdf.k)
+                stroked_size = mark.size
+            current = _text(pdf, faces, mark, current)
+
+
+def _text(pdf: FPDF, faces: _Faces, mark: Text, current: tuple[str, float]) -> tuple[str, float]:
+    """Write one text mark; `current` is the (family, size) set, returned as it is left."""
+    if faces.known.issuperset(mark.text):
+        parts = [(MAIN, mark.text)]
+    else:
+        parts = fonts.runs(mark.text)
+    x = mark.x
+    for face, part in parts:
+        wanted = (faces.family(face), mark.size)
+        if wanted != current:
+            pdf.set_font(wanted[0], "", mark.size)
+            current = wanted
+        pdf.text(x, mark.y, part)
+        if len(parts) > 1:
+            x += fonts.metrics().width(part, mark.size)
+    return current
 
 
 def _qr(pdf: FPDF, mark: Qr) -> None:

@@ -1,24 +1,35 @@
-"""WhatsApp gateway adapters: each turns a send into its gateway's HTTP call and its answers or
-failures into one `SendReceipt` or a Spanish `YupanaError`. They know nothing of storage."""
+"""WhatsApp gateways: each is one class (base.Gateway) that describes itself (name, Spanish label, credentials,
+options, listener path), sends (turning a send into its gateway's HTTP call and its answers or failures into one
+`SendReceipt` or a Spanish `YupanaError`), and verifies and parses the webhooks its gateway posts. Each is registered
+once (registry); the service, the listener's routes and the Mensajes form are generated from the registry. They know
+nothing of storage.
+
+The built-in gateways register themselves on import, below; a new one is a module here imported below
+(docs/architecture.md, «Add a gateway»).
+"""
 
 from __future__ import annotations
 
 import httpx
 
-from app.core.messaging.gateways.base import Gateway, GatewayConfig, Media, SendReceipt
-from app.core.messaging.gateways.evolution import EvolutionGateway
-from app.core.messaging.gateways.meta import MetaGateway
-from app.core.messaging.gateways.yupana import YupanaGateway
-
-ADAPTERS: dict[str, type[Gateway]] = {"evolution": EvolutionGateway, "meta": MetaGateway, "yupana": YupanaGateway}
-GATEWAYS = tuple(ADAPTERS)
+from app.core.messaging.gateways import evolution, meta, yupana  # noqa: F401  (each registers its gateway)
+from app.core.messaging.gateways.base import (
+    Gateway,
+    GatewayConfig,
+    GatewayDescription,
+    GatewayField,
+    Media,
+    SendReceipt,
+    WebhookPost,
+    WebhookRejected,
+)
+from app.core.messaging.gateways.registry import gateway_class
 
 
 def adapter_for(config: GatewayConfig, client: httpx.Client) -> Gateway:
-    try:
-        return ADAPTERS[config.gateway](config, client)
-    except KeyError:
-        raise ValueError(config.gateway) from None
+    """The registered gateway's sender for one instance."""
+    return gateway_class(config.gateway)(config, client)
 
 
-__all__ = ["GATEWAYS", "Gateway", "GatewayConfig", "Media", "SendReceipt", "adapter_for"]
+__all__ = ["Gateway", "GatewayConfig", "GatewayDescription", "GatewayField", "Media", "SendReceipt", "WebhookPost",
+           "WebhookRejected", "adapter_for"]

@@ -1,19 +1,54 @@
-"""What every gateway adapter shares: its configuration, a media attachment, a send's receipt and
-the translation of HTTP failures into the contract's Spanish errors."""
+"""What every gateway shares: the class a gateway is (its description, its sending, its webhook's verification and
+parsing), an instance's configuration, a media attachment, a send's receipt, a post to the listener and the
+translation of HTTP failures into the contract's Spanish errors."""
 
 from __future__ import annotations
 
 import base64
+import hmac
+import json
 import mimetypes
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
+from app.core.messaging.events import InboundEvent
 
 MAX_MEDIA_BYTES = 16 * 1024 * 1024  # WhatsApp's limit for documents sent by most gateways
+
+
+@dataclass(frozen=True)
+class GatewayField:
+    """A credential or an option an instance of a gateway takes, as the Mensajes form asks for it.
+
+    `label` is what the user reads (Spanish); `secret`: typed hidden (every credential is kept encrypted in the
+    secret store whatever this says); `required`: the gateway cannot work without it (an option that is required is
+    saved even empty); `entered`: False for what the engine keeps by itself (the signing secret another Yupana answers
+    when its webhook is registered), which the form does not ask for; `hint`: the field's placeholder."""
+
+    key: str
+    label: str
+    secret: bool = False
+    required: bool = False
+    entered: bool = True
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class GatewayDescription:
+    """A registered gateway as the windows see it (`engine.messaging.gateways()`): its name, its Spanish label, an
+    example address, the credentials and options of its instances and the listener path it is posted to."""
+
+    name: str
+    label: str
+    address_hint: str
+    credentials: tuple[GatewayField, ...]
+    options: tuple[GatewayField, ...]
+    listener_path: str
 
 
 @dataclass
@@ -71,14 +106,129 @@ class SendReceipt:
     timestamp: int | None = None
 
 
-class Gateway:
-    """Subclasses implement the calls; `client` is the service's shared httpx.Client (keep-alive)."""
+class WebhookRejected(Exception):
+    """A post the listener refuses (401 forged, 404 unknown instance, 400 unreadable, 413 too large): it answers the
+    contract's error envelope with this Spanish message and stores nothing."""
 
-    kind = ""
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def same_secret(given: str | None, expected: str | None) -> bool:
+    """Both present and equal, compared in constant time."""
+    return bool(given) and bool(expected) and hmac.compare_digest(str(given).encode(), str(expected).encode())
+
+
+class WebhookPost:
+    """One request to a gateway's listener route, as its `verify`, `parse` and `handshake` see it: the instance named
+    in the path (None on a shared path), the query, the headers (case-insensitive) and the raw body.
+
+    The listener gives it the ways to the instances (`config`, `configs`) and to a Standard Webhooks check, so a
+    gateway module needs neither the service nor the web stack (which loads only with the listener)."""
+
+    def __init__(self, gateway: str, instance: str | None, query: Mapping[str, str], headers: Mapping[str, str],
+                 raw: bytes) -> None:
+        self.gateway = gateway
+        self.instance = instance
+        self.query = query
+        self.headers = headers
+        self.raw = raw
+        self._body: Any = _UNREAD
+
+    def json(self) -> Any:
+        """The body as JSON (read once); 400 when it is not JSON."""
+        if self._body is _UNREAD:
+            try:
+                self._body = json.loads(self.raw, parse_constant=_not_json)
+            except (ValueError, UnicodeDecodeError):
+                raise WebhookRejected(400, "El webhook no es JSON válido.") from None
+            except RecursionError:  # nested deeper than any gateway writes: refused before anything is read of it
+                raise WebhookRejected(400, "El webhook está anidado demasiado hondo para ser de una pasarela.") \
+                    from None
+        return self._body
+
+    def config(self) -> GatewayConfig:
+        """The configuration of the instance the path names, with its credentials; 404 when there is none of this
+        gateway (in any environment: a post is stored in its instance's own)."""
+        raise NotImplementedError
+
+    def configs(self) -> list[GatewayConfig]:
+        """Every environment's instances of this gateway (a shared path: the post says which one it is for)."""
+        raise NotImplementedError
+
+    def standard_webhook(self, secret: str) -> Any:
+        """The body, verified per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with
+        `secret`; 401 when the signature is not valid."""
+        raise NotImplementedError
+
+
+_UNREAD = object()
+
+
+class Gateway:
+    """A gateway, described once and registered (app.core.messaging.gateways.registry.register).
+
+    Its class says what the Mensajes form and the listener need: `kind` (its name in the data folder), `label`
+    (Spanish), `address_hint` (an example base URL), `credentials` and `options` of its instances, `listener_path`
+    (where it posts: with `{name}`, one path per instance; without, one shared by all its instances). Its class
+    methods receive: `verify` a post (or refuse it), `parse` it into events, and `handshake` a GET on its path if the
+    gateway does one. An instance of the class sends for one configured instance: `client` is the service's shared
+    httpx.Client (keep-alive).
+    """
+
+    kind: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    address_hint: ClassVar[str] = ""
+    credentials: ClassVar[tuple[GatewayField, ...]] = ()
+    options: ClassVar[tuple[GatewayField, ...]] = ()
+    listener_path: ClassVar[str] = ""
 
     def __init__(self, config: GatewayConfig, client: httpx.Client) -> None:
         self.config = config
         self.client = client
+
+    # ------------------------------------------------------------ description
+
+    @classmethod
+    def describe(cls) -> GatewayDescription:
+        return GatewayDescription(cls.kind, cls.label, cls.address_hint, tuple(cls.credentials), tuple(cls.options),
+                                  cls.listener_path)
+
+    @classmethod
+    def credential_keys(cls) -> tuple[str, ...]:
+        """The secrets its instances keep in the secret store (besides every instance's webhook token)."""
+        return tuple(credential.key for credential in cls.credentials)
+
+    @classmethod
+    def webhook_path(cls, config: GatewayConfig) -> str:
+        """The path (and query) of our listener this instance's gateway is told to post to."""
+        return cls.listener_path.format(name=config.name)
+
+    # ------------------------------------------------------------ receiving (the listener's generated routes)
+
+    @classmethod
+    def verify(cls, post: WebhookPost) -> Any:
+        """Check that the post comes from the gateway, or raise `WebhookRejected` (401 forged, 404 unknown
+        instance); returns what `parse` needs (the body, the instances it may name). The listener runs it once
+        more with credentials re-read from the data folder when it refuses with 401 or 404."""
+        raise NotImplementedError
+
+    @classmethod
+    def parse(cls, post: WebhookPost, verified: Any) -> list[InboundEvent]:
+        """The verified post as the contract's events (nothing for what the contract does not know)."""
+        raise NotImplementedError
+
+    @classmethod
+    def handshake(cls, post: WebhookPost) -> str:
+        """A GET on the listener path (a gateway that checks the URL before it posts): the text to answer, or
+        `WebhookRejected`. Only gateways that override it get a GET route."""
+        raise NotImplementedError
+
+    @classmethod
+    def has_handshake(cls) -> bool:
+        return any("handshake" in vars(klass) for klass in cls.__mro__ if klass is not Gateway)
 
     def send(self, to: str, text: str, media: Media | None = None) -> SendReceipt:
         raise NotImplementedError
@@ -125,6 +275,11 @@ class Gateway:
                                "vuelva a intentar en unos minutos.")
         return YupanaError(ErrorCode.UPSTREAM_BAD_RESPONSE,
                            f"La pasarela de mensajería respondió HTTP {response.status_code} de forma inesperada.")
+
+
+def _not_json(constant: str) -> Any:
+    """NaN and ±Infinity: Python reads them, JSON (RFC 8259) has no such numbers."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def json_or_empty(response: httpx.Response) -> Any:

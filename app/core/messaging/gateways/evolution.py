@@ -1,10 +1,20 @@
 """Evolution API v2: `POST /message/sendText|sendMedia/{instance}`, `POST /webhook/set/{instance}`,
-`GET /instance/connectionState/{instance}`, each with the `apikey` header."""
+`GET /instance/connectionState/{instance}`, each with the `apikey` header. It posts to
+`/webhooks/evolution/{instance}?token=…`: the token of the URL we registered authenticates a post; the instance's
+`apikey`, which Evolution puts in the body only when its server exposes it (`AUTHENTICATION_EXPOSE_IN_FETCH_INSTANCES`;
+otherwise `null`), must match when it is there.
+
+Posts are read as Evolution 2.3.x (Baileys 7) writes them: a sender addressed by its LID (`<digits>@lid`,
+`addressingMode: "lid"`) has its phone in an alternate field of the key (`remoteJidAlt`, `participantAlt`, or
+Baileys 6's `senderPn`/`participantPn`); without one the event's `from` is `""` and `from_id` carries the LID.
+`date_time` is the server's local time written with a `Z` (its image sets `TZ=America/Sao_Paulo`), so it is never
+read as a time: statuses and connection changes are stamped when Yupana receives them unless they carry an epoch."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +22,18 @@ import httpx
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging import events as ev
-from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.messaging.gateways.base import (
+    Gateway,
+    GatewayConfig,
+    GatewayField,
+    Media,
+    SendReceipt,
+    WebhookPost,
+    WebhookRejected,
+    json_or_empty,
+    same_secret,
+)
+from app.core.messaging.gateways.registry import register
 from app.core.messaging.ids import message_id
 from app.core.messaging.phone import from_jid
 from app.core.platform import clock
@@ -21,8 +42,36 @@ from app.core.platform import clock
 WEBHOOK_EVENTS = ["MESSAGES_UPSERT", "MESSAGES_UPDATE", "CONNECTION_UPDATE"]
 
 
+@register
 class EvolutionGateway(Gateway):
     kind = "evolution"
+    label = "Evolution API"
+    address_hint = "https://evolution.mi-empresa.pe"
+    credentials = (GatewayField("apikey", "apikey", secret=True, required=True),)
+    options = (GatewayField("remote_name", "Nombre en la pasarela", hint="vacío: el mismo nombre"),)
+    listener_path = "/webhooks/evolution/{name}"
+
+    @classmethod
+    def webhook_path(cls, config: GatewayConfig) -> str:
+        return super().webhook_path(config) + "?token=" + config.credentials["webhook_token"]
+
+    @classmethod
+    def verify(cls, post: WebhookPost) -> Any:
+        body = post.json()
+        config = post.config()
+        if not same_secret(post.query.get("token"), config.credentials.get("webhook_token")):
+            raise WebhookRejected(401, "El token de la dirección del webhook no es el de esta instancia.")
+        if not isinstance(body, dict):
+            raise WebhookRejected(400, "El webhook de Evolution debe ser un objeto JSON.")
+        # The URL's token is the proof; Evolution sends `apikey: null` unless its server exposes the key.
+        if body.get("apikey") is not None and not same_secret(body.get("apikey"), config.credentials.get("apikey")):
+            raise WebhookRejected(401, "La apikey del webhook no es la de la instancia.")
+        return body
+
+    @classmethod
+    def parse(cls, post: WebhookPost, verified: Any) -> list[ev.InboundEvent]:
+        assert post.instance is not None
+        return parse_webhook(post.instance, verified)
 
     @property
     def _headers(self) -> dict[str, str]:
@@ -112,24 +161,73 @@ def _text_of(message: dict[str, Any]) -> tuple[str, str]:
     return "unknown", ""
 
 
+def _received_at(*candidates: Any, now: int) -> int:
+    """The first real epoch (seconds, an integer or its digits) among `candidates`, else `now`. Evolution's
+    `date_time` text is never one: it is the server's local time with a `Z` appended."""
+    for value in candidates:
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if isinstance(value, float) and math.isfinite(value):
+            value = int(value)
+        if isinstance(value, int) and 0 < value < 10**11:  # seconds (not ms), before the year 5138
+            return value
+    return now
+
+
 def parse_webhook(instance: str, body: dict[str, Any], now: int | None = None) -> list[ev.InboundEvent]:
     """Evolution's post (`messages.upsert`, `messages.update`, `connection.update`) → contract events.
     Other events and our own messages echoed back (`fromMe`) give nothing (they are acknowledged)."""
     now = int(clock.timestamp()) if now is None else now
     name = str(body.get("event") or "").lower().replace("_", ".")
     data = body.get("data") or {}
-    when = _epoch(body.get("date_time"), now)
     if name == "messages.upsert":
         items = data if isinstance(data, list) else [data]
         return [e for e in (_received(instance, item, now) for item in items) if e]
     if name == "messages.update":
         items = data if isinstance(data, list) else [data]
-        return [e for e in (_status(instance, item, when) for item in items) if e]
+        return [e for e in (_status(instance, item, body, now) for item in items) if e]
     if name == "connection.update" and str(data.get("state")) in _STATES:
         event, state = _STATES[str(data["state"])]
         key = hashlib.sha256(json.dumps([data, body.get("date_time")], sort_keys=True).encode()).hexdigest()[:32]
+        when = _received_at(body.get("date_time"), now=now)
         return [ev.InboundEvent(event, instance, when, f"conn:{key}", {"state": state}, state=state)]
     return []
+
+
+# Where Baileys puts a LID-addressed party's phone: `remoteJidAlt`/`participantAlt` (Baileys 7, Evolution 2.3.5+),
+# `senderPn`/`participantPn` (Baileys 6.7).
+_ALTERNATES = {"participant": ("participantAlt", "participantPn"), "remoteJid": ("remoteJidAlt", "senderPn")}
+_PHONE_DOMAINS = ("", "s.whatsapp.net", "c.us")
+
+
+def _phone(jid: Any) -> str:
+    """`51987654321@s.whatsapp.net` (or `…:12@…`, a linked device) → `+51987654321`; "" for anything else (a LID,
+    a group, a broadcast)."""
+    if not isinstance(jid, str):
+        return ""
+    user, _, domain = jid.partition("@")
+    user = user.split(":", 1)[0].removeprefix("+")
+    return "+" + user if user.isascii() and user.isdigit() and domain in _PHONE_DOMAINS else ""
+
+
+def _is_lid(jid: str) -> bool:
+    return jid.endswith("@lid")
+
+
+def _address(key: dict[str, Any], field: str) -> tuple[str, str]:
+    """(phone, LID) of the party the key names in `field` (its `participant` in a group, else its `remoteJid`):
+    the phone from the JID itself or, for a LID, from its alternate fields; ("", the LID) when none is known."""
+    jid = str(key.get(field) or "")
+    if not _is_lid(jid):
+        return from_jid(jid), ""
+    for alternate in _ALTERNATES[field]:
+        phone = _phone(key.get(alternate))
+        if phone:
+            return phone, ""
+    user = jid.partition("@")[0].split(":", 1)[0]
+    return "", user + "@lid"
 
 
 def _received(instance: str, item: dict[str, Any], now: int) -> ev.InboundEvent | None:
@@ -137,21 +235,28 @@ def _received(instance: str, item: dict[str, Any], now: int) -> ev.InboundEvent 
     if key.get("fromMe") or not key.get("id"):
         return None
     kind, text = _text_of(item.get("message") or {})
-    sender = from_jid(key.get("participant") or key.get("remoteJid") or "")
+    sender, lid = _address(key, "participant" if key.get("participant") else "remoteJid")
     data = {"id": message_id(), "from": sender, "type": kind, "body": text, "name": str(item.get("pushName") or "")}
+    if lid:
+        data["from_id"] = lid  # beyond the contract (docs/contract.md): nobody can be answered at a LID
     return ev.InboundEvent(ev.MESSAGE_RECEIVED, instance, _epoch(item.get("messageTimestamp"), now),
                            f"msg:{key['id']}", data, gateway_id=str(key["id"]))
 
 
-def _status(instance: str, item: dict[str, Any], when: int) -> ev.InboundEvent | None:
+def _status(instance: str, item: dict[str, Any], body: dict[str, Any], now: int) -> ev.InboundEvent | None:
     status = item.get("status")
     if status is None:
         status = (item.get("update") or {}).get("status")
     event = _STATUS_EVENTS.get(status)
-    gateway_id = item.get("keyId") or (item.get("key") or {}).get("id")
+    key = item.get("key") or {}
+    gateway_id = item.get("keyId") or key.get("id")
     if event is None or not gateway_id:
         return None
-    data = {"id": str(gateway_id), "to": from_jid(item.get("remoteJid") or (item.get("key") or {}).get("remoteJid")
-                                                  or ""), "status": ev.STATUS_OF_EVENT[event]}
+    # Evolution 2.3 puts `remoteJid` beside `keyId`; older shapes keep the whole key.
+    to, lid = _address({**key, **{name: value for name, value in item.items() if value}}, "remoteJid")
+    data = {"id": str(gateway_id), "to": to, "status": ev.STATUS_OF_EVENT[event]}
+    if lid:
+        data["to_id"] = lid
+    when = _received_at(item.get("messageTimestamp"), item.get("timestamp"), body.get("date_time"), now=now)
     return ev.InboundEvent(event, instance, when, f"upd:{gateway_id}:{ev.STATUS_OF_EVENT[event]}", data,
                            gateway_id=str(gateway_id))

@@ -1,6 +1,6 @@
 """A gateway that speaks this very contract: `POST {base}/api/v1/chat/send` and `/chat/webhook`, with a
 Bearer token, so one Yupana relays its messages through another. Its events come back to our
-listener signed per Standard Webhooks with the secret its operation 5 answered."""
+listener (`/webhooks/yupana/{instance}`) signed per Standard Webhooks with the secret its operation 5 answered."""
 
 from __future__ import annotations
 
@@ -10,12 +10,42 @@ import httpx
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging import events as ev
-from app.core.messaging.gateways.base import Gateway, Media, SendReceipt, json_or_empty
+from app.core.messaging.gateways.base import (
+    Gateway,
+    GatewayField,
+    Media,
+    SendReceipt,
+    WebhookPost,
+    WebhookRejected,
+    json_or_empty,
+)
+from app.core.messaging.gateways.registry import register
 from app.core.platform import clock
 
 
+@register
 class YupanaGateway(Gateway):
     kind = "yupana"
+    label = "Otro Yupana"
+    address_hint = "http://otro-equipo:8787"
+    credentials = (GatewayField("token", "Token (Bearer)", secret=True, required=True),
+                   GatewayField("webhook_secret", "Secreto de webhook", secret=True, entered=False))
+    options = (GatewayField("remote_name", "Nombre en la pasarela", hint="vacío: el mismo nombre"),)
+    listener_path = "/webhooks/yupana/{name}"
+
+    @classmethod
+    def verify(cls, post: WebhookPost) -> Any:
+        config = post.config()
+        secret = config.credentials.get("webhook_secret")
+        if not secret:
+            raise WebhookRejected(401, f"La instancia «{config.name}» no tiene secreto de webhook: vuelva a "
+                                       "registrarla.")
+        return post.standard_webhook(secret)
+
+    @classmethod
+    def parse(cls, post: WebhookPost, verified: Any) -> list[ev.InboundEvent]:
+        assert post.instance is not None
+        return parse_webhook(post.instance, verified, post.headers.get("webhook-id", ""))
 
     @property
     def _headers(self) -> dict[str, str]:

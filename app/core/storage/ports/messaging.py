@@ -14,7 +14,7 @@ than any before it, and a holder renews or records only while the expiry it was 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -125,14 +125,18 @@ class MessagingRepository(Protocol):
         """Queue deliveries: (id, subscription id, event sequence number, first attempt's time)."""
         ...
 
-    def next_due_at(self, environment: str, now: float) -> float | None:
+    def next_due_at(self, environment: str, now: float, excluding: Sequence[str] = ()) -> float | None:
         """When the next pending delivery is due, on the caller's clock `now`: its next attempt's time, or later
-        when a lease holds it (the lease's remaining time, by the database's clock, added to `now`)."""
+        when a lease holds it (the lease's remaining time, by the database's clock, added to `now`). Deliveries of
+        the subscriptions in `excluding` (the caller cannot take more of theirs now) are not looked at."""
         ...
 
-    def claim_due(self, environment: str, now: float, limit: int, lease_s: float) -> list[Due]:
-        """Lease up to `limit` pending deliveries whose next attempt is due by `now` (the caller's clock) and whose
-        lease ran out (the database's clock), for `lease_s` seconds; oldest due first."""
+    def claim_due(self, environment: str, now: float, limit: int, lease_s: float,
+                  busy: Mapping[str, int] | None = None) -> list[Due]:
+        """Lease pending deliveries whose next attempt is due by `now` (the caller's clock) and whose lease ran out
+        (the database's clock), for `lease_s` seconds; oldest due first. Without `busy`: up to `limit` in all.
+        With `busy` (the caller's deliveries in flight, by subscription): `limit` is per subscription, each one
+        gets up to `limit` minus its busy ones, so one subscription's backlog never holds another's back."""
         ...
 
     def renew_lease(self, delivery_id: str, lease: float, lease_s: float) -> float | None:

@@ -112,3 +112,10 @@ class SubmissionRepository(Protocol):
     def cdr_states_of_vouchers(self, voucher_ids: Iterable[int]) -> list[tuple[int, str]]:
         """(voucher id, the CDR's status) of every CDR with a status stored for these vouchers, oldest first."""
         ...
+
+    # ------------------------------------------------------------ one path per boleta
+
+    def submitted_vouchers(self, voucher_ids: Iterable[int]) -> set[int]:
+        """Those of these vouchers that have a submission (in any state): sent alone, or queued to be. Read inside the
+        caller's transaction (the resumen diario's numbering), so a submission queued meanwhile is seen."""
+        ...

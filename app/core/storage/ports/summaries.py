@@ -36,6 +36,17 @@ class SummaryRepository(Protocol):
         """Those of these vouchers that are in a pending summary."""
         ...
 
+    def reported_by(self, voucher_ids: Iterable[int]) -> dict[int, str]:
+        """voucher id → ident of a summary that reports it to SUNAT (a line with status 1 or 2: a boleta or its note
+        «added» by a resumen diario) and is pending or accepted; for one path per boleta, read inside the caller's
+        transaction (the outbox's queueing)."""
+        ...
+
+    def void_lines(self, voucher_ids: Iterable[int]) -> list[dict[str, Any]]:
+        """The lines voiding these vouchers (status 3, every RA line) in a summary pending or `sin_confirmar`, oldest
+        summary first: voucher_id, serie, numero, and the summary's id, ident, kind, state and created_at."""
+        ...
+
     def last_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str) -> int:
         """The highest counter of an environment's, issuer's, kind's and day's summaries (0: none)."""
         ...
@@ -81,13 +92,20 @@ class SummaryRepository(Protocol):
         """Keep why the last send failed (sent again at the next poll)."""
         ...
 
+    def mark_received(self, summary_id: int, *, codigo: str, descripcion: str, updated_at: str) -> bool:
+        """SUNAT answered a send again with `codigo` (2403, 2324, 2223): it holds the summary, whose ticket was lost.
+        The summary stays pending without a ticket, `codigo` and `descripcion` saying so; False when it was not pending
+        without a ticket any more."""
+        ...
+
     def store_ticket(self, summary_id: int, ticket: str, updated_at: str) -> None: ...
 
     def count_poll(self, summary_id: int) -> None: ...
 
     def finish(self, summary_id: int, *, state: str, codigo: str | None, descripcion: str, cdr_xml: bytes | None,
                cdr_member: str | None, updated_at: str) -> bool:
-        """Record SUNAT's answer on a pending summary; False when it was not pending any more (answered meanwhile)."""
+        """Record SUNAT's answer (or, for a summary whose outcome could not be learnt, `sin_confirmar`) on a pending
+        summary; False when it was not pending any more (answered meanwhile)."""
         ...
 
     # ------------------------------------------------------------ CDRs asked of SUNAT for our vouchers

@@ -46,6 +46,7 @@ from pathlib import Path
 import sqlite_utils
 from sqlite_utils import Migrations
 
+from app.core.platform.loops import BackgroundLoop
 from app.core.platform.paths import private_file
 
 if sys.platform == "win32":  # the file lock of each operating system (_file_lock)
@@ -360,45 +361,45 @@ class _ThreadConnection:
 
 
 class _Checkpointer:
-    """The Storage's background thread copying the WAL back into the database, off the writers' path.
+    """The Storage's background loop (app.core.platform.loops) copying the WAL back into the database, off the
+    writers' path.
 
-    Writers call `committed()` (a counter and, now and then, an Event). The thread wakes about every
+    Writers call `committed()` (a counter and, now and then, a wake). The loop wakes about every
     WAL_SOFT_PAGES pages of WAL (estimated from the pages per commit its last checkpoint saw) or after
     QUIET_CHECKPOINT_S without commits, and runs a PASSIVE checkpoint, which never blocks writers. While
     writers keep writing, a passive checkpoint never catches up with the last frames, and the WAL cannot
-    restart from its beginning; past WAL_HARD_PAGES the thread therefore finishes one holding the writer
+    restart from its beginning; past WAL_HARD_PAGES the loop therefore finishes one holding the writer
     lock (a short one: most frames are copied already).
     """
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._loop = BackgroundLoop("yupana-checkpointer", self._round, what="checkpointer", logger=log)
+        self._conn: sqlite3.Connection | None = None  # the loop thread's own (closed with the Storage)
         self.commits = 0  # commits by this process, only written under the writer lock
         self._checked_at = 0  # `commits` when the last checkpoint started
         self._every = 64  # commits between checkpoints, re-estimated after each one
         self._wal_pages = 0  # pages in the WAL at the last checkpoint
-        self.checkpoints = 0  # checkpoints run so far (by the thread, a writer or close)
+        self.checkpoints = 0  # checkpoints run so far (by the loop, a writer or close)
         self.done = threading.Condition()  # notified after each checkpoint
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="yupana-checkpointer", daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stopping = True
-        self._wake.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=30)
+        self._loop.stop(timeout=30)
+
+    def in_loop(self) -> bool:
+        """Whether the calling thread is the checkpointer's own."""
+        return self._loop.in_loop()
 
     def committed(self, conn: sqlite3.Connection) -> None:
         """Called by a writer after its COMMIT, still holding the writer lock."""
         self.commits += 1
         pending = self.commits - self._checked_at
         if pending >= self._every:
-            self._wake.set()
-        if pending >= HARD_COMMITS:  # the thread is not keeping up: do its work here, once
+            self._loop.wake(start=False)  # only a Storage that was opened has the loop running
+        if pending >= HARD_COMMITS:  # the loop is not keeping up: do its work here, once
             try:
                 self.run(conn, "PASSIVE")
             except sqlite3.Error:  # the commit stands; the next commit tries again
@@ -417,18 +418,16 @@ class _Checkpointer:
             self.done.notify_all()
         return busy, wal_pages, copied
 
-    def _loop(self) -> None:
-        conn = None
-        while not self._stopping:
-            self._wake.wait(QUIET_CHECKPOINT_S)  # woken by writers, or a quiet second went by
-            self._wake.clear()
-            if self._stopping or self.commits == self._checked_at:
-                continue
+    def _round(self) -> float:
+        """One round of the loop: a checkpoint when anything was committed since the last one; then a quiet wait
+        (woken by writers)."""
+        if self.commits != self._checked_at:
             try:
-                conn = conn or self._storage._connect()
-                self._checkpoint(conn)
+                self._conn = self._conn or self._storage._connect()
+                self._checkpoint(self._conn)
             except sqlite3.Error:
                 log.warning("background checkpoint of %s failed", self._storage.path, exc_info=True)
+        return QUIET_CHECKPOINT_S
 
     def _checkpoint(self, conn: sqlite3.Connection) -> None:
         _busy, wal_pages, _copied = self.run(conn, "PASSIVE")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.storage.ports.messaging import Due
@@ -187,24 +187,34 @@ class SqliteMessagingRepository:
             conn.executemany("INSERT INTO deliveries (id, subscription_id, event_seq, next_attempt_at) "
                              "VALUES (?, ?, ?, ?)", rows)
 
-    def next_due_at(self, environment: str, now: float) -> float | None:
+    def next_due_at(self, environment: str, now: float, excluding: Sequence[str] = ()) -> float | None:
         here, params = _here(environment, "s.")
+        others = f" AND d.subscription_id NOT IN ({', '.join('?' * len(excluding))})" if excluding else ""
         # A held lease's end on the caller's clock: now + what is left of it by the database's.
         lease_end = f"(? + d.lease_until - {DB_NOW})"
         row = self._db.query_one(
             f"SELECT MIN(CASE WHEN d.lease_until > {DB_NOW} AND {lease_end} > d.next_attempt_at THEN {lease_end} "
             "ELSE d.next_attempt_at END) AS at FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id "
-            f"WHERE d.state = 'pending' AND {here}", (now, now, *params))
+            f"WHERE d.state = 'pending' AND {here}{others}", (now, now, *params, *excluding))
         return row["at"] if row else None
 
-    def claim_due(self, environment: str, now: float, limit: int, lease_s: float) -> list[Due]:
+    def claim_due(self, environment: str, now: float, limit: int, lease_s: float,
+                  busy: Mapping[str, int] | None = None) -> list[Due]:
         here, params = _here(environment, "s.")
+        due = ("SELECT d.id, d.subscription_id, s.url, d.attempts, e.payload, e.timestamp FROM deliveries d "
+               "JOIN subscriptions s ON s.id = d.subscription_id JOIN webhook_events e ON e.seq = d.event_seq "
+               f"WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= {DB_NOW} AND {here}")
         with self._db.write() as conn:
-            rows = conn.execute(
-                "SELECT d.id, d.subscription_id, s.url, d.attempts, e.payload, e.timestamp FROM deliveries d "
-                "JOIN subscriptions s ON s.id = d.subscription_id JOIN webhook_events e ON e.seq = d.event_seq "
-                f"WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= {DB_NOW} AND {here} "
-                "ORDER BY d.next_attempt_at LIMIT ?", (now, *params, limit)).fetchall()
+            if busy is None:  # the oldest due, whichever their subscription
+                rows = conn.execute(f"{due} ORDER BY d.next_attempt_at LIMIT ?", (now, *params, limit)).fetchall()
+            else:  # each subscription's oldest due, up to its room: one's backlog never holds another's back
+                rows = []
+                for (sub_id,) in conn.execute(f"SELECT s.id FROM subscriptions s WHERE {here} ORDER BY s.id",
+                                              params).fetchall():
+                    room = limit - busy.get(sub_id, 0)
+                    if room > 0:
+                        rows += conn.execute(f"{due} AND d.subscription_id = ? ORDER BY d.next_attempt_at LIMIT ?",
+                                             (now, *params, sub_id, room)).fetchall()
             if not rows:
                 return []
             # The lease is taken in one statement on the database's clock, and only where it still ran out (another

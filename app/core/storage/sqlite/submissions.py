@@ -169,3 +169,15 @@ class SqliteSubmissionRepository:
                 f" ON c.submission_id = s.id WHERE s.voucher_id IN ({marks}) AND c.estado IS NOT NULL",
                 tuple(chunk))]
         return [(voucher_id, estado) for _cdr_id, voucher_id, estado in sorted(found)]
+
+    # ------------------------------------------------------------ one path per boleta
+
+    def submitted_vouchers(self, voucher_ids: Iterable[int]) -> set[int]:
+        found: set[int] = set()
+        listed = list(voucher_ids)
+        for start in range(0, len(listed), _CHUNK):
+            chunk = listed[start:start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            found.update(row["voucher_id"] for row in self._db.query(  # the sunat_submissions_voucher index
+                f"SELECT DISTINCT voucher_id FROM sunat_submissions WHERE voucher_id IN ({marks})", tuple(chunk)))
+        return found

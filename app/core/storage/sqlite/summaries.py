@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from app.core.invoicing.statuses import SUBMISSION_PENDING
+from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_PENDING, SUMMARY_UNCONFIRMED
+from app.core.invoicing.summaries import CONDITION_ADD, CONDITION_MODIFY, CONDITION_VOID
 from app.core.storage.ports.summaries import SummaryEntry
 from app.core.storage.sqlite.database import Storage
 
@@ -47,6 +48,31 @@ class SqliteSummaryRepository:
                 "SELECT l.voucher_id FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
                 f" WHERE s.state = ? AND l.voucher_id IN ({marks})", (SUBMISSION_PENDING, *chunk)))
         return found
+
+    def reported_by(self, voucher_ids: Iterable[int]) -> dict[int, str]:
+        found: dict[int, str] = {}
+        listed = list(voucher_ids)
+        for start in range(0, len(listed), _CHUNK):
+            chunk = listed[start:start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            found.update((row["voucher_id"], row["ident"]) for row in self._db.query(
+                "SELECT l.voucher_id, s.ident FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
+                f" WHERE l.condition IN (?, ?) AND s.state IN (?, ?) AND l.voucher_id IN ({marks})",
+                (CONDITION_ADD, CONDITION_MODIFY, SUBMISSION_PENDING, SUBMISSION_DONE, *chunk)))
+        return found
+
+    def void_lines(self, voucher_ids: Iterable[int]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        listed = list(voucher_ids)
+        for start in range(0, len(listed), _CHUNK):
+            chunk = listed[start:start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            found += self._db.query(
+                "SELECT l.voucher_id, l.serie, l.numero, s.id, s.ident, s.kind, s.state, s.created_at FROM sunat_summary_lines l"
+                " JOIN sunat_summaries s ON s.id = l.summary_id"
+                f" WHERE l.condition = ? AND s.state IN (?, ?) AND l.voucher_id IN ({marks})",
+                (CONDITION_VOID, SUBMISSION_PENDING, SUMMARY_UNCONFIRMED, *chunk))
+        return sorted(found, key=lambda row: row["id"])
 
     def last_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str) -> int:
         row = self._db.conn().execute(
@@ -113,6 +139,12 @@ class SqliteSummaryRepository:
     def note(self, summary_id: int, descripcion: str) -> None:
         with self._db.write() as conn:
             conn.execute("UPDATE sunat_summaries SET descripcion = ? WHERE id = ?", (descripcion, summary_id))
+
+    def mark_received(self, summary_id: int, *, codigo: str, descripcion: str, updated_at: str) -> bool:
+        with self._db.write() as conn:
+            return conn.execute(
+                "UPDATE sunat_summaries SET codigo = ?, descripcion = ?, updated_at = ? WHERE id = ? AND state = ?"
+                " AND ticket IS NULL", (codigo, descripcion, updated_at, summary_id, SUBMISSION_PENDING)).rowcount > 0
 
     def store_ticket(self, summary_id: int, ticket: str, updated_at: str) -> None:
         with self._db.write() as conn:

@@ -1,5 +1,6 @@
-"""The `yupana.voids` migrations of SQLite data folders, as they were written in app/core/invoicing/voids.py (moved here
-unchanged: a folder records each step by this set's name and the step's, so names and order never change)."""
+"""The `yupana.voids` migrations of SQLite data folders, as they were written in the voids module of
+app.core.invoicing (moved here unchanged: a folder records each step by this set's name and the step's, so names and
+order never change)."""
 
 from __future__ import annotations
 

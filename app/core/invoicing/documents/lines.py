@@ -1,0 +1,268 @@
+"""The lines of a sale document (facturas, boletas and their notes), pure: each item becomes a `ubl.Line` with its
+value, IGV, price, discount and bags, computed in Decimal and checked; every problem goes to the request's
+`Problems`. The subtotals per tax scheme are summed here too (docs/vouchers.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+from typing import cast
+
+from app.core.contract import GenerarXmlRequest, Item
+from app.core.invoicing import prevalidation as pv
+from app.core.invoicing import ubl
+from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, icbper_rate, money
+from app.core.invoicing.catalog import prices
+from app.core.invoicing.sunat_catalogues import EXONERADO, EXPORTACION, GRAVADO, INAFECTO, TAXED_AFFECTATIONS, UNIDAD
+
+PRICE_PLACES = Decimal("1E-10")
+
+# Lines repeat: a shop sells the same products in the same quantities all day, and a batch of boletas is made of
+# them. A line's values, checks and XML depend only on its item's fields, so a line that passed its checks is kept
+# and reused as it is (ubl.Line also keeps its rendered XML). Equal Decimals (1 and 1.00) give the same line: amounts
+# are written without trailing zeros. Bounded: emptied when full.
+_LINE_CACHE_SIZE = 4096
+_line_cache: dict[tuple, ubl.Line] = {}
+
+
+def lines_of(request: GenerarXmlRequest, problems: pv.Problems, fecha: date, valueless_ok: bool
+             ) -> tuple[list[ubl.Line], Decimal | None]:
+    """The lines, and the tax per bag when a line has bags (None otherwise: a plain voucher does no bag work).
+    `valueless_ok`: lines without value are accepted (a credit note of reason 13 has only such lines); otherwise
+    they are refused (SUNAT's 3105)."""
+    lines, bag_rate = item_lines(request.items, problems, fecha, valueless_ok, keep_places=False)
+    return cast(list[ubl.Line], lines), bag_rate  # without the places of unbuilt items: no None
+
+
+def item_lines(items: Sequence[Item | None], problems: pv.Problems, fecha: date, valueless_ok: bool,
+               keep_places: bool = True) -> tuple[list[ubl.Line | None], Decimal | None]:
+    """Each item's line, None for an item whose amounts cannot be computed (its problems are in `problems`; an item
+    that is None was not readable, its problems were told when it was read), and the tax per bag when a line has
+    bags. `keep_places=False` leaves those out instead (what the builder needs). The builder's lines (`lines_of`)
+    and the totals' preview (sale.preview) are both these."""
+    # Ten of these per ten-line voucher: checks take their fast path when all is fine, no helper calls.
+    lines: list[ubl.Line | None] = []
+    bag_rate: Decimal | None = None  # the tax per bag, looked up once, only when a line has bags
+    for index, item in enumerate(items):
+        if item is None:
+            if keep_places:
+                lines.append(None)
+            continue
+        rate = None
+        if item.icbper:
+            if bag_rate is None:
+                bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
+            rate = bag_rate  # lines of bags of different rates are different lines
+        key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
+               item.tipo_afectacion_igv, rate, item.descuento, item.precio_con_igv)
+        line = _line_cache.get(key)
+        if line is None:
+            before = len(problems.details)
+            line = new_line(problems, index, item, rate, valueless_ok)
+            if line is None:
+                if keep_places:
+                    lines.append(None)
+                continue
+            if len(problems.details) == before and line.valor_venta:  # only a line without problems, with value
+                if len(_line_cache) >= _LINE_CACHE_SIZE:
+                    _line_cache.clear()
+                _line_cache[key] = line
+        lines.append(line)
+    return lines, bag_rate
+
+
+def new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | None,
+             valueless_ok: bool = False) -> ubl.Line | None:
+    """The line of `item`, or None when its amounts cannot be computed; problems go to `problems`. `bag_rate`:
+    the tax per bag of a line of plastic bags (ZERO before ICBPER existed), None for any other line."""
+    afectacion = item.tipo_afectacion_igv or GRAVADO
+    unidad = item.unidad or UNIDAD
+    cantidad = item.cantidad
+    pv.check_line(problems, index, item.descripcion, item.codigo, unidad, afectacion)
+    priced = _unit_value(problems, index, item, afectacion)
+    if priced is None:
+        return None
+    valor_unitario, given_igv = priced
+    if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
+        return None
+    valued = _discounted(problems, index, item, (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP))
+    if valued is None:
+        return None
+    valor_venta, descuento = valued
+    scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
+    if scheme is ubl.GRA and not _free_line(problems, index, item, valor_unitario):
+        return None
+    if not valor_venta and not valueless_ok:  # SUNAT wants a taxable amount above zero on every line (3105)
+        problems.add(f"items[{index}].precio_unitario", f"La línea «items[{index}]» no tiene valor (cantidad × "
+                     f"precio_unitario = 0.00): SUNAT rechaza una línea sin base imponible. Una entrega sin cobro es "
+                     "una transferencia gratuita: use «tipo_afectacion_igv» 11 a 16, 21 o 31 a 37 con el valor "
+                     "referencial en «precio_unitario».", "3105")
+        return None
+    igv = _line_igv(problems, index, valor_venta, afectacion, given_igv)
+    if igv is None:
+        return None
+    precio = _unit_price(scheme, cantidad, valor_unitario, valor_venta, igv, descuento)
+    line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
+                    valor_venta, igv, scheme)
+    if descuento:
+        line.descuento = descuento
+    if bag_rate is not None:
+        _bags(problems, index, line, bag_rate)
+    return line
+
+
+def _unit_value(problems: pv.Problems, index: int, item: Item, afectacion: str
+                ) -> tuple[Decimal, Decimal | None] | None:
+    """(the unit value without IGV, the IGV given or derived from a price with IGV), or None when the item's price
+    cannot be read."""
+    valor_unitario, given_igv = item.precio_unitario, item.igv
+    if valor_unitario is None or item.precio_con_igv is not None:
+        valor_unitario, derived_igv = _from_price_with_igv(problems, index, item, afectacion)
+        if valor_unitario is None:
+            return None
+        if given_igv is None and item.descuento is None and ubl.SCHEME_BY_AFFECTATION.get(afectacion) is not ubl.GRA:
+            given_igv = derived_igv  # a free line's IGV is computed on its reference value, never derived
+    return valor_unitario, given_igv
+
+
+def _discounted(problems: pv.Problems, index: int, item: Item, gross: Decimal
+                ) -> tuple[Decimal, Decimal | None] | None:
+    """(the line's value after its discount, the discount), or None when the discount cannot be applied."""
+    descuento = item.descuento
+    if descuento is None:
+        return gross, None
+    descuento = _line_discount(problems, index, descuento, gross)
+    if descuento is None:
+        return None
+    return gross - descuento, descuento
+
+
+def _line_igv(problems: pv.Problems, index: int, valor_venta: Decimal, afectacion: str,
+              given_igv: Decimal | None) -> Decimal | None:
+    """The line's IGV: 18 % of its value when taxed; an IGV given must match it within a cent (SUNAT's 3103)."""
+    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if afectacion in TAXED_AFFECTATIONS else ZERO
+    if given_igv is None:
+        return igv
+    if not given_igv.is_finite() or abs(given_igv - igv) > CENT:
+        problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({given_igv}) no "
+                     f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
+        if not given_igv.is_finite():
+            return None
+    return money(given_igv)
+
+
+def _unit_price(scheme: ubl.TaxScheme, cantidad: Decimal, valor_unitario: Decimal, valor_venta: Decimal,
+                igv: Decimal, descuento: Decimal | None) -> Decimal:
+    """The price a buyer pays per unit, after the discount (SUNAT's 3270 checks it against value, taxes and
+    quantity)."""
+    if scheme is ubl.IGV:
+        return ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
+    if scheme is ubl.GRA:  # the reference value per unit (PriceTypeCode 02), as given
+        return valor_unitario
+    # the line's value per unit: the unit value itself unless rounding to cents moved it (0.001 × 5 = 0.01)
+    return (valor_unitario if descuento is None and valor_venta == cantidad * valor_unitario
+            else (valor_venta / cantidad).quantize(PRICE_PLACES))
+
+
+def _from_price_with_igv(problems: pv.Problems, index: int, item: Item, afectacion: str
+                         ) -> tuple[Decimal | None, Decimal | None]:
+    """(precio_unitario, igv to use or None) of an item priced by `precio_unitario` xor `precio_con_igv`; with
+    `precio_con_igv`, the value without IGV that makes the line cost round_half_up(cantidad × precio_con_igv, 2)
+    (app.core.invoicing.catalog.prices, docs/catalog.md). (None, None) when the item has both or neither."""
+    prefix = f"items[{index}]"
+    precio = item.precio_con_igv
+    if precio is None:
+        problems.add(f"{prefix}.precio_unitario", f"Falta el precio del ítem {index + 1}: indique "
+                     f"«{prefix}.precio_unitario» (valor unitario sin IGV) o «{prefix}.precio_con_igv» (con IGV).")
+        return None, None
+    if item.precio_unitario is not None:
+        problems.add(f"{prefix}.precio_con_igv", f"El ítem {index + 1} trae «{prefix}.precio_unitario» "
+                     f"({item.precio_unitario}) y «{prefix}.precio_con_igv» ({precio}): indique solo uno de los dos.")
+        return None, None
+    if not precio.is_finite() or precio < 0 or precio >= pv.AMOUNT_LIMIT:
+        problems.add(f"{prefix}.precio_con_igv", f"El campo «{prefix}.precio_con_igv» ({precio}) debe ser un número "
+                     "no negativo, con hasta 12 enteros y 10 decimales.", "2369")
+        return None, None
+    cantidad = item.cantidad
+    if not cantidad.is_finite() or not 0 < cantidad < pv.AMOUNT_LIMIT:
+        return precio, None  # the quantity's own problem is said by check_quantity_and_price
+    try:
+        line = prices.from_price_with_igv(precio, cantidad, prices.rate_for(afectacion))
+    except ValueError:  # no unit value of 10 decimals gives the line (quantities of 10⁸ and more)
+        problems.add(f"{prefix}.precio_con_igv", f"No hay un valor unitario sin IGV de hasta 10 decimales para "
+                     f"{cantidad} unidades a {precio} con IGV: envíe «{prefix}.precio_unitario».", "2369")
+        return None, None
+    return line.precio_unitario, line.igv
+
+
+def _free_line(problems: pv.Problems, index: int, item: Item, valor_unitario: Decimal) -> bool:
+    """A free transfer (catalogue 07 11-16, 21, 31-37): `precio_unitario` is the reference value, above zero
+    (SUNAT's 2416: a free line states its value); nothing is charged, so there is nothing to discount."""
+    ok = True
+    if valor_unitario <= 0:
+        problems.add(f"items[{index}].precio_unitario", f"En una transferencia gratuita (afectación "
+                     f"{item.tipo_afectacion_igv}) el campo «items[{index}].precio_unitario» es el valor referencial "
+                     "unitario y debe ser mayor que cero.", "2417")
+        ok = False
+    if item.descuento:
+        problems.add(f"items[{index}].descuento", f"El campo «items[{index}].descuento» no se admite en una "
+                     f"transferencia gratuita (afectación {item.tipo_afectacion_igv}): no se cobra nada que descontar.")
+        ok = False
+    return ok
+
+
+def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross: Decimal) -> Decimal | None:
+    """The line's discount (0 is none), or None when it cannot be applied: it must be an amount in cents below the
+    line's value before it (cantidad × precio_unitario)."""
+    field_name = f"items[{index}].descuento"
+    if not descuento.is_finite() or descuento < 0 or pv.decimals(descuento) > 2:
+        problems.add(field_name, f"El campo «{field_name}» ({descuento}) debe ser un monto sin IGV no negativo, con "
+                     "hasta 2 decimales.", "2955")
+        return None
+    if descuento > gross:
+        problems.add(field_name, f"El descuento del campo «{field_name}» ({descuento}) es mayor que el valor de la "
+                     f"línea ({gross}: cantidad × precio_unitario).")
+        return None
+    if descuento and descuento == gross:  # SUNAT wants a taxable amount above zero on every line
+        problems.add(field_name, f"El descuento del campo «{field_name}» ({descuento}) deja la línea sin valor: "
+                     "una entrega sin cobro es una transferencia gratuita, no un descuento.", "3105")
+        return None
+    return descuento
+
+
+def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> None:
+    """A line of plastic bags: one bag per unit, so a whole quantity of up to 5 digits (SUNAT's 2892 and 3236);
+    ICBPER is levied beside the line's IGV: a bag sold is gravado (10), or given free (11-16, 21, 31-37). Bags on a
+    paid exonerado or inafecto line (20, 30) are refused: that is a product line marked by mistake (issue 17);
+    an export is refused too (the tax is on bags handed over in Peru)."""
+    field_name = f"items[{index}].icbper"
+    if not rate:
+        problems.add(field_name, f"El campo «{field_name}» no se admite: el ICBPER rige desde el 1 de agosto de "
+                     "2019 y la fecha de emisión es anterior.")
+        return
+    if line.afectacion in (EXONERADO, INAFECTO):
+        kind = "exonerada" if line.afectacion == EXONERADO else "inafecta"
+        problems.add(field_name, f"El campo «{field_name}» (bolsas de plástico) no se admite en una línea {kind} "
+                     f"(tipo_afectacion_igv {line.afectacion}): las bolsas se venden gravadas con IGV (10) o se "
+                     "entregan gratis; ponga las bolsas en una línea propia.")
+        return
+    if line.afectacion == EXPORTACION:
+        problems.add(field_name, f"El campo «{field_name}» no se admite en una línea de exportación (afectación 40): "
+                     "el ICBPER grava las bolsas entregadas en el país.")
+        return
+    if line.cantidad != line.cantidad.to_integral_value() or not 1 <= line.cantidad <= MAX_BAGS:
+        problems.add(f"items[{index}].cantidad", f"En una línea de bolsas («{field_name}») el campo «items[{index}]."
+                     f"cantidad» ({line.cantidad}) es el número de bolsas: un entero de 1 a {MAX_BAGS}.", "3236")
+        return
+    line.bolsas = int(line.cantidad)
+    line.icbper_rate = rate
+    line.icbper = money(line.bolsas * rate)
+
+
+def subtotals_of(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Decimal]]:
+    sums: dict[str, tuple[Decimal, Decimal]] = {}
+    for line in lines:
+        taxable, tax = sums.get(line.scheme.code, (ZERO, ZERO))
+        sums[line.scheme.code] = (taxable + line.valor_venta, tax + line.igv)
+    return [(scheme, *sums[scheme.code]) for scheme in ubl.SCHEME_ORDER if scheme.code in sums]

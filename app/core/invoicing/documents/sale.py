@@ -1,0 +1,457 @@
+"""The builder of a sale document (facturas, boletas and their notes), pure: the contract's request, the issuer's
+profile and a way to name a customer by RUC become a complete UBL 2.1 document (app.core.invoicing.ubl renders it).
+Lines, taxes, totals and legend are computed in Decimal; every problem of a request is reported in one 400 with
+SUNAT's code where it has one (docs/vouchers.md).
+
+One pipeline for the four types; what differs is each type's `SaleRules` (invoice.py, credit_note.py,
+debit_note.py): the voucher a note modifies and its reason, the customer's rules, the operation type, the global
+discount, the payment terms, the detracción and the boleta's threshold. The order of the checks is the order of the
+problems in the answer, the same for every type.
+
+`preview` computes the amounts only (the lines, `_totals`, the detracción's amount: the functions `build` calls), for
+a request still being typed: the voucher form's totals (preview.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, time
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from app.core.contract import Detraccion, GenerarXmlRequest, Item
+from app.core.errors import invalid
+from app.core.invoicing import prevalidation as pv
+from app.core.invoicing import sunat_codes, ubl
+from app.core.invoicing.amounts import IGV_RATE, ZERO, amount_in_words, money
+from app.core.invoicing.documents import lines as sale_lines
+from app.core.invoicing.documents import parties
+from app.core.invoicing.documents.kind import CompanyOf, NameOf
+from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
+from app.core.invoicing.sunat_catalogues import DEPOSITO_EN_CUENTA, EXPORTACION
+from app.core.platform import clock
+
+if TYPE_CHECKING:
+    from app.core.platform.companies import Company
+
+Reference = tuple[str, str]  # (catalogue 01 type, "SERIE-NUMERO") of the voucher a note modifies
+Reason = tuple[str, str]  # (catalogue 09/10 code, description) of a note
+Payment = tuple[str | None, list[tuple[Decimal, date]]]  # (forma de pago, cuotas)
+Subtotals = list[tuple[ubl.TaxScheme, Decimal, Decimal]]  # (scheme, taxable, tax)
+
+SPOT_THRESHOLD = Decimal(sunat_codes.DETRACCION_THRESHOLD)
+CONTADO, CREDITO = "Contado", "Credito"
+
+
+class SaleRules:
+    """What one type of sale document decides in the pipeline. The defaults are a sale's (factura, boleta)."""
+
+    code: str
+    layout: ubl.UblLayout
+    letter: str | None = None  # the serie's first letter; None: the modified voucher's (notes)
+    takes_operation_type = True  # `tipo_operacion` (catalogue 51)
+    takes_global_discount = True
+    takes_detraccion = False
+
+    def reference(self, request: GenerarXmlRequest, problems: pv.Problems
+                  ) -> tuple[Reference | None, Reason | None, str | None]:
+        """(the voucher it modifies, the reason, the serie's letter)."""
+        return None, None, self.letter
+
+    def valueless_lines_ok(self, request: GenerarXmlRequest) -> bool:
+        return False
+
+    def boleta_customer(self, request: GenerarXmlRequest) -> bool:
+        """Whether the customer follows a boleta's rules (a document other than a RUC, or none up to S/ 700)."""
+        return False
+
+    def check_lines(self, request: GenerarXmlRequest, problems: pv.Problems, lines: list[ubl.Line],
+                    total: Decimal) -> None:
+        """What the type asks of its lines once the total is known."""
+
+    def payment(self, request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, fecha: date) -> Payment:
+        return payment_terms(request, problems, total, fecha, None)
+
+    def check_detraccion(self, request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, moneda: str,
+                         detraccion: ubl.Detraccion | None) -> None:
+        """What the type asks when the request has no valid `detraccion`."""
+
+    def check_customer_total(self, request: GenerarXmlRequest, problems: pv.Problems, receptor: ubl.Party,
+                             moneda: str, total: Decimal) -> None:
+        """What the type asks of its customer once the total is known."""
+
+
+@dataclass
+class Totals:
+    valor_venta: Decimal
+    igv: Decimal
+    icbper: Decimal
+    total: Decimal  # valor_venta + igv + icbper
+    subtotals: Subtotals
+    descuento_global: tuple[Decimal, Decimal] | None  # (the discount, the base it was taken from)
+    gratuitas: bool
+
+
+def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, name_of: NameOf,
+          checks: bool = True) -> ubl.Document:
+    """Compute the whole voucher from the request; raise one 400 listing every problem found. `company_of` gives
+    the issuer's profile by RUC (None: not registered), `name_of` a customer's name by RUC (None: unknown).
+
+    `checks=False` (tests only) keeps only what is needed to render, so SUNAT's own sheets can be
+    asked what they say about a voucher Yupana would have refused.
+    """
+    problems = pv.Problems()
+    company = parties.issuer(company_of, problems, request.emisor.ruc)
+    reference, motivo, letter = rules.reference(request, problems)
+    pv.check_serie_numero(problems, request.tipo, request.serie, request.numero, letter)
+    moneda = _currency_and_items(request, problems)
+    fecha, hora = when(request)
+    lines, bag_rate = sale_lines.lines_of(request, problems, fecha, rules.valueless_lines_ok(request))
+    exportacion = _exportacion(lines, problems)
+    _bags_in_soles(request, problems, moneda, bag_rate)
+    tipo_operacion = _operation_type(rules, request, problems, exportacion, lines)
+    receptor = parties.customer(name_of, request, problems,
+                                None if exportacion and tipo_operacion not in sunat_codes.EXPORTS_TO_NON_RESIDENTS
+                                else exportacion, rules.boleta_customer(request))
+    totals = _totals(rules, request, problems, lines, bag_rate)
+    rules.check_lines(request, problems, lines, totals.total)
+    forma_pago, cuotas = rules.payment(request, problems, totals.total, fecha)
+    detraccion = _spot(rules, request, problems, totals.total, moneda) if request.detraccion is not None else None
+    rules.check_detraccion(request, problems, totals.total, moneda, detraccion)
+    if request.tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
+        problems.add("detraccion", "El tipo de operación 1001 (sujeta a detracción) necesita el campo «detraccion» "
+                     "(código, cuenta del Banco de la Nación).", "3127")
+    guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)
+    rules.check_customer_total(request, problems, receptor, moneda, totals.total)
+    if checks:
+        problems.raise_if_any()
+    if company is None:
+        raise invalid("emisor.ruc", f"No hay una empresa emisora con RUC «{request.emisor.ruc}».")
+    document = _document(rules, request, company, fecha, hora, moneda, tipo_operacion, receptor, lines, totals)
+    document.detraccion, document.guias, document.orden_compra = detraccion, guias, orden_compra
+    document.forma_pago, document.cuotas, document.referencia, document.motivo = forma_pago, cuotas, reference, motivo
+    return document
+
+
+def _document(rules: SaleRules, request: GenerarXmlRequest, company: Company, fecha: date, hora: time, moneda: str,
+              tipo_operacion: str, receptor: ubl.Party, lines: list[ubl.Line], totals: Totals) -> ubl.Document:
+    place = company.place
+    return ubl.Document(
+        tipo=request.tipo, serie=request.serie, numero=request.numero, fecha=fecha, hora=hora, moneda=moneda,
+        tipo_operacion=tipo_operacion, emisor_ruc=company.ruc,
+        emisor_nombre=company.razon_social, emisor_comercial=company.nombre_comercial,
+        emisor_ubigeo=company.ubigeo, emisor_direccion=company.direccion,
+        emisor_departamento=place.departamento.upper() if place else "-",
+        emisor_provincia=place.provincia.upper() if place else "-",
+        emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
+        receptor=receptor, layout=rules.layout, lines=lines, subtotals=totals.subtotals,
+        valor_venta=totals.valor_venta, igv=totals.igv, total=totals.total, icbper=totals.icbper,
+        descuento_global=totals.descuento_global, leyenda=amount_in_words(totals.total, moneda),
+        gratuitas=totals.gratuitas)
+
+
+def preview(rules: SaleRules, request: GenerarXmlRequest, items: Sequence[Item | None] | None = None
+            ) -> TotalsPreview:
+    """The amounts `build` computes for `request`, by the same functions (the lines, `_totals`, the detracción's
+    amount), without the checks that do not bear on them (issuer, customer, numbering, references, payment terms)
+    and without raising: what is found on the way comes with the answer. `items`: the request's items, None where
+    an item of a partial request could not be read (app.core.invoicing.documents.preview)."""
+    problems = pv.Problems()
+    fecha, _ = when(request)
+    moneda = (request.moneda or "PEN").upper()
+    each, bag_rate = sale_lines.item_lines(request.items if items is None else items, problems, fecha,
+                                           rules.valueless_lines_ok(request))
+    lines = [line for line in each if line is not None]
+    totals = _totals(rules, request, problems, lines, bag_rate)
+    detraccion = None
+    if request.detraccion is not None and rules.takes_detraccion:
+        _, porcentaje = _spot_percentage(problems, request.detraccion)
+        rate = _spot_exchange_rate(request, problems, moneda)
+        detraccion = None if porcentaje is None or rate is None else spot_amount(totals.total, rate, porcentaje)
+    return _previewed(moneda, each, totals, detraccion, problems)
+
+
+def _previewed(moneda: str, each: list[ubl.Line | None], totals: Totals, detraccion: Decimal | None,
+               problems: pv.Problems) -> TotalsPreview:
+    by_scheme = {scheme.code: taxable for scheme, taxable, _ in totals.subtotals}
+    discount = totals.descuento_global[0] if totals.descuento_global else ZERO
+    amounts = tuple(None if line is None else LineAmounts(line.valor_venta, line.igv, line.icbper,
+                                                          line.descuento or ZERO, line.scheme is ubl.GRA)
+                    for line in each)
+    return TotalsPreview(
+        moneda=moneda, gravadas=by_scheme.get(ubl.IGV.code, ZERO), exoneradas=by_scheme.get(ubl.EXO.code, ZERO),
+        inafectas=by_scheme.get(ubl.INA.code, ZERO), exportacion=by_scheme.get(ubl.EXP.code, ZERO),
+        gratuitas=by_scheme.get(ubl.GRA.code, ZERO),
+        descuentos=sum((line.descuento for line in amounts if line is not None), discount),
+        descuento_global=discount, igv=totals.igv, icbper=totals.icbper, total=totals.total, detraccion=detraccion,
+        lines=amounts, problems=tuple(problems.details))
+
+
+def when(request: GenerarXmlRequest) -> tuple[date, time]:
+    now = clock.now().astimezone(clock.PERU)
+    return request.fecha_emision or now.date(), (request.hora_emision or now.time()).replace(microsecond=0,
+                                                                                               tzinfo=None)
+
+
+def _currency_and_items(request: GenerarXmlRequest, problems: pv.Problems) -> str:
+    moneda = (request.moneda or "PEN").upper()
+    if moneda not in pv.CURRENCIES:
+        problems.add("moneda", f"El campo «moneda» ({moneda}) debe ser PEN o USD.", "3088")
+    if not request.items:
+        problems.add("items", "El campo «items» debe tener al menos una línea.", "2023")
+    return moneda
+
+
+def _exportacion(lines: list[ubl.Line], problems: pv.Problems) -> bool:
+    """Whether every line is an export (affectation 40); an export mixed with sales in the country is refused."""
+    exportacion = bool(lines) and all(line.afectacion == EXPORTACION for line in lines)
+    if not exportacion and any(line.afectacion == EXPORTACION for line in lines):
+        index = next(i for i, line in enumerate(lines) if line.afectacion == EXPORTACION)
+        problems.add(f"items[{index}].tipo_afectacion_igv", "Una exportación (afectación 40) no se mezcla con "
+                     "ventas internas en un mismo comprobante.", "2642")
+    return exportacion
+
+
+def _bags_in_soles(request: GenerarXmlRequest, problems: pv.Problems, moneda: str, bag_rate: Decimal | None) -> None:
+    if moneda != "PEN" and bag_rate is not None:
+        index = next(i for i, item in enumerate(request.items) if item.icbper)
+        problems.add(f"items[{index}].icbper", f"El campo «items[{index}].icbper» (bolsas de plástico) solo se admite "
+                     "en comprobantes en soles (PEN): el ICBPER es un monto fijo en soles por bolsa.")
+
+
+def _totals(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, lines: list[ubl.Line],
+            bag_rate: Decimal | None) -> Totals:
+    valor_venta = sum((line.valor_venta for line in lines), ZERO)
+    igv = sum((line.igv for line in lines), ZERO)
+    subtotals = sale_lines.subtotals_of(lines)
+    descuento_global: tuple[Decimal, Decimal] | None = None  # (the discount, the base it was taken from)
+    if request.descuento_global:
+        discount = _global_discount(rules, request, problems, subtotals)
+        if discount:  # the gravado base and its IGV are recomputed after the discount (SUNAT's 3280, 4290)
+            _, before, igv_before = subtotals[0]
+            base = before - discount
+            igv_after = money(base * IGV_RATE)
+            subtotals[0] = (ubl.IGV, base, igv_after)
+            igv += igv_after - igv_before
+            valor_venta -= discount
+            descuento_global = (discount, base + discount)
+    gratuitas = bool(subtotals) and subtotals[-1][0] is ubl.GRA
+    if gratuitas:  # free lines: their value and IGV are stated in the 9996 subtotal, never charged
+        _, free_value, free_igv = subtotals[-1]
+        valor_venta -= free_value
+        igv -= free_igv
+    icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
+    return Totals(valor_venta, igv, icbper, valor_venta + igv + icbper, subtotals, descuento_global, gratuitas)
+
+
+def _global_discount(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
+                     subtotals: Subtotals) -> Decimal | None:
+    """The global discount (catalogue 53 code 02): it reduces the IGV base, so it needs gravado lines and must stay
+    below their value; invoices only (a note corrects a voucher's lines)."""
+    descuento = request.descuento_global
+    field_name = "descuento_global"
+    if descuento is None:
+        return None
+    if not rules.takes_global_discount:
+        problems.add(field_name, "El campo «descuento_global» solo se admite en facturas y boletas.")
+        return None
+    if not descuento.is_finite() or descuento < 0 or pv.decimals(descuento) > 2:
+        problems.add(field_name, f"El campo «descuento_global» ({descuento}) debe ser un monto sin IGV no negativo, "
+                     "con hasta 2 decimales.", "2955")
+        return None
+    base = subtotals[0][1] if subtotals and subtotals[0][0] is ubl.IGV else ZERO
+    if descuento >= base:
+        problems.add(field_name, f"El campo «descuento_global» ({descuento}) reduce la base gravada con IGV y debe ser "
+                     f"menor que ella ({base}: el valor de las líneas gravadas).")
+        return None
+    return descuento
+
+
+def payment_terms(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, fecha: date,
+                  without: str | None) -> Payment:
+    """The payment terms of `request.forma_pago` (`without`: the forma de pago when there is none): al contado, or
+    al crédito in instalments due after the issue date whose sum is at most `total` (an infinite total: no bound)."""
+    forma = request.forma_pago
+    if forma is None:
+        return without, []
+    if forma.tipo == CONTADO:
+        if forma.cuotas:
+            problems.add("forma_pago.cuotas", "El campo «forma_pago.cuotas» solo se admite con pago al Credito.",
+                         "3252")
+        return CONTADO, []
+    if not forma.cuotas:
+        problems.add("forma_pago.cuotas", "Una venta al Credito necesita al menos una cuota en «forma_pago.cuotas».",
+                     "3249")
+    cuotas = []
+    for index, cuota in enumerate(forma.cuotas):
+        if not cuota.monto.is_finite() or cuota.monto <= 0 or pv.decimals(cuota.monto) > 2:
+            problems.add(f"forma_pago.cuotas[{index}].monto", f"El campo «forma_pago.cuotas[{index}].monto» debe ser "
+                         "mayor que cero, con hasta 2 decimales.", "3253")
+        if cuota.fecha_vencimiento <= fecha:
+            problems.add(f"forma_pago.cuotas[{index}].fecha_vencimiento", f"El campo «forma_pago.cuotas[{index}]."
+                         "fecha_vencimiento» debe ser posterior a la fecha de emisión.", "3267")
+        cuotas.append((cuota.monto, cuota.fecha_vencimiento))
+    pending = sum((amount for amount, _ in cuotas), ZERO)
+    if pending > total and total.is_finite():
+        problems.add("forma_pago.cuotas", f"La suma de «forma_pago.cuotas» ({pending}) supera el importe total "
+                     f"({total}).", "3265")
+    return CREDITO, cuotas
+
+
+ACCOUNT_PATTERN = re.compile(r"^[0-9][0-9-]{6,18}[0-9]$")  # a bank account: 8 to 20 digits and hyphens
+PERCENT = Decimal(100)
+
+
+def _spot(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, total: Decimal,
+          moneda: str) -> ubl.Detraccion | None:
+    """The detracción (SPOT) of a factura: catalogue 54 code, its rate (the catalogue's by default), the Banco de
+    la Nación account and the catalogue 59 means; the amount is in PEN (a USD factura needs `tipo_cambio`)."""
+    spot = request.detraccion
+    assert spot is not None
+    ok = True
+    if not rules.takes_detraccion:
+        problems.add("detraccion", "El campo «detraccion» solo se admite en facturas (tipo 01).")
+        ok = False
+    known, porcentaje = _spot_percentage(problems, spot)
+    ok = ok and known
+    if not ACCOUNT_PATTERN.match(spot.cuenta):
+        problems.add("detraccion.cuenta", f"El campo «detraccion.cuenta» («{spot.cuenta}») debe ser la cuenta de "
+                     "detracciones del Banco de la Nación: de 8 a 20 dígitos (se admiten guiones).", "3034")
+        ok = False
+    medio = spot.medio_pago or DEPOSITO_EN_CUENTA
+    if medio not in sunat_codes.MEDIOS_DE_PAGO:
+        problems.add("detraccion.medio_pago", f"El código «{medio}» del campo «detraccion.medio_pago» no está en el "
+                     "catálogo 59 de SUNAT (p. ej. 001 depósito en cuenta, 003 transferencia de fondos).")
+        ok = False
+    rate = _spot_exchange_rate(request, problems, moneda)
+    if rate is None or not ok or porcentaje is None:
+        return None
+    return ubl.Detraccion(spot.codigo, porcentaje, spot_amount(total, rate, porcentaje), spot.cuenta, medio)
+
+
+def spot_amount(total: Decimal, rate: Decimal, porcentaje: Decimal) -> Decimal:
+    """The detracción's amount in soles: its rate of the payable total at `rate` soles per unit of the currency."""
+    return money(total * rate * porcentaje / PERCENT)
+
+
+def _spot_percentage(problems: pv.Problems, spot: Detraccion) -> tuple[bool, Decimal | None]:
+    """(whether the code is in catalogue 54, the rate: the one given or the catalogue's; None when not valid)."""
+    entry = sunat_codes.DETRACCIONES.get(spot.codigo)
+    if entry is None:
+        problems.add("detraccion.codigo", f"El código «{spot.codigo}» del campo «detraccion.codigo» no está en el "
+                     "catálogo 54 de SUNAT (p. ej. 022 otros servicios empresariales, 037 demás servicios).", "3033")
+    porcentaje = spot.porcentaje if spot.porcentaje is not None else Decimal(entry[1]) if entry else None
+    if porcentaje is not None and not (porcentaje.is_finite() and 0 < porcentaje < PERCENT
+                                       and pv.decimals(porcentaje) <= 2):
+        problems.add("detraccion.porcentaje", f"El campo «detraccion.porcentaje» ({porcentaje}) debe ser mayor que 0 "
+                     "y menor que 100, con hasta 2 decimales.", "3062")
+        return entry is not None, None
+    return entry is not None, porcentaje
+
+
+def _spot_exchange_rate(request: GenerarXmlRequest, problems: pv.Problems, moneda: str) -> Decimal | None:
+    """Soles per unit of the voucher's currency for the detracción's amount (SUNAT receives it in PEN)."""
+    if moneda == "PEN":
+        return Decimal(1)
+    tipo_cambio = request.tipo_cambio
+    if tipo_cambio is None or not (tipo_cambio.is_finite() and tipo_cambio > 0 and pv.decimals(tipo_cambio) <= 3):
+        problems.add("tipo_cambio", "El campo «tipo_cambio» (soles por dólar, hasta 3 decimales) es obligatorio "
+                     "en una factura en dólares con detracción: SUNAT recibe el monto de la detracción en soles.",
+                     "3208")
+        return None
+    return tipo_cambio
+
+
+def spot_missing(request: GenerarXmlRequest, problems: pv.Problems, total: Decimal, moneda: str) -> None:
+    """A factura above S/ 700 with a line marked as subject to the detracción (`items[].codigo_detraccion`) and no
+    `detraccion` is refused: SUNAT's sheets would accept it, but it is legally wrong (no operation type 1001, no
+    legend 2006, no Banco de la Nación account). Lines are looked at only for a factura above 700 soles or in dollars
+    (where a marked line needs `tipo_cambio` to tell)."""
+    index = 0
+    for item in request.items:  # a loop, not a generator: this runs for every factura above 700
+        codigo = item.codigo_detraccion
+        if codigo:
+            break
+        index += 1
+    else:
+        return
+    field_name = f"items[{index}].codigo_detraccion"
+    if codigo not in sunat_codes.DETRACCIONES:
+        problems.add(field_name, f"El código «{codigo}» del campo «{field_name}» no está en el catálogo 54 de SUNAT.",
+                     "3033")
+        return
+    if moneda != "PEN":
+        if request.tipo_cambio is None or not request.tipo_cambio.is_finite() or request.tipo_cambio <= 0:
+            problems.add("tipo_cambio", f"La línea «{field_name}» está sujeta a detracción: indique «tipo_cambio» "
+                         "(soles por dólar) para saber si la factura supera S/ 700.00.", "3208")
+            return
+        if total * request.tipo_cambio <= SPOT_THRESHOLD:
+            return
+    problems.add("detraccion", f"La factura supera S/ 700.00 y la línea «{field_name}» ({codigo}, "
+                 f"{sunat_codes.DETRACCIONES[codigo][0]}) está sujeta a detracción: indique el campo «detraccion» "
+                 "(código, cuenta del Banco de la Nación).", "3127")
+
+
+GUIA_PATTERN = re.compile(r"^(T[A-Z0-9]{3}|[0-9]{4}|EG[0-9]{2}|G[0-9]{3})-[0-9]{1,8}$")  # SUNAT's 4006
+MAX_ORDER = 20  # SUNAT's 4233: a purchase order of up to 20 characters without spaces
+
+
+def _references(request: GenerarXmlRequest, problems: pv.Problems) -> tuple[list[str], str | None]:
+    """The despatch advices (guías de remisión) and the purchase order the voucher refers to."""
+    guias: list[str] = []
+    for index, guia in enumerate(request.guias or ()):
+        text = f"{guia.serie}-{guia.numero}"
+        if not GUIA_PATTERN.match(text):
+            problems.add(f"guias[{index}].serie", f"La guía «{text}» del campo «guias[{index}]» no es una serie-número "
+                         "de guía de remisión válida (serie T001, EG01, G001 o 0001 y número de 1 a 8 dígitos).", "4006")
+        elif text in guias:
+            problems.add(f"guias[{index}]", f"La guía «{text}» del campo «guias[{index}]» está repetida.", "2364")
+        else:
+            guias.append(text)
+    orden = request.orden_compra
+    if orden is not None and (not 1 <= len(orden) <= MAX_ORDER or re.search(r"\s", orden)
+                              or pv.INVALID_XML_CHARS.search(orden)):
+        problems.add("orden_compra", f"El campo «orden_compra» («{orden}») debe tener de 1 a {MAX_ORDER} caracteres "
+                     "sin espacios.", "4233")
+    return guias, orden or None
+
+
+def _inferred_operation(request: GenerarXmlRequest, exportacion: bool) -> str:
+    """The operation type of a plain voucher: 0200 when every line is an export, 1001 with a detracción, else 0101."""
+    return (sunat_codes.EXPORT_OF_GOODS if exportacion else sunat_codes.DETRACCION_OPERATION
+            if request.detraccion is not None else sunat_codes.DOMESTIC_SALE)
+
+
+def _operation_type(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool,
+                    lines: list[ubl.Line]) -> str:
+    """The operation type (catalogue 51): `tipo_operacion` when given, checked against the lines and the
+    detracción; otherwise inferred (0200 when every line is an export, 1001 with a detracción, else 0101)."""
+    inferred = _inferred_operation(request, exportacion)
+    code = request.tipo_operacion
+    if code is None or code == inferred:
+        return inferred
+    field_name = "tipo_operacion"
+    if not rules.takes_operation_type:
+        problems.add(field_name, "El campo «tipo_operacion» solo se admite en facturas y boletas (una nota sigue al "
+                     "comprobante que modifica).")
+    elif code not in sunat_codes.OPERATION_TYPES:
+        offered = ", ".join(sunat_codes.OPERATION_TYPES)
+        problems.add(field_name, f"El tipo de operación «{code}» del campo «tipo_operacion» no está entre los que "
+                     f"Yupana emite (catálogo 51): {offered}.", "3206")
+    elif code.startswith("02") and lines and not exportacion:
+        index = next(i for i, line in enumerate(lines) if line.afectacion != EXPORTACION)
+        problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» debe ser "
+                     f"40: una exportación (campo «tipo_operacion» {code}) lleva solo líneas de afectación 40.", "2642")
+    elif code.startswith("02"):
+        return code
+    elif exportacion:
+        problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a líneas de exportación "
+                     "(afectación 40): use 0200 (bienes) o 0201 a 0208 (servicios).", "3100")
+    elif code == sunat_codes.DETRACCION_OPERATION:
+        return code  # without `detraccion`: refused by the caller (3127)
+    else:
+        problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a una factura con detracción: "
+                     "use 1001 o quite el campo.", "3128")
+    return inferred

@@ -1,0 +1,310 @@
+"""SUNAT's catalogues (the «catálogos» of its electronic vouchers) and their Spanish labels: one home.
+
+The core, the windows (through app.core.api) and the printed voucher read codes and labels from here; a catalogue
+code or label spelled anywhere else under app/ fails tests/core/test_one_home.py. Codes are SUNAT's
+(../shared/sunat/validation/commons/cpe/catalogo/cat_NN.xml); the labels are what a person in a Peruvian shop reads,
+in Spanish (Peru), not always SUNAT's own wording.
+
+- 01 document types, 06 identity documents, 07 IGV affectations, 09 / 10 reasons of credit / debit notes,
+  12 related documents, 16 price types, 51 operation types, 52 legends, 53 discounts, 54 detracciones, 59 means of
+  payment;
+- 03 units of measure: every code of the catalogue (app/data/sunat-unidades.csv, generated from cat_03.xml), a
+  curated table of the ~80 units shops use with their Spanish names, and the shop spellings read as their code
+  («UND» → NIU, «KG» → KGM).
+
+What operation 1 accepts is the builder's business (app.core.invoicing.prevalidation): `UNITS_ACCEPTED` below is
+the part of catalogue 03 it accepts today.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import unicodedata
+from pathlib import Path
+
+from lxml import etree
+
+from app.core.platform.paths import package_data
+
+# ---------------------------------------------------------------- 01 document types
+
+FACTURA, BOLETA, NOTA_CREDITO, NOTA_DEBITO = "01", "03", "07", "08"
+GUIA_REMITENTE, RETENCION, GUIA_TRANSPORTISTA, PERCEPCION = "09", "20", "31", "40"
+DOCUMENT_TYPES = {
+    FACTURA: "Factura", BOLETA: "Boleta de venta", NOTA_CREDITO: "Nota de crédito", NOTA_DEBITO: "Nota de débito",
+    GUIA_REMITENTE: "Guía de remisión remitente", RETENCION: "Comprobante de retención",
+    GUIA_TRANSPORTISTA: "Guía de remisión transportista", PERCEPCION: "Comprobante de percepción",
+}
+SALES = (FACTURA, BOLETA)  # the vouchers a note modifies
+NOTES = (NOTA_CREDITO, NOTA_DEBITO)
+# How a note's form names the voucher it modifies (shorter than the catalogue's).
+SHORT_NAMES = {FACTURA: "Factura", BOLETA: "Boleta"}
+# How SUNAT's CDRs name each voucher («La Factura numero F001-1, ha sido aceptada»): the SUNAT sandbox writes them.
+CDR_NAMES = {FACTURA: "Factura", BOLETA: "Boleta de Venta", NOTA_CREDITO: "Nota de Crédito", NOTA_DEBITO: "Nota de Débito"}
+ELECTRONIC = " ELECTRÓNICA"
+
+
+def printed_title(code: str) -> str:
+    """The title of the printed voucher: «FACTURA ELECTRÓNICA», «NOTA DE CRÉDITO ELECTRÓNICA»…"""
+    return DOCUMENT_TYPES[code].upper() + ELECTRONIC
+
+
+# ---------------------------------------------------------------- 06 identity documents
+
+SIN_DOCUMENTO, DNI, CARNET_EXTRANJERIA, RUC, PASAPORTE, CEDULA_DIPLOMATICA = "0", "1", "4", "6", "7", "A"
+IDENTITY_DOCUMENTS = {RUC: "RUC", DNI: "DNI", CARNET_EXTRANJERIA: "Carnet de extranjería", PASAPORTE: "Pasaporte",
+                      SIN_DOCUMENTO: "Sin documento", CEDULA_DIPLOMATICA: "Cédula diplomática"}
+# What the windows offer to type by hand (a diplomatic card comes from files and the API).
+IDENTITY_DOCUMENTS_OFFERED = tuple(code for code in IDENTITY_DOCUMENTS if code != CEDULA_DIPLOMATICA)
+# As the printed voucher names the customer's document, in its narrow column.
+IDENTITY_PRINTED = {SIN_DOCUMENTO: "DOC.", DNI: "DNI", CARNET_EXTRANJERIA: "C.E.", RUC: "RUC", PASAPORTE: "PASAPORTE",
+                    CEDULA_DIPLOMATICA: "CÉD. DIPL."}
+# Catalogue 06 codes by the names people write in a spreadsheet (folded: lower case, no accents).
+IDENTITY_SPELLINGS = {"ruc": RUC, "dni": DNI, "ce": CARNET_EXTRANJERIA, "carnet de extranjeria": CARNET_EXTRANJERIA,
+                      "pasaporte": PASAPORTE, "cedula diplomatica": CEDULA_DIPLOMATICA, "sin documento": SIN_DOCUMENTO,
+                      "-": SIN_DOCUMENTO}
+
+# ---------------------------------------------------------------- 07 IGV affectations
+
+GRAVADO, EXONERADO, INAFECTO, EXPORTACION = "10", "20", "30", "40"
+ONEROUS_AFFECTATIONS = (GRAVADO, EXONERADO, INAFECTO, EXPORTACION)
+# Free transfers (transferencias gratuitas): the line's price is a reference value, nothing is charged.
+FREE_GRAVADO = ("11", "12", "13", "14", "15", "16")
+FREE_EXONERADO = ("21",)
+FREE_INAFECTO = ("31", "32", "33", "34", "35", "36", "37")
+FREE_AFFECTATIONS = (*FREE_GRAVADO, *FREE_EXONERADO, *FREE_INAFECTO)
+TAXED_AFFECTATIONS = frozenset((GRAVADO, *FREE_GRAVADO))  # IGV at 18 % (charged for 10 only)
+AFFECTATIONS = {
+    GRAVADO: "Gravado (IGV)", EXONERADO: "Exonerado", INAFECTO: "Inafecto", EXPORTACION: "Exportación",
+    "11": "Gratuito gravado – Retiro por premio",
+    "12": "Gratuito gravado – Retiro por donación",
+    "13": "Gratuito gravado – Retiro",
+    "14": "Gratuito gravado – Retiro por publicidad",
+    "15": "Gratuito gravado – Bonificaciones",
+    "16": "Gratuito gravado – Retiro por entrega a trabajadores",
+    "21": "Gratuito exonerado – Transferencia gratuita",
+    "31": "Gratuito inafecto – Retiro por bonificación",
+    "32": "Gratuito inafecto – Retiro",
+    "33": "Gratuito inafecto – Retiro por muestras médicas",
+    "34": "Gratuito inafecto – Retiro por convenio colectivo",
+    "35": "Gratuito inafecto – Retiro por premio",
+    "36": "Gratuito inafecto – Retiro por publicidad",
+    "37": "Gratuito inafecto – Transferencia gratuita",
+}
+
+# ---------------------------------------------------------------- 09 and 10: reasons of notes
+
+# The reasons Yupana issues; the labels are the `descripcion_motivo` a note gets when the request has none.
+CREDIT_NOTE_REASONS = {"01": "Anulación de la operación", "02": "Anulación por error en el RUC",
+                       "03": "Corrección por error en la descripción", "04": "Descuento global",
+                       "05": "Descuento por ítem", "06": "Devolución total", "07": "Devolución por ítem",
+                       "08": "Bonificación", "09": "Disminución en el valor", "10": "Otros conceptos",
+                       "11": "Ajustes de operaciones de exportación", "13": "Ajustes: montos y/o fechas de pago"}
+DEBIT_NOTE_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos",
+                      "11": "Ajustes de operaciones de exportación"}
+# Reason 12 of both catalogues («Ajustes afectos al IVAP») adjusts IVAP lines (affectation 17), which Yupana does not
+# issue. Reason 11 adjusts an export: its lines are all of affectation 40. Credit notes of reason 13 correct the
+# instalments only (cac:PaymentTerms), nothing is credited.
+IVAP_REASON = "12"
+EXPORT_REASON = "11"
+INSTALMENTS_REASON = "13"
+
+# ---------------------------------------------------------------- 12 related documents
+
+RELATED_DOCUMENTS = {"01": "Factura emitida para corregir error en el RUC", "02": "Factura emitida por anticipos",
+                     "03": "Boleta de venta emitida por anticipos", "04": "Ticket de salida (ENAPU)",
+                     "05": "Código SCOP", "06": "Factura electrónica remitente", "07": "Guía de remisión remitente",
+                     "08": "Declaración de salida del depósito franco",
+                     "09": "Declaración simplificada de importación",
+                     "10": "Liquidación de compra emitida por anticipos", "99": "Otros"}
+
+# ---------------------------------------------------------------- 16 price types
+
+PRICE_WITH_IGV, REFERENCE_VALUE = "01", "02"
+PRICE_TYPES = {PRICE_WITH_IGV: "Precio unitario (incluye el IGV)",
+               REFERENCE_VALUE: "Valor referencial unitario en operaciones no onerosas"}
+
+# ---------------------------------------------------------------- 51 operation types
+
+DOMESTIC_SALE, EXPORT_OF_GOODS, DETRACCION_OPERATION = "0101", "0200", "1001"
+# The operation types Yupana issues (cbc:InvoiceTypeCode/@listID). 0202 (hospedaje) and 0205 (paquete turístico)
+# need the guest's passport data on each line and are not offered; neither is a boleta of them.
+OPERATION_TYPES = {
+    DOMESTIC_SALE: "Venta interna", EXPORT_OF_GOODS: "Exportación de bienes",
+    "0201": "Exportación de servicios: prestación realizada íntegramente en el país",
+    "0203": "Exportación de servicios: transporte de navieras",
+    "0204": "Exportación de servicios: servicios a naves y aeronaves de bandera extranjera",
+    "0206": "Exportación de servicios: servicios complementarios al transporte de carga",
+    "0207": "Exportación de servicios: suministro de energía eléctrica a sujetos domiciliados en ZED",
+    "0208": "Exportación de servicios: prestación realizada parcialmente en el extranjero",
+    DETRACCION_OPERATION: "Operación sujeta a detracción",
+}
+# Exports whose customer SUNAT's sheets refuse with a RUC (2800); for 0203, 0206, 0207 and 0208 either is accepted.
+EXPORTS_TO_NON_RESIDENTS = frozenset({EXPORT_OF_GOODS, "0201", "0204"})
+
+# ---------------------------------------------------------------- 52 legends
+
+AMOUNT_IN_WORDS, FREE_TRANSFER, DETRACCION_NOTICE = "1000", "1002", "2006"
+LEGENDS = {AMOUNT_IN_WORDS: "Monto en letras",
+           FREE_TRANSFER: "TRANSFERENCIA GRATUITA DE UN BIEN Y/O SERVICIO PRESTADO GRATUITAMENTE",
+           DETRACCION_NOTICE: OPERATION_TYPES[DETRACCION_OPERATION]}
+
+# ---------------------------------------------------------------- 53 discounts
+
+LINE_DISCOUNT, GLOBAL_DISCOUNT = "00", "02"  # both reduce the IGV base
+DISCOUNTS = {LINE_DISCOUNT: "Descuento que afecta la base imponible del IGV",
+             GLOBAL_DISCOUNT: "Descuento global que afecta la base imponible del IGV"}
+
+# ---------------------------------------------------------------- 54 detracciones (SPOT)
+
+# Code → (what it covers, default rate in percent). The rates are those of SUNAT's catalogue file (cat_54.xml), except
+# the services of Anexo 3 of RS 183-2004/SUNAT whose rates RS 071-2018/SUNAT raised from 2018-04-01 (012, 020, 022 and
+# 037 to 12 %). A request may always state its own `detraccion.porcentaje`.
+DETRACCIONES: dict[str, tuple[str, str]] = {
+    "001": ("Azúcar y melaza de caña", "10"), "002": ("Arroz", "10"), "003": ("Alcohol etílico", "10"),
+    "004": ("Recursos hidrobiológicos", "4"), "005": ("Maíz amarillo duro", "4"), "007": ("Caña de azúcar", "10"),
+    "008": ("Madera", "4"), "009": ("Arena y piedra", "10"),
+    "010": ("Residuos, subproductos, desechos, recortes y desperdicios", "15"),
+    "011": ("Bienes gravados con el IGV, o renuncia a la exoneración", "15"),
+    "012": ("Intermediación laboral y tercerización", "12"), "013": ("Animales vivos", "10"),
+    "014": ("Carnes y despojos comestibles", "4"), "015": ("Abonos, cueros y pieles de origen animal", "10"),
+    "016": ("Aceite de pescado", "4"),
+    "017": ("Harina, polvo y pellets de pescado, crustáceos, moluscos y demás invertebrados acuáticos", "4"),
+    "019": ("Arrendamiento de bienes muebles", "10"), "020": ("Mantenimiento y reparación de bienes muebles", "12"),
+    "021": ("Movimiento de carga", "10"), "022": ("Otros servicios empresariales", "12"), "023": ("Leche", "10"),
+    "024": ("Comisión mercantil", "10"), "025": ("Fabricación de bienes por encargo", "10"),
+    "026": ("Servicio de transporte de personas", "10"), "027": ("Servicio de transporte de carga", "4"),
+    "028": ("Transporte de pasajeros", "4"), "030": ("Contratos de construcción", "4"),
+    "031": ("Oro gravado con el IGV", "10"), "032": ("Páprika y otros frutos de los géneros capsicum o pimienta", "10"),
+    "034": ("Minerales metálicos no auríferos", "10"), "035": ("Bienes exonerados del IGV", "1.5"),
+    "036": ("Oro y demás minerales metálicos exonerados del IGV", "1.5"),
+    "037": ("Demás servicios gravados con el IGV", "12"), "039": ("Minerales no metálicos", "10"),
+    "040": ("Bien inmueble gravado con IGV", "4"), "041": ("Plomo", "15"), "099": ("Ley 30737", "8"),
+}
+
+# ---------------------------------------------------------------- 59 means of payment
+
+DEPOSITO_EN_CUENTA = "001"  # the detracción's deposit by default
+MEANS_OF_PAYMENT = {
+    DEPOSITO_EN_CUENTA: "Depósito en cuenta", "002": "Giro", "003": "Transferencia de fondos", "004": "Orden de pago",
+    "005": "Tarjeta de débito", "006": "Tarjeta de crédito",  # of the country's financial system
+    "007": "Cheque «no negociable», «intransferible» o «no a la orden»",
+    "008": "Efectivo, sin obligación de usar medio de pago", "009": "Efectivo",  # in the other cases
+    "010": "Medios de pago de comercio exterior",
+    "011": "Documentos de EDPYMES y cooperativas de ahorro y crédito no autorizadas a captar depósitos",
+    "012": "Tarjeta de crédito de una empresa no perteneciente al sistema financiero",
+    "013": "Tarjeta de crédito emitida en el exterior por bancos o financieras no domiciliados",
+    "101": "Transferencia (comercio exterior)", "102": "Cheque bancario (comercio exterior)",
+    "103": "Orden de pago simple (comercio exterior)", "104": "Orden de pago documentaria (comercio exterior)",
+    "105": "Remesa simple (comercio exterior)", "106": "Remesa documentaria (comercio exterior)",
+    "107": "Carta de crédito simple (comercio exterior)", "108": "Carta de crédito documentaria (comercio exterior)",
+    "999": "Otros medios de pago",
+}
+# The ones a small business uses, offered by the windows.
+MEANS_OF_PAYMENT_OFFERED = (DEPOSITO_EN_CUENTA, "002", "003", "004", "005", "006", "009", "999")
+
+# ---------------------------------------------------------------- 03 units of measure
+
+UNIDAD, SERVICIO, KILOGRAMO, LITRO = "NIU", "ZZ", "KGM", "LTR"
+# The units shops use, with the names a Peruvian shop gives them (written from SUNAT's published lists of units:
+# the UN/ECE descriptions of cat_03.xml are English). Most used first: the windows offer them in this order.
+UNITS = {
+    UNIDAD: "unidad", SERVICIO: "servicio", KILOGRAMO: "kilogramo", "GRM": "gramo", LITRO: "litro",
+    "MTR": "metro", "BX": "caja", "PK": "paquete", "DZN": "docena", "HUR": "hora", "BG": "bolsa", "SA": "saco",
+    "RO": "rollo", "BO": "botella", "CA": "lata", "SET": "juego", "PR": "par", "CEN": "ciento", "MIL": "millar",
+    "GLL": "galón", "MLT": "mililitro", "TNE": "tonelada", "CMT": "centímetro", "MTK": "metro cuadrado",
+    "MTQ": "metro cúbico", "DAY": "día", "MON": "mes", "ANN": "año", "WEE": "semana", "MIN": "minuto",
+    "KT": "kit", "H87": "pieza", "C62": "unidad de conteo", "UM": "millón de unidades", "LBR": "libra",
+    "ONZ": "onza", "MGM": "miligramo", "KTM": "kilómetro", "MMT": "milímetro", "INH": "pulgada", "FOT": "pie",
+    "YRD": "yarda", "CMK": "centímetro cuadrado", "FTK": "pie cuadrado", "YDK": "yarda cuadrada",
+    "CMQ": "centímetro cúbico", "FTQ": "pie cúbico", "GLI": "galón inglés", "HLT": "hectolitro",
+    "STN": "tonelada corta", "LTN": "tonelada larga", "PA": "sobre", "JR": "frasco", "TU": "tubo", "CY": "cilindro",
+    "DR": "tambor", "BLL": "barril", "BJ": "balde", "CT": "cartón", "CR": "jaba", "BE": "fardo", "BK": "canasta",
+    "PU": "bandeja", "HD": "media docena", "DZP": "docena de paquetes", "GRO": "gruesa", "RM": "resma",
+    "ST": "pliego", "LEF": "hoja", "PG": "placa", "4A": "bobina", "U2": "tableta", "AV": "cápsula", "CU": "vaso",
+    "JG": "jarra", "PF": "paleta", "CH": "contenedor", "CS": "estuche", "DS": "exhibidor", "VI": "vial",
+    "KWH": "kilovatio hora", "MWH": "megavatio hora",
+}
+# Operation 1 accepts these units today (docs/contract.md); others of the catalogue are refused clearly.
+UNITS_ACCEPTED = frozenset({UNIDAD, SERVICIO, KILOGRAMO, "GRM", LITRO, "MTR", "MTK", "MTQ", "BX", "PK", "DZN", "HUR",
+                            "DAY", "MON", "ANN", "SET", "PR", "CEN", "MIL", "TNE", "GLL", "BG", "BO", "CA", "CMT",
+                            "KTM", "MLT", "4A", "BJ", "CY", "DR", "KT", "LBR", "ONZ", "PF", "TU", "UM", "C62", "H87"})
+# How shops write units on their lists and spreadsheets (folded: upper case, no accents), read as the code. A shop
+# spelling wins over a UN/ECE code written the same: «KG» is a kilogram, not a keg; «MT» a metre, not a mat; «CJ» a
+# box, not a cone; «TN» a tonne, not a tin; «OZ», «PZ», «KGS», «MTS», «SCO» and «BLD» likewise.
+UNIT_SPELLINGS = {
+    "UND": UNIDAD, "UNID": UNIDAD, "UNIDAD": UNIDAD, "UNIDADES": UNIDAD, "UN": UNIDAD, "U": UNIDAD,
+    "SERV": SERVICIO, "SERVICIO": SERVICIO, "SERVICIOS": SERVICIO,
+    "KG": KILOGRAMO, "KGS": KILOGRAMO, "KILO": KILOGRAMO, "KILOS": KILOGRAMO, "KILOGRAMO": KILOGRAMO,
+    "KILOGRAMOS": KILOGRAMO, "GR": "GRM", "GRS": "GRM", "G": "GRM", "GRAMO": "GRM", "GRAMOS": "GRM",
+    "LT": LITRO, "LTS": LITRO, "L": LITRO, "LITRO": LITRO, "LITROS": LITRO, "ML": "MLT", "MILILITRO": "MLT",
+    "MT": "MTR", "MTS": "MTR", "M": "MTR", "METRO": "MTR", "METROS": "MTR", "CM": "CMT", "MM": "MMT", "KM": "KTM",
+    "M2": "MTK", "M3": "MTQ", "CJ": "BX", "CAJ": "BX", "CAJA": "BX", "CAJAS": "BX", "PQT": "PK", "PAQ": "PK",
+    "PAQUETE": "PK", "PAQUETES": "PK", "BLS": "BG", "BOLSA": "BG", "BOLSAS": "BG", "SCO": "SA", "SACO": "SA",
+    "SACOS": "SA", "ROL": "RO", "ROLLO": "RO", "ROLLOS": "RO", "BOT": "BO", "BOTELLA": "BO", "BOTELLAS": "BO",
+    "LAT": "CA", "LATA": "CA", "LATAS": "CA", "DOC": "DZN", "DOCENA": "DZN", "DOCENAS": "DZN", "CTO": "CEN",
+    "CIENTO": "CEN", "MILLAR": "MIL", "JGO": "SET", "JUEGO": "SET", "PZA": "H87", "PZ": "H87", "PIEZA": "H87",
+    "PIEZAS": "H87", "GLN": "GLL", "GAL": "GLL", "GALON": "GLL", "GALONES": "GLL", "HR": "HUR",
+    "HRS": "HUR", "HORA": "HUR", "HORAS": "HUR", "DIA": "DAY", "DIAS": "DAY", "MES": "MON", "MESES": "MON",
+    "ANO": "ANN", "TN": "TNE", "TON": "TNE", "TONELADA": "TNE", "LB": "LBR", "LIBRA": "LBR", "OZ": "ONZ",
+    "ONZA": "ONZ", "FCO": "JR", "FRASCO": "JR", "BLD": "BJ", "BALDE": "BJ", "RSM": "RM", "RESMA": "RM",
+    "PULG": "INH", "PULGADA": "INH", "YD": "YRD", "YARDA": "YRD", "TAB": "U2", "TABLETA": "U2", "CAP": "AV",
+    "CAPSULA": "AV", "FDO": "BE", "FARDO": "BE", "JABA": "CR", "PAR": "PR", "SOBRE": "PA",
+}
+UNITS_FILE = "sunat-unidades.csv"  # app/data: every code of catalogue 03 (scripts/make_sunat_units.py)
+_UNIT_HEADER = ("# Catálogo 03 de SUNAT (unidades de medida, UN/ECE rec. 20): todos sus códigos con la descripción de "
+                "su archivo.\n# Generated from SUNAT's cat_03.xml (validation files, commons/cpe/catalogo) by "
+                "scripts/make_sunat_units.py;\n# the header row «Code» is left out, a code written twice keeps its "
+                "first description.\n")
+
+
+@functools.cache
+def unit_catalogue() -> dict[str, str]:
+    """Every code of catalogue 03 with the (English) description SUNAT's file gives it."""
+    with open(package_data(UNITS_FILE), encoding="utf-8", newline="") as handle:
+        rows = csv.DictReader(line for line in handle if not line.startswith("#"))
+        return {row["codigo"]: row["descripcion"] for row in rows}
+
+
+def is_unit(code: str) -> bool:
+    """Whether `code` is a code of catalogue 03."""
+    return code in unit_catalogue()
+
+
+def unit_name(code: str) -> str:
+    """A unit's Spanish name; for a unit shops rarely use, SUNAT's description; the code itself when unknown."""
+    return UNITS.get(code) or unit_catalogue().get(code) or code
+
+
+def _folded(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.strip().upper())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).rstrip(".")
+
+
+def unit_code(typed: str) -> str | None:
+    """The catalogue 03 code of a unit as a shop writes it («UND», «Kg.», «litros», «NIU»), or None when it is
+    neither a shop spelling nor a code of the catalogue."""
+    folded = _folded(typed)
+    code = UNIT_SPELLINGS.get(folded)
+    if code is not None:
+        return code
+    return folded if is_unit(folded) else None
+
+
+def units_file_text(catalogue_xml: Path) -> str:
+    """The text of app/data/sunat-unidades.csv made from SUNAT's cat_03.xml (scripts/make_sunat_units.py)."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    codes: dict[str, str] = {}
+    for entry in etree.parse(str(catalogue_xml), parser).getroot().iter("c"):
+        code, text = (entry.get("id") or "").strip(), " ".join((entry.text or "").split())
+        if code and code != "Code" and code not in codes:
+            codes[code] = text
+    out = io.StringIO()
+    out.write(_UNIT_HEADER)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(("codigo", "descripcion"))
+    for code in sorted(codes):
+        writer.writerow((code, codes[code]))
+    return out.getvalue()
