@@ -33,7 +33,7 @@ from .workers import Workers
 
 if TYPE_CHECKING:
     from app.api.local import LocalApi
-    from app.core.api import Engine, Event
+    from app.core.api import Engine, Event, ListenerState
 
     from .assistant import SetupAssistant
     from .passphrase import PassphraseDialog
@@ -74,9 +74,20 @@ def status_snapshot(engine: Engine) -> dict[str, Any]:
     """Read (on a worker) what the status bar shows."""
     return {"environment": engine.admin.config_get("environment"),
             "pending": len(engine.invoicing.vouchers(status=statuses.PENDIENTE)),
-            "listener": engine.messaging.listener_status(),
+            "listener": engine.messaging.listener_state(),
             "companies": len(engine.admin.companies()), "secrets": engine.admin.secret_state(),
             "drafts": len(engine.invoicing.drafts())}
+
+
+def listener_words(state: ListenerState) -> tuple[str, str]:
+    """The status bar's words for receiving WhatsApp messages, for a shop owner; the technical state as its tooltip
+    (the webhook listener's address is for Mensajes → Avanzado)."""
+    if state.state == "running":
+        exposed = " (abierto a la red)" if state.exposed else ""
+        return f"WhatsApp: recibiendo mensajes{exposed}", f"Receptor de webhooks en {state.url}"
+    if state.state == "error":
+        return "WhatsApp: no se pueden recibir mensajes", f"Receptor de webhooks con error: {state.error or '—'}"
+    return "WhatsApp: sin recibir mensajes", "Receptor de webhooks detenido"
 
 
 # The local API started with the app (Ajustes → API local → «api_autostart»): started once in this process, stopped
@@ -178,7 +189,7 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.environment_label = Badge("…", "#777")
-        self.listener_label = QLabel("Mensajería: no configurada")
+        self.listener_label = QLabel("WhatsApp: sin recibir mensajes")
         self.pending_label = QLabel("Envíos pendientes: …")
         self.busy_label = QLabel("")
         bar.addWidget(self.busy_label, 1)
@@ -201,8 +212,9 @@ class MainWindow(QMainWindow):
         self.environment_label.setToolTip("Entorno de trabajo (Ajustes → Entorno)")
         pending = snapshot["pending"]
         self.pending_label.setText("Envíos pendientes: —" if pending is None else f"Envíos pendientes: {pending}")
-        listener = snapshot["listener"]
-        self.listener_label.setText(f"Mensajería: {listener}" if listener else "Mensajería: no configurada")
+        words, detail = listener_words(snapshot["listener"])
+        self.listener_label.setText(words)
+        self.listener_label.setToolTip(detail)
         if snapshot["secrets"] != UNLOCKED:
             self.ask_for_keys(snapshot["secrets"])
             if snapshot["secrets"] != KEYRING_MISSING:

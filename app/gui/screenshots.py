@@ -42,7 +42,12 @@ def _settle(app, window) -> None:
         if window.workers.running == 0 or time.monotonic() > deadline:
             break
         QTest.qWait(20)
-    app.processEvents()
+    # Nested layouts (a scroll area sized to its contents, sections shown on a type's change) settle over several
+    # posted layout requests: a few rounds, or the picture depends on the machine's speed.
+    for _round in range(5):
+        app.sendPostedEvents()
+        app.processEvents()
+        QTest.qWait(10)
 
 
 def _sample_data(engine, sandboxes) -> None:

@@ -31,7 +31,8 @@ def test_status_bar_shows_environment_in_distinct_colours(window, engine, qtbot)
         qtbot.waitUntil(lambda label=label: window.environment_label.text().strip() == label)
         seen[label] = window.environment_label.colour
     assert len(set(seen.values())) == 3
-    assert window.listener_label.text().startswith("Mensajería:")
+    assert window.listener_label.text().startswith("WhatsApp: ")  # a shop owner's words; the address as tooltip
+    assert "http" not in window.listener_label.text() and "Receptor de webhooks" in window.listener_label.toolTip()
     assert window.pending_label.text().startswith("Envíos pendientes:")
 
 
@@ -166,3 +167,16 @@ def test_main_window_opens(qtbot, engine):
     qtbot.waitExposed(window)
     assert window.isVisible()
     assert "Yupana" in window.windowTitle()
+
+
+def test_the_status_bar_says_whether_whatsapp_messages_arrive_in_a_shop_owners_words():
+    from app.core.api import ListenerState
+    from app.gui.main_window import listener_words
+
+    assert listener_words(ListenerState("running", "http://127.0.0.1:8788")) == \
+        ("WhatsApp: recibiendo mensajes", "Receptor de webhooks en http://127.0.0.1:8788")
+    assert listener_words(ListenerState("running", "http://0.0.0.0:8788", exposed=True))[0] == \
+        "WhatsApp: recibiendo mensajes (abierto a la red)"
+    assert listener_words(ListenerState("error", error="puerto ocupado")) == \
+        ("WhatsApp: no se pueden recibir mensajes", "Receptor de webhooks con error: puerto ocupado")
+    assert listener_words(ListenerState("stopped"))[0] == "WhatsApp: sin recibir mensajes"
