@@ -23,3 +23,9 @@ def issue(engine, company, tmp_path):
         return etree.fromstring(signed.xml_firmado.encode())
 
     return run
+
+
+@pytest.fixture
+def certificado_id(engine, company) -> str:
+    """The issuer's test certificate (the printed-voucher tests sign what they print)."""
+    return engine.invoicing.create_test_certificate(company.ruc).certificado_id

@@ -32,11 +32,6 @@ LEGENDS = {"01": "Representación impresa de la FACTURA ELECTRÓNICA",
            "08": "Representación impresa de la NOTA DE DÉBITO ELECTRÓNICA"}
 
 
-@pytest.fixture
-def certificado_id(engine, company) -> str:
-    return engine.invoicing.create_test_certificate(company.ruc).certificado_id
-
-
 def issue(engine, certificado_id: str, request: dict) -> int:
     generated = engine.invoicing.generate_xml(request)
     engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.core.invoicing import printing
+from tests.core.invoicing.test_pdf import issue
 from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import MATRIX, boleta, factura, item
 
@@ -37,17 +38,6 @@ FACTURA_ROWS = {"a4": A4_FACTURA_ROW, "ticket": TICKET_ROW}
 
 def number(text: str) -> Decimal:
     return Decimal(text.replace(",", ""))
-
-
-@pytest.fixture
-def certificado_id(engine, company) -> str:
-    return engine.invoicing.create_test_certificate(company.ruc).certificado_id
-
-
-def issue(engine, certificado_id: str, request: dict) -> int:
-    generated = engine.invoicing.generate_xml(request)
-    engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
-    return engine.invoicing.find_voucher(f"{request['serie']}-{request['numero']}", tipo=request["tipo"])
 
 
 def layout_text(content: bytes, tmp_path: Path) -> list[str]:

@@ -15,6 +15,7 @@ import pytest
 from app.core.invoicing import printing
 from app.core.invoicing.printing import layout
 from app.core.invoicing.printing.fonts import metrics, printable
+from tests.core.invoicing.test_pdf import issue
 from tests.helpers.base import ROOT
 from tests.helpers.voucher_matrix import factura, item
 
@@ -33,17 +34,6 @@ GREEK = "Ελληνικός καφές"
 EMOJI = "Emoji 😀 🤣 🥑 🦄 ☕ 👍 🍕"  # Unicode 6 to 9
 LINES = (SPANISH, CHINESE, JAPANESE, CYRILLIC, GREEK, EMOJI)
 MISSING = "\u25a1"  # □, printed for a character no font has
-
-
-@pytest.fixture
-def certificado_id(engine, company) -> str:
-    return engine.invoicing.create_test_certificate(company.ruc).certificado_id
-
-
-def issue(engine, certificado_id: str, request: dict) -> int:
-    generated = engine.invoicing.generate_xml(request)
-    engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
-    return engine.invoicing.find_voucher(f"{request['serie']}-{request['numero']}", tipo=request["tipo"])
 
 
 def pdf_text(content: bytes, tmp_path: Path) -> str:

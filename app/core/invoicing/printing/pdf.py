@@ -4,6 +4,7 @@ fallback font (printing/fonts.py) only in a document whose text uses it."""
 from __future__ import annotations
 
 import io
+import threading
 
 from fpdf import FPDF
 from fpdf.enums import TextMode
@@ -15,9 +16,23 @@ from app.core.invoicing.printing.layout import Box, Page, Picture, Qr, Rule, Tex
 TITLE = "Representación impresa"
 
 
+# Documents that use a fallback font are written one at a time: the fallback fonts' subsets are renumbered and the
+# numbers reach fpdf2 through the shared font (printing/embedding.py), which two threads at once mixed up now and then
+# (tests/core/invoicing/test_pdf_characters.py, threads). They are rare; Spanish-only documents never wait here.
+_FALLBACK_DOCUMENTS = threading.Lock()
+
+
 def write(pages: list[Page], title: str = TITLE, shared_fonts: bool = True) -> bytes:
     """The PDF of `pages` (every page keeps its own size: the ticket is as long as its content).
     `shared_fonts=False`: fpdf2's own font handling, parsed and subset per document (the benchmark's baseline)."""
+    known = fonts.metrics().chars
+    if all(known.issuperset(mark.text) for page in pages for mark in page.marks if type(mark) is Text):
+        return _write(pages, title, shared_fonts)
+    with _FALLBACK_DOCUMENTS:
+        return _write(pages, title, shared_fonts)
+
+
+def _write(pages: list[Page], title: str, shared_fonts: bool) -> bytes:
     first = pages[0]
     pdf = FPDF(unit="mm", format=(first.width, first.height))
     pdf.set_auto_page_break(False)
@@ -84,37 +99,11 @@ def _texts(pdf: FPDF, faces: _Faces, texts: list[Text]) -> None:
     rendering mode outlives a text object. fpdf2 writes the text's line width as it is, in points, not in
     set_line_width's mm. A page whose text has characters of a fallback font is written run by run, each run in
     its font (`_text`); the others, most pages, in Yupana Sans alone as before."""
-    if not faces.known.issuperset("".join([mark.text for mark in texts])):
-        _texts_with_fallbacks(pdf, faces, texts)
-        return
-    family = faces.families[MAIN]
-    size = 0.0
-    for mark in texts:
-        if not mark.bold:
-            if mark.size != size:
-                pdf.set_font(family, "", mark.size)
-                size = mark.size
-            pdf.text(mark.x, mark.y, mark.text)
-    bold = [mark for mark in texts if mark.bold]
-    if not bold:
-        return
-    stroked_size = 0.0
-    with pdf.local_context(text_mode=TextMode.FILL_STROKE):
-        for mark in bold:
-            if mark.size != size:
-                pdf.set_font(family, "", mark.size)
-                size = mark.size
-            if mark.size != stroked_size:
-                pdf.set_line_width(mark.size * PT * BOLD_STROKE * pdf.k)
-                stroked_size = mark.size
-            pdf.text(mark.x, mark.y, mark.text)
-
-
-def _texts_with_fallbacks(pdf: FPDF, faces: _Faces, texts: list[Text]) -> None:
+    write = _plain_text if faces.known.issuperset("".join([mark.text for mark in texts])) else _text
     current = (faces.families[MAIN], 0.0)
     for mark in texts:
         if not mark.bold:
-            current = _text(pdf, faces, mark, current)
+            current = write(pdf, faces, mark, current)
     bold = [mark for mark in texts if mark.bold]
     if not bold:
         return
@@ -124,7 +113,16 @@ def _texts_with_fallbacks(pdf: FPDF, faces: _Faces, texts: list[Text]) -> None:
             if mark.size != stroked_size:
                 pdf.set_line_width(mark.size * PT * BOLD_STROKE * pdf.k)
                 stroked_size = mark.size
-            current = _text(pdf, faces, mark, current)
+            current = write(pdf, faces, mark, current)
+
+
+def _plain_text(pdf: FPDF, _faces: _Faces, mark: Text, current: tuple[str, float]) -> tuple[str, float]:
+    """Write one text mark of a page in Yupana Sans alone; `current` is the (family, size) set, returned as left."""
+    if mark.size != current[1]:
+        current = (current[0], mark.size)
+        pdf.set_font(current[0], "", mark.size)
+    pdf.text(mark.x, mark.y, mark.text)
+    return current
 
 
 def _text(pdf: FPDF, faces: _Faces, mark: Text, current: tuple[str, float]) -> tuple[str, float]:
