@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import random
-import sqlite3
 import sys
 import tempfile
 import time
@@ -163,12 +162,14 @@ def main() -> None:
 
 def used_bytes(database: Path) -> int:
     """The bytes of the file's pages in use (free pages, left by earlier writes, are filled first)."""
-    conn = sqlite3.connect(database)
+    from app.core.storage.sqlite.database import Storage
+
+    storage = Storage.open(database)  # the file as it is: no step runs on opening it
     try:
-        pages, free, size = (conn.execute(f"PRAGMA {name}").fetchone()[0]
+        pages, free, size = (next(iter(storage.query_one(f"PRAGMA {name}").values()))
                              for name in ("page_count", "freelist_count", "page_size"))
     finally:
-        conn.close()
+        storage.close()
     return (pages - free) * size
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +12,11 @@ import pytest
 import app.commands
 from app.commands.lote import cmd_lote
 from app.core.api import YupanaError, invalid
+
+
+class DatabaseFailure(Exception):
+    """What a database driver raises when its disk fails (sqlite3's OperationalError, psycopg's OperationalError):
+    engines share no base class, so the command must stop on any such error, not on one driver's."""
 
 
 class _Item:
@@ -40,7 +44,7 @@ def _run(monkeypatch, tmp_path, failure: BaseException):
     return engine, lambda: cmd_lote(args)
 
 
-@pytest.mark.parametrize("failure", [sqlite3.OperationalError("disk I/O error"), OSError(28, "No space left")])
+@pytest.mark.parametrize("failure", [DatabaseFailure("disk I/O error"), OSError(28, "No space left")])
 def test_a_block_that_cannot_be_written_stops_the_batch_with_a_spanish_message(monkeypatch, tmp_path, capsys, failure):
     engine, run = _run(monkeypatch, tmp_path, failure)
     assert run() == 1

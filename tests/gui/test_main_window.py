@@ -170,12 +170,17 @@ def test_main_window_opens(qtbot, engine):
 
 
 def test_the_status_bar_says_whether_whatsapp_messages_arrive_in_a_shop_owners_words():
+    import socket
+
     from app.core.api import ListenerState
     from app.gui.main_window import listener_words
 
-    assert listener_words(ListenerState("running", "http://127.0.0.1:8788")) == \
-        ("WhatsApp: recibiendo mensajes", "Receptor de webhooks en http://127.0.0.1:8788")
-    assert listener_words(ListenerState("running", "http://0.0.0.0:8788", exposed=True))[0] == \
+    with socket.socket() as probe:  # a port the OS gives, as the listener's would be
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    assert listener_words(ListenerState("running", url)) == \
+        ("WhatsApp: recibiendo mensajes", f"Receptor de webhooks en {url}")
+    assert listener_words(ListenerState("running", url, exposed=True))[0] == \
         "WhatsApp: recibiendo mensajes (abierto a la red)"
     assert listener_words(ListenerState("error", error="puerto ocupado")) == \
         ("WhatsApp: no se pueden recibir mensajes", "Receptor de webhooks con error: puerto ocupado")

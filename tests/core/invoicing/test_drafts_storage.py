@@ -3,7 +3,6 @@ desk sharing the database never sees them; a folder of schema version 1 gets the
 
 from __future__ import annotations
 
-import sqlite3
 from decimal import Decimal
 
 import pytest
@@ -12,6 +11,7 @@ from app.core.errors import YupanaError
 from app.core.invoicing.drafts import Drafts
 from app.core.storage import schema
 from app.core.storage.engines import open_database
+from app.core.storage.sqlite.database import Storage
 from app.core.storage.sqlite.drafts import SqliteDraftRepository
 from app.core.storage.sqlite.schema import ADOPTED, UPGRADED
 
@@ -81,16 +81,17 @@ def test_the_part_keeps_the_forms_content_as_json(storage):
 def test_a_folder_of_version_1_gets_the_drafts_table_once(tmp_path):
     path = tmp_path / "yupana.db"
     open_database(path).close()
-    conn = sqlite3.connect(path)  # back to version 1, as a folder written before drafts
-    conn.execute("DROP TABLE voucher_drafts")
-    conn.execute("DELETE FROM schema_version WHERE version > 1")
-    conn.commit()
-    conn.close()
+    raw = Storage.open(path)  # back to version 1, as a folder written before drafts (no step run on opening)
+    with raw.write() as conn:
+        conn.execute("DROP TABLE voucher_drafts")
+        conn.execute("DELETE FROM schema_version WHERE version > 1")
+    raw.close()
     open_database(path).close()
-    open_database(path).close()
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT version, how FROM schema_version ORDER BY version").fetchall() == \
-        [(1, ADOPTED), (2, UPGRADED)]
-    assert conn.execute("SELECT COUNT(*) FROM voucher_drafts").fetchone() == (0,)
-    conn.close()
+    storage = open_database(path)
+    try:
+        assert [(row["version"], row["how"]) for row in
+                storage.query("SELECT version, how FROM schema_version ORDER BY version")] == [(1, ADOPTED), (2, UPGRADED)]
+        assert storage.query_one("SELECT COUNT(*) AS n FROM voucher_drafts") == {"n": 0}
+    finally:
+        storage.close()
     assert schema.VERSION == 2 and schema.upgrades(schema.SQLITE, schema.VERSION) == []

@@ -39,7 +39,7 @@ def test_ports_are_whole_numbers_up_to_65535(key, port):
 
 
 @pytest.mark.parametrize(("port", "kept"), [("8080", "8080"), ("1", "1"), ("65535", "65535"), ("0", "0"),
-                                            (" 08787 ", "8787")])
+                                            (" 08080 ", "8080")])
 def test_good_ports_are_kept_as_numbers(port, kept):
     assert checked("api_port", port) == kept == checked("listener_port", port)
 
