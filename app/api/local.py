@@ -73,7 +73,6 @@ from app.core.api import (
     registry_now,
     token_hash,
 )
-from app.core.api import is_loopback as is_loopback  # which hosts the API serves: asked of this module too
 
 log = logging.getLogger(__name__)
 

@@ -78,7 +78,7 @@ from app.core.platform.events import Event, Listener
 from app.core.platform.identifiers import check_ruc
 from app.core.platform.paths import data_home, log_dir, package_data
 from app.core.platform.secrets import KEYRING_MISSING, LOCKED, MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE, UNLOCKED
-from app.core.platform.settings import GROUPS, SETTINGS, Setting, SettingValue, is_loopback
+from app.core.platform.settings import GROUPS, SETTINGS, Setting, SettingValue
 from app.core.platform.settings import checked as checked_setting
 from app.core.records import (
     BatchItem,
@@ -165,7 +165,7 @@ __all__ = [
     # platform
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
     "PRODUCCION", "SANDBOX", "Environment", "process_owner", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
-    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting", "is_loopback",
+    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp",
     # what the local HTTP API is built on: the ASGI server thread the webhook listener uses too, the lookups' clock

@@ -52,6 +52,8 @@ class SummariesPage(QWidget):
         self.engine = context.engine
         self.rows: list[Summary] = []
         self.generation = 0
+        self.waiting: set[str] = set()  # the summaries sent whose answer the banner still awaits
+        self.sent_text = ""  # what the banner said of them
         layout = QVBoxLayout(self)
         layout.addWidget(heading("Resúmenes y bajas"))
         self.banner = MessageBanner()
@@ -134,7 +136,7 @@ class SummariesPage(QWidget):
     def send_summary(self) -> None:
         fecha = python_date(self.day.date())
         self.banner.clear()
-        self.waiting = frozenset()
+        self.waiting = set()
         self.context.workers.run(self, self.engine.invoicing.daily_summary, fecha, wait=False, done=self._sent,
                                  failed=self._send_failed, busy=[self.send_button])
 
@@ -145,9 +147,6 @@ class SummariesPage(QWidget):
         self.banner.show_message(f"{self.sent_text} El estado se actualiza cuando SUNAT responda.", "info")
         self.waiting = {o.ident for o in outcomes}
         self.reload()
-
-    waiting: frozenset[str] | set[str] = frozenset()  # the summaries sent whose answer the banner still awaits
-    sent_text = ""
 
     def _send_failed(self, exc: BaseException) -> None:
         """No boletas to report that day is normal news, not a red error."""
@@ -162,7 +161,7 @@ class SummariesPage(QWidget):
         done = [s for s in self.rows if s.ident in self.waiting and s.state != statuses.SUBMISSION_PENDING]
         if not self.waiting or len(done) < len(self.waiting):
             return
-        self.waiting = frozenset()
+        self.waiting = set()
         answers = "; ".join(f"{s.ident}: {statuses.label(STATES.get(s.state or '', s.state))}" for s in done)
         accepted = all(s.state == statuses.SUBMISSION_DONE for s in done)
         self.banner.show_message(f"{self.sent_text} SUNAT respondió: {answers}.", "success" if accepted else "warning")

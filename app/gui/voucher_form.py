@@ -58,7 +58,6 @@ from .numbers import parse_decimal
 from .printing import PrintPanel
 from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
 from .widgets import (
-    PLACEHOLDER_MARGIN,
     Badge,
     ErrorStrip,
     FieldErrors,
@@ -235,8 +234,7 @@ class VoucherForm(QDialog):
         for edit in upper.findChildren(QLineEdit):  # every hint read whole (the number's: the longest one)
             if edit.placeholderText():
                 fit_placeholder(edit)
-        self.doc_number.setMinimumWidth(max(self.doc_number.fontMetrics().horizontalAdvance(hint)
-                                            for hint, _ in DOCUMENT_INPUTS.values()) + PLACEHOLDER_MARGIN)
+        fit_placeholder(self.doc_number, *(hint for hint, _ in DOCUMENT_INPUTS.values()))
         self.upper = scrolling(upper)
         layout.addWidget(self.upper)
         layout.addWidget(self._items_box(), 1)
@@ -1076,6 +1074,8 @@ class VoucherForm(QDialog):
     def save_draft_now(self) -> bool:
         """Store what the form holds as its draft (the autosave, «Guardar borrador»); whether it is stored."""
         self.autosave.stop()
+        if self._closing:  # closed (saved, discarded or emptied): the program ending keeps nothing of it
+            return False
         content = self.draft_content()
         if not has_content(content) or content == self._settled:
             return False

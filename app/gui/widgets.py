@@ -299,25 +299,27 @@ def work_area(widget: QWidget) -> QRect:
     return screen.availableGeometry()
 
 
+def room(window: QWidget) -> QSize:
+    """What the work area of `window`'s screen leaves for its client area once its frame is counted."""
+    return work_area(window).size() - FRAME_ALLOWANCE
+
+
 def fit_to_screen(window: QWidget, width: int, height: int) -> QSize:
     """Give `window` its preferred size, or what the work area leaves of it once its frame is counted; a window
     without a parent is also moved inside the work area (a dialog with one is centred on it by Qt, within the
     screen). Returns the size given."""
-    area = work_area(window)
-    size = QSize(max(1, min(width, area.width() - FRAME_ALLOWANCE.width())),
-                 max(1, min(height, area.height() - FRAME_ALLOWANCE.height())))
+    area, free = work_area(window), room(window)
+    size = QSize(width, height).boundedTo(free).expandedTo(QSize(1, 1))
     window.resize(size)
     if window.parentWidget() is None:
-        x = area.x() + max(0, (area.width() - size.width() - FRAME_ALLOWANCE.width()) // 2)
-        y = area.y() + max(0, (area.height() - size.height() - FRAME_ALLOWANCE.height()) // 2)
-        window.move(x, y)
+        spare = free - size
+        window.move(area.x() + max(0, spare.width() // 2), area.y() + max(0, spare.height() // 2))
     return size
 
 
 def fits_width(window: QWidget, minimum: int) -> None:
     """A dialog at least `minimum` pixels wide (its texts read on one line), never wider than the work area."""
-    area = work_area(window)
-    window.setMinimumWidth(min(minimum, area.width() - FRAME_ALLOWANCE.width()))
+    window.setMinimumWidth(min(minimum, room(window).width()))
 
 
 def scrolling(content: QWidget) -> QScrollArea:
@@ -371,7 +373,10 @@ def combo_width(combo: QComboBox) -> int:
     return hint - longest + combo.fontMetrics().horizontalAdvance(combo.currentText())
 
 
-def fit_placeholder(edit: QLineEdit) -> None:
-    """`edit` never narrower than its placeholder (the hint is read whole)."""
+def fit_placeholder(edit: QLineEdit, *hints: str) -> None:
+    """`edit` never narrower than its placeholder, nor than any of `hints` (other placeholders it may show): the
+    hint is read whole."""
     edit.ensurePolished()
-    edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance(edit.placeholderText()) + PLACEHOLDER_MARGIN)
+    metrics = edit.fontMetrics()
+    edit.setMinimumWidth(max(metrics.horizontalAdvance(text) for text in (edit.placeholderText(), *hints))
+                         + PLACEHOLDER_MARGIN)

@@ -92,6 +92,19 @@ QUERIED_TYPES = (sunat_catalogues.FACTURA, *sunat_catalogues.NOTES)
 TYPE_NAMES = sunat_catalogues.CDR_NAMES  # how SUNAT's CDRs name each voucher
 
 
+
+def _queried_voucher(ruc: str, fields: dict[str, str]) -> tuple[str, str, int, str]:
+    """The voucher a billConsultService query names (tipo, serie, número and its stem «RUC-TIPO-SERIE-NUMERO»): a
+    Fault 0010 for a número that is not one, 0012 for another RUC's voucher."""
+    try:
+        numero = int(fields.get("numeroComprobante", ""))
+    except ValueError:
+        raise Fault("0010") from None
+    tipo, serie = fields.get("tipoComprobante", ""), fields.get("serieComprobante", "")
+    if fields.get("rucComprobante") != ruc:
+        raise Fault("0012")
+    return tipo, serie, numero, f"{ruc}-{tipo}-{serie}-{numero}"
+
 class SunatHandler(QuietHandler):
     sandbox: SunatSandbox
 
@@ -485,14 +498,7 @@ class SunatSandbox(Sandbox):
 
     def _get_voucher_status(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
         """billConsultService getStatus: what SUNAT holds of a voucher, as a statusCode (see the module's doc)."""
-        try:
-            numero = int(fields.get("numeroComprobante", ""))
-        except ValueError:
-            raise Fault("0010") from None
-        tipo, serie = fields.get("tipoComprobante", ""), fields.get("serieComprobante", "")
-        stem = f"{fields.get('rucComprobante', '')}-{tipo}-{serie}-{numero}"
-        if fields.get("rucComprobante") != ruc:
-            raise Fault("0012")
+        tipo, serie, numero, stem = _queried_voucher(ruc, fields)
         with self.lock:
             self.status_query_counts[stem] += 1
             self._queries.notify_all()
@@ -529,14 +535,7 @@ class SunatSandbox(Sandbox):
         return "0002" if sunat_codes.is_rejection(known[1]) else "0001"
 
     def _get_status_cdr(self, request: SunatHandler, ruc: str, fields: dict[str, str]) -> bytes | None:
-        try:
-            numero = int(fields.get("numeroComprobante", ""))
-        except ValueError:
-            raise Fault("0010") from None
-        stem = f"{fields.get('rucComprobante', '')}-{fields.get('tipoComprobante', '')}-" \
-               f"{fields.get('serieComprobante', '')}-{numero}"
-        if fields.get("rucComprobante") != ruc:
-            raise Fault("0012")
+        _tipo, _serie, _numero, stem = _queried_voucher(ruc, fields)
         with self.lock:
             self.consult_counts[stem] += 1
         failure = self.next_failure("getStatusCdr")

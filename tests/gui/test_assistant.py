@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.gui.assistant import SetupAssistant
 from tests.helpers.base import ISSUER_RUC
-from tests.helpers.gui import wait_idle
+from tests.helpers.gui import open_widget, wait_idle
 
 
 def fill_company(assistant, ubigeo="150101"):
@@ -15,12 +15,15 @@ def fill_company(assistant, ubigeo="150101"):
     form.inputs["ubigeo"].setText(ubigeo)
 
 
-def test_assistant_leaves_a_sandbox_setup(qtbot, context, engine):
-    assistant = SetupAssistant(context)
-    qtbot.addWidget(assistant)
-    assistant.show()
-    wait_idle(qtbot, context.workers)
+def filled_assistant(qtbot, context) -> SetupAssistant:
+    """The assistant open on the shared context, once its first loads are in, with the company filled in."""
+    assistant = open_widget(qtbot, context, SetupAssistant, show=True)
     fill_company(assistant)
+    return assistant
+
+
+def test_assistant_leaves_a_sandbox_setup(qtbot, context, engine):
+    assistant = filled_assistant(qtbot, context)
     assert assistant.environment_page.choice() == "sandbox"  # the default
     assistant.next()
     assistant.next()

@@ -19,10 +19,9 @@ from app.core.engine import Engine
 from app.core.invoicing import statuses
 from app.core.platform import clock
 from app.gui.app import OUR_CATALOGUE, application
-from app.gui.assistant import SetupAssistant
 from app.gui.main_window import MainWindow
 from app.gui.summaries import SummariesPage
-from tests.gui.test_assistant import fill_company
+from tests.gui.test_assistant import filled_assistant
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, wait_idle
 
@@ -81,11 +80,7 @@ def pfx(tmp_path, company) -> Path:
 def test_a_wrong_pfx_password_is_shown_at_its_field_with_the_cursor_there(qtbot, context, engine, pfx):
     from tests.helpers.certificates import PASSWORD
 
-    assistant = SetupAssistant(context)
-    qtbot.addWidget(assistant)
-    assistant.show()
-    wait_idle(qtbot, context.workers)
-    fill_company(assistant)
+    assistant = filled_assistant(qtbot, context)
     assistant.next()
     page = assistant.certificate_page
     page.import_own.setChecked(True)
@@ -108,11 +103,7 @@ def test_a_wrong_pfx_password_is_shown_at_its_field_with_the_cursor_there(qtbot,
 
 
 def test_the_assistant_ends_with_a_word_of_what_was_done(qtbot, context, engine):
-    assistant = SetupAssistant(context)
-    qtbot.addWidget(assistant)
-    assistant.show()
-    wait_idle(qtbot, context.workers)
-    fill_company(assistant)
+    assistant = filled_assistant(qtbot, context)
     assistant.next()
     assistant.next()
     assistant.accept()

@@ -86,14 +86,9 @@ def test_leaving_the_sandbox_stops_it_and_its_addresses_go(window, engine, qtbot
 
 
 def test_the_assistant_asks_before_leaving_the_sandbox(qtbot, context, engine):
-    from app.gui.assistant import SetupAssistant
-    from tests.gui.test_assistant import fill_company
+    from tests.gui.test_assistant import filled_assistant
 
-    assistant = SetupAssistant(context)
-    qtbot.addWidget(assistant)
-    assistant.show()
-    wait_idle(qtbot, context.workers)
-    fill_company(assistant)
+    assistant = filled_assistant(qtbot, context)
     assistant.next()
     assistant.next()
     assistant.environment_page.buttons["beta"].setChecked(True)

@@ -67,6 +67,8 @@ def test_discard_closes_and_leaves_no_draft(qtbot, context, company, engine):
     answer(qtbot, form.close_box, DISCARD)
     qtbot.waitUntil(lambda: not form.isVisible(), timeout=5000)
     assert engine.invoicing.drafts() == []
+    assert form.save_draft_now() is False  # the program ending later (aboutToQuit) does not bring it back
+    assert engine.invoicing.drafts() == []
 
 
 def test_save_draft_closes_and_keeps_one(qtbot, context, company, engine):
@@ -175,6 +177,7 @@ def test_the_main_window_offers_a_draft_left_on_this_desk(qtbot, company, engine
 
 def test_the_main_window_opens_no_form_without_drafts(qtbot, window):
     wait_idle(qtbot, window.workers)
+    assert window.snapshot["drafts"] == 0  # the status was read: there was nothing to offer
     assert window.drafts_offered is False and getattr(window.page("Comprobantes"), "form", None) is None
 
 

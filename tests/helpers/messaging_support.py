@@ -49,16 +49,23 @@ class Subscriber:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with subscriber.arrived:
-                    subscriber.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                    subscriber.arrived.notify_all()
-                self.send_response(subscriber.status)
-                if subscriber.location:
-                    self.send_header("Location", subscriber.location)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                subscriber.take({k.lower(): v for k, v in self.headers.items()}, body)
+                try:
+                    self.send_response(subscriber.status)
+                    if subscriber.location:
+                        self.send_header("Location", subscriber.location)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except OSError:  # the sender was killed while its request waited
+                    return
 
         return self._server.start("127.0.0.1", self.port, Handler)
+
+    def take(self, headers: dict[str, str], body: bytes) -> None:
+        """Keep a request, before it is answered (a subclass may hold it here)."""
+        with self.arrived:
+            self.received.append((headers, body))
+            self.arrived.notify_all()
 
     @property
     def url(self) -> str:

@@ -35,10 +35,6 @@ class VoucherDraft:
     updated_at: str
     age_seconds: float
 
-    @property
-    def age_minutes(self) -> int:
-        return int(self.age_seconds // 60)
-
 
 def _record(row: DraftRow) -> VoucherDraft:
     try:

@@ -14,7 +14,7 @@ import logging
 from lxml import etree
 
 from app.core.contract import EnviarRequest, EnviarResult
-from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured, not_found
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured
 from app.core.invoicing import sunat_errors
 from app.core.invoicing.cdr import Cdr, safe_parser
 from app.core.invoicing.documents import registry
@@ -160,14 +160,6 @@ class Submission:
             _refuse_other_environments(self.store.environment_of_signed(request.xml_firmado), doc, environment)
         digest = known["digest_value"] if known else _check_signature(xml)
         return self._send(doc, xml, environment, known["id"] if known else None, digest, channel)
-
-    def submit_voucher(self, voucher_id: int) -> EnviarResult:
-        """Send a stored, signed voucher by its id (the windows): its identity and digest are the store's, the
-        text is not parsed or hashed again. It goes to the current environment, which must be its own."""
-        row = self.store.get(voucher_id)
-        if row is None:
-            raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
-        return self.submit_signed(row, row.get("xml_firmado"), row["digest_value"])
 
     def submit_signed(self, row: dict, xml_firmado: str | None, digest: str) -> EnviarResult:
         """Send a stored voucher whose signed text the caller holds (it just read or signed it: «Emitir»), from its

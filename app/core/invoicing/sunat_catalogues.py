@@ -205,6 +205,11 @@ MEANS_OF_PAYMENT = {
 # The ones a small business uses, offered by the windows.
 MEANS_OF_PAYMENT_OFFERED = (DEPOSITO_EN_CUENTA, "002", "003", "004", "005", "006", "009", "999")
 
+# ---------------------------------------------------------------- forma de pago (cac:PaymentTerms «FormaPago»)
+
+CONTADO, CREDITO = "Contado", "Credito"  # the cbc:PaymentMeansID a voucher writes (not a numbered catalogue)
+PAYMENT_FORMS = {CONTADO: "Contado", CREDITO: "Crédito"}  # as the printed voucher names them
+
 # ---------------------------------------------------------------- 03 units of measure
 
 UNIDAD, SERVICIO, KILOGRAMO, LITRO = "NIU", "ZZ", "KGM", "LTR"

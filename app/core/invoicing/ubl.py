@@ -24,6 +24,8 @@ from app.core.invoicing.amounts import plain
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT, document_namespace
 from app.core.invoicing.sunat_catalogues import (
     AMOUNT_IN_WORDS,
+    CONTADO,
+    CREDITO,
     EXONERADO,
     EXPORTACION,
     FREE_AFFECTATIONS,
@@ -211,7 +213,7 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
         f"<cbc:IssueTime>{doc.hora.isoformat(timespec='seconds')}</cbc:IssueTime>",
     ]
     if invoice:
-        if doc.forma_pago == "Credito" and doc.cuotas:
+        if doc.forma_pago == CREDITO and doc.cuotas:
             parts.append(f"<cbc:DueDate>{max(d for _, d in doc.cuotas).isoformat()}</cbc:DueDate>")
         parts.append(f'<cbc:InvoiceTypeCode listID="{doc.tipo_operacion}">{esc(doc.tipo)}</cbc:InvoiceTypeCode>')
     parts.append(f'<cbc:Note languageLocaleID="{AMOUNT_IN_WORDS}">{esc(doc.leyenda)}</cbc:Note>')
@@ -291,7 +293,7 @@ def _detraccion(doc: Document) -> str:
 def _payment_terms(doc: Document) -> str:
     if doc.forma_pago is None:
         return ""
-    if doc.forma_pago == "Contado":
+    if doc.forma_pago == CONTADO:
         return "<cac:PaymentTerms><cbc:ID>FormaPago</cbc:ID><cbc:PaymentMeansID>Contado</cbc:PaymentMeansID></cac:PaymentTerms>"
     pending = sum((amount for amount, _ in doc.cuotas), Decimal(0))
     parts = ["<cac:PaymentTerms><cbc:ID>FormaPago</cbc:ID><cbc:PaymentMeansID>Credito</cbc:PaymentMeansID>",

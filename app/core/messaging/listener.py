@@ -133,7 +133,6 @@ class GroupCommit:
         self._last_batch = time.monotonic()
         return 0.0  # look for more at once
 
-
     def _store(self, batch: list[tuple[list[ev.InboundEvent], asyncio.AbstractEventLoop, asyncio.Future]]
                ) -> list[Any]:
         """Each post's count of new events, or the exception that kept it from being stored. The batch is one
@@ -222,8 +221,6 @@ def _parsed(gateway: type[Gateway], post: WebhookPost, proof: Any) -> list[ev.In
     an object goes, a timestamp that is no time) is a 400 of its own post and never reaches the writer."""
     try:
         events = gateway.parse(post, proof)
-    except WebhookRejected:
-        raise
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError, RecursionError):
         log.info("a %s webhook of an unexpected shape was refused", gateway.kind, exc_info=True)
         raise WebhookRejected(400, f"El webhook no tiene la forma que envía {gateway.label}.") from None

@@ -1,10 +1,11 @@
-"""Fixtures shared by the voucher content tests (issue 17)."""
+"""Fixtures shared by the invoicing tests: the voucher content checks (issue 17) and a fresh database."""
 
 from __future__ import annotations
 
 import pytest
 from lxml import etree
 
+from app.core.storage.engines import open_database
 from tests.helpers.oracles import run_sunat_check
 
 
@@ -29,3 +30,11 @@ def issue(engine, company, tmp_path):
 def certificado_id(engine, company) -> str:
     """The issuer's test certificate (the printed-voucher tests sign what they print)."""
     return engine.invoicing.create_test_certificate(company.ruc).certificado_id
+
+
+@pytest.fixture
+def storage(tmp_path):
+    """A fresh data folder's database (the storage repositories' tests ask it directly)."""
+    db = open_database(tmp_path / "yupana.db")
+    yield db
+    db.close()

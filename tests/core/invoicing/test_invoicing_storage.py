@@ -7,7 +7,6 @@ import pytest
 
 from app.core.invoicing import packed_texts
 from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING
-from app.core.storage.engines import open_database
 from app.core.storage.ports.submissions import Lease
 from app.core.storage.ports.summaries import SummaryEntry
 from app.core.storage.ports.vouchers import NewVoucher, NumberTaken
@@ -17,13 +16,6 @@ from app.core.storage.sqlite.vouchers import SqliteVoucherRepository
 
 RUC = "20100066603"
 DAY = "2025-01-31"
-
-
-@pytest.fixture
-def storage(tmp_path):
-    db = open_database(tmp_path / "yupana.db")
-    yield db
-    db.close()
 
 
 @pytest.fixture

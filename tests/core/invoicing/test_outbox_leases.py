@@ -22,6 +22,7 @@ from app.core.storage.engines import open_database
 from app.core.storage.sqlite.database import Storage
 from app.core.storage.sqlite.submissions import SqliteSubmissionRepository
 from app.core.storage.sqlite.vouchers import SqliteVoucherRepository
+from tests.helpers.messaging_support import wait_for
 from tests.helpers.sunat_support import signed_sample, stem
 
 HOUR = 3600.0
@@ -63,10 +64,7 @@ def _lease(box: Outbox, submission_id: int) -> tuple[str | None, float | None]:
 
 def _wait_for_the_database_clock_past(box: Outbox, instant: float, timeout: float = 10.0) -> None:
     """A bounded wait until the database's clock (the one leases use) is past `instant`."""
-    deadline = time.monotonic() + timeout
-    while box.submissions.now() <= instant:
-        assert time.monotonic() < deadline, "the database's clock never got there"
-        time.sleep(0.02)
+    wait_for(lambda: box.submissions.now() > instant, timeout)
 
 
 def test_the_two_desks_are_other_hosts_to_this_one(desks):

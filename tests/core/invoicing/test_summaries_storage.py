@@ -4,10 +4,7 @@ pending or `sin_confirmar`, and a summary SUNAT holds without its ticket."""
 
 from __future__ import annotations
 
-import pytest
-
 from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING, SUMMARY_UNCONFIRMED
-from app.core.storage.engines import open_database
 from app.core.storage.ports.summaries import SummaryEntry
 from app.core.storage.sqlite.submissions import SqliteSubmissionRepository
 from app.core.storage.sqlite.summaries import SqliteSummaryRepository
@@ -15,13 +12,6 @@ from app.core.storage.sqlite.summaries import SqliteSummaryRepository
 RUC = "20100066603"
 DAY = "2025-01-31"
 NOW = "2025-01-31T12:00:00.000000Z"
-
-
-@pytest.fixture
-def storage(tmp_path):
-    db = open_database(tmp_path / "yupana.db")
-    yield db
-    db.close()
 
 
 def add(summaries: SqliteSummaryRepository, counter: int, kind: str, *lines: tuple[int, str]) -> int:

@@ -13,8 +13,6 @@ import signal
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler
-from typing import Any
 
 import pytest
 from standardwebhooks import Webhook
@@ -24,7 +22,6 @@ from app.core.messaging import forwarding
 from app.core.messaging.events import InboundEvent
 from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.store import DELIVERY_DONE, MessagingStore
-from app.core.platform.http.httpserver import ServerThread
 from app.core.storage.engines import open_database
 from app.core.storage.sqlite.messaging import SqliteMessagingRepository
 from tests.helpers.base import ROOT
@@ -38,74 +35,46 @@ def received(index: int) -> InboundEvent:
                          "name": "Ana"}, gateway_id=f"G{index:04d}")
 
 
-class HoldingSubscriber:
-    """A subscriber that counts each webhook-id and, once `hold_from` requests have arrived, holds every request
-    open (no answer) until `release()`."""
+class HoldingSubscriber(Subscriber):
+    """A subscriber (answering 204) that counts each webhook-id and, once `hold_from` requests have arrived, holds
+    every request open (no answer) until `release()`."""
 
     def __init__(self, hold_from: int | None = None) -> None:
+        super().__init__(status=204)
         self.hold_from = hold_from
         self.counts: collections.Counter[str] = collections.Counter()
-        self.arrivals = 0
         self.held = 0  # requests waiting for their answer now
-        self.answered = 0
-        self.changed = threading.Condition()
         self.gate = threading.Event()
-        self.bodies: list[tuple[dict[str, str], bytes]] = []
-        self._server = ServerThread("holding-subscriber")
 
-    def start(self) -> str:
-        subscriber = self
+    @property
+    def arrivals(self) -> int:
+        return len(self.received)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if not subscriber.arrive({k.lower(): v for k, v in self.headers.items()}, body):
-                    return
-                try:
-                    self.send_response(204)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                except OSError:  # the sender was killed while we held its request
-                    return
-                with subscriber.changed:
-                    subscriber.answered += 1
-                    subscriber.changed.notify_all()
-
-        self._server.start("127.0.0.1", 0, Handler)
-        return self._server.base_url + "/hooks"
-
-    def arrive(self, headers: dict[str, str], body: bytes) -> bool:
-        """Count the request; hold it while the gate is closed. False: give no answer (the test moved on)."""
-        with self.changed:
+    def take(self, headers: dict[str, str], body: bytes) -> None:
+        """Count the request; hold it while the gate is closed."""
+        with self.arrived:
             self.counts[headers["webhook-id"]] += 1
-            self.arrivals += 1
-            self.bodies.append((headers, body))
+            self.received.append((headers, body))
             hold = self.hold_from is not None and self.arrivals > self.hold_from
             if hold:
                 self.held += 1
-            self.changed.notify_all()
+            self.arrived.notify_all()
         if hold:
             self.gate.wait(60)
-            with self.changed:
+            with self.arrived:
                 self.held -= 1
-                self.changed.notify_all()
-        return True
+                self.arrived.notify_all()
 
-    def wait(self, condition, timeout: float = 20.0) -> None:
-        with self.changed:
-            assert self.changed.wait_for(lambda: condition(self), timeout), "subscriber condition not met"
+    def wait_until(self, condition, timeout: float = 20.0) -> None:
+        with self.arrived:
+            assert self.arrived.wait_for(lambda: condition(self), timeout), "subscriber condition not met"
 
     def release(self) -> None:
         self.gate.set()
 
     def stop(self) -> None:
         self.gate.set()
-        self._server.stop()
+        super().stop()
 
 
 def shop(path, urls: dict[str, str], events: int):
@@ -144,18 +113,18 @@ def test_a_subscriber_holding_its_requests_open_delays_no_delivery_to_a_healthy_
     monkeypatch.setattr(forwarding, "ATTEMPT_TIMEOUT_S", 60.0)  # the slow one is still held when the test ends
     slow = HoldingSubscriber(hold_from=0)  # holds every request it gets
     healthy = Subscriber(status=204)
-    slow_url = slow.start()
+    slow.start()
     healthy.start()
-    storage, store = shop(tmp_path / "shop.db", {"sub_a_slow": slow_url, "sub_b_ok": healthy.url}, events)
+    storage, store = shop(tmp_path / "shop.db", {"sub_a_slow": slow.url, "sub_b_ok": healthy.url}, events)
     forwarder = Forwarder(store, lambda _sub: SECRET, workers=slots)
     try:
         forwarder.start()
-        slow.wait(lambda s: s.held == slots)  # the slow subscriber holds all its slots
+        slow.wait_until(lambda s: s.held == slots)  # the slow subscriber holds all its slots
         received_ok = healthy.wait(events, timeout=30)
         # Every delivery to the healthy subscriber completed — answered and recorded — while the slow one is held.
         wait_for(lambda: sum(d["state"] == DELIVERY_DONE for d in store.deliveries("sub_b_ok")) == events, 30)
-        with slow.changed:
-            assert (slow.held, slow.answered, slow.arrivals) == (slots, 0, slots)  # only its own slots taken
+        with slow.arrived:
+            assert (slow.held, slow.arrivals) == (slots, slots)  # only its own slots taken, none answered
         assert all(d["state"] == "pending" for d in store.deliveries("sub_a_slow"))
         assert store.subscription("sub_b_ok")["delivered"] == events
         verifier = Webhook(SECRET)
@@ -165,7 +134,7 @@ def test_a_subscriber_holding_its_requests_open_delays_no_delivery_to_a_healthy_
             sorted(f"Pedido {i}" for i in range(events))
         slow.release()  # then the slow one catches up on its own
         wait_for(lambda: sum(d["state"] == DELIVERY_DONE for d in store.deliveries("sub_a_slow")) == events, 30)
-        with slow.changed:
+        with slow.arrived:
             assert len(slow.counts) == events and max(slow.counts.values()) == 1
     finally:
         slow.release()
@@ -201,16 +170,16 @@ def test_a_failing_subscriber_waits_for_its_retries_alone(tmp_path):
 def test_stopping_hands_back_the_deliveries_claimed_but_not_sent(tmp_path, monkeypatch):
     monkeypatch.setattr(forwarding, "ATTEMPT_TIMEOUT_S", 0.5)  # the held attempt ends by its timeout at the stop
     slow = HoldingSubscriber(hold_from=0)
-    url = slow.start()
-    storage, store = shop(tmp_path / "shop.db", {"sub_1": url}, 5)
+    slow.start()
+    storage, store = shop(tmp_path / "shop.db", {"sub_1": slow.url}, 5)
     forwarder = Forwarder(store, lambda _sub: SECRET, workers=1)
     try:
         forwarder.start()
-        slow.wait(lambda s: s.held == 1)
+        slow.wait_until(lambda s: s.held == 1)
         assert forwarder.claimed() == {"sub_1": forwarding.QUEUED}  # one in flight, the next queued in its lane
         forwarder.stop()
         rows = {row["id"]: row for row in store.deliveries()}
-        with slow.changed:
+        with slow.arrived:
             [tried] = slow.counts
         assert rows[tried]["attempts"] == 1 and rows[tried]["last_error"]  # timed out: waits for its retry
         # The queued one was never sent: its lease was released, so it is due again at once (not in LEASE_S).
@@ -287,9 +256,9 @@ class Child:
 def test_four_sigkills_during_600_deliveries_resend_only_what_was_in_flight(tmp_path):
     events, slots, kills, lease_s = 600, 4, 4, 1.0
     subscriber = HoldingSubscriber(hold_from=100)
-    url = subscriber.start()
+    subscriber.start()
     database = tmp_path / "shop.db"
-    storage, _store = shop(database, {"sub_1": url}, events)
+    storage, _store = shop(database, {"sub_1": subscriber.url}, events)
     storage.close()
     in_flight_at_kills = []
     child = Child(database, slots, lease_s)
@@ -297,16 +266,16 @@ def test_four_sigkills_during_600_deliveries_resend_only_what_was_in_flight(tmp_
         for kill in range(kills):
             # From the threshold on, the subscriber holds every request: the child's slots fill with deliveries the
             # subscriber received and the child has not recorded. Then the child is killed.
-            subscriber.wait(lambda s: s.held == slots)
+            subscriber.wait_until(lambda s: s.held == slots)
             child.kill()
-            with subscriber.changed:
+            with subscriber.arrived:
                 in_flight_at_kills.append(subscriber.held)
                 subscriber.hold_from = subscriber.arrivals + 100 if kill < kills - 1 else None
             subscriber.release()
-            subscriber.wait(lambda s: s.held == 0)
+            subscriber.wait_until(lambda s: s.held == 0)
             subscriber.gate.clear()
             child = Child(database, slots, lease_s)
-        subscriber.wait(lambda s: len(s.counts) == events, timeout=40)
+        subscriber.wait_until(lambda s: len(s.counts) == events, timeout=40)
         # Every event has arrived once; what a kill left in flight may still be queued to go again (it arrived
         # already: a duplicate, counted below). The child finishes once every outcome is on disk.
         wait_for(lambda: all_done(database, events), timeout=40)
@@ -328,5 +297,5 @@ def test_four_sigkills_during_600_deliveries_resend_only_what_was_in_flight(tmp_
     assert kills <= duplicates <= slots * kills, subscriber.counts.most_common(5)
     assert max(subscriber.counts.values()) == 2
     verifier = Webhook(SECRET)
-    for headers, body in subscriber.bodies[::50]:
+    for headers, body in subscriber.received[::50]:
         assert verifier.verify(body, headers)["data"]["body"].startswith("Pedido ")

@@ -22,6 +22,7 @@ from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.store import DELIVERY_DONE, DELIVERY_PENDING, MessagingStore
 from app.core.platform import processes
 from app.core.storage.engines import open_database
+from app.core.storage.sqlite.database import DB_NOW
 from app.core.storage.sqlite.messaging import SqliteMessagingRepository
 from tests.helpers.messaging_support import wait_for
 
@@ -71,6 +72,13 @@ def claim(desk: Desk, lease_s: float = 120.0):
     return desk.store.claim_due(clock.now(), 10, lease_s)
 
 
+def db_now(desk: Desk) -> float:
+    """The database's clock, the one leases are written and compared with."""
+    row = desk.storage.query_one(f"SELECT {DB_NOW} AS now")
+    assert row is not None
+    return float(row["now"])
+
+
 @pytest.mark.parametrize("offset", [HOUR, -HOUR, 0.0])
 def test_a_live_lease_is_not_taken_over_whatever_the_other_desks_clock(desks, monkeypatch, offset):
     a, b = desks
@@ -85,7 +93,7 @@ def test_a_live_lease_is_not_taken_over_whatever_the_other_desks_clock(desks, mo
 def test_an_expired_lease_is_taken_over_whatever_the_other_desks_clock(desks, monkeypatch, offset):
     a, b = desks
     [lapsed] = claim(a, lease_s=0.05)  # desk A stalls past its lease (killed, suspended)
-    time.sleep(0.1)
+    wait_for(lambda: db_now(b) > lapsed.lease)  # its lease has run out on the database's clock
     skew(monkeypatch, offset)  # an hour behind: the old process-clock lease still looked live for an hour
     [taken] = claim(b)
     assert taken.id == lapsed.id and taken.lease > lapsed.lease
@@ -103,8 +111,9 @@ def test_an_expired_lease_is_taken_over_whatever_the_other_desks_clock(desks, mo
 def test_a_renewed_lease_outlives_its_first_term(desks):
     a, b = desks
     [held] = claim(a, lease_s=0.2)
+    first_term = held.lease
     assert a.store.renew_leases([held], lease_s=120.0) == []
-    time.sleep(0.3)  # the first term is over
+    wait_for(lambda: db_now(b) > first_term)  # the first term is over on the database's clock
     assert claim(b) == []
 
 
@@ -147,10 +156,14 @@ def test_an_attempt_longer_than_its_lease_keeps_it_renewed(desks, monkeypatch):
     forwarder.start()
     try:
         wait_for(lambda: attempts)  # desk A holds it, its attempt under way
-        deadline = time.monotonic() + 1.5  # more than two leases long
-        while time.monotonic() < deadline:
+        [row] = b.store.deliveries()
+        first_term = row["lease_until"]
+
+        def two_terms_passed_untaken() -> bool:
             assert claim(b) == []
-            time.sleep(0.05)
+            return db_now(b) > first_term + forwarding.LEASE_S  # two leases since the claim, by the database's clock
+
+        wait_for(two_terms_passed_untaken, interval=0.05)
         answer.set()
         wait_for(lambda: b.store.deliveries()[0]["state"] == DELIVERY_DONE)
     finally:

@@ -9,10 +9,11 @@ import sys
 import httpx
 import pytest
 
-from app.api.local import LocalApi, is_loopback
+from app.api.local import LocalApi
 from app.core.contract import MAX_BODY_BYTES
 from app.core.engine import Engine
 from app.core.errors import YupanaError
+from app.core.platform.settings import is_loopback
 from tests.helpers.base import ROOT
 
 

@@ -4,8 +4,6 @@ lines are of value 0 and it carries the corrected cuotas (cac:PaymentTerms)."""
 
 from __future__ import annotations
 
-import functools
-import re
 from datetime import date
 from decimal import Decimal
 
@@ -13,9 +11,9 @@ from app.core.contract import GenerarXmlRequest
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.documents import note, sale
-from app.core.invoicing.documents.kind import SEND_BILL, DocumentType, Identity, Numbering
+from app.core.invoicing.documents.kind import Identity
 from app.core.invoicing.namespaces import CREDIT_NOTE, VOUCHER_ROOTS
-from app.core.invoicing.sunat_catalogues import CREDIT_NOTE_REASONS, DOCUMENT_TYPES, INSTALMENTS_REASON, NOTA_CREDITO
+from app.core.invoicing.sunat_catalogues import CREDIT_NOTE_REASONS, INSTALMENTS_REASON, NOTA_CREDITO
 
 LAYOUT = ubl.UblLayout(VOUCHER_ROOTS[CREDIT_NOTE], "CreditNoteLine", "CreditedQuantity", "LegalMonetaryTotal")
 
@@ -57,11 +55,5 @@ class CreditNoteRules(note.NoteRules):
         return sale.payment_terms(request, problems, Decimal("Infinity"), fecha, None)
 
 
-RULES = CreditNoteRules()
-NOTA_CREDITO_TYPE = DocumentType(
-    code=NOTA_CREDITO, name=DOCUMENT_TYPES[NOTA_CREDITO],
-    identity=Identity(LAYOUT.root, CREDIT_NOTE),
-    numbering=Numbering(re.compile(r"^[FB][A-Z0-9]{3}$"), "FC01"),  # F or B: the letter of the voucher it modifies
-    build=functools.partial(sale.build, RULES), render=ubl.render, sender=SEND_BILL,
-    preview=functools.partial(sale.preview, RULES),
-    sheet="ValidaExprRegNC-2.0.1.xsl")
+NOTA_CREDITO_TYPE = sale.document_type(CreditNoteRules(), Identity(LAYOUT.root, CREDIT_NOTE), note.numbering("FC01"),
+                                       "ValidaExprRegNC-2.0.1.xsl")

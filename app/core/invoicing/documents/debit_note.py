@@ -3,14 +3,11 @@ monetary total is a RequestedMonetaryTotal); judged by SUNAT's ValidaExprRegND s
 
 from __future__ import annotations
 
-import functools
-import re
-
 from app.core.invoicing import ubl
 from app.core.invoicing.documents import note, sale
-from app.core.invoicing.documents.kind import SEND_BILL, DocumentType, Identity, Numbering
+from app.core.invoicing.documents.kind import Identity
 from app.core.invoicing.namespaces import DEBIT_NOTE, VOUCHER_ROOTS
-from app.core.invoicing.sunat_catalogues import DEBIT_NOTE_REASONS, DOCUMENT_TYPES, NOTA_DEBITO
+from app.core.invoicing.sunat_catalogues import DEBIT_NOTE_REASONS, NOTA_DEBITO
 
 LAYOUT = ubl.UblLayout(VOUCHER_ROOTS[DEBIT_NOTE], "DebitNoteLine", "DebitedQuantity", "RequestedMonetaryTotal")
 
@@ -23,11 +20,5 @@ class DebitNoteRules(note.NoteRules):
     reference_type_error, reference_number_error = "2204", "2205"
 
 
-RULES = DebitNoteRules()
-NOTA_DEBITO_TYPE = DocumentType(
-    code=NOTA_DEBITO, name=DOCUMENT_TYPES[NOTA_DEBITO],
-    identity=Identity(LAYOUT.root, DEBIT_NOTE),
-    numbering=Numbering(re.compile(r"^[FB][A-Z0-9]{3}$"), "FD01"),  # F or B: the letter of the voucher it modifies
-    build=functools.partial(sale.build, RULES), render=ubl.render, sender=SEND_BILL,
-    preview=functools.partial(sale.preview, RULES),
-    sheet="ValidaExprRegND-2.0.1.xsl")
+NOTA_DEBITO_TYPE = sale.document_type(DebitNoteRules(), Identity(LAYOUT.root, DEBIT_NOTE), note.numbering("FD01"),
+                                      "ValidaExprRegND-2.0.1.xsl")

@@ -7,7 +7,6 @@ al contado unless it says otherwise; a boleta's customer may go without a docume
 
 from __future__ import annotations
 
-import functools
 import re
 from datetime import date
 from decimal import Decimal
@@ -16,9 +15,9 @@ from app.core.contract import GenerarXmlRequest
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.documents import sale
-from app.core.invoicing.documents.kind import SEND_BILL, DocumentType, Identity, Numbering
+from app.core.invoicing.documents.kind import DocumentType, Identity, Numbering
 from app.core.invoicing.namespaces import INVOICE, VOUCHER_ROOTS
-from app.core.invoicing.sunat_catalogues import BOLETA, DOCUMENT_TYPES, FACTURA, SIN_DOCUMENTO
+from app.core.invoicing.sunat_catalogues import BOLETA, FACTURA, SIN_DOCUMENTO
 
 LAYOUT = ubl.UblLayout(VOUCHER_ROOTS[INVOICE], "InvoiceLine", "InvoicedQuantity", "LegalMonetaryTotal", invoice=True)
 IDENTITY = Identity(LAYOUT.root, INVOICE, type_code="cbc:InvoiceTypeCode")
@@ -65,10 +64,7 @@ class BoletaRules(InvoiceRules):
 
 def _kind(rules: InvoiceRules, sheet: str) -> DocumentType:
     assert rules.letter is not None
-    return DocumentType(
-        code=rules.code, name=DOCUMENT_TYPES[rules.code], identity=IDENTITY, numbering=numbering(rules.letter),
-        build=functools.partial(sale.build, rules), render=ubl.render, sender=SEND_BILL, sheet=sheet,
-        preview=functools.partial(sale.preview, rules))
+    return sale.document_type(rules, IDENTITY, numbering(rules.letter), sheet)
 
 
 FACTURA_TYPE = _kind(FacturaRules(), "ValidaExprRegFactura-2.0.1.xsl")

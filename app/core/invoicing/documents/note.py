@@ -4,12 +4,14 @@ of their lines. credit_note.py and debit_note.py are the two types."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from app.core.contract import DocumentoReferencia, GenerarXmlRequest
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.documents import invoice, sale
+from app.core.invoicing.documents.kind import Numbering
 from app.core.invoicing.sunat_catalogues import (
     BOLETA,
     EXPORT_REASON,
@@ -21,6 +23,11 @@ from app.core.invoicing.sunat_catalogues import (
 
 # The vouchers a note modifies, by type: their series letter.
 MODIFIED_LETTERS = {rules.code: rules.letter for rules in (invoice.FacturaRules(), invoice.BoletaRules())}
+
+
+def numbering(example: str) -> Numbering:
+    """A note's series: F or B (the letter of the voucher it modifies) and three letters or digits."""
+    return Numbering(re.compile(r"^[FB][A-Z0-9]{3}$"), example)
 
 
 class NoteRules(sale.SaleRules):

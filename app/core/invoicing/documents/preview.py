@@ -20,7 +20,6 @@ from pydantic import ValidationError
 from app.core.contract import GenerarXmlRequest, Item, parse_model, translate_validation_error
 from app.core.errors import ErrorDetail
 
-ZERO = Decimal("0.00")
 # A partial request's fields that bear on its amounts; the rest (customer, numbering, references, payment terms) is
 # not read. Stand-ins fill the required fields that do not.
 AMOUNT_FIELDS = ("tipo", "fecha_emision", "moneda", "codigo_motivo", "descuento_global", "detraccion", "tipo_cambio")

@@ -14,6 +14,7 @@ a request still being typed: the voucher form's totals (preview.py).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,9 +29,9 @@ from app.core.invoicing import sunat_codes, ubl
 from app.core.invoicing.amounts import IGV_RATE, ZERO, amount_in_words, money
 from app.core.invoicing.documents import lines as sale_lines
 from app.core.invoicing.documents import parties
-from app.core.invoicing.documents.kind import CompanyOf, NameOf
+from app.core.invoicing.documents.kind import SEND_BILL, CompanyOf, DocumentType, Identity, NameOf, Numbering
 from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
-from app.core.invoicing.sunat_catalogues import DEPOSITO_EN_CUENTA, EXPORTACION
+from app.core.invoicing.sunat_catalogues import CONTADO, CREDITO, DEPOSITO_EN_CUENTA, DOCUMENT_TYPES, EXPORTACION
 from app.core.platform import clock
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ Payment = tuple[str | None, list[tuple[Decimal, date]]]  # (forma de pago, cuota
 Subtotals = list[tuple[ubl.TaxScheme, Decimal, Decimal]]  # (scheme, taxable, tax)
 
 SPOT_THRESHOLD = Decimal(sunat_codes.DETRACCION_THRESHOLD)
-CONTADO, CREDITO = "Contado", "Credito"
 
 
 class SaleRules:
@@ -81,6 +81,15 @@ class SaleRules:
     def check_customer_total(self, request: GenerarXmlRequest, problems: pv.Problems, receptor: ubl.Party,
                              moneda: str, total: Decimal) -> None:
         """What the type asks of its customer once the total is known."""
+
+
+def document_type(rules: SaleRules, identity: Identity, numbering: Numbering, sheet: str) -> DocumentType:
+    """The type whose documents this pipeline builds with `rules`: rendered by ubl, sent by sendBill, judged by
+    SUNAT's `sheet`, with the totals' preview."""
+    return DocumentType(
+        code=rules.code, name=DOCUMENT_TYPES[rules.code], identity=identity, numbering=numbering,
+        build=functools.partial(build, rules), render=ubl.render, sender=SEND_BILL, sheet=sheet,
+        preview=functools.partial(preview, rules))
 
 
 @dataclass

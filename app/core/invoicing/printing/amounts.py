@@ -14,15 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from app.core.invoicing.printing.document import ICBPER, ZERO, Line, PrintedVoucher
+from app.core.invoicing.amounts import ZERO, money
+from app.core.invoicing.printing.document import ICBPER, Line, PrintedVoucher
 from app.core.invoicing.sunat_catalogues import BOLETA, UNITS
 
-CENT = Decimal("0.01")
 MIN_DECIMALS, MAX_DECIMALS = 2, 10
-
-
-def cents(value: Decimal) -> Decimal:
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def with_taxes(voucher: PrintedVoucher) -> bool:
@@ -39,13 +35,13 @@ def unit_price(amount: Decimal, quantity: Decimal, written: Decimal | None = Non
     """The unit price to print for a line of `amount`: the fewest decimals (2 to 10) for which
     round(quantity × price, 2) == amount; the price the XML writes when it is one of those."""
     if not quantity:
-        return f"{cents(written or ZERO):,.2f}"
+        return f"{money(written or ZERO):,.2f}"
     candidates = [written] if written is not None else []
     candidates.append(amount / quantity)
     for value in candidates:
         for places in range(MIN_DECIMALS, MAX_DECIMALS + 1):
             shown = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-            if cents(quantity * shown) == amount:
+            if money(quantity * shown) == amount:
                 return _grouped(shown)
     return _grouped((amount / quantity).quantize(Decimal(1).scaleb(-MAX_DECIMALS), rounding=ROUND_HALF_UP))
 
@@ -82,7 +78,7 @@ def printed_line(line: Line, taxes_in: bool) -> PrintedLine:
     if taxes_in:
         paid = line.valor_venta + line.impuestos
         ratio = paid / line.valor_venta if line.valor_venta else Decimal(1)
-        descuento, cargo = cents(line.descuento * ratio), cents(line.cargo * ratio)
+        descuento, cargo = money(line.descuento * ratio), money(line.cargo * ratio)
         importe = paid + descuento - cargo
         return PrintedLine(line, unidad, unit_price(importe, line.cantidad), importe, descuento, cargo, None)
     importe = line.valor_venta + line.descuento - line.cargo

@@ -13,8 +13,9 @@ from decimal import Decimal, InvalidOperation
 from lxml import etree
 
 from app.core.errors import invalid
+from app.core.invoicing.amounts import ZERO
 from app.core.invoicing.namespaces import CAC, CBC, DS
-from app.core.invoicing.sunat_catalogues import IDENTITY_PRINTED, NOTES, SALES, printed_title
+from app.core.invoicing.sunat_catalogues import CONTADO, CREDITO, IDENTITY_PRINTED, NOTES, SALES, printed_title
 from app.core.invoicing.ubl_identity import document_type
 
 NS = {"cac": CAC, "cbc": CBC, "ds": DS}
@@ -27,7 +28,6 @@ DOCUMENT_LABELS = IDENTITY_PRINTED
 # Catalogue 05 codes of the tax subtotals, in the order the totals are printed.
 GRAVADAS, EXONERADAS, INAFECTAS, EXPORTACION, GRATUITAS, ISC, ICBPER, OTROS = (
     "1000", "9997", "9998", "9995", "9996", "2000", "7152", "9999")
-ZERO = Decimal("0.00")
 
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
 
@@ -360,7 +360,7 @@ def _payment(root: etree._Element, voucher: PrintedVoucher) -> None:
         if _text(terms, "cbc:ID") != "FormaPago":
             continue
         means = _text(terms, "cbc:PaymentMeansID")
-        if means in ("Contado", "Credito"):
+        if means in (CONTADO, CREDITO):
             voucher.forma_pago = means
             voucher.pendiente = _optional_amount(terms, "cbc:Amount")
         elif means.startswith("Cuota") and means[5:].isdigit():

@@ -133,11 +133,6 @@ def fallback_path(face: int) -> Path | None:
     return FALLBACKS[face - 1].path()
 
 
-def available_fallbacks() -> list[Fallback]:
-    """The fallback fonts found on this computer (or in the bundle)."""
-    return [fallback for fallback in FALLBACKS if fallback.path() is not None]
-
-
 @lru_cache(maxsize=8192)
 def face_of(char: str) -> int | None:
     """The face that prints `char`: MAIN, a fallback's index, or None when no font has it."""

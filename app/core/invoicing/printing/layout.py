@@ -26,11 +26,11 @@ from app.core.invoicing.printing.document import (
     PrintedVoucher,
 )
 from app.core.invoicing.printing.fonts import PT, metrics, printable
+from app.core.invoicing.sunat_catalogues import CREDITO, PAYMENT_FORMS
 from app.core.platform import formatting as fmt
 
 FORMATS = ("a4", "ticket")
 CHECK_URL = "https://e-consulta.sunat.gob.pe/ol-ti-itconsvalicpe/ConsValiCpe.htm"
-FORMA_PAGO = {"Contado": "Contado", "Credito": "Crédito"}
 GREY = 225
 QR_MASK = 2  # vertical stripes every third column: an even spread of dark modules for SUNAT's digits and base64
 
@@ -237,12 +237,12 @@ def stamps(issuer: Issuer) -> list[str]:
     return found
 
 
-def totals(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
+def totals(voucher: PrintedVoucher, lines: list[PrintedLine]) -> list[tuple[str, str, bool]]:
     """(label, amount, bold) rows. A boleta: the lines' subtotal with taxes, what is taken off and added, the total
     (they add up), then what the total includes. A factura: gravadas, exoneradas and inafectas always; the rest when
-    present."""
+    present. `lines`: the voucher's printed lines (`printed_lines`), worked out once per layout."""
     if with_taxes(voucher):
-        return _totals_with_taxes(voucher)
+        return _totals_with_taxes(voucher, lines)
     money = lambda value: fmt.money(value, voucher.moneda)  # noqa: E731
     taxable, taxes = voucher.taxable, voucher.taxes
     rows = [("Op. gravadas", money(taxable.get(GRAVADAS, 0)), False),
@@ -280,9 +280,9 @@ def _adjustments(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
     return rows
 
 
-def _totals_with_taxes(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
+def _totals_with_taxes(voucher: PrintedVoucher, lines: list[PrintedLine]) -> list[tuple[str, str, bool]]:
     money = lambda value: fmt.money(value, voucher.moneda)  # noqa: E731
-    printed = summary(voucher, printed_lines(voucher))
+    printed = summary(voucher, lines)
     rows = [("Subtotal", money(printed.subtotal), False)]
     if printed.descuentos:
         rows.append(("Descuentos", f"- {money(printed.descuentos)}", False))
@@ -334,7 +334,7 @@ def details(voucher: PrintedVoucher) -> list[tuple[str, str]]:
     rows += [("Fecha de emisión", fmt.day(voucher.fecha) + (f"  {voucher.hora[:5]}" if voucher.hora else "")),
              ("Moneda", fmt.CURRENCY_NAMES.get(voucher.moneda, voucher.moneda))]
     if voucher.forma_pago:
-        rows.append(("Forma de pago", FORMA_PAGO.get(voucher.forma_pago, voucher.forma_pago)))
+        rows.append(("Forma de pago", PAYMENT_FORMS.get(voucher.forma_pago, voucher.forma_pago)))
     if voucher.referencia:
         kind = TITLES.get(voucher.referencia_tipo, "Comprobante").replace(" ELECTRÓNICA", "")
         rows.append(("Documento que modifica", f"{kind} ELECTRÓNICA {voucher.referencia}"))
@@ -432,8 +432,9 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
         sheet.text(m, f"{label}:", 9, True)
         sheet.paragraph(m + label_w, value, sheet.right - m - label_w, 9)
     sheet.y += 3
-    _a4_lines(sheet, voucher)
-    _a4_totals(sheet, voucher)
+    lines = printed_lines(voucher)
+    _a4_lines(sheet, voucher, lines)
+    _a4_totals(sheet, voucher, lines)
     _a4_footer(sheet, voucher)
     pages = sheet.finish(0)
     _a4_page_footers(sheet, pages, issuer)
@@ -481,12 +482,12 @@ def _a4_cells(voucher: PrintedVoucher, line: PrintedLine) -> list[str]:
     return [fmt.quantity(source.cantidad), "", source.codigo, "", line.unitario, precio, fmt.number(line.importe)]
 
 
-def _a4_lines(sheet: Sheet, voucher: PrintedVoucher) -> None:
+def _a4_lines(sheet: Sheet, voucher: PrintedVoucher, lines: list[PrintedLine]) -> None:
     size, leading = 8.0, 8.0 * PT * 1.3
     columns = _a4_columns(voucher)
     widths = _column_widths(sheet.right - sheet.margin, columns)
     _a4_header_row(sheet, columns)
-    for line in printed_lines(voucher):
+    for line in lines:
         description = wrap(line.line.descripcion, widths[3] - 2, size)
         notes = line_notes(line, voucher.moneda)
         unit = wrap(line.unidad, widths[1] - 2, size)
@@ -515,9 +516,9 @@ def _a4_lines(sheet: Sheet, voucher: PrintedVoucher) -> None:
         sheet.page.marks.append(Rule(sheet.margin, sheet.y, sheet.right, sheet.y, 0.1))
 
 
-def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
+def _a4_totals(sheet: Sheet, voucher: PrintedVoucher, lines: list[PrintedLine]) -> None:
     """The amount in words across the page, then the totals on the right and the instalments on the left."""
-    rows = totals(voucher)
+    rows = totals(voucher, lines)
     extra = included(voucher)
     sheet.y += 2
     if voucher.leyenda:
@@ -543,7 +544,7 @@ def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
             sheet.y += 4.0
     bottom = sheet.y
     sheet.y = top
-    if voucher.forma_pago == "Credito":
+    if voucher.forma_pago == CREDITO:
         pending = fmt.money(voucher.pendiente if voucher.pendiente is not None else voucher.total, voucher.moneda)
         sheet.text(sheet.margin, "Pago al crédito", 8.5, True)
         sheet.y += 4.5
@@ -563,7 +564,7 @@ def _a4_totals(sheet: Sheet, voucher: PrintedVoucher) -> None:
 
 
 def _a4_cuotas_height(voucher: PrintedVoucher) -> float:
-    return (13.7 + 4.2 * len(voucher.cuotas)) if voucher.forma_pago == "Credito" else 0.0
+    return (13.7 + 4.2 * len(voucher.cuotas)) if voucher.forma_pago == CREDITO else 0.0
 
 
 QR_SIDE_A4 = 30.0
@@ -626,11 +627,12 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.y += 1
     sheet.rule()
     sheet.y += 1.5
-    _ticket_lines(sheet, voucher, width)
+    lines = printed_lines(voucher)
+    _ticket_lines(sheet, voucher, lines, width)
     sheet.y += 0.5
     sheet.rule()
     sheet.y += 1.5
-    _ticket_totals(sheet, voucher, width)
+    _ticket_totals(sheet, voucher, lines, width)
     sheet.y += 2
     code = _qr(0, 0, QR_SIDE_TICKET, voucher.qr_text())
     quiet = 4 * code.module
@@ -643,11 +645,11 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     return sheet.finish(TICKET_MARGIN)
 
 
-def _ticket_lines(sheet: Sheet, voucher: PrintedVoucher, width: float) -> None:
+def _ticket_lines(sheet: Sheet, voucher: PrintedVoucher, lines: list[PrintedLine], width: float) -> None:
     """Each line: its description, then «quantity unit x unit price» and its amount; its notes under it."""
     m, size = TICKET_MARGIN, 7.5
     step = size * PT * 1.35
-    for line in printed_lines(voucher):
+    for line in lines:
         sheet.paragraph(m, line.line.descripcion, width, size)
         amount = fmt.number(line.importe)
         left = f"{fmt.quantity(line.line.cantidad)} {line.unidad} x {line.unitario}"
@@ -667,9 +669,9 @@ def _ticket_lines(sheet: Sheet, voucher: PrintedVoucher, width: float) -> None:
                 sheet.y += step
 
 
-def _ticket_totals(sheet: Sheet, voucher: PrintedVoucher, width: float) -> None:
+def _ticket_totals(sheet: Sheet, voucher: PrintedVoucher, lines: list[PrintedLine], width: float) -> None:
     m = TICKET_MARGIN
-    for label, amount, bold in totals(voucher):
+    for label, amount, bold in totals(voucher, lines):
         sheet.text(m + 14, f"{label}:", 8 if not bold else 9, bold)
         sheet.text(m, amount, 8 if not bold else 9, bold, "R", width)
         sheet.y += 4.2 if not bold else 4.8
@@ -684,7 +686,7 @@ def _ticket_totals(sheet: Sheet, voucher: PrintedVoucher, width: float) -> None:
     sheet.y += 1
     if voucher.leyenda:
         sheet.paragraph(m, f"SON: {voucher.leyenda}", width, 7.5, True)
-    if voucher.forma_pago == "Credito":
+    if voucher.forma_pago == CREDITO:
         sheet.y += 1
         pending = fmt.money(voucher.pendiente if voucher.pendiente is not None else voucher.total, voucher.moneda)
         sheet.paragraph(m, f"Pago al crédito. Pendiente de pago: {pending}", width, 7.5, True)

@@ -11,9 +11,8 @@ from typing import Any
 
 from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING
 from app.core.storage.ports.submissions import Lease
+from app.core.storage.sql import in_chunks
 from app.core.storage.sqlite.database import DB_NOW, Storage
-
-_CHUNK = 500  # ids per IN (…) list
 
 
 def _stamp() -> str:
@@ -160,10 +159,7 @@ class SqliteSubmissionRepository:
 
     def cdr_states_of_vouchers(self, voucher_ids: Iterable[int]) -> list[tuple[int, str]]:
         found: list[tuple[int, int, str]] = []
-        listed = list(voucher_ids)
-        for start in range(0, len(listed), _CHUNK):
-            chunk = listed[start:start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(voucher_ids):
             found += [(row["id"], row["voucher_id"], row["estado"]) for row in self._db.query(
                 "SELECT c.id, s.voucher_id, c.estado FROM sunat_submissions s JOIN sunat_cdrs c"
                 f" ON c.submission_id = s.id WHERE s.voucher_id IN ({marks}) AND c.estado IS NOT NULL",
@@ -174,10 +170,7 @@ class SqliteSubmissionRepository:
 
     def submitted_vouchers(self, voucher_ids: Iterable[int]) -> set[int]:
         found: set[int] = set()
-        listed = list(voucher_ids)
-        for start in range(0, len(listed), _CHUNK):
-            chunk = listed[start:start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(voucher_ids):
             found.update(row["voucher_id"] for row in self._db.query(  # the sunat_submissions_voucher index
                 f"SELECT DISTINCT voucher_id FROM sunat_submissions WHERE voucher_id IN ({marks})", tuple(chunk)))
         return found

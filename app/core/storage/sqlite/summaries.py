@@ -9,9 +9,8 @@ from typing import Any
 from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_PENDING, SUMMARY_UNCONFIRMED
 from app.core.invoicing.summaries import CONDITION_ADD, CONDITION_MODIFY, CONDITION_VOID
 from app.core.storage.ports.summaries import SummaryEntry
+from app.core.storage.sql import in_chunks
 from app.core.storage.sqlite.database import Storage
-
-_CHUNK = 500  # ids per IN (…) list
 
 
 class SqliteSummaryRepository:
@@ -27,9 +26,7 @@ class SqliteSummaryRepository:
         return row["ident"] if row else None
 
     def first_pending_line(self, voucher_ids: list[int]) -> tuple[str, int, str] | None:
-        for start in range(0, len(voucher_ids), _CHUNK):
-            chunk = voucher_ids[start:start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(voucher_ids):
             row = self._db.conn().execute(  # this thread's connection: inside the caller's transaction
                 "SELECT l.serie, l.numero, s.ident FROM sunat_summary_lines l JOIN sunat_summaries s"
                 f" ON s.id = l.summary_id WHERE s.state = ? AND l.voucher_id IN ({marks})",
@@ -40,10 +37,7 @@ class SqliteSummaryRepository:
 
     def pending_voucher_ids(self, voucher_ids: Iterable[int]) -> set[int]:
         found: set[int] = set()
-        listed = list(voucher_ids)
-        for start in range(0, len(listed), _CHUNK):
-            chunk = listed[start:start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(voucher_ids):
             found.update(row["voucher_id"] for row in self._db.query(
                 "SELECT l.voucher_id FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
                 f" WHERE s.state = ? AND l.voucher_id IN ({marks})", (SUBMISSION_PENDING, *chunk)))
@@ -51,10 +45,7 @@ class SqliteSummaryRepository:
 
     def reported_by(self, voucher_ids: Iterable[int]) -> dict[int, str]:
         found: dict[int, str] = {}
-        listed = list(voucher_ids)
-        for start in range(0, len(listed), _CHUNK):
-            chunk = listed[start:start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(voucher_ids):
             found.update((row["voucher_id"], row["ident"]) for row in self._db.query(
                 "SELECT l.voucher_id, s.ident FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
                 f" WHERE l.condition IN (?, ?) AND s.state IN (?, ?) AND l.voucher_id IN ({marks})",
@@ -63,10 +54,7 @@ class SqliteSummaryRepository:
 
     def void_lines(self, voucher_ids: Iterable[int]) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
-        listed = list(voucher_ids)
-        for start in range(0, len(listed), _CHUNK):
-            chunk = listed[start:start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(voucher_ids):
             found += self._db.query(
                 "SELECT l.voucher_id, l.serie, l.numero, s.id, s.ident, s.kind, s.state, s.created_at FROM sunat_summary_lines l"
                 " JOIN sunat_summaries s ON s.id = l.summary_id"

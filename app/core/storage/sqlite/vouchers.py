@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from app.core.storage.ports.vouchers import NewVoucher, NumberTaken, TextKind, View
-from app.core.storage.sql import where_equal
+from app.core.storage.sql import in_chunks, where_equal
 from app.core.storage.sqlite.database import Storage
 
 
@@ -78,15 +78,6 @@ _INSERT_COLUMNS = ("environment, emisor_ruc, tipo, serie, numero, nombre_archivo
 _SIGNED_COLUMNS = ", signature, signature_offset, signed_sha256, digest_value, signature_value, certificado_id, updated_at"
 _INSERT_GENERATED = f"INSERT INTO vouchers ({_INSERT_COLUMNS}, canonical) VALUES ({'?, ' * 16}1)"
 _INSERT_SIGNED = f"INSERT INTO vouchers ({_INSERT_COLUMNS}{_SIGNED_COLUMNS}, canonical) VALUES ({'?, ' * 23}1)"
-
-_CHUNK = 500  # ids per IN (…) list: far below any engine's limit of parameters
-
-
-def _chunks(ids: Iterable[int]) -> Iterable[list[int]]:
-    listed = list(ids)
-    for start in range(0, len(listed), _CHUNK):
-        yield listed[start:start + _CHUNK]
-
 
 class SqliteVoucherRepository:
     def __init__(self, db: Storage) -> None:
@@ -231,8 +222,7 @@ class SqliteVoucherRepository:
 
     def statuses_of(self, voucher_ids: Iterable[int]) -> dict[int, str]:
         found: dict[int, str] = {}
-        for chunk in _chunks(voucher_ids):
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in in_chunks(voucher_ids):
             found.update((row["id"], row["status"]) for row in self._db.query(
                 f"SELECT id, status FROM vouchers WHERE id IN ({marks})", tuple(chunk)))
         return found
