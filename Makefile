@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
-.PHONY: run test demo bench lint mutation package windows-installer windows-smoke screenshots clean translations
+.PHONY: run test demo bench lint soak mutation package windows-installer windows-smoke screenshots clean translations
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,18 +32,30 @@ translations: $(QM)
 run: $(RUN_STAMP) $(QM)
 	$(VENV)/bin/yupana $(ARGS)
 
+# Spread over every core (pytest-xdist, the slowest tests scheduled first by worksteal); JOBS=1 runs them in one
+# process, e.g. make test JOBS=1.
+JOBS ?= auto
 test: $(STAMP) $(QM)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist worksteal
 
 demo: $(RUN_STAMP)
 	$(VENV)/bin/yupana demo
 
+# BENCHES narrows a run, e.g. make bench BENCHES=bench/sign.py (YUPANA_BENCH_QUICK=1: tiny sizes, see bench/_sizes.py).
+BENCHES ?= $(sort $(wildcard bench/[!_]*.py))
 bench: $(RUN_STAMP)
-	@for b in bench/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in $(BENCHES); do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
-	$(PY) -m ruff check app tests bench
+	$(PY) -m ruff check app tests bench scripts
 	$(PY) -m mypy
+
+# A shop's day compressed (docs/testing.md, «make soak»): the sandboxes, `yupana serve` SIGKILLed every 20-40 s, SUNAT's
+# faults, then a quiet phase (the last third of MINUTES, at most 3 min) and the checks. Minutes long: never part of
+# `make test`; CI runs it as its own step with MINUTES=3.
+MINUTES ?= 10
+soak: $(RUN_STAMP)
+	$(PY) -m scripts.soak --minutes $(MINUTES)
 
 # Mutation testing (docs/testing.md): slow, never in CI nor in `make test`. The modules and the tests are set in
 # pyproject.toml ([tool.mutmut]); MUTANTS narrows a run, e.g. make mutation MUTANTS='app.core.invoicing.amounts.*'

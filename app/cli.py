@@ -16,7 +16,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from app.core.api import Engine
@@ -56,6 +56,7 @@ FEATURE_COMMANDS = {
     "anular": "anula un comprobante ante SUNAT (comunicación de baja o resumen diario)",
     "resumen": "resumen diario de las boletas de un día, enviado a SUNAT",
     "cdr": "consulta a SUNAT el CDR de cualquier comprobante",
+    "db": "base de datos del puesto: crear, ver el estado y actualizar la compartida (PostgreSQL)",
 }
 
 LOOKUPS = ("ruc", "ce", "placa")
@@ -203,7 +204,36 @@ def cmd_self_test(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ parser
 
-def build_parser() -> argparse.ArgumentParser:
+class CommandsOnDemand(argparse._SubParsersAction):
+    """The feature commands, each listed by its summary and its module imported only once it is chosen: `--help`
+    and `--version` then end before any command (and through it the engine) is imported. A placeholder parser
+    stands for each until then; the module's `register` puts the real one in its place."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unloaded: dict[str, str] = {}  # command -> its summary
+
+    def add_on_demand(self, name: str, summary: str) -> None:
+        self.add_parser(name, help=summary)
+        self.unloaded[name] = summary
+
+    def load(self, name: str) -> None:
+        summary = self.unloaded.pop(name, None)
+        if summary is None:
+            return
+        del self._name_parser_map[name]
+        self._choices_actions = [action for action in self._choices_actions if action.dest != name]
+        importlib.import_module(f"app.commands.{name}").register(self, summary)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        self.load(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The whole `yupana` parser; `lazy`: each feature command's module imported only when that command is parsed
+    (what `main` uses; the complete tree is for what inspects the parser, such as the documentation's test)."""
     parser = argparse.ArgumentParser(
         prog="yupana",
         description="Yupana: comprobantes electrónicos SUNAT, mensajería y consultas. Sin argumentos abre la aplicación.")
@@ -214,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--self-test", action="store_true",
                         help="prueba de arranque: abre la aplicación sin pantalla, verifica la base de datos y termina")
     parser.add_argument("--screenshot", metavar="PNG", help="con --self-test: guarda una captura de la ventana")
-    sub = parser.add_subparsers(dest="command", metavar="COMANDO", title="comandos")
+    sub = cast(CommandsOnDemand, parser.add_subparsers(dest="command", metavar="COMANDO", title="comandos",
+                                                       action=CommandsOnDemand))
 
     call = sub.add_parser("call", help="ejecuta una operación del contrato con una solicitud JSON",
                           description="Ejecuta una operación con una solicitud JSON (archivo o entrada estándar) "
@@ -262,15 +293,18 @@ def build_parser() -> argparse.ArgumentParser:
     config.set_defaults(func=cmd_config)
 
     for name, summary in FEATURE_COMMANDS.items():
-        importlib.import_module(f"app.commands.{name}").register(sub, summary)
+        sub.add_on_demand(name, summary)
+        if not lazy:
+            sub.load(name)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if getattr(sys, "frozen", False):  # a frozen app started as a signing worker does its work here (issue 33)
+        __import__("multiprocessing").freeze_support()
+    args = build_parser(lazy=True).parse_args(argv)  # --help and --version end here, before the engine is imported
     from app.core.api import YupanaError
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     if args.home:
         import os
 

@@ -23,9 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _sizes import size  # noqa: E402 - bench/ is the script's folder
+
 from bench.vouchers import ten_line_factura  # noqa: E402
 
-BASELINE_SAMPLE = 30
+BASELINE_SAMPLE = size(30, 5)
 
 
 def signed_facturas(count: int) -> list[str]:
@@ -65,13 +67,14 @@ def rate(xmls: list[str], formato: str, **options: object) -> tuple[float, float
     return len(xmls) / elapsed, len(xmls) / cpu, 1 / best, size // len(xmls)
 
 
-WRAP_LENGTH = 10_000
+WRAP_LENGTH = size(10_000, 500)
+WRAP_ROUNDS = size(15, 2)
 MIXED_WORDS = ("café", "ñandú", "炒饭", "日本語", "ひらがな", "Пельмени", "Ελληνικά", "😀", "🥑", "precio")
 
 
 def wrap_ratios() -> dict[str, tuple[float, float]]:
     """(seconds for WRAP_LENGTH characters, seconds for twice as many) per kind of text: the least CPU time of
-    fifteen rounds, the two lengths taking turns (the machine's other work weighs on both alike)."""
+    WRAP_ROUNDS rounds, the two lengths taking turns (the machine's other work weighs on both alike)."""
     from app.core.invoicing.printing.layout import wrap
 
     texts = {"unbroken": lambda n: "x" * n,
@@ -84,7 +87,7 @@ def wrap_ratios() -> dict[str, tuple[float, float]]:
         best = [float("inf"), float("inf")]
         gc.disable()  # a collection inside one timing is noise, not wrapping
         try:
-            for _ in range(15):
+            for _ in range(WRAP_ROUNDS):
                 for index, text in enumerate(pair):
                     started = time.process_time()
                     wrap(text, 60, 8)
@@ -108,7 +111,7 @@ def mixed_rate(xmls: list[str]) -> float:
 
 
 def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else size(1000, 10)
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
     xmls = signed_facturas(count)
@@ -118,7 +121,7 @@ def main() -> None:
     ticket_per_s, ticket_per_cpu_s, ticket_best, ticket_bytes = rate(xmls, "ticket")
     baseline_per_s, baseline_per_cpu_s, baseline_best, _ = rate(xmls[:BASELINE_SAMPLE], "a4", shared_fonts=False)
     ratios = wrap_ratios()
-    mixed_per_s = mixed_rate(xmls[:100])
+    mixed_per_s = mixed_rate(xmls[:size(100, 5)])
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load = os.getloadavg()[0]
     print(f"{count} ten-line facturas, one thread (load average {load:.1f}): A4 {a4_per_s:.0f}/s "

@@ -15,9 +15,11 @@ on loopback; each answered with a signed CDR that is stored) and the file measur
 bytes per sent voucher = bytes per voucher + the growth of the file's pages in use / the sample (what sending adds:
 the submission, the CDR, the voucher's new status; pages in use = page_count - freelist_count, since the file may
 first fill free pages the issuing left behind and not grow at all). `--sent 0` skips it.
+The requests are a generator: the batch takes them a block at a time, and the peak memory of this process plus its
+signing workers (one per core, app.core.invoicing.workers; Linux's VmHWM of each) is printed.
 Last line: {"benchmark": "vouchers_scale", "n", "bytes_per_voucher", "search_p99_ms", "list_page_ms",
-"bytes_per_sent_voucher", "sent"}.
-Targets at 300,000: search p99 ≤ 20 ms, a page ≤ 20 ms, ≤ 4 KB per three-line factura.
+"issued_per_s", "peak_memory_mb", "signing_workers", "bytes_per_sent_voucher", "sent"}.
+Targets at 300,000: search p99 ≤ 20 ms, a page ≤ 20 ms, ≤ 4 KB per three-line factura, peak memory ≤ 250 MB.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def main() -> None:
     os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
     os.environ["YUPANA_KEYRING"] = "0"
     from app.core.api import Company, Engine
+    from app.core.invoicing.workers import peak_rss_bytes
     from app.core.platform.paths import database_path
 
     with tempfile.TemporaryDirectory() as home:
@@ -110,7 +113,12 @@ def main() -> None:
             failed = sum(not item.success for item in engine.invoicing.issue_batch(requests, certificado_id))
             issued_s = time.perf_counter() - started
             assert failed == 0, f"{failed} vouchers were refused"
-            print(f"{args.n} three-line facturas issued in {issued_s:.1f} s ({args.n / issued_s:.0f}/s)")
+            workers = engine._batches.pool.about()  # the signing workers' own peaks, before they end
+            own_mb = (peak_rss_bytes() or 0) / 1e6
+            peak_mb = own_mb + sum(worker["peak_rss_bytes"] or 0 for worker in workers) / 1e6
+            print(f"{args.n} three-line facturas issued in {issued_s:.1f} s ({args.n / issued_s:.0f}/s); peak memory "
+                  f"of this process and its {len(workers)} signing workers {peak_mb:.0f} MB (this process "
+                  f"{own_mb:.0f} MB; target 250 MB)")
 
             searches: dict[str, list[str]] = {"serie-número": [], "serie-número prefix": [], "RUC prefix": [],
                                               "name word prefix": [], "serie-número as typed": []}
@@ -157,7 +165,8 @@ def main() -> None:
         per_sent = send_sample(Engine, home, rng, sent, args.n) if sent else None
     print(json.dumps({"benchmark": "vouchers_scale", "n": args.n, "bytes_per_voucher": round(total / args.n),
                       "search_p99_ms": round(p99(every), 2), "list_page_ms": round(max(p99(pages), first_page), 2),
-                      "issued_per_s": round(args.n / issued_s), "bytes_per_sent_voucher": per_sent, "sent": sent}))
+                      "issued_per_s": round(args.n / issued_s), "peak_memory_mb": round(peak_mb, 1),
+                      "signing_workers": len(workers), "bytes_per_sent_voucher": per_sent, "sent": sent}))
 
 
 def used_bytes(database: Path) -> int:

@@ -13,8 +13,12 @@ engine. Everything a client can send, including requests for nothing, gets the e
 
 For speed (bench/api.py, docs/architecture.md «La API HTTP local»): a lookup the registry cache
 answered is kept encoded in memory (`LookupMemory`) and sent again from the event loop once a look
-at the database, shared by the requests waiting for it, shows nothing changed; operations 1 and 2
-have a small pool of their own; envelopes are encoded in the pool, by pydantic's encoder.
+at the database, shared by the requests waiting for it, shows nothing changed; operations 1 and 2,
+which compute and write locally, share group commits (`GroupCommit`, issue 33): the requests that
+arrive together run one after another on the group's writer thread, each in a savepoint of one
+transaction, and are answered once that transaction's one commit (durable: one sync for the whole
+group) is on disk; a request that fails is rolled back alone. Envelopes are encoded off the event
+loop, by pydantic's encoder.
 """
 
 from __future__ import annotations
@@ -60,12 +64,14 @@ from app.core.api import (
     FirmarResult,
     GenerarXmlRequest,
     GenerarXmlResult,
+    GroupCommitHandle,
     Invoicing,
     Lookups,
     Messaging,
     Operation,
     PlacaRecord,
     RucRecord,
+    Undo,
     YupanaError,
     checked_setting,
     events,
@@ -78,12 +84,13 @@ log = logging.getLogger(__name__)
 
 PREFIX = "/api/v1"
 DEFAULT_WORKERS = 8  # engine calls at once; a slow SUNAT submission holds one, lookups keep the others
-# Operations that only compute and write locally have a pool of their own, of one thread: their work holds the
+# Operations that only compute and write locally run on the group commit's one writer thread: their work holds the
 # interpreter's lock, so more threads add no speed, only hand-offs of it (on the quiet 2-core machine one thread
-# answered operation 1 ~20 % faster than two or eight; docs/architecture.md). A burst of them neither fights the
-# lookups and submissions for the interpreter nor holds the threads the lookups' looks (LookupMemory) need.
-LOCAL_WORKERS = 1
+# answered operation 1 ~20 % faster than two or eight; docs/architecture.md), and the requests that arrive together
+# share one commit and its sync. A burst of them neither fights the lookups and submissions for the interpreter nor
+# holds the threads the lookups' looks (LookupMemory) need.
 LOCAL_OPERATIONS = frozenset({"xml", "firmar"})
+GROUP_MAX = 64  # requests in one group commit: the writer lock is held while the group's work runs
 DEFAULT_MAX_CONNECTIONS = 256
 BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
 JSON_TYPES = ("application/json",)
@@ -162,7 +169,7 @@ class LocalApi:
         self._subscription = engine.admin.subscribe(self._on_event)
         self._workers = workers
         self._executor: ThreadPoolExecutor | None = None
-        self._local_executor: ThreadPoolExecutor | None = None
+        self.commits: GroupCommitHandle = engine.admin.group_commit("local-api-writer", max_batch=GROUP_MAX)
         self.memory = LookupMemory(self)
         self.app = build_app(self)
         self._server = AsgiServerThread("local-api", fast_dispatch(self.app, self.engine), limit_concurrency=max_connections,
@@ -184,7 +191,6 @@ class LocalApi:
         if self._server.running:
             return self.base_url
         self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="local-api-worker")
-        self._local_executor = ThreadPoolExecutor(LOCAL_WORKERS, thread_name_prefix="local-api-cpu")
         try:
             self._server.start(self.host, self.port)
         except OSError as exc:
@@ -201,9 +207,7 @@ class LocalApi:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
-        if self._local_executor is not None:
-            self._local_executor.shutdown(wait=True, cancel_futures=True)
-            self._local_executor = None
+        self.commits.close()
         self._subscription.cancel()
 
     # -------------------------------------------------------------- used by the routes
@@ -214,15 +218,29 @@ class LocalApi:
         if name in MEMORY_EVENTS:
             self.memory.forget()
 
-    def submit(self, function: Callable[..., Any], *args: Any, local: bool = False) -> asyncio.Future:
+    def submit(self, function: Callable[..., Any], *args: Any) -> asyncio.Future:
         """Blocking engine work, in the pool: the event loop keeps serving other connections meanwhile."""
-        executor = self._local_executor if local else self._executor
-        if executor is None:
+        if self._executor is None:
             raise RuntimeError("the local API is not running")
-        return asyncio.get_running_loop().run_in_executor(executor, function, *args)
+        return asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
 
-    async def run(self, function: Callable[..., Any], *args: Any, local: bool = False) -> Any:
-        return await self.submit(function, *args, local=local)
+    async def run(self, function: Callable[..., Any], *args: Any) -> Any:
+        return await self.submit(function, *args)
+
+    async def grouped(self, token: str, operation: str, body: bytes | None) -> tuple[int, bytes, Remembered | None]:
+        """`call` in the writer's next group commit: answered once the commit that holds it is done (on disk:
+        operation 1 asks for a durable one). Its events are told after that commit; a failed request leaves nothing
+        behind (its savepoint is rolled back) and answers its error."""
+        answered = await self.commits.run(lambda: self._call_in_group(token, operation, body), _release_events)
+        return answered[0]
+
+    def _call_in_group(self, token: str, operation: str, body: bytes | None) -> tuple[tuple[int, bytes, None], Any]:
+        """On the writer, inside the request's savepoint: `call` with the engine's events held for the commit."""
+        with self.engine.admin.held_events() as held:
+            status, encoded, _kept = self.call(token, operation, body, None)
+        if status != 200:
+            raise Undo(((status, encoded, None), None))  # whatever it wrote is rolled back; its events dropped
+        return (status, encoded, None), held
 
     async def authorized(self, scope: Scope) -> str:
         """The presented token when it is the API's; else a 401 YupanaError.
@@ -255,6 +273,13 @@ class LocalApi:
         kept = None if generation is None else self.memory.rememberable(operation, status, envelope, encoded,
                                                                         generation)
         return status, encoded, kept
+
+
+def _release_events(answered: tuple[Any, Any]) -> None:
+    """After a group's commit: tell the events a request held (`LocalApi._call_in_group`)."""
+    held = answered[1]
+    if held is not None:
+        held.release()
 
 
 # ------------------------------------------------------------------ lookups answered from memory
@@ -417,7 +442,10 @@ def operation_asgi(api: LocalApi, op: Operation) -> ASGIApp:
                 if remembered is not None:
                     await _send_encoded(send, 200, remembered)
                     return
-            status, encoded, kept = await api.run(api.call, token, op.name, body, numero, local=local)
+            if local:
+                status, encoded, kept = await api.grouped(token, op.name, body)
+            else:
+                status, encoded, kept = await api.run(api.call, token, op.name, body, numero)
         except YupanaError as exc:
             await _send_error(send, exc, close=close)
             return

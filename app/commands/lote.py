@@ -45,7 +45,7 @@ def cmd_lote(args: argparse.Namespace) -> int:
         return 2
     engine = open_engine(args)
     try:
-        batch = engine.invoicing.read_batch(path)  # the whole file is read before anything is issued
+        batch = engine.invoicing.read_batch(path)  # checked whole first; its lines are read as they are issued
         out_dir = Path(args.salida) if args.salida else None
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)

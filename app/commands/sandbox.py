@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from app.commands import stop_requested, wait_until_stopped
-from app.sandbox import available
-from app.sandbox.base import Sandbox
+
+if TYPE_CHECKING:
+    from app.sandbox.base import Sandbox
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -74,6 +76,8 @@ def emit(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.sandbox import available  # the servers (http.server and the engine's parts) only when they start
+
     if args.name == "emit":
         return emit(args)
     classes = available()

@@ -67,14 +67,26 @@ from app.core.invoicing.voids import SummaryOutcome, VoucherOutcome
 from app.core.invoicing.xmldsig import Verification, verify_xml
 from app.core.lookup import registry as _registry
 from app.core.messaging.events import CONTRACT_EVENTS
+from app.core.messaging.evolution_stream import StreamState
 from app.core.messaging.gateways import GatewayDescription, GatewayField
+from app.core.messaging.gateways.evolution_pairing import (
+    CONNECT,
+    CREATE,
+    EvolutionPairing,
+    PairingState,
+    QrCode,
+    case_text,
+    pairing_case,
+)
+from app.core.messaging.gateways.meta import DEFAULT_BASE_URL as META_GRAPH_URL
+from app.core.messaging.gateways.meta_setup import MetaNumber, check_meta_number
 from app.core.messaging.phone import normalise as normalise_phone
 from app.core.platform import clock, environments, events, ubigeo
 from app.core.platform import formatting as fmt
 from app.core.platform.api_token import hash_matches, token_hash
 from app.core.platform.companies import Company, PrintOptions
 from app.core.platform.environments import BETA, ENVIRONMENTS, NAMES, PRODUCCION, SANDBOX, Environment, process_owner
-from app.core.platform.events import Event, Listener
+from app.core.platform.events import Event, HeldEvents, Listener
 from app.core.platform.identifiers import check_ruc
 from app.core.platform.paths import data_home, log_dir, package_data
 from app.core.platform.secrets import KEYRING_MISSING, LOCKED, MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE, UNLOCKED
@@ -110,6 +122,8 @@ from app.core.records import (
     VoucherSummary,
 )
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
+from app.core.storage import shared as shared_database
+from app.core.storage.group_commit import GroupCommit, GroupCommitHandle, Undo
 
 if TYPE_CHECKING:
     from app.core.platform.http.asgi_server import AsgiServerThread
@@ -137,6 +151,7 @@ def registry_now() -> float:
 __all__ = [
     # the engine and its face
     "Engine", "CallResult", "OPERATIONS", "Operation", "Invoicing", "Catalog", "Messaging", "Lookups", "Administration",
+    "GroupCommit", "GroupCommitHandle", "Undo",
     # records
     "BatchItem", "BatchRequests", "ConsultedCdr", "Conversation", "DatabaseCheck", "Emission", "EmissionOutcome",
     "EmissionStep", "EventHandle", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress",
@@ -164,10 +179,14 @@ __all__ = [
     "write_bytes", "pdf_file_name", "BOLD_STROKE", "PT", "FONT_FILE", "Box", "Page", "Picture", "Qr", "Rule", "Text",
     # platform
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
-    "PRODUCCION", "SANDBOX", "Environment", "process_owner", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
+    "PRODUCCION", "SANDBOX", "Environment", "process_owner", "HeldEvents", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
     "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
+    "shared_database",
     # messaging
-    "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp",
+    "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",
+    # «Conectar WhatsApp»: pairing an Evolution instance by QR, Meta's connection test
+    "EvolutionPairing", "PairingState", "QrCode", "CREATE", "CONNECT", "case_text", "pairing_case", "MetaNumber",
+    "check_meta_number", "META_GRAPH_URL",
     # what the local HTTP API is built on: the ASGI server thread the webhook listener uses too, the lookups' clock
     "AsgiServerThread", "registry_now",
 ]

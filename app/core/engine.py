@@ -51,24 +51,15 @@ from app.core.platform.events import EventBus
 from app.core.platform.logs import close_logging, setup_logging
 from app.core.platform.paths import data_home, database_path
 from app.core.platform.secrets import SecretStore
-from app.core.platform.settings import Settings
+from app.core.platform.settings import DeskSettings, Settings
 from app.core.services.administration import AdministrationGroup
 from app.core.services.catalog import CatalogGroup
 from app.core.services.invoicing import InvoicingGroup
 from app.core.services.lookups import LookupsGroup
 from app.core.services.messaging import MessagingGroup
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
-from app.core.storage.engines import open_database
-from app.core.storage.sqlite import platform as platform_sql
-from app.core.storage.sqlite.catalog import SqliteCustomerRepository, SqliteProductRepository
-from app.core.storage.sqlite.certificates import SqliteCertificateRepository
-from app.core.storage.sqlite.drafts import SqliteDraftRepository
-from app.core.storage.sqlite.messaging import SqliteMessagingRepository
-from app.core.storage.sqlite.padron import SqlitePadronFiles, SqlitePadronPointerRepository
-from app.core.storage.sqlite.registry import SqliteRegistryCacheRepository
-from app.core.storage.sqlite.submissions import SqliteSubmissionRepository
-from app.core.storage.sqlite.summaries import SqliteSummaryRepository
-from app.core.storage.sqlite.vouchers import SqliteVoucherRepository
+from app.core.storage.engines import open_desk_database, repositories
+from app.core.storage.sqlite.padron import SqlitePadronFiles
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +115,10 @@ class Engine:
         self._home = data_home(home)
         self._log_file = setup_logging(self._home)
         self._closers: list[Callable[[], None]] = []
-        self._storage = open_database(database_path(self._home))
-        self._settings = Settings(self._storage, platform_sql.SqliteSettingsRepository(self._storage))
+        desk = DeskSettings(self._home)  # `database_url`: SQLite in the folder, or the desks' shared PostgreSQL
+        self._storage = open_desk_database(database_path(self._home), desk.get("database_url"))
+        self._repositories = repos = repositories(self._storage)
+        self._settings = Settings(self._storage, repos.settings, desk)
         self._events = EventBus()
         self._wire_platform()
         self._wire_lookups()
@@ -144,43 +137,45 @@ class Engine:
     def _wire_platform(self) -> None:
         # Addresses of the sandboxes running for this folder: read by the sandbox environment only.
         self._sandbox_endpoints = environments.SandboxEndpoints(
-            self._storage, platform_sql.SqliteSandboxEndpointRepository(self._storage))
+            self._storage, self._repositories.sandbox_endpoints)
         self._sandbox_endpoints.purge_dead()
-        self._companies = Companies(self._storage, platform_sql.SqliteCompanyRepository(self._storage))
-        self._secrets = SecretStore(platform_sql.SqliteSecretRepository(self._storage))
-        self._certificates = CertificateStore(self._storage, SqliteCertificateRepository(self._storage), self._secrets)
-        self._api_tokens = ApiTokens(self._storage, platform_sql.SqliteApiTokenRepository(self._storage), self._secrets)
+        repos = self._repositories
+        self._companies = Companies(self._storage, repos.companies)
+        self._secrets = SecretStore(repos.secrets)
+        self._certificates = CertificateStore(self._storage, repos.certificates, self._secrets)
+        self._api_tokens = ApiTokens(self._storage, repos.api_tokens, self._secrets)
         self._addresses = Addresses(self._settings, self._sandbox_endpoints, self._secrets)
         logging.getLogger("app").setLevel(self._settings.get("log_level"))
 
     def _wire_lookups(self) -> None:
         # Lookups: the offline register, the providers and the cache in front of them.
-        self._padron = padron.PadronRegister(SqlitePadronPointerRepository(self._storage), SqlitePadronFiles(),
+        self._padron = padron.PadronRegister(self._repositories.padron_pointer, SqlitePadronFiles(),
                                              self._home)
         self._providers = providers.ProviderHub(self._addresses)
-        self._registry = Registry(SqliteRegistryCacheRepository(self._storage), self._addresses, self._providers,
+        self._registry = Registry(self._repositories.registry_cache, self._addresses, self._providers,
                                   self._padron)
         self._closers += [self._padron.close, self._providers.close]
-        self._customers = Customers(self._storage, SqliteCustomerRepository(self._storage))  # docs/catalog.md
-        self._products = Products(self._storage, SqliteProductRepository(self._storage))
+        self._customers = Customers(self._storage, self._repositories.customers)  # docs/catalog.md
+        self._products = Products(self._storage, self._repositories.products)
         self.catalog = CatalogGroup(self._customers, self._products)
         self.lookups = LookupsGroup(registry=self._registry, padron=self._padron, customers=self._customers,
                                     secrets=self._secrets, bus=self._events)
 
     def _wire_invoicing(self) -> None:
-        self._vouchers = VoucherStore(self._storage, SqliteVoucherRepository(self._storage), self._addresses.current,
+        self._vouchers = VoucherStore(self._storage, self._repositories.vouchers, self._addresses.current,
                                       self._voucher_changed)
         self._generation = Generation(self._vouchers, self._settings, self._companies.get, self._customer_name,
                                       self._remember_customers)
         self._signing = Signing(self._vouchers, self._certificates, self._settings)
         self._batches = Batches(self._generation, self._signing, self._vouchers_signed)
+        self._closers.append(self._batches.close)  # its signing workers (started at the first large batch)
         self._printed = Printed(self._vouchers, self._companies)
         # Submissions to SUNAT: one reused HTTP client per SUNAT endpoint, closed after the worker stops.
         self._sunat_http = soap.HttpPool()
         self._closers.append(self._sunat_http.close)
         self._sunat_clients = SunatClients(self._addresses, self._secrets, self._sunat_http)
         # One path per boleta: the outbox reads the summaries' lines, the resumen diario the outbox's rows.
-        submissions, summaries = SqliteSubmissionRepository(self._storage), SqliteSummaryRepository(self._storage)
+        submissions, summaries = self._repositories.submissions, self._repositories.summaries
         self._outbox = Outbox(self._storage, submissions, self._settings, self._events,
                               self._vouchers, self._addresses.current, self._sunat_clients, summaries=summaries)
         self._submission = Submission(self._vouchers, self._outbox, self._sunat_clients, self._settings)
@@ -195,11 +190,11 @@ class Engine:
             vouchers=self._vouchers, generation=self._generation, signing=self._signing, batches=self._batches,
             submission=self._submission, emitter=self._emitter, outbox=self._outbox, voids=self._voids,
             printed=self._printed, certificates=self._certificates, sunat_clients=self._sunat_clients,
-            companies=self._companies, bus=self._events, drafts=Drafts(SqliteDraftRepository(self._storage)))
+            companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts))
 
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.
-        self._messaging = MessagingService(self._storage, SqliteMessagingRepository(self._storage), self._secrets,
+        self._messaging = MessagingService(self._storage, self._repositories.messaging, self._secrets,
                                            self._settings, self._events,
                                            listener_base_url=lambda: self._messaging_group.listener_base_url(),
                                            after_ingest=lambda: self._forwarder.wake())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -278,7 +278,7 @@ class PendingCount:
 class BatchRequests:
     """The requests of a batch file, in order (each a JSON text or an object), read before anything is issued."""
 
-    requests: list[Any]
+    requests: Sequence[Any]  # a JSON Lines file's lines are read as they are issued (batches.RequestLines)
 
     def __len__(self) -> int:
         return len(self.requests)

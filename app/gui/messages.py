@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
+    QDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -121,7 +122,10 @@ class MessagesPage(QWidget):
         self.status_label.setWordWrap(True)
         self.advanced = QCheckBox("Avanzado")
         self.advanced.setToolTip("Muestra los datos técnicos de la conexión con WhatsApp")
+        self.connect_whatsapp_button = QPushButton("Conectar WhatsApp")  # pairing by QR, Meta (connect_whatsapp.py)
+        self.connect_whatsapp_button.clicked.connect(self.open_connect_whatsapp)
         top.addWidget(self.status_label, 1)
+        top.addWidget(self.connect_whatsapp_button)
         top.addWidget(self.advanced)
         layout.addLayout(top)
         self.listener_label = QLabel("Receptor de webhooks: …")  # technical: under «Avanzado»
@@ -143,6 +147,14 @@ class MessagesPage(QWidget):
         self.refresh_timer.timeout.connect(self.refresh)
         context.events.occurred.connect(self._on_event)
         self.refresh()
+
+    def open_connect_whatsapp(self) -> QDialog:
+        from .connect_whatsapp import ConnectWhatsAppDialog
+
+        dialog = ConnectWhatsAppDialog(self.context, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     # ------------------------------------------------------------ inbox
 
@@ -440,8 +452,11 @@ class MessagesPage(QWidget):
     def register_webhook(self) -> None:
         name = self.instance_name.text().strip()
         self.banner.clear()
+        streams = "events_via" in self.fields and self.fields["events_via"].text().strip().lower().startswith("stream")
         self.context.workers.run(self, self.engine.messaging.register_webhook, name,
                                  done=lambda url: self._instance_done(
+                                     f"La pasarela enviará los eventos de «{name}» por el stream (Socket.IO): Yupana "
+                                     "los lee con una conexión saliente, sin túnel." if streams else
                                      f"La pasarela enviará los eventos de «{name}» a {url.split('?')[0]}."),
                                  failed=self._instance_failed, busy=[self.register_button])
 

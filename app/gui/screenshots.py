@@ -360,7 +360,7 @@ def _save_printed(app, window, engine, folder: Path) -> list[Path]:
 
     from .emission import emit
     from .printing import write_pdf
-    from .vouchers import VoucherDetail
+    from .voucher_detail import VoucherDetail
 
     request = {"tipo": "01", "serie": "F002", "numero": 1, "emisor": {"ruc": "20100066603"},
                "receptor": {"ruc": "20601030013", "razon_social": "BODEGA SAN MARTÍN S.A.C."},

@@ -25,7 +25,7 @@ from .dialogs import choose_path
 from .emission import export, plain_outcome, resend
 from .printing import PrintPanel
 from .void_voucher import DOCUMENT_NAMES, WITH_ARTICLE, VoidDialog
-from .voucher_form import TYPES
+from .voucher_types import TYPE_NAMES
 from .widgets import Badge, MessageBanner, fit_to_screen, heading
 from .xml_view import XmlView
 
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from app.core.api import VoucherDetail as VoucherRecord
 
 BANNER_TONES = {statuses.ACEPTADO: "success", statuses.OBSERVADO: "warning"}  # any other outcome is an error
-TYPE_NAMES = {code: name for code, (name, _) in TYPES.items()}  # catalogue 01: the types the windows issue
 
 
 def status_badge(status: str | None, badge: Badge | None = None) -> Badge:

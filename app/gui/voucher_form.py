@@ -57,6 +57,7 @@ from .note_reference import NoteReferenceBox, issued_vouchers
 from .numbers import parse_decimal
 from .printing import PrintPanel
 from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
+from .voucher_types import TYPES
 from .widgets import (
     Badge,
     ErrorStrip,
@@ -78,9 +79,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 cat = sunat_catalogues
 FACTURA, RUC, DNI = cat.FACTURA, cat.RUC, cat.DNI
-# Catalogue 01: the types the form issues and their first serie (notes: F/B follows the reference).
-TYPES = {code: (cat.DOCUMENT_TYPES[code], serie) for code, serie in
-         ((FACTURA, "F001"), (cat.BOLETA, "B001"), (cat.NOTA_CREDITO, "FC01"), (cat.NOTA_DEBITO, "FD01"))}
 NOTE_TYPES = cat.NOTES
 DOCUMENT_TYPES = {code: cat.IDENTITY_DOCUMENTS[code] for code in cat.IDENTITY_DOCUMENTS_OFFERED}  # catalogue 06
 LINE_AFFECTATIONS = cat.AFFECTATIONS  # catalogue 07: what a form line offers

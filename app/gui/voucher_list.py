@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 from app.core.api import fmt, statuses
 
 from .context import Context
-from .voucher_detail import TYPE_NAMES
+from .voucher_types import TYPE_NAMES
 
 if TYPE_CHECKING:
     from app.core.api import Voucher

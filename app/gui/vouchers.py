@@ -26,17 +26,19 @@ from app.core.api import clock, events, statuses
 
 from .batch_issue import BatchIssuer
 from .context import Context
-from .voucher_detail import TYPE_NAMES, VoucherDetail
-from .voucher_form import VoucherForm, open_form
 from .voucher_list import COLUMNS, STATUS_COLUMN, STATUS_ROLE, StatusDelegate, VoucherListModel
+from .voucher_types import TYPE_NAMES
 from .widgets import MessageBanner, heading
 
 if TYPE_CHECKING:
     from app.core.api import Event, Voucher
 
+    from .voucher_detail import VoucherDetail
+    from .voucher_form import VoucherForm
+
 # What refreshes the list: a voucher's status, a CDR, and the environment (each has its own list).
 REFRESH_EVENTS = (events.VOUCHER_CHANGED, events.SUNAT_CDR, events.SUMMARY_CHANGED)  # a baja: «Baja por confirmar»
-__all__ = ["COLUMNS", "VoucherDetail", "VouchersPage"]
+__all__ = ["COLUMNS", "VouchersPage"]
 
 
 def _qdate(day: date) -> QDate:
@@ -194,11 +196,15 @@ class VouchersPage(QWidget):
         return self.model.index(row, STATUS_COLUMN).data(STATUS_ROLE) or ""
 
     def new_voucher(self) -> VoucherForm:
+        from .voucher_form import open_form  # the form (and its printing) loads when first opened: a quicker start
+
         form = self.form = open_form(self.context, self)
         form.emitted.connect(lambda _: self.reload())
         return form
 
     def open_detail(self, row: int) -> VoucherDetail:
+        from .voucher_detail import VoucherDetail
+
         detail = self.detail = VoucherDetail(self.context, self.model.record(row).id, self)
         detail.show()
         return detail

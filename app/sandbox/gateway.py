@@ -12,7 +12,9 @@ webhooks to the registered URL in Evolution's exact shapes.
 - on command (`emit()` in-process, `POST /_control/emit` out of process, `yupana sandbox emit`): incoming
   messages, delivery and read updates, connection changes, `times` identical posts (duplicates), in
   any order the caller chooses (read before delivered…). Each post carries the instance's `apikey` in
-  its body, as Evolution does.
+  its body, as Evolution does;
+- the event stream (Socket.IO), `POST /websocket/set/{instance}` and `POST /chat/findMessages/{instance}`:
+  app.sandbox.gateway_stream (an emitted event is streamed too where Evolution would stream it).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ from app.core.sandbox_kit import clock, to_jid
 from app.core.sandbox_kit import messaging_events as ev
 
 from .base import QuietHandler, Sandbox
+from .gateway_pairing import PairingPlay
+from .gateway_stream import ACTIONS as STREAM_ACTIONS
+from .gateway_stream import GatewayStream
 
 if TYPE_CHECKING:
     from app.core.api import Engine
@@ -64,6 +69,8 @@ class GatewayHandler(QuietHandler):
         self._json(status, {"status": status, "error": names.get(status, "Error"), "response": {"message": messages}})
 
     def _route(self, method: str) -> None:
+        if self.sandbox.stream.serve(self):  # Socket.IO (gateway_stream)
+            return
         raw = self.read_body()
         path = urlsplit(self.path).path
         parts = [unquote(p) for p in path.strip("/").split("/")]
@@ -71,6 +78,8 @@ class GatewayHandler(QuietHandler):
             body = json.loads(raw) if raw else {}
         except ValueError:
             self._error(400, ["invalid JSON"])
+            return
+        if self.sandbox.pairing.handle(self, method, parts, body):  # create/connect by QR, Meta (gateway_pairing)
             return
         if parts[0] == "_control":
             self._control(parts[1:], body)
@@ -99,6 +108,9 @@ class GatewayHandler(QuietHandler):
             self._json(201, sandbox.set_webhook(instance, str(hook.get("url") or ""), list(hook.get("events") or [])))
         elif method == "POST" and action in ("message/sendText", "message/sendMedia"):
             self._send(instance, action.endswith("Media"), body)
+        elif action in STREAM_ACTIONS:
+            status, answer = sandbox.stream.answer(action, instance, body)
+            self.reply(status, b"") if answer is None else self._json(status, answer)  # Express's json(undefined)
         else:
             self._error(404, [f"Cannot {method} {path}"])
 
@@ -152,6 +164,8 @@ class GatewaySandbox(Sandbox):
         self.sent_event = threading.Condition(self._lock)
         self._failures: list[str] = []
         self._client: httpx.Client | None = None
+        self.stream = GatewayStream(self)
+        self.pairing = PairingPlay(self)
 
     # ------------------------------------------------------------ instances and sends
 
@@ -196,11 +210,13 @@ class GatewaySandbox(Sandbox):
             self.sent.append(record)
             self.sent_event.notify_all()
         kind = "documentMessage" if media else "conversation"
-        return {"key": {"remoteJid": to_jid(number), "fromMe": True, "id": gateway_id}, "pushName": "",
-                "status": "PENDING", "message": {kind: record["text"]} if not media else {kind: {
-                    "caption": record["text"], "fileName": body.get("fileName")}},
-                "messageType": kind, "messageTimestamp": stamp, "instanceId": self.instances[instance]["id"],
-                "source": "unknown"}
+        answer = {"key": {"remoteJid": to_jid(number), "fromMe": True, "id": gateway_id}, "pushName": "",
+                  "status": "PENDING", "message": {kind: record["text"]} if not media else {kind: {
+                      "caption": record["text"], "fileName": body.get("fileName")}},
+                  "messageType": kind, "messageTimestamp": stamp, "instanceId": self.instances[instance]["id"],
+                  "source": "unknown"}
+        self.stream.keep(instance, answer)  # Evolution keeps what it sends too (findMessages lists it, fromMe)
+        return answer
 
     def sent_messages(self, instance: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
@@ -276,9 +292,17 @@ class GatewaySandbox(Sandbox):
         if instance not in self.instances:
             raise KeyError(f"la instancia {instance!r} no existe en la pasarela de prueba")
         post = self.webhook_body(event, instance, sender=sender, body=body, name=name, message_id=message_id)
-        return [self.post(instance, post) for _ in range(max(1, times))]
+        if post["event"] == "messages.upsert":
+            self.stream.keep(instance, post["data"])  # what findMessages answers later
+        statuses = []
+        for _ in range(max(1, times)):
+            self.stream.emit(instance, post)  # streamed where Evolution would stream it, to whoever is connected
+            if self.webhook_of(instance) or not self.stream.streaming(instance):
+                statuses.append(self.post(instance, post))  # posted; neither way: «no tiene webhook registrado»
+        return statuses
 
     def stop(self) -> None:
+        self.stream.stop()
         super().stop()
         if self._client is not None:
             self._client.close()

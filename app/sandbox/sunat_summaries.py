@@ -13,7 +13,7 @@ SUNAT takes a summary in two steps, and so does the sandbox:
   was issued, for its first `pending_polls` polls, and for as long as it is held (`hold()` until
   `release()`). SUNAT processes a summary whether its ticket is asked for or not: a ticket nobody polls (its
   answer was lost) is processed once its delay passed and it is not held, when SUNAT's voucher status query
-  looks (`settle_due`). Then the summary is processed against what the sandbox holds, once: a voucher voided by
+  looks (`settle_due`) or the same name is sent again (then 2324/2223 name its ticket). Then the summary is processed against what the sandbox holds, once: a voucher voided by
   a RA must be one it received (2105), not rejected (2398) nor already voided (2323); a boleta of a RC
   is added (status 1; 2282 if it was informed already, 2987 if voided or rejected; a note's boleta must
   be known, 2989, and not voided, 2990), modified (2) or voided (3; 2105 if unknown). The answer is
@@ -292,10 +292,19 @@ class SummaryDesk:
         return sunat_wire.answer_envelope("sendSummaryResponse", [("ticket", number)])
 
     def _refuse_duplicate(self, stem: str, kind: str) -> None:
+        """A name already sent: 2403 while its ticket is pending, then 2324/2223 naming the ticket. SUNAT processes a
+        summary whether its ticket is asked for or not, so one whose delay passed is processed first (as `settle_due`
+        does), unless it is held or still owes pending answers to its polls."""
         number = self._names.get(stem)
         if number is None:
             return
-        if self._tickets[number].status == TICKET_PENDING:
+        ticket = self._tickets[number]
+        if ticket.status == TICKET_PENDING and not self._held_back(ticket):
+            self._process(ticket)
+            self._changed.notify_all()
+            if self._names.get(stem) is None:  # processed as an exception: the name is free again
+                return
+        if ticket.status == TICKET_PENDING:
             raise sunat_wire.Fault(ALREADY_SENT_PENDING, f"El documento: {stem} ya fue enviado y se encuentra en estado 98")
         raise sunat_wire.Fault(ALREADY_SENT[kind], f"ticket: {number}")
 
@@ -378,6 +387,12 @@ class SummaryDesk:
                     and self.clock() - ticket.created >= self.settings.delay_s:
                 self._process(ticket)
                 self._changed.notify_all()
+
+    def _held_back(self, ticket: Ticket) -> bool:
+        """A ticket nobody polled that SUNAT has not processed yet: held, within its delay, or owing the first
+        `pending_polls` polls their 98."""
+        return (ticket.held or ticket.polls < self.settings.pending_polls
+                or self.clock() - ticket.created < self.settings.delay_s)
 
     def _still_pending(self, ticket: Ticket) -> bool:
         return (ticket.held or ticket.polls <= self.settings.pending_polls

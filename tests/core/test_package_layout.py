@@ -275,6 +275,10 @@ DEFERRED = {
     # The web stack stays out of the window's start-up (tests/core/messaging/test_messaging_process.py), cheap or not:
     ("messaging/forwarding.py", "standardwebhooks"): "1 ms: standardwebhooks (the first delivery)",
     ("invoicing/printing/layout.py", "segno"): "5 ms: segno (the first QR code)",
+    # psycopg and the PostgreSQL engine: only a desk whose `database_url` names a shared database (issue 34).
+    ("storage/engines.py", "app.core.storage.postgres"): "170-300 ms: psycopg (a desk on a shared database)",
+    ("storage/shared.py", "app.core.storage.postgres"): "(with psycopg: `yupana db` on a shared database)",
+    ("messaging/evolution_stream.py", "socketio"): "140-280 ms: python-socketio (an instance set to stream, issue 30)",
 }
 
 

@@ -318,7 +318,7 @@ def open_form(app: QApplication, window: Any, area: QRect) -> list[dict[str, Any
 def open_dialogs(app: QApplication, window: Any, area: QRect, voucher_id: int, home: str) -> list[dict[str, Any]]:
     from app.core.api import NEW_PASSPHRASE, UNLOCKED
     from app.gui.passphrase import PassphraseDialog
-    from app.gui.vouchers import VoucherDetail
+    from app.gui.voucher_detail import VoucherDetail
 
     results = []
     detail = VoucherDetail(window.context, voucher_id, window)
@@ -357,6 +357,14 @@ def open_dialogs(app: QApplication, window: Any, area: QRect, voucher_id: int, h
         preview["cells"] = products.preview_dialog.table.rowCount()
         results.append(preview)
         products.preview_dialog.reject()
+    connect = window.show_section("Mensajes").open_connect_whatsapp()
+    settle(app, window.workers)
+    results.append(measure("Conectar WhatsApp", connect, area))
+    connect.tabs.setCurrentIndex(1)
+    settle(app, window.workers)
+    results.append(measure("Conectar WhatsApp (Meta)", connect, area))
+    connect.reject()
+    settle(app, window.workers)
     certificates = window.show_section("Certificados")
     password = certificates.ask_password(str(Path(home) / "empresa.pfx"))
     settle(app, window.workers)

@@ -42,7 +42,8 @@ EXPECTED = [
     "Nuevo comprobante (al crédito, con errores)", "Nuevo comprobante (con detracción)",
     "Nuevo comprobante (nota de crédito)", "Comprobante (detalle)",
     "Anular", "Enviar por WhatsApp", "Frase secreta (frase_nueva)", "Frase secreta (abierto)", "Asistente",
-    "Producto", "Importar productos (CSV)", "Contraseña del certificado",
+    "Producto", "Importar productos (CSV)", "Contraseña del certificado", "Conectar WhatsApp",
+    "Conectar WhatsApp (Meta)",
 ]
 VOUCHER_FORMS = [name for name in EXPECTED if name.startswith("Nuevo comprobante")]
 QT_SCALING = ("QT_FONT_DPI", "QT_SCALE_FACTOR", "QT_SCREEN_SCALE_FACTORS", "QT_ENABLE_HIGHDPI_SCALING",
@@ -103,7 +104,8 @@ def test_the_primary_buttons_are_on_the_screen(measured):
     assert not outside, f"{name}: {outside}"
     # the dialogs have buttons to judge (a measurement that found none would prove nothing)
     for dialog in [*VOUCHER_FORMS, "Anular", "Enviar por WhatsApp", "Frase secreta (abierto)", "Asistente",
-                   "Producto", "Importar productos (CSV)", "Contraseña del certificado"]:
+                   "Producto", "Importar productos (CSV)", "Contraseña del certificado", "Conectar WhatsApp",
+                   "Conectar WhatsApp (Meta)"]:
         assert windows[dialog]["buttons"] >= 1, dialog
 
 

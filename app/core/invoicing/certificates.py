@@ -3,7 +3,8 @@
 The database keeps each certificate's metadata and public certificate; the private key is kept only
 in the secret store (`engine.secrets`, AES-GCM under the keyring or passphrase master key). Loading
 an RSA key (and parsing a PFX) costs tens of milliseconds, so a key is loaded once per
-`certificado_id` and kept in memory for the life of the engine: signing never re-reads it.
+`certificado_id` and kept in memory for the life of the engine: signing never re-reads it. Each issuer's
+default certificate is kept in memory too, until a certificate is added, deleted or chosen as a default.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from app.core.platform.identifiers import check_ruc, ruc_problem
 from app.core.platform.secrets import SecretStore
 from app.core.storage.ports.certificates import CertificateRepository
 from app.core.storage.ports.database import Database
+from app.core.storage.read_cache import ReadCache
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +215,9 @@ class CertificateStore:
         self._secrets = secrets
         self._loaded: dict[str, tuple[CertificateInfo, rsa.RSAPrivateKey, x509.Certificate]] = {}
         self._lock = threading.Lock()
+        # Each issuer's default, read by every «Emitir»: kept until a certificate is added, deleted or chosen (here,
+        # or by any other connection: ReadCache)
+        self._defaults_read = ReadCache(db)
 
     # -------------------------------------------------------------- adding
 
@@ -250,6 +255,8 @@ class CertificateStore:
         except BaseException:
             self._secrets.delete(_secret_name(info.certificado_id))
             raise
+        finally:
+            self._defaults_read.clear()
         log.info("certificate %s imported for RUC %s (expires %s)", info.certificado_id, info.ruc,
                  info.valido_hasta.date())
         return self.get(info.certificado_id)
@@ -297,6 +304,9 @@ class CertificateStore:
         return [self._from_row(row, defaults) for row in self._repository.all(ruc or None)]
 
     def default_for(self, ruc: str) -> CertificateInfo | None:
+        return self._defaults_read.get(ruc, lambda: self._read_default(ruc))
+
+    def _read_default(self, ruc: str) -> CertificateInfo | None:
         certificate_id = self._repository.default_of(ruc)
         return self.find(certificate_id) if certificate_id is not None else None
 
@@ -308,7 +318,10 @@ class CertificateStore:
         if info.ruc != clean:
             raise invalid("certificado_id", f"El certificado «{certificate_id}» es del RUC {info.ruc}, "
                                             f"no del RUC {clean}.")
-        self._repository.set_default(clean, info.certificado_id)
+        try:
+            self._repository.set_default(clean, info.certificado_id)
+        finally:
+            self._defaults_read.clear()
         return self.get(certificate_id)
 
     def delete(self, certificate_id: str) -> None:
@@ -319,6 +332,7 @@ class CertificateStore:
             successor = self._repository.latest_of(info.ruc)
             if successor is not None:
                 self._repository.propose_default(info.ruc, successor)
+        self._defaults_read.clear()
         self._secrets.delete(_secret_name(info.certificado_id))
         with self._lock:
             self._loaded.pop(info.certificado_id, None)

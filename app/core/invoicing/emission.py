@@ -1,10 +1,11 @@
-"""«Emitir»: one voucher generated, signed by its id and submitted, the way the windows issue a sale.
+"""«Emitir»: one voucher generated, signed and submitted, the way the windows issue a sale.
 
 The contract's operations 1-3 pass texts between them (a client holds only what the API returns); inside the
-app a voucher goes by its id: generated once, signed by id with the issuer's default certificate (the same rule
-as batches), sent from what signing read and wrote (its texts read once, one SUNAT client for its one sendBill).
-A refusal from SUNAT or a submission left in the queue is part of the outcome, not an exception: the voucher
-exists, signed, whatever SUNAT said.
+app a voucher is built and signed in memory with the issuer's default certificate (the same rule as batches), then
+stored with its submission in one durable commit (issue 33: the voucher, signed, its outbox row claimed and marked
+as sending), and sent from memory: nothing written is read back, one SUNAT client for its one sendBill, one commit
+with the CDR. A refusal from SUNAT or a submission left in the queue is part of the outcome, not an exception: the
+voucher exists, signed, whatever SUNAT said. A number issued before with the same request goes by its id.
 
 The outcome's state is decided here, once, for «Emitir» and for a resend alike (`outcome_of`): the windows show it
 as it comes.
@@ -12,15 +13,21 @@ as it comes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from app.core.contract import EnviarResult
 from app.core.errors import ErrorCode, YupanaError, not_found
 from app.core.invoicing import statuses, sunat_codes
-from app.core.invoicing.generation import Generation
+from app.core.invoicing.documents.kind import Channel
+from app.core.invoicing.generation import Draft, Generation, Stored
+from app.core.invoicing.outbox import Held
 from app.core.invoicing.signing import Signing
+from app.core.invoicing.statuses import ENVIADO, FIRMADO
 from app.core.invoicing.sunat import Submission
+from app.core.invoicing.ubl_identity import DocumentId
+from app.core.invoicing.voucher_store import NumberTaken
+from app.core.invoicing.xmldsig import CanonicalSignature, sign_canonical
 from app.core.records import Emission, EmissionOutcome, EmissionStep
 
 STEPS = ("Generando el XML…", "Firmando…", "Enviando a SUNAT…")
@@ -55,6 +62,20 @@ def outcome_of(nombre_archivo: str, digest_value: str, sent: EnviarResult | None
     return None
 
 
+def _identity(doc: Any) -> DocumentId:
+    return DocumentId(doc.emisor_ruc, doc.tipo, doc.serie, str(doc.numero))
+
+
+def _outcome(voucher_id: int, nombre_archivo: str, digest_value: str,
+             send: Callable[[], EnviarResult]) -> EmissionStep:
+    """The last step: what `send` came to (SUNAT's refusal and the queue included)."""
+    try:
+        sent = send()
+    except YupanaError as exc:
+        return EmissionStep(len(STEPS), DONE, emission_of(voucher_id, nombre_archivo, digest_value, None, exc))
+    return EmissionStep(len(STEPS), DONE, emission_of(voucher_id, nombre_archivo, digest_value, sent))
+
+
 def emission_of(voucher_id: int, nombre_archivo: str, digest_value: str, sent: EnviarResult | None,
                 refusal: YupanaError | None = None) -> Emission:
     return Emission(voucher_id, nombre_archivo, digest_value, sent, refusal,
@@ -69,23 +90,85 @@ class Emitter:
 
     def steps(self, payload: Any, certificado_id: str | None = None) -> Iterator[EmissionStep]:
         """Generate, sign and send, one item as each step starts and a last one with the outcome. Generation and
-        signing problems raise (nothing to send); the submission's outcome is the last item either way."""
+        signing problems raise (nothing to send, nothing stored); the submission's outcome is the last item either
+        way. A new voucher is built and signed in memory, then stored in one durable commit with its submission,
+        claimed and marked as sending, and posted: nothing written is read back (docs/architecture.md, «One
+        voucher, from the form to the CDR»)."""
         yield EmissionStep(0, STEPS[0])
-        request = self.generation.parse(payload)
-        doc = self.generation.build(request)  # the request's own problems first, named by field, then the certificate
-        chosen = self.signing.chosen_certificate(certificado_id, request.emisor.ruc)  # none: nothing is stored
-        voucher_id, generated = self.generation.generate(request, doc)
+        # The issuer, the settings and the default certificate are read as a batch's block reads them: other writers
+        # checked once per step, not at every read (Database.steady_reads)
+        with self.generation.store.storage.steady_reads():
+            request = self.generation.parse(payload)
+            doc = self.generation.build(request)  # the request's own problems first, named by field, then the certificate
+            chosen = self.signing.chosen_certificate(certificado_id, request.emisor.ruc)  # none: nothing is stored
+            draft = self.generation.draft(request, doc)
+        if isinstance(draft, Stored):  # issued before with this same request: signed and sent by its id
+            yield from self._by_id(draft.voucher_id, draft.result.nombre_archivo, chosen)
+            return
+        yield EmissionStep(1, STEPS[1])
+        try:
+            with self.generation.store.storage.steady_reads():
+                voucher_id, held, channel, signed = self._sign_and_store(draft, chosen)
+        except NumberTaken as taken:  # issued by another thread meanwhile: that voucher answers, by its id
+            stored = self.generation.stored_or_raise(request, draft.content_key, taken)
+            yield from self._by_id(stored.voucher_id, stored.result.nombre_archivo, chosen)
+            return
+        yield EmissionStep(2, STEPS[2])
+        if held is not None and channel is not None:
+            outbox, ident = self.submission.outbox, _identity(draft.doc)
+            yield _outcome(voucher_id, draft.name, signed.digest_value,
+                           lambda: self.submission.answer_of(ident, held.row["id"], outbox.send_held(held, channel)))
+            return
+        row = {"id": voucher_id, "emisor_ruc": doc.emisor_ruc, "tipo": doc.tipo, "serie": doc.serie,
+               "numero": doc.numero, "environment": self.generation.store.environment()}
+        yield _outcome(voucher_id, draft.name, signed.digest_value,  # no channel (said by submit_signed) or a rare race
+                       lambda: self.submission.submit_signed(row, signed.xml, signed.digest_value))
+
+    def _sign_and_store(self, draft: Draft,
+                        chosen: str) -> tuple[int, Held | None, Channel | None, CanonicalSignature]:
+        """The draft signed in memory with `chosen` (checked first: it may sign this issuer's vouchers now), then
+        stored (`_store`)."""
+        info, key, certificate = self.signing.certificate_for(chosen, draft.doc.emisor_ruc)
+        signed = sign_canonical(draft.xml, key, certificate, algorithm=self.signing.settings.get("signature_algorithm"),
+                                encoded=draft.encoded)
+        return (*self._store(draft, signed, info.certificado_id), signed)
+
+    def _store(self, draft: Draft, signed: CanonicalSignature,
+               certificado_id: str) -> tuple[int, Held | None, Channel | None]:
+        """One durable commit: the voucher, signed, with its submission claimed and marked as sending (and its
+        customer remembered). (voucher id, the held submission, its channel); no submission when there is no channel
+        (no clave SOL, no sandbox running: said when sending) or the serie-número has one (operation 3 before)."""
+        environment = self.submission.clients.addresses.current()
+        ident = _identity(draft.doc)
+        try:
+            channel: Channel | None = self.submission.channel(environment, ident)
+        except YupanaError:
+            channel = None
+        store, outbox = self.generation.store, self.submission.outbox
+        held: Held | None = None
+        sending = channel is not None and store.environment() == environment
+        try:
+            with store.storage.transaction(durable=True):  # the number, the signature and the submission at once
+                voucher_id = self.generation.add(draft, signed, certificado_id, ENVIADO if sending else FIRMADO)
+                held = outbox.hold_new(ident, voucher_id, environment, signed.digest_value,
+                                       signed.xml.encode("utf-8")) if sending else None
+                if sending and held is None:  # the serie-número's submission exists: sent by `submit_signed`
+                    store.write_status(voucher_id, FIRMADO)
+                self.generation.issued([draft.doc])  # customers remembered in the same commit
+        except BaseException:
+            if held is not None:
+                outbox.let_go(held)
+            raise
+        store.on_change(voucher_id, ENVIADO if held is not None else FIRMADO)
+        return voucher_id, held, channel
+
+    def _by_id(self, voucher_id: int, nombre_archivo: str, chosen: str) -> Iterator[EmissionStep]:
+        """A stored voucher signed by its id (its stored signature when it has one) and sent."""
         yield EmissionStep(1, STEPS[1])
         signed, row = self.signing.sign_stored(voucher_id, chosen)  # the voucher's texts, read once
         yield EmissionStep(2, STEPS[2])
-        try:
-            sent = self.submission.submit_signed(row, signed.xml_firmado, signed.digest_value)
-        except YupanaError as exc:
-            yield EmissionStep(len(STEPS), DONE, emission_of(voucher_id, generated.nombre_archivo,
-                                                             signed.digest_value, None, exc))
-            return
-        yield EmissionStep(len(STEPS), DONE, emission_of(voucher_id, generated.nombre_archivo, signed.digest_value,
-                                                         sent))
+        yield _outcome(voucher_id, nombre_archivo, signed.digest_value,
+                       lambda: self.submission.submit_signed(row, signed.xml_firmado, signed.digest_value))
 
     def emit(self, payload: Any, certificado_id: str | None = None) -> Emission:
         """The steps run to the end: the outcome."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from app.core.contract import GenerarXmlRequest, GenerarXmlResult
 from app.core.errors import YupanaError, conflict, invalid
@@ -19,18 +20,48 @@ from app.core.invoicing.documents import registry
 from app.core.invoicing.documents.kind import Built
 from app.core.invoicing.statuses import GENERADO
 from app.core.invoicing.voucher_keys import (
+    bytes_hashes,
     content_key_of,
     legacy_request_json,
     request_json,
     written_request_json,
-    xml_hashes,
 )
 from app.core.invoicing.voucher_store import NumberTaken, VoucherStore
 from app.core.platform.settings import Settings
 
+if TYPE_CHECKING:
+    from app.core.invoicing.xmldsig import CanonicalSignature
+
 log = logging.getLogger(__name__)
 
 Issued = Callable[[list[Any]], None]  # the built documents (documents.kind.Built) just stored
+
+
+@dataclass(slots=True)
+class Draft:
+    """A request built, rendered and checked, not stored yet: what operation 1 and «Emitir» store."""
+
+    doc: Built
+    canonical: str  # the request's idempotency text
+    content_key: str
+    xml: str
+    encoded: bytes  # `xml` in UTF-8, encoded once for its hashes and its signature
+    name: str
+    xml_hash: str
+    xml_sha256: str
+    observations: list[str]
+
+    def result(self) -> GenerarXmlResult:
+        return GenerarXmlResult(xml=self.xml, hash=self.xml_hash, nombre_archivo=self.name,
+                                observaciones=self.observations)
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A request whose serie-número was issued before with the same content: the stored voucher answers."""
+
+    voucher_id: int
+    result: GenerarXmlResult
 
 
 class Generation:
@@ -100,7 +131,23 @@ class Generation:
     def generate(self, request: GenerarXmlRequest | Any,
                  doc: Built | None = None) -> tuple[int, GenerarXmlResult]:
         """(voucher id, result): a new voucher, or the stored one when this same request was issued before.
-        `doc` is the request already built by a caller that had to check it first (Emitter), so not built twice."""
+        `doc` is the request already built by a caller that had to check it first, so not built twice."""
+        draft = self.draft(request, doc)
+        if isinstance(draft, Stored):
+            return draft.voucher_id, draft.result
+        try:
+            with self.store.storage.transaction(durable=True):  # a number handed out must survive a power cut
+                voucher_id = self.add(draft)
+        except NumberTaken as taken:  # issued before, or by another thread meanwhile
+            stored = self.stored_or_raise(request, draft.content_key, taken)
+            return stored.voucher_id, stored.result
+        self.store.on_change(voucher_id, GENERADO)
+        self.issued([draft.doc])
+        return voucher_id, draft.result()
+
+    def draft(self, request: GenerarXmlRequest | Any, doc: Built | None = None) -> Draft | Stored:
+        """The request built (unless `doc` is given), rendered and checked by SUNAT's sheets, ready to store; or the
+        stored voucher when a refusal on the way meets a number issued before with this same request."""
         canonical = _canonical_json(request)
         content_key = content_key_of(canonical)
         # Built first, without asking whether the number was issued (almost never): the unique index answers at the
@@ -110,27 +157,26 @@ class Generation:
             xml, name = self.render(doc)
             observations = self.run_sunat_rules(xml, name)
         except YupanaError as refusal:
-            return self._stored_or_raise(request, content_key, refusal)
-        digest, xml_sha256 = xml_hashes(xml)
-        try:
-            with self.store.storage.transaction(durable=True):  # a number handed out must survive a power cut
-                voucher_id = self.store.add(doc, name=name, xml_hash=digest, xml_sha256=xml_sha256,
-                                            content_key=content_key, request_json=canonical, xml=xml)
-        except NumberTaken as taken:  # issued before, or by another thread meanwhile
-            return self._stored_or_raise(request, content_key, taken)
-        self.store.on_change(voucher_id, GENERADO)
-        self.issued([doc])
-        return voucher_id, GenerarXmlResult(xml=xml, hash=digest, nombre_archivo=name, observaciones=observations)
+            return self.stored_or_raise(request, content_key, refusal)
+        encoded = xml.encode("utf-8")
+        xml_hash, xml_sha256 = bytes_hashes(encoded)
+        return Draft(doc, canonical, content_key, xml, encoded, name, xml_hash, xml_sha256, observations)
 
-    def _stored_or_raise(self, request: Any, content_key: str,
-                         error: Exception) -> tuple[int, GenerarXmlResult]:
+    def add(self, draft: Draft, signed: CanonicalSignature | None = None, certificado_id: str | None = None,
+            status: str | None = None) -> int:
+        """Store a draft inside the caller's durable transaction (signed in memory when `signed` is given); raises
+        NumberTaken when its serie-número was issued."""
+        return self.store.add(draft.doc, name=draft.name, xml_hash=draft.xml_hash, xml_sha256=draft.xml_sha256,
+                              content_key=draft.content_key, request_json=draft.canonical, xml=draft.xml,
+                              signed=signed, certificado_id=certificado_id, status=status)
+
+    def stored_or_raise(self, request: Any, content_key: str, error: Exception) -> Stored:
         """An issued number answers for itself (or 409s); a free one gets `error`."""
         stored = self.existing(request, content_key)
         voucher_id = self.store.id_of(request.emisor.ruc, request.tipo, request.serie, request.numero)
         if stored is None or voucher_id is None:
             raise error
-        return voucher_id, stored
-
+        return Stored(voucher_id, stored)
 
 def _canonical_json(request: Any) -> str:
     """The idempotency key's input: the type's own, a request of the type's own model as pydantic writes it, or

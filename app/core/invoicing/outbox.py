@@ -84,6 +84,13 @@ class Attempt:
     in_flight: bool = False  # queued because another attempt holds the row (it may be sending right now)
 
 
+@dataclass(frozen=True)
+class Held:
+    """A submission written by `Outbox.hold_new`, claimed and marked as sending: its row as written, with its lease."""
+
+    row: dict
+
+
 # ---------------------------------------------------------------- rows
 
 def stored_digest(row: dict) -> str | None:
@@ -149,6 +156,44 @@ class Outbox:
         unpacked = self._unpacked(row, (voucher_id, xml) if ours and voucher_id is not None else None)
         assert unpacked is not None  # the row written just above
         return unpacked
+
+    def _new_lease(self) -> str:
+        """A lease of this outbox, known alive (`_holder_alive`) from now until `_release`."""
+        lease = f"{self.owner}:{uuid.uuid4().hex[:8]}"
+        with self._leases_lock:
+            self._leases.add(lease)
+        return lease
+
+    def hold_new(self, doc: DocumentId, voucher_id: int, environment: str, digest: str, xml: bytes) -> Held | None:
+        """The submission of a voucher stored in the caller's transaction this very moment («Emitir»), written there
+        too, claimed by a new lease of this outbox and marked as sending: the voucher, its row and the mark that
+        something may reach SUNAT commit together, once; `send_held` then posts it. None, and nothing written, when
+        the serie-número has a submission already (a foreign voucher sent through operation 3 before): the caller
+        goes through `enqueue` and `attempt` after its commit. A caller whose transaction fails calls `let_go`.
+
+        No resumen diario can report a voucher that did not exist before this transaction: the one-path check of
+        `enqueue` has nothing to find."""
+        lease = self._new_lease()
+        submission_id = self.submissions.enqueue_sending(
+            environment, doc.ruc, doc.tipo, doc.serie, doc.numero, voucher_id=voucher_id,
+            ambiente=ambiente_of(environment), file_name=doc.stem, xml=NO_COPY, digest=digest, owner=lease,
+            seconds=self.lease_seconds())
+        if submission_id is None:
+            self._release(lease)
+            return None
+        # The row as written, kept in memory (never read back). `must_reconcile` and `attempts` as they were before
+        # this attempt's mark, as `attempt` reads them: a failure that surely reached nothing needs no look-up.
+        return Held({"id": submission_id, "voucher_id": voucher_id, "environment": environment, "ruc": doc.ruc,
+                     "tipo": doc.tipo, "serie": doc.serie, "numero": doc.numero, "file_name": doc.stem, "xml": xml,
+                     "must_reconcile": 0, "attempts": 0, "lease": lease})
+
+    def let_go(self, held: Held) -> None:
+        """Forget a held submission whose transaction did not commit."""
+        self._release(held.row["lease"])
+
+    def send_held(self, held: Held, channel: Channel) -> Attempt:
+        """Post a held submission through `channel` (built for it), its ending stored as any attempt's."""
+        return self._run(held.row, channel, lambda chosen: self._post(chosen, held.row))
 
     def _check_one_path(self, doc: DocumentId, voucher_id: int | None) -> None:
         """Refuse a voucher a resumen diario reports (inside the transaction that queues it: see the module's doc)."""
@@ -283,18 +328,26 @@ class Outbox:
         row = self._unpacked(self.submissions.get(submission_id), own)
         assert row is not None
         row["lease"] = lease
-        self._keeper.hold(submission_id, lease)  # renewed while the attempt runs (a slow SUNAT answer included)
+        return self._run(row, channel, lambda chosen: self._reconcile_or_send(chosen, row))
+
+    def _reconcile_or_send(self, channel: Channel, row: dict) -> Attempt:
+        """An attempt's steps: ask SUNAT first when something may have reached it, else send."""
+        answer = self._reconcile(channel, row) if row["must_reconcile"] else None
+        if answer is None and row["must_reconcile"] == HELD_BY_SUNAT:
+            answer = self._retry_later(row, HELD_BY_SUNAT, "SUNAT ya tiene el comprobante y su CDR aún no se "
+                                                           "pudo consultar")
+        return answer if answer is not None else self._send(channel, row)
+
+    def _run(self, row: dict, channel: Channel | None, steps: Callable[[Channel], Attempt]) -> Attempt:
+        """`steps` of an attempt holding the row's lease (`row["lease"]`), through `channel` or the row's own; its
+        failures end as retries, and the lease is let go at the end."""
+        self._keeper.hold(row["id"], row["lease"])  # renewed while the attempt runs (a slow SUNAT answer included)
         try:
             try:
                 channel = channel or self.channel_for(row)
             except YupanaError as exc:  # no sandbox running, no clave SOL: nothing went out, wait for it
                 return self._retry_later(row, row["must_reconcile"], exc.message)
-            answer = self._reconcile(channel, row) if row["must_reconcile"] else None
-            if answer is None and row["must_reconcile"] == HELD_BY_SUNAT:
-                answer = self._retry_later(row, HELD_BY_SUNAT, "SUNAT ya tiene el comprobante y su CDR aún no se "
-                                                               "pudo consultar")
-            if answer is None:
-                answer = self._send(channel, row)
+            answer = steps(channel)
         except TransportFailure as failure:
             return self._retry_later(row, max(int(failure.may_have_arrived), row["must_reconcile"]), str(failure))
         except YupanaError as exc:  # an unreadable CDR: SUNAT may hold a good one, ask for it later
@@ -303,7 +356,7 @@ class Outbox:
             log.exception("submission %s: unexpected failure", row["file_name"])
             return self._retry_later(row, max(1, row["must_reconcile"]), type(exc).__name__)
         finally:
-            self._release(lease)
+            self._release(row["lease"])
             self._notify()
         return answer
 
@@ -318,6 +371,10 @@ class Outbox:
             # The lease ran out and another attempt took the row: it sends, not this one.
             return Attempt("queued")
         self._set_voucher_status(row.get("voucher_id"), statuses.ENVIADO)
+        return self._post(channel, row)
+
+    def _post(self, channel: Channel, row: dict) -> Attempt:
+        """The document to SUNAT, the attempt marked (committed) as sending before; its answer stored."""
         xml_name = row["file_name"] + ".xml"
         name, content = zip_document(xml_name, row["xml"]) if channel.zipped else (xml_name, row["xml"])
         log.info("%s %s (attempt %s)", channel.send_operation, name, row["attempts"] + 1)
@@ -360,17 +417,38 @@ class Outbox:
         """The CDR and the row's end in one transaction; the voucher's status follows."""
         if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
             return self._fail(row, answer.codigo, answer.descripcion)
+        voucher_id, estado = row.get("voucher_id"), answer.estado
         with self.storage.transaction(durable=True):  # a CDR is what a power cut must never take
-            self.submissions.store_cdr(  # kept as its XML: the zip is made again when read (m005)
+            kept = self.submissions.store_cdr(  # kept as its XML: the zip is made again when read (m005)
                 row["id"], codigo=answer.codigo, descripcion=answer.descripcion,
                 notas=json.dumps(answer.notas, ensure_ascii=False), estado=answer.estado, hash_cdr=answer.hash_cdr,
                 cdr_xml=self.vouchers.pack_bytes(f"cdr-xml:{row['environment']}", answer.xml), member=answer.member)
-        stored = self.stored_cdr(row["id"])  # the first CDR stored stays the answer
-        assert stored is not None
-        self._set_voucher_status(row.get("voucher_id"), stored.estado)
+            mirrored = kept and self._write_voucher_status(voucher_id, estado)
+        if kept:  # the answer as `stored_cdr` would read it (its zip made again), without reading it back
+            stored = cdr_reader.Cdr(codigo=answer.codigo, descripcion=answer.descripcion, notas=list(answer.notas),
+                                    hash_cdr=answer.hash_cdr, zip=cdr_reader.rebuild_zip(answer.member, answer.xml),
+                                    member=answer.member)
+        else:  # the first CDR stored stays the answer
+            found = self.stored_cdr(row["id"])
+            assert found is not None
+            stored = found
+            self._set_voucher_status(voucher_id, stored.estado)
+        if mirrored and voucher_id is not None:
+            self.vouchers.on_change(voucher_id, estado)
         log.info("CDR %s: %s %s", row["file_name"], stored.codigo, stored.estado)
         self.events.emit(SunatCdrStored(row["file_name"], stored.codigo, stored.estado or ""))
         return Attempt("cdr", cdr=stored)
+
+    def _write_voucher_status(self, voucher_id: int | None, status: str) -> bool:
+        """The voucher's status with its CDR, in the CDR's transaction (one commit; a kill in between loses both and
+        the next attempt asks SUNAT). A status refused is warned, and the CDR kept: whether it was written."""
+        if voucher_id is None:
+            return False
+        try:
+            return self.vouchers.write_status(voucher_id, status)  # one statement: refused, it wrote nothing
+        except YupanaError as exc:
+            log.warning("voucher %s: status %s not recorded: %s", voucher_id, status, exc.message)
+            return False
 
     def _set_voucher_status(self, voucher_id: int | None, status: str | None) -> None:
         """Mirror the submission on the voucher (after the CDR is safe: a failure here loses nothing)."""

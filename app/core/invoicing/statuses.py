@@ -52,7 +52,8 @@ SUBMISSION_DONE = "terminado"
 SUBMISSION_FAILED = "fallido"
 SUBMISSION_STATES = (SUBMISSION_PENDING, SUBMISSION_DONE, SUBMISSION_FAILED)
 # A RA/RC only (column sunat_summaries.state): SUNAT received it (its ticket lost) and neither the ticket nor SUNAT's
-# voucher status query could tell its outcome: taken as not made, its vouchers free for another one.
+# voucher status query could tell its outcome: a void taken as not made (its vouchers free for another one); the
+# boletas a RC reports held «por confirmar» (never reported again: app/core/invoicing/voids/lost.py).
 SUMMARY_UNCONFIRMED = "sin_confirmar"
 SUMMARY_STATES = (*SUBMISSION_STATES, SUMMARY_UNCONFIRMED)
 

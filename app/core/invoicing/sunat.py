@@ -19,7 +19,7 @@ from app.core.invoicing import sunat_errors
 from app.core.invoicing.cdr import Cdr, safe_parser
 from app.core.invoicing.documents import registry
 from app.core.invoicing.documents.kind import Channel
-from app.core.invoicing.outbox import Outbox, stored_digest
+from app.core.invoicing.outbox import Attempt, Outbox, stored_digest
 from app.core.invoicing.soap import HttpPool, SunatClient
 from app.core.invoicing.ubl_identity import DocumentId, IdentityNotPlain, check_plain_identity, identify
 from app.core.invoicing.voucher_store import VoucherStore
@@ -154,7 +154,7 @@ class Submission:
         environment = self.clients.addresses.current()
         environments.check_ambiente(environment, request.ambiente)  # sent where the app works, never elsewhere
         _, doc = _read_voucher(xml)
-        channel = self._channel(environment, doc)  # no credentials, or no sandbox running: say so now, queue nothing
+        channel = self.channel(environment, doc)  # no credentials, or no sandbox running: say so now, queue nothing
         known = self.store.find_by_signed_xml(request.xml_firmado)
         if known is None:
             _refuse_other_environments(self.store.environment_of_signed(request.xml_firmado), doc, environment)
@@ -169,10 +169,10 @@ class Submission:
             raise invalid("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} aún no está firmado.")
         environment = self.clients.addresses.current()
         _refuse_other_environments(row["environment"], doc, environment)
-        channel = self._channel(environment, doc)  # no credentials, or no sandbox running: say so now, queue nothing
+        channel = self.channel(environment, doc)  # no credentials, or no sandbox running: say so now, queue nothing
         return self._send(doc, xml_firmado.encode("utf-8"), environment, row["id"], digest, channel, own=True)
 
-    def _channel(self, environment: str, doc: DocumentId) -> Channel:
+    def channel(self, environment: str, doc: DocumentId) -> Channel:
         """The channel of the voucher's document type for this submission (SUNAT's: one client, used to the end)."""
         return registry.sender_for(doc.tipo).channel(self.clients, environment, doc.ruc)
 
@@ -191,12 +191,17 @@ class Submission:
             self.outbox.wake()
             raise queued_error(doc)
         attempt = self.outbox.attempt(row["id"], channel, (voucher_id, xml) if own and voucher_id is not None else None)
+        return self.answer_of(doc, row["id"], attempt)
+
+    def answer_of(self, doc: DocumentId, submission_id: int, attempt: Attempt) -> EnviarResult:
+        """What an attempt comes to for its caller: SUNAT's CDR; its fault, the queue or another attempt's flight
+        raised."""
         if attempt.kind == "cdr" and attempt.cdr is not None:
             return result_from(attempt.cdr)
         if attempt.kind == "fault":
             raise fault_error(self.settings, attempt.fault_code, attempt.fault_text)
         if attempt.in_flight:  # single flight: another attempt (thread or process) has it; never a second send
-            stored = self.outbox.stored_cdr(row["id"])
+            stored = self.outbox.stored_cdr(submission_id)
             if stored is not None:  # it finished meanwhile
                 return result_from(stored)
             raise in_flight_error(doc)

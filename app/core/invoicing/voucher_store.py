@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from app.core.errors import invalid, not_found
@@ -59,28 +59,65 @@ class VoucherStore:
         self.environment = environment
         self.on_change = on_change
         self._dictionaries: dict[bytes, bytes] = {}  # digest → bytes: a digest names its bytes forever
-        self._scopes: dict[str, bytes] = {}  # scope → the dictionary new texts of that scope are packed against
+        self._scopes: dict[str, packed_texts.Dictionary] = {}  # scope → what its new texts are packed against
+        self._kept: set[bytes] = set()  # digests whose row a commit of its own stored (`keep_dictionaries`)
 
     # ------------------------------------------------------------ packed texts
 
-    def _pack(self, scope: str, text: str | None) -> bytes | None:
+    def _pack(self, scope: str, text: str | bytes | None) -> bytes | None:
         """`text` packed against its scope's dictionary (the scope's first text becomes it), inside the caller's
-        transaction: the dictionary's row is written there too (a no-op when it is stored), so a rollback that takes
-        it away takes away the rows that need it. None stays None (the table's constraints decide)."""
-        return None if text is None else self.pack_bytes(scope, text.encode("utf-8"))
+        transaction: the dictionary's row is written there too unless it is known stored, so a rollback that takes
+        it away takes away the rows that need it. Bytes are a text packed already (a batch's worker, against one of
+        `kept_dictionaries`); None stays None (the table's constraints decide)."""
+        if text is None or isinstance(text, bytes):
+            return text
+        return self.pack_bytes(scope, text.encode("utf-8"))
 
     def pack_bytes(self, scope: str, data: bytes) -> bytes:
         """`_pack` for bytes kept as they came (a submission's signed XML, a CDR's zip), for the parts that keep
         them (the outbox, the voids), inside their transaction: one set of dictionaries per data folder; read back
         with `unpack_bytes`."""
+        dictionary = self._dictionary_for(scope, data)
+        if dictionary.digest not in self._kept:  # in the caller's transaction: a rollback takes it with the texts
+            self.repository.keep_dictionary(dictionary.digest, scope, dictionary.data)
+        return dictionary.pack_bytes(data)
+
+    def _dictionary_for(self, scope: str, data: bytes) -> packed_texts.Dictionary:
+        """The dictionary of `scope` (its newest stored one, else `data` becomes it), its digest worked out once."""
         dictionary = self._scopes.get(scope)
         if dictionary is None:
-            dictionary = self.repository.latest_dictionary(scope) or bytes(data[-packed_texts.MAX_DICTIONARY:])
+            dictionary = packed_texts.Dictionary.of(self.repository.latest_dictionary(scope) or data)
             self._scopes[scope] = dictionary
-        digest = packed_texts.digest_of(dictionary)
-        self.repository.keep_dictionary(digest, scope, dictionary)
-        self._dictionaries[digest] = dictionary
-        return packed_texts.pack_bytes(data, dictionary)
+            self._dictionaries[dictionary.digest] = dictionary.data
+        return dictionary
+
+    def keep_dictionaries(self, samples: Iterable[tuple[str, bytes]]) -> None:
+        """Before a transaction that packs many texts (a batch's block): the dictionary of each (scope, a text of it)
+        stored in a commit of its own, outside any transaction, once per data folder; the block's texts then pack
+        without writing its row again. Committed first, it can never be rolled back under the texts that need it
+        (the WAL keeps commits in order: the block's durable commit syncs it too)."""
+        fresh = {}
+        for scope, sample in samples:
+            dictionary = self._dictionary_for(scope, sample)
+            if dictionary.digest not in self._kept:
+                fresh[dictionary.digest] = (scope, dictionary)
+        if not fresh:
+            return
+        with self.storage.transaction():
+            for scope, dictionary in fresh.values():
+                self.repository.keep_dictionary(dictionary.digest, scope, dictionary.data)
+        self._kept.update(fresh)
+
+    def kept_dictionaries(self) -> dict[str, packed_texts.Dictionary]:
+        """scope → its dictionary, for the scopes whose dictionary is known stored (`keep_dictionaries`): what may
+        pack texts elsewhere (a batch's workers) and reach `add` as bytes."""
+        return {scope: dictionary for scope, dictionary in self._scopes.items() if dictionary.digest in self._kept}
+
+    @staticmethod
+    def scopes_of(doc: Built, certificado_id: str | None = None) -> tuple[str, str, str | None]:
+        """The packing scopes of a voucher's request, XML and (signed with `certificado_id`) Signature."""
+        return (f"request:{doc.emisor_ruc}", f"xml:{doc.emisor_ruc}:{doc.tipo}",
+                f"signature:{certificado_id}" if certificado_id else None)
 
     def unpack_bytes(self, value: bytes | None) -> bytes | None:
         """What `pack_bytes` packed, byte for byte; a value stored before packing as it is."""
@@ -103,19 +140,21 @@ class VoucherStore:
     # ------------------------------------------------------------ the one INSERT
 
     def add(self, doc: Built, *, name: str, xml_hash: str, xml_sha256: str, content_key: str,
-            request_json: str, xml: str, signed: CanonicalSignature | None = None,
-            certificado_id: str | None = None) -> int:
+            request_json: str | bytes, xml: str | bytes, signed: CanonicalSignature | None = None,
+            certificado_id: str | None = None, status: str | None = None,
+            packed_signature: bytes | None = None) -> int:
         """Insert a voucher inside the caller's transaction (`transaction(durable=True)`: a number handed out must
-        survive a power cut): generated, or already signed in memory (a batch); `doc` is the document as its type
-        built it. Raises NumberTaken when its serie-número was issued in this environment (any other failure as it
-        comes)."""
+        survive a power cut): generated, or already signed in memory (a batch, «Emitir»); `doc` is the document as its
+        type built it; a text given as bytes (and `packed_signature`) was packed already (`_pack`); `status` when it is not the plain one («Emitir» stores it on its way to SUNAT). Raises
+        NumberTaken when its serie-número was issued in this environment (any other failure as it comes)."""
+        request_scope, xml_scope, _signature_scope = self.scopes_of(doc)
         voucher = NewVoucher(
             self.environment(), doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml_hash, xml_sha256,
-            content_key, FIRMADO if signed else GENERADO, doc.receptor.tipo_documento, doc.receptor.numero_documento,
+            content_key, status or (FIRMADO if signed else GENERADO), doc.receptor.tipo_documento, doc.receptor.numero_documento,
             doc.receptor.nombre, doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat(),
-            self._pack(f"request:{doc.emisor_ruc}", request_json), self._pack(f"xml:{doc.emisor_ruc}:{doc.tipo}", xml))
+            self._pack(request_scope, request_json), self._pack(xml_scope, xml))
         if signed is not None:
-            voucher.signature = self._pack(f"signature:{certificado_id}", signed.signature)
+            voucher.signature = packed_signature or self._pack(f"signature:{certificado_id}", signed.signature)
             voucher.signature_offset, voucher.signed_sha256 = signed.offset, signed.sha256
             voucher.digest_value, voucher.signature_value = signed.digest_value, signed.signature_value
             voucher.certificado_id, voucher.updated_at = certificado_id, now_text()
@@ -201,11 +240,16 @@ class VoucherStore:
         return changed
 
     def set_status(self, voucher_id: int, status: str) -> None:
-        if status not in STATUSES:
-            raise invalid("status", f"El estado «{status}» no es válido: {', '.join(STATUSES)}.")
-        if not self.repository.set_status(voucher_id, status, now_text()):
+        if not self.write_status(voucher_id, status):
             raise not_found("voucher_id", f"No existe el comprobante con id {voucher_id}.")
         self.on_change(voucher_id, status)
+
+    def write_status(self, voucher_id: int, status: str) -> bool:
+        """`set_status` inside the caller's transaction, untold: the caller tells `on_change` once it committed (the
+        outbox, with the CDR). False when there is no such voucher."""
+        if status not in STATUSES:
+            raise invalid("status", f"El estado «{status}» no es válido: {', '.join(STATUSES)}.")
+        return bool(self.repository.set_status(voucher_id, status, now_text()))
 
     def list(self, search: str | None = None, status: str | None = None, limit: int = 200, *,
              before_id: int | None = None, offset: int = 0, desde: str | None = None, hasta: str | None = None,

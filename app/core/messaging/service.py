@@ -401,8 +401,13 @@ class MessagingService:
         if not events:
             return []
         fresh = self.store.ingest(events)
+        self.announce(fresh)
+        return fresh
+
+    def announce(self, fresh: list[ev.InboundEvent]) -> None:
+        """Tell the windows of events just stored and wake the forwarder: after the commit that holds them (the
+        listener's group commit calls it once the group is committed)."""
         for event in fresh:
             self.bus.emit(ContractEvent(event.event, event.instance, event.timestamp, event.data))
         if fresh:
             self.after_ingest()
-        return fresh

@@ -187,10 +187,42 @@ Listener = Callable[[str, Event], None]
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class HeldEvents:
+    """The events emitted on this thread inside its `with` block, kept back and told by `release()` (at most once):
+    a request that shares a group commit announces what it stored only once the commit that holds it is on disk,
+    and nothing when it is rolled back (the held events are then dropped)."""
+
+    _bus: EventBus
+    events: list[Event] = field(default_factory=list)
+    _outer: HeldEvents | None = None
+
+    def __enter__(self) -> HeldEvents:
+        self._outer = self._bus.holding()
+        self._bus.hold(self)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._bus.hold(self._outer)
+
+    def release(self) -> None:
+        events, self.events = self.events, []
+        for payload in events:
+            self._bus.emit(payload)
+
+
 class EventBus:
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
+        self._holding = threading.local()  # this thread's HeldEvents while inside its `with` block
+
+    def holding(self) -> HeldEvents | None:
+        """This thread's HeldEvents while inside one's `with` block."""
+        return getattr(self._holding, "held", None)
+
+    def hold(self, held: HeldEvents | None) -> None:
+        self._holding.held = held
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener(name, payload)` for every event (`payload` one of the Event classes above); returns the
@@ -206,6 +238,10 @@ class EventBus:
         return unsubscribe
 
     def emit(self, payload: Event) -> None:
+        held = getattr(self._holding, "held", None)
+        if held is not None:
+            held.events.append(payload)
+            return
         name = payload.event_name
         with self._lock:
             listeners = list(self._listeners)

@@ -12,14 +12,17 @@ why.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import SplitResult, urlsplit
 
 from app.core.errors import invalid
 from app.core.platform.environments import NAMES as ENVIRONMENT_NAMES
+from app.core.platform.paths import private_file
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.platform import SettingsRepository
 from app.core.storage.read_cache import ReadCache
@@ -64,15 +67,21 @@ def _seconds(low: float, high: float) -> Callable[[str], str]:
     return check
 
 
-def _url(value: str) -> str:
-    """Empty, or an http(s) address with a host (and a valid port, if it names one)."""
-    if not value:
-        return value
+def _split(value: str) -> SplitResult | None:
+    """The address's parts; None when it cannot be read (a port out of range or not a number)."""
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
     except ValueError:
-        parts = None
+        return None
+    return parts
+
+
+def _url(value: str) -> str:
+    """Empty, or an http(s) address with a host (and a valid port, if it names one)."""
+    if not value:
+        return value
+    parts = _split(value)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
         raise ValueError("debe ser una dirección completa que empiece por http:// o https://, p. ej. "
                          "https://api.ejemplo.pe/v1")
@@ -132,6 +141,22 @@ def _log_level(value: str) -> str:
     return _choice("DEBUG", "INFO", "WARNING", "ERROR")(value.upper())
 
 
+def _database_url(value: str) -> str:
+    """Empty (SQLite in the data folder), or the address of a PostgreSQL database without a password in it: this
+    desk's settings are a plain file, so a password goes in PostgreSQL's own password file (pgpass)."""
+    if not value:
+        return value
+    parts = _split(value)
+    if parts is None or parts.scheme not in ("postgresql", "postgres") or not parts.path.strip("/") \
+            or any(c.isspace() for c in value):
+        raise ValueError("debe ser la dirección de una base de datos PostgreSQL, p. ej. "
+                         "postgresql://yupana@caja1/tienda")
+    if parts.password is not None:
+        raise ValueError("no escriba la contraseña en la dirección: guárdela en el archivo de contraseñas de "
+                         "PostgreSQL (pgpass.conf en Windows, ~/.pgpass en Linux)")
+    return value
+
+
 def _folder(value: str) -> str:
     """Empty, or a folder that exists."""
     if value and not os.path.isdir(value):
@@ -152,6 +177,8 @@ class Setting:
     # A running sandbox stands in for it: in the sandbox environment the value comes from the sandbox
     # (app.core.platform.environments.SandboxEndpoints), never from here, and a sandbox never writes it here.
     sandboxed: bool = False
+    # This desk's own: kept in its data folder (DeskSettings), not in the database the desks may share (issue 34).
+    desk: bool = False
 
 
 # The Ajustes tabs that hold settings, in order.
@@ -234,6 +261,11 @@ SETTINGS: dict[str, Setting] = {
                 label="Dirección pública del receptor", group="Mensajería"),
         Setting("messaging_timeout_s", "15", "Tiempo máximo de espera de la pasarela de mensajería, en segundos.",
                 _integer(1, 120), label="Espera máxima de la pasarela (segundos)", group="Mensajería", advanced=True),
+        Setting("database_url", "",
+                "Base de datos PostgreSQL que comparten los puestos de un negocio, p. ej. "
+                "postgresql://yupana@caja1/tienda (la contraseña va en el archivo pgpass de PostgreSQL). Vacío: los "
+                "datos quedan en este equipo (SQLite en la carpeta de datos). Es de este puesto; se usa al abrir.",
+                _database_url, label="Base de datos compartida", group="Datos y registro", advanced=True, desk=True),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
                 _log_level,
                 label="Detalle del registro", group="Datos y registro", advanced=True),
@@ -264,12 +296,43 @@ class SettingValue:
     setting: Setting
 
 
-class Settings:
-    """Typed access to the settings table, with defaults for what was never set."""
+DESK_FILE = "puesto.json"
 
-    def __init__(self, database: Database, repository: SettingsRepository) -> None:
+
+class DeskSettings:
+    """The settings of this desk alone (`Setting.desk`), in a private file of its data folder: read before any
+    database is opened (`database_url` says which one), and never shared with the other desks."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = Path(home) / DESK_FILE
+
+    def all(self) -> dict[str, str]:
+        try:
+            stored = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        return {str(key): str(value) for key, value in stored.items()} if isinstance(stored, dict) else {}
+
+    def get(self, key: str) -> str:
+        return self.all().get(key, SETTINGS[key].default)
+
+    def put(self, key: str, value: str) -> None:
+        values = self.all() | {key: value}
+        private_file(self.path)
+        partial = self.path.with_name(self.path.name + ".part")
+        private_file(partial)
+        partial.write_text(json.dumps(values, ensure_ascii=False, indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(partial, self.path)
+
+
+class Settings:
+    """Typed access to the settings table, with defaults for what was never set; a desk's own settings
+    (`Setting.desk`) are read from and written to its DeskSettings."""
+
+    def __init__(self, database: Database, repository: SettingsRepository, desk: DeskSettings | None = None) -> None:
         self._repository = repository
         self._cache = ReadCache(database)  # read on every operation: kept in memory until written
+        self._desk = desk
 
     @staticmethod
     def _definition(key: str) -> Setting:
@@ -279,10 +342,14 @@ class Settings:
 
     def get(self, key: str) -> str:
         definition = self._definition(key)
-        return self._stored().get(key, definition.default)
+        if definition.desk and self._desk is not None:
+            return self._desk.get(key)
+        return self._cache.get("settings", self._repository.all).get(key, definition.default)
 
     def _stored(self) -> dict[str, str]:
-        return self._cache.get("settings", self._repository.all)
+        """The stored values: the database's, and this desk's own (a file, read only when all are listed)."""
+        stored = self._cache.get("settings", self._repository.all)
+        return stored if self._desk is None else stored | self._desk.all()
 
     def get_int(self, key: str) -> int:
         return int(self.get(key))
@@ -290,7 +357,10 @@ class Settings:
     def set(self, key: str, value: str) -> str:
         self._definition(key)
         clean = checked(key, value)
-        self._repository.put(key, clean)
+        if SETTINGS[key].desk and self._desk is not None:
+            self._desk.put(key, clean)
+        else:
+            self._repository.put(key, clean)
         self._cache.clear()
         return clean
 

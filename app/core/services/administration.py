@@ -17,11 +17,12 @@ from app.core.platform.events import EventBus, Listener
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import Settings, SettingValue
 from app.core.records import DatabaseCheck, EventHandle, TokenState
-from app.core.storage.sqlite.database import Storage
+from app.core.storage.group_commit import MAX_BATCH, GroupCommit, GroupCommitHandle
+from app.core.storage.ports.database import Database
 
 
 class AdministrationGroup:
-    def __init__(self, *, home: Path, log_file: Path, storage: Storage, settings: Settings, addresses: Addresses,
+    def __init__(self, *, home: Path, log_file: Path, storage: Database, settings: Settings, addresses: Addresses,
                  sandbox_endpoints: environments.SandboxEndpoints, companies: Companies, secrets: SecretStore,
                  api_tokens: ApiTokens, outbox: Outbox, bus: EventBus,
                  setting_changed: Callable[[str, str], None], on_close: Callable[[Callable[[], None]], None]) -> None:
@@ -176,3 +177,14 @@ class AdministrationGroup:
     def on_close(self, closer: Callable[[], None]) -> None:
         """Something (a server, a sandbox) to stop when the engine closes."""
         self._on_close(closer)
+
+    # ------------------------------------------------------------ requests sharing commits
+
+    def group_commit(self, name: str, max_batch: int = MAX_BATCH) -> GroupCommitHandle:
+        """A writer thread on this folder's database whose requests, arriving together, share one commit
+        (app.core.storage.group_commit); its owner closes it before the engine closes."""
+        return GroupCommitHandle(GroupCommit(self._storage, name, max_batch=max_batch))
+
+    def held_events(self) -> events.HeldEvents:
+        """Events emitted on this thread inside its `with` block kept until `release()` (after a group commit)."""
+        return events.HeldEvents(self._bus)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult, parse_model
 from app.core.invoicing.printed import Printed
 from app.core.messaging import clock as messaging_clock
+from app.core.messaging.evolution_stream import EvolutionStreams, StreamState
 from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.gateways import GatewayDescription, Media, registry
 from app.core.messaging.service import MessagingService
@@ -41,6 +42,7 @@ class MessagingGroup:
         self._bus = bus
         self._home = home
         self._listener: Listener | None = None  # built on first start: FastAPI and uvicorn stay out of the start-up
+        self._streams = EvolutionStreams(service, bus)  # Evolution's Socket.IO streams, started with the listener
 
     # ------------------------------------------------------------ the contract's operations 4 and 5
 
@@ -126,7 +128,9 @@ class MessagingGroup:
     # ------------------------------------------------------------ the webhook listener
 
     def start_listener(self, host: str | None = None, port: int | None = None) -> str:
-        """Start the webhook listener (address and port from settings unless given); returns its URL."""
+        """Start the webhook listener (address and port from settings unless given) and the event streams of the
+        instances set to stream (before the listener: a busy port does not keep them off); returns its URL."""
+        self._streams.start()
         if self._listener is None:
             from app.core.messaging.listener import Listener
 
@@ -137,6 +141,7 @@ class MessagingGroup:
         return url
 
     def stop_listener(self) -> None:
+        self._streams.stop()
         if self._listener is not None and self._listener.server.running:
             self._listener.stop()
             self._bus.emit(events.ListenerChanged(self.listener_state()))
@@ -147,6 +152,12 @@ class MessagingGroup:
             assert self._listener is not None
             self._listener.stop()
             self.start_listener()
+
+    def stream_state(self, name: str) -> StreamState | None:
+        """The event stream of an instance set to stream (connected, connecting, waiting and why), None when it
+        has none running."""
+        stream = self._streams.stream(name)
+        return stream.state() if stream is not None else None
 
     def listener_base_url(self) -> str | None:
         return self._listener.base_url if self._listener else None

@@ -41,10 +41,11 @@ if TYPE_CHECKING:
     from app.core.invoicing.emission import Emission
     from app.core.invoicing.voids import SummaryOutcome
     from app.core.invoicing.xmldsig import Verification
+    from app.core.messaging.evolution_stream import StreamState
     from app.core.messaging.gateways import GatewayDescription
     from app.core.platform.companies import Company, PrintOptions
     from app.core.platform.environments import Environment
-    from app.core.platform.events import Listener
+    from app.core.platform.events import HeldEvents, Listener
     from app.core.platform.settings import SettingValue
     from app.core.records import (
         BatchItem,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
         VoucherDetail,
         VoucherSummary,
     )
+    from app.core.storage.group_commit import GroupCommitHandle
 
 
 class Invoicing(Protocol):
@@ -180,6 +182,7 @@ class Messaging(Protocol):
     def listener_state(self) -> ListenerState: ...
     def listener_status(self) -> str: ...
     def check_listener(self) -> Reachability: ...
+    def stream_state(self, name: str) -> StreamState | None: ...
     # the gateway sandbox's own instance (app/sandbox/gateway.py)
     def save_sandbox_instance(self, name: str, gateway: str, base_url: str, credentials: dict[str, str],
                               owner: str) -> Instance: ...
@@ -245,3 +248,7 @@ class Administration(Protocol):
     def unregister_sandbox(self, keys: list[str]) -> None: ...
     def subscribe(self, listener: Listener) -> EventHandle: ...
     def on_close(self, closer: Callable[[], None]) -> None: ...
+
+    # concurrent requests sharing commits (the local API's operations 1 and 2)
+    def group_commit(self, name: str, max_batch: int = ...) -> GroupCommitHandle: ...
+    def held_events(self) -> HeldEvents: ...

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from lxml import etree
 
-from app.core.storage.engines import open_database
 from tests.helpers.oracles import run_sunat_check
 
 
@@ -33,8 +32,7 @@ def certificado_id(engine, company) -> str:
 
 
 @pytest.fixture
-def storage(tmp_path):
-    """A fresh data folder's database (the storage repositories' tests ask it directly)."""
-    db = open_database(tmp_path / "yupana.db")
-    yield db
-    db.close()
+def storage(engine_database):
+    """A fresh database of each engine in turn, SQLite and PostgreSQL (the storage repositories' tests ask it
+    directly; tests/helpers/postgres.py)."""
+    return engine_database

@@ -139,15 +139,14 @@ def _count(engine) -> int:
 
 
 def test_a_failed_transaction_stores_nothing_of_its_block(engine, company, certificado_id, monkeypatch):
-    prepare = engine._batches._prepare
+    made_here = engine._batches._made_here
 
-    def second_text_cannot_be_written(signer, index, raw):
-        prepared = prepare(signer, index, raw)
-        if index == 1:
-            prepared.canonical_request = None  # failure injection: its text row breaks a NOT NULL constraint
-        return prepared
+    def second_text_cannot_be_written(signer, block, first):
+        made = made_here(signer, block, first)
+        made[1].request = None  # failure injection: its text row breaks a NOT NULL constraint
+        return made
 
-    monkeypatch.setattr(engine._batches, "_prepare", second_text_cannot_be_written)
+    monkeypatch.setattr(engine._batches, "_made_here", second_text_cannot_be_written)
     with pytest.raises(sqlite3.IntegrityError):
         list(engine.invoicing.issue_batch(facturas(1, 3), certificado_id))
     assert engine.invoicing.vouchers() == []  # the first voucher's rows went with the rest of the block

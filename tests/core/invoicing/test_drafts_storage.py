@@ -11,14 +11,14 @@ from app.core.errors import YupanaError
 from app.core.invoicing.drafts import Drafts
 from app.core.storage import schema
 from app.core.storage.engines import open_database
+from app.core.storage.ports.drafts import DraftRepository
 from app.core.storage.sqlite.database import Storage
-from app.core.storage.sqlite.drafts import SqliteDraftRepository
 from app.core.storage.sqlite.schema import ADOPTED, UPGRADED
 
 
 @pytest.fixture
-def drafts(storage) -> SqliteDraftRepository:
-    return SqliteDraftRepository(storage)
+def drafts(repos) -> DraftRepository:
+    return repos.drafts
 
 
 def test_a_draft_is_saved_replaced_listed_and_removed(drafts):
@@ -55,9 +55,9 @@ def test_another_desks_drafts_are_not_seen(drafts):
     assert drafts.get("caja-2", theirs).content == "{}"
 
 
-def test_the_part_keeps_the_forms_content_as_json(storage):
-    part = Drafts(SqliteDraftRepository(storage), desk="caja-1")
-    other = Drafts(SqliteDraftRepository(storage), desk="caja-2")
+def test_the_part_keeps_the_forms_content_as_json(repos):
+    part = Drafts(repos.drafts, desk="caja-1")
+    other = Drafts(repos.drafts, desk="caja-2")
     content = {"receptor": {"razon_social": "Juan Pérez"}, "items": [{"descripcion": "Arroz", "cantidad": "2"}]}
     saved = part.save(content, cliente="Juan Pérez", total=Decimal("590.00"))
     assert saved.content == content and saved.total == Decimal("590.00") and 0 <= saved.age_seconds < 60

@@ -1,5 +1,6 @@
-"""The invoicing's storage ports on SQLite (issue 28): the voucher, submission and summary repositories, each asked
-directly what the voucher store, the outbox and the voids ask of it."""
+"""The invoicing's storage ports (issue 28) on each engine (issue 34: SQLite and PostgreSQL, `engine_database`): the
+voucher, submission and summary repositories, each asked directly what the voucher store, the outbox and the voids
+ask of it."""
 
 from __future__ import annotations
 
@@ -7,30 +8,27 @@ import pytest
 
 from app.core.invoicing import packed_texts
 from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING
-from app.core.storage.ports.submissions import Lease
-from app.core.storage.ports.summaries import SummaryEntry
-from app.core.storage.ports.vouchers import NewVoucher, NumberTaken
-from app.core.storage.sqlite.submissions import SqliteSubmissionRepository
-from app.core.storage.sqlite.summaries import SqliteSummaryRepository
-from app.core.storage.sqlite.vouchers import SqliteVoucherRepository
+from app.core.storage.ports.submissions import Lease, SubmissionRepository
+from app.core.storage.ports.summaries import SummaryEntry, SummaryRepository
+from app.core.storage.ports.vouchers import NewVoucher, NumberTaken, VoucherRepository
 
 RUC = "20100066603"
 DAY = "2025-01-31"
 
 
 @pytest.fixture
-def vouchers(storage) -> SqliteVoucherRepository:
-    return SqliteVoucherRepository(storage)
+def vouchers(repos) -> VoucherRepository:
+    return repos.vouchers
 
 
 @pytest.fixture
-def submissions(storage) -> SqliteSubmissionRepository:
-    return SqliteSubmissionRepository(storage)
+def submissions(repos) -> SubmissionRepository:
+    return repos.submissions
 
 
 @pytest.fixture
-def summaries(storage) -> SqliteSummaryRepository:
-    return SqliteSummaryRepository(storage)
+def summaries(repos) -> SummaryRepository:
+    return repos.summaries
 
 
 def voucher(numero: int, *, environment: str = "sandbox", tipo: str = "01", serie: str = "F001",
@@ -282,7 +280,7 @@ def test_a_summary_is_numbered_stored_and_found_by_its_vouchers(summaries):
     assert summaries.pending_ident_of_voucher(3) == "RA-20250131-1" and summaries.pending_ident_of_voucher(4) is None
     assert summaries.first_pending_line([5, 12]) == ("F001", 12, "RA-20250131-1")
     assert summaries.first_pending_line([5]) is None
-    assert summaries.pending_voucher_ids([*range(1000), 12]) == {3, 12}  # more ids than one IN (…) list holds
+    assert summaries.held_voucher_ids([*range(1000), 12]) == {3, 12}  # more ids than one IN (…) list holds
     assert [line["voucher_id"] for line in summaries.lines(first)] == [3, 12]
     assert summaries.lines(first)[0] == {"voucher_id": 3, "tipo": "01", "serie": "F001", "numero": 3, "condition": "3",
                                          "motivo": "motivo 3"}

@@ -314,7 +314,7 @@ def test_a_voucher_status_that_cannot_be_written_is_warned_and_the_cdr_kept(suna
     def refuse(voucher_id, status):
         raise YupanaError(ErrorCode.CONFLICT, "bloqueado")
 
-    monkeypatch.setattr(sunat_engine._outbox.vouchers, "set_status", refuse)  # failure injection
+    monkeypatch.setattr(sunat_engine._outbox.vouchers, "write_status", refuse)  # failure injection
     caplog.set_level(logging.WARNING, logger=outbox.__name__)
     sunat_engine.invoicing.resend(issued)
     assert f"voucher {issued}: status {statuses.ACEPTADO} not recorded: bloqueado" in caplog.messages

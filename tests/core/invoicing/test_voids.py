@@ -225,14 +225,16 @@ def test_a_summary_sunat_did_not_answer_is_sent_again_until_it_has_its_ticket(vo
 
 
 def test_a_summary_whose_answer_was_lost_is_not_taken_for_new(voiding, voids_sandbox):
-    """SUNAT took the RA and its answer was lost: sent again (same ID, same bytes) it answers 2403 — SUNAT has it. The
-    summary stays pending, never fallido, and its outcome comes from SUNAT's voucher status query (0003: de baja)
-    without a second RA (tests/core/invoicing/test_voids_reconciled.py follows it step by step)."""
+    """SUNAT took the RA and its answer was lost: sent again (same ID, same bytes) once SUNAT processed it, it answers
+    2324 naming the first ticket — SUNAT has it. The summary is never fallido: it follows that ticket to its CDR,
+    without a second RA (while SUNAT still processes it the answer is 2403 and the outcome comes from the voucher
+    status query: tests/core/invoicing/test_voids_reconciled.py follows it step by step)."""
     voucher_id = issued(voiding, factura("F001", 52, [item("Servicio de consultoría", "1", "100")]))
     voids_sandbox.fail_next("drop_after_receive", operation="sendSummary")  # SUNAT took it; the ticket never came
     outcome = voiding.invoicing.void(voucher_id, "ERROR EN EL RUC")
-    assert outcome.state == statuses.SUBMISSION_DONE and outcome.codigo == "0003" and outcome.ticket is None, outcome
-    assert "consulta del estado de F001-52 responde 0003" in outcome.descripcion
+    [ticket] = voids_sandbox.summaries.tickets()
+    assert (outcome.state, outcome.codigo, outcome.ticket) == (statuses.SUBMISSION_DONE, "0", ticket), outcome
+    assert cdr.read_zip(outcome.cdr_zip).descripcion == f"La Comunicación de baja {outcome.ident}, ha sido aceptada"
     assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
     name = f"{ISSUER_RUC}-{outcome.ident}"
     assert voids_sandbox.summaries.stats()["summaries"] == {name: 2}  # the same RA twice, no other one

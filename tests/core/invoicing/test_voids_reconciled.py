@@ -3,9 +3,10 @@
 A RA/RC whose sendSummary answer was lost is sent again with the same ID and bytes; SUNAT's 2403/2324/2223 mean it
 holds it: the summary stays pending (never fallido), its vouchers show «Baja por confirmar», no other RA or RC is
 built for them and «Anular» refuses naming the first summary. Its outcome comes from SUNAT's voucher status query
-(billConsultService getStatus: 0003 de baja) — or, where that query cannot tell (a boleta; no query in beta) or still
-says accepted 48 hours after the first send, the void is taken as not made and «Anular» is offered again with a
-warning naming the first summary."""
+(billConsultService getStatus: 0003 de baja) — or, where that query cannot tell (a boleta; no query in beta), from
+the ticket SUNAT names once it processed the summary (2223/2324 to the same summary sent again). When neither tells
+(still accepted, or still being processed, 48 hours after the first send; processed without naming the ticket), the
+void is taken as not made and «Anular» is offered again with a warning naming the first summary."""
 
 from __future__ import annotations
 
@@ -93,17 +94,42 @@ def test_a_lost_answer_still_accepted_after_48_hours_is_taken_as_not_made(voidin
     assert voiding.invoicing.voucher(voucher_id).void_warning is None  # anulado: nothing left to warn of
 
 
-def test_a_boletas_lost_answer_is_taken_as_not_made_at_once(voiding, voids_sandbox):
-    """SUNAT's status query does not answer for boletas (0010): their void is learnt from the ticket only."""
-    voucher_id = issued(voiding, boleta("B001", 54, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
+def test_a_boletas_void_whose_answer_was_lost_is_learnt_from_its_ticket(voiding, voids_sandbox):
+    """A boleta's baja (RC status 3) with its answer lost: «Baja por confirmar» while SUNAT processes it (before:
+    taken as not made at once, and «Anular» offered again — a second void of the same boleta), then anulado by the
+    ticket SUNAT names to the same RC sent again."""
+    voucher_id = issued(voiding, boleta("B015", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
     voids_sandbox.summaries.hold()
-    first = lost_answer_void(voiding, voids_sandbox, voucher_id, "VENTA CANCELADA")
-    assert first.kind == "RC" and first.state == statuses.SUMMARY_UNCONFIRMED and first.codigo == "2403", first
-    assert "solo se conoce por el ticket" in first.descripcion
+    voids_sandbox.fail_next("drop_after_receive", operation="sendSummary")
+    first = voiding.invoicing.void(voucher_id, "VENTA CANCELADA")
+    assert first.state == statuses.SUBMISSION_PENDING and first.received_without_ticket, first
+    assert [(v.serie_numero, v.status) for v in first.vouchers] == [("B015-1", statuses.BAJA_POR_CONFIRMAR)]
+    with pytest.raises(YupanaError) as caught:
+        voiding.invoicing.void(voucher_id, "OTRA VEZ", timeout_s=5)
+    assert caught.value.code == ErrorCode.CONFLICT and "Baja por confirmar" in caught.value.message
+    voids_sandbox.summaries.release()
+    assert voiding._voids.join(WAIT)
+    final = voiding._voids.outcome(first.summary_id)
+    assert final.accepted and final.ticket is not None and final.cdr_zip, final
+    assert voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO
+    assert voids_sandbox.voucher_status(ISSUER_RUC, "03", "B015", 1) == statuses.ANULADO
+    assert len(voids_sandbox.summaries.tickets()) == 1  # one RC for this boleta's void, never a second
+
+
+def test_a_boletas_void_whose_ticket_sunat_never_names_is_taken_as_not_made(voiding, voids_sandbox):
+    """SUNAT has it (2223) but names no ticket: a baja is taken as not made, «Anular» offered with the warning."""
+    voucher_id = issued(voiding, boleta("B016", 1, [item("Polo de algodón", "2", "59")], receptor=DNI_CUSTOMER))
+    voids_sandbox.summaries.hold()
+    voids_sandbox.fail_next("drop_after_receive", operation="sendSummary")
+    first = voiding.invoicing.void(voucher_id, "VENTA CANCELADA")
+    voids_sandbox.fail_next("fault:2223", operation="sendSummary")  # the background poller's next send
+    assert voiding._voids.join(WAIT)
+    stale = voiding._voids.outcome(first.summary_id)
+    assert stale.state == statuses.SUMMARY_UNCONFIRMED and "se toma como no hecha" in stale.descripcion, stale
+    assert stale.codigo == "2223" and "sin indicar su ticket" in stale.descripcion
     assert voids_sandbox.stats()["status_queries"] == {}  # not asked: it cannot answer for a boleta
     shown = voiding.invoicing.voucher(voucher_id)
     assert shown.shown_status == statuses.ACEPTADO and first.ident in shown.void_warning
-    assert voiding._voids.pending() == []
 
 
 def test_the_same_codes_on_a_first_send_are_a_name_taken_by_another_document(voiding, voids_sandbox):

@@ -8,23 +8,20 @@ from pathlib import Path
 import pytest
 
 from app.core.lookup.padron import _find_line
-from app.core.storage.engines import open_database
 from app.core.storage.ports.registry import RegisterUnavailable
-from app.core.storage.sqlite.padron import MAX_OPEN_CONNECTIONS, SqlitePadronFiles, SqlitePadronPointerRepository
-from app.core.storage.sqlite.registry import SqliteRegistryCacheRepository
+from app.core.storage.sqlite.padron import MAX_OPEN_CONNECTIONS, SqlitePadronFiles
 
 RUC_A, RUC_B, RUC_C = 20100066603, 20100066611, 20100066620
 
 
 @pytest.fixture
-def storage(tmp_path):
-    db = open_database(tmp_path / "yupana.db")
-    yield db
-    db.close()
+def storage(engine_database):
+    """A fresh database of each engine in turn (SQLite and PostgreSQL: tests/helpers/postgres.py)."""
+    return engine_database
 
 
-def test_the_cache_keeps_one_answer_per_environment_kind_and_number(storage):
-    cache = SqliteRegistryCacheRepository(storage)
+def test_the_cache_keeps_one_answer_per_environment_kind_and_number(storage, repos):
+    cache = repos.registry_cache
     assert cache.get("beta", "ruc", "20100066603") is None and cache.fetched_at("beta", "ruc", "20100066603") is None
     cache.put("beta", "ruc", "20100066603", {"ruc": "20100066603", "razon_social": "ACME PERÚ S.A.C."}, 100.5)
     cache.put("sandbox", "ruc", "20100066603", {"razon_social": "INVENTADA"}, 7.0)
@@ -39,8 +36,8 @@ def test_the_cache_keeps_one_answer_per_environment_kind_and_number(storage):
     assert cache.get("beta", "ce", "20100066603") is None
 
 
-def test_the_pointer_row_switches_in_one_statement(storage):
-    pointer = SqlitePadronPointerRepository(storage)
+def test_the_pointer_row_switches_in_one_statement(storage, repos):
+    pointer = repos.padron_pointer
     assert pointer.current_file() is None and pointer.status() is None
     pointer.switch_to("padron-1.db", 10, 1, 0.5, "padron.zip", "2025-01-01T00:00:00+00:00")
     pointer.switch_to("padron-2.db", 20, 2, 1.5, "otro.zip", "2025-01-02T00:00:00+00:00")

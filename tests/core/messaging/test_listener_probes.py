@@ -15,8 +15,8 @@ import pytest
 
 from app.core.messaging import events as ev
 from app.core.messaging.gateways.evolution import parse_webhook
-from app.core.messaging.listener import GroupCommit
 from app.core.platform import clock
+from app.core.storage.group_commit import GroupCommit
 
 
 def body(event: str, data) -> dict:
@@ -70,17 +70,17 @@ def test_a_well_credentialed_post_of_a_broken_shape_is_a_400_and_stores_nothing(
 
 
 def test_a_post_that_fails_while_stored_fails_alone_not_its_group(messaging_engine, monkeypatch):
-    """Fault injection: the store refuses any transaction holding the poisoned event. Five innocent posts of other
-    clients in the same group commit are all stored and answered; only the poisoned one gets the error."""
+    """Fault injection: the store refuses any post holding the poisoned event. Five innocent posts of other clients
+    in the same group commit are all stored and answered; only the poisoned one gets the error."""
     service = messaging_engine.messaging._service
-    ingest = service.ingest
+    ingest = service.store.ingest
 
     def refusing(events):
         if any(e.data.get("body") == "poison" for e in events):
             raise OverflowError("Python int too large to convert to SQLite INTEGER")
         return ingest(events)
 
-    monkeypatch.setattr(service, "ingest", refusing)
+    monkeypatch.setattr(service.store, "ingest", refusing)
     now = int(clock.timestamp())
 
     def event(key: str) -> ev.InboundEvent:
@@ -89,15 +89,25 @@ def test_a_post_that_fails_while_stored_fails_alone_not_its_group(messaging_engi
         [parsed] = parse_webhook("demo", body("messages.upsert", item), now=now)
         return parsed
 
-    writer = GroupCommit(service)
+    database = service.store.database
+    writer = GroupCommit(database, "test-listener-writer")
     batch_keys = ["a", "b", "poison", "c", "d", "e"]
 
     async def group() -> list:
-        loop = asyncio.get_running_loop()
-        batch = [([event(key)], loop, loop.create_future()) for key in batch_keys]
-        return writer._store(batch)  # one group, as the writer takes it
+        posts = [asyncio.ensure_future(writer.run(lambda key=key: service.store.ingest([event(key)])))
+                 for key in batch_keys]
+        while writer.received < len(batch_keys):  # every post queued while the writer waits for the held lock
+            await asyncio.sleep(0)
+        held.__exit__(None, None, None)
+        return await asyncio.gather(*posts, return_exceptions=True)
 
-    outcomes = asyncio.run(group())
+    held = database.transaction()  # the writer waits for this thread's transaction: the posts pile up behind it
+    held.__enter__()
+    try:
+        outcomes = asyncio.run(group())
+    finally:
+        writer.close()
     assert [isinstance(o, OverflowError) for o in outcomes] == [False, False, True, False, False, False]
-    assert [o for o in outcomes if not isinstance(o, Exception)] == [1, 1, 1, 1, 1]
+    assert [len(o) for o in outcomes if not isinstance(o, Exception)] == [1, 1, 1, 1, 1]
+    assert writer.batches <= 2  # the first post (taken before the lock) and the five others together
     assert len(messaging_engine.messaging.messages("demo")) == 5

@@ -7,7 +7,10 @@ ticket sendSummary answers is written durably at once; `poll` asks getStatus unt
 the CDR and, on acceptance, sets each voucher to `anulado` (a rejection leaves them as they were, with SUNAT's code
 and reason kept on the summary). `start_if_pending` picks up, after a restart, every ticket still waiting. While a
 summary's outcome is unknown its vouchers show «Baja por confirmar» (`Voids.marks`) and no other RA or RC is built
-for them; a resumen diario leaves out a boleta sent alone or queued to be (one path per boleta, issue 31).
+for them; a resumen diario leaves out a boleta sent alone or queued to be, and a boleta a RC reports is not sent
+alone — nor reported again — while that RC's outcome is unknown or could not be learnt (one path per boleta, issue
+31). A RC SUNAT refused because it already had one of its boletas (2282) has its boletas reported one per RC next
+time, so SUNAT names that one, which is then taken as accepted.
 
 Split by job:
 - rules.py: which document voids a voucher and when it may (motivo, status, 7 days), the RC line of a voucher,
@@ -16,7 +19,8 @@ Split by job:
 - tickets.py: one getStatus in named steps, `poll` with backoff, and the background poller (a
   app.core.platform.loops.BackgroundLoop);
 - lost.py: a summary SUNAT holds whose ticket was lost (2403/2324/2223 to the same summary sent again): its outcome
-  learnt from SUNAT's voucher status query, or taken as not made (`sin_confirmar`);
+  learnt from SUNAT's voucher status query or from the ticket SUNAT names once it processed it; else `sin_confirmar`
+  (a void taken as not made, a RC's boletas held «por confirmar»);
 - consult.py: getStatusCdr for any voucher (`consultar_cdr`) and the CDRs so kept;
 - service.py: `Voids`, the face the engine wires («Anular», the resumen diario, the lists).
 

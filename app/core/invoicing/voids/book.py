@@ -23,6 +23,7 @@ from app.core.invoicing.voids.rules import (
     VoucherOutcome,
     document_name,
     summary_line,
+    ticket_named,
 )
 from app.core.invoicing.voucher_keys import now_text
 from app.core.invoicing.voucher_store import VoucherStore
@@ -140,22 +141,35 @@ class SummaryBook:
 
     def _refused(self, row: dict, fault: SoapFault) -> None:
         """sendSummary answered a fault: the summary is fallido — unless it is this very summary sent again (an
-        earlier attempt arrived, its answer lost) and SUNAT says it has it (2403, 2324, 2223): then it stays pending,
-        its ticket lost, and its outcome is learnt from SUNAT's voucher status query (app.core.invoicing.voids.lost).
-        On a first send the same codes mean another document took the name: fallido."""
+        earlier attempt arrived, its answer lost) and SUNAT says it has it (2403, 2324, 2223): then it stays pending
+        (`_received`). On a first send the same codes mean another document took the name: fallido."""
         text = sunat_errors.describe(fault.code, self.settings.get("sunat_rules_dir")) if fault.code else \
             fault.faultstring
         if row["send_attempts"] and fault.code in ALREADY_RECEIVED:
-            if self.row(row["id"])["ticket"]:  # another poller got the ticket meanwhile
-                return
-            text = (f"SUNAT ya había recibido la {document_name(row['kind'])} {row['ident']} en un envío anterior "
-                    f"cuya respuesta se perdió ({text}): su resultado se confirma consultando a SUNAT el estado de "
-                    "los comprobantes")
-            if self.repository.mark_received(row["id"], codigo=fault.code, descripcion=text, updated_at=now_text()):
-                log.warning("summary %s: SUNAT has it (%s), its ticket lost", row["ident"], fault.code)
-                self.changed(row["id"])
+            self._received(row, fault, text)
             return
         self.finish(row["id"], SUBMISSION_FAILED, fault.code, text)
+
+    def _received(self, row: dict, fault: SoapFault, text: str) -> None:
+        """SUNAT holds this summary, sent before with its answer lost. Once processed it names the summary's ticket
+        (2324/2223 «… - Detalle: ticket: …»): kept, the summary is followed by it like any other. Otherwise its ticket
+        is lost for now, and its outcome is learnt as app.core.invoicing.voids.lost says."""
+        if self.row(row["id"])["ticket"]:  # another poller got the ticket meanwhile
+            return
+        ticket = ticket_named(fault.faultstring)
+        if ticket is not None:
+            with self.storage.transaction(durable=True):
+                self.repository.store_ticket(row["id"], ticket, now_text())
+            log.warning("summary %s: SUNAT has it (%s) and names its ticket %s", row["ident"], fault.code, ticket)
+            self.changed(row["id"])
+            return
+        text = (f"SUNAT ya había recibido la {document_name(row['kind'])} {row['ident']} en un envío anterior "
+                f"cuya respuesta se perdió ({text}): su resultado se confirma con su ticket o consultando a SUNAT el "
+                "estado de los comprobantes")
+        if self.repository.mark_received(row["id"], codigo=fault.code, descripcion=text, updated_at=now_text()) \
+                and row["codigo"] != fault.code:  # told once per answer: the poller sends it again each round
+            log.warning("summary %s: SUNAT has it (%s), its ticket lost", row["ident"], fault.code)
+            self.changed(row["id"])
 
     # ------------------------------------------------------------ answered
 

@@ -5,6 +5,7 @@ the outcomes handed to the engine."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -20,8 +21,15 @@ from app.core.platform.environments import PRODUCCION, SANDBOX
 
 # sendSummary of a name SUNAT already has: 2403 while its ticket is pending, then 2324 (RA) / 2223 (RC). Sent again
 # (the same ID, the same bytes) after an answer was lost, it means SUNAT holds the summary: its ticket is lost, its
-# outcome is learnt from the voucher status query (app.core.invoicing.voids.lost).
+# outcome is learnt from the voucher status query or the ticket SUNAT names (app.core.invoicing.voids.lost).
 ALREADY_RECEIVED = ("2403", "2324", "2223")
+# Of those, the one SUNAT gives while it still processes the summary (its ticket «en estado 98»); 2324/2223 come once
+# it is processed, and name its ticket in their detail («… - Detalle: ticket: 201…»), so the outcome is learnt from it.
+STILL_PROCESSING = "2403"
+_TICKET_NAMED = re.compile(r"ticket:\s*([0-9A-Fa-f][0-9A-Fa-f-]{5,})(?![\w:])")
+# A RC refused whole because a boleta (or a note) it adds is one SUNAT has already («Existe documento ya informado
+# anteriormente», CatalogoErrores.xml): SUNAT does not say which.
+INFORMED_BEFORE = "2282"
 # SUNAT's voucher status query (billConsultService getStatus): its statusCode for a voucher it holds.
 QUERY_ACCEPTED, QUERY_REJECTED, QUERY_VOIDED = "0001", "0002", "0003"
 # Where SUNAT answers that query: production only (beta has no billConsultService); the sandbox stands in for it.
@@ -75,6 +83,18 @@ class SummaryOutcome:
 def received_without_ticket(state: str, ticket: str | None, codigo: str | None) -> bool:
     """A pending summary without a ticket whose last answer says SUNAT holds it (ALREADY_RECEIVED)."""
     return state == SUBMISSION_PENDING and not ticket and codigo in ALREADY_RECEIVED
+
+
+def ticket_named(text: str | None) -> str | None:
+    """The ticket SUNAT names in a fault's text («… - Detalle: ticket: 201…, error: …»), or None (SUNAT's 2403 says
+    «ticket: error: …», naming none)."""
+    found = _TICKET_NAMED.search(text or "")
+    return found.group(1) if found else None
+
+
+def reports_vouchers(lines: list[dict]) -> bool:
+    """Whether a summary's lines report vouchers to SUNAT (a RC's status 1 or 2), rather than only void them."""
+    return any(line["condition"] != summaries.CONDITION_VOID for line in lines)
 
 
 def status_query_answers(tipo: str, serie: str) -> bool:

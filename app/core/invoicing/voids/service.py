@@ -94,9 +94,8 @@ class Voids:
         than 7 days ago."""
         rules.check_summary_day(fecha, self.today())
         by_issuer = self._unreported(fecha)
-        size = self.max_summary_lines  # SUNAT takes up to 500 lines in one RC: more make several, numbered in turn
-        prepared = [self.book.prepare("RC", ruc, fecha, rows[start:start + size])
-                    for ruc, rows in by_issuer.items() for start in range(0, len(rows), size)]
+        prepared = [self.book.prepare("RC", ruc, fecha, batch)
+                    for ruc, rows in by_issuer.items() for batch in self._batches(rows)]
         ids = [summary_id for summary_id in prepared if summary_id is not None]  # None: every boleta sent alone
         if not ids:
             raise rules.nothing_to_report(fecha)
@@ -106,10 +105,22 @@ class Voids:
             outcomes.append(self._after_send(summary_id, wait, timeout_s, progress))
         return outcomes
 
+    def _batches(self, rows: Lines) -> builtins.list[Lines]:
+        """An issuer's lines in RCs: a boleta of a RC SUNAT refused because it already had one of its boletas (2282,
+        not saying which) in a RC of its own, so SUNAT names that one by refusing it alone
+        (Tickets._informed_before) and the others are not refused with it; the rest up to `max_summary_lines` a RC
+        (SUNAT takes up to 500 lines in one: more make several, numbered in turn)."""
+        suspects = self.repository.refused_with([row["id"] for row, _, _ in rows], rules.INFORMED_BEFORE)
+        rest = [line for line in rows if line[0]["id"] not in suspects]
+        size = self.max_summary_lines
+        return [[line] for line in rows if line[0]["id"] in suspects] + \
+            [rest[start:start + size] for start in range(0, len(rest), size)]
+
     def _unreported(self, fecha: dt.date) -> dict[str, Lines]:
-        """The day's signed boletas and notes (the voucher store), less those in a pending summary, by issuer."""
+        """The day's signed boletas and notes (the voucher store), less those a summary holds (pending, or reporting
+        them with its outcome never learnt), by issuer."""
         day = self.store.summary_candidates(FIRMADO, fecha.isoformat())
-        taken = self.repository.pending_voucher_ids(day) if day else set()
+        taken = self.repository.held_voucher_ids(day) if day else set()
         candidates = [voucher_id for voucher_id in day if voucher_id not in taken]
         if not candidates:
             raise rules.nothing_to_report(fecha)

@@ -24,7 +24,13 @@ from app.core.invoicing.statuses import (
 )
 from app.core.invoicing.voids.book import SummaryBook
 from app.core.invoicing.voids.lost import LostTickets
-from app.core.invoicing.voids.rules import TICKET_LOST, SummaryOutcome, received_without_ticket
+from app.core.invoicing.voids.rules import (
+    INFORMED_BEFORE,
+    TICKET_LOST,
+    SummaryOutcome,
+    received_without_ticket,
+    reports_vouchers,
+)
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
 
 log = logging.getLogger(__name__)
@@ -43,11 +49,12 @@ class Tickets:
 
     def check(self, summary_id: int) -> SummaryOutcome:
         """One getStatus of a pending ticket; the outcome stored when SUNAT has processed it. A summary SUNAT holds
-        without its ticket: one look through the voucher status query (LostTickets.resolve)."""
-        row = self._sent(summary_id)
+        without its ticket: one look through the voucher status query or at the ticket SUNAT names when the summary
+        is sent again (LostTickets.resolve), then its getStatus once that named it."""
+        row, sent = self._sent(summary_id)
         if received_without_ticket(row["state"], row["ticket"], row["codigo"]):
-            self.lost.resolve(row)
-            return self.book.outcome(summary_id)
+            self.lost.resolve(row, send_again=not sent)
+            row = self.book.row(summary_id)
         if row["state"] != SUBMISSION_PENDING or not row["ticket"]:
             return self.book.outcome(summary_id)
         status = self._status(row)
@@ -57,24 +64,30 @@ class Tickets:
                 self._answered(row, status)
         return self.book.outcome(summary_id)
 
-    def _sent(self, summary_id: int) -> dict:
-        """The summary's row, sent again first when it has no ticket and its sending failed or was cut short (never
-        once SUNAT said it holds it: that one's ticket is lost for good)."""
+    def _sent(self, summary_id: int) -> tuple[dict, bool]:
+        """The summary's row, sent again first when it has no ticket and its sending failed or was cut short (not once
+        SUNAT said it holds it: app.core.invoicing.voids.lost follows that one); and whether it was sent just now."""
         row = self.book.row(summary_id)
         if row["state"] == SUBMISSION_PENDING and not row["ticket"] and self.orphaned(row) \
                 and not received_without_ticket(row["state"], row["ticket"], row["codigo"]):
             self.book.send(summary_id)
-            row = self.book.row(summary_id)
-        return row
+            return self.book.row(summary_id), True
+        return row, False
 
     def _status(self, row: dict) -> StatusResponse | None:
-        """getStatus of the row's ticket; None when SUNAT does not know it (the summary is then fallido)."""
+        """getStatus of the row's ticket; None when SUNAT does not know it: the summary is then fallido, or — a RC
+        reporting boletas, which SUNAT may have — `sin_confirmar` with its boletas held (LostTickets.unknown)."""
         try:
             return self.book.clients(row["environment"], row["emisor_ruc"]).get_status(row["ticket"])
         except SoapFault as fault:
             if fault.code not in TICKET_LOST:
                 raise  # SUNAT's trouble (0130-0138 and the like): asked again later
             text = sunat_errors.describe(fault.code, self.book.settings.get("sunat_rules_dir")) or fault.faultstring
+            lines = self.book.repository.lines(row["id"])
+            if reports_vouchers(lines):  # SUNAT received it: its boletas may be reported, so they are not freed
+                self.lost.unknown({**row, "codigo": fault.code}, lines,
+                                  f"SUNAT no reconoce su ticket {row['ticket']}: {text}")
+                return None
             self.book.finish(row["id"], SUBMISSION_FAILED, fault.code,
                              f"SUNAT no reconoce el ticket {row['ticket']} ({text}): consulte en SUNAT Operaciones en "
                              "Línea si la baja fue aceptada")
@@ -101,9 +114,22 @@ class Tickets:
             for line in lines:
                 voided = line["condition"] == summaries.CONDITION_VOID
                 self.book.store.set_status(line["voucher_id"], ANULADO if voided else ACEPTADO)
+        elif first and answer.codigo == INFORMED_BEFORE:
+            self._informed_before(row, lines)
         if first:  # told once the vouchers have their new status
             self.book.changed(summary_id)
         log.info("summary %s: %s (%s)", row["ident"], "accepted" if accepted else "rejected", answer.codigo)
+
+    def _informed_before(self, row: dict, lines: list[dict]) -> None:
+        """A RC refused whole (2282) because SUNAT already has a boleta it adds, without saying which. A RC of one
+        line names it: SUNAT has that boleta informed (a voided or rejected one is 2987), so it is accepted there and
+        never reported again. Of a RC of several lines, the next resumen diario reports each boleta in a RC of its own
+        (Voids.resumen), so the one SUNAT has is named the same way and the others are not refused with it."""
+        added = [line for line in lines if line["condition"] != summaries.CONDITION_VOID]
+        if len(added) == 1:
+            self.book.store.set_status(added[0]["voucher_id"], ACEPTADO)
+            log.warning("summary %s: SUNAT already has %s-%s (2282): reconciled as accepted", row["ident"],
+                        added[0]["serie"], added[0]["numero"])
 
     def orphaned(self, row: dict) -> bool:
         """A summary without a ticket is sent again when an attempt failed, or when it was stored longer ago than a

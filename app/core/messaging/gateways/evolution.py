@@ -8,14 +8,19 @@ Posts are read as Evolution 2.3.x (Baileys 7) writes them: a sender addressed by
 `addressingMode: "lid"`) has its phone in an alternate field of the key (`remoteJidAlt`, `participantAlt`, or
 Baileys 6's `senderPn`/`participantPn`); without one the event's `from` is `""` and `from_id` carries the LID.
 `date_time` is the server's local time written with a `Z` (its image sets `TZ=America/Sao_Paulo`), so it is never
-read as a time: statuses and connection changes are stamped when Yupana receives them unless they carry an epoch."""
+read as a time: statuses and connection changes are stamped when Yupana receives them unless they carry an epoch.
+
+An instance whose option `events_via` is `stream` (or `stream-global`) receives the same events over Evolution's
+Socket.IO stream instead (app.core.messaging.evolution_stream): `set_webhook` then turns the instance's stream on
+(`POST /websocket/set/{instance}`) instead of registering a URL nobody outside this PC may reach; `find_messages`
+(`POST /chat/findMessages/{instance}`) reads what was missed while the stream was down."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -38,8 +43,24 @@ from app.core.messaging.ids import message_id
 from app.core.messaging.phone import from_jid
 from app.core.platform import clock
 
-# What we ask Evolution to post to our listener (its names for webhook/set).
+# What we ask Evolution to post to our listener (its names for webhook/set) or to stream (websocket/set).
 WEBHOOK_EVENTS = ["MESSAGES_UPSERT", "MESSAGES_UPDATE", "CONNECTION_UPDATE"]
+
+# How an instance's events reach Yupana (its option `events_via`): posted to the listener, or streamed over Socket.IO
+# on the instance's namespace (`/<instance>`, turned on per instance) or on the server's global one (`/`, when the
+# server sets WEBSOCKET_GLOBAL_EVENTS=true: every instance's events, the ones of others skipped).
+VIA_WEBHOOK, VIA_STREAM, VIA_STREAM_GLOBAL = "webhook", "stream", "stream-global"
+EVENTS_VIA = (VIA_WEBHOOK, VIA_STREAM, VIA_STREAM_GLOBAL)
+FIND_PAGE = 50  # findMessages' page size (its `offset`; Evolution's default too)
+STREAM_OFF = ("La pasarela {base} no tiene activado el envío de eventos por Socket.IO: en el servidor de Evolution "
+              "ponga WEBSOCKET_ENABLED=true y reinícielo, o elija «webhook» en «Recepción de eventos» de la instancia.")
+
+
+def events_via(config: GatewayConfig) -> str:
+    """How the instance's events arrive: `webhook` (the default, also for a value this version does not know),
+    `stream` or `stream-global`."""
+    value = str(config.options.get("events_via") or "").strip().lower()
+    return value if value in EVENTS_VIA else VIA_WEBHOOK
 
 
 @register
@@ -48,7 +69,9 @@ class EvolutionGateway(Gateway):
     label = "Evolution API"
     address_hint = "https://evolution.mi-empresa.pe"
     credentials = (GatewayField("apikey", "apikey", secret=True, required=True),)
-    options = (GatewayField("remote_name", "Nombre en la pasarela", hint="vacío: el mismo nombre"),)
+    options = (GatewayField("remote_name", "Nombre en la pasarela", hint="vacío: el mismo nombre"),
+               GatewayField("events_via", "Recepción de eventos",
+                            hint="webhook (por omisión), stream o stream-global (Socket.IO, sin túnel)"))
     listener_path = "/webhooks/evolution/{name}"
 
     @classmethod
@@ -77,8 +100,17 @@ class EvolutionGateway(Gateway):
     def _headers(self) -> dict[str, str]:
         return {"apikey": self.config.credentials.get("apikey", "")}
 
+    @property
+    def remote_name(self) -> str:
+        """The instance's name at Evolution (its option `remote_name`, else ours)."""
+        return str(self.config.options.get("remote_name") or self.config.name)
+
+    @property
+    def apikey(self) -> str:
+        return self.config.credentials.get("apikey", "")
+
     def _instance_path(self, action: str) -> str:
-        return f"/{action}/{self.config.options.get('remote_name') or self.config.name}"
+        return f"/{action}/{self.remote_name}"
 
     def send(self, to: str, text: str, media: Media | None = None) -> SendReceipt:
         number = to.lstrip("+")
@@ -105,6 +137,14 @@ class EvolutionGateway(Gateway):
         return str((answer.get("instance") or {}).get("state") or answer.get("state") or "unknown")
 
     def set_webhook(self, url: str) -> str | None:
+        """Register our listener's URL; for an instance that streams, turn its stream on instead (a PC behind NAT:
+        the URL would not be reachable, and Evolution would retry every post in vain)."""
+        via = events_via(self.config)
+        if via == VIA_STREAM:
+            self.set_stream()
+            return None
+        if via == VIA_STREAM_GLOBAL:
+            return None  # the server's global namespace carries every instance: nothing to turn on per instance
         body = {"webhook": {"enabled": True, "url": url, "byEvents": False, "base64": False,
                             "events": WEBHOOK_EVENTS}}
         response = self.request("POST", self._instance_path("webhook/set"), json=body, headers=self._headers)
@@ -112,9 +152,43 @@ class EvolutionGateway(Gateway):
             raise self._failure(response)
         return None
 
+    def set_stream(self) -> None:
+        """`POST /websocket/set/{instance}` with `{websocket: {enabled: true, events}}` (Evolution's eventSchema).
+        A server without WEBSOCKET_ENABLED answers 201 with an empty body (its controller returns nothing): that is
+        said as such; a 400 repeats Evolution's reasons."""
+        body = {"websocket": {"enabled": True, "events": WEBHOOK_EVENTS}}
+        response = self.request("POST", self._instance_path("websocket/set"), json=body, headers=self._headers)
+        if response.status_code in (200, 201):
+            if not json_or_empty(response):
+                raise self.instance_error(ErrorCode.NOT_CONFIGURED, STREAM_OFF.format(base=self.config.base_url))
+            return
+        if response.status_code == 400:
+            reasons = "; ".join(str(m) for m in _messages(response)) or f"HTTP {response.status_code}"
+            raise self.instance_error(ErrorCode.UPSTREAM_REJECTED,
+                                      f"Evolution rechazó activar el stream de eventos de la instancia "
+                                      f"«{self.config.name}»: {reasons}")
+        raise self._failure(response)
+
+    def find_messages(self, since: int, until: int, page: int) -> tuple[list[dict[str, Any]], int]:
+        """One page (newest first) of the messages Evolution stored with `since <= messageTimestamp <= until`
+        (epochs): `POST /chat/findMessages/{instance}` with `where.messageTimestamp: {gte, lte}` (dates; Evolution
+        applies the filter only when both are there), `page` and `offset` (the page size). Returns (records, pages)."""
+        body = {"where": {"messageTimestamp": {"gte": _iso(since), "lte": _iso(until)}}, "page": page,
+                "offset": FIND_PAGE}
+        response = self.request("POST", self._instance_path("chat/findMessages"), json=body, headers=self._headers)
+        if response.status_code != 200:
+            raise self._failure(response)
+        found = json_or_empty(response)
+        messages = found.get("messages") if isinstance(found, dict) else None
+        if not isinstance(messages, dict):
+            return [], 0
+        records = [r for r in messages.get("records") or [] if isinstance(r, dict)]
+        pages = messages.get("pages")
+        return records, int(pages) if isinstance(pages, int) and not isinstance(pages, bool) else 0
+
     def _failure(self, response: httpx.Response, to: str | None = None) -> YupanaError:
         name = self.config.name
-        messages = ((json_or_empty(response).get("response") or {}).get("message")) or []
+        messages = _messages(response)
         if response.status_code == 404:
             return self.instance_error(ErrorCode.NOT_FOUND, f"La pasarela no tiene la instancia «{name}»: "
                                                             "créela en Evolution o revise el nombre.")
@@ -128,6 +202,20 @@ class EvolutionGateway(Gateway):
                                        f"La instancia «{name}» no está conectada a WhatsApp: vincule el teléfono "
                                        "(código QR) en la pasarela.")
         return self.common_failure(response, to)
+
+
+def _messages(response: httpx.Response) -> list[Any]:
+    """Evolution's reasons for a failure: `{status, error, response: {message: [...]}}`."""
+    answer = json_or_empty(response)
+    found = (answer.get("response") or {}).get("message") if isinstance(answer, dict) else None
+    if isinstance(found, list):
+        return found
+    return [found] if found else []
+
+
+def _iso(epoch: int) -> str:
+    """An epoch as the date text Evolution's findMessages reads (`new Date(text)`): ISO 8601 in UTC."""
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 # ---------------------------------------------------------------- incoming webhooks (Evolution's shapes)

@@ -26,6 +26,7 @@ class Database(Protocol):
     durable."""
 
     path: Path
+    syncs: int  # durable commits so far (each one sync of the log to the disk)
 
     def transaction(self, durable: bool = False) -> AbstractContextManager[None]: ...
 

@@ -32,6 +32,15 @@ class SubmissionRepository(Protocol):
         (never attempted)."""
         ...
 
+    def enqueue_sending(self, environment: str, ruc: str, tipo: str, serie: str, numero: str, *, voucher_id: int,
+                        ambiente: str, file_name: str, xml: bytes, digest: str, owner: str,
+                        seconds: float) -> int | None:
+        """Write a new submission already claimed by `owner` for `seconds` (the database's clock) and marked as
+        sending (one attempt counted, something may reach SUNAT): «Emitir» writes it in the transaction that stores
+        its voucher, so both and the mark commit once. Its id; None, and nothing written, when the serie-número has a
+        submission already."""
+        ...
+
     def find(self, environment: str, ruc: str, tipo: str, serie: str, numero: str) -> dict[str, Any] | None: ...
 
     def get(self, submission_id: int) -> dict[str, Any] | None: ...
@@ -75,8 +84,9 @@ class SubmissionRepository(Protocol):
         ...
 
     def store_cdr(self, submission_id: int, *, codigo: str, descripcion: str, notas: str, estado: str | None,
-                  hash_cdr: str, cdr_xml: bytes, member: str) -> None:
-        """Keep a CDR (the first one stays) and end the row as done, its lease let go."""
+                  hash_cdr: str, cdr_xml: bytes, member: str) -> bool:
+        """Keep a CDR (the first one stays) and end the row as done, its lease let go. True when this CDR is the one
+        kept; False when the row had one already (that one stays the answer)."""
         ...
 
     def fail(self, submission_id: int, *, code: str, text: str, owner: str | None) -> bool:

@@ -29,17 +29,23 @@ class SummaryRepository(Protocol):
         ...
 
     def first_pending_line(self, voucher_ids: list[int]) -> tuple[str, int, str] | None:
-        """(serie, numero, ident) of one of these vouchers already in a pending summary, or None."""
+        """(serie, numero, ident) of one of these vouchers a summary holds (see `held_voucher_ids`), or None; read
+        inside the caller's transaction."""
         ...
 
-    def pending_voucher_ids(self, voucher_ids: Iterable[int]) -> set[int]:
-        """Those of these vouchers that are in a pending summary."""
+    def held_voucher_ids(self, voucher_ids: Iterable[int]) -> set[int]:
+        """Those of these vouchers a summary holds: in a pending summary, or reported (a line with status 1 or 2) by
+        one whose outcome could not be learnt (`sin_confirmar`: SUNAT may have them, they are never reported again)."""
         ...
 
     def reported_by(self, voucher_ids: Iterable[int]) -> dict[int, str]:
         """voucher id → ident of a summary that reports it to SUNAT (a line with status 1 or 2: a boleta or its note
-        «added» by a resumen diario) and is pending or accepted; for one path per boleta, read inside the caller's
-        transaction (the outbox's queueing)."""
+        «added» by a resumen diario) and is pending, accepted or `sin_confirmar` (its outcome never learnt: SUNAT may
+        have it); for one path per boleta, read inside the caller's transaction (the outbox's queueing)."""
+        ...
+
+    def refused_with(self, voucher_ids: Iterable[int], codigo: str) -> set[int]:
+        """Those of these vouchers reported (status 1 or 2) by a summary SUNAT refused (`fallido`) with `codigo`."""
         ...
 
     def void_lines(self, voucher_ids: Iterable[int]) -> list[dict[str, Any]]:

@@ -112,6 +112,8 @@ class Storage:
         self._steady = threading.local()
         self._counter_conn: sqlite3.Connection | None = None
         self._counter_lock = threading.Lock()
+        self.syncs = 0  # durable commits so far, each of which synced the WAL once (tests and bench/api.py count)
+        self._watcher: Callable[[int, str], None] | None = None  # see `watch`
 
     @classmethod
     def open(cls, path: Path, migrations: Sequence[Migrations] = ()) -> Storage:
@@ -133,7 +135,22 @@ class Storage:
         conn.execute("PRAGMA foreign_keys = ON")
         with self._connections_lock:
             self._connections.append(conn)
+            self._trace(conn, self._watcher)
         return conn
+
+    def watch(self, callback: Callable[[int, str], None] | None) -> None:
+        """Tell `callback` (None: stop) every statement SQLite runs on this database's connections, open or opened
+        later, as (the connection's number, the statement): how the tests and bench/_emitir.py count transactions
+        and syncs (a COMMIT under `synchronous = FULL` syncs the WAL; `-- fsync WAL` is `_sync_wal`'s)."""
+        with self._connections_lock:
+            self._watcher = callback
+            for conn in self._connections:
+                self._trace(conn, callback)
+
+    @staticmethod
+    def _trace(conn: sqlite3.Connection, callback: Callable[[int, str], None] | None) -> None:
+        number = id(conn)
+        conn.set_trace_callback(None if callback is None else lambda statement: callback(number, statement))
 
     def conn(self) -> sqlite3.Connection:
         """This thread's connection (autocommit; use `write()` for transactions)."""
@@ -189,6 +206,8 @@ class Storage:
                 conn.execute("COMMIT")
                 if self._local.sync_after and not durable:  # a nested block asked: sync the WAL file itself
                     self._sync_wal()
+                if durable or self._local.sync_after:
+                    self.syncs += 1  # under the writer lock
             finally:
                 if durable:
                     conn.execute("PRAGMA synchronous = NORMAL")
@@ -213,6 +232,9 @@ class Storage:
     def _sync_wal(self) -> None:
         """fsync the WAL after a commit: what synchronous=FULL does at COMMIT, for a transaction that began
         without it."""
+        watcher = self._watcher
+        if watcher is not None:
+            watcher(id(self.conn()), "-- fsync WAL")
         fd = os.open(self.path.with_name(self.path.name + "-wal"), os.O_RDWR | getattr(os, "O_BINARY", 0))
         try:
             os.fsync(fd)

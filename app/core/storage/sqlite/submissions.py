@@ -43,6 +43,19 @@ class SqliteSubmissionRepository:
                 "AND NOT EXISTS (SELECT 1 FROM sunat_cdrs WHERE submission_id = sunat_submissions.id)",
                 (xml, digest, SUBMISSION_PENDING, voucher_id, _stamp(), *key, SUBMISSION_FAILED, SUBMISSION_PENDING))
 
+    def enqueue_sending(self, environment: str, ruc: str, tipo: str, serie: str, numero: str, *, voucher_id: int,
+                        ambiente: str, file_name: str, xml: bytes, digest: str, owner: str,
+                        seconds: float) -> int | None:
+        with self._db.write() as conn:
+            row = conn.execute(
+                "INSERT INTO sunat_submissions (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, "
+                "xml, digest_value, attempts, must_reconcile, claimed_by, claimed_until) "
+                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, {DB_NOW} + ?) "
+                "ON CONFLICT (environment, ruc, tipo, serie, numero) DO NOTHING RETURNING id",
+                (voucher_id, environment, ruc, tipo, serie, numero, ambiente, file_name, xml, digest, owner,
+                 float(seconds))).fetchone()
+        return None if row is None else int(row[0])
+
     def find(self, environment: str, ruc: str, tipo: str, serie: str, numero: str) -> dict[str, Any] | None:
         return self._db.query_one(
             "SELECT * FROM sunat_submissions WHERE environment = ? AND ruc = ? AND tipo = ? AND serie = ? AND numero = ?",
@@ -99,17 +112,18 @@ class SqliteSubmissionRepository:
                 "WHERE id = ? AND state = ? AND claimed_by = ?", (submission_id, SUBMISSION_PENDING, owner)).rowcount > 0
 
     def store_cdr(self, submission_id: int, *, codigo: str, descripcion: str, notas: str, estado: str | None,
-                  hash_cdr: str, cdr_xml: bytes, member: str) -> None:
+                  hash_cdr: str, cdr_xml: bytes, member: str) -> bool:
         with self._db.write() as conn:
-            conn.execute(
+            kept = conn.execute(
                 "INSERT INTO sunat_cdrs (submission_id, codigo, descripcion, notas, estado, hash_cdr, cdr_zip, cdr_xml, "
                 "cdr_member) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (submission_id) DO NOTHING",
                 (submission_id, codigo, descripcion, notas, estado, hash_cdr, b"",  # the zip is made again when read
-                 cdr_xml, member))
+                 cdr_xml, member)).rowcount > 0
             conn.execute(
                 "UPDATE sunat_submissions SET state = ?, must_reconcile = 0, claimed_by = NULL, claimed_until = NULL, "
                 "fault_code = NULL, last_error = NULL, updated_at = ? WHERE id = ?",
                 (SUBMISSION_DONE, _stamp(), submission_id))
+        return kept
 
     def fail(self, submission_id: int, *, code: str, text: str, owner: str | None) -> bool:
         with self._db.write() as conn:

@@ -6,11 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_PENDING, SUMMARY_UNCONFIRMED
+from app.core.invoicing.statuses import SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING, SUMMARY_UNCONFIRMED
 from app.core.invoicing.summaries import CONDITION_ADD, CONDITION_MODIFY, CONDITION_VOID
 from app.core.storage.ports.summaries import SummaryEntry
 from app.core.storage.sql import in_chunks
 from app.core.storage.sqlite.database import Storage
+
+# A summary line holds its voucher (no other RA or RC is built for it) while its summary is pending, and a line
+# reporting a boleta (status 1 or 2) also once its summary's outcome could not be learnt (sin_confirmar): SUNAT may
+# have that boleta already (app.core.invoicing.voids.lost).
+_HOLDS = "(s.state = ? OR (s.state = ? AND l.condition IN (?, ?)))"
+_HOLDS_ARGS = (SUBMISSION_PENDING, SUMMARY_UNCONFIRMED, CONDITION_ADD, CONDITION_MODIFY)
 
 
 class SqliteSummaryRepository:
@@ -29,18 +35,18 @@ class SqliteSummaryRepository:
         for chunk, marks in in_chunks(voucher_ids):
             row = self._db.conn().execute(  # this thread's connection: inside the caller's transaction
                 "SELECT l.serie, l.numero, s.ident FROM sunat_summary_lines l JOIN sunat_summaries s"
-                f" ON s.id = l.summary_id WHERE s.state = ? AND l.voucher_id IN ({marks})",
-                (SUBMISSION_PENDING, *chunk)).fetchone()
+                f" ON s.id = l.summary_id WHERE {_HOLDS} AND l.voucher_id IN ({marks})",
+                (*_HOLDS_ARGS, *chunk)).fetchone()
             if row is not None:
                 return row[0], row[1], row[2]
         return None
 
-    def pending_voucher_ids(self, voucher_ids: Iterable[int]) -> set[int]:
+    def held_voucher_ids(self, voucher_ids: Iterable[int]) -> set[int]:
         found: set[int] = set()
         for chunk, marks in in_chunks(voucher_ids):
             found.update(row["voucher_id"] for row in self._db.query(
                 "SELECT l.voucher_id FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
-                f" WHERE s.state = ? AND l.voucher_id IN ({marks})", (SUBMISSION_PENDING, *chunk)))
+                f" WHERE {_HOLDS} AND l.voucher_id IN ({marks})", (*_HOLDS_ARGS, *chunk)))
         return found
 
     def reported_by(self, voucher_ids: Iterable[int]) -> dict[int, str]:
@@ -48,8 +54,17 @@ class SqliteSummaryRepository:
         for chunk, marks in in_chunks(voucher_ids):
             found.update((row["voucher_id"], row["ident"]) for row in self._db.query(
                 "SELECT l.voucher_id, s.ident FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
-                f" WHERE l.condition IN (?, ?) AND s.state IN (?, ?) AND l.voucher_id IN ({marks})",
-                (CONDITION_ADD, CONDITION_MODIFY, SUBMISSION_PENDING, SUBMISSION_DONE, *chunk)))
+                f" WHERE l.condition IN (?, ?) AND s.state IN (?, ?, ?) AND l.voucher_id IN ({marks})",
+                (CONDITION_ADD, CONDITION_MODIFY, SUBMISSION_PENDING, SUBMISSION_DONE, SUMMARY_UNCONFIRMED, *chunk)))
+        return found
+
+    def refused_with(self, voucher_ids: Iterable[int], codigo: str) -> set[int]:
+        found: set[int] = set()
+        for chunk, marks in in_chunks(voucher_ids):
+            found.update(row["voucher_id"] for row in self._db.query(
+                "SELECT DISTINCT l.voucher_id FROM sunat_summary_lines l JOIN sunat_summaries s ON s.id = l.summary_id"
+                f" WHERE s.state = ? AND s.codigo = ? AND l.condition IN (?, ?) AND l.voucher_id IN ({marks})",
+                (SUBMISSION_FAILED, codigo, CONDITION_ADD, CONDITION_MODIFY, *chunk)))
         return found
 
     def void_lines(self, voucher_ids: Iterable[int]) -> list[dict[str, Any]]:

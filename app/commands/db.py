@@ -1,0 +1,74 @@
+"""`yupana db init|estado|actualizar|usar`: the database of this desk, and the one several desks of a business share
+(PostgreSQL, issue 34; docs/configuration.md, `database_url`)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser("db", help=summary,
+                            description="La base de datos de este puesto: SQLite en la carpeta de datos (sin "
+                                        "«database_url»), o una base PostgreSQL que comparten varios puestos.")
+    db_sub = parser.add_subparsers(dest="db_action", metavar="ACCION", required=True)
+    db_sub.add_parser("init", help="crea las tablas de Yupana en la base compartida (vacía)").set_defaults(func=cmd_init)
+    state = db_sub.add_parser("estado", help="motor, versión del servidor, esquema y puestos vistos hace poco")
+    state.set_defaults(func=cmd_state)
+    db_sub.add_parser("actualizar", help="actualiza el esquema de la base compartida a esta versión de Yupana "
+                                         "(cuando todos los puestos la tengan)").set_defaults(func=cmd_upgrade)
+    use = db_sub.add_parser("usar", help="elige la base de este puesto sin abrirla (sin dirección: SQLite local)")
+    use.add_argument("url", metavar="DIRECCION", nargs="?", default="",
+                     help="p. ej. postgresql://yupana@caja1/tienda (la contraseña va en el archivo pgpass)")
+    use.set_defaults(func=cmd_use)
+
+
+def _home(args: argparse.Namespace):  # noqa: ANN202 - a Path
+    from app.core.api import data_home
+
+    return data_home(getattr(args, "home", None))
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from app.core.api import shared_database
+
+    created = shared_database.initialise(_home(args))
+    print("Tablas de Yupana creadas en la base de datos compartida." if created
+          else "La base de datos compartida ya tenía las tablas de Yupana: no se cambió nada.")
+    return 0
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    from app.core.api import shared_database
+
+    state = shared_database.state(_home(args))
+    print(f"Motor: {state.engine}" + (f" {state.server_version}" if state.server_version else ""))
+    print(f"Base de datos: {state.where}")
+    if state.schema_version is None:
+        print("Esquema: sin tablas de Yupana (ejecute «yupana db init»)")
+    else:
+        print(f"Esquema: {state.schema_version} (esta versión de Yupana usa el {state.known_version})"
+              + ("" if state.current else ": «yupana db actualizar»" if state.schema_version < state.known_version
+                 else ": actualice Yupana en este puesto"))
+    if state.engine == "PostgreSQL":
+        print(f"Puestos vistos en los últimos 15 minutos: {len(state.desks)}")
+        for desk in state.desks:
+            print(f"  {desk.host}  (Yupana {desk.app_version}, hace {int(desk.seconds_ago)} s)")
+    return 0
+
+
+def cmd_upgrade(args: argparse.Namespace) -> int:
+    from app.core.api import shared_database
+
+    ran = shared_database.upgrade(_home(args))
+    print(f"Esquema actualizado: {', '.join(str(version) for version in ran)}." if ran
+          else "El esquema ya estaba al día: no se cambió nada.")
+    return 0
+
+
+def cmd_use(args: argparse.Namespace) -> int:
+    from app.core.api import shared_database
+
+    url = shared_database.use(_home(args), args.url)
+    print(f"Este puesto usará la base de datos compartida {url} al abrir." if url
+          else "Este puesto usará SQLite en su carpeta de datos al abrir.")
+    return 0

@@ -1,0 +1,76 @@
+"""`yupana --version` and `--help` start quickly: they import no cryptography, storage, HTTP, engine or Qt module
+(issue 33, start-up). Each order runs as a real process (python -m app) and its imports are read from
+the interpreter's sys.modules at exit; a command's module is imported only when that command is parsed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import FEATURE_COMMANDS, build_parser
+from tests.helpers.base import ROOT
+
+# What a start that only prints must not pay for: signing and certificates, XML, the storage engines, HTTP clients
+# and servers, the data models, the engine itself, the sandboxes, the local API and the windows.
+HEAVY = ("cryptography", "signxml", "lxml", "sqlite_utils", "sqlite3", "_sqlite3", "httpx", "http.server",
+         "socketserver", "fastapi", "starlette", "uvicorn", "pydantic", "PySide6", "shiboken6", "app.core",
+         "app.sandbox", "app.api", "app.gui")
+
+
+# `python -m app ARGS`, with every module loaded by then written down at exit (after argparse's SystemExit too).
+# sys.modules, not `-X importtime`: that report leaves out modules loaded through importlib.import_module.
+RUN_AND_LIST = """
+import atexit, json, runpy, sys
+listing, sys.argv = sys.argv[1], ["yupana", *sys.argv[2:]]
+atexit.register(lambda: open(listing, "w").write(json.dumps(sorted(sys.modules))))
+runpy.run_module("app", run_name="__main__", alter_sys=True)
+"""
+
+
+def imported_modules(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run `yupana ARGS` in a fresh interpreter; its exit and every module it imported."""
+    listing = tmp_path / "modules.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", RUN_AND_LIST, str(listing), *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=60)
+    return done, set(json.loads(listing.read_text(encoding="utf-8")))
+
+
+def heavy_among(names: set[str]) -> list[str]:
+    return sorted(name for name in names if any(name == top or name.startswith(f"{top}.") for top in HEAVY))
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",)], ids=["version", "help"])
+def test_version_and_help_import_nothing_heavy(tmp_path, args):
+    done, names = imported_modules(tmp_path, *args)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "app.cli" in names  # the listing was read: the entry point itself is in it
+    assert heavy_among(names) == []
+
+
+def test_help_still_lists_every_command_with_its_summary(tmp_path):
+    done, _ = imported_modules(tmp_path, "--help")
+    for name, summary in FEATURE_COMMANDS.items():
+        assert name in done.stdout
+        assert summary[:30] in done.stdout.replace("\n", " ").replace("  ", " ")
+
+
+def test_a_command_s_help_imports_its_module_only(tmp_path):
+    done, names = imported_modules(tmp_path, "pdf", "--help")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--ticket" in done.stdout  # the real parser of the command answered, not a placeholder
+    assert "app.commands.pdf" in names
+    assert not {f"app.commands.{name}" for name in FEATURE_COMMANDS if name != "pdf"} & names
+    assert heavy_among(names) == []
+
+
+def test_the_lazy_parser_reads_a_command_as_the_complete_one_does():
+    argv = ["pdf", "F001-7", "--tipo", "01", "--ticket"]
+    lazy, complete = build_parser(lazy=True).parse_args(argv), build_parser().parse_args(argv)
+    assert vars(lazy) == vars(complete)
+    assert lazy.func.__module__ == "app.commands.pdf"

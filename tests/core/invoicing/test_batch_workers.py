@@ -1,0 +1,171 @@
+"""Batches on every core (issue 33): the engine's signing workers make the vouchers, its writer stores each block in
+one durable transaction. Real worker processes, real SQLite files; the only fault injected is a SIGKILL."""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from app.core.invoicing import batches, xmldsig
+from app.core.invoicing.workers import SigningPool
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.voucher_matrix import factura, item
+
+
+def facturas(first: int, count: int, serie: str = "F910") -> list[dict]:
+    return [factura(serie, n, [item("Arroz extra 5 kg", "2", "18.50"), item(f"Servicio {n}", "1", "100")])
+            for n in range(first, first + count)]
+
+
+@pytest.fixture
+def pooled(monkeypatch):
+    """Every batch, however small, is made by the workers."""
+    monkeypatch.setattr(batches, "POOL_FROM", 1)
+
+
+def stored_numbers(engine, serie: str = "F910") -> list[int]:
+    rows = engine._storage.query("SELECT numero FROM vouchers WHERE serie = ? ORDER BY numero", (serie,))
+    return [row["numero"] for row in rows]
+
+
+def test_a_batch_is_made_by_one_worker_per_core_that_stays_for_the_next(engine, company, certificado_id, pooled):
+    results = list(engine.invoicing.issue_batch(facturas(1, 40), certificado_id))
+    assert [r.index for r in results] == list(range(40)) and all(r.success for r in results)
+    pool = engine._batches.pool
+    assert len(pool.workers) == (os.cpu_count() or 1)
+    pids = [worker.process.pid for worker in pool.workers]
+    assert os.getpid() not in pids
+    assert all(xmldsig.verify_xml(r.voucher.xml_firmado).valid for r in results[:3])
+    row = engine._vouchers.find(ISSUER_RUC, "01", "F910", 7)
+    assert row["status"] == "firmado" and row["xml_firmado"] == results[6].voucher.xml_firmado
+    assert list(engine.invoicing.issue_batch(facturas(41, 5), certificado_id))[-1].success
+    assert [worker.process.pid for worker in pool.workers] == pids  # the same processes: reused, not started again
+    assert not any(about["qt_loaded"] for about in pool.about())
+    assert stored_numbers(engine) == list(range(1, 46))
+
+
+def test_a_voucher_in_a_batch_has_no_sync_of_its_own(engine, company, certificado_id, pooled):
+    count = 2 * batches.BLOCK + 10  # three blocks
+    syncs = engine._storage.syncs
+    assert all(r.success for r in engine.invoicing.issue_batch(facturas(1, count), certificado_id))
+    assert engine._storage.syncs - syncs == 3  # one durable commit per block, none per voucher
+    assert stored_numbers(engine) == list(range(1, count + 1))
+
+
+def test_a_small_batch_made_here_also_syncs_once(engine, company, certificado_id):
+    syncs = engine._storage.syncs
+    assert all(r.success for r in engine.invoicing.issue_batch(facturas(1, 5), certificado_id))
+    assert engine._storage.syncs - syncs == 1
+    assert engine._batches.pool.workers == []  # too small to start the workers
+
+
+def test_the_texts_dictionaries_are_written_once(engine, company, certificado_id, pooled):
+    written: list[str] = []
+    engine._storage.watch(lambda _conn, sql: written.append(sql) if "INTO voucher_dictionaries" in sql else None)
+    try:
+        list(engine.invoicing.issue_batch(facturas(1, batches.BLOCK + 1), certificado_id))
+        first = len(written)
+        list(engine.invoicing.issue_batch(facturas(batches.BLOCK + 2, 20), certificado_id))
+    finally:
+        engine._storage.watch(None)
+    assert first == 3  # the request's, the XML's and the signature's, for 251 vouchers in two blocks
+    assert set(engine._batches.pool._dictionaries) == {  # the workers pack against them from then on
+        f"request:{ISSUER_RUC}", f"xml:{ISSUER_RUC}:01", f"signature:{certificado_id}"}
+    assert len(written) == first  # known to be stored: never written again
+    row = engine._vouchers.find(ISSUER_RUC, "01", "F910", batches.BLOCK + 5)
+    assert xmldsig.verify_xml(row["xml_firmado"]).valid  # packed against them, read back whole
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_worker_killed_mid_block_leaves_nothing_of_it_and_numbering_goes_on(engine, company, certificado_id,
+                                                                              pooled, monkeypatch):
+    count = 3 * batches.BLOCK
+    made = engine._batches
+    pool = made.pool
+    finish, restart = made._finish, pool.restart
+    killed: list[int] = []
+    stored_at_restart: list[list[int]] = []
+
+    def kill_while_the_next_block_is_made(signer, block, first, *rest):
+        if first == 0:
+            # Block 2 is in the workers' hands and none of it was read yet: each part is 125 vouchers whose texts come
+            # unpacked (a new data folder's first blocks: no dictionary stored yet), ~2.5 MB, far more than the
+            # connection holds until read: the worker cannot have given its part back whole. It is mid-block.
+            victim = pool.workers[0]
+            killed.append(victim.process.pid)
+            os.kill(victim.process.pid, signal.SIGKILL)
+            victim.process.join(30)
+            assert victim.process.exitcode == -signal.SIGKILL
+        yield from finish(signer, block, first, *rest)
+
+    def restart_and_look():
+        stored_at_restart.append(stored_numbers(engine))
+        restart()
+
+    monkeypatch.setattr(made, "_finish", kill_while_the_next_block_is_made)
+    monkeypatch.setattr(pool, "restart", restart_and_look)
+    results = list(engine.invoicing.issue_batch(facturas(1, count), certificado_id))
+    assert killed and stored_at_restart == [list(range(1, batches.BLOCK + 1))]  # nothing of block 2 was kept
+    assert [r.index for r in results] == list(range(count)) and all(r.success for r in results)
+    assert stored_numbers(engine) == list(range(1, count + 1))  # no gap, no number twice
+    assert killed[0] not in [worker.process.pid for worker in pool.workers]
+    assert all(worker.alive() for worker in pool.workers)
+    assert [r.voucher.nombre_archivo for r in results[batches.BLOCK:batches.BLOCK + 2]] == [
+        f"{ISSUER_RUC}-01-F910-{batches.BLOCK + 1}.xml", f"{ISSUER_RUC}-01-F910-{batches.BLOCK + 2}.xml"]
+
+
+def test_refusals_and_unknown_issuers_are_answered_as_operation_1_gives_them(engine, company, certificado_id,
+                                                                           pooled):
+    good = facturas(1, 3)
+    foreign = factura("F910", 4, [item("Pan", "1", "1")])
+    foreign["emisor"] = {"ruc": "20601030013"}  # another issuer: the certificate asked for is not its own
+    broken = '{"tipo": "01", roto'
+    results = list(engine.invoicing.issue_batch([good[0], foreign, good[1], broken, good[2]], certificado_id))
+    assert [r.success for r in results] == [True, False, True, False, True]
+    assert "es del RUC 20100066603, pero el comprobante lo emite el RUC 20601030013" in results[1].refusal.message
+    assert results[3].envelope() == engine.call("xml", broken).envelope
+    assert stored_numbers(engine) == [1, 2, 3]
+
+
+def test_the_requests_are_taken_a_block_at_a_time(engine, company, certificado_id, pooled):
+    taken = 0
+
+    def stream():
+        nonlocal taken
+        for request in facturas(1, 4 * batches.BLOCK):
+            taken += 1
+            yield request
+
+    results = engine.invoicing.issue_batch(stream(), certificado_id)
+    first = next(results)
+    assert first.success and taken <= 2 * batches.BLOCK  # the first block, and the one the workers make meanwhile
+    results.close()  # cancelled: what was handed out is stored, the workers are left idle for the next batch
+    assert list(engine.invoicing.issue_batch(facturas(2000, 3), certificado_id))[0].success
+    assert stored_numbers(engine)[:batches.BLOCK] == list(range(1, batches.BLOCK + 1))
+
+
+def test_a_pool_closed_with_the_engine_leaves_no_process(engine, company, certificado_id, pooled):
+    list(engine.invoicing.issue_batch(facturas(1, 2), certificado_id))
+    processes = [worker.process for worker in engine._batches.pool.workers]
+    engine.close()
+    assert processes and not any(process.is_alive() for process in processes)
+
+
+def test_the_key_goes_to_each_worker_once_through_its_pipe(engine, company, certificado_id, pooled):
+    pool: SigningPool = engine._batches.pool
+    list(engine.invoicing.issue_batch(facturas(1, 4), certificado_id))
+    list(engine.invoicing.issue_batch(facturas(5, 4), certificado_id))
+    assert all(worker.keys_sent == {certificado_id} for worker in pool.workers)
+    der = engine._certificates.signing_material(certificado_id)[0].private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    if sys.platform.startswith("linux"):  # what the system shows of each worker: its command line and environment
+        for worker in pool.workers:
+            for part in ("cmdline", "environ"):
+                shown = Path(f"/proc/{worker.process.pid}/{part}").read_bytes()
+                assert der not in shown and base64.b64encode(der)[:64] not in shown and b"PRIVATE KEY" not in shown
