@@ -41,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
                 listener_url = engine.messaging.start_listener()
             except YupanaError as exc:  # the API still serves; the shop is told why events will not arrive
                 print(f"Aviso: {exc.message}", file=sys.stderr, flush=True)
+            notice = engine.messaging.listener_state().notice  # its port changed: what to change by hand
+            if notice:
+                print(f"Aviso: {notice}", file=sys.stderr, flush=True)
         api = LocalApi(engine, port=args.port)
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
         if listener_url:

@@ -383,12 +383,14 @@ class Subscription(_FromRow):
 
 @dataclass(frozen=True)
 class ListenerState:
-    """The webhook listener: running, stopped or failed (its error), its URL and whether it is bound beyond this PC."""
+    """The webhook listener: running, stopped or failed (its error), its URL and whether it is bound beyond this PC;
+    `notice`: what the user must do by hand since its port changed (Meta's URL, a tunnel), None when nothing."""
 
     state: str
     url: str | None = None
     exposed: bool = False
     error: str | None = None
+    notice: str | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> ListenerState:

@@ -84,6 +84,8 @@ def listener_words(state: ListenerState) -> tuple[str, str]:
     (the webhook listener's address is for Mensajes → Avanzado)."""
     if state.state == "running":
         exposed = " (abierto a la red)" if state.exposed else ""
+        if state.notice:  # its port changed: the owner must change Meta's URL and a tunnel by hand
+            return f"WhatsApp: recibiendo mensajes{exposed} · cambió de puerto", state.notice
         return f"WhatsApp: recibiendo mensajes{exposed}", f"Receptor de webhooks en {state.url}"
     if state.state == "error":
         return "WhatsApp: no se pueden recibir mensajes", f"Receptor de webhooks con error: {state.error or '—'}"

@@ -508,6 +508,8 @@ class MessagesPage(QWidget):
         listener = self.listener_state
         if listener is not None and listener.state != "running":
             text += " Los mensajes que le escriban no llegarán a Yupana hasta resolverlo (vea Avanzado)."
+        if listener is not None and listener.notice:  # its port changed: the details (Meta, a tunnel) in Avanzado
+            text += " Yupana cambió el puerto donde recibe los mensajes: vea Avanzado, algo debe cambiarse a mano."
         self.status_label.setText(text)
 
     def _show_advanced(self, shown: bool) -> None:
@@ -614,4 +616,6 @@ class MessagesPage(QWidget):
             text = f"Receptor de webhooks con error: {state.error}"
         else:
             text = "Receptor de webhooks detenido: los eventos de la pasarela no llegarán hasta iniciarlo."
+        if state.notice:  # its port changed: what Yupana updated and what must be changed by hand
+            text += " " + state.notice
         self.listener_label.setText(text)

@@ -196,3 +196,27 @@ def test_sending_a_voucher_takes_the_same_number_and_names_no_gateway(qtbot, con
     dialog.send_button.click()
     qtbot.waitUntil(lambda: dialog.sent is not None, timeout=15_000)
     assert gateway.wait_sent(1)[0]["number"] == "+51987654321" and dialog.sent.to == "+51987654321"
+
+
+def test_a_changed_listener_port_is_told_in_words_and_in_full_under_avanzado(qtbot, page, context, gateway,
+                                                                           messaging_engine):
+    """Issue 30, item 6: the port changed (here in Ajustes): the shop owner reads that something must be changed by
+    hand without technical words; Avanzado and the status bar's tooltip carry the notice (Meta, the tunnel)."""
+    import socket
+
+    from app.gui.main_window import listener_words
+
+    with socket.socket() as probe:  # a port the OS says is free, as the user would type one
+        probe.bind(("127.0.0.1", 0))
+        chosen = probe.getsockname()[1]
+    context.workers.run(page, messaging_engine.admin.config_set, "listener_port", str(chosen))
+    wait_idle(qtbot, context.workers)
+    qtbot.waitUntil(lambda: "puerto" in page.status_label.text(), timeout=5000)
+    assert technical([page.status_label.text()]) == [] and "a mano" in page.status_label.text()
+    assert gateway.webhook_of("demo").startswith(f"http://127.0.0.1:{chosen}/")
+    page.advanced.setChecked(True)
+    wait_idle(qtbot, context.workers)
+    qtbot.waitUntil(lambda: f"cambió al puerto {chosen}" in page.listener_label.text(), timeout=5000)
+    assert "Meta" in page.listener_label.text() and "túnel" in page.listener_label.text()
+    words, tooltip = listener_words(messaging_engine.messaging.listener_state())
+    assert words == "WhatsApp: recibiendo mensajes · cambió de puerto" and f"puerto {chosen}" in tooltip

@@ -8,14 +8,18 @@ with credentials re-read if it refuses with 401 or 404), asks it to parse the po
 
 The events of posts that arrive together are stored in one transaction by the storage's group commit
 (app.core.storage.group_commit): each post in a savepoint of its own, so one that fails fails alone, answered once the
-commit holding it returned, and announced (windows, forwarder) only then; the writer hands a batch's answers to the
-event loop in one call. Forged posts answer 401 and oversized ones 413, storing nothing. The app is served by
+commit holding it returned and the WAL holding it was synced to disk (one sync per group), and announced (windows,
+forwarder) only then; the writer hands a batch's answers to the event loop in one call. Forged posts answer 401,
+oversized ones 413 and bodies that do not arrive within BODY_TIMEOUT_S 408, storing nothing. The app is served by
 `app.core.platform.http.asgi_server.AsgiServerThread` through `fast_dispatch` (the routes without FastAPI's
-middleware); `Listener` starts and stops it and says its state.
+middleware), with MAX_CONNECTIONS of which RESERVED_FOR_GATEWAYS are kept for posts whose URL carries their instance's
+token (`vouching`); `Listener` starts and stops it and says its state.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -32,19 +36,29 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.core.errors import ErrorCode, YupanaError
 from app.core.messaging import events as ev
 from app.core.messaging.gateways import Gateway, GatewayConfig, WebhookPost, WebhookRejected, registry
+from app.core.messaging.gateways.base import same_secret
 from app.core.messaging.service import MessagingService
-from app.core.platform.http.asgi_server import AsgiServerThread
+from app.core.platform.http.asgi_server import DEFAULT_BODY_TIMEOUT_S, AsgiServerThread
 from app.core.storage.group_commit import GroupCommit
 
 log = logging.getLogger(__name__)
 Route = Callable[[Request], Awaitable[Response]]
+BODY_TIMEOUT_S = DEFAULT_BODY_TIMEOUT_S
 MAX_WEBHOOK_BYTES = 1024 * 1024  # gateways post JSON without media (base64 is off when we register)
+# Connections at once, and how many of them are kept for posts whose URL already carries the instance's token (a
+# gateway's): strangers holding connections open — trickling a body, say — cannot keep a gateway's posts out.
+MAX_CONNECTIONS = 256
+RESERVED_FOR_GATEWAYS = 64
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    code = {401: ErrorCode.UNAUTHORIZED, 404: ErrorCode.NOT_FOUND, 413: ErrorCode.PAYLOAD_TOO_LARGE,
+    code = {401: ErrorCode.UNAUTHORIZED, 404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED,
+            408: ErrorCode.REQUEST_TIMEOUT,
+            413: ErrorCode.PAYLOAD_TOO_LARGE, 415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
             500: ErrorCode.INTERNAL}.get(status, ErrorCode.INVALID_INPUT)
-    return JSONResponse(YupanaError(code, message).to_envelope(), status_code=status)
+    # A post refused before its body was all read leaves the rest of it on the connection: it cannot carry another.
+    headers = {"connection": "close"} if status in (408, 413, 415) else None
+    return JSONResponse(YupanaError(code, message).to_envelope(), status_code=status, headers=headers)
 
 
 def _rejection(exc: WebhookRejected) -> JSONResponse:
@@ -57,23 +71,37 @@ def _too_large() -> WebhookRejected:
 
 
 async def _raw_body(request: Request) -> bytes:
-    """The body, refused past MAX_WEBHOOK_BYTES before it is all read. Read from the server's messages themselves
-    (not `request.stream()`, whose bookkeeping cost a tenth of a post)."""
+    """The body, refused past MAX_WEBHOOK_BYTES before it is all read, and with a 408 unless all of it arrived within
+    BODY_TIMEOUT_S (a client trickling a byte now and then cannot hold a connection for ever). Read from the server's
+    messages themselves (not `request.stream()`, whose bookkeeping cost a tenth of a post)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_WEBHOOK_BYTES:
         raise _too_large()
     chunks, size = [], 0
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            raise ClientDisconnect
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_WEBHOOK_BYTES:
-            raise _too_large()
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT_S):  # one timer for the whole body
+            while True:
+                message = await request.receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientDisconnect
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > MAX_WEBHOOK_BYTES:
+                    raise _too_large()
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except TimeoutError:
+        raise WebhookRejected(408, f"El cuerpo del webhook no llegó completo en {BODY_TIMEOUT_S:g} s.") from None
+
+
+def _check_json(request: Request) -> None:
+    """Gateways post JSON and say so: a form, text or a body without a Content-Type is a 415, refused unread."""
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media != "application/json" and not media.endswith("+json"):
+        # A post refused unread leaves its body on the connection: closed after the answer (`_error`).
+        raise WebhookRejected(415, f"El tipo de contenido «{media or 'ninguno'}» no se admite: los webhooks llegan "
+                                   "como JSON (Content-Type: application/json).")
 
 
 class ListenerPost(WebhookPost):
@@ -148,6 +176,7 @@ def _routes(service: MessagingService, writer: GroupCommit, gateway: type[Gatewa
             return check()
 
     async def receive(request: Request) -> Response:
+        _check_json(request)
         post = ListenerPost(service, gateway.kind, request, await _raw_body(request))
         proof = verified(lambda: gateway.verify(post))
         events = _parsed(gateway, post, proof)
@@ -164,18 +193,25 @@ def _routes(service: MessagingService, writer: GroupCommit, gateway: type[Gatewa
 
 async def _stored(writer: GroupCommit, service: MessagingService, events: list[ev.InboundEvent]) -> int:
     """A post's events stored in the writer's next group commit, announced once it is committed; how many were new
-    (the others had been stored before)."""
+    (the others had been stored before). The commit is durable: a gateway does not resend what was answered 2xx, so
+    the WAL holding the rows is synced before the answers leave (one sync per group, not per post)."""
     if not events:
         return 0
-    fresh = await writer.run(lambda: service.store.ingest(events), service.announce)
+    database = service.store.database
+
+    def durably_stored() -> list[ev.InboundEvent]:
+        with database.transaction(durable=True):  # nested in the group: its commit syncs the WAL
+            return service.store.ingest(events)
+
+    fresh = await writer.run(durably_stored, service.announce)
     return len(fresh)
 
 
 def fast_dispatch(app: FastAPI) -> ASGIApp:
     """The listener's own routes (taken from `app.routes`) found by a dict look-up and run without FastAPI's middleware
     stack, which they do not need: they take the raw request, refusals are answered here (`_rejection`) and an
-    unexpected error is a 500 envelope. Anything else (another method, an unknown path) goes through FastAPI, which
-    answers it. Half of the listener's event loop went to that stack under load (issue 33)."""
+    unexpected error is a 500 envelope; another method on a known path is a 405 and an unknown path a 404, both in the
+    error envelope. Half of the listener's event loop went to that stack under load (issue 33)."""
     exact: dict[str, dict[str, Route]] = {}
     by_prefix: dict[str, tuple[str, dict[str, Route]]] = {}
     for route in app.routes:
@@ -202,11 +238,21 @@ def fast_dispatch(app: FastAPI) -> ASGIApp:
             scope["path_params"] = {match[0]: value}
         return handler
 
+    def known(path: str) -> bool:
+        head, _, value = path.rpartition("/")
+        return path in exact or (bool(value) and head + "/" in by_prefix)
+
     async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
-        handler = handler_of(scope) if scope["type"] == "http" else None
-        if handler is None:
+        if scope["type"] != "http":
             await app(scope, receive, send)
             return
+        handler = handler_of(scope)
+        if handler is None:  # answered in the error envelope, never in FastAPI's own body
+            refusal = (_error(405, f"El método {scope['method']} no se admite en esta dirección.")
+                       if known(scope["path"]) else _error(404, "Esta dirección no existe en el receptor."))
+            await refusal(scope, receive, send)
+            return
+        response: Response
         try:
             response = await handler(Request(scope, receive))
         except ClientDisconnect:
@@ -240,20 +286,53 @@ def _parsed(gateway: type[Gateway], post: WebhookPost, proof: Any) -> list[ev.In
     return events
 
 
+# A port another program holds: in use, or (Windows) reserved for another use, which its bind answers with EACCES.
+PORT_TAKEN = (errno.EADDRINUSE, errno.EACCES)
+
+
+def vouching(service: MessagingService) -> Callable[[Scope], bool]:
+    """Whether a post's request line already proves it comes from a gateway, before its body is read: its URL carries
+    the token of the instance it names (the URL Yupana registers with Evolution). Such posts may use the slots kept for
+    gateways (`RESERVED_FOR_GATEWAYS`); the others — and those whose proof is a signature over the body — share the
+    rest. The post itself is still verified in full by its route."""
+    named = [(gateway.listener_path.partition("{")[0], gateway.kind) for gateway in registry.gateways()
+             if "{" in gateway.listener_path]
+
+    def vouched(scope: Scope) -> bool:
+        if scope.get("method") != "POST":
+            return False
+        head, _, instance = scope["path"].rpartition("/")
+        kind = next((kind for prefix, kind in named if prefix == head + "/"), None)
+        if kind is None or not instance:
+            return False
+        token = dict(parse_qsl(scope["query_string"].decode("latin-1"))).get("token")
+        if not token:
+            return False
+        try:
+            config = service.config(instance, anywhere=True)
+        except YupanaError:
+            return False
+        return config.gateway == kind and same_secret(token, config.credentials.get("webhook_token"))
+
+    return vouched
+
+
 class Listener:
     """The listener's server thread and its state, for the engine (`listener_state()`) and the status bar."""
 
     def __init__(self, service: MessagingService) -> None:
         self.service = service
         self.app = build_app(service)
-        self.server = AsgiServerThread("yupana-listener", fast_dispatch(self.app))
+        self.server = AsgiServerThread("yupana-listener", fast_dispatch(self.app), limit_concurrency=MAX_CONNECTIONS,
+                                       reserved=RESERVED_FOR_GATEWAYS, vouch=vouching(service))
         self.error: str | None = None
         self._lock = threading.Lock()
 
-    def start(self, host: str, port: int) -> str:
+    def start(self, host: str, port: int, *, or_free: bool = False) -> str:
+        """Serve on host:port (`or_free`: on a free port the system picks when that one is taken); its URL."""
         with self._lock:
             try:
-                url = self.server.start(host, port)
+                url = self._bound(host, port, or_free)
             except OSError as exc:
                 self.error = f"No se pudo abrir {host}:{port}: {exc.strerror or exc}"
                 raise YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
@@ -261,6 +340,22 @@ class Listener:
                                   "Cambie el puerto en Ajustes → Mensajería.") from None
             self.error = None
             return url
+
+    def _bound(self, host: str, port: int, or_free: bool) -> str:
+        """The server started on `port`, or on a free one when `or_free` and another program holds it (a port of a
+        previous run taken meanwhile): the caller sees the change in `port` and tells the gateways and the user."""
+        try:
+            return self.server.start(host, port)
+        except OSError as exc:
+            if not (or_free and port and exc.errno in PORT_TAKEN):
+                raise
+            log.warning("listener port %s on %s is taken (%s): a free one is used instead", port, host, exc)
+            return self.server.start(host, 0)
+
+    @property
+    def port(self) -> int | None:
+        """The port it listens on while running."""
+        return self.server.address[1] if self.server.running else None
 
     def stop(self) -> None:
         with self._lock:

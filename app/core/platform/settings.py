@@ -253,7 +253,10 @@ SETTINGS: dict[str, Setting] = {
                 "Dirección del receptor de webhooks de mensajería. 127.0.0.1: solo este equipo; la dirección de "
                 "la red local si la pasarela corre en otro equipo (se muestra una advertencia).", _listen_host,
                 label="Dirección del receptor de webhooks", group="Mensajería", advanced=True),
-        Setting("listener_port", "8788", "Puerto del receptor de webhooks de mensajería (0 elige uno libre).",
+        Setting("listener_port", "8788",
+                "Puerto del receptor de webhooks de mensajería; se conserva entre inicios. 0 elige uno libre y lo "
+                "guarda. Si otro programa lo ocupa, se toma uno libre y se actualiza el webhook de las instancias "
+                "de Evolution (la URL en Meta y en un túnel se cambian a mano).",
                 _port, label="Puerto del receptor de webhooks", group="Mensajería"),
         Setting("listener_public_url", "",
                 "Dirección pública con la que la pasarela llega al receptor (un túnel o la IP de la red local); "

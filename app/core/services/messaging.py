@@ -3,15 +3,18 @@ the webhook listener (app.core.messaging)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult, parse_model
+from app.core.errors import YupanaError
 from app.core.invoicing.printed import Printed
 from app.core.messaging import clock as messaging_clock
 from app.core.messaging.evolution_stream import EvolutionStreams, StreamState
 from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.gateways import GatewayDescription, Media, registry
+from app.core.messaging.gateways.evolution import VIA_WEBHOOK, EvolutionGateway, events_via
 from app.core.messaging.service import MessagingService
 from app.core.platform import events
 from app.core.platform.environments import SANDBOX
@@ -31,6 +34,8 @@ from app.core.records import (
 if TYPE_CHECKING:
     from app.core.messaging.listener import Listener
 
+log = logging.getLogger(__name__)
+
 
 class MessagingGroup:
     def __init__(self, *, service: MessagingService, forwarder: Forwarder, printed: Printed, settings: Settings,
@@ -43,6 +48,8 @@ class MessagingGroup:
         self._home = home
         self._listener: Listener | None = None  # built on first start: FastAPI and uvicorn stay out of the start-up
         self._streams = EvolutionStreams(service, bus)  # Evolution's Socket.IO streams, started with the listener
+        self._told_port: int | None = None  # the listener's port the gateways were last given, as far as known
+        self._notice: str | None = None  # what the user must change by hand since the port changed
 
     # ------------------------------------------------------------ the contract's operations 4 and 5
 
@@ -129,16 +136,64 @@ class MessagingGroup:
 
     def start_listener(self, host: str | None = None, port: int | None = None) -> str:
         """Start the webhook listener (address and port from settings unless given) and the event streams of the
-        instances set to stream (before the listener: a busy port does not keep them off); returns its URL."""
+        instances set to stream (before the listener: a busy port does not keep them off); returns its URL.
+
+        The port of the settings is kept from one start to the next (one the system picked, for 0, is stored). If
+        another program holds it, a free one is taken and stored; when the port differs from the one the gateways
+        were last told (taken, or changed in Ajustes), the Evolution instances that receive by webhook are told the
+        new URL and `listener_state().notice` says what must be changed by hand (Meta, a tunnel)."""
         self._streams.start()
         if self._listener is None:
             from app.core.messaging.listener import Listener
 
             self._listener = Listener(self._service)
-        url = self._listener.start(host or self._settings.get("listener_host"),
-                                   self._settings.get_int("listener_port") if port is None else port)
+        configured = self._settings.get_int("listener_port") if port is None else port
+        if port is None and self._told_port is None:
+            self._told_port = configured or None  # the port the gateways were given (0: none was yet)
+        url = self._listener.start(host or self._settings.get("listener_host"), configured, or_free=port is None)
+        if port is None:
+            self._port_started(configured, self._listener.port or configured)
         self._bus.emit(events.ListenerChanged(self.listener_state()))
         return url
+
+    def _port_started(self, configured: int, running: int) -> None:
+        """The listener runs on `running`: stored if it is not the setting's, and the gateways and the user told
+        if it is not the one the gateways were given."""
+        if running != configured:
+            self._settings.set("listener_port", str(running))
+            self._bus.emit(events.SettingsChanged("listener_port"))
+        told, self._told_port = self._told_port, running
+        if told is None or told == running:
+            return
+        reason = (f"el puerto {told} lo ocupa otro programa" if configured == told
+                  else f"el puerto cambió de {told} a {configured or 'uno libre'} en Ajustes")
+        failures = self.reregister_webhooks()
+        notice = (f"El receptor de mensajes cambió al puerto {running} ({reason}): Yupana actualizó el webhook de "
+                  "sus instancias de Evolution; cambie a mano la URL en Meta y en su túnel, si usa uno.")
+        if failures:
+            notice += (f" No se pudo actualizar en {'; '.join(failures)}: pulse «Registrar webhook en la pasarela» "
+                       "en Mensajes → Avanzado cuando la pasarela responda.")
+        log.warning("%s", notice)
+        self._notice = notice
+
+    def reregister_webhooks(self) -> list[str]:
+        """Tell every Evolution instance that receives by webhook (of any environment: the listener serves them
+        all) the listener's URL as it is now; those that could not be told, each with why. Instances that stream
+        need nothing (their stream does not go through the port); Meta's URL is set by hand in its dashboard."""
+        failures = []
+        for row in self._service.store.instances(anywhere=True):
+            if row["gateway"] != EvolutionGateway.kind:
+                continue
+            name = row["name"]
+            try:
+                if events_via(self._service.config(name, anywhere=True)) == VIA_WEBHOOK:
+                    self._service.register_webhook(name, anywhere=True)
+            except YupanaError as exc:
+                failures.append(f"«{name}» ({exc.message})")
+            except Exception:  # never fatal: the listener runs, the user is told which instance to register
+                log.exception("re-registering the webhook of instance %s failed", name)
+                failures.append(f"«{name}» (error inesperado: el detalle está en el registro)")
+        return failures
 
     def stop_listener(self) -> None:
         self._streams.stop()
@@ -166,7 +221,7 @@ class MessagingGroup:
         """running, stopped or error; its URL, whether it is bound beyond this PC, its error."""
         if self._listener is None:
             return ListenerState("stopped")
-        return ListenerState.from_mapping(self._listener.state())
+        return ListenerState.from_mapping({**self._listener.state(), "notice": self._notice})
 
     def listener_status(self) -> str:
         """The status bar's words for the listener."""

@@ -218,13 +218,15 @@ def test_meta_posts_need_their_hmac_and_the_handshake_its_token(engine):
                       "type": "text", "text": {"body": "Buenas tardes"}}]}}]}]}
     raw = json.dumps(post).encode()
     forged = "sha256=" + hmac.new(b"otro-secreto", raw, hashlib.sha256).hexdigest()
-    assert httpx.post(base + "/webhooks/meta", content=raw, headers={"X-Hub-Signature-256": forged}).status_code == 401
-    assert httpx.post(base + "/webhooks/meta", content=raw).status_code == 401
+    as_json = {"Content-Type": "application/json"}  # as Meta posts (a post of another type is a 415)
+    assert httpx.post(base + "/webhooks/meta", content=raw,
+                      headers={"X-Hub-Signature-256": forged, **as_json}).status_code == 401
+    assert httpx.post(base + "/webhooks/meta", content=raw, headers=as_json).status_code == 401
     assert engine._messaging.store.event_count() == 0
     signed = "sha256=" + hmac.new(b"secreto-de-app", raw, hashlib.sha256).hexdigest()
     for _ in range(2):
         assert httpx.post(base + "/webhooks/meta", content=raw,
-                          headers={"X-Hub-Signature-256": signed}).status_code == 200
+                          headers={"X-Hub-Signature-256": signed, **as_json}).status_code == 200
     [message] = engine.messaging.messages("tienda")
     assert (message.peer, message.name, message.body) == ("+51987000222", "Luis Mamani", "Buenas tardes")
     assert engine._messaging.store.event_count() == 1

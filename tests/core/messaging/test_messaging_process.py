@@ -137,7 +137,9 @@ def test_the_documented_command_line_flow_sandbox_serve_emit(home):
                 process.stderr.close()
 
 
-def test_yupana_serve_says_why_when_the_listener_port_is_taken(home):
+def test_yupana_serve_moves_the_listener_off_a_taken_port_and_says_so(home):
+    """Issue 30, item 6: another program holds the stored port: the listener serves on a free one (stored), and the
+    shop is told, in Spanish, that Meta's URL and a tunnel must be changed by hand."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
@@ -147,14 +149,19 @@ def test_yupana_serve_says_why_when_the_listener_port_is_taken(home):
         process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", "0"], cwd=ROOT, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            assert json.loads(process.stdout.readline())["name"] == "api"  # the local API serves all the same
             warning = process.stderr.readline()
-            assert warning.startswith("Aviso: El receptor de mensajería no pudo abrir") and str(port) in warning
+            assert warning.startswith("Aviso: El receptor de mensajes cambió al puerto") and str(port) in warning
+            assert "Meta" in warning and "túnel" in warning
+            assert json.loads(process.stdout.readline())["name"] == "api"
+            listener = json.loads(process.stdout.readline())
+            moved = int(listener["base_url"].rsplit(":", 1)[1])
+            assert listener["name"] == "listener" and moved != port and f"puerto {moved}" in warning
         finally:
             process.terminate()
             process.wait(10)
             process.stdout.close()
             process.stderr.close()
+    assert run_cli("config", "get", "listener_port", home=home).stdout.decode().strip() == str(moved)
 
 
 def test_opening_the_engine_does_not_import_the_web_stack():

@@ -18,7 +18,14 @@ uvicorn's HTTP protocol is extended (`_Protocol`) for a server that runs all day
 - a write time-out: a client that stops reading its answers (the send buffers stay full for
   `timeout_request` seconds) is disconnected, instead of holding its connection for ever;
 - malformed requests (a Content-Length of `abc`, `1e3` or `-1`, broken headers) get a JSON 400
-  in the error envelope instead of uvicorn's text.
+  in the error envelope instead of uvicorn's text;
+- slots kept for requests that prove themselves (`reserved`, with a `vouch` check of a request's scope — its path,
+  query and headers — given by the app): connections whose request has not (yet) shown valid credentials hold at
+  most `limit_concurrency - reserved` slots. Past that a new connection is let in on probation: its request's
+  headers must vouch for it, or it is answered a JSON 503 and closed; when every slot is taken, the oldest probation
+  connection still without headers makes room for the newcomer. Strangers trickling bodies or headers cannot keep
+  out a client with credentials (the webhook listener's gateways, which may come through a tunnel from 127.0.0.1
+  like anyone else). Without `vouch` (the local API) every connection counts the same.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -43,6 +51,7 @@ DEFAULT_LIMIT_CONCURRENCY = 256  # connections + tasks at once; past it uvicorn 
 DEFAULT_KEEP_ALIVE_S = 5  # an idle keep-alive connection is closed after this
 DEFAULT_BACKLOG = 512
 DEFAULT_REQUEST_TIMEOUT_S = 10  # from connecting (or the previous answer) to a complete request line and headers
+DEFAULT_BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived (read by the app)
 STOP_TIMEOUT_S = 5.0
 _UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
 
@@ -130,34 +139,109 @@ class _CoalescingTransport:
         return getattr(self._transport, name)
 
 
-class _Protocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a connection bound, a request time-out and JSON 400s (module doc)."""
+def _busy() -> YupanaError:
+    return YupanaError(ErrorCode.BUSY, "El servidor está atendiendo demasiadas conexiones; "
+                                       "vuelva a intentar en unos segundos.")
 
-    def __init__(self, *args: Any, max_connections: int | None, request_timeout: float, **kwargs: Any) -> None:
+
+async def _answer_busy(_scope: Any, _receive: Any, send: Any) -> None:
+    """A request of a probation connection that did not vouch for itself: a JSON 503, and the connection closed."""
+    error = _busy()
+    body = json.dumps(error.to_envelope(), ensure_ascii=False).encode("utf-8")
+    await send({"type": "http.response.start", "status": error.http_status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Slots:
+    """The connections of one server by standing (module doc): those whose current request vouched for itself, and
+    those let in on probation past the strangers' share, oldest first."""
+
+    def __init__(self, reserved: int, vouch: Callable[[Any], bool] | None) -> None:
+        self.reserved = reserved if vouch is not None else 0
+        self.vouch = vouch
+        self.vouched: set[_Protocol] = set()
+        self.probation: dict[_Protocol, None] = {}  # insertion-ordered: the oldest first
+
+    def clear(self) -> None:
+        self.vouched.clear()
+        self.probation.clear()
+
+
+class _Protocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a connection bound, slots kept for requests with credentials, a request
+    time-out and JSON 400s (module doc)."""
+
+    def __init__(self, *args: Any, max_connections: int | None, request_timeout: float, slots: _Slots,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._max_connections = max_connections
         self._request_timeout = request_timeout
+        self._slots = slots
         self._deadline: asyncio.TimerHandle | None = None
         self._write_deadline: asyncio.TimerHandle | None = None
         self._refused = False
+        self._headers_seen = False
+        if slots.vouch is not None:
+            self._app = self.app
+            self.app = self._gated
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn's is BaseTransport
-        if self._max_connections is not None and len(self.connections) >= self._max_connections:
-            self._refused = True
-            self.transport = transport
-            error = YupanaError(ErrorCode.BUSY, "El servidor está atendiendo demasiadas conexiones; "
-                                                "vuelva a intentar en unos segundos.")
-            transport.write(raw_json_response(error.http_status, "Service Unavailable", error.to_envelope()))
-            transport.close()
-            self.logger.warning("connection refused: %d connections open", len(self.connections))
-            return
+        probation = False
+        if self._max_connections is not None:
+            open_now = len(self.connections)
+            if open_now >= self._max_connections and not self._make_room():
+                self._refuse(transport, open_now)
+                return
+            strangers = open_now - len(self._slots.vouched)
+            probation = self._slots.reserved > 0 and strangers >= self._max_connections - self._slots.reserved
         super().connection_made(transport)
+        if probation:
+            self._slots.probation[self] = None
         self.transport = _CoalescingTransport(transport, self.loop)  # type: ignore[assignment]  # a Transport in all but name
         self._arm_deadline()
+
+    def _refuse(self, transport: asyncio.Transport, open_now: int) -> None:
+        self._refused = True
+        self.transport = transport
+        error = _busy()
+        transport.write(raw_json_response(error.http_status, "Service Unavailable", error.to_envelope()))
+        transport.close()
+        self.logger.warning("connection refused: %d connections open", open_now)
+
+    def _make_room(self) -> bool:
+        """Every slot is taken: drop the oldest probation connection that has not sent its headers yet (a stranger
+        holding a kept slot), so that a newcomer with credentials is not kept out by it. False if there is none."""
+        for waiting in self._slots.probation:
+            if not waiting._headers_seen:
+                del self._slots.probation[waiting]
+                waiting.transport.abort()
+                return True
+        return False
+
+    async def _gated(self, scope: Any, receive: Any, send: Any) -> None:
+        """The app behind the slots' check, run first thing for each request, before its body is read."""
+        assert self._slots.vouch is not None
+        if self._slots.vouch(scope):
+            self._slots.vouched.add(self)
+            self._slots.probation.pop(self, None)
+            try:
+                await self._app(scope, receive, send)
+            finally:
+                self._slots.vouched.discard(self)
+            return
+        if self in self._slots.probation:
+            self.logger.info("a connection let in on probation sent no credentials: answered 503")
+            await _answer_busy(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
         self._resumed()
+        self._slots.vouched.discard(self)
+        self._slots.probation.pop(self, None)
         if self._refused:
             return
         super().connection_lost(exc)
@@ -168,6 +252,7 @@ class _Protocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._cancel_deadline()
+        self._headers_seen = True
         super().on_headers_complete()
 
     def on_response_complete(self) -> None:
@@ -222,11 +307,15 @@ class AsgiServerThread:
 
     def __init__(self, name: str, app: Any, *, limit_concurrency: int = DEFAULT_LIMIT_CONCURRENCY,
                  timeout_keep_alive: int = DEFAULT_KEEP_ALIVE_S, backlog: int = DEFAULT_BACKLOG,
-                 timeout_request: float = DEFAULT_REQUEST_TIMEOUT_S, **uvicorn_options: Any) -> None:
+                 timeout_request: float = DEFAULT_REQUEST_TIMEOUT_S, reserved: int = 0,
+                 vouch: Callable[[Any], bool] | None = None, **uvicorn_options: Any) -> None:
+        """`reserved` slots of `limit_concurrency` are kept for requests whose scope `vouch` accepts (module doc)."""
         self.name = name
         self.app = app
         # The connection bound is the protocol's (a JSON 503 at connect), so uvicorn's own stays off.
-        protocol = functools.partial(_Protocol, max_connections=limit_concurrency, request_timeout=timeout_request)
+        self._slots = _Slots(reserved, vouch)
+        protocol = functools.partial(_Protocol, max_connections=limit_concurrency, request_timeout=timeout_request,
+                                     slots=self._slots)
         self._options = {"timeout_keep_alive": timeout_keep_alive, "backlog": backlog, "http": protocol, "ws": "none",
                          **uvicorn_options}
         self._server: _Server | None = None
@@ -254,6 +343,7 @@ class AsgiServerThread:
         if self.running:
             return self.base_url
         route_uvicorn_logs()
+        self._slots.clear()
         self._socket = _bind(host, port, self._options["backlog"])
         config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan="off",
                                 server_header=False, **self._options)
