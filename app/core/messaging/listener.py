@@ -129,9 +129,12 @@ class ListenerPost(WebhookPost):
 
     def standard_webhook(self, secret: str) -> Any:
         try:
-            return Webhook(secret).verify(self.raw, dict(self.headers))
-        except WebhookVerificationError:
+            # The library only checks the signature: a header it cannot split or decode (ValueError) is no signature
+            # either, and the body is read by `json()`, which refuses too deep a nesting with a 400, not a 500.
+            Webhook(secret).verify(self.raw, dict(self.headers), json_parse=False)
+        except (WebhookVerificationError, ValueError):
             raise WebhookRejected(401, "La firma Standard Webhooks no es válida.") from None
+        return self.json()
 
 
 def build_app(service: MessagingService) -> FastAPI:

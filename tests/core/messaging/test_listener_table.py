@@ -1,23 +1,30 @@
 """The rows of issue 30's probe table not covered by test_listener_probes.py, each with its count and expected answer:
 real HTTP to the engine's listener on 127.0.0.1 (port 0). Evolution's envelope is that of its webhook controller
 (src/api/integrations/event/webhook/webhook.controller.ts, tag 2.3.6); Meta's that of its published webhook reference
-(X-Hub-Signature-256 over the raw body, the `hub.*` GET verification). (The Standard Webhooks rows are not here yet.)"""
+(X-Hub-Signature-256 over the raw body, the `hub.*` GET verification); the Standard Webhooks rows are another Yupana's
+deliveries («Otro Yupana», `/webhooks/yupana/{instance}`) in the contract's payload, signed by the `standardwebhooks`
+library with the `whsec_` secret its operation 5 answered (webhook-id, webhook-timestamp, webhook-signature)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from standardwebhooks import Webhook
 
+from app.core.messaging.ids import webhook_secret
 from app.core.platform import clock
 from tests.core.messaging.test_listener_probes import body, message
 
 JSON = {"content-type": "application/json"}
 META_SECRET = "secreto-de-app"
 TEN_MB = 10 * 1024 * 1024
+RELAY_SECRET = webhook_secret()  # what the other Yupana's operation 5 answers, kept as the instance's credential
 
 
 @pytest.fixture
@@ -26,6 +33,10 @@ def listening(messaging_engine, gateway):
         "tienda", "meta", "https://graph.facebook.com/v21.0",
         {"token": "EAAG-token", "app_secret": META_SECRET, "verify_token": "verifica"},
         {"phone_number_id": "106540352242922"})
+    # «Otro Yupana»: the secret stored as `register_webhook` stores the one the relay answers (nothing is sent to
+    # the relay's address in these probes).
+    messaging_engine.messaging.save_instance("relevo", "yupana", "http://127.0.0.1:9",
+                                             {"token": "token-del-relevo", "webhook_secret": RELAY_SECRET})
     return messaging_engine, gateway.webhook_of("demo")
 
 
@@ -128,6 +139,47 @@ def meta_verification(url, base):
             httpx.get(meta, params={**handshake, "hub.challenge": "<script>alert(1)</script>"})]
 
 
+def delivery(message_id: str = "msg_relevo_0001", timestamp=None, data=None) -> bytes:
+    """The contract's delivery payload (service-contract.md, «Delivery payload») as the relay posts it."""
+    if data is None:
+        data = {"id": message_id, "from": "+51987000444", "type": "text", "body": "Hola", "name": "Ana"}
+    when = int(clock.timestamp()) if timestamp is None else timestamp
+    return json.dumps({"event": "message.received", "instance": "demo", "timestamp": when, "data": data}).encode()
+
+
+def signed(raw: bytes, webhook_id: str, shift: timedelta = timedelta(0), secret: str = RELAY_SECRET
+           ) -> dict[str, str]:
+    """Standard Webhooks headers for `raw`, signed now (+ `shift`) by the library."""
+    when = datetime.now(UTC) + shift
+    signature = Webhook(secret).sign(webhook_id, when, raw.decode())
+    return {**JSON, "webhook-id": webhook_id, "webhook-timestamp": str(int(when.timestamp())),
+            "webhook-signature": signature}
+
+
+def standard_webhooks(url, base):
+    relay = f"{base}/webhooks/yupana/relevo"
+    first, other, replayed = (delivery(f"msg_relevo_000{n}") for n in (1, 2, 3))
+    again = signed(replayed, "evt_replayed")
+    return [httpx.post(relay, content=first, headers=signed(first, "evt_valid")),
+            httpx.post(relay, content=first, headers=signed(first, "evt_old", -timedelta(minutes=10))),
+            httpx.post(relay, content=first, headers=signed(first, "evt_future", timedelta(minutes=10))),
+            # the valid post's id on another message, signed afresh: the id is the delivery's identity, stored once
+            httpx.post(relay, content=other, headers=signed(other, "evt_valid", timedelta(seconds=1))),
+            *(httpx.post(relay, content=replayed, headers=again) for _ in range(3)),
+            httpx.post(relay, content=first, headers=JSON),
+            httpx.post(relay, content=first, headers=signed(first, "evt_forged", secret=webhook_secret())),
+            httpx.post(f"{base}/webhooks/yupana/nadie", content=first, headers=signed(first, "evt_nobody"))]
+
+
+def standard_webhooks_broken(url, base):
+    relay = f"{base}/webhooks/yupana/relevo"
+    deep = ("[" * 100_000 + "]" * 100_000).encode()
+    bodies = [deep, delivery(timestamp="abc"), delivery(timestamp=10**30),
+              delivery(data=[{"id": "msg_relevo_list", "from": "+51987000444"}])]
+    return [httpx.post(relay, content=raw, headers=signed(raw, f"evt_broken_{index}"))
+            for index, raw in enumerate(bodies)]
+
+
 def elsewhere(url, base):
     with httpx.Client() as client:
         passwd = httpx.Request("GET", f"{base}/x")
@@ -148,6 +200,10 @@ ROWS = [
     ("Meta correctly signed: timestamp 'abc', 1e30, 100k-deep JSON, body [1]", 4, meta_broken, [400] * 4, 0),
     ("Meta GET verify: wrong token, no token, right token, <script> challenge", 4, meta_verification,
      [401, 401, 200, 200], 0),
+    ("Standard Webhooks: valid; -10 min; +10 min; reused id, fresh signature; exact replay x 3; no headers; "
+     "bad signature; unknown instance", 10, standard_webhooks, [200, 401, 401, 200, 200, 200, 200, 401, 401, 404], 2),
+    ("Standard Webhooks correctly signed: 100k-deep JSON; timestamp 'abc'; 10**30; data a list", 4,
+     standard_webhooks_broken, [400] * 4, 0),
     ("GET on the Evolution path; /webhooks/../../etc/passwd; unknown ping nonce", 3, elsewhere, [405, 404, 404], 0),
 ]
 
@@ -165,4 +221,31 @@ def test_each_probe_of_the_table_gets_its_expected_answer(listening, row, count,
     if probes is meta_verification:
         assert answers[3].headers["content-type"].startswith("text/plain")
         assert answers[3].text == "<script>alert(1)</script>"
+    if probes is standard_webhooks:  # valid: stored; the reused id: stored 0; the exact replays: stored once
+        assert [a.json()["stored"] for a in answers if a.status_code == 200] == [1, 0, 1, 0, 0]
     assert len(engine.messaging.messages()) == stored
+
+
+def test_malformed_standard_webhooks_headers_are_refused_as_unsigned(listening):
+    """Beyond the table: headers no signer writes (a signature without its version, not base64, a timestamp that is
+    no number) and a body that is not UTF-8 (which Standard Webhooks cannot verify: its signed content is text) are
+    401s of their own post, never a 500; nothing stored."""
+    engine, _url = listening
+    relay = engine.messaging.listener_state().url + "/webhooks/yupana/relevo"
+    raw = delivery("msg_relevo_malformed")
+    good_headers = signed(raw, "evt_malformed")
+    latin1 = delivery("msg_relevo_latin1").replace(b"Hola", "Año".encode("latin-1"))
+    # signed by hand: the library signs text only (HMAC-SHA256 of "id.timestamp.body" with the secret's bytes)
+    stamp = str(int(clock.timestamp()))
+    key = base64.b64decode(RELAY_SECRET.removeprefix("whsec_"))
+    by_hand = base64.b64encode(hmac.new(key, b"evt_latin1." + stamp.encode() + b"." + latin1, hashlib.sha256)
+                               .digest()).decode()
+    latin1_headers = {**JSON, "webhook-id": "evt_latin1", "webhook-timestamp": stamp,
+                      "webhook-signature": "v1," + by_hand}
+    answers = [httpx.post(relay, content=raw, headers={**good_headers, "webhook-signature": "v1"}),
+               httpx.post(relay, content=raw, headers={**good_headers, "webhook-signature": "v1,no-es-base64!"}),
+               httpx.post(relay, content=raw, headers={**good_headers, "webhook-timestamp": "abc"}),
+               httpx.post(relay, content=latin1, headers=latin1_headers)]
+    assert [a.status_code for a in answers] == [401] * 4, [(a.status_code, a.text[:120]) for a in answers]
+    assert all(a.json()["success"] is False and a.json()["error"]["message"] for a in answers)
+    assert engine.messaging.messages() == []

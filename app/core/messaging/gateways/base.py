@@ -159,8 +159,9 @@ class WebhookPost:
         raise NotImplementedError
 
     def standard_webhook(self, secret: str) -> Any:
-        """The body, verified per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with
-        `secret`; 401 when the signature is not valid."""
+        """The body as `json()` reads it (400 when it is not JSON or nested too deep), once verified per Standard
+        Webhooks (webhook-id, webhook-timestamp, webhook-signature) with `secret`; 401 when the signature is not
+        valid or its headers cannot be read."""
         raise NotImplementedError
 
 

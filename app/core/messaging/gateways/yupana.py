@@ -94,9 +94,27 @@ def parse_webhook(instance: str, body: Any, webhook_id: str) -> list[ev.InboundE
     """A contract delivery from the relay → the same event under our instance's name."""
     if not isinstance(body, dict) or body.get("event") not in ev.CONTRACT_EVENTS:
         return []
-    data = dict(body.get("data") or {})
     event = str(body["event"])
+    data = _checked_data(event, body.get("data") or {})
     state = {ev.INSTANCE_CONNECTED: "open", ev.INSTANCE_DISCONNECTED: "close"}.get(event)
     gateway_id = str(data.get("id") or "") or None
     return [ev.InboundEvent(event, instance, int(body.get("timestamp") or clock.timestamp()), f"whk:{webhook_id}", data,
                             gateway_id=gateway_id, state=state)]
+
+
+# What the store reads of a received message's data: text fields, of which it cannot do without the message's id and
+# the sender (`from`, which is "" for a sender known only by a LID: `from_id` then names it).
+RECEIVED_TEXT = ("id", "from", "from_id", "name", "type", "body")
+
+
+def _checked_data(event: str, data: Any) -> dict[str, Any]:
+    """The delivery's `data` as the store may take it, or ValueError (the listener's 400 of this post alone): an
+    object (`dict()` of a list would quietly make one of its pairs), and for a received message its ids present and
+    its text fields text, which would otherwise fail the writer's group commit."""
+    if not isinstance(data, dict):
+        raise ValueError(f"data is a {type(data).__name__}, not an object")
+    if event == ev.MESSAGE_RECEIVED:
+        if not data.get("id") or "from" not in data or \
+                any(not isinstance(data[key], str) for key in RECEIVED_TEXT if key in data):
+            raise ValueError("a received message without its ids, or with fields that are not text")
+    return dict(data)
