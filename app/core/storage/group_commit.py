@@ -146,11 +146,12 @@ class GroupCommit:
         for request, outcome in zip(batch, outcomes, strict=True):
             by_loop.setdefault(request.loop, []).append((request.future, outcome))
         for loop, answers in by_loop.items():
+            # Counted before the loop may answer: whoever reads the counter after an answer arrived sees its wake.
+            self.loop_wakes += 1
             try:
                 loop.call_soon_threadsafe(_settle, answers)
-                self.loop_wakes += 1
             except RuntimeError:  # the server stopped meanwhile: what is stored stays, nobody waits
-                pass
+                self.loop_wakes -= 1
 
 
 def _run_one(group: Any, request: _Request) -> _Outcome:

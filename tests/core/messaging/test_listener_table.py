@@ -140,7 +140,7 @@ def meta_verification(url, base):
 
 
 def delivery(message_id: str = "msg_relevo_0001", timestamp=None, data=None) -> bytes:
-    """The contract's delivery payload (service-contract.md, «Delivery payload») as the relay posts it."""
+    """The contract's delivery payload (../shared/spec/service-contract.md, «Delivery payload») as the relay posts it."""
     if data is None:
         data = {"id": message_id, "from": "+51987000444", "type": "text", "body": "Hola", "name": "Ana"}
     when = int(clock.timestamp()) if timestamp is None else timestamp
