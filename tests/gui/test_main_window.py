@@ -122,6 +122,11 @@ def test_start_opens_the_window_and_shutdown_closes_cleanly(home, qtbot, monkeyp
     from app.gui.app import shutdown, start
 
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    from app.core.engine import Engine
+
+    with Engine(home) as first:  # the listener `start` opens (and the API, if chosen) on ports the OS picks
+        first.admin.config_set("listener_port", "0")
+        first.admin.config_set("api_port", "0")
     engine, main = start(str(home))
     qtbot.waitExposed(main)
     assert isinstance(main, MainWindow) and main.isVisible()
