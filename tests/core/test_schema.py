@@ -64,16 +64,17 @@ def test_the_postgres_rendering_has_no_sqlite_only_words():
 def test_the_description_creates_the_schema_on_postgresql(postgres_server):
     """The PostgreSQL rendering runs on the session's throwaway server (Debian's package; CI installs it), on an
     empty database."""
-    import psycopg
+    from app.core.storage.postgres.database import connect
+    from app.core.storage.postgres.vouchers import UniqueViolation
 
-    with psycopg.connect(postgres_server.empty_database(), autocommit=True) as conn:
+    with connect(postgres_server.empty_database()) as conn:
         for statement in schema.statements(schema.POSTGRES):
             conn.execute(statement)
         tables = {row[0] for row in conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")}
         assert tables == {table.name for table in schema.TABLES} | set(schema.POSTGRES.extra_tables)
         conn.execute("INSERT INTO products (codigo, descripcion, precio) VALUES ('ARR-5', 'Arroz', '25.37')")
-        with pytest.raises(psycopg.errors.UniqueViolation):  # COLLATE NOCASE's place: a case-insensitive collation
+        with pytest.raises(UniqueViolation):  # COLLATE NOCASE's place: a case-insensitive collation
             conn.execute("INSERT INTO products (codigo, descripcion, precio) VALUES ('arr-5', 'Arroz', '25.37')")
         created = conn.execute("SELECT created_at FROM products").fetchone()[0]
         assert len(created) == 24 and created.endswith("Z")  # the text SQLite's default writes

@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 
@@ -105,7 +104,9 @@ class Server:
         self.url = url
         self._base, _, _name = url.rpartition("/")
         self._names = itertools.count(1)
-        self._admin = psycopg.connect(self.database_url("postgres").replace("yupana@", "postgres@"), autocommit=True)
+        from app.core.storage.postgres.database import connect
+
+        self._admin = connect(self.database_url("postgres").replace("yupana@", "postgres@"))
         self._admin.execute(f"CREATE DATABASE {self.TEMPLATE} OWNER yupana")
         from app.core.storage.postgres.database import PostgresStorage
         from app.core.storage.postgres.schema import create

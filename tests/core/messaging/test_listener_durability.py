@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
 from urllib.parse import urlsplit
 
@@ -25,9 +24,10 @@ from tests.core.messaging.test_listener_probes import body, message
 N = 16
 
 
-def synced_messages(database_file) -> set[str]:
-    with sqlite3.connect(f"file:{database_file}?mode=ro", uri=True) as conn:
-        return {row[0] for row in conn.execute("SELECT gateway_id FROM messages")}
+def synced_messages(reader: sqlite_database.Storage) -> set[str]:
+    """What the file holds, read through a Storage of its own (its own connections: the writer's uncommitted rows
+    stay unseen; no checkpointer, no migration)."""
+    return {row["gateway_id"] for row in reader.query("SELECT gateway_id FROM messages")}
 
 
 def recording(app, journal: list):
@@ -58,13 +58,13 @@ def recording(app, journal: list):
 
 def test_each_2xx_leaves_after_a_sync_of_the_wal_holding_its_row(messaging_engine, gateway, monkeypatch):
     journal: list[tuple] = []
-    database_file = messaging_engine.admin.database_file()
+    reader = sqlite_database.Storage(messaging_engine.admin.database_file())
     real_fsync = os.fsync
 
     def journaled_fsync(fd: int) -> None:
         real_fsync(fd)
         if os.readlink(f"/proc/self/fd/{fd}").endswith("-wal"):
-            journal.append(("sync", synced_messages(database_file)))
+            journal.append(("sync", synced_messages(reader)))
 
     monkeypatch.setattr(sqlite_database.os, "fsync", journaled_fsync)
     server = messaging_engine.messaging._listener.server

@@ -11,7 +11,6 @@ the requests pile up in its queue, as they do behind a slow disk.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 
 import httpx
@@ -19,6 +18,7 @@ import pytest
 
 from app.api.local import LocalApi
 from app.core.platform import events
+from app.core.storage.sqlite.database import Storage
 from tests.helpers.messaging_support import wait_for
 from tests.helpers.voucher_matrix import factura, item
 
@@ -55,8 +55,8 @@ def post_all(api, bodies: list[dict]) -> tuple[list[threading.Thread], list[http
 
 def stored_numbers(engine, serie: str) -> set[int]:
     """The numbers of `serie` committed to the database file, read by a connection of its own."""
-    with sqlite3.connect(engine.admin.database_file()) as conn:
-        return {row[0] for row in conn.execute("SELECT numero FROM vouchers WHERE serie = ?", (serie,))}
+    reader = Storage(engine.admin.database_file())  # connections of its own (dropped with it): only what is committed
+    return {row["numero"] for row in reader.query("SELECT numero FROM vouchers WHERE serie = ?", (serie,))}
 
 
 def requests_piled_up_behind(engine, api, bodies: list[dict]):
