@@ -44,7 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._sizes import size  # noqa: E402 - after the path is set
+from bench._emitir import fsync_seconds  # noqa: E402 - after the path is set
+from bench._sizes import size  # noqa: E402
 
 APIKEY = "bench-instance-apikey"
 
@@ -52,20 +53,7 @@ APIKEY = "bench-instance-apikey"
 def bare_fsync_ms(folder: Path, times: int) -> float:
     """The median time of a 4 KiB write and its fsync in `folder` (the data folder): what one durable commit costs
     the disk at least, printed beside the ingest rate (each group commit of the listener syncs once before its 2xx)."""
-    path = folder / "bench-fsync.tmp"
-    block = os.urandom(4096)
-    spent = []
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        for _ in range(times):
-            started = time.perf_counter()
-            os.pwrite(fd, block, 0)
-            os.fsync(fd)
-            spent.append(time.perf_counter() - started)
-    finally:
-        os.close(fd)
-        path.unlink()
-    return statistics.median(spent) * 1000
+    return statistics.median(fsync_seconds(folder, times)) * 1000
 
 
 # ---------------------------------------------------------------- the client (another process)
