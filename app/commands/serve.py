@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
             notice = engine.messaging.listener_state().notice  # its port changed: what to change by hand
             if notice:
                 print(f"Aviso: {notice}", file=sys.stderr, flush=True)
+        engine.invoicing.watch_summaries()  # RA/RC sent by `yupana anular`/`resumen` meanwhile: followed here too
         api = LocalApi(engine, port=args.port)
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
         if listener_url:

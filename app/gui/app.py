@@ -90,6 +90,7 @@ def start(home: str | None = None) -> tuple[Engine, MainWindow]:
     # The webhook listener starts with the app (a busy port shows in the status bar and in Mensajes);
     # in sandbox mode the local stand-ins start in the background once the window is up.
     window.workers.run(window, engine.messaging.start_listener, failed=lambda exc: window.refresh_status())
+    window.workers.run(window, engine.invoicing.watch_summaries)  # RA/RC that `yupana` commands leave pending
     window.workers.run(window, window.start_sandbox_if_chosen)
     window.workers.run(window, window.start_api_if_chosen)
     return engine, window

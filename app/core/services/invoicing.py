@@ -168,6 +168,11 @@ class InvoicingGroup:
         """Report the day's signed boletas (and their notes) not sent one by one: one RC per issuer."""
         return self._voids.resumen(fecha, wait=wait, timeout_s=timeout_s)
 
+    def watch_summaries(self) -> None:
+        """For a long-lived process (`yupana serve`, the windows): follow to SUNAT's answer also the RA/RC that other
+        processes sent and left pending (`yupana anular --no-esperar`, `yupana resumen --no-esperar`)."""
+        self._voids.watch()
+
     def void_kind(self, tipo: str, serie: str) -> str | None:
         """Which document voids a voucher of this type and series: RA, RC, or None when neither does."""
         try:

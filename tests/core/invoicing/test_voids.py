@@ -413,3 +413,29 @@ def test_an_orphaned_summary_seen_by_two_pollers_is_sent_once(voiding, voids_san
     name = f"{ISSUER_RUC}-{voiding._voids.outcome(summary_id).ident}"
     assert voids_sandbox.summaries.stats()["summaries"] == {name: 1}
     assert voiding._voids.poll(summary_id, timeout_s=10).accepted
+
+
+def test_a_summary_another_process_sent_is_followed_by_the_serving_engine(voiding, voids_sandbox, home):
+    """The 60-minute soak's unsettled summaries (issue 31): `yupana anular --no-esperar` in another process sends a RA
+    and exits with its ticket pending; the serving app, opened before it and with nothing of its own to follow, learns
+    SUNAT's answer without a restart (`yupana serve` and the windows watch the summaries of other processes)."""
+    from app.core.engine import Engine
+    from tests.helpers.messaging_support import wait_for
+
+    voucher_id = issued(voiding, factura("F001", 41, [item("Servicio de consultoría", "1", "100")]))
+    voiding._voids.watch(every_s=0.1)  # as `yupana serve` does, with a test's short look-again
+    assert voiding._voids.pending() == []
+    voids_sandbox.summaries.hold()
+    other = Engine(home)  # the other process: it sends, its own poller asks once, and it exits with the ticket pending
+    try:
+        outcome = other.invoicing.void(voucher_id, "ERROR EN EL RUC", wait=False)
+        assert outcome.state == statuses.SUBMISSION_PENDING and outcome.ticket
+        assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, 1, 10)
+    finally:
+        other.close()
+    polls = voids_sandbox.summaries.ticket(outcome.ticket).polls
+    assert voids_sandbox.summaries.wait_for_polls(outcome.ticket, polls + 1, 10)  # the serving engine asks
+    voids_sandbox.summaries.release()
+    assert wait_for(lambda: voiding.invoicing.voucher(voucher_id).status == statuses.ANULADO, 10)
+    assert wait_for(lambda: voiding._voids.pending() == [], 10)
+    assert voiding._voids.outcome(outcome.summary_id).accepted

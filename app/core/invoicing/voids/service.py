@@ -18,7 +18,7 @@ from app.core.invoicing.voids import rules
 from app.core.invoicing.voids.book import Lines, SummaryBook
 from app.core.invoicing.voids.consult import CdrConsultations
 from app.core.invoicing.voids.rules import SummaryOutcome
-from app.core.invoicing.voids.tickets import Tickets
+from app.core.invoicing.voids.tickets import WATCH_S, Tickets
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform import clock
 from app.core.platform.settings import Settings
@@ -185,6 +185,11 @@ class Voids:
         """Follow in the background every ticket still waiting (after a restart, or `anular(wait=False)`)."""
         if self.pending():
             self.tickets.start()
+
+    def watch(self, every_s: float = WATCH_S) -> None:
+        """Follow also the summaries other processes store and leave pending (Tickets.watch): for `yupana serve` and
+        the windows."""
+        self.tickets.watch(every_s)
 
     def join(self, timeout: float) -> bool:
         """Wait for the background poller to have nothing left to follow; True when it has stopped."""

@@ -35,6 +35,11 @@ from app.core.platform.loops import IDLE, BackgroundLoop, Due
 
 log = logging.getLogger(__name__)
 
+# How often a serving process (`yupana serve`, the windows) looks for summaries that other processes stored and left
+# pending (`yupana anular --no-esperar`, `yupana resumen --no-esperar`, a CLI closed before SUNAT answered): one query
+# of the pending summaries, then their getStatus as usual.
+WATCH_S = 15.0
+
 
 class Tickets:
     """The tickets of one engine's summaries (see the module's doc)."""
@@ -44,6 +49,7 @@ class Tickets:
         self.lost = LostTickets(book)  # the summaries SUNAT holds whose ticket was lost
         self._poller = BackgroundLoop("sunat-tickets", self._poll_round, what="ticket poller", logger=log)
         self._delay: float | None = None  # the poller's next wait (doubles up to sunat_retry_max_s)
+        self._watch_s: float | None = None  # watching: the look-again while nothing waits (else the poller ends)
 
     # ------------------------------------------------------------ one getStatus
 
@@ -182,6 +188,13 @@ class Tickets:
     def start(self) -> None:
         self._poller.start()
 
+    def watch(self, every_s: float = WATCH_S) -> None:
+        """Keep the poller running while nothing waits, looking again every `every_s` seconds: a long-lived process
+        then follows the summaries other processes stored and left pending, without a restart (without it the poller
+        ends when none is left, and only the next engine opened would see them). `join` never ends while watching."""
+        self._watch_s = every_s
+        self._poller.wake()
+
     def join(self, timeout: float) -> bool:
         """Wait for the background poller to have nothing left to follow; True when it has stopped."""
         return self._poller.join(timeout)
@@ -191,8 +204,8 @@ class Tickets:
         self._poller.stop(timeout)
 
     def _poll_round(self) -> Due:
-        """One round of the poller: every pending summary asked once; IDLE when none is left waiting, else the
-        backoff's next wait."""
+        """One round of the poller: every pending summary asked once; IDLE when none is left waiting (the watch's
+        look-again while watching), else the backoff's next wait."""
         waiting = False
         for summary_id in self.book.repository.pending():
             if self._poller.stopping:
@@ -204,7 +217,7 @@ class Tickets:
                 waiting = True
         if not waiting:
             self._delay = None  # the next start begins the backoff again
-            return IDLE
+            return IDLE if self._watch_s is None else self._watch_s
         delay = self._first_delay() if self._delay is None else min(self._delay * 2, self._ceiling())
         self._delay = delay
         return delay
