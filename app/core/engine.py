@@ -47,6 +47,7 @@ from app.core.platform import environments, events
 from app.core.platform.addresses import Addresses
 from app.core.platform.api_token import ApiTokens
 from app.core.platform.companies import Companies
+from app.core.platform.desk_events import DeskRelay
 from app.core.platform.events import EventBus
 from app.core.platform.logs import close_logging, setup_logging
 from app.core.platform.paths import data_home, database_path
@@ -58,7 +59,7 @@ from app.core.services.invoicing import InvoicingGroup
 from app.core.services.lookups import LookupsGroup
 from app.core.services.messaging import MessagingGroup
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
-from app.core.storage.engines import open_desk_database, repositories
+from app.core.storage.engines import change_feed, open_desk_database, repositories
 from app.core.storage.sqlite.padron import SqlitePadronFiles
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,7 @@ class Engine:
         self._repositories = repos = repositories(self._storage)
         self._settings = Settings(self._storage, repos.settings, desk)
         self._events = EventBus()
+        self._relay_desks()
         self._wire_platform()
         self._wire_lookups()
         self._wire_invoicing()
@@ -133,6 +135,12 @@ class Engine:
         log.info("engine opened on %s", self._home)
 
     # ------------------------------------------------------------ wiring (no part knows the engine)
+
+    def _relay_desks(self) -> None:
+        """Several desks on one shared database: what one tells on its bus, the others hear (desk_events)."""
+        feed = change_feed(self._storage)
+        if feed is not None:
+            self._closers.append(DeskRelay(self._events, feed).close)
 
     def _wire_platform(self) -> None:
         # Addresses of the sandboxes running for this folder: read by the sandbox environment only.

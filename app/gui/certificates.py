@@ -30,7 +30,8 @@ from .widgets import Badge, MessageBanner, heading
 if TYPE_CHECKING:
     from app.core.api import CertificateInfo, Company, Event
 
-REFRESH_EVENTS = (events.CERTIFICATE_SAVED, events.CERTIFICATE_DELETED, events.COMPANY_SAVED)
+REFRESH_EVENTS = (events.CERTIFICATE_SAVED, events.CERTIFICATE_DELETED, events.COMPANY_SAVED,
+                  events.DESK_RECONNECTED)
 COLUMNS = ["Titular", "RUC", "Válido desde", "Válido hasta", "Estado", "Predeterminado"]
 
 

@@ -66,7 +66,7 @@ STATES = {"open": ("conectado", "#2e7d32"), "close": ("desconectado", "#c62828")
 ADVANCED_COLUMNS = (1, 2)  # the instance table's gateway and address: shown under «Avanzado» only
 SECRET_HINT = "se guarda cifrada; vacío: conservar la actual"
 DELIVERY_STATES = {"active": "al día", "failing": "fallando", "disabled": "desactivada (410)"}
-REFRESH_EVENTS = {*CONTRACT_EVENTS, events.MESSAGE_SENT, events.INSTANCE_SAVED, events.SUBSCRIPTION_CHANGED,
+REFRESH_EVENTS = {*CONTRACT_EVENTS, events.DESK_RECONNECTED, events.MESSAGE_SENT, events.INSTANCE_SAVED, events.SUBSCRIPTION_CHANGED,
                   events.LISTENER_CHANGED}
 
 

@@ -97,7 +97,7 @@ class SummariesPage(QWidget):
         self.reload()
 
     def _on_event(self, name: str, payload: Event) -> None:
-        if name == events.SUMMARY_CHANGED or (isinstance(payload, events.SettingsChanged)
+        if name in (events.SUMMARY_CHANGED, events.DESK_RECONNECTED) or (isinstance(payload, events.SettingsChanged)
                                               and payload.key == "environment"):
             self.reload()
 

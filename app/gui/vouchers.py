@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .voucher_form import VoucherForm
 
 # What refreshes the list: a voucher's status, a CDR, and the environment (each has its own list).
-REFRESH_EVENTS = (events.VOUCHER_CHANGED, events.SUNAT_CDR, events.SUMMARY_CHANGED)  # a baja: «Baja por confirmar»
+REFRESH_EVENTS = (events.VOUCHER_CHANGED, events.SUNAT_CDR, events.SUMMARY_CHANGED, events.DESK_RECONNECTED)  # a baja: «Baja por confirmar»
 __all__ = ["COLUMNS", "VouchersPage"]
 
 

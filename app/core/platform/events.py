@@ -29,6 +29,7 @@ CERTIFICATE_DELETED = "certificate.deleted"  # {certificado_id}
 COMPANY_SAVED = "company.saved"  # {ruc}
 SETTINGS_CHANGED = "settings.changed"  # {key}
 SECRETS_UNLOCKED = "secrets.unlocked"  # {}
+DESK_RECONNECTED = "desk.reconnected"  # {}: the shared database's change feed is back (windows read their lists again)
 API_TOKEN_CHANGED = "api.token.changed"  # {}
 
 # ---------------------------------------------------------------- lookups
@@ -123,6 +124,13 @@ class SettingsChanged(Event):
 @dataclass(frozen=True)
 class SecretsUnlocked(Event):
     name: ClassVar[str] = SECRETS_UNLOCKED
+
+
+@dataclass(frozen=True)
+class DeskReconnected(Event):
+    """Several desks: this desk hears the others again after its connection to the shared database was lost."""
+
+    name: ClassVar[str] = DESK_RECONNECTED
 
 
 @dataclass(frozen=True)

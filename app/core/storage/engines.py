@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.core.storage.ports.database import ChangeFeed
 from app.core.storage.repositories import Repositories
 from app.core.storage.sqlite import (
     catalog,
@@ -58,6 +59,16 @@ def open_shared_database(url: str, path: Path | None = None) -> PostgresStorage:
 def open_desk_database(path: Path, url: str = "") -> Storage | PostgresStorage:
     """The desk's database: the shared one when `database_url` names it, else SQLite at `path`."""
     return open_shared_database(url, path) if url else open_database(path)
+
+
+def change_feed(database: Storage | PostgresStorage) -> ChangeFeed | None:
+    """The desks' change feed of a shared database (LISTEN/NOTIFY); None for a single desk's SQLite, which has no
+    other desk to tell."""
+    if isinstance(database, Storage):
+        return None
+    from app.core.storage.postgres import engine  # loaded already by open_shared_database
+
+    return engine.change_feed(database)
 
 
 def repositories(database: Storage | PostgresStorage) -> Repositories:

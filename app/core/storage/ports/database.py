@@ -54,3 +54,21 @@ class Database(Protocol):
     def table_count(self) -> int: ...
 
     def close(self) -> None: ...
+
+
+class ChangeFeed(Protocol):
+    """Short notes that every desk of a shared database hears (issue 34: live across desks), outside any transaction:
+    each desk tells what it changed after the change is committed, and hears the others'. A note is a text of at most
+    `MAX_NOTE` bytes; delivery is best effort (a desk that was cut off hears nothing of what happened meanwhile, and
+    reads the database again when it is back: `listen`'s `on_back`)."""
+
+    def publish(self, note: str) -> None:
+        """Tell every listening desk (this one too) `note`; a failure is logged, never raised."""
+        ...
+
+    def listen(self, on_note: Callable[[str], None], on_back: Callable[[], None]) -> None:
+        """Call `on_note(note)` for each note heard, on a thread of the feed's, until `close()`; `on_back()` after a
+        lost connection is made again."""
+        ...
+
+    def close(self) -> None: ...

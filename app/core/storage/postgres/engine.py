@@ -23,16 +23,22 @@ from app.core.storage.postgres import (
     summaries,
     vouchers,
 )
+from app.core.storage.postgres.changes import PostgresChangeFeed
 from app.core.storage.postgres.common import as_common
 from app.core.storage.postgres.database import PostgresStorage
 from app.core.storage.repositories import Repositories
 
-__all__ = ["PostgresStorage", "open_reachable", "open_shared", "repositories", "schema"]
+__all__ = ["PostgresStorage", "change_feed", "open_reachable", "open_shared", "repositories", "schema"]
 
 
 def _unreachable(exc: psycopg.OperationalError) -> YupanaError:
     """psycopg's failure to connect, in Spanish (the server's own words follow)."""
     return not_configured(f"No se pudo conectar con la base de datos compartida: {str(exc).strip()}")
+
+
+def change_feed(storage: PostgresStorage) -> PostgresChangeFeed:
+    """The desks' change feed of the shared database (LISTEN/NOTIFY on connections of its own)."""
+    return PostgresChangeFeed(storage.url)
 
 
 def open_reachable(url: str, path: Path | None = None) -> PostgresStorage:
