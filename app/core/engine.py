@@ -59,7 +59,7 @@ from app.core.services.invoicing import InvoicingGroup
 from app.core.services.lookups import LookupsGroup
 from app.core.services.messaging import MessagingGroup
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
-from app.core.storage.engines import change_feed, open_desk_database, repositories
+from app.core.storage.engines import change_feed, is_shared, open_desk_database, repositories
 from app.core.storage.sqlite.padron import SqlitePadronFiles
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,8 @@ class Engine:
         self._sandbox_endpoints.purge_dead()
         repos = self._repositories
         self._companies = Companies(self._storage, repos.companies)
-        self._secrets = SecretStore(repos.secrets)
+        # On a database several desks share, the keys open with the business's passphrase (issue 34, item 3).
+        self._secrets = SecretStore(repos.secrets, shared=is_shared(self._storage))
         self._certificates = CertificateStore(self._storage, repos.certificates, self._secrets)
         self._api_tokens = ApiTokens(self._storage, repos.api_tokens, self._secrets)
         self._addresses = Addresses(self._settings, self._sandbox_endpoints, self._secrets)

@@ -42,9 +42,31 @@ def _as_owner(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
 
 
+class Cluster:
+    """A throwaway cluster's server, which a test may stop and start again (the server down while a desk works)."""
+
+    def __init__(self, bin_dir: Path, folder: Path, port: int, durable: bool, database: str) -> None:
+        self.bin_dir, self.folder, self.port = bin_dir, folder, port
+        self.data = folder / "data"
+        self.options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync={'on' if durable else 'off'}"
+        self.url = f"postgresql://yupana@127.0.0.1:{port}/{database}"
+
+    def pg_ctl(self, *args: str) -> None:
+        subprocess.run(_as_owner([str(self.bin_dir / "pg_ctl"), "-D", str(self.data), *args]), check=True,
+                       capture_output=True, text=True, timeout=120)
+
+    def start(self) -> None:
+        self.pg_ctl("-o", self.options, "-w", "-l", str(self.folder / "server.log"), "start")
+
+    def stop(self) -> None:
+        """At once (`-m immediate`): every connection is cut, as a server that dies or a network cut leaves them."""
+        self.pg_ctl("-m", "immediate", "-w", "stop")
+
+
 @contextlib.contextmanager
-def throwaway_postgres(database: str = "yupana", durable: bool = True) -> Iterator[str]:
-    """Start a cluster and yield the URL of an empty database in it (user `yupana`, trust on loopback).
+def restartable_postgres(database: str = "yupana", durable: bool = True) -> Iterator[Cluster]:
+    """Start a cluster with an empty database (user `yupana`, trust on loopback) and yield it (`.url`, `.stop()`,
+    `.start()`); removed at the end.
 
     `durable=False` (the tests' session server): nothing is synced to disk (initdb --no-sync, fsync=off), as nothing
     outlives the run; measurements keep the default, a server that syncs as a real one does. Either way it is stopped
@@ -53,26 +75,30 @@ def throwaway_postgres(database: str = "yupana", durable: bool = True) -> Iterat
     if bin_dir is None:
         raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
     folder = Path(tempfile.mkdtemp(prefix="yupana-pg-"))
-    data = folder / "data"
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
-    port = _free_port()
+    cluster = Cluster(bin_dir, folder, _free_port(), durable, database)
     run = {"check": True, "capture_output": True, "text": True, "timeout": 120}
-    subprocess.run(_as_owner([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
+    subprocess.run(_as_owner([str(bin_dir / "initdb"), "-D", str(cluster.data), "-U", "postgres", "-A", "trust",
                               "-E", "UTF8", "--no-locale", *([] if durable else ["--no-sync"])]), **run)
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync={'on' if durable else 'off'}"
-    subprocess.run(_as_owner([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
-                              str(folder / "server.log"), "start"]), **run)
+    cluster.start()
     try:
-        psql = [str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-v", "ON_ERROR_STOP=1",
-                "-c"]
+        psql = [str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(cluster.port), "-U", "postgres", "-v",
+                "ON_ERROR_STOP=1", "-c"]
         subprocess.run(psql + ["CREATE ROLE yupana LOGIN"], **run)
         subprocess.run(psql + [f"CREATE DATABASE {database} OWNER yupana"], **run)
-        yield f"postgresql://yupana@127.0.0.1:{port}/{database}"
+        yield cluster
     finally:
-        subprocess.run(_as_owner([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
-                       capture_output=True, timeout=120)
+        with contextlib.suppress(subprocess.SubprocessError):
+            cluster.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def throwaway_postgres(database: str = "yupana", durable: bool = True) -> Iterator[str]:
+    """restartable_postgres's database URL alone (see there)."""
+    with restartable_postgres(database, durable) as cluster:
+        yield cluster.url
 
 
 # ---------------------------------------------------------------- the tests' fixtures (a pytest plugin: tests/conftest.py)

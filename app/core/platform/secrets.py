@@ -8,6 +8,10 @@ dialog (`unlock`), at the command line's hidden prompt (`passphrase_prompt`), or
 from `YUPANA_PASSPHRASE`. The passphrase itself is never stored: a known value encrypted under the
 key (the "probe") tells a wrong passphrase from a right one. `YUPANA_KEYRING=0` skips the keyring on
 purpose. Where each secret lives and how to recover: docs/security.md.
+
+On a database several desks share (issue 34) no desk's keyring can be the source: the master key is derived from the
+business's passphrase (scrypt, its salt and probe in the shared database), typed once on each desk, which then keeps
+the derived key in its own keyring (when it has one) so it does not ask again.
 """
 
 from __future__ import annotations
@@ -54,8 +58,9 @@ def _keyring_enabled() -> bool:
 class SecretStore:
     """Encrypts, keeps and returns the secrets of one data folder."""
 
-    def __init__(self, repository: SecretRepository) -> None:
+    def __init__(self, repository: SecretRepository, shared: bool = False) -> None:
         self._repository = repository
+        self.shared = shared  # a database several desks share: the business passphrase, remembered per desk
         self._key: bytes | None = None
         self._lock = threading.Lock()
         self.backend = ""
@@ -97,6 +102,39 @@ class SecretStore:
             log.info("keyring unavailable (%s); using the passphrase", type(exc).__name__)
             return None
 
+    def _business_account(self) -> str:
+        return f"business-key-{self._folder_id()}"
+
+    def _remembered_business_key(self) -> bytes | None:
+        """The business key this desk kept in its keyring after the passphrase opened it once; None otherwise."""
+        if not _keyring_enabled():
+            return None
+        try:
+            import keyring
+
+            stored = keyring.get_password(KEYRING_SERVICE, self._business_account())
+        except Exception as exc:  # no usable backend: the passphrase is asked
+            log.info("keyring unavailable (%s); asking for the business passphrase", type(exc).__name__)
+            return None
+        if stored is None:
+            return None
+        self.backend = "passphrase+keyring"
+        return base64.b64decode(stored)
+
+    def _remember_business_key(self, key: bytes) -> None:
+        """Kept in this desk's keyring, so this desk opens the shared keys without asking again (never elsewhere)."""
+        if not _keyring_enabled():
+            return
+        try:
+            import keyring
+            from keyring.backends import fail
+
+            if isinstance(keyring.get_keyring(), fail.Keyring):
+                return
+            keyring.set_password(KEYRING_SERVICE, self._business_account(), base64.b64encode(key).decode())
+        except Exception as exc:  # not remembered: the passphrase is asked at the next start
+            log.info("business key not kept in the keyring (%s)", type(exc).__name__)
+
     def _derive(self, passphrase: str) -> bytes:
         if self._meta("scrypt_salt") is None:
             self._set_meta("scrypt_salt", base64.b64encode(os.urandom(16)).decode())
@@ -125,6 +163,8 @@ class SecretStore:
                 # A folder keeps the source its first secret was stored with: a keyring that appears
                 # later does not lock out a passphrase folder, nor the reverse.
                 recorded = self._meta("key_source")
+                if self.shared:
+                    return self._business_key(ask, recorded)
                 key, source = None, SOURCE_KEYRING
                 if recorded != SOURCE_PASSPHRASE:
                     key = self._from_keyring()
@@ -136,6 +176,31 @@ class SecretStore:
                 self._key = key
                 self.backend = self.backend if source == SOURCE_KEYRING else "passphrase"
             return self._key
+
+    def _business_key(self, ask: bool, recorded: str | None) -> bytes:
+        """A shared database's key (holding `_lock`): this desk's remembered one, else from the business passphrase
+        (then remembered). A key a desk's keyring made (a folder moved before this rule) opens nowhere else."""
+        if recorded == SOURCE_KEYRING:
+            raise not_configured(
+                "Las claves de esta base de datos compartida están protegidas por el llavero de un solo equipo: los "
+                "demás puestos no pueden abrirlas. Vuelva a guardar los certificados y las claves desde un puesto con "
+                "la frase secreta del negocio (docs/security.md).")
+        remembered = self._remembered_business_key()
+        if remembered is not None:
+            try:
+                self._check_key(remembered, SOURCE_PASSPHRASE)
+                self._key = remembered
+                return remembered
+            except (YupanaError, ValueError):  # the business passphrase changed since (or the entry is damaged)
+                log.info("the business key this desk kept no longer opens the shared keys: asking again")
+        key = self._from_passphrase(ask)
+        if key is None:
+            raise self._no_key_error()
+        self._check_key(key, SOURCE_PASSPHRASE)
+        self._key = key
+        self.backend = "passphrase"
+        self._remember_business_key(key)
+        return key
 
     def _no_key_error(self) -> YupanaError:
         if self._meta("key_source") == SOURCE_KEYRING:
@@ -155,7 +220,7 @@ class SecretStore:
             self.master_key(ask=False)
             return UNLOCKED
         except YupanaError as exc:
-            if self._meta("key_source") == SOURCE_KEYRING:
+            if self._meta("key_source") == SOURCE_KEYRING and not self.shared:
                 return KEYRING_MISSING
             if exc.code in (ErrorCode.NOT_CONFIGURED, ErrorCode.UNAUTHORIZED):
                 return NEW_PASSPHRASE if self._meta("probe") is None else LOCKED
@@ -169,6 +234,8 @@ class SecretStore:
             self._check_key(key, SOURCE_PASSPHRASE)
             self._key = key
             self.backend = "passphrase"
+            if self.shared:
+                self._remember_business_key(key)
 
     def _check_key(self, key: bytes, source: str) -> None:
         """A known value encrypted once tells a wrong passphrase from a damaged secret."""

@@ -192,11 +192,11 @@ SETTINGS: dict[str, Setting] = {
                 "Dónde van los comprobantes: sandbox (todo en este equipo, para aprender), beta (el servidor de "
                 "pruebas de SUNAT) o produccion (comprobantes reales).",
                 _choice(*ENVIRONMENT_NAMES),
-                label="Entorno de trabajo", group="Entorno"),
+                label="Entorno de trabajo", group="Entorno", desk=True),
         Setting("sunat_rules_dir", "",
                 "Carpeta con las reglas oficiales de SUNAT (la carpeta VALI del Facturador SUNAT). "
                 "Vacío: solo las validaciones propias de Yupana.", _folder,
-                label="Reglas oficiales de SUNAT (carpeta VALI)", group="SUNAT", advanced=True),
+                label="Reglas oficiales de SUNAT (carpeta VALI)", group="SUNAT", advanced=True, desk=True),
         Setting("signature_algorithm", "rsa-sha1",
                 "Algoritmo de firma XML: rsa-sha1 (el que usa SUNAT) o rsa-sha256.",
                 _choice("rsa-sha1", "rsa-sha256"),
@@ -239,29 +239,29 @@ SETTINGS: dict[str, Setting] = {
                 label="Espera máxima de un proveedor (segundos)", group="Consultas", advanced=True),
         Setting("api_host", "127.0.0.1",
                 "Dirección de la API local: solo este equipo (127.0.0.1, ::1 o localhost); otra se rechaza.",
-                _loopback_host, label="Dirección de la API local", group="API local", advanced=True),
+                _loopback_host, label="Dirección de la API local", group="API local", advanced=True, desk=True),
         Setting("api_port", "8787", "Puerto de la API local (1 a 65535; 0 elige uno libre al iniciar).", _port,
-                label="Puerto de la API local", group="API local"),
+                label="Puerto de la API local", group="API local", desk=True),
         Setting("api_autostart", "no",
                 "Iniciar la API local junto con la aplicación (si o no); sin ventanas se inicia con «yupana serve».",
-                _yes_no, label="Iniciar la API local con Yupana", group="API local"),
+                _yes_no, label="Iniciar la API local con Yupana", group="API local", desk=True),
         Setting("api_docs", "no",
                 "Página de documentación interactiva de la API local en /docs: si o no (la descripción "
                 "/openapi.json se sirve siempre). La página carga Swagger UI desde internet.", _choice("no", "si"),
-                label="Documentación interactiva (/docs)", group="API local", advanced=True),
+                label="Documentación interactiva (/docs)", group="API local", advanced=True, desk=True),
         Setting("listener_host", "127.0.0.1",
                 "Dirección del receptor de webhooks de mensajería. 127.0.0.1: solo este equipo; la dirección de "
                 "la red local si la pasarela corre en otro equipo (se muestra una advertencia).", _listen_host,
-                label="Dirección del receptor de webhooks", group="Mensajería", advanced=True),
+                label="Dirección del receptor de webhooks", group="Mensajería", advanced=True, desk=True),
         Setting("listener_port", "8788",
                 "Puerto del receptor de webhooks de mensajería; se conserva entre inicios. 0 elige uno libre y lo "
                 "guarda. Si otro programa lo ocupa, se toma uno libre y se actualiza el webhook de las instancias "
                 "de Evolution (la URL en Meta y en un túnel se cambian a mano).",
-                _port, label="Puerto del receptor de webhooks", group="Mensajería"),
+                _port, label="Puerto del receptor de webhooks", group="Mensajería", desk=True),
         Setting("listener_public_url", "",
                 "Dirección pública con la que la pasarela llega al receptor (un túnel o la IP de la red local); "
                 "vacío: la dirección y el puerto del receptor.", _url,
-                label="Dirección pública del receptor", group="Mensajería"),
+                label="Dirección pública del receptor", group="Mensajería", desk=True),
         Setting("messaging_timeout_s", "15", "Tiempo máximo de espera de la pasarela de mensajería, en segundos.",
                 _integer(1, 120), label="Espera máxima de la pasarela (segundos)", group="Mensajería", advanced=True),
         Setting("database_url", "",
@@ -271,7 +271,7 @@ SETTINGS: dict[str, Setting] = {
                 _database_url, label="Base de datos compartida", group="Datos y registro", advanced=True, desk=True),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
                 _log_level,
-                label="Detalle del registro", group="Datos y registro", advanced=True),
+                label="Detalle del registro", group="Datos y registro", advanced=True, desk=True),
     ]
 }
 
@@ -308,16 +308,32 @@ class DeskSettings:
 
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / DESK_FILE
+        # The file as last read, by its stamp (inode, size, mtime): read on every operation (the environment), so parsed
+        # again only when it changed, by this process or another (`yupana config set` beside the open windows).
+        self._read: tuple[tuple[int, int, int] | None, dict[str, str]] = (None, {})
 
     def all(self) -> dict[str, str]:
         try:
-            stored = json.loads(self.path.read_text(encoding="utf-8"))
+            info = self.path.stat()
         except FileNotFoundError:
             return {}
-        return {str(key): str(value) for key, value in stored.items()} if isinstance(stored, dict) else {}
+        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)  # `put` replaces the file: a new inode each time
+        read_stamp, values = self._read
+        if stamp != read_stamp:
+            try:
+                stored = json.loads(self.path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                return {}
+            values = {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+            self._read = (stamp, values)
+        return dict(values)
 
     def get(self, key: str) -> str:
         return self.all().get(key, SETTINGS[key].default)
+
+    def own(self, key: str) -> str | None:
+        """The value this desk set, or None when it never did."""
+        return self.all().get(key)
 
     def put(self, key: str, value: str) -> None:
         values = self.all() | {key: value}
@@ -346,7 +362,11 @@ class Settings:
     def get(self, key: str) -> str:
         definition = self._definition(key)
         if definition.desk and self._desk is not None:
-            return self._desk.get(key)
+            own = self._desk.own(key)
+            if own is not None:
+                return own
+            # Never set on this desk: what a folder from before the split (issue 34) kept in its database, or the
+            # default. A desk writes its own from then on, never the database's.
         return self._cache.get("settings", self._repository.all).get(key, definition.default)
 
     def _stored(self) -> dict[str, str]:
@@ -382,11 +402,15 @@ def markdown() -> str:
     lines = ["# Configuración", "",
              "Generado con `python -m app.core.platform.settings > docs/configuration.md`; un test comprueba que está al día.",
              "", "Se leen y cambian con `yupana config get|set|list` o en la ventana Ajustes, donde cada una aparece "
-             "con su nombre en la pestaña indicada (las marcadas «avanzado» detrás del botón «Avanzado»).", "",
+             "con su nombre en la pestaña indicada (las marcadas «avanzado» detrás del botón «Avanzado»). Las marcadas "
+             "«de este puesto» se guardan en `puesto.json` de la carpeta de datos: con varios puestos sobre una base "
+             "compartida cada puesto tiene las suyas (su entorno, sus puertos); las demás son del "
+             "negocio y las ven todos los puestos.", "",
              "| clave | en Ajustes | por defecto | significado |", "|---|---|---|---|"]
     for s in SETTINGS.values():
         where = f"{s.group} → {s.label}" + (" (avanzado)" if s.advanced else "")
         where += " (en sandbox: la del sandbox en marcha)" if s.sandboxed else ""
+        where += " (de este puesto)" if s.desk else ""
         lines.append(f"| `{s.key}` | {where} | `{s.default}` | {s.description} |")
     lines += ["", "Los secretos (claves privadas, clave SOL, tokens) no son configuración: se guardan cifrados "
               "(ver docs/security.md).", ""]

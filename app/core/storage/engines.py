@@ -61,6 +61,11 @@ def open_desk_database(path: Path, url: str = "") -> Storage | PostgresStorage:
     return open_shared_database(url, path) if url else open_database(path)
 
 
+def is_shared(database: Storage | PostgresStorage) -> bool:
+    """Whether several desks may use this database (PostgreSQL), rather than one folder's SQLite."""
+    return not isinstance(database, Storage)
+
+
 def change_feed(database: Storage | PostgresStorage) -> ChangeFeed | None:
     """The desks' change feed of a shared database (LISTEN/NOTIFY); None for a single desk's SQLite, which has no
     other desk to tell."""
