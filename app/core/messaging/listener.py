@@ -130,7 +130,10 @@ class ListenerPost(WebhookPost):
     def standard_webhook(self, secret: str) -> Any:
         try:
             # The library only checks the signature: a header it cannot split or decode (ValueError) is no signature
-            # either, and the body is read by `json()`, which refuses too deep a nesting with a 400, not a 500.
+            # either, and the body is read by `json()`, which refuses too deep a nesting with a 400, not a 500. Its
+            # signed content is text: a body that is not UTF-8 is refused here whatever the library's version does
+            # with bytes (1.1 fails to decode them, 1.3 signs them).
+            self.raw.decode("utf-8")
             Webhook(secret).verify(self.raw, dict(self.headers), json_parse=False)
         except (WebhookVerificationError, ValueError):
             raise WebhookRejected(401, "La firma Standard Webhooks no es válida.") from None

@@ -95,7 +95,8 @@ def _split(payload: events.Event) -> list[events.Event]:
 
 
 def _fields(payload: events.Event) -> dict[str, Any]:
-    return {field.name: getattr(payload, field.name) for field in dataclasses.fields(payload)}  # type: ignore[arg-type]
+    assert dataclasses.is_dataclass(payload)  # every event is a frozen dataclass (app.core.platform.events)
+    return {field.name: getattr(payload, field.name) for field in dataclasses.fields(payload)}
 
 
 def _event(name: str, fields: dict[str, Any]) -> events.Event:

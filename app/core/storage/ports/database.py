@@ -7,6 +7,17 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
+from app.core.errors import ErrorCode, YupanaError
+
+
+def database_unavailable(detail: str, *, committing: bool = False) -> YupanaError:
+    """The shared database out of reach (server down, network cut), in Spanish: what the desk tells at once. The
+    transaction under way was rolled back by the server, unless the cut came while it was committing."""
+    after = ("No se sabe si lo último se guardó: revise la lista antes de repetirlo." if committing else
+             "Nada quedó a medias; repita la operación cuando el servidor vuelva (Yupana se reconecta sola).")
+    return YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE,
+                       f"No hay conexión con la base de datos compartida ({detail}). {after}")
+
 
 class RequestGroup(Protocol):
     """Independent requests sharing one transaction: `with group.each(): …` is one request, rolled back alone (its

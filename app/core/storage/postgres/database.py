@@ -27,6 +27,7 @@ from typing import Any
 
 import psycopg
 
+from app.core.storage.ports.database import database_unavailable
 from app.core.storage.postgres.dialect import translate
 from app.core.storage.sqlite.database import RequestGroup
 
@@ -82,22 +83,52 @@ class Cursor:
         return iter(self._cursor.fetchall())
 
 
+def _reason(exc: psycopg.Error) -> str:
+    """psycopg's first line (the server's or the socket's own words)."""
+    return (str(exc).strip().splitlines() or ["sin respuesta"])[0]
+
+
 class Connection:
-    """One thread's connection, speaking the common dialect."""
+    """One thread's connection, speaking the common dialect. A connection the server or the network cut is said in
+    Spanish (ports.database.database_unavailable), never as the driver's exception; the next use makes a new one."""
 
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
 
+    @property
+    def lost(self) -> bool:
+        return self.raw.broken or self.raw.closed
+
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         statement = translate(sql)
-        cursor = self.raw.cursor()
-        cursor.execute(statement.text, tuple(params))
+        try:
+            cursor = self.raw.cursor()
+            cursor.execute(statement.text, tuple(params))
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            raise self._cut(exc) from None
         return Cursor(cursor, statement.returns_key)
 
     def executemany(self, sql: str, rows: Any) -> None:
         rows = [tuple(row) for row in rows]
         if rows:
-            self.raw.cursor().executemany(translate(sql).text, rows)
+            try:
+                self.raw.cursor().executemany(translate(sql).text, rows)
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                raise self._cut(exc) from None
+
+    def command(self, text: str, *, committing: bool = False) -> None:
+        """BEGIN, COMMIT: the transaction's own statements, as they are."""
+        try:
+            self.raw.execute(text)
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            raise self._cut(exc, committing=committing) from None
+
+    def _cut(self, exc: psycopg.Error, committing: bool = False) -> Exception:
+        """The Spanish error when the connection is gone; any other failure (a lock time-out, a serialization
+        failure: the server's own refusal on a live connection) stays psycopg's for the repository to translate."""
+        if not self.lost:
+            return exc
+        return database_unavailable(_reason(exc), committing=committing)
 
     def close(self) -> None:
         self.raw.close()
@@ -147,8 +178,14 @@ class PostgresStorage:
         if self._closed:
             raise RuntimeError("storage is closed")
         held = getattr(self._local, "held", None)
+        if held is not None and held.depth == 0 and held.conn.lost:  # cut since its last use: made anew
+            self._release(held.conn)
+            held = self._local.held = None
         if held is None:
-            conn = Connection(connect(self.url))
+            try:
+                conn = Connection(connect(self.url))
+            except psycopg.OperationalError as exc:
+                raise database_unavailable(_reason(exc)) from None
             with self._connections_lock:
                 self._connections.append(conn)
             held = self._local.held = _Held(self, conn)
@@ -184,7 +221,7 @@ class PostgresStorage:
                 finally:
                     held.depth -= 1
                 return
-            held.conn.raw.execute("BEGIN")
+            held.conn.command("BEGIN")
             held.depth = 1
             try:
                 yield held.conn
@@ -193,7 +230,7 @@ class PostgresStorage:
                 self._roll_back(held.conn)
                 raise
             held.depth = 0
-            held.conn.raw.execute("COMMIT")
+            held.conn.command("COMMIT", committing=True)
             if held.durable:
                 self.syncs += 1  # under the writer lock
             held.durable = False

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import psycopg
-
 from app import __version__
 from app.core.errors import YupanaError, not_configured
 from app.core.platform.processes import HOST
@@ -31,7 +29,7 @@ from app.core.storage.repositories import Repositories
 __all__ = ["PostgresStorage", "change_feed", "open_reachable", "open_shared", "repositories", "schema"]
 
 
-def _unreachable(exc: psycopg.OperationalError) -> YupanaError:
+def _unreachable(exc: BaseException) -> YupanaError:
     """psycopg's failure to connect, in Spanish (the server's own words follow)."""
     return not_configured(f"No se pudo conectar con la base de datos compartida: {str(exc).strip()}")
 
@@ -46,9 +44,9 @@ def open_reachable(url: str, path: Path | None = None) -> PostgresStorage:
     storage = PostgresStorage(url, path)
     try:
         storage.conn()
-    except psycopg.OperationalError as exc:
+    except YupanaError as exc:  # the connection refused (the Spanish `database_unavailable`: psycopg's words)
         storage.close()
-        raise _unreachable(exc) from None
+        raise _unreachable(exc.__context__ or exc) from None  # psycopg's own words, which `from None` hid
     return storage
 
 
