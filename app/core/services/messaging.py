@@ -11,7 +11,7 @@ from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookReques
 from app.core.errors import YupanaError
 from app.core.invoicing.printed import Printed
 from app.core.messaging import clock as messaging_clock
-from app.core.messaging.evolution_stream import EvolutionStreams, StreamState
+from app.core.messaging.evolution_stream import EvolutionStreams
 from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.gateways import GatewayDescription, Media, registry
 from app.core.messaging.gateways.evolution import VIA_WEBHOOK, EvolutionGateway, events_via
@@ -27,6 +27,7 @@ from app.core.records import (
     ListenerState,
     Message,
     Reachability,
+    StreamState,
     Subscription,
     rows_to,
 )
@@ -216,6 +217,11 @@ class MessagingGroup:
         has none running."""
         stream = self._streams.stream(name)
         return stream.state() if stream is not None else None
+
+    def stream_states(self) -> list[StreamState]:
+        """The event streams running now, one per instance set to stream (none while the receiver is stopped); each
+        change after this is told on the bus (StreamChanged)."""
+        return self._streams.states()
 
     def listener_base_url(self) -> str | None:
         return self._listener.base_url if self._listener else None
