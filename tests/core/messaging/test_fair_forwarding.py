@@ -176,7 +176,8 @@ def test_stopping_hands_back_the_deliveries_claimed_but_not_sent(tmp_path, monke
     try:
         forwarder.start()
         slow.wait_until(lambda s: s.held == 1)
-        assert forwarder.claimed() == {"sub_1": forwarding.QUEUED}  # one in flight, the next queued in its lane
+        # One in flight, the next queued in its lane (the loop may still be handing it over when the first arrives).
+        wait_for(lambda: forwarder.claimed() == {"sub_1": forwarding.QUEUED})
         forwarder.stop()
         rows = {row["id"]: row for row in store.deliveries()}
         with slow.arrived:
