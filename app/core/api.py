@@ -67,8 +67,12 @@ from app.core.invoicing.voids import SummaryOutcome, VoucherOutcome
 from app.core.invoicing.xmldsig import Verification, verify_xml
 from app.core.lookup import registry as _registry
 from app.core.messaging.events import CONTRACT_EVENTS
-from app.core.messaging.evolution_stream import StreamState
+from app.core.messaging.evolution_stream import CONNECTED as STREAM_CONNECTED
+from app.core.messaging.evolution_stream import CONNECTING as STREAM_CONNECTING
+from app.core.messaging.evolution_stream import STOPPED as STREAM_STOPPED
+from app.core.messaging.evolution_stream import WAITING as STREAM_WAITING
 from app.core.messaging.gateways import GatewayDescription, GatewayField
+from app.core.messaging.gateways.evolution import VIA_WEBHOOK
 from app.core.messaging.gateways.evolution_pairing import (
     CONNECT,
     CREATE,
@@ -113,6 +117,7 @@ from app.core.records import (
     PrintedPages,
     Reachability,
     SignedVoucher,
+    StreamState,
     Subscription,
     Summary,
     TokenState,
@@ -184,6 +189,7 @@ __all__ = [
     "shared_database",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",
+    "STREAM_CONNECTED", "STREAM_CONNECTING", "STREAM_WAITING", "STREAM_STOPPED", "VIA_WEBHOOK",
     # «Conectar WhatsApp»: pairing an Evolution instance by QR, Meta's connection test
     "EvolutionPairing", "PairingState", "QrCode", "CREATE", "CONNECT", "case_text", "pairing_case", "MetaNumber",
     "check_meta_number", "META_GRAPH_URL",

@@ -398,6 +398,20 @@ class ListenerState:
 
 
 @dataclass(frozen=True)
+class StreamState:
+    """An instance's event stream (Evolution's Socket.IO, app.core.messaging.evolution_stream), in the words Mensajes
+    shows: `state` is connected, connecting (`reconnecting`: after a connection was lost), waiting (the last attempt
+    failed: `detail` says why, in Spanish; the next one comes by itself) or stopped (the receiver stopped, or the
+    instance no longer streams); `caught_up` how many missed messages the last catch-up stored."""
+
+    instance: str
+    state: str
+    detail: str = ""
+    caught_up: int = 0
+    reconnecting: bool = False
+
+
+@dataclass(frozen=True)
 class Reachability(_FromRow):
     """Whether the address given to gateways reaches this very listener."""
 

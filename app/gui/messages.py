@@ -38,7 +38,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.api import CONTRACT_EVENTS, clock, events, invalid, normalise_whatsapp
+from app.core.api import (
+    CONTRACT_EVENTS,
+    STREAM_CONNECTED,
+    STREAM_CONNECTING,
+    STREAM_STOPPED,
+    STREAM_WAITING,
+    VIA_WEBHOOK,
+    clock,
+    events,
+    invalid,
+    normalise_whatsapp,
+)
 
 from .context import Context
 from .dialogs import choose_path
@@ -55,19 +66,39 @@ if TYPE_CHECKING:
         Instance,
         ListenerState,
         Message,
+        StreamState,
         Subscription,
     )
 
 SENT, DELIVERED, READ = "sent", "delivered", "read"  # a message's status (docs/messaging.md)
 TICKS = {SENT: "✓", DELIVERED: "✓✓", READ: "✓✓"}
 READ_COLOUR = "#1e88e5"
-STATES = {"open": ("conectado", "#2e7d32"), "close": ("desconectado", "#c62828"),
-          "connecting": ("conectando…", "#e65100"), "unknown": ("sin probar", "#777")}
-ADVANCED_COLUMNS = (1, 2)  # the instance table's gateway and address: shown under «Avanzado» only
+GREEN, ORANGE, RED, GREY = "#2e7d32", "#e65100", "#c62828", "#777"
+STATES = {"open": ("conectado", GREEN), "close": ("desconectado", RED),
+          "connecting": ("conectando…", ORANGE), "unknown": ("sin probar", GREY)}
+STATE_COLUMN, EVENTS_COLUMN = 3, 4  # the instance table's WhatsApp state and how its events arrive
+# The instance table's gateway, address and «Recepción de eventos» (webhook or stream): under «Avanzado» only (a shop
+# owner reads in the status line when a stream is not connected).
+ADVANCED_COLUMNS = (1, 2, EVENTS_COLUMN)
+# An event stream's state (StreamState) in a shop owner's words: (text, colour); `reconnecting` after a connection
+# was lost. A stream that is not running (the receiver stopped) is disconnected.
+STREAM_WORDS = {STREAM_CONNECTED: ("conectado", GREEN), STREAM_CONNECTING: ("conectando…", ORANGE),
+                STREAM_WAITING: ("desconectado", RED), STREAM_STOPPED: ("desconectado", RED)}
+RECONNECTING = ("reconectando…", ORANGE)
 SECRET_HINT = "se guarda cifrada; vacío: conservar la actual"
 DELIVERY_STATES = {"active": "al día", "failing": "fallando", "disabled": "desactivada (410)"}
 REFRESH_EVENTS = {*CONTRACT_EVENTS, events.DESK_RECONNECTED, events.MESSAGE_SENT, events.INSTANCE_SAVED, events.SUBSCRIPTION_CHANGED,
                   events.LISTENER_CHANGED}
+
+
+def stream_words(state: StreamState | None) -> tuple[str, str]:
+    """What Mensajes shows for an instance's event stream, and its colour: conectado, conectando…, reconectando… or
+    desconectado (None: no stream runs, the receiver is stopped)."""
+    if state is None:
+        return STREAM_WORDS[STREAM_STOPPED]
+    if state.reconnecting and state.state in (STREAM_CONNECTING, STREAM_WAITING):
+        return RECONNECTING
+    return STREAM_WORDS.get(state.state, (state.state, GREY))
 
 
 def _time(stamp: float | None) -> str:
@@ -111,6 +142,7 @@ class MessagesPage(QWidget):
         self.attachment: str | None = None
         self.open_conversation: tuple[str | None, str | None] = (None, None)
         self.instances: list[Instance] = []
+        self.streams: dict[str, StreamState] = {}  # the event streams' states, by instance (told by StreamChanged)
         # The gateways' labels and their instances' fields, from the gateway registry (in memory, no I/O).
         self.gateways: dict[str, GatewayDescription] = {g.name: g for g in self.engine.messaging.gateways()}
         layout = QVBoxLayout(self)
@@ -334,8 +366,9 @@ class MessagesPage(QWidget):
     def _instances_tab(self) -> QWidget:
         tab = QWidget()
         layout = QVBoxLayout(tab)
-        self.instance_table = QTableWidget(0, 4)
-        self.instance_table.setHorizontalHeaderLabels(["Nombre", "Pasarela", "Dirección", "Estado"])
+        self.instance_table = QTableWidget(0, 5)
+        self.instance_table.setHorizontalHeaderLabels(["Nombre", "Pasarela", "Dirección", "Estado",
+                                                       "Recepción de eventos"])
         self.instance_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.instance_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.instance_table.horizontalHeader().setStretchLastSection(True)
@@ -358,15 +391,26 @@ class MessagesPage(QWidget):
         form.addRow("Dirección:", self.instance_errors.wrap(self.base_url, "base_url"))
         # One row per credential or option key of any gateway (credentials first); the chosen gateway's are shown,
         # with its labels.
+        # An option offered as a list (its `choices`) is a drop-down of its Spanish labels (`self.choices`).
         self.fields: dict[str, QLineEdit] = {}
+        self.choices: dict[str, QComboBox] = {}
         self.field_labels: dict[str, QLabel] = {}
         self._field_rows: dict[str, QWidget] = {}
-        keys = [f.key for g in self.gateways.values() for f in g.credentials if f.entered]
-        keys += [f.key for g in self.gateways.values() for f in g.options]
-        for key in dict.fromkeys(keys):
-            self.fields[key], self.field_labels[key] = QLineEdit(), QLabel()
-            self._field_rows[key] = self.instance_errors.wrap(self.fields[key], key)
-            form.addRow(self.field_labels[key], self._field_rows[key])
+        entered = [f for g in self.gateways.values() for f in g.credentials if f.entered]
+        entered += [f for g in self.gateways.values() for f in g.options]
+        for field in entered:
+            if field.key in self.field_labels:
+                continue
+            widget: QWidget
+            if field.choices:
+                widget = self.choices[field.key] = QComboBox()
+                for value, label in field.choices:
+                    self.choices[field.key].addItem(label, value)
+            else:
+                widget = self.fields[field.key] = QLineEdit()
+            self.field_labels[field.key] = QLabel()
+            self._field_rows[field.key] = self.instance_errors.wrap(widget, field.key)
+            form.addRow(self.field_labels[field.key], self._field_rows[field.key])
         buttons = QHBoxLayout()
         self.save_instance_button = QPushButton("Guardar")
         self.register_button = QPushButton("Registrar webhook en la pasarela")
@@ -392,14 +436,17 @@ class MessagesPage(QWidget):
         gateway = self._gateway()
         self.base_url.setPlaceholderText(gateway.address_hint)
         shown = {f.key: f for f in self._entered(gateway)}
-        for key, widget in self.fields.items():
+        for key, label in self.field_labels.items():
             field = shown.get(key)
-            for part in (widget, self._field_rows[key], self.field_labels[key]):
+            widget: QWidget = self.fields[key] if key in self.fields else self.choices[key]
+            for part in (widget, self._field_rows[key], label):
                 part.setVisible(field is not None)
             if field is not None:
-                self.field_labels[key].setText(f"{field.label}:")
-                widget.setEchoMode(QLineEdit.EchoMode.Password if field.secret else QLineEdit.EchoMode.Normal)
-                widget.setPlaceholderText(field.hint or (SECRET_HINT if field.secret else ""))
+                label.setText(f"{field.label}:")
+            if field is not None and key in self.fields:
+                self.fields[key].setEchoMode(QLineEdit.EchoMode.Password if field.secret
+                                             else QLineEdit.EchoMode.Normal)
+                self.fields[key].setPlaceholderText(field.hint or (SECRET_HINT if field.secret else ""))
 
     def _clear_secrets(self) -> None:
         """Typed secrets are not left in the form."""
@@ -420,15 +467,27 @@ class MessagesPage(QWidget):
         self.base_url.setText(instance.base_url)
         for gateway in self.gateways.values():
             for option in gateway.options:
-                self.fields[option.key].setText(str(instance.options.get(option.key, "")))
+                self._set_option(option.key, str(instance.options.get(option.key, "")))
         self._clear_secrets()
+
+    def _set_option(self, key: str, value: str) -> None:
+        if key in self.choices:  # a value this version does not offer shows the default (the first)
+            self.choices[key].setCurrentIndex(max(0, self.choices[key].findData(value.strip().lower())))
+        else:
+            self.fields[key].setText(value)
+
+    def option_value(self, key: str) -> str:
+        """What the form holds for an option: the chosen value of a list, the typed text of a field."""
+        if key in self.choices:
+            return str(self.choices[key].currentData() or "")
+        return self.fields[key].text().strip()
 
     def _instance_values(self) -> tuple[str, str, str, dict[str, str], dict[str, Any]]:
         gateway = self._gateway()
         credentials = {f.key: self.fields[f.key].text() for f in gateway.credentials if f.entered}
         options: dict[str, Any] = {}
         for option in gateway.options:
-            value = self.fields[option.key].text().strip()
+            value = self.option_value(option.key)
             if value or option.required:
                 options[option.key] = value
         return self.instance_name.text().strip(), gateway.name, self.base_url.text().strip(), credentials, options
@@ -452,7 +511,7 @@ class MessagesPage(QWidget):
     def register_webhook(self) -> None:
         name = self.instance_name.text().strip()
         self.banner.clear()
-        streams = "events_via" in self.fields and self.fields["events_via"].text().strip().lower().startswith("stream")
+        streams = "events_via" in self.choices and self.option_value("events_via") != VIA_WEBHOOK
         self.context.workers.run(self, self.engine.messaging.register_webhook, name,
                                  done=lambda url: self._instance_done(
                                      f"La pasarela enviará los eventos de «{name}» por el stream (Socket.IO): Yupana "
@@ -484,13 +543,59 @@ class MessagesPage(QWidget):
             cells = [instance.name, label, instance.base_url, text]
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
-                if column == 3:
+                if column == STATE_COLUMN:
                     item.setForeground(QColor(colour))
                 self.instance_table.setItem(index, column, item)
+            self._show_events_via(index, instance)
         found = self.send_instance.findData(current)
         if found >= 0:
             self.send_instance.setCurrentIndex(found)
         self._show_status()
+
+    def streams_events(self, instance: Instance) -> bool:
+        """Whether the instance receives its events over a stream (Evolution's Socket.IO), not by webhook."""
+        return str(instance.options.get("events_via") or VIA_WEBHOOK).strip().lower() != VIA_WEBHOOK
+
+    def _show_events_via(self, row: int, instance: Instance) -> None:
+        """The «Recepción de eventos» cell: «webhook», or the stream's state as it is now."""
+        if not self.streams_events(instance):
+            item = QTableWidgetItem("webhook")
+        else:
+            state = self.streams.get(instance.name)
+            text, colour = stream_words(state)
+            item = QTableWidgetItem(f"stream {text}")
+            item.setForeground(QColor(colour))
+            if state is not None and state.detail:
+                item.setToolTip(state.detail)
+        self.instance_table.setItem(row, EVENTS_COLUMN, item)
+
+    def _show_streams(self, states: list[StreamState]) -> None:
+        """The running streams' states, read (on a worker) when the page refreshes: they fill in the streams no event
+        has told yet (started before the page); a state an event told is newer than the read and is kept."""
+        for state in states:
+            self.streams.setdefault(state.instance, state)
+        self._streams_changed()
+
+    def _stream_changed(self, state: StreamState) -> None:
+        self.streams[state.instance] = state
+        self._streams_changed()
+
+    def _streams_changed(self) -> None:
+        for index, instance in enumerate(self.instances):
+            self._show_events_via(index, instance)
+        self._show_status()
+
+    def stream_state_text(self, name: str) -> str | None:
+        """The «Recepción de eventos» cell of an instance, as shown."""
+        return self._cell_text(name, EVENTS_COLUMN)
+
+    def _cell_text(self, name: str, column: int) -> str | None:
+        """An instance's cell of the table, as shown (None: no such instance, or an empty cell)."""
+        for index, instance in enumerate(self.instances):
+            if instance.name == name:
+                item = self.instance_table.item(index, column)
+                return item.text() if item is not None else None
+        return None
 
     def _show_status(self) -> None:
         """One line a shop owner reads: is WhatsApp connected, will customers' messages arrive."""
@@ -510,6 +615,12 @@ class MessagesPage(QWidget):
             text += " Los mensajes que le escriban no llegarán a Yupana hasta resolverlo (vea Avanzado)."
         if listener is not None and listener.notice:  # its port changed: the details (Meta, a tunnel) in Avanzado
             text += " Yupana cambió el puerto donde recibe los mensajes: vea Avanzado, algo debe cambiarse a mano."
+        cut = [i.name for i in self.instances if self.streams_events(i)
+               and stream_words(self.streams.get(i.name))[0] != STREAM_WORDS[STREAM_CONNECTED][0]]
+        if cut and listener is not None and listener.state == "running":
+            names = ", ".join(f"«{name}»" for name in cut)
+            text += (f" La conexión de eventos de {names} no está activa: los mensajes llegarán al reconectarse "
+                     "(Yupana reintenta solo; vea Conexión).")
         self.status_label.setText(text)
 
     def _show_advanced(self, shown: bool) -> None:
@@ -523,11 +634,7 @@ class MessagesPage(QWidget):
             self.refresh()
 
     def instance_state_text(self, name: str) -> str | None:
-        for index, instance in enumerate(self.instances):
-            if instance.name == name:
-                item = self.instance_table.item(index, 3)
-                return item.text() if item is not None else None
-        return None
+        return self._cell_text(name, STATE_COLUMN)
 
     # ------------------------------------------------------------ subscriptions
 
@@ -586,7 +693,9 @@ class MessagesPage(QWidget):
     # ------------------------------------------------------------ live refresh
 
     def _on_event(self, name: str, payload: Event) -> None:
-        if name in REFRESH_EVENTS:
+        if isinstance(payload, events.StreamChanged):  # told with its state: shown as it is, nothing read
+            self._stream_changed(payload.stream)
+        elif name in REFRESH_EVENTS:
             self.refresh_timer.start()
         elif isinstance(payload, events.SettingsChanged) and payload.key == "environment":
             self.open_conversation = (None, None)  # each environment has its own instances and inbox
@@ -600,6 +709,7 @@ class MessagesPage(QWidget):
         self.context.workers.run(self, self.engine.messaging.instances, done=self._show_instances)
         self.context.workers.run(self, self.engine.messaging.subscriptions, done=self._show_subscriptions)
         self.context.workers.run(self, self.engine.messaging.listener_state, done=self._show_listener)
+        self.context.workers.run(self, self.engine.messaging.stream_states, done=self._show_streams)
 
     def _show_listener(self, state: ListenerState) -> None:
         self.listener_state = state

@@ -11,6 +11,7 @@ import zipfile
 import pytest
 
 from app.core.engine import Engine
+from app.core.storage import schema
 from app.core.storage.sqlite.schema import ADOPTED, UPGRADED
 from tests.helpers.base import ROOT
 
@@ -63,13 +64,14 @@ def test_a_folder_of_the_previous_version_is_adopted_with_every_row(legacy):
         pass
     assert _migrations(home / "yupana.db") == manifest["migrations"]  # no step ran again, none is missing
     conn = sqlite3.connect(home / "yupana.db")
-    # adopted as version 1, then the later versions' tables added (2: the form's drafts)
-    assert conn.execute("SELECT version, how FROM schema_version").fetchall() == [(1, ADOPTED), (2, UPGRADED)]
+    # adopted as version 1, then what the later versions add (2: the form's drafts; 3: the deliveries' lease holder)
+    assert conn.execute("SELECT version, how FROM schema_version").fetchall() == \
+        [(1, ADOPTED), (2, UPGRADED), (3, UPGRADED)]
     conn.close()
     with Engine(home):  # adopted once
         pass
     conn = sqlite3.connect(home / "yupana.db")
-    assert conn.execute("SELECT COUNT(*) FROM schema_version").fetchone() == (2,)
+    assert conn.execute("SELECT COUNT(*) FROM schema_version").fetchone() == (schema.VERSION,)
     conn.close()
     counts = _counts(home / "yupana.db")
     assert {table: counts.get(table) for table in manifest["counts"]} == manifest["counts"]

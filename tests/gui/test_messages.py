@@ -218,4 +218,5 @@ def test_the_instance_form_is_built_from_the_gateway_registry(qtbot, context, me
     page.gateway.setCurrentIndex(page.gateway.findData("evolution"))
     page.fields["apikey"].setText("k")
     page.fields["remote_name"].setText(" ")
-    assert page._instance_values()[3:] == ({"apikey": "k"}, {})  # an empty optional option is not sent
+    # An empty optional option is not sent; one offered as a list always has a value (its first by default).
+    assert page._instance_values()[3:] == ({"apikey": "k"}, {"events_via": "webhook"})

@@ -2,9 +2,9 @@
 
     python -m tests.helpers.forwarding_child <database> <slots per subscription> <lease seconds>
 
-It opens the database, forwards what is due with a short lease (so a restart after a kill takes the killed process's
-deliveries over in about a second instead of LEASE_S), prints «ready» and runs until its stdin closes (then it stops
-cleanly) or it is killed.
+It opens the database, forwards what is due with the lease given (the tests give one longer than they wait: a restart
+after a kill takes the killed process's deliveries over at once, their holder's process being gone), prints «ready»
+and runs until its stdin closes (then it stops cleanly) or it is killed.
 """
 
 from __future__ import annotations

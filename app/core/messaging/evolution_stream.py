@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -45,8 +44,9 @@ from app.core.messaging.gateways.evolution import (
 )
 from app.core.messaging.service import MessagingService
 from app.core.platform import clock
-from app.core.platform.events import INSTANCE_SAVED, Event, EventBus, InstanceSaved
+from app.core.platform.events import INSTANCE_SAVED, Event, EventBus, InstanceSaved, StreamChanged
 from app.core.platform.loops import UNTIL_WOKEN, BackgroundLoop, Due
+from app.core.records import StreamState
 
 log = logging.getLogger(__name__)
 
@@ -65,24 +65,19 @@ def backoff_s(failures: int, first: float = BACKOFF_FIRST_S, cap: float = BACKOF
     return min(cap, first * 2 ** max(0, failures - 1))
 
 
-@dataclass(frozen=True)
-class StreamState:
-    """What a stream is doing, in the words Mensajes shows: `state` is connected, connecting or waiting; `detail`
-    the last failure (Spanish), `caught_up` how many missed messages the last catch-up stored."""
-
-    instance: str
-    state: str
-    detail: str = ""
-    caught_up: int = 0
+# A stream's states (StreamState.state): what Mensajes shows for each is its own (app/gui/messages.py).
+CONNECTED, CONNECTING, WAITING, STOPPED = "connected", "connecting", "waiting", "stopped"
 
 
 class EvolutionStream:
-    """One instance's stream (see the module's doc). `start()`, `stop()`; `state()` for Mensajes and tests."""
+    """One instance's stream (see the module's doc). `start()`, `stop()`; `state()` for Mensajes and tests; each
+    change of state is told on `bus` (StreamChanged), for the windows to show it as it happens."""
 
     def __init__(self, service: MessagingService, name: str, *, first_backoff_s: float = BACKOFF_FIRST_S,
-                 max_backoff_s: float = BACKOFF_MAX_S) -> None:
+                 max_backoff_s: float = BACKOFF_MAX_S, bus: EventBus | None = None) -> None:
         self.service = service
         self.name = name
+        self.bus = bus
         self.first_backoff_s = first_backoff_s
         self.max_backoff_s = max_backoff_s
         self._client: Any = None  # the socketio.Client of the current connection
@@ -90,7 +85,7 @@ class EvolutionStream:
         self._lock = threading.Lock()
         self._failures = 0
         self._lost_at: int | None = None  # when this process's previous connection dropped
-        self._state = StreamState(name, "connecting")
+        self._state = StreamState(name, CONNECTING)
         self.connections = 0  # successful connections so far (tests wait on it)
         self.loop = BackgroundLoop(f"evolution-stream-{name}", self._round, what=f"evolution stream {name}",
                                    logger=log)
@@ -98,6 +93,8 @@ class EvolutionStream:
     # ------------------------------------------------------------ life cycle
 
     def start(self) -> None:
+        if self.bus is not None:
+            self.bus.emit(StreamChanged(self.state()))  # the windows show it from its first moment
         self.loop.start()
 
     def stop(self, timeout: float = 5.0) -> bool:
@@ -108,7 +105,9 @@ class EvolutionStream:
         stopped_loop.stop(0)  # nothing new starts; the round under way ends at its next check
         if client is not None:
             _close(client)
-        return stopped_loop.stop(timeout)
+        stopped = stopped_loop.stop(timeout)
+        self._set_state(STOPPED)
+        return stopped
 
     def state(self) -> StreamState:
         with self._lock:
@@ -116,7 +115,14 @@ class EvolutionStream:
 
     def _set_state(self, state: str, detail: str = "", caught_up: int = 0) -> None:
         with self._lock:
-            self._state = StreamState(self.name, state, detail, caught_up)
+            before = self._state
+            if before.state == STOPPED:
+                return  # stopped for good: a round ending late does not bring it back
+            reconnecting = state != CONNECTED and (before.state == CONNECTED or before.reconnecting)
+            self._state = StreamState(self.name, state, detail, caught_up, reconnecting and state != STOPPED)
+            changed = self._state != before
+        if changed and self.bus is not None:
+            self.bus.emit(StreamChanged(self._state))
 
     # ------------------------------------------------------------ one round
 
@@ -125,6 +131,7 @@ class EvolutionStream:
             return UNTIL_WOKEN  # woken by a drop: the next round reconnects
         if self._client is not None:
             self._dropped()
+            self._set_state(CONNECTING)
         config = self.service.config(self.name, anywhere=True)
         try:
             self._connect(config)
@@ -132,13 +139,13 @@ class EvolutionStream:
             self._failures += 1
             wait = backoff_s(self._failures, self.first_backoff_s, self.max_backoff_s)
             log.info("evolution stream %s: %s (next attempt in %.1f s)", self.name, refused.reason, wait)
-            self._set_state("waiting", refused.reason)
+            self._set_state(WAITING, refused.reason)
             return wait
         self._failures = 0
         self.connections += 1
         caught_up = self._catch_up(config)
         self._refresh_state()
-        self._set_state("connected", caught_up=caught_up)
+        self._set_state(CONNECTED, caught_up=caught_up)
         return UNTIL_WOKEN
 
     def _connected(self) -> bool:
@@ -317,7 +324,7 @@ class EvolutionStreams:
                     del self._streams[name]
             for name, config in wanted.items():
                 if name not in self._streams:
-                    stream = EvolutionStream(self.service, name, **self.stream_options)
+                    stream = EvolutionStream(self.service, name, bus=self.bus, **self.stream_options)
                     self._streams[name] = (stream, _signature(config))
                     fresh.append(stream)
         for stream in stale:

@@ -2,8 +2,9 @@
 
 Each delivery is a row (app.core.messaging.store) written in the same transaction as the event it
 carries, so what the listener acknowledged reaches the subscriber even if the app is killed: on the
-next start the pending rows are due again (a claimed row's lease simply runs out). Retries follow
-RETRY_SCHEDULE_S; after the last one the delivery is failed and its subscription marked failing. A 410 disables the
+next start the pending rows are due again (a claimed row's lease names its holder's host and process: a restart
+on the same host takes the killed process's deliveries over at once; another host's run out by their time).
+Retries follow RETRY_SCHEDULE_S; after the last one the delivery is failed and its subscription marked failing. A 410 disables the
 subscription. Redirects are not followed (a 3xx is a failed attempt).
 
 Fair: each subscription has its own lane — its own HTTP client, its own `per_subscription` workers, so at most that
@@ -11,10 +12,10 @@ many deliveries in flight, and its own queue of claimed ones (up to QUEUED × th
 lane only what fits, oldest due first. A subscriber that hangs holds its own slots and nothing else; one that fails
 waits for its retries alone. Each attempt's outcome is recorded as soon as it ends (attempts that end together
 share one transaction, _Outcomes), and a worker sends nothing more until its outcome is written, so a kill re-sends
-only the deliveries that were in flight, at most `per_subscription` per subscription (once their leases run out:
-a lease names no holder). Leases are written and compared with the database's clock and renewed by the loop while
-attempts run, so another process, even on another computer whose clock is off, does not take over a delivery in
-flight.
+only the deliveries that were in flight, at most `per_subscription` per subscription (at once on this host: the
+killed process's leases name it). Leases are written and compared with the database's clock and renewed by the
+loop while attempts run, so another live process, even on another computer whose clock is off, does not take over a
+delivery in flight.
 
 The retries' clock is `app.core.messaging.clock.now()`, so tests inject time instead of waiting hours (the leases'
 is the database's).

@@ -51,6 +51,15 @@ def credential_keys(gateway: str) -> tuple[str, ...]:
     return found.credential_keys() if found is not None else ()
 
 
+def check_choices(gateway: str, options: dict[str, Any]) -> None:
+    """An option offered as a list (`GatewayField.choices`) takes one of its values, or nothing (its default)."""
+    for field in registry.gateway_class(gateway).options:
+        value = options.get(field.key)
+        if field.choices and value not in (None, "") and value not in dict(field.choices):
+            valid = ", ".join(f"«{choice}» ({label})" for choice, label in field.choices)
+            raise invalid(field.key, f"«{value}» no es una opción de «{field.label}»: elija {valid}.")
+
+
 def secret_name(instance: str, key: str) -> str:
     return f"messaging.instance.{instance}.{key}"
 
@@ -173,6 +182,7 @@ class MessagingService:
         if registry.find(gateway) is None:
             raise invalid("gateway", f"La pasarela «{gateway}» no existe. Válidas: {', '.join(registry.names())}.")
         base_url = check_url("base_url", base_url).rstrip("/")
+        check_choices(gateway, options or {})
         existing = self.store.instance(name, anywhere=True)
         if existing is not None and existing["environment"] != environment:
             label = environments.get(existing["environment"]).label

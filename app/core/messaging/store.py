@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from app.core.messaging import clock
 from app.core.messaging import events as ev
 from app.core.messaging.events import InboundEvent
 from app.core.messaging.ids import delivery_id
-from app.core.platform.processes import owner_alive
+from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.messaging import Due, MessagingRepository
 
@@ -42,13 +43,15 @@ LEASE_S = 120.0  # a claimed delivery's lease (the forwarder renews it while its
 
 class MessagingStore:
     """`environment` names the current environment (the settings' `environment`); without it (a bare store in
-    a test or a benchmark) every environment is seen."""
+    a test or a benchmark) every environment is seen. `holder` names the deliveries' leases this store takes
+    («<host>/<process id>:<tag>»; `holder` given: another identity, for tests)."""
 
     def __init__(self, database: Database, repository: MessagingRepository,
-                 environment: Callable[[], str] | None = None) -> None:
+                 environment: Callable[[], str] | None = None, holder: str | None = None) -> None:
         self.database = database
         self.repository = repository
         self.environment = environment or (lambda: "")
+        self.holder = holder or owner_of_this_process(f"deliveries-{uuid.uuid4().hex[:8]}")
 
     def _here(self, anywhere: bool = False) -> str:
         """The environment whose rows a read keeps ("": every one)."""
@@ -174,26 +177,35 @@ class MessagingStore:
 
     def next_due_at(self, excluding: Sequence[str] = ()) -> float | None:
         """When the current environment's next pending delivery is due, on the messaging clock (a delivery in
-        flight: when its lease runs out); another environment's wait. `excluding`: subscriptions not looked at
-        (the forwarder's full ones)."""
-        return self.repository.next_due_at(self.environment(), clock.now(), excluding)
+        flight: when its lease runs out, or now when its holder is dead); another environment's wait. `excluding`:
+        subscriptions not looked at (the forwarder's full ones)."""
+        return self.repository.next_due_at(self.environment(), clock.now(), excluding, self.dead_holders())
+
+    def dead_holders(self) -> list[str]:
+        """The holders of running delivery leases whose process is known to be gone: one of this host that no longer
+        runs (killed mid-delivery). Another host's, and this process's own, are taken as alive: their leases end by
+        their time."""
+        return [holder for holder in self.repository.lease_holders()
+                if holder != self.holder and not owner_alive(holder)]
 
     def claim_due(self, now: float, limit: int, lease_s: float = LEASE_S,
                   busy: Mapping[str, int] | None = None) -> list[Due]:
         """Take up to `limit` deliveries due by `now` for this worker (with `busy`, the worker's deliveries in
-        flight by subscription: up to `limit` per subscription, its busy ones counted); a lease keeps another
-        process (of this computer or another) off them, and expires by itself if this process dies mid-attempt, so
-        the delivery is tried again. The lease is written and compared with the database's clock, so a process
+        flight by subscription: up to `limit` per subscription, its busy ones counted); a lease naming this store's
+        holder keeps another process (of this computer or another) off them. If this process dies mid-attempt, the
+        next one on this host takes its deliveries over at once (their holder's process is gone); another host's
+        waits until the lease runs out. The lease is written and compared with the database's clock, so a process
         whose clock is off neither steals a live lease nor waits out an expired one. Only the current
         environment's: another environment's wait until it is chosen again."""
-        return self.repository.claim_due(self.environment(), now, limit, lease_s, busy)
+        return self.repository.claim_due(self.environment(), now, limit, lease_s, self.holder, busy,
+                                         self.dead_holders())
 
     def renew_leases(self, due: list[Due], lease_s: float = LEASE_S) -> list[Due]:
         """Extend the leases of deliveries still in flight (one transaction); returns those whose lease was lost."""
         lost = []
         with self.database.transaction():
             for delivery in due:
-                lease = self.repository.renew_lease(delivery.id, delivery.lease, lease_s)
+                lease = self.repository.renew_lease(delivery.id, delivery.holder, delivery.lease, lease_s)
                 if lease is None:
                     lost.append(delivery)
                 else:
@@ -202,10 +214,10 @@ class MessagingStore:
 
     def release_leases(self, due: list[Due]) -> None:
         """Give back claimed deliveries that were not tried (the forwarder stopping): due again at once, here or
-        in another process (a lease ending now is still later than any before it)."""
+        in another process."""
         with self.database.transaction():
             for delivery in due:
-                self.repository.renew_lease(delivery.id, delivery.lease, 0.0)
+                self.repository.renew_lease(delivery.id, delivery.holder, delivery.lease, 0.0)
 
     def record_outcomes(self, outcomes: list[tuple[Due, int | None, str | None, str, float | None]],
                         now: float) -> None:
@@ -213,7 +225,8 @@ class MessagingStore:
         lease was lost meanwhile (another holder took the delivery over) is not recorded: that holder's is."""
         with self.database.transaction():
             for due, status, error, state, next_at in outcomes:
-                if not self.repository.record_attempt(due.id, due.lease, state, status, error, now, next_at):
+                if not self.repository.record_attempt(due.id, due.holder, due.lease, state, status, error, now,
+                                                      next_at):
                     log.info("delivery %s: lease lost during the attempt, its outcome is left to the new holder",
                              due.id)
                     continue

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from app.core.records import ListenerState, PadronImport
+from app.core.records import ListenerState, PadronImport, StreamState
 
 # ---------------------------------------------------------------- invoicing
 VOUCHER_CHANGED = "voucher.changed"  # {id, status} or, for a batch block, {ids, status}
@@ -48,6 +48,7 @@ MESSAGE_SENT = "message.sent"  # {instance, id, to, status}
 SUBSCRIPTION_CHANGED = "subscription.changed"  # {id}
 INSTANCE_SAVED = "instance.saved"  # {instance} or {instance, state}
 LISTENER_CHANGED = "listener.changed"  # the listener's state: {state, url, exposed, error}
+STREAM_CHANGED = "stream.changed"  # an instance's event stream changed state: {instance, state, detail, …}
 
 
 class Event:
@@ -189,6 +190,12 @@ class InstanceSaved(Event):
 class ListenerChanged(Event):
     listener: ListenerState
     name: ClassVar[str] = LISTENER_CHANGED
+
+
+@dataclass(frozen=True)
+class StreamChanged(Event):
+    stream: StreamState
+    name: ClassVar[str] = STREAM_CHANGED
 
 
 Listener = Callable[[str, Event], None]

@@ -344,9 +344,17 @@ class DeskSettings:
         os.replace(partial, self.path)
 
 
+# What the app remembers for itself in the settings table, beside the settings: never shown in Ajustes, `yupana
+# config` or docs/configuration.md, never set by the user. Key → what it is.
+LISTENER_TOLD_PORT = "listener_told_port"
+FACTS: dict[str, str] = {
+    LISTENER_TOLD_PORT: "the listener's port the Evolution instances receiving by webhook were last given",
+}
+
+
 class Settings:
     """Typed access to the settings table, with defaults for what was never set; a desk's own settings
-    (`Setting.desk`) are read from and written to its DeskSettings."""
+    (`Setting.desk`) are read from and written to its DeskSettings. Beside them, the app's own FACTS."""
 
     def __init__(self, database: Database, repository: SettingsRepository, desk: DeskSettings | None = None) -> None:
         self._repository = repository
@@ -390,6 +398,16 @@ class Settings:
     def all(self) -> dict[str, str]:
         stored = self._stored()
         return {key: stored.get(key, s.default) for key, s in SETTINGS.items()}
+
+    def fact(self, key: str) -> str | None:
+        """One of FACTS as last remembered; None if never."""
+        assert key in FACTS, key
+        return self._cache.get("settings", self._repository.all).get(key)
+
+    def remember(self, key: str, value: str) -> None:
+        if self.fact(key) != value:
+            self._repository.put(key, value)
+            self._cache.clear()
 
     def values(self) -> list[SettingValue]:
         """Every setting with its value, in the order of SETTINGS."""

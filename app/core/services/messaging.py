@@ -11,7 +11,7 @@ from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookReques
 from app.core.errors import YupanaError
 from app.core.invoicing.printed import Printed
 from app.core.messaging import clock as messaging_clock
-from app.core.messaging.evolution_stream import EvolutionStreams, StreamState
+from app.core.messaging.evolution_stream import EvolutionStreams
 from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.gateways import GatewayDescription, Media, registry
 from app.core.messaging.gateways.evolution import VIA_WEBHOOK, EvolutionGateway, events_via
@@ -20,13 +20,14 @@ from app.core.platform import events
 from app.core.platform.environments import SANDBOX
 from app.core.platform.events import EventBus
 from app.core.platform.paths import private_file
-from app.core.platform.settings import Settings
+from app.core.platform.settings import LISTENER_TOLD_PORT, Settings
 from app.core.records import (
     Conversation,
     Instance,
     ListenerState,
     Message,
     Reachability,
+    StreamState,
     Subscription,
     rows_to,
 )
@@ -140,16 +141,17 @@ class MessagingGroup:
 
         The port of the settings is kept from one start to the next (one the system picked, for 0, is stored). If
         another program holds it, a free one is taken and stored; when the port differs from the one the gateways
-        were last told (taken, or changed in Ajustes), the Evolution instances that receive by webhook are told the
-        new URL and `listener_state().notice` says what must be changed by hand (Meta, a tunnel)."""
+        were last told (taken, or changed in Ajustes, while the listener ran or while it was stopped, in this run or
+        an earlier one: that port is remembered in the database), the Evolution instances that receive by webhook
+        are told the new URL and `listener_state().notice` says what must be changed by hand (Meta, a tunnel)."""
         self._streams.start()
         if self._listener is None:
             from app.core.messaging.listener import Listener
 
             self._listener = Listener(self._service)
         configured = self._settings.get_int("listener_port") if port is None else port
-        if port is None and self._told_port is None:
-            self._told_port = configured or None  # the port the gateways were given (0: none was yet)
+        if port is None and self._told_port is None:  # the port the gateways were given (0: none was yet)
+            self._told_port = int(self._settings.fact(LISTENER_TOLD_PORT) or configured) or None
         url = self._listener.start(host or self._settings.get("listener_host"), configured, or_free=port is None)
         if port is None:
             self._port_started(configured, self._listener.port or configured)
@@ -164,6 +166,7 @@ class MessagingGroup:
             self._bus.emit(events.SettingsChanged("listener_port"))
         told, self._told_port = self._told_port, running
         if told is None or told == running:
+            self._settings.remember(LISTENER_TOLD_PORT, str(running))
             return
         reason = (f"el puerto {told} lo ocupa otro programa" if configured == told
                   else f"el puerto cambió de {told} a {configured or 'uno libre'} en Ajustes")
@@ -175,6 +178,7 @@ class MessagingGroup:
                        "en Mensajes → Avanzado cuando la pasarela responda.")
         log.warning("%s", notice)
         self._notice = notice
+        self._settings.remember(LISTENER_TOLD_PORT, str(running))
 
     def reregister_webhooks(self) -> list[str]:
         """Tell every Evolution instance that receives by webhook (of any environment: the listener serves them
@@ -213,6 +217,11 @@ class MessagingGroup:
         has none running."""
         stream = self._streams.stream(name)
         return stream.state() if stream is not None else None
+
+    def stream_states(self) -> list[StreamState]:
+        """The event streams running now, one per instance set to stream (none while the receiver is stopped); each
+        change after this is told on the bus (StreamChanged)."""
+        return self._streams.states()
 
     def listener_base_url(self) -> str | None:
         return self._listener.base_url if self._listener else None

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from app.core.invoicing.emission import Emission
     from app.core.invoicing.voids import SummaryOutcome
     from app.core.invoicing.xmldsig import Verification
-    from app.core.messaging.evolution_stream import StreamState
     from app.core.messaging.gateways import GatewayDescription
     from app.core.platform.companies import Company, PrintOptions
     from app.core.platform.environments import Environment
@@ -65,6 +64,7 @@ if TYPE_CHECKING:
         PendingCount,
         PrintedPages,
         Reachability,
+        StreamState,
         Subscription,
         Summary,
         TokenState,
@@ -184,6 +184,7 @@ class Messaging(Protocol):
     def listener_status(self) -> str: ...
     def check_listener(self) -> Reachability: ...
     def stream_state(self, name: str) -> StreamState | None: ...
+    def stream_states(self) -> list[StreamState]: ...
     # the gateway sandbox's own instance (app/sandbox/gateway.py)
     def save_sandbox_instance(self, name: str, gateway: str, base_url: str, credentials: dict[str, str],
                               owner: str) -> Instance: ...

@@ -29,13 +29,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-VERSION = 2
+VERSION = 3
 
 # What each version after 1 adds: the names of the tables it brings, created from their description in TABLES on
-# every engine. A database of an earlier version runs the later versions' statements in order and records each one
+# every engine, and the (table, column) pairs it adds to existing tables, each column as its table's description
+# writes it. A database of an earlier version runs the later versions' statements in order and records each one
 # (app/core/storage/sqlite/schema.py); a new PostgreSQL database is created whole from TABLES.
 ADDED_TABLES: dict[int, tuple[str, ...]] = {
     2: ("voucher_drafts",),  # the form's drafts, by desk (issue 32)
+}
+ADDED_COLUMNS: dict[int, tuple[tuple[str, str], ...]] = {
+    3: (("deliveries", "lease_holder"),),  # who holds a delivery's lease: a restart takes a dead holder's (issue 30)
 }
 
 
@@ -46,9 +50,11 @@ class Table:
     indexes: tuple[str, ...] = ()  # CREATE INDEX statements, common dialect
     options: str = ""  # after the closing parenthesis ({without_rowid})
 
+    def lines(self) -> list[str]:
+        return [line.strip() for line in self.body.strip().splitlines() if line.strip()]
+
     def create(self, tokens: dict[str, str]) -> list[str]:
-        lines = [line.strip() for line in self.body.strip().splitlines() if line.strip()]
-        columns = ",\n    ".join(line.format(**tokens) for line in lines)
+        columns = ",\n    ".join(line.format(**tokens) for line in self.lines())
         suffix = f" {self.options.format(**tokens)}".rstrip()
         return [f"CREATE TABLE {self.name} (\n    {columns}\n){suffix}",
                 *(index.format(**tokens) for index in self.indexes)]
@@ -350,6 +356,7 @@ TABLES: tuple[Table, ...] = (
         last_status {int}
         last_error TEXT
         last_attempt_at {real}
+        lease_holder TEXT
     """, indexes=(
         "CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at)",
         "CREATE INDEX deliveries_subscription ON deliveries (subscription_id, state)",
@@ -433,9 +440,18 @@ POSTGRES = Dialect("postgres", {
 
 def upgrades(dialect: Dialect, version: int) -> list[tuple[int, list[str]]]:
     """What brings a database of `version` to VERSION: (version, its statements) for each later version, in order."""
+    return [(later, _statements_of(later, dialect)) for later in range(version + 1, VERSION + 1)]
+
+
+def _statements_of(version: int, dialect: Dialect) -> list[str]:
+    """The tables version `version` brings, then the columns it adds (`ALTER TABLE … ADD COLUMN`)."""
     by_name = {table.name: table for table in TABLES}
-    return [(later, [statement for name in ADDED_TABLES[later] for statement in by_name[name].create(dialect.tokens)])
-            for later in range(version + 1, VERSION + 1)]
+    statements = [statement for name in ADDED_TABLES.get(version, ())
+                  for statement in by_name[name].create(dialect.tokens)]
+    for table, column in ADDED_COLUMNS.get(version, ()):
+        [line] = [line for line in by_name[table].lines() if line.split()[0] == column]
+        statements.append(f"ALTER TABLE {table} ADD COLUMN {line.format(**dialect.tokens)}")
+    return statements
 
 
 def statements(dialect: Dialect) -> list[str]:

@@ -27,7 +27,7 @@ from collections import Counter
 
 import pytest
 
-from app.core.api import ErrorCode, YupanaError
+from app.core.api import ErrorCode, YupanaError, events
 from app.core.messaging.evolution_stream import backoff_s
 from app.core.messaging.gateways.evolution import STREAM_OFF
 from app.sandbox.gateway import GLOBAL_APIKEY
@@ -130,6 +130,34 @@ def test_a_connection_dropped_by_the_server_reconnects_and_misses_nothing(stream
     assert received_bodies(engine) == {"primero": 1, "a": 1, "b": 1, "c": 1}
     assert gateway.stream.wait_clients(NAMESPACE, 1)
     assert wait_for(lambda: stream_is(engine, "connected"))
+
+
+def test_each_change_of_a_streams_state_is_told_on_the_bus(engine, gateway):
+    """Mensajes shows a stream's state from these events alone (StreamChanged, typed): connecting, connected; after
+    the server drops it and refuses to come back, reconnecting (waiting, with Evolution's reason); connected again;
+    stopped with the receiver."""
+    told: list = []
+    engine.admin.subscribe(lambda name, payload: told.append(payload.stream)
+                           if name == events.STREAM_CHANGED and payload.stream.instance == INSTANCE else None)
+    save_streaming(engine, gateway)
+    engine.admin.config_set("listener_port", "0")
+    engine.messaging.start_listener()
+    wait_for(lambda: told and told[-1].state == "connected")
+    assert [(s.state, s.reconnecting) for s in told] == [("connecting", False), ("connected", False)]
+    assert engine.messaging.stream_states() == [told[-1]]
+
+    gateway.stream.enabled = False  # Evolution restarted without its stream
+    gateway.stream.stop()
+    waiting = wait_for(lambda: next((s for s in told if s.state == "waiting"), None))
+    assert waiting.reconnecting and waiting.detail == STREAM_OFF.format(base=gateway.base_url)
+    assert ("connecting", True) in [(s.state, s.reconnecting) for s in told]
+    gateway.stream.enabled = True
+    wait_for(lambda: told[-1].state == "connected", timeout=15)
+    assert not told[-1].reconnecting
+
+    engine.messaging.stop_listener()
+    assert (told[-1].state, told[-1].reconnecting) == ("stopped", False)
+    assert engine.messaging.stream_states() == []
 
 
 def test_the_global_namespace_keeps_only_this_instances_events(engine, gateway):

@@ -176,7 +176,8 @@ def test_stopping_hands_back_the_deliveries_claimed_but_not_sent(tmp_path, monke
     try:
         forwarder.start()
         slow.wait_until(lambda s: s.held == 1)
-        assert forwarder.claimed() == {"sub_1": forwarding.QUEUED}  # one in flight, the next queued in its lane
+        # One in flight, the next queued in its lane (the loop may still be handing it over when the first arrives).
+        wait_for(lambda: forwarder.claimed() == {"sub_1": forwarding.QUEUED})
         forwarder.stop()
         rows = {row["id"]: row for row in store.deliveries()}
         with slow.arrived:
@@ -225,6 +226,12 @@ def all_done(database, events: int) -> bool:
     return len(rows) == events and all(row["state"] == DELIVERY_DONE for row in rows)
 
 
+def arrived_and_recorded(subscriber: HoldingSubscriber, database, events: int, timeout: float) -> None:
+    """Wait until every event has arrived at the subscriber (at least once) and every outcome is on disk."""
+    subscriber.wait_until(lambda s: len(s.counts) == events, timeout=timeout)
+    wait_for(lambda: all_done(database, events), timeout=timeout)
+
+
 class Child:
     """tests/helpers/forwarding_child.py in its own process."""
 
@@ -254,7 +261,7 @@ class Child:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_four_sigkills_during_600_deliveries_resend_only_what_was_in_flight(tmp_path):
-    events, slots, kills, lease_s = 600, 4, 4, 1.0
+    events, slots, kills, lease_s = 600, 4, 4, 600.0  # each restart takes the killed one's leases over at once
     subscriber = HoldingSubscriber(hold_from=100)
     subscriber.start()
     database = tmp_path / "shop.db"
@@ -275,10 +282,9 @@ def test_four_sigkills_during_600_deliveries_resend_only_what_was_in_flight(tmp_
             subscriber.wait_until(lambda s: s.held == 0)
             subscriber.gate.clear()
             child = Child(database, slots, lease_s)
-        subscriber.wait_until(lambda s: len(s.counts) == events, timeout=40)
         # Every event has arrived once; what a kill left in flight may still be queued to go again (it arrived
         # already: a duplicate, counted below). The child finishes once every outcome is on disk.
-        wait_for(lambda: all_done(database, events), timeout=40)
+        arrived_and_recorded(subscriber, database, events, timeout=40)
     finally:
         subscriber.release()
         child.finish()
@@ -299,3 +305,35 @@ def test_four_sigkills_during_600_deliveries_resend_only_what_was_in_flight(tmp_
     verifier = Webhook(SECRET)
     for headers, body in subscriber.received[::50]:
         assert verifier.verify(body, headers)["data"]["body"].startswith("Pedido ")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_a_restart_re_delivers_at_once_what_its_killed_predecessor_had_in_flight(tmp_path):
+    """The killed process's leases name it (host and process id): the next forwarder on this host sees that process
+    is gone and takes its deliveries over at once. The lease is 600 s, longer than any wait of this test: were the
+    restart to wait it out, the deliveries held by the dead process would never complete here."""
+    events, slots, lease_s = 20, 4, 600.0
+    subscriber = HoldingSubscriber(hold_from=5)  # answers 5, then holds every request until released
+    subscriber.start()
+    database = tmp_path / "shop.db"
+    storage, _store = shop(database, {"sub_1": subscriber.url}, events)
+    storage.close()
+    child = Child(database, slots, lease_s)
+    try:
+        subscriber.wait_until(lambda s: s.held == slots)  # its slots full of deliveries sent and not recorded
+        child.kill()
+        with subscriber.arrived:
+            in_flight = {headers["webhook-id"] for headers, _body in subscriber.received[5:]}
+            subscriber.hold_from = None
+        subscriber.release()
+        subscriber.wait_until(lambda s: s.held == 0)
+        child = Child(database, slots, lease_s)  # a restart on the same host, the killed process's leases unexpired
+        arrived_and_recorded(subscriber, database, events, timeout=30)
+    finally:
+        subscriber.release()
+        child.finish()
+        subscriber.stop()
+    assert len(in_flight) == slots
+    # Only what was in flight at the kill came twice (same webhook-id); the rest once.
+    assert {webhook_id for webhook_id, count in subscriber.counts.items() if count > 1} == in_flight
+    assert max(subscriber.counts.values()) == 2

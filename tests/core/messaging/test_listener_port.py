@@ -117,3 +117,54 @@ def test_a_port_changed_in_ajustes_re_registers_the_webhooks(engine, gateway):
     assert port_of(gateway.webhook_of(DEMO_INSTANCE)) == chosen
     assert state.notice is not None and f"cambió de {before} a {chosen} en Ajustes" in state.notice
     assert gateway.emit("message.received", body="Tras el cambio") == [200]
+
+
+def a_free_port() -> int:
+    """A port the OS says is free, for the user to type."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_port_changed_while_the_listener_is_stopped_is_registered_at_the_next_start(home, gateway):
+    """The port is changed (Ajustes, `yupana config set`) by a run whose listener never starts; the next run starts
+    the listener on the new port: the instances receiving by webhook are told, and the user too."""
+    port = first_run(home, gateway)
+    chosen = a_free_port()
+    engine = Engine(home)
+    try:
+        engine.admin.config_set("listener_port", str(chosen))  # the listener is not running: nothing restarts
+        assert engine.messaging.listener_state().state == "stopped"
+        assert port_of(gateway.webhook_of(DEMO_INSTANCE)) == port  # the gateway still has the old port
+    finally:
+        engine.close()
+    engine = Engine(home)
+    try:
+        assert port_of(engine.messaging.start_listener()) == chosen
+        assert port_of(gateway.webhook_of(DEMO_INSTANCE)) == chosen
+        notice = engine.messaging.listener_state().notice
+        assert notice is not None and f"cambió de {port} a {chosen} en Ajustes" in notice
+        assert "Meta" in notice and "túnel" in notice
+        assert gateway.emit("message.received", body="Tras el cambio con el receptor detenido") == [200]
+    finally:
+        engine.close()
+    engine = Engine(home)
+    try:  # told once: the next start on the same port changes nothing
+        assert port_of(engine.messaging.start_listener()) == chosen
+        assert engine.messaging.listener_state().notice is None
+    finally:
+        engine.close()
+
+
+def test_a_port_changed_before_the_first_start_of_this_run_is_registered_at_that_start(home, gateway):
+    port = first_run(home, gateway)
+    chosen = a_free_port()
+    engine = Engine(home)
+    try:
+        engine.admin.config_set("listener_port", str(chosen))
+        assert port_of(engine.messaging.start_listener()) == chosen
+        assert port_of(gateway.webhook_of(DEMO_INSTANCE)) == chosen
+        notice = engine.messaging.listener_state().notice
+        assert notice is not None and f"cambió de {port} a {chosen} en Ajustes" in notice
+    finally:
+        engine.close()

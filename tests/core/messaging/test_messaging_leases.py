@@ -3,11 +3,14 @@ processes on one database), and the repository's insert-once statements.
 
 Each desk is a Storage of its own on the same file with its own messaging store, as two computers sharing a
 database would have. The messaging clock (retries' times) and Python's wall clock are moved by an hour on one desk:
-leases do not follow them. A delivery's lease names no owner: its expiry is its holder's token (ports.messaging).
+leases do not follow them. A delivery's lease names its holder (host and process) beside its expiry, the pair being
+the holder's token (ports.messaging): a holder known dead (a process of this host that is gone) loses it at once.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,21 +25,22 @@ from app.core.messaging.forwarding import Forwarder
 from app.core.messaging.store import DELIVERY_DONE, DELIVERY_PENDING, MessagingStore
 from app.core.platform import processes
 from app.core.storage.engines import open_database
-from app.core.storage.sqlite.database import DB_NOW
+from app.core.storage.sqlite.database import DB_NOW, Storage
 from app.core.storage.sqlite.messaging import SqliteMessagingRepository
+from app.core.storage.sqlite.schema import UPGRADED
 from tests.helpers.messaging_support import wait_for
 
 HOUR = 3600.0
 
 
 class Desk:
-    """One host's process on the shared database."""
+    """One host's process on the shared database (`pid`: the process its leases name; this one unless told)."""
 
-    def __init__(self, path, host: str) -> None:
+    def __init__(self, path, host: str, pid: int | None = None) -> None:
         self.host = host
         self.storage = open_database(path)
         self.repository = SqliteMessagingRepository(self.storage)
-        self.store = MessagingStore(self.storage, self.repository)
+        self.store = MessagingStore(self.storage, self.repository, holder=f"{host}/{pid or os.getpid()}:deliveries")
 
     def close(self) -> None:
         self.storage.close()
@@ -192,6 +196,132 @@ def test_an_incoming_message_already_stored_by_id_or_gateway_id_is_kept_as_it_wa
     a.repository.add_incoming("msg_NEW", "tienda", "G1", "+51900000000", "X", "text", "otro", ev.RECEIVED, 2, "")
     [stored] = a.store.messages("tienda")
     assert (stored["id"], stored["gateway_id"], stored["body"]) == ("msg_G1", "G1", "hola")
+
+
+def ended_process() -> int:
+    """The id of a process that ran on this host and is gone."""
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(ended.stdout.strip())
+
+
+@pytest.fixture
+def shop_path(tmp_path):
+    path = tmp_path / "shop.db"
+    desk = Desk(path, processes.HOST)
+    desk.store.save_instance("tienda", "evolution", "https://evolution.example.pe", {}, "produccion")
+    desk.store.add_subscription("sub_1", "tienda", "https://crm.example.pe/hooks", [ev.MESSAGE_RECEIVED])
+    desk.store.ingest([received("G1")], now=1_000.0)
+    desk.close()
+    return path
+
+
+def test_a_lease_of_a_dead_process_of_this_host_is_taken_over_at_once(shop_path):
+    killed = Desk(shop_path, processes.HOST, pid=ended_process())  # its leases name a process that is gone
+    restarted = Desk(shop_path, processes.HOST)
+    try:
+        [lost] = claim(killed, lease_s=600.0)
+        assert restarted.store.next_due_at() == 1_000.0  # due now, not in 600 s
+        [taken] = claim(restarted, lease_s=600.0)  # at once: its holder's process no longer runs
+        assert taken.id == lost.id and taken.holder == restarted.store.holder != lost.holder
+        # What the dead holder might still write counts for nothing: the lease is no longer its.
+        assert killed.store.renew_leases([lost]) == [lost]
+        killed.store.record_outcomes([(lost, 200, None, DELIVERY_DONE, None)], clock.now())
+        [row] = restarted.store.deliveries()
+        assert (row["state"], row["attempts"], row["lease_holder"]) == (DELIVERY_PENDING, 0, restarted.store.holder)
+        restarted.store.record_outcomes([(taken, 204, None, DELIVERY_DONE, None)], clock.now())
+        [row] = restarted.store.deliveries()
+        assert (row["state"], row["attempts"], row["lease_until"], row["lease_holder"]) == (DELIVERY_DONE, 1, 0, None)
+    finally:
+        killed.close()
+        restarted.close()
+
+
+def test_on_each_engine_a_dead_holders_lease_is_taken_and_a_live_ones_kept(engine_database, repos):
+    """The claim's SQL over SQLite and PostgreSQL (`engine_database`): a live holder of another host keeps its lease,
+    a dead one of this host loses it at once; each lease then names its new holder."""
+    store = MessagingStore(engine_database, repos.messaging, holder=f"{processes.HOST}/{os.getpid()}:deliveries")
+    store.save_instance("tienda", "evolution", "https://evolution.example.pe", {}, "produccion")
+    store.add_subscription("sub_1", "tienda", "https://crm.example.pe/hooks", [ev.MESSAGE_RECEIVED])
+    store.ingest([received("G1"), received("G2")], now=1_000.0)
+    remote = MessagingStore(engine_database, repos.messaging, holder=f"otra-caja/{os.getpid()}:deliveries")
+    dead = MessagingStore(engine_database, repos.messaging,
+                          holder=f"{processes.HOST}/{ended_process()}:deliveries")
+    [kept] = remote.claim_due(clock.now(), 1, 600.0)
+    [lost] = dead.claim_due(clock.now(), 1, 600.0)
+    assert store.dead_holders() == [dead.holder]
+    [taken] = store.claim_due(clock.now(), 10, 600.0)
+    assert taken.id == lost.id != kept.id and taken.holder == store.holder
+    assert dead.renew_leases([lost]) == [lost] and remote.renew_leases([kept]) == []
+    holders = {row["id"]: row["lease_holder"] for row in store.deliveries()}
+    assert holders == {kept.id: remote.holder, taken.id: store.holder}
+
+
+def test_a_live_holder_in_another_process_keeps_its_lease_until_it_dies(shop_path):
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    holder = Desk(shop_path, processes.HOST, pid=other.pid)
+    newcomer = Desk(shop_path, processes.HOST)
+    try:
+        [held] = claim(holder, lease_s=600.0)
+        assert claim(newcomer) == []  # its holder's process runs: the lease stands
+        due_at = newcomer.store.next_due_at()
+        assert due_at is not None and 590 < due_at - clock.now() <= 600
+        other.send_signal(signal.SIGKILL)
+        other.wait(10)
+        [taken] = claim(newcomer)  # the holder died: taken over without waiting the lease out
+        assert taken.id == held.id
+    finally:
+        if other.poll() is None:
+            other.kill()
+        other.wait(10)
+        other.stdin.close()
+        holder.close()
+        newcomer.close()
+
+
+def test_a_lease_of_another_hosts_process_runs_its_time_whatever_its_process_id(shop_path):
+    remote = Desk(shop_path, "otra-caja", pid=ended_process())  # no such process here: another host's, unknown
+    local = Desk(shop_path, processes.HOST)
+    try:
+        [held] = claim(remote, lease_s=0.3)
+        assert claim(local) == []
+        wait_for(lambda: db_now(local) > held.lease)
+        [taken] = claim(local)
+        assert taken.id == held.id
+    finally:
+        remote.close()
+        local.close()
+
+
+def test_a_lease_written_before_holders_were_named_runs_its_time(shop_path):
+    """A delivery claimed by a version without `lease_holder` (NULL) is taken over only when its lease runs out."""
+    desk = Desk(shop_path, processes.HOST)
+    try:
+        with desk.storage.write() as conn:
+            conn.execute(f"UPDATE deliveries SET lease_until = {DB_NOW} + 0.3, lease_holder = NULL")
+        assert claim(desk) == []
+        wait_for(lambda: claim(desk))
+    finally:
+        desk.close()
+
+
+def test_a_folder_of_version_2_gets_the_lease_holder_column_once(shop_path):
+    raw = Storage.open(shop_path)  # back to version 2, as a folder written before holders were named
+    with raw.write() as conn:
+        conn.execute("ALTER TABLE deliveries DROP COLUMN lease_holder")
+        conn.execute("DELETE FROM schema_version WHERE version > 2")
+    raw.close()
+    open_database(shop_path).close()
+    desk = Desk(shop_path, processes.HOST)
+    try:
+        assert [(row["version"], row["how"]) for row in desk.storage.query(
+            "SELECT version, how FROM schema_version WHERE version > 1 ORDER BY version")] == \
+            [(2, UPGRADED), (3, UPGRADED)]
+        [row] = desk.store.deliveries()  # the queued delivery kept, its lease free
+        assert (row["state"], row["lease_holder"]) == (DELIVERY_PENDING, None)
+        [due] = claim(desk)
+        assert due.holder == desk.store.holder
+    finally:
+        desk.close()
 
 
 def test_resending_leaves_a_delivery_in_flight_to_its_holder(desks):

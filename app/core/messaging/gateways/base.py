@@ -28,7 +28,9 @@ class GatewayField:
     `label` is what the user reads (Spanish); `secret`: typed hidden (every credential is kept encrypted in the
     secret store whatever this says); `required`: the gateway cannot work without it (an option that is required is
     saved even empty); `entered`: False for what the engine keeps by itself (the signing secret another Yupana answers
-    when its webhook is registered), which the form does not ask for; `hint`: the field's placeholder."""
+    when its webhook is registered), which the form does not ask for; `hint`: the field's placeholder; `choices`:
+    the values an option may take, each with its Spanish label (the form offers them as a list, the first by default;
+    saving another value is refused)."""
 
     key: str
     label: str
@@ -36,6 +38,7 @@ class GatewayField:
     required: bool = False
     entered: bool = True
     hint: str = ""
+    choices: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

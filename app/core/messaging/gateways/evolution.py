@@ -53,7 +53,7 @@ VIA_WEBHOOK, VIA_STREAM, VIA_STREAM_GLOBAL = "webhook", "stream", "stream-global
 EVENTS_VIA = (VIA_WEBHOOK, VIA_STREAM, VIA_STREAM_GLOBAL)
 FIND_PAGE = 50  # findMessages' page size (its `offset`; Evolution's default too)
 STREAM_OFF = ("La pasarela {base} no tiene activado el envío de eventos por Socket.IO: en el servidor de Evolution "
-              "ponga WEBSOCKET_ENABLED=true y reinícielo, o elija «webhook» en «Recepción de eventos» de la instancia.")
+              "ponga WEBSOCKET_ENABLED=true y reinícielo, o elija «Webhook» en «Recepción de eventos» de la instancia.")
 
 
 def events_via(config: GatewayConfig) -> str:
@@ -70,8 +70,10 @@ class EvolutionGateway(Gateway):
     address_hint = "https://evolution.mi-empresa.pe"
     credentials = (GatewayField("apikey", "apikey", secret=True, required=True),)
     options = (GatewayField("remote_name", "Nombre en la pasarela", hint="vacío: el mismo nombre"),
-               GatewayField("events_via", "Recepción de eventos",
-                            hint="webhook (por omisión), stream o stream-global (Socket.IO, sin túnel)"))
+               GatewayField("events_via", "Recepción de eventos", choices=(
+                   (VIA_WEBHOOK, "Webhook: la pasarela envía los eventos a este receptor"),
+                   (VIA_STREAM, "Stream: Yupana se conecta a la pasarela (Socket.IO, sin túnel)"),
+                   (VIA_STREAM_GLOBAL, "Stream global del servidor (WEBSOCKET_GLOBAL_EVENTS)"))))
     listener_path = "/webhooks/evolution/{name}"
 
     @classmethod

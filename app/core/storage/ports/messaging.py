@@ -7,9 +7,11 @@ messaging store (app.core.messaging.store) keeps the logic and opens the unit of
 benchmark, the listener checking a post). A row written with `environment` goes to its instance's environment when
 the instance exists (set when it was saved), else to the one given.
 
-Delivery leases are written and compared with the database's clock in the same statement. The lease's expiry is
-also its holder's token: a claim happens only after the previous lease ran out, so each claim writes a later expiry
-than any before it, and a holder renews or records only while the expiry it was given is still the row's.
+Delivery leases are written and compared with the database's clock in the same statement. A lease names its holder
+(«<host>/<process id>:<tag>», app.core.platform.processes) beside its expiry, and the pair is the holder's token: a
+holder renews or records only while both are still the row's. A claim takes a delivery whose lease ran out, or whose
+holder the caller knows is dead (`dead`: a process of its own host that is gone), so a restart need not wait out the
+lease of the process it replaces.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any, Protocol
 
 @dataclass
 class Due:
-    """A claimed delivery: what the forwarder sends, and `lease`, the claim's expiry (the holder's token)."""
+    """A claimed delivery: what the forwarder sends, and `lease` and `holder`, the claim's expiry and who holds it
+    (together, the holder's token)."""
 
     id: str
     subscription_id: str
@@ -30,6 +33,7 @@ class Due:
     payload: str
     timestamp: int
     lease: float = 0.0
+    holder: str = ""
 
 
 class MessagingRepository(Protocol):
@@ -125,29 +129,36 @@ class MessagingRepository(Protocol):
         """Queue deliveries: (id, subscription id, event sequence number, first attempt's time)."""
         ...
 
-    def next_due_at(self, environment: str, now: float, excluding: Sequence[str] = ()) -> float | None:
+    def next_due_at(self, environment: str, now: float, excluding: Sequence[str] = (),
+                    dead: Sequence[str] = ()) -> float | None:
         """When the next pending delivery is due, on the caller's clock `now`: its next attempt's time, or later
-        when a lease holds it (the lease's remaining time, by the database's clock, added to `now`). Deliveries of
-        the subscriptions in `excluding` (the caller cannot take more of theirs now) are not looked at."""
+        when a lease holds it (the lease's remaining time, by the database's clock, added to `now`; a lease of a
+        holder in `dead` holds nothing). Deliveries of the subscriptions in `excluding` (the caller cannot take more
+        of theirs now) are not looked at."""
         ...
 
-    def claim_due(self, environment: str, now: float, limit: int, lease_s: float,
-                  busy: Mapping[str, int] | None = None) -> list[Due]:
-        """Lease pending deliveries whose next attempt is due by `now` (the caller's clock) and whose lease ran out
-        (the database's clock), for `lease_s` seconds; oldest due first. Without `busy`: up to `limit` in all.
-        With `busy` (the caller's deliveries in flight, by subscription): `limit` is per subscription, each one
-        gets up to `limit` minus its busy ones, so one subscription's backlog never holds another's back."""
+    def lease_holders(self) -> list[str]:
+        """The holders of the pending deliveries' running leases (each once), for the caller to tell the dead."""
         ...
 
-    def renew_lease(self, delivery_id: str, lease: float, lease_s: float) -> float | None:
-        """Extend a lease still held (`lease` is still the row's) to `lease_s` from now; the new lease, None when
-        it was lost (ran out and taken, or reset)."""
+    def claim_due(self, environment: str, now: float, limit: int, lease_s: float, holder: str,
+                  busy: Mapping[str, int] | None = None, dead: Sequence[str] = ()) -> list[Due]:
+        """Lease to `holder` pending deliveries whose next attempt is due by `now` (the caller's clock) and whose
+        lease ran out (the database's clock) or is held by one of `dead`, for `lease_s` seconds; oldest due first.
+        Without `busy`: up to `limit` in all. With `busy` (the caller's deliveries in flight, by subscription):
+        `limit` is per subscription, each one gets up to `limit` minus its busy ones, so one subscription's backlog
+        never holds another's back."""
         ...
 
-    def record_attempt(self, delivery_id: str, lease: float, state: str, status: int | None, error: str | None,
-                       at: float, next_at: float | None) -> bool:
-        """Record an attempt's outcome and free the lease, if `lease` is still the row's; False (nothing written)
-        when the lease was lost meanwhile."""
+    def renew_lease(self, delivery_id: str, holder: str, lease: float, lease_s: float) -> float | None:
+        """Extend a lease still held (`holder` and `lease` still the row's) to `lease_s` from now; the new lease,
+        None when it was lost (ran out or its holder was found dead, and taken; or reset)."""
+        ...
+
+    def record_attempt(self, delivery_id: str, holder: str, lease: float, state: str, status: int | None,
+                       error: str | None, at: float, next_at: float | None) -> bool:
+        """Record an attempt's outcome and free the lease, if `holder` and `lease` are still the row's; False
+        (nothing written) when the lease was lost meanwhile."""
         ...
 
     def cancel_pending(self, sub_id: str, state: str) -> None:

@@ -20,6 +20,15 @@ def _here(environment: str, alias: str = "") -> tuple[str, tuple[str, ...]]:
     return (f"{alias}environment = ?", (environment,)) if environment else ("1 = 1", ())
 
 
+def _held(dead: Sequence[str], alias: str = "d.") -> tuple[str, tuple[str, ...]]:
+    """An SQL condition (and its parameters) true while a delivery's lease holds it: it has not run out on the
+    database's clock and its holder is not one of `dead` (processes known to be gone)."""
+    if not dead:
+        return f"{alias}lease_until > {DB_NOW}", ()
+    marks = ", ".join("?" * len(dead))
+    return f"({alias}lease_until > {DB_NOW} AND COALESCE({alias}lease_holder, '') NOT IN ({marks}))", tuple(dead)
+
+
 def _instance(row: dict[str, Any]) -> dict[str, Any]:
     row["options"] = json.loads(row["options"])
     return row
@@ -187,26 +196,36 @@ class SqliteMessagingRepository:
             conn.executemany("INSERT INTO deliveries (id, subscription_id, event_seq, next_attempt_at) "
                              "VALUES (?, ?, ?, ?)", rows)
 
-    def next_due_at(self, environment: str, now: float, excluding: Sequence[str] = ()) -> float | None:
+    def next_due_at(self, environment: str, now: float, excluding: Sequence[str] = (),
+                    dead: Sequence[str] = ()) -> float | None:
         here, params = _here(environment, "s.")
         others = f" AND d.subscription_id NOT IN ({', '.join('?' * len(excluding))})" if excluding else ""
+        held, held_params = _held(dead)
         # A held lease's end on the caller's clock: now + what is left of it by the database's.
         lease_end = f"(? + d.lease_until - {DB_NOW})"
         row = self._db.query_one(
-            f"SELECT MIN(CASE WHEN d.lease_until > {DB_NOW} AND {lease_end} > d.next_attempt_at THEN {lease_end} "
+            f"SELECT MIN(CASE WHEN {held} AND {lease_end} > d.next_attempt_at THEN {lease_end} "
             "ELSE d.next_attempt_at END) AS at FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id "
-            f"WHERE d.state = 'pending' AND {here}{others}", (now, now, *params, *excluding))
+            f"WHERE d.state = 'pending' AND {here}{others}", (*held_params, now, now, *params, *excluding))
         return row["at"] if row else None
 
-    def claim_due(self, environment: str, now: float, limit: int, lease_s: float,
-                  busy: Mapping[str, int] | None = None) -> list[Due]:
+    def lease_holders(self) -> list[str]:
+        rows = self._db.query(f"SELECT DISTINCT lease_holder FROM deliveries WHERE state = 'pending' "
+                              f"AND lease_until > {DB_NOW} AND lease_holder IS NOT NULL")
+        return [row["lease_holder"] for row in rows]
+
+    def claim_due(self, environment: str, now: float, limit: int, lease_s: float, holder: str,
+                  busy: Mapping[str, int] | None = None, dead: Sequence[str] = ()) -> list[Due]:
         here, params = _here(environment, "s.")
+        held, held_params = _held(dead)
+        free = f"NOT {held}"  # its lease ran out, or its holder is dead
         due = ("SELECT d.id, d.subscription_id, s.url, d.attempts, e.payload, e.timestamp FROM deliveries d "
                "JOIN subscriptions s ON s.id = d.subscription_id JOIN webhook_events e ON e.seq = d.event_seq "
-               f"WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= {DB_NOW} AND {here}")
+               f"WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND {free} AND {here}")
         with self._db.write() as conn:
             if busy is None:  # the oldest due, whichever their subscription
-                rows = conn.execute(f"{due} ORDER BY d.next_attempt_at LIMIT ?", (now, *params, limit)).fetchall()
+                rows = conn.execute(f"{due} ORDER BY d.next_attempt_at LIMIT ?",
+                                    (now, *held_params, *params, limit)).fetchall()
             else:  # each subscription's oldest due, up to its room: one's backlog never holds another's back
                 rows = []
                 for (sub_id,) in conn.execute(f"SELECT s.id FROM subscriptions s WHERE {here} ORDER BY s.id",
@@ -214,30 +233,35 @@ class SqliteMessagingRepository:
                     room = limit - busy.get(sub_id, 0)
                     if room > 0:
                         rows += conn.execute(f"{due} AND d.subscription_id = ? ORDER BY d.next_attempt_at LIMIT ?",
-                                             (now, *params, sub_id, room)).fetchall()
+                                             (now, *held_params, *params, sub_id, room)).fetchall()
             if not rows:
                 return []
-            # The lease is taken in one statement on the database's clock, and only where it still ran out (another
+            # The lease is taken in one statement on the database's clock, and only where it is still free (another
             # engine's statement may come first on a server).
             marks = ", ".join("?" * len(rows))
+            taken, _ = _held(dead, alias="")
             leases = dict(conn.execute(
-                f"UPDATE deliveries SET lease_until = {DB_NOW} + ? WHERE id IN ({marks}) AND state = 'pending' "
-                f"AND lease_until <= {DB_NOW} RETURNING id, lease_until", (lease_s, *(r[0] for r in rows))).fetchall())
-        return [Due(row[0], row[1], row[2], row[3], row[4], row[5], leases[row[0]]) for row in rows if row[0] in leases]
+                f"UPDATE deliveries SET lease_until = {DB_NOW} + ?, lease_holder = ? WHERE id IN ({marks}) "
+                f"AND state = 'pending' AND NOT {taken} RETURNING id, lease_until",
+                (lease_s, holder, *(r[0] for r in rows), *held_params)).fetchall())
+        return [Due(row[0], row[1], row[2], row[3], row[4], row[5], leases[row[0]], holder)
+                for row in rows if row[0] in leases]
 
-    def renew_lease(self, delivery_id: str, lease: float, lease_s: float) -> float | None:
+    def renew_lease(self, delivery_id: str, holder: str, lease: float, lease_s: float) -> float | None:
         with self._db.write() as conn:
             rows = conn.execute(f"UPDATE deliveries SET lease_until = {DB_NOW} + ? WHERE id = ? AND lease_until = ? "
-                                "AND state = 'pending' RETURNING lease_until", (lease_s, delivery_id, lease)).fetchall()
+                                "AND lease_holder = ? AND state = 'pending' RETURNING lease_until",
+                                (lease_s, delivery_id, lease, holder)).fetchall()
         return float(rows[0][0]) if rows else None
 
-    def record_attempt(self, delivery_id: str, lease: float, state: str, status: int | None, error: str | None,
-                       at: float, next_at: float | None) -> bool:
+    def record_attempt(self, delivery_id: str, holder: str, lease: float, state: str, status: int | None,
+                       error: str | None, at: float, next_at: float | None) -> bool:
         with self._db.write() as conn:
             return conn.execute(
                 "UPDATE deliveries SET state = ?, attempts = attempts + 1, last_status = ?, last_error = ?, "
-                "last_attempt_at = ?, next_attempt_at = COALESCE(?, next_attempt_at), lease_until = 0 "
-                "WHERE id = ? AND lease_until = ?", (state, status, error, at, next_at, delivery_id, lease)).rowcount > 0
+                "last_attempt_at = ?, next_attempt_at = COALESCE(?, next_attempt_at), lease_until = 0, "
+                "lease_holder = NULL WHERE id = ? AND lease_until = ? AND lease_holder = ?",
+                (state, status, error, at, next_at, delivery_id, lease, holder)).rowcount > 0
 
     def cancel_pending(self, sub_id: str, state: str) -> None:
         with self._db.write() as conn:
