@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         DatabaseCheck,
         EmissionStep,
         EventHandle,
+        ExportProgress,
         Instance,
         ListenerState,
         Message,
@@ -112,6 +113,8 @@ class Invoicing(Protocol):
     def next_number(self, emisor_ruc: str, tipo: str, serie: str) -> int: ...
     def voucher_cdr(self, voucher_id: int) -> VoucherCdr | None: ...
     def pending_by_environment(self) -> list[PendingCount]: ...
+    def export_period_steps(self, desde: dt.date, hasta: dt.date,
+                            salida: str | Path) -> Iterator[ExportProgress]: ...
     def verify_signature(self, xml: bytes | str) -> Verification: ...
 
     # voids and daily summaries
