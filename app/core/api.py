@@ -39,9 +39,10 @@ from app.core.errors import (
     not_found,
     unreadable_file,
 )
-from app.core.invoicing import statuses, sunat_catalogues, sunat_codes
+from app.core.invoicing import backups, statuses, sunat_catalogues, sunat_codes
 from app.core.invoicing.amounts import IGV_RATE, icbper_rate
 from app.core.invoicing.amounts import money as round_money
+from app.core.invoicing.backups import BackupCheck, BackupInfo
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
 from app.core.invoicing.catalog.records import Customer, Product
@@ -183,7 +184,7 @@ __all__ = [
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
     "PRODUCCION", "SANDBOX", "Environment", "process_owner", "HeldEvents", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
     "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
-    "shared_database",
+    "shared_database", "backups", "BackupCheck", "BackupInfo",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",
     # «Conectar WhatsApp»: pairing an Evolution instance by QR, Meta's connection test

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         PlacaRecord,
         RucRecord,
     )
+    from app.core.invoicing.backups import BackupCheck
     from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
     from app.core.invoicing.catalog.records import Customer, Product
     from app.core.invoicing.certificates import CertificateInfo
@@ -216,6 +217,7 @@ class Administration(Protocol):
     def check_database(self, budget_s: float, *, clock: Callable[[], float] | None = None,
                        every: int = 10_000) -> DatabaseCheck: ...
     def change_counter(self) -> int: ...
+    def create_backup(self, folder: str | Path) -> BackupCheck: ...
 
     # settings
     def config_get(self, key: str) -> str: ...
