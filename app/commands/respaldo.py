@@ -35,6 +35,9 @@ def cmd_create(args: argparse.Namespace) -> int:
     assert check.info is not None  # a backup that verified has its manifest read
     print(f"Copia verificada: {check.info.vouchers:,} comprobantes, {check.info.size / (1024 * 1024):,.1f} MiB, "
           f"{check.signatures_checked} firmas comprobadas.", file=sys.stderr)
+    if check.rotated:
+        print(f"Copias antiguas retiradas (se guardan 7 diarias, 4 semanales y 12 mensuales): "
+              f"{', '.join(check.rotated)}", file=sys.stderr)
     print(check.path)
     return 0
 

@@ -17,6 +17,7 @@ what it checks beyond the file is theirs: numbers, RA/RC counters, signatures.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -64,6 +65,7 @@ class BackupCheck:
     problems: list[str] = field(default_factory=list)
     info: BackupInfo | None = None
     signatures_checked: int = 0
+    rotated: tuple[str, ...] = ()  # older backups `create` removed by rotation (their file names)
 
     @property
     def ok(self) -> bool:
@@ -94,7 +96,7 @@ def create(database: Path, folder: str | Path, data_home: Path, *, now: dt.datet
     if not check.ok:
         final.replace(final.with_suffix(".fallido"))
         raise invalid("respaldo", f"La copia «{final.name}» no pasó su verificación: {'; '.join(check.problems)}")
-    return check
+    return dataclasses.replace(check, rotated=tuple(path.name for path in rotate(target_folder)))
 
 
 def _free_name(folder: Path, stem: str) -> Path:
@@ -135,6 +137,32 @@ def _manifest(copy: Path, moment: dt.datetime) -> dict[str, Any]:
     return {"formato": FORMAT, "version_yupana": __version__, "fecha": moment.isoformat(timespec="seconds"),
             "base": {"archivo": DATABASE, "bytes": copy.stat().st_size, "sha256": _sha256(copy)},
             "tablas": facts.tables, "series": facts.series, "resumenes": facts.summaries}
+
+
+# ---------------------------------------------------------------- rotation
+
+KEEP_DAILY, KEEP_WEEKLY, KEEP_MONTHLY = 7, 4, 12
+
+
+def rotate(folder: Path, daily: int = KEEP_DAILY, weekly: int = KEEP_WEEKLY, monthly: int = KEEP_MONTHLY) -> list[Path]:
+    """Keep the newest backup of each of the last `daily` days, `weekly` ISO weeks and `monthly` months that have
+    one (grandfather-father-son, by the date in the file's name); remove the other backups of `folder`. Only files
+    named as Yupana's backups are touched (a `.fallido` one stays). Returns what was removed."""
+    dated = sorted(((dt.datetime.strptime(match.group(1), "%Y%m%d-%H%M%S"), match.group(2) or "", path)
+                    for path in folder.iterdir() if (match := NAME.match(path.name))), reverse=True)
+    keep: set[Path] = set()
+    for limit, period in ((daily, lambda when: when.date()), (weekly, lambda when: when.isocalendar()[:2]),
+                          (monthly, lambda when: (when.year, when.month))):
+        seen: set[object] = set()
+        for when, _, path in dated:
+            key = period(when)
+            if key not in seen and len(seen) < limit:
+                seen.add(key)
+                keep.add(path)
+    removed = [path for _, _, path in dated if path not in keep]
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
 
 
 # ---------------------------------------------------------------- listing

@@ -7,6 +7,7 @@ flipped byte, a missing member and a manifest that does not match, naming what i
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 import threading
@@ -214,3 +215,40 @@ def test_yupana_respaldo_crear_listar_verificar(shop, home, folder, tmp_path):
     broken = run_cli("respaldo", "verificar", str(_rewritten(path, tmp_path / "roto.zip", drop=backups.DATABASE)),
                      home=home)
     assert broken.returncode == 1 and "le falta «yupana.db»" in broken.stderr.decode()
+
+
+# ---------------------------------------------------------------- rotation: 7 daily, 4 weekly, 12 monthly
+
+def _fake(folder: Path, when: str) -> Path:
+    path = folder / f"yupana-respaldo-{when}.zip"
+    path.write_bytes(b"copia")
+    return path
+
+
+def test_rotation_keeps_7_daily_4_weekly_and_12_monthly(folder):
+    day = dt.date(2025, 11, 1)
+    while day <= dt.date(2026, 12, 6):  # one backup a day for 13 months, two on the last day
+        _fake(folder, f"{day:%Y%m%d}-030000")
+        day += dt.timedelta(days=1)
+    _fake(folder, "20261206-150000")
+    (folder / "yupana-respaldo-20250101-000000.fallido").write_bytes(b"x")
+    (folder / "notas.txt").write_text("de la tienda")
+    removed = backups.rotate(folder)
+    kept = sorted(path.name.removeprefix("yupana-respaldo-")[:8] for path in folder.glob("yupana-respaldo-*.zip"))
+    daily = ["20261130", "20261201", "20261202", "20261203", "20261204", "20261205", "20261206"]
+    weekly = ["20261115", "20261122", "20261129"]  # Sundays: the newest of the three weeks before this one
+    monthly = ["20260131", "20260228", "20260331", "20260430", "20260531", "20260630", "20260731", "20260831",
+               "20260930", "20261031"]  # November and December are kept already
+    assert kept == sorted(daily + weekly + monthly)
+    assert (folder / "yupana-respaldo-20261206-150000.zip").exists()
+    assert not (folder / "yupana-respaldo-20261206-030000.zip").exists()
+    assert len(removed) == 402 - len(kept) and (folder / "notas.txt").exists()
+    assert (folder / "yupana-respaldo-20250101-000000.fallido").exists()
+
+
+def test_a_new_backup_rotates_the_folder(shop, folder):
+    for day in range(1, 9):
+        _fake(folder, f"202001{day:02d}-120000")
+    check = shop.admin.create_backup(folder)
+    assert check.rotated == ("yupana-respaldo-20200102-120000.zip", "yupana-respaldo-20200101-120000.zip")
+    assert Path(check.path).exists() and len(list(folder.iterdir())) == 7
