@@ -82,17 +82,21 @@ class PeriodExporter:
         private_file(partial)  # customers' names and amounts: the owner's only (POSIX)
         rows: list[list[Cell]] = []
         cdrs = 0
-        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for done, voucher in enumerate(vouchers, start=1):
-                row, has_cdr = self._add(archive, voucher)
-                rows.append(row)
-                cdrs += has_cdr
-                if done % 10 == 0 or done == len(vouchers):
-                    yield ExportProgress(done, len(vouchers))
-            stem = f"RegistroVentas-{desde:%Y%m%d}-{hasta:%Y%m%d}"
-            archive.writestr(f"{stem}.csv", register_csv(rows))
-            archive.writestr(f"{stem}.xlsx", register_xlsx(rows))
-        os.replace(partial, target)
+        stem = f"RegistroVentas-{desde:%Y%m%d}-{hasta:%Y%m%d}"
+        try:
+            with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+                for done, voucher in enumerate(vouchers, start=1):
+                    row, has_cdr = self._add(archive, voucher)
+                    rows.append(row)
+                    cdrs += has_cdr
+                    if done % 10 == 0 or done == len(vouchers):
+                        yield ExportProgress(done, len(vouchers))
+                archive.writestr(f"{stem}.csv", register_csv(rows))
+                archive.writestr(f"{stem}.xlsx", register_xlsx(rows))
+            os.replace(partial, target)
+        except BaseException:  # a failure, or the caller stopped iterating (cancel): no half-written zip is left
+            partial.unlink(missing_ok=True)
+            raise
         total = sum((cell for row in rows if isinstance(cell := row[TOTAL_COLUMN], Decimal)), ZERO)
         yield ExportProgress(len(vouchers), len(vouchers), PeriodExport(
             path=str(target), vouchers=len(vouchers), cdrs=cdrs, total=total, register=f"{stem}.csv"))

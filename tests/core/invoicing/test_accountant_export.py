@@ -220,3 +220,15 @@ def test_yupana_exportar_writes_the_zip_and_says_where(quick, home, tmp_path):
         assert f"XML/{ISSUER_RUC}-01-F001-1.xml" in archive.namelist()
     wrong = run_cli("exportar", "--desde", "2026-13-01", "--hasta", "2026-11-30", "--salida", "x.zip", home=home)
     assert wrong.returncode == 2 and "«2026-13-01» no es una fecha AAAA-MM-DD" in wrong.stderr.decode()
+
+
+def test_an_export_stopped_halfway_leaves_no_file(engine, company, tmp_path):
+    engine.invoicing.create_test_certificate(ISSUER_RUC)
+    list(engine.invoicing.issue_batch([factura("F001", n, [item("Arroz superior 5 kg", "1", "10.00")])
+                                       for n in range(1, 31)]))
+    today = clock.today()
+    steps = engine.invoicing.export_period_steps(today.replace(day=1), today, tmp_path / "mes.zip")
+    assert next(steps).total == 30 and next(steps).done == 10
+    assert (tmp_path / "mes.zip.partial").exists()
+    steps.close()  # what «Cancelar exportación» does
+    assert not (tmp_path / "mes.zip").exists() and not (tmp_path / "mes.zip.partial").exists()
