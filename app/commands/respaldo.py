@@ -25,6 +25,13 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                                            "si no, diciendo qué está mal.")
     check.add_argument("archivo", metavar="ARCHIVO", help="yupana-respaldo-AAAAMMDD-HHMMSS.zip")
     check.set_defaults(func=cmd_verify)
+    back = actions.add_parser("restaurar", help="pone una copia en una carpeta de datos vacía (otro equipo, un disco "
+                                                "nuevo)",
+                              description="Verifica la copia y pone su base de datos en la carpeta de datos (la de "
+                                          "--home o YUPANA_HOME), que no debe tener una. Dice el último número de "
+                                          "cada serie que trae la copia.")
+    back.add_argument("archivo", metavar="ARCHIVO", help="yupana-respaldo-AAAAMMDD-HHMMSS.zip")
+    back.set_defaults(func=cmd_restore)
 
 
 def cmd_create(args: argparse.Namespace) -> int:
@@ -66,4 +73,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
     assert check.info is not None
     print(f"Copia correcta: {check.info.created_at}, Yupana {check.info.app_version}, {check.info.vouchers:,} "
           f"comprobantes, {check.signatures_checked} firmas comprobadas.")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from app.commands import open_engine
+    from app.core.api import backups, data_home
+
+    restored = backups.restore(args.archivo, data_home(getattr(args, "home", None)))
+    with open_engine(args) as engine:  # opens it as Yupana will: the schema checked and brought up to date
+        home = engine.admin.home()
+    print(f"Copia del {restored.backup.created_at} restaurada en «{home}»: {restored.backup.vouchers:,} "
+          "comprobantes.")
+    if restored.series:
+        print("Último número de cada serie en la copia:")
+        for serie in restored.series:
+            print(f"  {serie['serie']}-{serie['ultimo']}  (tipo {serie['tipo']}, RUC {serie['ruc']}, {serie['entorno']})")
+    print("Los comprobantes emitidos después de la copia no están en ella: antes de emitir, confirme el último número "
+          "impreso de cada serie (y en SUNAT con «yupana cdr»).", file=sys.stderr)
     return 0

@@ -139,6 +139,48 @@ def _manifest(copy: Path, moment: dt.datetime) -> dict[str, Any]:
             "tablas": facts.tables, "series": facts.series, "resumenes": facts.summaries}
 
 
+# ---------------------------------------------------------------- restoring
+
+@dataclass(frozen=True)
+class Restored:
+    """A backup put back into an empty data folder: which, where, and the last numbers it holds per serie."""
+
+    backup: BackupInfo
+    database: str
+    series: list[dict[str, Any]]
+
+
+def restore(path: str | Path, data_home: Path) -> Restored:
+    """Put a verified backup's database into `data_home`, which must hold no database (a new folder, another PC):
+    refused, naming the problem, when the backup does not verify or the folder is in use."""
+    target = data_home / DATABASE
+    leftovers = [data_home / f"{DATABASE}{suffix}" for suffix in ("", "-wal", "-shm")]
+    if any(leftover.exists() for leftover in leftovers):
+        raise invalid("carpeta", f"La carpeta de datos «{data_home}» ya tiene una base de datos de Yupana: restaure "
+                                 "en una carpeta vacía (yupana --home CARPETA_NUEVA respaldo restaurar …).")
+    check = verify(path)
+    if not check.ok or check.info is None:
+        raise invalid("respaldo", f"No se restaura «{Path(path).name}»: {' '.join(check.problems)}")
+    partial = data_home / f".{DATABASE}.restaurando"
+    private_file(partial)
+    with zipfile.ZipFile(path) as archive, archive.open(DATABASE) as source, open(partial, "wb") as out:
+        for chunk in iter(lambda: source.read(CHUNK), b""):
+            out.write(chunk)
+    if _sha256(partial) != _manifest_sha(path):
+        partial.unlink()
+        raise invalid("respaldo", f"«{DATABASE}» cambió mientras se restauraba: vuelva a intentarlo.")
+    _sync(partial)
+    os.replace(partial, target)
+    with zipfile.ZipFile(path) as archive:
+        series = list(json.loads(archive.read(MANIFEST))["series"])
+    return Restored(check.info, str(target), series)
+
+
+def _manifest_sha(path: str | Path) -> str:
+    with zipfile.ZipFile(path) as archive:
+        return str(json.loads(archive.read(MANIFEST))["base"]["sha256"])
+
+
 # ---------------------------------------------------------------- rotation
 
 KEEP_DAILY, KEEP_WEEKLY, KEEP_MONTHLY = 7, 4, 12

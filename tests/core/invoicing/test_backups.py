@@ -252,3 +252,45 @@ def test_a_new_backup_rotates_the_folder(shop, folder):
     check = shop.admin.create_backup(folder)
     assert check.rotated == ("yupana-respaldo-20200102-120000.zip", "yupana-respaldo-20200101-120000.zip")
     assert Path(check.path).exists() and len(list(folder.iterdir())) == 7
+
+
+# ---------------------------------------------------------------- restoring into an empty data folder
+
+def test_a_backup_restored_on_another_folder_has_every_voucher_signed_and_numbering_goes_on(shop, folder, tmp_path):
+    from app.core.engine import Engine
+    from app.core.invoicing.xmldsig import verify_xml
+
+    shop.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "claveSOLsecreta")
+    path = shop.admin.create_backup(folder).path
+    originals = {n: shop.invoicing.voucher(shop.invoicing.find_voucher(f"F001-{n}", ISSUER_RUC)).xml_firmado
+                 for n in (1, 20, 40)}
+    new_home = tmp_path / "otro-equipo"
+    done = run_cli("--home", str(new_home), "respaldo", "restaurar", path, home=new_home)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert f"restaurada en «{new_home.resolve()}»: 40 comprobantes" in out and "F001-40  (tipo 01" in out
+    assert "confirme el último número impreso" in done.stderr.decode()
+    again = Engine(new_home)  # the same passphrase (YUPANA_PASSPHRASE) opens its secrets
+    try:
+        assert again.invoicing.next_number(ISSUER_RUC, "01", "F001") == 41
+        for n, signed in originals.items():
+            restored = again.invoicing.voucher(again.invoicing.find_voucher(f"F001-{n}", ISSUER_RUC)).xml_firmado
+            assert restored == signed and verify_xml(restored).valid
+        assert again.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "claveSOLsecreta")
+        emission = list(again.invoicing.issue_batch([factura("F001", 41, LINES)]))
+        assert emission[0].success
+    finally:
+        again.close()
+
+
+def test_restore_refuses_a_folder_in_use_and_a_damaged_backup(good_backup, shop, tmp_path):
+    with pytest.raises(YupanaError, match="ya tiene una base de datos de Yupana"):
+        backups.restore(good_backup, shop.admin.home())
+    broken = _rewritten(good_backup, tmp_path / "roto.zip", drop=backups.MANIFEST)
+    empty = tmp_path / "vacia"
+    empty.mkdir()
+    with pytest.raises(YupanaError, match="No se restaura «roto.zip»: Al respaldo «roto.zip» le falta «manifiesto"):
+        backups.restore(broken, empty)
+    assert list(empty.iterdir()) == []
+    done = run_cli("--home", str(empty), "respaldo", "restaurar", str(broken), home=empty)
+    assert done.returncode == 1 and "le falta «manifiesto.json»" in done.stderr.decode()
