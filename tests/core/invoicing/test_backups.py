@@ -105,21 +105,25 @@ def test_a_backup_made_while_vouchers_are_issued_is_consistent(shop, folder):
         except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
             errors.append(exc)
 
+    def backed_up() -> dict:
+        check = shop.admin.create_backup(folder)
+        assert check.ok
+        return _manifest(Path(check.path))  # read now: the next backup of the day rotates this one away
+
     worker = threading.Thread(target=keep_issuing)
     worker.start()
     try:
-        checks = [shop.admin.create_backup(folder) for _ in range(2)] if first_block.wait(30) else []
+        manifests = [backed_up() for _ in range(2)] if first_block.wait(30) else []
     finally:
         stop.set()
         worker.join(timeout=60)
-    assert not errors and len(checks) == 2 and all(check.ok for check in checks)
-    for check in checks:
-        manifest = _manifest(Path(check.path))
+    assert not errors and len(manifests) == 2
+    for manifest in manifests:
         assert manifest["tablas"]["vouchers"] == manifest["tablas"]["voucher_texts"]
         last = {entry["serie"]: entry["ultimo"] for entry in manifest["series"]}
         assert last["F001"] == 40 and manifest["tablas"]["vouchers"] == 40 + last.get("F002", 0)
-    backed_up = [{e["serie"]: e["ultimo"] for e in _manifest(Path(c.path))["series"]}.get("F002", 0) for c in checks]
-    assert 5 <= backed_up[0] <= backed_up[1] <= len(issued_numbers)  # each copy is a moment of the issuing
+    copied = [{e["serie"]: e["ultimo"] for e in manifest["series"]}.get("F002", 0) for manifest in manifests]
+    assert 5 <= copied[0] <= copied[1] <= len(issued_numbers)  # each copy is a moment of the issuing
 
 
 def test_the_folder_must_exist_and_be_outside_the_data_folder(shop, tmp_path):
