@@ -298,3 +298,47 @@ def test_restore_refuses_a_folder_in_use_and_a_damaged_backup(good_backup, shop,
     assert list(empty.iterdir()) == []
     done = run_cli("--home", str(empty), "respaldo", "restaurar", str(broken), home=empty)
     assert done.returncode == 1 and "le falta «manifiesto.json»" in done.stderr.decode()
+
+
+def test_verificar_refuses_a_voucher_whose_signature_no_longer_verifies(good_backup, tmp_path):
+    """A copy whose file is sound (its SHA-256 is the manifest's) but whose first voucher's text was changed after it
+    was signed: the sample of signatures finds it."""
+    import hashlib
+
+    with zipfile.ZipFile(good_backup) as archive:
+        database = tmp_path / "yupana.db"
+        database.write_bytes(archive.read(backups.DATABASE))
+    conn = sqlite3.connect(database)
+    voucher_id = conn.execute("SELECT id FROM vouchers WHERE serie = 'F001' AND numero = 1").fetchone()[0]
+    conn.close()
+    signed = _signed_text(good_backup, voucher_id, tmp_path)
+    conn = sqlite3.connect(database)
+    conn.execute("UPDATE voucher_texts SET xml_firmado = ? WHERE voucher_id = ?",
+                 (signed.replace("Arroz superior", "Arroz inferior"), voucher_id))
+    conn.commit()
+    conn.execute("VACUUM")
+    conn.close()
+    manifest = _manifest(good_backup)
+    manifest["base"]["sha256"] = hashlib.sha256(database.read_bytes()).hexdigest()
+    manifest["base"]["bytes"] = database.stat().st_size
+    tampered = tmp_path / "firma-alterada.zip"
+    with zipfile.ZipFile(tampered, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(backups.MANIFEST, json.dumps(manifest))
+        archive.write(database, backups.DATABASE)
+    check = backups.verify(tampered)
+    assert len(check.problems) == 1 and check.problems[0].startswith("La firma de F001-1 no es válida: "), check
+
+
+def _signed_text(backup: Path, voucher_id: int, tmp_path: Path) -> str:
+    """The voucher's signed XML as the backup holds it (unpacked the way verify reads it)."""
+    from app.core.invoicing.voucher_store import signed_text_of
+    from app.core.storage.sqlite import backup as sqlite_backup
+
+    with zipfile.ZipFile(backup) as archive:
+        copy = tmp_path / "lectura.db"
+        copy.write_bytes(archive.read(backups.DATABASE))
+    rows, dictionaries = sqlite_backup.signed_sample(copy, 40)
+    row = next(row for row in rows if row["id"] == voucher_id)
+    text = signed_text_of(row, dictionaries.__getitem__)
+    assert text and "Arroz superior" in text
+    return text
