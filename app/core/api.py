@@ -39,9 +39,10 @@ from app.core.errors import (
     not_found,
     unreadable_file,
 )
-from app.core.invoicing import statuses, sunat_catalogues, sunat_codes
+from app.core.invoicing import backups, statuses, sunat_catalogues, sunat_codes
 from app.core.invoicing.amounts import IGV_RATE, icbper_rate
 from app.core.invoicing.amounts import money as round_money
+from app.core.invoicing.backups import BackupCheck, BackupInfo
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
 from app.core.invoicing.catalog.records import Customer, Product
@@ -106,6 +107,7 @@ from app.core.records import (
     EmissionOutcome,
     EmissionStep,
     EventHandle,
+    ExportProgress,
     Instance,
     ListenerState,
     Message,
@@ -114,6 +116,7 @@ from app.core.records import (
     PadronStatus,
     PdfFile,
     PendingCount,
+    PeriodExport,
     PrintedPages,
     Reachability,
     SignedVoucher,
@@ -159,7 +162,7 @@ __all__ = [
     "GroupCommit", "GroupCommitHandle", "Undo",
     # records
     "BatchItem", "BatchRequests", "ConsultedCdr", "Conversation", "DatabaseCheck", "Emission", "EmissionOutcome",
-    "EmissionStep", "EventHandle", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress",
+    "EmissionStep", "EventHandle", "ExportProgress", "PeriodExport", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress",
     "PadronStatus", "PdfFile", "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription",
     "Summary", "TokenState",
     "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "SummaryOutcome", "VoucherOutcome", "Verification",
@@ -186,7 +189,7 @@ __all__ = [
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
     "PRODUCCION", "SANDBOX", "Environment", "process_owner", "HeldEvents", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
     "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
-    "shared_database",
+    "shared_database", "backups", "BackupCheck", "BackupInfo",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",
     "STREAM_CONNECTED", "STREAM_CONNECTING", "STREAM_WAITING", "STREAM_STOPPED", "VIA_WEBHOOK",

@@ -306,6 +306,26 @@ class PadronProgress:
 
 
 @dataclass(frozen=True)
+class PeriodExport:
+    """A period's zip for the accountant (issue 35): where it was written, what it holds, the register's total."""
+
+    path: str
+    vouchers: int
+    cdrs: int
+    total: Decimal  # the sum of the register's «Total CP» (credit notes negative, voided vouchers in zero)
+    register: str  # the CSV's name inside the zip (the .xlsx has the same stem)
+
+
+@dataclass(frozen=True)
+class ExportProgress:
+    """A period's export as it goes: `done` of `total` vouchers written; the last item has `result`."""
+
+    done: int
+    total: int
+    result: PeriodExport | None = None
+
+
+@dataclass(frozen=True)
 class PadronStatus(_FromRow):
     """The padrón in use for lookups without internet: whether one is loaded, its rows and when."""
 

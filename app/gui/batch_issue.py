@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 from .context import Context
 from .dialogs import choose_path
-from .widgets import MessageBanner, show_progress
+from .progress_run import ProgressRun
+from .widgets import MessageBanner
 from .workers import Job
 
 SHOWN_ERRORS = 8
@@ -19,42 +19,22 @@ SHOWN_ERRORS = 8
 CHUNK = 250
 
 
-class BatchIssuer(QWidget):
+class BatchIssuer(ProgressRun):
     """The button, its progress bar and cancel; results go to `banner`."""
 
     finished = Signal(dict)  # {"emitidos", "con_error", "cancelado"}
 
     def __init__(self, context: Context, banner: MessageBanner) -> None:
-        super().__init__()
-        self.context = context
-        self.banner = banner
-        self.job: Job | None = None
-        self.start_button = QPushButton("Emitir lote…")
-        self.start_button.setToolTip("Genera y firma los comprobantes de un archivo JSON Lines (una solicitud por "
-                                     "línea) o de un arreglo JSON, con el certificado predeterminado de cada emisor.")
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.hide()
-        self.cancel_button = QPushButton("Cancelar lote")
-        self.cancel_button.hide()
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.progress)
-        row.addWidget(self.cancel_button)
-        row.addWidget(self.start_button)
+        super().__init__(context, banner, "Emitir lote…",
+                         "Genera y firma los comprobantes de un archivo JSON Lines (una solicitud por línea) o de un "
+                         "arreglo JSON, con el certificado predeterminado de cada emisor.", "Cancelar lote")
         self.start_button.clicked.connect(self.choose_file)
-        self.cancel_button.clicked.connect(self.cancel)
 
     def choose_file(self) -> None:
         choose_path(self, "Elegir el archivo del lote", self.issue_file,
                     name_filter="Lotes de comprobantes (*.jsonl *.json);;Todos los archivos (*)")
 
     def issue_file(self, path: str) -> Job:
-        self.banner.clear()
-        self.progress.setValue(0)
-        self.progress.show()
-        self.cancel_button.show()
-        self.cancel_button.setEnabled(True)
         engine = self.context.engine
 
         def work(job: Job) -> dict[str, Any]:
@@ -72,24 +52,9 @@ class BatchIssuer(QWidget):
             return {"emitidos": answered - len(errors), "con_error": len(errors), "errores": errors,
                     "total": total, "cancelado": answered < total}
 
-        self.job = self.context.workers.run(self, work, pass_job=True, done=self._done, failed=self._failed,
-                                            progress=lambda value: show_progress(self.progress, value),
-                                            busy=[self.start_button])
-        return self.job
-
-    def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
-            self.cancel_button.setEnabled(False)
-
-
-    def _ended(self) -> None:
-        self.job = None
-        self.progress.hide()
-        self.cancel_button.hide()
+        return self.begin(work, self._done)
 
     def _done(self, summary: dict[str, Any]) -> None:
-        self._ended()
         issued, failed = summary["emitidos"], summary["con_error"]
         noun = "comprobante emitido y firmado" if issued == 1 else "comprobantes emitidos y firmados"
         text = f"Lote: {issued} {noun}."
@@ -104,7 +69,3 @@ class BatchIssuer(QWidget):
             details += f"\n… y {more} más." if more > 0 else ""
         self.banner.show_message(text, "warning" if failed or summary["cancelado"] else "success", details)
         self.finished.emit({key: summary[key] for key in ("emitidos", "con_error", "cancelado")})
-
-    def _failed(self, exc: BaseException) -> None:
-        self._ended()
-        self.banner.show_error(exc)

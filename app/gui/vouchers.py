@@ -26,6 +26,7 @@ from app.core.api import clock, events, statuses
 
 from .batch_issue import BatchIssuer
 from .context import Context
+from .period_export import PeriodExport
 from .voucher_list import COLUMNS, STATUS_COLUMN, STATUS_ROLE, StatusDelegate, VoucherListModel
 from .voucher_types import TYPE_NAMES
 from .widgets import MessageBanner, heading
@@ -61,6 +62,8 @@ class VouchersPage(QWidget):
         self.banner = MessageBanner()
         self.batch = BatchIssuer(context, self.banner)
         top.addWidget(self.batch)
+        self.export = PeriodExport(context, self.banner, self.export_period)
+        top.addWidget(self.export)
         self.new_button = QPushButton("Nuevo comprobante")
         self.new_button.setStyleSheet("font-weight: bold;")
         top.addWidget(self.new_button)
@@ -161,6 +164,14 @@ class VouchersPage(QWidget):
     def _date_changed(self) -> None:
         if self.by_date.isChecked():
             self.reload()
+
+    def export_period(self) -> tuple[date, date]:
+        """What «Exportar XML y CDR» writes: the dates of the filter when it is on, else this month so far."""
+        if self.by_date.isChecked():
+            first, last = self.desde.date(), self.hasta.date()
+            return date(first.year(), first.month(), first.day()), date(last.year(), last.month(), last.day())
+        today = clock.today()
+        return today.replace(day=1), today
 
     def filters(self) -> dict[str, Any]:
         """What the user chose, as the arguments of engine.invoicing.vouchers."""

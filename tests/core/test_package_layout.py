@@ -279,6 +279,7 @@ DEFERRED = {
     ("storage/engines.py", "app.core.storage.postgres"): "170-300 ms: psycopg (a desk on a shared database)",
     ("storage/shared.py", "app.core.storage.postgres"): "(with psycopg: `yupana db` on a shared database)",
     ("messaging/evolution_stream.py", "socketio"): "140-280 ms: python-socketio (an instance set to stream, issue 30)",
+    ("invoicing/accountant.py", "openpyxl"): "~90 ms: openpyxl (only the accountant's .xlsx, issue 35)",
 }
 
 

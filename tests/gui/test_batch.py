@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 from app.core.invoicing import batches
 from app.gui import batch_issue
@@ -76,3 +77,37 @@ def test_an_unreadable_file_is_said_in_spanish(qtbot, context, engine, company, 
     wait_idle(qtbot, context.workers)
     assert page.banner.tone == "error"
     assert "no es un arreglo JSON válido" in page.banner.text.text()
+
+
+def test_exportar_xml_y_cdr_writes_the_periods_zip_off_the_gui_thread(qtbot, context, engine, company, tmp_path):
+    """Issue 35: «Exportar XML y CDR…» writes the accountant's zip on a worker, with progress, and says where."""
+    import zipfile
+
+    from app.gui.period_export import zip_name
+
+    with_default_certificate(engine, company)
+    list(engine.invoicing.issue_batch([factura("F950", n, [item("Café 250 g", "3", "12.40")]) for n in range(1, 13)]))
+    page = open_widget(qtbot, context, VouchersPage)
+    desde, hasta = page.export_period()
+    seen = []
+    page.export.progress.valueChanged.connect(seen.append)
+    gui_thread = threading.get_ident()
+    threads = []
+    original = engine.invoicing.export_period_steps
+
+    def watched(*args, **kwargs):
+        threads.append(threading.get_ident())
+        return original(*args, **kwargs)
+
+    engine.invoicing.export_period_steps = watched
+    with qtbot.waitSignal(page.export.finished, timeout=30_000) as finished:
+        page.export.export_to(str(tmp_path))
+        assert not page.export.start_button.isEnabled() and not page.export.progress.isHidden()
+    result = finished.args[0]
+    assert threads and gui_thread not in threads and seen and seen[-1] == 100
+    assert result.vouchers == 12 and Path(result.path) == tmp_path / zip_name(desde, hasta)
+    with zipfile.ZipFile(result.path) as archive:
+        assert len([name for name in archive.namelist() if name.startswith("XML/")]) == 12
+    assert page.banner.tone == "success" and "Exportados 12 comprobantes" in page.banner.text.text()
+    assert page.export.start_button.isEnabled() and page.export.progress.isHidden()
+    wait_idle(qtbot, context.workers)

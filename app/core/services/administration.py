@@ -8,6 +8,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from app.core.errors import invalid
+from app.core.invoicing import backups
+from app.core.invoicing.backups import BackupCheck
 from app.core.invoicing.outbox import Outbox
 from app.core.platform import environments, events
 from app.core.platform.addresses import Addresses
@@ -19,6 +22,7 @@ from app.core.platform.settings import Settings, SettingValue
 from app.core.records import DatabaseCheck, EventHandle, TokenState
 from app.core.storage.group_commit import MAX_BATCH, GroupCommit, GroupCommitHandle
 from app.core.storage.ports.database import Database
+from app.core.storage.shared import database_url
 
 
 class AdministrationGroup:
@@ -50,6 +54,14 @@ class AdministrationGroup:
 
     def database_file(self) -> Path:
         return self._storage.path
+
+    def create_backup(self, folder: str | Path) -> BackupCheck:
+        """A verified backup of this folder's SQLite database in `folder`, made while everything runs
+        (app.core.invoicing.backups); a 400 naming the problem when it cannot be made or does not verify."""
+        if database_url(self._home):
+            raise invalid("respaldo", "Este puesto usa una base de datos compartida (PostgreSQL): sus copias de "
+                                      "seguridad todavía no se hacen desde Yupana (docs/backups.md).")
+        return backups.create(self._storage.path, folder, self._home)
 
     def check_database(self, budget_s: float, *, clock: Callable[[], float] | None = None,
                        every: int = 10_000) -> DatabaseCheck:

@@ -19,6 +19,7 @@ from app.core.contract import (
 )
 from app.core.errors import YupanaError
 from app.core.invoicing import builder, xmldsig
+from app.core.invoicing.accountant import PAGE, PeriodExporter
 from app.core.invoicing.batches import Batches, read_requests
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
 from app.core.invoicing.documents.preview import TotalsPreview
@@ -40,6 +41,7 @@ from app.core.records import (
     ConsultedCdr,
     Emission,
     EmissionStep,
+    ExportProgress,
     PdfFile,
     PendingCount,
     PrintedPages,
@@ -147,6 +149,20 @@ class InvoicingGroup:
                 return None
             row = {**consulted, "estado": consulted.get("estado") or "", "notas": []}
         return VoucherCdr.from_row(row)
+
+    def export_period_steps(self, desde: dt.date, hasta: dt.date, salida: str | Path) -> Iterator[ExportProgress]:
+        """The period's zip for the accountant (app.core.invoicing.accountant): every signed XML and CDR of the
+        vouchers issued from `desde` to `hasta` (both included) and the sales register (.csv and .xlsx, in SIRE's
+        RVIE order). One item every few vouchers; the last has the result. Stop iterating to cancel (no file left)."""
+        exporter = PeriodExporter(
+            page=lambda desde_, hasta_, before: self.vouchers(limit=PAGE, before_id=before, desde=desde_,
+                                                              hasta=hasta_),
+            detail=self.voucher, cdr_of=self.voucher_cdr, issue_date=self._issue_date)
+        return exporter.steps(desde, hasta, salida)
+
+    def _issue_date(self, emisor_ruc: str, tipo: str, serie: str, numero: int) -> str | None:
+        row = self._vouchers.find(emisor_ruc, tipo, serie, numero)
+        return None if row is None else str(row["fecha_emision"])
 
     def pending_by_environment(self) -> list[PendingCount]:
         return [PendingCount(name, count) for name, count in self._outbox.pending_by_environment().items()]

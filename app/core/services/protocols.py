@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         PlacaRecord,
         RucRecord,
     )
+    from app.core.invoicing.backups import BackupCheck
     from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
     from app.core.invoicing.catalog.records import Customer, Product
     from app.core.invoicing.certificates import CertificateInfo
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         DatabaseCheck,
         EmissionStep,
         EventHandle,
+        ExportProgress,
         Instance,
         ListenerState,
         Message,
@@ -112,6 +114,8 @@ class Invoicing(Protocol):
     def next_number(self, emisor_ruc: str, tipo: str, serie: str) -> int: ...
     def voucher_cdr(self, voucher_id: int) -> VoucherCdr | None: ...
     def pending_by_environment(self) -> list[PendingCount]: ...
+    def export_period_steps(self, desde: dt.date, hasta: dt.date,
+                            salida: str | Path) -> Iterator[ExportProgress]: ...
     def verify_signature(self, xml: bytes | str) -> Verification: ...
 
     # voids and daily summaries
@@ -214,6 +218,7 @@ class Administration(Protocol):
     def check_database(self, budget_s: float, *, clock: Callable[[], float] | None = None,
                        every: int = 10_000) -> DatabaseCheck: ...
     def change_counter(self) -> int: ...
+    def create_backup(self, folder: str | Path) -> BackupCheck: ...
 
     # settings
     def config_get(self, key: str) -> str: ...

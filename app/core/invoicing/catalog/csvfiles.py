@@ -46,6 +46,7 @@ from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import DuplicateBarcode, Products
 from app.core.invoicing.catalog.records import Customer, Product
 from app.core.platform.paths import private_file
+from app.core.platform.spreadsheet_text import guarded, unguarded
 
 DELIMITERS = (";", ",", "\t", "|")
 EXPORT_DELIMITER = ";"
@@ -683,6 +684,7 @@ def _read_row(sheet: _Sheet, number: int, row: list[str], seen: _FirstRows, prev
         return None
     table = sheet.table
     data: dict[str, Any] = {name: _cell(row, index) for name, (index, _) in sheet.positions.items()}
+    _unguard_texts(sheet, data)
     amount_errors = _parse_amounts(sheet, data)
     extra = _extra_values_error(sheet, number, row)
     if extra is not None:
@@ -697,6 +699,15 @@ def _read_row(sheet: _Sheet, number: int, row: list[str], seen: _FirstRows, prev
     for name, message in sorted(problems.items(), key=lambda item: sheet.positions.get(item[0], (-1, ""))[0]):
         preview.add(RowError(number, _column_header(sheet, name), message))
     return None if problems else record  # a row with values beyond the header is still read (and reported)
+
+
+def _unguard_texts(sheet: _Sheet, data: dict[str, Any]) -> None:
+    """Take off the apostrophe export puts before a text a spreadsheet would read as a formula
+    (app.core.platform.spreadsheet_text), so export → import gives back the same text."""
+    kinds = {c.field: c.kind for c in sheet.table.columns}
+    for name, value in data.items():
+        if kinds[name] == "text":
+            data[name] = unguarded(value)
 
 
 def _unreadable_values(sheet: _Sheet, number: int, row: list[str]) -> list[RowError]:
@@ -784,7 +795,7 @@ def _format(value: Any, kind: str) -> str:
         return YES if value else NO
     if kind == "decimal":
         return format(value, "f").replace(".", EXPORT_DECIMAL)
-    return str(value)
+    return guarded(str(value))  # a name like «=HYPERLINK(…)» stays text in a spreadsheet
 
 
 def write(table: Table, items: Iterable[Any], path: Path) -> int:

@@ -1,0 +1,94 @@
+"""`yupana respaldo crear|listar|verificar`: verified backups of this desk's database (issue 35, docs/backups.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction, summary: str) -> None:
+    parser = sub.add_parser("respaldo", help=summary,
+                            description="Copias de seguridad de la base de datos de este puesto (SQLite), hechas con "
+                                        "Yupana en marcha y verificadas al escribirlas.")
+    actions = parser.add_subparsers(dest="respaldo_action", metavar="ACCION", required=True)
+    create = actions.add_parser("crear", help="hace una copia verificada en una carpeta fuera de la carpeta de datos",
+                                description="Hace una copia consistente de la base de datos (sin detener la emisión), "
+                                            "comprimida y con su manifiesto, y la verifica. La última línea es la "
+                                            "ruta de la copia.")
+    create.add_argument("carpeta", metavar="CARPETA", help="carpeta destino (una memoria USB, una carpeta sincronizada)")
+    create.set_defaults(func=cmd_create)
+    listing = actions.add_parser("listar", help="las copias de una carpeta, la más reciente primero")
+    listing.add_argument("carpeta", metavar="CARPETA")
+    listing.set_defaults(func=cmd_list)
+    check = actions.add_parser("verificar", help="comprueba una copia: zip, manifiesto, integridad, cuentas y firmas",
+                               description="Comprueba una copia sin abrir Yupana: termina con 0 si está bien y con 1 "
+                                           "si no, diciendo qué está mal.")
+    check.add_argument("archivo", metavar="ARCHIVO", help="yupana-respaldo-AAAAMMDD-HHMMSS.zip")
+    check.set_defaults(func=cmd_verify)
+    back = actions.add_parser("restaurar", help="pone una copia en una carpeta de datos vacía (otro equipo, un disco "
+                                                "nuevo)",
+                              description="Verifica la copia y pone su base de datos en la carpeta de datos (la de "
+                                          "--home o YUPANA_HOME), que no debe tener una. Dice el último número de "
+                                          "cada serie que trae la copia.")
+    back.add_argument("archivo", metavar="ARCHIVO", help="yupana-respaldo-AAAAMMDD-HHMMSS.zip")
+    back.set_defaults(func=cmd_restore)
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    from app.commands import open_engine
+
+    with open_engine(args) as engine:
+        check = engine.admin.create_backup(args.carpeta)
+    assert check.info is not None  # a backup that verified has its manifest read
+    print(f"Copia verificada: {check.info.vouchers:,} comprobantes, {check.info.size / (1024 * 1024):,.1f} MiB, "
+          f"{check.signatures_checked} firmas comprobadas.", file=sys.stderr)
+    if check.rotated:
+        print(f"Copias antiguas retiradas (se guardan 7 diarias, 4 semanales y 12 mensuales): "
+              f"{', '.join(check.rotated)}", file=sys.stderr)
+    print(check.path)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from app.core.api import backups
+
+    found = backups.backups(args.carpeta)
+    if not found:
+        print(f"No hay copias de Yupana en «{args.carpeta}».", file=sys.stderr)
+    for info in found:
+        print(f"{info.created_at}  Yupana {info.app_version}  {info.vouchers:>9,} comprobantes  "
+              f"{info.size / (1024 * 1024):>8,.1f} MiB  {info.path}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from app.core.api import backups
+
+    check = backups.verify(args.archivo)
+    if not check.ok:
+        print(f"La copia «{args.archivo}» NO está bien:", file=sys.stderr)
+        for problem in check.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
+    assert check.info is not None
+    print(f"Copia correcta: {check.info.created_at}, Yupana {check.info.app_version}, {check.info.vouchers:,} "
+          f"comprobantes, {check.signatures_checked} firmas comprobadas.")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from app.commands import open_engine
+    from app.core.api import backups, data_home
+
+    restored = backups.restore(args.archivo, data_home(getattr(args, "home", None)))
+    with open_engine(args) as engine:  # opens it as Yupana will: the schema checked and brought up to date
+        home = engine.admin.home()
+    print(f"Copia del {restored.backup.created_at} restaurada en «{home}»: {restored.backup.vouchers:,} "
+          "comprobantes.")
+    if restored.series:
+        print("Último número de cada serie en la copia:")
+        for serie in restored.series:
+            print(f"  {serie['serie']}-{serie['ultimo']}  (tipo {serie['tipo']}, RUC {serie['ruc']}, {serie['entorno']})")
+    print("Los comprobantes emitidos después de la copia no están en ella: antes de emitir, confirme el último número "
+          "impreso de cada serie (y en SUNAT con «yupana cdr»).", file=sys.stderr)
+    return 0
