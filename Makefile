@@ -33,10 +33,12 @@ run: $(RUN_STAMP) $(QM)
 	$(VENV)/bin/yupana $(ARGS)
 
 # Spread over every core (pytest-xdist, the slowest tests scheduled first by worksteal); JOBS=1 runs them in one
-# process, e.g. make test JOBS=1.
+# process, e.g. make test JOBS=1. MARKS narrows the run by marker: .ci/run runs MARKS="not postgres", then
+# MARKS=postgres (the tests over a throwaway PostgreSQL) as a step of its own.
 JOBS ?= auto
+MARKS ?=
 test: $(STAMP) $(QM)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist worksteal
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist worksteal $(if $(MARKS),-m "$(MARKS)")
 
 demo: $(RUN_STAMP)
 	$(VENV)/bin/yupana demo

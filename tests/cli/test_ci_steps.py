@@ -19,7 +19,14 @@ def test_ci_exports_ci_true_and_sources_the_steps():
     run = (ROOT / ".ci" / "run").read_text()
     assert "export CI=true" in run
     assert 'source "$(dirname "$0")/steps.sh"' in run
-    assert 'step "make test" make test' in run
+    assert 'make test MARKS="$marks"' in run and 'for marks in "not postgres" "postgres"; do' in run
+
+
+def test_the_two_test_steps_together_run_every_test():
+    """.ci/run's two `make test` steps: the tests without the marker, then those with it (issue 34: the PostgreSQL
+    run's seconds on their own); the markers' complement covers the whole suite."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert '$(if $(MARKS),-m "$(MARKS)")' in makefile
 
 
 def test_a_step_prints_its_seconds_and_the_total_and_keeps_its_exit_code():
