@@ -29,13 +29,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-VERSION = 2
+VERSION = 3
 
 # What each version after 1 adds: the names of the tables it brings, created from their description in TABLES on
-# every engine. A database of an earlier version runs the later versions' statements in order and records each one
-# (app/core/storage/sqlite/schema.py); a new PostgreSQL database is created whole from TABLES.
+# every engine, and the columns it adds to older tables (table, column: the column's line in TABLES, the last of its
+# table, so that an upgraded table and a new one list the same columns in the same order). A database of an earlier
+# version runs the later versions' statements in order and records each one (app/core/storage/sqlite/schema.py,
+# app/core/storage/postgres/schema.py); a new database is created whole from TABLES.
 ADDED_TABLES: dict[int, tuple[str, ...]] = {
     2: ("voucher_drafts",),  # the form's drafts, by desk (issue 32)
+    3: ("voucher_numbering", "summary_numbering"),  # numbers handed out under a row lock, across desks (issue 34)
+}
+ADDED_COLUMNS: dict[int, tuple[tuple[str, str], ...]] = {
+    3: (("products", "version"),),  # a product's version: a save over a newer one is refused (issue 34)
 }
 
 
@@ -45,6 +51,10 @@ class Table:
     body: str  # column definitions and table constraints, one per line, in the common dialect with tokens
     indexes: tuple[str, ...] = ()  # CREATE INDEX statements, common dialect
     options: str = ""  # after the closing parenthesis ({without_rowid})
+
+    def column(self, name: str) -> str:
+        """A column's line of the body (its definition, tokens unrendered)."""
+        return next(line.strip() for line in self.body.splitlines() if line.split()[:1] == [name])
 
     def create(self, tokens: dict[str, str]) -> list[str]:
         lines = [line.strip() for line in self.body.strip().splitlines() if line.strip()]
@@ -127,6 +137,17 @@ TABLES: tuple[Table, ...] = (
         "CREATE INDEX vouchers_environment ON vouchers (environment)",
         "CREATE INDEX vouchers_fecha ON vouchers (environment, fecha_emision)",
     )),
+    # The last number handed out per serie (issue 34): taken with UPDATE … RETURNING inside the transaction that
+    # stores the voucher, so desks issuing on one serie at once wait for each other's commit in this row's lock and
+    # never hand out one number twice nor leave a gap (a rolled-back voucher rolls its number back).
+    Table("voucher_numbering", """
+        environment TEXT NOT NULL
+        emisor_ruc TEXT NOT NULL
+        tipo TEXT NOT NULL
+        serie TEXT NOT NULL
+        last {int} NOT NULL
+        PRIMARY KEY (environment, emisor_ruc, tipo, serie)
+    """),
     Table("voucher_dictionaries", """
         id {id}
         digest {blob} NOT NULL UNIQUE
@@ -184,6 +205,7 @@ TABLES: tuple[Table, ...] = (
         codigo_detraccion TEXT
         created_at TEXT NOT NULL DEFAULT {now}
         updated_at TEXT NOT NULL DEFAULT {now}
+        version {int} NOT NULL DEFAULT 1
     """),
     Table("sunat_submissions", """
         id {id}
@@ -248,6 +270,16 @@ TABLES: tuple[Table, ...] = (
         cdr_member TEXT
         UNIQUE (environment, emisor_ruc, kind, issue_date, counter)
     """, indexes=("CREATE INDEX sunat_summaries_state ON sunat_summaries (state, id)",)),
+    # The last counter of an issuer's RA or RC of a day (issue 34), taken as voucher_numbering's: two desks voiding
+    # at once make their summaries one after the other, each seeing what the other stored.
+    Table("summary_numbering", """
+        environment TEXT NOT NULL
+        emisor_ruc TEXT NOT NULL
+        kind TEXT NOT NULL
+        issue_date TEXT NOT NULL
+        last {int} NOT NULL
+        PRIMARY KEY (environment, emisor_ruc, kind, issue_date)
+    """),
     Table("sunat_summary_lines", """
         summary_id {int} NOT NULL REFERENCES sunat_summaries (id)
         voucher_id {int} NOT NULL
@@ -434,7 +466,9 @@ POSTGRES = Dialect("postgres", {
 def upgrades(dialect: Dialect, version: int) -> list[tuple[int, list[str]]]:
     """What brings a database of `version` to VERSION: (version, its statements) for each later version, in order."""
     by_name = {table.name: table for table in TABLES}
-    return [(later, [statement for name in ADDED_TABLES[later] for statement in by_name[name].create(dialect.tokens)])
+    return [(later, [*(statement for name in ADDED_TABLES.get(later, ()) for statement in by_name[name].create(dialect.tokens)),
+                     *(f"ALTER TABLE {table} ADD COLUMN {by_name[table].column(column).format(**dialect.tokens)}"
+                       for table, column in ADDED_COLUMNS.get(later, ()))])
             for later in range(version + 1, VERSION + 1)]
 
 
