@@ -10,6 +10,9 @@ data folder whose `database_url` names the shared PostgreSQL (or none: SQLite in
         Saves the product with a new price over the version it read; prints `saved VERSION` or `refused MESSAGE`.
     python -m tests.helpers.desk_process void HOME VOUCHER_ID
         «Anular» (a comunicación de baja, not waiting for the ticket); prints the summary's identifier.
+    python -m tests.helpers.desk_process follow HOME
+        Follows the pending summaries' tickets as `yupana serve` and the app do (`watch_summaries`); at each line
+        `count` on its standard input prints how many getStatus this desk has asked, and ends at `stop`.
 
 With `--wait` a desk prints `ready` once open and starts its job when a line comes on its standard input: several
 desks then start at once.
@@ -83,6 +86,23 @@ def void(engine: Engine, voucher_id: int) -> None:
     print(outcome.ident, flush=True)
 
 
+def follow(engine: Engine) -> None:
+    tickets = engine._voids.tickets
+    asked = [0]
+    check = tickets.check
+
+    def counted(summary_id: int):  # this desk's getStatus, counted (the summary's own code runs as it is)
+        asked[0] += 1
+        return check(summary_id)
+
+    tickets.check = counted  # type: ignore[method-assign]
+    engine.invoicing.watch_summaries()
+    for line in sys.stdin:
+        if line.strip() == "stop":
+            break
+        print(asked[0], flush=True)
+
+
 def main(argv: list[str]) -> None:
     wait = "--wait" in argv
     job, home, *args = [arg for arg in argv if arg != "--wait"]
@@ -96,6 +116,8 @@ def main(argv: list[str]) -> None:
             save_product(engine, int(args[0]), int(args[1]), args[2])
         elif job == "void":
             void(engine, int(args[0]))
+        elif job == "follow":
+            follow(engine)
         else:
             raise SystemExit(f"unknown job {job}")
 

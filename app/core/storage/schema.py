@@ -38,7 +38,8 @@ VERSION = 3
 # app/core/storage/postgres/schema.py); a new database is created whole from TABLES.
 ADDED_TABLES: dict[int, tuple[str, ...]] = {
     2: ("voucher_drafts",),  # the form's drafts, by desk (issue 32)
-    3: ("voucher_numbering", "summary_numbering"),  # numbers handed out under a row lock, across desks (issue 34)
+    # Numbers handed out under a row lock, and the jobs one desk at a time runs, across desks (issue 34).
+    3: ("voucher_numbering", "summary_numbering", "desk_turns"),
 }
 ADDED_COLUMNS: dict[int, tuple[tuple[str, str], ...]] = {
     3: (("products", "version"),),  # a product's version: a save over a newer one is refused (issue 34)
@@ -90,6 +91,13 @@ TABLES: tuple[Table, ...] = (
         logo {blob}
         precios_incluyen_igv {int} NOT NULL DEFAULT 0
         cuenta_detracciones TEXT
+    """),
+    # Jobs one desk at a time runs over a shared database (the forwarder, the summary poller; issue 34): the desk
+    # whose turn it is («host/pid:tag») until when, on the database's clock (DB_NOW), renewed at each of its rounds.
+    Table("desk_turns", """
+        name TEXT PRIMARY KEY
+        holder TEXT NOT NULL
+        until {real} NOT NULL
     """),
     Table("sandbox_endpoints", """
         key TEXT PRIMARY KEY

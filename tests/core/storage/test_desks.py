@@ -157,3 +157,49 @@ def test_two_desks_saving_one_product_over_the_same_version_one_is_refused(share
     with pytest.raises(Exception, match="Otro puesto cambió este producto"):  # this desk read version 1 too
         shared.catalog.save_product({**product.data(), "precio": "30.00"}, product.id, version=1)
 
+
+
+def holder_pid(storage, job: str) -> int:
+    """The process whose turn it is to run `job` (its owner text «host/pid:tag»)."""
+    row = storage.query_one("SELECT holder FROM desk_turns WHERE name = ?", (job,))
+    return int(row["holder"].split(":", 1)[0].rpartition("/")[2])
+
+
+def asked(desk: subprocess.Popen) -> int:
+    """How many getStatus the `follow` desk has asked so far."""
+    go(desk)
+    assert desk.stdout is not None
+    return int(desk.stdout.readline())
+
+
+def test_the_summary_poller_runs_on_one_desk_at_a_time_and_another_takes_over_when_it_dies(shared, sandbox, tmp_path):
+    from app.core.storage.engines import open_shared_database
+
+    sandbox.summaries.configure(pending_polls=1_000_000)  # the ticket stays pending: followed again and again
+    voucher_id = shared.invoicing.issue(factura(SERIE, 1, [item("Servicio", "1", "100")])).voucher_id
+    ticket = shared.invoicing.void(voucher_id, "Error en el precio", wait=False).ticket
+    assert ticket
+    shared.close()  # this desk leaves: two others follow the ticket
+    desks = [start("follow", desk_home(tmp_path, f"caja{n}", shared.url)) for n in (1, 2)]
+    storage = open_shared_database(shared.url)
+    try:
+        before = sandbox.summaries.ticket(ticket).polls  # those of the desk that left
+        go(*desks)
+        assert sandbox.summaries.wait_for_polls(ticket, before + 6, 60)
+        holder = holder_pid(storage, "summary-poller")
+        [first] = [desk for desk in desks if desk.pid == holder]
+        [other] = [desk for desk in desks if desk.pid != holder]
+        assert asked(first) >= 6 and asked(other) == 0  # the turn's holder alone asks SUNAT
+        polls = sandbox.summaries.ticket(ticket).polls
+        os.kill(first.pid, signal.SIGKILL)
+        first.communicate(timeout=30)
+        assert sandbox.summaries.wait_for_polls(ticket, polls + 6, 60)  # taken over: its process is gone
+        assert asked(other) >= 6 and holder_pid(storage, "summary-poller") == other.pid
+        other.stdin.write("stop\n")
+        assert finish(other) == []
+    finally:
+        storage.close()
+        for desk in desks:
+            if desk.poll() is None:
+                desk.kill()
+                desk.communicate()

@@ -36,7 +36,7 @@ class Voids:
                  clients: Callable[[str, str], Any], certificates: CertificateStore,
                  issuer_name: Callable[[str], str | None], today: Callable[[], dt.date] = clock.today,
                  on_change: Callable[[dict[str, Any]], None] = lambda summary: None,
-                 submissions: SubmissionRepository | None = None) -> None:
+                 submissions: SubmissionRepository | None = None, turn: Callable[[], bool] | None = None) -> None:
         self.store = store
         self.repository = repository  # the summaries and consulted CDRs
         self.settings = settings
@@ -45,7 +45,7 @@ class Voids:
         # `submissions`: the outbox's rows, read when a resumen diario is numbered (one path per boleta)
         self.book = SummaryBook(store, repository, database, settings, clients, certificates, issuer_name,
                                 lambda: self.today(), on_change, submissions)
-        self.tickets = Tickets(self.book)
+        self.tickets = Tickets(self.book, turn)  # `turn`: several desks, one follows the tickets at a time
         self.consultations = CdrConsultations(store, repository, database, settings, clients)
 
     # ------------------------------------------------------------ anular
