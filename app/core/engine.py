@@ -143,15 +143,15 @@ class Engine:
         if feed is not None:
             self._closers.append(DeskRelay(self._events, feed).close)
 
-    def _desk_turn(self, job: str) -> Callable[[], bool] | None:
-        """On a shared database, whether it is this desk's turn to run `job`'s round (one desk at a time, under a
-        lease: platform.turns), given up when the engine closes (after the job stops: closers run last first);
-        None on a data folder's own database."""
+    def _desk_turn(self, job: str) -> DeskTurn | None:
+        """On a shared database, the turn to run `job`'s rounds (one desk at a time, under a lease: platform.turns),
+        given up when the engine closes (after the job stops: closers run last first); None on a data folder's own
+        database."""
         if getattr(self._storage, "engine", "sqlite") != "postgres":
             return None
         turn = DeskTurn(self._repositories.desk_turns, job)
         self._closers.append(turn.give_up)
-        return turn.mine
+        return turn
 
     def _wire_platform(self) -> None:
         # Addresses of the sandboxes running for this folder: read by the sandbox environment only.

@@ -10,6 +10,9 @@ data folder whose `database_url` names the shared PostgreSQL (or none: SQLite in
         Saves the product with a new price over the version it read; prints `saved VERSION` or `refused MESSAGE`.
     python -m tests.helpers.desk_process void HOME VOUCHER_ID
         «Anular» (a comunicación de baja, not waiting for the ticket); prints the summary's identifier.
+    python -m tests.helpers.desk_process listen HOME
+        Starts the webhook listener on a port the system picks and prints its URL; ends at a line on its standard
+        input.
     python -m tests.helpers.desk_process follow HOME
         Follows the pending summaries' tickets as `yupana serve` and the app do (`watch_summaries`); at each line
         `count` on its standard input prints how many getStatus this desk has asked, and ends at `stop`.
@@ -103,6 +106,11 @@ def follow(engine: Engine) -> None:
         print(asked[0], flush=True)
 
 
+def listen(engine: Engine) -> None:
+    print(engine.messaging.start_listener("127.0.0.1", 0), flush=True)
+    sys.stdin.readline()
+
+
 def main(argv: list[str]) -> None:
     wait = "--wait" in argv
     job, home, *args = [arg for arg in argv if arg != "--wait"]
@@ -116,6 +124,8 @@ def main(argv: list[str]) -> None:
             save_product(engine, int(args[0]), int(args[1]), args[2])
         elif job == "void":
             void(engine, int(args[0]))
+        elif job == "listen":
+            listen(engine)
         elif job == "follow":
             follow(engine)
         else:

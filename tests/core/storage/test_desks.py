@@ -203,3 +203,42 @@ def test_the_summary_poller_runs_on_one_desk_at_a_time_and_another_takes_over_wh
             if desk.poll() is None:
                 desk.kill()
                 desk.communicate()
+
+
+def test_a_webhook_posted_to_two_desks_listeners_at_once_is_stored_once_and_forwarded_once(shared, tmp_path):
+    """A gateway posting the same event to two desks (its retry reaching the other desk, or two desks registered):
+    one event stored, one delivery, one POST to the subscriber (whichever desk forwards it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from app.sandbox.gateway import GatewaySandbox
+    from tests.helpers.messaging_support import Subscriber, wait_for
+
+    with GatewaySandbox() as gateway:
+        gateway.configure(shared)
+        receiver = Subscriber()
+        receiver.start()
+        try:
+            shared.messaging.subscribe({"instance": "demo", "url": receiver.url, "events": ["message.received"]})
+            desks = [start("listen", desk_home(tmp_path, f"caja{n}", shared.url), wait=False) for n in (1, 2)]
+            urls = [desk.stdout.readline().strip() for desk in desks]
+            assert all(url.startswith("http://127.0.0.1:") for url in urls), urls
+            post = gateway.webhook_body("message.received", "demo", body="Pedido 42")
+            registered = httpx.URL(wait_for(lambda: gateway.webhook_of("demo"), timeout=30))  # a desk told it
+            path = f"{registered.path}?{registered.query.decode()}"  # with the instance's token
+            with ThreadPoolExecutor(2) as pool:  # both at once
+                answers = list(pool.map(lambda url: httpx.post(url + path, json=post, timeout=30).status_code, urls))
+            assert all(200 <= status < 300 for status in answers), answers
+            delivered = wait_for(lambda: shared._storage.query(
+                "SELECT state, attempts FROM deliveries WHERE state = 'delivered'") or None, timeout=30)
+            assert delivered == [{"state": "delivered", "attempts": 1}]
+            assert [payload["data"]["body"] for payload in receiver.payloads()] == ["Pedido 42"]
+            assert shared._storage.query_one("SELECT count(*) AS n FROM webhook_events") == {"n": 1}
+            assert shared._storage.query_one("SELECT count(*) AS n FROM deliveries") == {"n": 1}
+            for desk in desks:
+                go(desk)
+                assert finish(desk) == []
+        finally:
+            receiver.stop()
+            gateway.unconfigure(shared)

@@ -22,6 +22,7 @@ from app.core.invoicing.voids.tickets import WATCH_S, Tickets
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform import clock
 from app.core.platform.settings import Settings
+from app.core.platform.turns import DeskTurn
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.submissions import SubmissionRepository
 from app.core.storage.ports.summaries import SummaryRepository
@@ -36,7 +37,7 @@ class Voids:
                  clients: Callable[[str, str], Any], certificates: CertificateStore,
                  issuer_name: Callable[[str], str | None], today: Callable[[], dt.date] = clock.today,
                  on_change: Callable[[dict[str, Any]], None] = lambda summary: None,
-                 submissions: SubmissionRepository | None = None, turn: Callable[[], bool] | None = None) -> None:
+                 submissions: SubmissionRepository | None = None, turn: DeskTurn | None = None) -> None:
         self.store = store
         self.repository = repository  # the summaries and consulted CDRs
         self.settings = settings
