@@ -45,7 +45,7 @@ def test_a_shared_database_is_created_shown_and_refused_when_its_schema_is_not_t
 
     storage = PostgresStorage(url)
     try:  # a desk of version 1's database: what versions 2 and 3 added is not there yet
-        for undo in ("DROP TABLE voucher_drafts", "DROP TABLE voucher_numbering", "DROP TABLE summary_numbering",
+        for undo in ("DROP TABLE voucher_drafts", "DROP TABLE voucher_numbering", "DROP TABLE summary_numbering", "DROP TABLE desk_turns",
                      "ALTER TABLE products DROP COLUMN version", "DELETE FROM schema_version"):
             storage.conn().execute(undo)
         storage.conn().execute("INSERT INTO schema_version (version, how, applied_at) VALUES (1, 'created', 'x')")

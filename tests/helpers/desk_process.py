@@ -98,7 +98,7 @@ def follow(engine: Engine) -> None:
         asked[0] += 1
         return check(summary_id)
 
-    tickets.check = counted  # type: ignore[method-assign]
+    tickets.check = counted
     engine.invoicing.watch_summaries()
     for line in sys.stdin:
         if line.strip() == "stop":

@@ -76,7 +76,7 @@ def test_a_folder_of_version_1_gets_the_drafts_table_once(tmp_path):
     open_database(path).close()
     raw = Storage.open(path)  # back to version 1, as a folder written before drafts (no step run on opening)
     with raw.write() as conn:  # what versions 2 and 3 (issue 34: numbering, products' versions) brought, undone
-        for undo in ("DROP TABLE voucher_drafts", "DROP TABLE voucher_numbering", "DROP TABLE summary_numbering",
+        for undo in ("DROP TABLE voucher_drafts", "DROP TABLE voucher_numbering", "DROP TABLE summary_numbering", "DROP TABLE desk_turns",
                      "ALTER TABLE products DROP COLUMN version", "DELETE FROM schema_version WHERE version > 1"):
             conn.execute(undo)
         conn.execute("INSERT INTO products (codigo, descripcion, precio) VALUES ('P1', 'Arroz', '4.50')")

@@ -80,7 +80,7 @@ def shared(postgres_server, home, sandbox):
         engine.admin.config_set("sunat_timeout_s", "5")
         engine.admin.config_set("sunat_retry_base_s", "0.05")
         engine.admin.config_set("sunat_retry_max_s", "0.3")
-        engine.url = url  # type: ignore[attr-defined]  # the tests' note of where the desks go
+        engine.url = url  # where the other desks go
         yield engine
     finally:
         engine.close()
