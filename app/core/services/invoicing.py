@@ -93,16 +93,19 @@ class InvoicingGroup:
 
     # ------------------------------------------------------------ issuing
 
-    def issue(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None) -> Emission:
+    def issue(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None, *,
+              next_number: bool = False) -> Emission:
         """«Emitir»: generate, sign by id (the issuer's default certificate unless given) and send to the current
-        environment; SUNAT's refusal or the queue is part of the outcome (app.core.invoicing.emission)."""
-        return self._emitter.emit(request, certificado_id)
+        environment; SUNAT's refusal or the queue is part of the outcome (app.core.invoicing.emission).
+        `next_number`: numbered with the serie's next number when stored, whatever the request's (several desks on
+        one serie: no number twice, no gap)."""
+        return self._emitter.emit(request, certificado_id, next_number=next_number)
 
-    def issue_steps(self, request: GenerarXmlRequest | dict[str, Any],
-                    certificado_id: str | None = None) -> Iterator[EmissionStep]:
+    def issue_steps(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None, *,
+                    next_number: bool = False) -> Iterator[EmissionStep]:
         """«Emitir» as it goes: one item as each step starts (generate, sign, send), then one with the outcome.
-        Each step runs when the item after it is asked for."""
-        return self._emitter.steps(request, certificado_id)
+        Each step runs when the item after it is asked for. `next_number` as for `issue`."""
+        return self._emitter.steps(request, certificado_id, next_number=next_number)
 
     def read_batch(self, path: str | Path) -> BatchRequests:
         """The requests of a batch file (a JSON array, or JSON Lines), each parsed when it is issued."""

@@ -91,4 +91,4 @@ def repositories(database: Storage | PostgresStorage) -> Repositories:
         drafts.SqliteDraftRepository(db), messaging.SqliteMessagingRepository(db),
         padron.SqlitePadronPointerRepository(db), registry.SqliteRegistryCacheRepository(db),
         submissions.SqliteSubmissionRepository(db), summaries.SqliteSummaryRepository(db),
-        vouchers.SqliteVoucherRepository(db))
+        vouchers.SqliteVoucherRepository(db), sqlite_platform.SqliteDeskTurnRepository(db))

@@ -11,6 +11,7 @@ from app.core.storage.ports.messaging import MessagingRepository
 from app.core.storage.ports.platform import (
     ApiTokenRepository,
     CompanyRepository,
+    DeskTurnRepository,
     SandboxEndpointRepository,
     SecretRepository,
     SettingsRepository,
@@ -40,3 +41,4 @@ class Repositories:
     submissions: SubmissionRepository
     summaries: SummaryRepository
     vouchers: VoucherRepository
+    desk_turns: DeskTurnRepository

@@ -73,4 +73,4 @@ def repositories(storage: PostgresStorage) -> Repositories:
         drafts.PostgresDraftRepository(db), messaging.PostgresMessagingRepository(db),
         registry.PostgresPadronPointerRepository(db), registry.PostgresRegistryCacheRepository(db),
         submissions.PostgresSubmissionRepository(db), summaries.PostgresSummaryRepository(db),
-        vouchers.PostgresVoucherRepository(db))
+        vouchers.PostgresVoucherRepository(db), platform.PostgresDeskTurnRepository(db))
