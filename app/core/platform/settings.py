@@ -182,7 +182,7 @@ class Setting:
 
 
 # The Ajustes tabs that hold settings, in order.
-GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro"]
+GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro", "Base de datos compartida"]
 
 
 SETTINGS: dict[str, Setting] = {
@@ -268,7 +268,7 @@ SETTINGS: dict[str, Setting] = {
                 "Base de datos PostgreSQL que comparten los puestos de un negocio, p. ej. "
                 "postgresql://yupana@caja1/tienda (la contraseña va en el archivo pgpass de PostgreSQL). Vacío: los "
                 "datos quedan en este equipo (SQLite en la carpeta de datos). Es de este puesto; se usa al abrir.",
-                _database_url, label="Base de datos compartida", group="Datos y registro", advanced=True, desk=True),
+                _database_url, label="Dirección de la base de datos", group="Base de datos compartida", desk=True),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
                 _log_level,
                 label="Detalle del registro", group="Datos y registro", advanced=True, desk=True),

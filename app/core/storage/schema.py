@@ -47,6 +47,9 @@ ADDED_COLUMNS: dict[int, tuple[tuple[str, str], ...]] = {
 }
 
 
+_CONSTRAINTS = ("UNIQUE", "PRIMARY", "CHECK", "FOREIGN", "CONSTRAINT")
+
+
 @dataclass(frozen=True)
 class Table:
     name: str
@@ -56,6 +59,13 @@ class Table:
 
     def lines(self) -> list[str]:
         return [line.strip() for line in self.body.strip().splitlines() if line.strip()]
+
+    @property
+    def columns(self) -> tuple[tuple[str, str], ...]:
+        """Each column's name and its type as written here (`TEXT`, `{int}`, `{packed}`…), in order; table
+        constraints (UNIQUE, PRIMARY KEY, CHECK…) left out."""
+        return tuple((line.split()[0], line.split()[1]) for line in self.lines()
+                     if line.split()[0] not in _CONSTRAINTS)
 
     def create(self, tokens: dict[str, str]) -> list[str]:
         columns = ",\n    ".join(line.format(**tokens) for line in self.lines())
