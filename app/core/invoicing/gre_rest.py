@@ -187,7 +187,8 @@ class GreClient:
         code = str(answer.get("codRespuesta", ""))
         if code not in (TICKET_DONE, TICKET_IN_PROCESS, TICKET_WITH_ERROR):
             raise GreUnavailable(f"codRespuesta inesperado: {code!r}")
-        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        found = answer.get("error")
+        error: dict[str, Any] = found if isinstance(found, dict) else {}
         cdr = answer.get("arcCdr")
         return TicketStatus(code, str(answer.get("indCdrGenerado", "")) == "1",
                             base64.b64decode(cdr) if cdr else None,
