@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from app.core.contract import ContractModel, Emisor, Quantity, extra
+from app.core.errors import not_configured
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing.documents.guia_ubl import (
     Address,
@@ -33,7 +34,15 @@ from app.core.invoicing.documents.guia_ubl import (
     Vehicle,
     render,
 )
-from app.core.invoicing.documents.kind import CompanyOf, DocumentType, Identity, NameOf, Numbering
+from app.core.invoicing.documents.kind import (
+    Channel,
+    ClientFactory,
+    CompanyOf,
+    DocumentType,
+    Identity,
+    NameOf,
+    Numbering,
+)
 from app.core.invoicing.namespaces import DESPATCH_ADVICE
 from app.core.invoicing.sunat_catalogues import (
     AIRPORT,
@@ -518,6 +527,19 @@ def _despatch(request: GuiaRemisionRequest, company: Any, fecha: date, hora: tim
         puerto=Port(AIRPORT if port.tipo == "aeropuerto" else PORT, port.codigo, port.nombre) if port else None)
 
 
+class SendGre:
+    """SUNAT's GRE REST platform, the sender of guías: the channel of the SUNAT client factory's guías
+    (app.core.invoicing.gre_clients.GreClients, wired by the engine)."""
+
+    def channel(self, sunat: ClientFactory, environment: str, ruc: str) -> Channel:
+        gre = getattr(sunat, "gre", None)
+        if gre is None:
+            raise not_configured("Este Yupana no puede enviar guías de remisión a SUNAT.")
+        channel: Channel = gre.channel(environment, ruc)
+        return channel
+
+
+SEND_GRE = SendGre()
 IDENTITY = Identity("DespatchAdvice", DESPATCH_ADVICE, type_code="cbc:DespatchAdviceTypeCode")
 
 
@@ -527,8 +549,7 @@ def _numbering(letter: str) -> Numbering:
 
 GUIA_REMITENTE_TYPE = DocumentType(
     code=GUIA_REMITENTE, name=DOCUMENT_TYPES[GUIA_REMITENTE], identity=IDENTITY, numbering=_numbering("T"),
-    build=build, render=render, request=GuiaRemisionRequest)
+    build=build, render=render, request=GuiaRemisionRequest, sender=SEND_GRE)
 GUIA_TRANSPORTISTA_TYPE = DocumentType(
     code=GUIA_TRANSPORTISTA, name=DOCUMENT_TYPES[GUIA_TRANSPORTISTA], identity=IDENTITY, numbering=_numbering("V"),
-    build=build, render=render,
-    request=GuiaRemisionRequest)
+    build=build, render=render, request=GuiaRemisionRequest, sender=SEND_GRE)

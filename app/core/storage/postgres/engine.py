@@ -13,6 +13,7 @@ from app.core.storage.postgres import (
     catalog,
     certificates,
     drafts,
+    gre_tickets,
     messaging,
     platform,
     registry,
@@ -73,4 +74,4 @@ def repositories(storage: PostgresStorage) -> Repositories:
         drafts.PostgresDraftRepository(db), messaging.PostgresMessagingRepository(db),
         registry.PostgresPadronPointerRepository(db), registry.PostgresRegistryCacheRepository(db),
         submissions.PostgresSubmissionRepository(db), summaries.PostgresSummaryRepository(db),
-        vouchers.PostgresVoucherRepository(db))
+        vouchers.PostgresVoucherRepository(db), gre_tickets.PostgresGreTicketRepository(db))
