@@ -13,9 +13,13 @@ import pytest
 from lxml import etree
 
 from app.core.api import statuses
-from app.sandbox.sunat_gre import QR_LINK, SunatGreSandbox
+from app.core.invoicing.documents.guia import GUIA_REMITENTE_TYPE, GuiaRemisionRequest
+from app.core.invoicing.gre_rest import Credentials, GreClient, SunatOAuth, package
+from app.sandbox.sunat_gre import CLIENT_ID, CLIENT_SECRET, QR_LINK, SunatGreSandbox
+from tests.helpers import shared
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.guia_matrix import remitente, transportista
+from tests.helpers.sunat_support import sign
 
 CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
 
@@ -140,3 +144,30 @@ def test_a_package_sunat_cannot_take_is_refused_with_its_code(gre):
     assert wrong.status_code == 400
     unknown = httpx.get(f"{gre.url}/contribuyente/gem/comprobantes/envios/no-existe", headers=headers)
     assert unknown.status_code == 422 and unknown.json()["errors"][0]["cod"] == "0127"
+
+
+def test_the_sandbox_judges_a_guia_with_sunat_s_gre_sheet(engine, company, gre):
+    """With SUNAT's rule folder the sandbox runs the GRE sheet, as SUNAT would: a guía Yupana would have refused
+    (built here without the checks: a plate with a hyphen) comes back 99 with 2567 and its text; a good one, 0."""
+    shared.require()
+    gre.rules_dir = str(shared.RULES_DIR)
+    client = GreClient(gre.url, SunatOAuth(gre.url, Credentials(CLIENT_ID, CLIENT_SECRET, f"{ISSUER_RUC}MODDATOS",
+                                                                "moddatos")))
+    tickets = {}
+    for numero, plate in ((1, "ABC-123"), (2, "ABC123")):
+        request = GuiaRemisionRequest.model_validate(remitente(numero, vehiculos=[{"placa": plate}]))
+        doc = GUIA_REMITENTE_TYPE.build(request, engine._companies.get, lambda ruc: None, False)
+        name = GUIA_REMITENTE_TYPE.file_name(doc.emisor_ruc, doc.serie, doc.numero)
+        tickets[plate] = client.send(package(name, sign(GUIA_REMITENTE_TYPE.render(doc).encode())))
+    rejected = client.status(tickets["ABC-123"].number)
+    assert (rejected.code, rejected.error_code) == ("99", "2567")
+    assert "placa" in rejected.error_text.lower()
+    accepted = client.status(tickets["ABC123"].number)
+    assert accepted.code == "0" and accepted.cdr_zip
+
+
+def test_generation_runs_sunat_s_gre_sheet_when_a_rule_folder_is_set(engine, company):
+    shared.require()
+    engine.admin.config_set("sunat_rules_dir", str(shared.RULES_DIR))
+    assert engine.invoicing.generate_xml(remitente(1)).observaciones == []
+    assert engine.invoicing.generate_xml(transportista(1)).observaciones == []

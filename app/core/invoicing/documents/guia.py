@@ -549,7 +549,9 @@ def _numbering(letter: str) -> Numbering:
 
 GUIA_REMITENTE_TYPE = DocumentType(
     code=GUIA_REMITENTE, name=DOCUMENT_TYPES[GUIA_REMITENTE], identity=IDENTITY, numbering=_numbering("T"),
-    build=build, render=render, request=GuiaRemisionRequest, sender=SEND_GRE)
+    build=build, render=render, request=GuiaRemisionRequest, sender=SEND_GRE,
+    sheet="commons/xsl/ValidaExprRegGreRemitente-2.0.1.xsl")
 GUIA_TRANSPORTISTA_TYPE = DocumentType(
     code=GUIA_TRANSPORTISTA, name=DOCUMENT_TYPES[GUIA_TRANSPORTISTA], identity=IDENTITY, numbering=_numbering("V"),
-    build=build, render=render, request=GuiaRemisionRequest, sender=SEND_GRE)
+    build=build, render=render, request=GuiaRemisionRequest, sender=SEND_GRE,
+    sheet="commons/xsl/ValidaExprRegGreTransportista-2.0.1.xsl")
