@@ -170,6 +170,7 @@ class SunatGreSandbox(Sandbox):
         self.usuario, self.clave, self.rules_dir = usuario, clave, rules_dir
         self.token_lifetime_s = token_lifetime_s
         self.lock = threading.Lock()
+        self._sends = threading.Condition(self.lock)  # notified at each guía received whole
         self.clock = time.monotonic  # the tokens' expiry (tests move it)
         self._tokens: dict[str, float] = {}  # token -> when it expires
         self._failures: collections.deque[str] = collections.deque()
@@ -206,6 +207,16 @@ class SunatGreSandbox(Sandbox):
                 self._tokens.clear()
         return mode
 
+    def sends(self) -> int:
+        """Guías received whole so far (every send, a resend included)."""
+        with self.lock:
+            return sum(self.received_counts.values())
+
+    def wait_for_sends(self, count: int, timeout: float) -> bool:
+        """Wait until `count` guías were received; whether they were."""
+        with self._sends:
+            return self._sends.wait_for(lambda: sum(self.received_counts.values()) >= count, timeout)
+
     def expire_tokens(self) -> None:
         with self.lock:
             self._tokens = {token: 0.0 for token in self._tokens}
@@ -239,8 +250,9 @@ class SunatGreSandbox(Sandbox):
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             xml = archive.read(f"{stem}.xml")
         ticket = str(uuid.uuid4())
-        with self.lock:
+        with self._sends:
             self.received_counts[stem] += 1
+            self._sends.notify_all()
             first = self.registered.get(stem)
         if first is not None:
             judged = Judged("99", first.cdr, (REGISTERED_BEFORE, sunat_errors.describe(REGISTERED_BEFORE,

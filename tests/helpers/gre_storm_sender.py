@@ -1,0 +1,47 @@
+"""A sender process of the GRE kill-storm test (tests/core/invoicing/test_gre_kill_storm.py): sends every guía of a
+data folder that has no CDR yet (by its id, as the guía's detail does), in random order, until each has one. Killed
+at random by the test.
+
+    python -m tests.helpers.gre_storm_sender HOME
+
+Prints one JSON line per outcome that is neither a CDR's state nor pending (the test requires none), then `done`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+from app.core.api import YupanaError, statuses
+from app.core.engine import Engine
+
+WITHOUT_CDR = ("SELECT v.id FROM vouchers v WHERE NOT EXISTS (SELECT 1 FROM sunat_submissions s JOIN sunat_cdrs c "
+               "ON c.submission_id = s.id WHERE s.voucher_id = v.id)")
+FINE = (statuses.ACEPTADO, statuses.OBSERVADO, statuses.PENDIENTE)
+
+
+def main(home: str) -> None:
+    with Engine(home) as engine:
+        for _round in range(200):
+            pending = [row["id"] for row in engine._storage.query(WITHOUT_CDR)]
+            if not pending:
+                break
+            random.shuffle(pending)
+            for voucher_id in pending:
+                try:
+                    emission = engine.invoicing.resend(voucher_id)
+                except YupanaError as exc:
+                    print(json.dumps({"voucher_id": voucher_id, "error": exc.message}), flush=True)
+                    continue
+                if emission.outcome is None or emission.outcome.estado not in FINE:
+                    print(json.dumps({"voucher_id": voucher_id, "outcome": str(emission.outcome)}), flush=True)
+            row = engine._storage.query_one("SELECT id FROM sunat_submissions WHERE state = 'pendiente' "
+                                            "ORDER BY next_attempt_at")
+            if row:  # let queued ones come due (or be finished by the other sender)
+                engine._outbox.wait_settled(row["id"], 0.3)
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
