@@ -15,9 +15,8 @@ import sys
 
 from app.core.api import YupanaError, statuses
 from app.core.engine import Engine
+from tests.helpers.kill_storm_sender import WITHOUT_CDR, settle_queued
 
-WITHOUT_CDR = ("SELECT v.id FROM vouchers v WHERE NOT EXISTS (SELECT 1 FROM sunat_submissions s JOIN sunat_cdrs c "
-               "ON c.submission_id = s.id WHERE s.voucher_id = v.id)")
 FINE = (statuses.ACEPTADO, statuses.OBSERVADO, statuses.PENDIENTE)
 
 
@@ -36,10 +35,7 @@ def main(home: str) -> None:
                     continue
                 if emission.outcome is None or emission.outcome.estado not in FINE:
                     print(json.dumps({"voucher_id": voucher_id, "outcome": str(emission.outcome)}), flush=True)
-            row = engine._storage.query_one("SELECT id FROM sunat_submissions WHERE state = 'pendiente' "
-                                            "ORDER BY next_attempt_at")
-            if row:  # let queued ones come due (or be finished by the other sender)
-                engine._outbox.wait_settled(row["id"], 0.3)
+            settle_queued(engine)
     print("done", flush=True)
 
 

@@ -32,12 +32,16 @@ def main(home: str) -> None:
                 if status != 200 and envelope["error"]["code"] != ErrorCode.QUEUED:
                     print(json.dumps({"voucher_id": voucher_id, "status": status, "error": envelope["error"]}),
                           flush=True)
-            row = engine._storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
-                                            "WHERE state = 'pendiente'")
-            if row and row["at"]:  # let queued ones come due (or be finished by the other sender)
-                engine._outbox.wait_settled(engine._storage.query_one(
-                    "SELECT id FROM sunat_submissions WHERE state = 'pendiente' ORDER BY next_attempt_at")["id"], 0.3)
+            settle_queued(engine)
     print("done", flush=True)
+
+
+def settle_queued(engine: Engine) -> None:
+    """Let the queued submissions come due (or be finished by the other sender) for a moment."""
+    row = engine._storage.query_one("SELECT id FROM sunat_submissions WHERE state = 'pendiente' "
+                                    "ORDER BY next_attempt_at")
+    if row:
+        engine._outbox.wait_settled(row["id"], 0.3)
 
 
 if __name__ == "__main__":

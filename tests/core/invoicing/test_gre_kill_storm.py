@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -18,9 +17,9 @@ import time
 import pytest
 
 from app.core.invoicing import outbox
-from app.sandbox.sunat_gre import SunatGreSandbox
 from tests.helpers.base import ISSUER_RUC, ROOT
 from tests.helpers.guia_matrix import remitente
+from tests.helpers.storm import Sandboxed, storm
 
 GUIAS = 60
 MIN_KILLS = 20
@@ -31,14 +30,6 @@ def sender(home) -> subprocess.Popen:
     env = dict(os.environ, YUPANA_HOME=str(home))
     return subprocess.Popen([sys.executable, "-m", "tests.helpers.gre_storm_sender", str(home)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-
-
-@pytest.fixture
-def gre():
-    server = SunatGreSandbox()
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.mark.slow
@@ -56,32 +47,10 @@ def test_a_kill_storm_on_the_gre_outbox_registers_each_guia_once_loses_none_leav
     engine.close()
     gre.fail_next("pending:1", GUIAS)  # each ticket answers 98 once: kills land while tickets are polled too
 
-    rng = random.Random(36)
-    senders = [sender(home), sender(home)]
-    outputs: list[str] = []
-    kills = 0
     started = time.monotonic()
-    try:
-        while time.monotonic() - started < STORM_LIMIT_S:
-            if kills >= MIN_KILLS and len(gre.registered) >= GUIAS:
-                break
-            victim = rng.randrange(2)
-            if not gre.wait_for_sends(gre.sends() + rng.randint(1, 3), 10):
-                if all(s.poll() is not None for s in senders):
-                    break  # both finished: nothing left to send
-            if senders[victim].poll() is None:
-                os.kill(senders[victim].pid, signal.SIGKILL)
-                kills += 1
-            outputs.append(senders[victim].communicate(timeout=30)[0])
-            senders[victim] = sender(home)
-    finally:
-        for process in senders:
-            try:
-                outputs.append(process.communicate(timeout=120)[0])  # the last two run to the end
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-                raise
+    kills, outputs = storm(lambda: sender(home), Sandboxed(gre.sends, gre.wait_for_sends,
+                                                           lambda: len(gre.registered) >= GUIAS),
+                           MIN_KILLS, STORM_LIMIT_S, random.Random(36), most_between_kills=3)
     assert kills >= MIN_KILLS, f"only {kills} kills in {STORM_LIMIT_S} s"
     refused = [line for output in outputs for line in output.splitlines() if line and line != "done"]
     assert refused == [], refused[:5]

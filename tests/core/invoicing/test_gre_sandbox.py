@@ -15,21 +15,13 @@ from lxml import etree
 from app.core.api import statuses
 from app.core.invoicing.documents.guia import GUIA_REMITENTE_TYPE, GuiaRemisionRequest
 from app.core.invoicing.gre_rest import Credentials, GreClient, SunatOAuth, package
-from app.sandbox.sunat_gre import CLIENT_ID, CLIENT_SECRET, QR_LINK, SunatGreSandbox
+from app.sandbox.sunat_gre import CLIENT_ID, CLIENT_SECRET, QR_LINK
 from tests.helpers import shared
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.guia_matrix import remitente, transportista
 from tests.helpers.sunat_support import sign
 
 CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
-
-
-@pytest.fixture
-def gre():
-    server = SunatGreSandbox()
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -17,7 +17,15 @@ from decimal import Decimal
 from app.core.invoicing.amounts import plain
 from app.core.invoicing.namespaces import DESPATCH_ADVICE
 from app.core.invoicing.sunat_catalogues import AIRPORT, GUIA_TRANSPORTISTA, TRANSPORT_DOCUMENTS
-from app.core.invoicing.ubl import EMPTY_EXTENSION_CONTENT, NS, SIGNATURE_ID, XML_DECLARATION, Party, esc, esc_attr
+from app.core.invoicing.ubl import (
+    EMPTY_EXTENSION_CONTENT,
+    NS,
+    XML_DECLARATION,
+    Party,
+    esc,
+    esc_attr,
+    signature_block,
+)
 
 ROOT = "DespatchAdvice"
 SHIPMENT_ID = "SUNAT_Envio"
@@ -148,15 +156,6 @@ def _related(related: Related) -> str:
             f"{issuer}</cac:AdditionalDocumentReference>")
 
 
-def _signature(doc: Despatch) -> str:
-    return (f"<cac:Signature><cbc:ID>{SIGNATURE_ID}</cbc:ID><cac:SignatoryParty><cac:PartyIdentification>"
-            f"<cbc:ID>{doc.emisor_ruc}</cbc:ID></cac:PartyIdentification><cac:PartyName>"
-            f"<cbc:Name>{esc(doc.emisor_nombre)}</cbc:Name></cac:PartyName></cac:SignatoryParty>"
-            "<cac:DigitalSignatureAttachment><cac:ExternalReference>"
-            f"<cbc:URI>#{SIGNATURE_ID}</cbc:URI></cac:ExternalReference></cac:DigitalSignatureAttachment>"
-            "</cac:Signature>")
-
-
 def _parties(doc: Despatch) -> str:
     supplier = Party("6", doc.emisor_ruc, doc.emisor_nombre)
     seller = f"<cac:SellerSupplierParty>{_party(doc.proveedor)}</cac:SellerSupplierParty>" if doc.proveedor else ""
@@ -265,6 +264,6 @@ def _line(index: int, line: DespatchLine) -> str:
 
 def render(doc: Despatch) -> str:
     """The guía's UBL 2.1 XML text, unsigned and canonical."""
-    return "".join((_header(doc), *(_related(related) for related in doc.relacionados), _signature(doc),
-                    _parties(doc), _shipment(doc),
+    return "".join((_header(doc), *(_related(related) for related in doc.relacionados),
+                    signature_block(doc.emisor_ruc, doc.emisor_nombre), _parties(doc), _shipment(doc),
                     *(_line(index, line) for index, line in enumerate(doc.lines, start=1)), f"</{ROOT}>"))
