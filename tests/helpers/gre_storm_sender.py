@@ -10,33 +10,27 @@ Prints one JSON line per outcome that is neither a CDR's state nor pending (the 
 from __future__ import annotations
 
 import json
-import random
 import sys
 
 from app.core.api import YupanaError, statuses
 from app.core.engine import Engine
-from tests.helpers.kill_storm_sender import WITHOUT_CDR, settle_queued
+from tests.helpers.kill_storm_sender import send_until_done
 
 FINE = (statuses.ACEPTADO, statuses.OBSERVADO, statuses.PENDIENTE)
 
 
 def main(home: str) -> None:
-    with Engine(home) as engine:
-        for _round in range(200):
-            pending = [row["id"] for row in engine._storage.query(WITHOUT_CDR)]
-            if not pending:
-                break
-            random.shuffle(pending)
-            for voucher_id in pending:
-                try:
-                    emission = engine.invoicing.resend(voucher_id)
-                except YupanaError as exc:
-                    print(json.dumps({"voucher_id": voucher_id, "error": exc.message}), flush=True)
-                    continue
-                if emission.outcome is None or emission.outcome.estado not in FINE:
-                    print(json.dumps({"voucher_id": voucher_id, "outcome": str(emission.outcome)}), flush=True)
-            settle_queued(engine)
-    print("done", flush=True)
+    send_until_done(home, resend)
+
+
+def resend(engine: Engine, voucher_id: int) -> None:
+    try:
+        emission = engine.invoicing.resend(voucher_id)
+    except YupanaError as exc:
+        print(json.dumps({"voucher_id": voucher_id, "error": exc.message}), flush=True)
+        return
+    if emission.outcome is None or emission.outcome.estado not in FINE:
+        print(json.dumps({"voucher_id": voucher_id, "outcome": str(emission.outcome)}), flush=True)
 
 
 if __name__ == "__main__":
