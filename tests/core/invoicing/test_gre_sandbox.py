@@ -163,3 +163,14 @@ def test_generation_runs_sunat_s_gre_sheet_when_a_rule_folder_is_set(engine, com
     engine.admin.config_set("sunat_rules_dir", str(shared.RULES_DIR))
     assert engine.invoicing.generate_xml(remitente(1)).observaciones == []
     assert engine.invoicing.generate_xml(transportista(1)).observaciones == []
+
+
+def test_without_a_gre_sandbox_running_the_guia_waits_signed_and_says_why(engine, company):
+    """The sandbox environment sends guías to the GRE sandbox only: with none running, «Emitir» keeps the guía signed
+    (as a voucher without clave SOL) and says what is missing; nothing is queued."""
+    engine.invoicing.create_test_certificate(company.ruc)
+    emission = engine.invoicing.issue(remitente(1))
+    assert emission.sent is None and emission.refusal is not None
+    assert "sandbox" in emission.refusal.message
+    assert engine.invoicing.voucher(emission.voucher_id).status == statuses.FIRMADO
+    assert engine._storage.query("SELECT id FROM sunat_submissions") == []
