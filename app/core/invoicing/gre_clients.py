@@ -76,10 +76,13 @@ class GreClients:
             log.warning("guías de beta a %s: no es un servidor de SUNAT", by_hand)
             return by_hand, by_hand
         running = self.addresses.sandbox_endpoints.get("sunat_gre_url") or ""
-        if not running:
-            raise not_configured("SUNAT no tiene un entorno beta para guías de remisión: inicie el sandbox "
+        if running:
+            return running, running
+        if environment == BETA:
+            raise not_configured("SUNAT no tiene un entorno beta para guías de remisión: inicie el sandbox de guías "
                                  "(yupana sandbox) o indique un servidor de pruebas en «sunat_gre_url_beta».")
-        return running, running
+        raise not_configured("El sandbox de guías de remisión no está en marcha: active «Modo sandbox» o inicie "
+                             "«yupana sandbox --configure».")
 
     def _credentials(self, environment: str, ruc: str) -> Credentials:
         id_name, secret_name = api_secret_names(ruc)

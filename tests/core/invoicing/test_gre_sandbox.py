@@ -15,7 +15,7 @@ from lxml import etree
 from app.core.api import statuses
 from app.core.invoicing.documents.guia import GUIA_REMITENTE_TYPE, GuiaRemisionRequest
 from app.core.invoicing.gre_rest import Credentials, GreClient, SunatOAuth, package
-from app.sandbox.sunat_gre import CLIENT_ID, CLIENT_SECRET, QR_LINK
+from app.sandbox.sunat_gre import CLIENT_ID, CLIENT_SECRET, QR_LINK, SunatGreSandbox
 from tests.helpers import shared
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.guia_matrix import remitente, transportista
@@ -174,3 +174,21 @@ def test_without_a_gre_sandbox_running_the_guia_waits_signed_and_says_why(engine
     assert "sandbox" in emission.refusal.message
     assert engine.invoicing.voucher(emission.voucher_id).status == statuses.FIRMADO
     assert engine._storage.query("SELECT id FROM sunat_submissions") == []
+
+
+def test_in_beta_guias_go_to_the_gre_sandbox_or_to_a_test_server_set_by_hand(guias, gre):
+    """SUNAT publishes no beta for guías: beta's go to the running GRE sandbox, or to a third party's server named in
+    `sunat_gre_url_beta` (here a second sandbox standing in for it)."""
+    guias.admin.config_set("environment", "beta")
+    emission = guias.invoicing.issue(remitente(1))
+    assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO
+    assert gre.received_counts == {_stem(1): 1}
+    other = SunatGreSandbox()
+    other.start()
+    try:
+        guias.admin.config_set("sunat_gre_url_beta", other.url)
+        emission = guias.invoicing.issue(remitente(2))
+        assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO
+        assert other.received_counts == {_stem(2): 1} and _stem(2) not in gre.received_counts
+    finally:
+        other.stop()
