@@ -33,6 +33,7 @@ from app.core.invoicing.certificates import CertificateStore
 from app.core.invoicing.drafts import Drafts
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
+from app.core.invoicing.gre_clients import GreClients
 from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
@@ -194,6 +195,10 @@ class Engine:
         self._sunat_http = soap.HttpPool()
         self._closers.append(self._sunat_http.close)
         self._sunat_clients = SunatClients(self._addresses, self._secrets, self._sunat_http)
+        self._gre_clients = GreClients(self._addresses, self._secrets, self._sunat_clients.sol_credentials,
+                                       self._repositories.gre_tickets)
+        self._sunat_clients.gre = self._gre_clients
+        self._closers.append(self._gre_clients.close)
         # One path per boleta: the outbox reads the summaries' lines, the resumen diario the outbox's rows.
         submissions, summaries = self._repositories.submissions, self._repositories.summaries
         self._outbox = Outbox(self._storage, submissions, self._settings, self._events,

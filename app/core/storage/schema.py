@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-VERSION = 3
+VERSION = 4
 
 # What each version after 1 adds: the names of the tables it brings, created from their description in TABLES on
 # every engine, and the columns it adds to older tables (table, column: the column's line in TABLES, the last of its
@@ -40,6 +40,7 @@ ADDED_TABLES: dict[int, tuple[str, ...]] = {
     2: ("voucher_drafts",),  # the form's drafts, by desk (issue 32)
     # Numbers handed out under a row lock, and the jobs one desk at a time runs, across desks (issue 34).
     3: ("voucher_numbering", "summary_numbering", "desk_turns"),
+    4: ("gre_tickets",),  # the tickets SUNAT's GRE platform gave the guías sent (issue 36)
 }
 ADDED_COLUMNS: dict[int, tuple[tuple[str, str], ...]] = {
     3: (("deliveries", "lease_holder"),  # who holds a delivery's lease: a restart takes a dead holder's (issue 30)
@@ -420,6 +421,18 @@ TABLES: tuple[Table, ...] = (
         created_at TEXT NOT NULL DEFAULT {now}
         updated_at TEXT NOT NULL DEFAULT {now}
     """, indexes=("CREATE INDEX voucher_drafts_desk ON voucher_drafts (desk, updated_at)",)),
+    Table("gre_tickets", """
+        id {id}
+        environment TEXT NOT NULL
+        ruc TEXT NOT NULL
+        tipo TEXT NOT NULL
+        serie TEXT NOT NULL
+        numero TEXT NOT NULL
+        ticket TEXT NOT NULL
+        hash_zip TEXT NOT NULL
+        received_at TEXT NOT NULL DEFAULT {now}
+        UNIQUE (environment, ruc, tipo, serie, numero)
+    """),
 )
 
 SQLITE = Dialect("sqlite", {

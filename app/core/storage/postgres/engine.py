@@ -19,6 +19,7 @@ from app.core.storage.postgres import (
     catalog,
     certificates,
     drafts,
+    gre_tickets,
     messaging,
     platform,
     registry,
@@ -138,4 +139,5 @@ def repositories(storage: PostgresStorage) -> Repositories:
         drafts.PostgresDraftRepository(db), messaging.PostgresMessagingRepository(db),
         registry.PostgresPadronPointerRepository(db), registry.PostgresRegistryCacheRepository(db),
         submissions.PostgresSubmissionRepository(db), summaries.PostgresSummaryRepository(db),
-        vouchers.PostgresVoucherRepository(db), platform.PostgresDeskTurnRepository(db))
+        vouchers.PostgresVoucherRepository(db), platform.PostgresDeskTurnRepository(db),
+        gre_tickets.PostgresGreTicketRepository(db))
