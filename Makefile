@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 RUN_STAMP := $(VENV)/.installed
 
-.PHONY: run test demo bench lint soak mutation package windows-installer windows-smoke screenshots clean translations
+.PHONY: run test demo bench lint soak desks mutation package windows-installer windows-smoke screenshots clean translations
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ lint: $(STAMP)
 # A shop's day compressed (docs/testing.md, «make soak»): the sandboxes, `yupana serve` SIGKILLed every 20-40 s, SUNAT's
 # faults, then a quiet phase (the last third of MINUTES, at most 3 min) and the checks. Minutes long: never part of
 # `make test`; CI runs it as its own step with MINUTES=3.
+# Several desks (docs/architecture.md, «Several desks on one PostgreSQL»): the three-desk test at the issue's size,
+# 3 desk processes × 1,000 vouchers on one serie over a throwaway PostgreSQL (`make test` runs it with 40 each).
+desks: $(STAMP)
+	YUPANA_DESKS_VOUCHERS=1000 $(PY) -m pytest -q -p no:cacheprovider -p no:xdist tests/core/storage/test_desks.py
+
 MINUTES ?= 10
 soak: $(RUN_STAMP)
 	$(PY) -m scripts.soak --minutes $(MINUTES)

@@ -56,6 +56,7 @@ FEATURE_COMMANDS = {
     "anular": "anula un comprobante ante SUNAT (comunicación de baja o resumen diario)",
     "resumen": "resumen diario de las boletas de un día, enviado a SUNAT",
     "cdr": "consulta a SUNAT el CDR de cualquier comprobante",
+    "guia": "emite una guía de remisión (remitente o transportista) desde una solicitud JSON",
     "db": "base de datos del puesto: crear, ver el estado y actualizar la compartida (PostgreSQL)",
     "respaldo": "copias de seguridad verificadas de la base de datos: crear, listar, verificar",
     "exportar": "zip para el contador: XML y CDR de un periodo y el registro de ventas (.csv y .xlsx)",

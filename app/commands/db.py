@@ -1,4 +1,4 @@
-"""`yupana db init|estado|actualizar|usar`: the database of this desk, and the one several desks of a business share
+"""`yupana db init|estado|actualizar|usar|migrar`: the database of this desk, and the one several desks of a business share
 (PostgreSQL, issue 34; docs/configuration.md, `database_url`)."""
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     use.add_argument("url", metavar="DIRECCION", nargs="?", default="",
                      help="p. ej. postgresql://yupana@caja1/tienda (la contraseña va en el archivo pgpass)")
     use.set_defaults(func=cmd_use)
+    move = db_sub.add_parser("migrar", help="copia los datos de esta carpeta (SQLite) a una base compartida vacía y "
+                                            "la deja como la base de este puesto")
+    move.add_argument("url", metavar="DIRECCION",
+                      help="p. ej. postgresql://yupana@caja1/tienda (la contraseña va en el archivo pgpass)")
+    move.set_defaults(func=cmd_migrate)
 
 
 def _home(args: argparse.Namespace):  # noqa: ANN202 - a Path
@@ -71,4 +76,32 @@ def cmd_use(args: argparse.Namespace) -> int:
     url = shared_database.use(_home(args), args.url)
     print(f"Este puesto usará la base de datos compartida {url} al abrir." if url
           else "Este puesto usará SQLite en su carpeta de datos al abrir.")
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from app.core.api import shared_database
+
+    print("Copiando los datos de este puesto a la base de datos compartida…", flush=True)
+    done = shared_database.migrate(_home(args), args.url)
+    print(f"Copiado a {done.where}:")
+    width = max(len(count.label) for count in done.counts)
+    for count in done.counts:
+        print(f"  {count.label:<{width}}  {count.rows:>8}")
+    print(f"  {'otros datos (ajustes, secretos, consultas…)':<{width}}  {done.other_rows:>8}")
+    if done.numbering:
+        print("Numeración (el próximo comprobante de cada serie sigue al último):")
+        for serie in done.numbering:
+            print(f"  {serie.serie} (tipo {serie.tipo}, RUC {serie.emisor_ruc}, {serie.environment}): último "
+                  f"{serie.last}, sigue el {serie.last + 1}")
+    if done.desk_settings:
+        print(f"Ajustes de este puesto, que quedan solo en él: {', '.join(done.desk_settings)}.")
+    if done.to_enter_again:
+        print("Atención: las claves de esta carpeta estaban protegidas por el llavero de este equipo, que los demás "
+              "puestos no alcanzan, y no se copiaron. En la base compartida se protegen con la frase secreta del "
+              "negocio (Yupana la pide al guardar la primera). Falta:")
+        for line in done.to_enter_again:
+            print(f"  - {line}")
+    print(f"La base de la carpeta de datos ({done.source}) quedó como estaba: sirve de respaldo.")
+    print(f"Este puesto usa desde ahora la base de datos compartida {done.where}.")
     return 0

@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                             description="Inicia servidores locales que se comportan como SUNAT beta, los proveedores "
                                         "de consultas y la pasarela de mensajería. Imprime una línea JSON por servidor.")
     parser.add_argument("name", nargs="?", metavar="NOMBRE",
-                        help="solo este servidor (sunat, registry, gateway), o «emit» para que la pasarela de prueba "
-                             "publique un evento")
+                        help="solo este servidor (sunat, sunat_gre, registry, gateway), o «emit» para que la "
+                             "pasarela de prueba publique un evento")
     parser.add_argument("event", nargs="?", metavar="EVENTO",
                         help="con emit: message.received, message.delivered, message.read, instance.connected o "
                              "instance.disconnected")

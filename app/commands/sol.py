@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     show.add_argument("ruc", metavar="RUC")
     show.add_argument("--ambiente", choices=["beta", "produccion"], default="beta")
     show.set_defaults(func=cmd_show)
+    api = sol_sub.add_parser("api", help="guarda las credenciales de la API de guías de remisión de una empresa "
+                                         "(client_id y client_secret generados en SOL)")
+    api.add_argument("ruc", metavar="RUC")
+    api.add_argument("--client-id", required=True, help="client_id generado en SOL")
+    api.add_argument("--secret-stdin", action="store_true", help="lee el client_secret de la entrada estándar")
+    api.set_defaults(func=cmd_api)
 
 
 def cmd_set(args: argparse.Namespace) -> int:
@@ -37,4 +43,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:
         usuario, _ = engine.invoicing.sol_credentials(args.ruc, args.ambiente)
     print(f"{args.ruc}{usuario}")
+    return 0
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    secret = sys.stdin.readline().rstrip("\r\n") if args.secret_stdin else getpass.getpass("client_secret: ")
+    with open_engine(args) as engine:
+        engine.invoicing.set_gre_credentials(args.ruc, args.client_id, secret)
+    print(f"Credenciales de la API de guías guardadas para el RUC {args.ruc}.")
     return 0

@@ -33,6 +33,7 @@ from app.core.invoicing.certificates import CertificateStore
 from app.core.invoicing.drafts import Drafts
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
+from app.core.invoicing.gre_clients import GreClients
 from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
@@ -53,6 +54,7 @@ from app.core.platform.logs import close_logging, setup_logging
 from app.core.platform.paths import data_home, database_path
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import DeskSettings, Settings
+from app.core.platform.turns import DeskTurn
 from app.core.services.administration import AdministrationGroup
 from app.core.services.catalog import CatalogGroup
 from app.core.services.invoicing import InvoicingGroup
@@ -142,6 +144,16 @@ class Engine:
         if feed is not None:
             self._closers.append(DeskRelay(self._events, feed).close)
 
+    def _desk_turn(self, job: str) -> DeskTurn | None:
+        """On a shared database, the turn to run `job`'s rounds (one desk at a time, under a lease: platform.turns),
+        given up when the engine closes (after the job stops: closers run last first); None on a data folder's own
+        database."""
+        if getattr(self._storage, "engine", "sqlite") != "postgres":
+            return None
+        turn = DeskTurn(self._repositories.desk_turns, job)
+        self._closers.append(turn.give_up)
+        return turn
+
     def _wire_platform(self) -> None:
         # Addresses of the sandboxes running for this folder: read by the sandbox environment only.
         self._sandbox_endpoints = environments.SandboxEndpoints(
@@ -183,6 +195,10 @@ class Engine:
         self._sunat_http = soap.HttpPool()
         self._closers.append(self._sunat_http.close)
         self._sunat_clients = SunatClients(self._addresses, self._secrets, self._sunat_http)
+        self._gre_clients = GreClients(self._addresses, self._secrets, self._sunat_clients.sol_credentials,
+                                       self._repositories.gre_tickets)
+        self._sunat_clients.gre = self._gre_clients
+        self._closers.append(self._gre_clients.close)
         # One path per boleta: the outbox reads the summaries' lines, the resumen diario the outbox's rows.
         submissions, summaries = self._repositories.submissions, self._repositories.summaries
         self._outbox = Outbox(self._storage, submissions, self._settings, self._events,
@@ -193,7 +209,8 @@ class Engine:
         # Voiding (RA, RC): summaries numbered, signed and sent here, their tickets followed to SUNAT's answer.
         self._voids = Voids(self._vouchers, summaries, self._storage, self._settings,
                             self._sunat_clients, self._certificates, self._issuer_name,
-                            on_change=self._summary_changed, submissions=submissions)
+                            on_change=self._summary_changed, submissions=submissions,
+                            turn=self._desk_turn("summary-poller"))
         self._closers.append(self._voids.close)
         self.invoicing = InvoicingGroup(
             vouchers=self._vouchers, generation=self._generation, signing=self._signing, batches=self._batches,
@@ -207,7 +224,8 @@ class Engine:
                                            self._settings, self._events,
                                            listener_base_url=lambda: self._messaging_group.listener_base_url(),
                                            after_ingest=lambda: self._forwarder.wake())
-        self._forwarder = Forwarder(self._messaging.store, self._messaging.subscription_secret, self._events)
+        self._forwarder = Forwarder(self._messaging.store, self._messaging.subscription_secret, self._events,
+                                    turn=self._desk_turn("forwarder"))
         self.messaging = self._messaging_group = MessagingGroup(
             service=self._messaging, forwarder=self._forwarder, printed=self._printed, settings=self._settings,
             bus=self._events, home=self._home)

@@ -19,12 +19,13 @@ ACEPTADO, NO_ENVIADO, OBSERVADO, PENDIENTE = (statuses.ACEPTADO, statuses.NO_ENV
                                               statuses.PENDIENTE)
 
 
-def emit(engine: Engine, request: dict[str, Any], report: Callable[[Any], None]) -> EmissionOutcome:
+def emit(engine: Engine, request: dict[str, Any], report: Callable[[Any], None], *,
+         next_number: bool = False) -> EmissionOutcome:
     """«Emitir» through the engine (generate, sign by id, send to the environment in use at this moment), each
     step told to `report` as `(index, words)` as it starts; the outcome says how far it got (a rejection is an
-    outcome, not a crash)."""
+    outcome, not a crash). `next_number`: numbered with the serie's next number when stored (the form's proposal)."""
     last: EmissionStep | None = None
-    for last in engine.invoicing.issue_steps(request):
+    for last in engine.invoicing.issue_steps(request, next_number=next_number):
         if last.outcome is None:
             report((last.index, last.words))
     assert last is not None and last.outcome is not None  # the last step carries the outcome (a problem is raised)

@@ -52,7 +52,10 @@ class ProductsPage(CatalogPage):
         return self.engine.catalog.products(typed, PAGE_ROWS)
 
     def save_record(self, data: dict[str, Any], record_id: int | None) -> Any:
-        return save_product(self.engine, data, record_id)
+        # The version the editor opened: saving over another desk's change meanwhile is refused (issue 34).
+        editing = self.editor.record if self.editor is not None else None
+        version = editing.version if editing is not None and editing.id == record_id else None
+        return save_product(self.engine, data, record_id, version)
 
     def delete_record(self, record_id: int) -> bool:
         return self.engine.catalog.delete_product(record_id)
@@ -61,10 +64,11 @@ class ProductsPage(CatalogPage):
         return f"El producto {record.codigo} ({record.descripcion})"
 
 
-def save_product(engine: Any, data: dict[str, Any], record_id: int | None = None) -> Any:
+def save_product(engine: Any, data: dict[str, Any], record_id: int | None = None, version: int | None = None) -> Any:
     """The editor's fields to the engine: a price typed «2,50» as a person in Peru types it (anything else is
-    refused naming what was typed), no detracción when «Ninguno» was chosen."""
+    refused naming what was typed), no detracción when «Ninguno» was chosen; `version`: the one read."""
     typed = data.get("precio") or ""
     precio = parse_decimal(typed)
     return engine.catalog.save_product({**data, "precio": typed if precio is None else precio,
-                                        "codigo_detraccion": data.get("codigo_detraccion") or None}, record_id)
+                                        "codigo_detraccion": data.get("codigo_detraccion") or None}, record_id,
+                                       version=version)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path, confirm
 from .environment import confirm_switch
+from .shared_database import SharedDatabaseBox
 from .widgets import FieldErrors, MessageBanner, fit_placeholder, form_tab, heading
 
 if TYPE_CHECKING:
@@ -220,6 +222,9 @@ class SettingsPage(QWidget):
                 form.advanced_form.addRow("", browse)
             if title == "Datos y registro":
                 tab_layout.addWidget(self._data_box(), 1)
+            if title == "Base de datos compartida":
+                self.shared_database = SharedDatabaseBox(context, partial(form.value, "database_url"), self.reload)
+                tab_layout.addWidget(self.shared_database)
             if title == "Mensajería":
                 note = QLabel("El receptor de webhooks recibe los eventos de la pasarela (mensajes entrantes, "
                               "entregas, lecturas). Con 127.0.0.1 solo lo alcanza este equipo: si la pasarela corre "

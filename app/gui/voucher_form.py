@@ -260,6 +260,9 @@ class VoucherForm(QDialog):
         self.serie.setMaxLength(4)
         self.numero = QSpinBox()
         self.numero.setRange(1, 99_999_999)
+        # The number the engine proposed, while the box still shows it: «Emitir» then takes the serie's next number
+        # when it stores the voucher (another desk may issue on the serie meanwhile); a number typed is kept.
+        self.proposed_numero: int | None = None
         self.fecha = QDateEdit(QDate(clock.today()))
         self.fecha.setCalendarPopup(True)
         self.fecha.setDisplayFormat("dd/MM/yyyy")
@@ -542,7 +545,11 @@ class VoucherForm(QDialog):
         if not ruc or not serie:
             return
         self.context.workers.run(self, self.engine.invoicing.next_number, ruc, tipo, serie,
-                                 done=self.numero.setValue, failed=lambda exc: None)
+                                 done=self._numero_proposed, failed=lambda exc: None)
+
+    def _numero_proposed(self, numero: int) -> None:
+        self.numero.setValue(numero)
+        self.proposed_numero = numero
 
     def customer_chosen(self, customer: Customer) -> None:
         """A saved customer fills the document, the name and the address."""
@@ -900,8 +907,10 @@ class VoucherForm(QDialog):
         self.progress.show()
         self.sent = request
 
+        next_number = self.proposed_numero is not None and request.get("numero") == self.proposed_numero
+
         def work(job: Any) -> EmissionOutcome:  # the environment at the moment of sending, not when the form opened
-            return emit(self.engine, request, job.report)
+            return emit(self.engine, request, job.report, next_number=next_number)
 
         self.context.workers.run(self, work, pass_job=True,
                                  progress=self._step, done=self.show_outcome, failed=self.show_failure,
@@ -913,6 +922,7 @@ class VoucherForm(QDialog):
 
     def show_outcome(self, outcome: EmissionOutcome) -> None:
         self.outcome = outcome
+        self._show_number_issued(outcome)
         self.progress.setValue(len(STEPS))
         self.step_label.setText("")
         headline, text = plain_outcome(outcome)
@@ -928,6 +938,15 @@ class VoucherForm(QDialog):
             self.emit_button.setText("Emitir otro")
             self.emit_button.clicked.disconnect()
             self.emit_button.clicked.connect(self.start_next)
+
+    def _show_number_issued(self, outcome: EmissionOutcome) -> None:
+        """The number the voucher got (the serie's next when stored: another desk may have taken the one shown)."""
+        if not outcome.nombre_archivo:
+            return
+        numero = outcome.nombre_archivo.removesuffix(".xml").rsplit("-", 1)[-1]
+        if numero.isdigit() and int(numero) != self.numero.value():
+            self.numero.setValue(int(numero))
+            self.proposed_numero = int(numero)
 
     def _remember_account(self) -> None:
         """A signed factura with detracción: its Banco de la Nación account becomes the company's (filled in next

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 # name -> "module:Class"; each class follows app.sandbox.base.Sandbox.
 SANDBOXES = {
     "sunat": "app.sandbox.sunat:SunatSandbox",
+    "sunat_gre": "app.sandbox.sunat_gre:SunatGreSandbox",  # guías de remisión: SUNAT's REST platform
     "registry": "app.sandbox.registry:RegistrySandbox",
     "gateway": "app.sandbox.gateway:GatewaySandbox",
 }

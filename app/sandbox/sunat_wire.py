@@ -68,9 +68,10 @@ def answer_envelope(element: str, fields: list[tuple[str, str]],
     return etree.tostring(envelope, xml_declaration=True, encoding="UTF-8")
 
 
-def application_response(stem: str, outcome: Outcome, reference: str | None = None) -> bytes:
+def application_response(stem: str, outcome: Outcome, reference: str | None = None, link: str | None = None) -> bytes:
     """The CDR in the shape of SUNAT's (UBL 2.0 ApplicationResponse), unsigned. `reference` is what it answers
-    for (ReferenceID): the voucher's serie-número by default, a summary's ID (RA-20261121-1) for a summary."""
+    for (ReferenceID): the voucher's serie-número by default, a summary's ID (RA-20261121-1) for a summary. `link`:
+    a guía's, the address its QR encodes (cbc:DocumentDescription, as SUNAT's GRE CDRs carry it)."""
     ruc, tipo, serie, numero = (stem.split("-") + ["", "", "", ""])[:4]
     now = clock.now().astimezone(clock.PERU)
     cbc, cac, ext = f"{{{CBC}}}", f"{{{CAC}}}", f"{{{EXT}}}"
@@ -103,5 +104,8 @@ def application_response(stem: str, outcome: Outcome, reference: str | None = No
     etree.SubElement(response, cbc + "ReferenceID").text = reference
     etree.SubElement(response, cbc + "ResponseCode").text = outcome.code
     etree.SubElement(response, cbc + "Description").text = outcome.description
-    etree.SubElement(etree.SubElement(document, cac + "DocumentReference"), cbc + "ID").text = reference
+    document_reference = etree.SubElement(document, cac + "DocumentReference")
+    etree.SubElement(document_reference, cbc + "ID").text = reference
+    if link:
+        etree.SubElement(document_reference, cbc + "DocumentDescription").text = link
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8")

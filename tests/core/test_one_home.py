@@ -126,7 +126,8 @@ _LABEL_TABLES = (
     catalogues.DOCUMENT_TYPES, catalogues.SHORT_NAMES, catalogues.CDR_NAMES, catalogues.IDENTITY_DOCUMENTS,
     catalogues.IDENTITY_PRINTED, catalogues.AFFECTATIONS, catalogues.CREDIT_NOTE_REASONS,
     catalogues.DEBIT_NOTE_REASONS, catalogues.RELATED_DOCUMENTS, catalogues.PRICE_TYPES, catalogues.OPERATION_TYPES,
-    catalogues.LEGENDS, catalogues.DISCOUNTS, catalogues.MEANS_OF_PAYMENT,
+    catalogues.LEGENDS, catalogues.DISCOUNTS, catalogues.MEANS_OF_PAYMENT, catalogues.TRANSFER_MOTIVES,
+    catalogues.TRANSPORT_MODES, catalogues.TRANSPORT_DOCUMENTS,
     {code: name for code, (name, _rate) in catalogues.DETRACCIONES.items()},
     {code: catalogues.printed_title(code) for code in catalogues.DOCUMENT_TYPES})
 CATALOGUE_LABELS = {_fold(label) for table in _LABEL_TABLES for label in table.values() if len(label) >= MIN_LABEL}
@@ -137,7 +138,8 @@ CATALOGUE_CODES = {  # catalogue: (its codes, the smallest collection that count
     "09": ({*catalogues.CREDIT_NOTE_REASONS, catalogues.IVAP_REASON}, 3),
     "10": ({*catalogues.DEBIT_NOTE_REASONS, catalogues.IVAP_REASON}, 3),
     "51": (set(catalogues.OPERATION_TYPES), 2), "54": (set(catalogues.DETRACCIONES), 2),
-    "59": (set(catalogues.MEANS_OF_PAYMENT), 2)}
+    "59": (set(catalogues.MEANS_OF_PAYMENT), 2), "18": (set(catalogues.TRANSPORT_MODES), 2),
+    "20": (set(catalogues.TRANSFER_MOTIVES), 3)}
 _NOT_THE_TYPE = ("tipo_documento", "tipo_doc", "tipo_afectacion", "tipo_operacion", "tipo_cambio", "forma")
 # What is compared with a code: (catalogue, whether an expression names it).
 COMPARED = (

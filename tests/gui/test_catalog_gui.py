@@ -209,6 +209,22 @@ def test_productos_editor_keeps_price_flags_and_searches_by_barcode(qtbot, conte
     assert [row[0] for row in _rows(page)] == ["BOL-1"]
 
 
+def test_saving_a_product_another_desk_changed_meanwhile_is_refused_in_the_editor(qtbot, context, company, engine):
+    """Several desks (issue 34): the editor opened version 1; another desk saved the product meanwhile; «Guardar»
+    is refused with a Spanish message and the other desk's price stays."""
+    product = engine.catalog.save_product({"codigo": "ARR-5", "descripcion": "Arroz Costeño 5 kg", "precio": "25.37"})
+    page = _products_page(qtbot, context)
+    qtbot.waitUntil(lambda: page.table.rowCount() == 1)
+    page.table.setCurrentCell(0, 0)
+    page.edit_selected()
+    editor = page.editor
+    engine.catalog.save_product({**product.data(), "precio": "26.00"}, product.id, version=1)  # the other desk
+    editor.inputs["precio"].setText("27,00")
+    editor.save_button.click()
+    qtbot.waitUntil(lambda: "Otro puesto cambió este producto" in editor.banner.text.text())
+    assert page.editor is editor and engine._products.by_code("ARR-5").precio == D("26.00")
+
+
 # ---------------------------------------------------------------- completion in the voucher form
 
 def _choose(qtbot, completion, index: int = 0) -> None:

@@ -141,3 +141,21 @@ def test_a_rejected_factura_shows_sunats_reason_in_plain_words(qtbot, context, s
     qtbot.addWidget(page)
     wait_idle(qtbot, context.workers)
     assert page.status_of(0) == "rechazado" == form.outcome.estado  # the state stored is the one shown
+
+
+def test_emitir_takes_the_next_number_when_another_desk_issued_the_one_proposed(qtbot, context, sunat, engine, company):
+    """Several desks (issue 34): the form proposed F001-1, another desk issued it meanwhile; «Emitir» stores the
+    voucher with the serie's next number (no 409 to the cashier) and the form shows the number it got."""
+    form = filled_form(qtbot, context)
+    qtbot.waitUntil(lambda: form.proposed_numero == 1)
+    other = engine.invoicing.issue({"tipo": "01", "serie": "F001", "numero": 1, "emisor": {"ruc": company.ruc},
+                                    "receptor": {"ruc": "20601030013", "razon_social": "OTRA CAJA S.A.C."},
+                                    "items": [{"descripcion": "Azúcar 1 kg", "cantidad": "1", "precio_unitario": "4.20"}]})
+    assert other.outcome.estado == "aceptado"
+    form.emit_button.click()
+    wait_idle(qtbot, context.workers, timeout=30_000)
+    assert form.outcome is not None, form.banner.text.text()
+    assert form.outcome.estado == "aceptado" and form.outcome.nombre_archivo.endswith("-F001-2.xml")
+    assert form.numero.value() == 2
+    typed = engine.invoicing.vouchers(search="F001-2")
+    assert [v.receptor_nombre for v in typed] == ["BODEGA SAN MARTÍN S.A.C."]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Callable
 
 from app.core.engine import Engine
 from app.core.errors import ErrorCode
@@ -20,6 +21,18 @@ WITHOUT_CDR = ("SELECT v.id FROM vouchers v WHERE NOT EXISTS (SELECT 1 FROM suna
 
 
 def main(home: str) -> None:
+    send_until_done(home, send_by_operation_3)
+
+
+def send_by_operation_3(engine: Engine, voucher_id: int) -> None:
+    xml = engine.invoicing.voucher(voucher_id).xml_firmado
+    status, envelope = engine.call("enviar", {"xml_firmado": xml})
+    if status != 200 and envelope["error"]["code"] != ErrorCode.QUEUED:
+        print(json.dumps({"voucher_id": voucher_id, "status": status, "error": envelope["error"]}), flush=True)
+
+
+def send_until_done(home: str, send: Callable[[Engine, int], None]) -> None:
+    """Send every document of the folder without a CDR, in random order, round after round until each has one."""
     with Engine(home) as engine:
         for _round in range(200):
             pending = [row["id"] for row in engine._storage.query(WITHOUT_CDR)]
@@ -27,17 +40,17 @@ def main(home: str) -> None:
                 break
             random.shuffle(pending)
             for voucher_id in pending:
-                xml = engine.invoicing.voucher(voucher_id).xml_firmado
-                status, envelope = engine.call("enviar", {"xml_firmado": xml})
-                if status != 200 and envelope["error"]["code"] != ErrorCode.QUEUED:
-                    print(json.dumps({"voucher_id": voucher_id, "status": status, "error": envelope["error"]}),
-                          flush=True)
-            row = engine._storage.query_one("SELECT MIN(next_attempt_at) AS at FROM sunat_submissions "
-                                            "WHERE state = 'pendiente'")
-            if row and row["at"]:  # let queued ones come due (or be finished by the other sender)
-                engine._outbox.wait_settled(engine._storage.query_one(
-                    "SELECT id FROM sunat_submissions WHERE state = 'pendiente' ORDER BY next_attempt_at")["id"], 0.3)
+                send(engine, voucher_id)
+            settle_queued(engine)
     print("done", flush=True)
+
+
+def settle_queued(engine: Engine) -> None:
+    """Let the queued submissions come due (or be finished by the other sender) for a moment."""
+    row = engine._storage.query_one("SELECT id FROM sunat_submissions WHERE state = 'pendiente' "
+                                    "ORDER BY next_attempt_at")
+    if row:
+        engine._outbox.wait_settled(row["id"], 0.3)
 
 
 if __name__ == "__main__":

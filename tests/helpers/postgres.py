@@ -158,6 +158,18 @@ class Server:
         self._admin.execute(f"CREATE DATABASE {name} TEMPLATE {self.TEMPLATE} OWNER yupana")
         return self.database_url(name)
 
+    def role_with_password(self, name: str, password: str) -> str:
+        """A login role that must give `password` (scram-sha-256 from loopback, a rule put before the cluster's
+        «trust») and may do what `yupana` does: the URL of a new database with the current schema, as that role,
+        without the password (it goes in a pgpass file, as a desk keeps it)."""
+        self._admin.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}' IN ROLE yupana")
+        row = self._admin.execute("SHOW hba_file").fetchone()
+        hba = Path(str(row[0]) if row else "")
+        hba.write_text(f"host all {name} 127.0.0.1/32 scram-sha-256\n" + hba.read_text(encoding="utf-8"),
+                       encoding="utf-8")
+        self._admin.execute("SELECT pg_reload_conf()")
+        return self.fresh_database().replace("yupana@", f"{name}@")
+
     def close(self) -> None:
         self._admin.close()
 

@@ -145,9 +145,11 @@ class Generation:
         self.issued([draft.doc])
         return voucher_id, draft.result()
 
-    def draft(self, request: GenerarXmlRequest | Any, doc: Built | None = None) -> Draft | Stored:
+    def draft(self, request: GenerarXmlRequest | Any, doc: Built | None = None, *,
+              numbered: bool = False) -> Draft | Stored:
         """The request built (unless `doc` is given), rendered and checked by SUNAT's sheets, ready to store; or the
-        stored voucher when a refusal on the way meets a number issued before with this same request."""
+        stored voucher when a refusal on the way meets a number issued before with this same request (never when
+        `numbered`: the number is the serie's next, handed out when stored, so the request is not a retry)."""
         canonical = _canonical_json(request)
         content_key = content_key_of(canonical)
         # Built first, without asking whether the number was issued (almost never): the unique index answers at the
@@ -157,6 +159,8 @@ class Generation:
             xml, name = self.render(doc)
             observations = self.run_sunat_rules(xml, name)
         except YupanaError as refusal:
+            if numbered:
+                raise
             return self.stored_or_raise(request, content_key, refusal)
         encoded = xml.encode("utf-8")
         xml_hash, xml_sha256 = bytes_hashes(encoded)

@@ -14,6 +14,7 @@ INVOICE = UBL_SCHEMA + "Invoice-2"
 CREDIT_NOTE = UBL_SCHEMA + "CreditNote-2"
 DEBIT_NOTE = UBL_SCHEMA + "DebitNote-2"
 APPLICATION_RESPONSE = UBL_SCHEMA + "ApplicationResponse-2"  # SUNAT's CDR
+DESPATCH_ADVICE = UBL_SCHEMA + "DespatchAdvice-2"  # guías de remisión (GRE 2.0)
 DS = "http://www.w3.org/2000/09/xmldsig#"
 SAC = "urn:sunat:names:specification:ubl:peru:schema:xsd:SunatAggregateComponents-1"
 VOIDED_DOCUMENTS = "urn:sunat:names:specification:ubl:peru:schema:xsd:VoidedDocuments-1"

@@ -10,6 +10,7 @@ returns the final answer once there is one. docs/sunat.md explains the choices.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from lxml import etree
 
@@ -51,6 +52,7 @@ class SunatClients:
         self.settings = addresses.settings
         self.secrets = secrets
         self.http = http
+        self.gre: Any = None  # the guías' channels (gre_clients.GreClients), set by the engine
 
     def set_sol_credentials(self, ruc: str, usuario: str, clave: str) -> None:
         """Keep a company's usuario and clave SOL in the secret store (encrypted; never a setting)."""

@@ -210,6 +210,61 @@ MEANS_OF_PAYMENT_OFFERED = (DEPOSITO_EN_CUENTA, "002", "003", "004", "005", "006
 CONTADO, CREDITO = "Contado", "Credito"  # the cbc:PaymentMeansID a voucher writes (not a numbered catalogue)
 PAYMENT_FORMS = {CONTADO: "Contado", CREDITO: "Crédito"}  # as the printed voucher names them
 
+# ---------------------------------------------------------------- guías de remisión (GRE 2.0)
+
+# 18 transport mode
+TRANSPORTE_PUBLICO, TRANSPORTE_PRIVADO = "01", "02"
+TRANSPORT_MODES = {TRANSPORTE_PUBLICO: "Transporte público", TRANSPORTE_PRIVADO: "Transporte privado"}
+
+# 20 transfer motive
+MOTIVO_VENTA, MOTIVO_COMPRA, MOTIVO_VENTA_TERCEROS, MOTIVO_ENTRE_ESTABLECIMIENTOS = "01", "02", "03", "04"
+MOTIVO_CONSIGNACION, MOTIVO_DEVOLUCION, MOTIVO_RECOJO_TRANSFORMADOS = "05", "06", "07"
+MOTIVO_IMPORTACION, MOTIVO_EXPORTACION, MOTIVO_OTROS = "08", "09", "13"
+MOTIVO_VENTA_CONFIRMACION, MOTIVO_TRANSFORMACION, MOTIVO_ITINERANTE = "14", "17", "18"
+TRANSFER_MOTIVES = {
+    MOTIVO_VENTA: "Venta", MOTIVO_COMPRA: "Compra", MOTIVO_VENTA_TERCEROS: "Venta con entrega a terceros",
+    MOTIVO_ENTRE_ESTABLECIMIENTOS: "Traslado entre establecimientos de la misma empresa",
+    MOTIVO_CONSIGNACION: "Consignación", MOTIVO_DEVOLUCION: "Devolución",
+    MOTIVO_RECOJO_TRANSFORMADOS: "Recojo de bienes transformados", MOTIVO_IMPORTACION: "Importación",
+    MOTIVO_EXPORTACION: "Exportación", MOTIVO_OTROS: "Otros",
+    MOTIVO_VENTA_CONFIRMACION: "Venta sujeta a confirmación del comprador",
+    MOTIVO_TRANSFORMACION: "Traslado de bienes para transformación",
+    MOTIVO_ITINERANTE: "Traslado emisor itinerante de comprobantes de pago",
+}
+# Motives whose destinatario is the remitente itself (SUNAT's 2554) and those where it must be another (2555).
+MOTIVES_TO_ONESELF = frozenset({MOTIVO_COMPRA, MOTIVO_ENTRE_ESTABLECIMIENTOS, MOTIVO_RECOJO_TRANSFORMADOS})
+MOTIVES_TO_ANOTHER = frozenset({MOTIVO_VENTA, MOTIVO_VENTA_TERCEROS, MOTIVO_CONSIGNACION, MOTIVO_DEVOLUCION,
+                                MOTIVO_EXPORTACION, MOTIVO_VENTA_CONFIRMACION, MOTIVO_TRANSFORMACION})
+MOTIVES_OF_CUSTOMS = frozenset({MOTIVO_IMPORTACION, MOTIVO_EXPORTACION})  # a DAM or DS, packages, a port
+MOTIVES_WITH_SUPPLIER = frozenset({MOTIVO_COMPRA, MOTIVO_RECOJO_TRANSFORMADOS})  # the proveedor (SUNAT's 4375)
+SALE_MOTIVES = frozenset({MOTIVO_VENTA, MOTIVO_VENTA_TERCEROS})  # the sale's factura is the remitente's (3381)
+
+# 61 documents related to a transport (the part a remitente's guía may cite: gre-r = 1)
+DAM, DECLARACION_SIMPLIFICADA = "50", "52"
+TRANSPORT_DOCUMENTS = {
+    FACTURA: "Factura", BOLETA: "Boleta de venta", "04": "Liquidación de compra",
+    GUIA_REMITENTE: "Guía de remisión remitente", "12": "Ticket o cinta de máquina registradora",
+    GUIA_TRANSPORTISTA: "Guía de remisión transportista", "48": "Comprobante de operaciones – Ley N° 29972",
+    "49": "Constancia de depósito - IVAP (Ley 28211)", DAM: "Declaración aduanera de mercancías",
+    DECLARACION_SIMPLIFICADA: "Declaración simplificada (DS)", "80": "Constancia de depósito – Detracción",
+}
+CUSTOMS_DOCUMENTS = frozenset({DAM, DECLARACION_SIMPLIFICADA})
+SALE_DOCUMENTS = frozenset({FACTURA, BOLETA, "12"})  # a sale's voucher: factura, boleta, ticket
+# The documents a guía names with their issuer's RUC (SUNAT's 3380).
+ISSUED_DOCUMENTS = frozenset({FACTURA, BOLETA, "04", GUIA_REMITENTE, "12", "48"})
+
+# The indicators of cac:Shipment/cbc:SpecialInstructions
+INDICATOR_M1L = "SUNAT_Envio_IndicadorTrasladoVehiculoM1L"  # vehicles of categories M1 or L: no carrier or plate
+INDICATOR_TOTAL_DAM = "SUNAT_Envio_IndicadorTrasladoTotalDAMoDS"  # the whole DAM or DS travels in this guía
+FREIGHT_PAYERS = {"remitente": "SUNAT_Envio_IndicadorPagadorFlete_Remitente",
+                  "subcontratador": "SUNAT_Envio_IndicadorPagadorFlete_Subcontratador",
+                  "tercero": "SUNAT_Envio_IndicadorPagadorFlete_Tercero"}
+# Weight units a guía takes (catalogue 03): kilograms or tonnes (SUNAT's 2523)
+WEIGHT_UNITS = {"KGM": "Kilogramos", "TNE": "Toneladas"}
+# Port (catalogue 63) or airport (64) of a guía of importación / exportación
+PORT, AIRPORT = "1", "2"
+
+
 # ---------------------------------------------------------------- 03 units of measure
 
 UNIDAD, SERVICIO, KILOGRAMO, LITRO = "NIU", "ZZ", "KGM", "LTR"

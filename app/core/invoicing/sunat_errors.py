@@ -2,7 +2,8 @@
 
 When `sunat_rules_dir` points at SUNAT's VALI folder the whole catalogue is read from there;
 otherwise Yupana's own copy of the subset it needs (app/data/sunat-errores.csv: every code below
-2000, which covers the SOAP faults, plus the few rejections the sandbox gives itself) is used.
+2000, which covers the SOAP faults, plus the few rejections the sandbox gives itself and the guías' codes the
+builder refuses with) is used.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ messages that start with their 4xxx code. Compiled sheets are cached: compiling 
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import threading
@@ -24,6 +25,9 @@ DATAPOWER_NS = "http://www.datapower.com/extensions"
 # document type's (app/core/invoicing/documents/).
 SUMMARY_SHEETS = {"RA": "ValidaExprRegSummaryVoided-1.0.1.xsl", "RC": "ValidaExprRegSummary-1.1.0.xsl"}
 _REJECTION = re.compile(r"errorCode\s+(\d{4})")
+SFS_LAYOUT = "sunat_archivos/sfs/VALI/"
+XSL = "http://www.w3.org/1999/XSL/Transform"
+_EXPRESSIONS = ("select", "test", "use", "value", "count", "from")
 _OBSERVATION = re.compile(r"\s*(\d{4})")
 
 _current = threading.local()  # the file name the running transformation asks for
@@ -48,6 +52,8 @@ class _RulesResolver(etree.Resolver):
         self.folder = folder
 
     def resolve(self, url, pubid, context):  # noqa: ANN001 - lxml's signature
+        if SFS_LAYOUT in url:  # the GRE sheets reach the shared sheets as SFS installs them
+            return self.resolve_filename(os.path.join(self.folder, url.split(SFS_LAYOUT, 1)[1]), context)
         if "cpe/catalogo/" in url:
             name = url.split("cpe/catalogo/", 1)[1]
             return self.resolve_filename(os.path.join(self.folder, "commons", "cpe", "catalogo", name), context)
@@ -76,12 +82,56 @@ def _compiled(folder: str, sheet: str) -> tuple[etree.XSLT, threading.Lock]:
         if key not in _cache:
             parser = etree.XMLParser(no_network=True)
             parser.resolvers.add(_RulesResolver(key[0]))
-            document = etree.parse(os.path.join(key[0], sheet), parser)
+            path = os.path.join(key[0], sheet)
+            with open(path, "rb") as handle:  # the GRE remitente sheet has one Latin-1 byte (in a comment)
+                raw = handle.read().decode("utf-8", "sunat_latin1").encode("utf-8")
+            document = etree.fromstring(raw, parser, base_url=path).getroottree()
+            _rename_redefinitions(document)
             # libxslt counts `local:///` as network; the resolver answers every such URL itself.
             access = etree.XSLTAccessControl(read_file=True, write_file=False, create_dir=False,
                                              read_network=True, write_network=False)
             _cache[key] = (etree.XSLT(document, access_control=access), threading.Lock())
         return _cache[key]
+
+
+def _latin1(error: UnicodeError) -> tuple[str | bytes, int]:
+    assert isinstance(error, UnicodeDecodeError)  # registered for decoding only
+    return error.object[error.start:error.end].decode("latin-1"), error.end
+
+
+codecs.register_error("sunat_latin1", _latin1)
+
+
+def _rename_redefinitions(sheet: etree._ElementTree) -> None:
+    """A variable declared again while an earlier one of its name is in scope becomes NAME__2 with the references
+    after it: XSLT 1.0 forbids the redeclaration (libxslt stops: «Redefinition of variable»), SUNAT's processor lets
+    the later one shadow the earlier (the GRE remitente sheet declares motivoTraslado twice in its main template).
+    In memory: the files stay as SUNAT ships them."""
+    for template in sheet.getroot().iterfind(f"{{{XSL}}}template"):
+        _rename_in(template, set())
+
+
+def _rename_in(element: etree._Element, visible: set[str]) -> None:
+    visible = set(visible)
+    for child in element:
+        if not isinstance(child.tag, str):
+            continue
+        _rename_in(child, visible)
+        if child.tag not in (f"{{{XSL}}}variable", f"{{{XSL}}}param"):
+            continue
+        name = child.get("name") or ""
+        if name in visible:
+            renamed = f"{name}__2"
+            child.set("name", renamed)
+            pattern = re.compile(r"\$" + re.escape(name) + r"(?![\w.-])")
+            for sibling in child.itersiblings():
+                for node in sibling.iter():
+                    if isinstance(node.tag, str) and node.tag.startswith(f"{{{XSL}}}"):
+                        for attribute in _EXPRESSIONS:
+                            if node.get(attribute):
+                                node.set(attribute, pattern.sub("$" + renamed, node.get(attribute) or ""))
+            name = renamed
+        visible.add(name)
 
 
 def check(folder: str, xml: str | bytes, file_name: str) -> Verdict:

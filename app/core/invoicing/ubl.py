@@ -240,9 +240,14 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
 
 
 def _signature(doc: Document) -> str:
+    return signature_block(doc.emisor_ruc, doc.emisor_nombre)
+
+
+def signature_block(ruc: str, name: str) -> str:
+    """The cac:Signature a UBL document names its signer in (the ds:Signature's id, the issuer's RUC and name)."""
     return (f"<cac:Signature><cbc:ID>{SIGNATURE_ID}</cbc:ID><cac:SignatoryParty><cac:PartyIdentification>"
-            f"<cbc:ID>{doc.emisor_ruc}</cbc:ID></cac:PartyIdentification><cac:PartyName>"
-            f"<cbc:Name>{esc(doc.emisor_nombre)}</cbc:Name></cac:PartyName></cac:SignatoryParty>"
+            f"<cbc:ID>{ruc}</cbc:ID></cac:PartyIdentification><cac:PartyName>"
+            f"<cbc:Name>{esc(name)}</cbc:Name></cac:PartyName></cac:SignatoryParty>"
             "<cac:DigitalSignatureAttachment><cac:ExternalReference>"
             f"<cbc:URI>#{SIGNATURE_ID}</cbc:URI></cac:ExternalReference></cac:DigitalSignatureAttachment>"
             "</cac:Signature>")

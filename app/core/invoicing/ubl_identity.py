@@ -78,13 +78,22 @@ def issuer_ruc(root: etree._Element) -> str:
     AccountingSupplierParty/CustomerAssignedAccountID; "" when neither is there. The one reading of it: the
     signer (whose certificate must be this RUC's), the sender (the zip's name) and the sandbox use it."""
     return (_text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID")
-            or _text(root, "cac:AccountingSupplierParty/cbc:CustomerAssignedAccountID"))
+            or _text(root, "cac:AccountingSupplierParty/cbc:CustomerAssignedAccountID")
+            or _text(root, "cac:DespatchSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID"))
 
 
 def document_type(root: etree._Element) -> str:
-    """The type (catalogue 01) of a voucher: the one its root names (a CreditNote is a 07), else what its
-    cbc:InvoiceTypeCode says (an Invoice is a 01 or a 03)."""
-    return registry.code_of_root(etree.QName(root).localname) or _text(root, "cbc:InvoiceTypeCode")
+    """The type (catalogue 01) of a voucher: the one its root names (a CreditNote is a 07), else what the element
+    naming the type says (an Invoice's cbc:InvoiceTypeCode is 01 or 03, a DespatchAdvice's type code 09 or 31)."""
+    local = etree.QName(root).localname
+    found = registry.code_of_root(local)
+    if found:
+        return found
+    for element in {kind.identity.type_code for kind in registry.with_root(local) if kind.identity.type_code}:
+        found = _text(root, element)
+        if found:
+            return found
+    return _text(root, "cbc:InvoiceTypeCode")
 
 
 def identify(root: etree._Element) -> DocumentId | None:

@@ -126,7 +126,9 @@ def now_text() -> str:
 # through the unique index, and the text's SHA-256 must equal the stored one. No index of the hashes has to be
 # written with every voucher; rows whose text gives no key are older ones (canonical = 0), still indexed by hash.
 _SUPPLIER_ID = '<cac:AccountingSupplierParty><cac:Party><cac:PartyIdentification><cbc:ID schemeID="6">'
+_DESPATCH_SUPPLIER_ID = '<cac:DespatchSupplierParty><cac:Party><cac:PartyIdentification><cbc:ID schemeID="6">'
 _INVOICE_TYPE = '<cbc:InvoiceTypeCode listID="'
+_DESPATCH_TYPE = "<cbc:DespatchAdviceTypeCode"  # a guía (GRE): 09 or 31
 
 
 def key_of_text(xml: str) -> tuple[str, str, str, int] | None:
@@ -136,18 +138,22 @@ def key_of_text(xml: str) -> tuple[str, str, str, int] | None:
     if not xml.startswith(ubl.XML_DECLARATION):
         return None
     number_at = xml.find("</cbc:CustomizationID><cbc:ID>", start)
-    supplier_at = xml.find(_SUPPLIER_ID, number_at)
+    supplier_id, type_mark = _SUPPLIER_ID, _INVOICE_TYPE
+    supplier_at = xml.find(supplier_id, number_at)
+    if supplier_at < 0:  # a guía names its issuer and type elsewhere
+        supplier_id, type_mark = _DESPATCH_SUPPLIER_ID, _DESPATCH_TYPE
+        supplier_at = xml.find(supplier_id, number_at)
     if number_at < 0 or supplier_at < 0:
         return None
     number_at += len("</cbc:CustomizationID><cbc:ID>")
     serie, _, numero = xml[number_at:xml.find("<", number_at)].rpartition("-")
     root_end = xml.find(" ", start + 1, number_at)
     tipo = registry.code_of_root(xml[start + 1:root_end]) if root_end > 0 else None  # a CreditNote is a 07…
-    if tipo is None:  # …an Invoice says 01 or 03
-        type_at = xml.find(_INVOICE_TYPE, number_at)
+    if tipo is None:  # …an Invoice says 01 or 03, a DespatchAdvice 09 or 31
+        type_at = xml.find(type_mark, number_at)
         type_at = xml.find(">", type_at) + 1 if type_at >= 0 else -1
         tipo = xml[type_at:xml.find("<", type_at)] if type_at > 0 else ""
-    ruc_at = supplier_at + len(_SUPPLIER_ID)
+    ruc_at = supplier_at + len(supplier_id)
     ruc = xml[ruc_at:xml.find("<", ruc_at)]
     if not (serie and numero.isdigit() and numero.isascii() and tipo and ruc):
         return None

@@ -267,6 +267,11 @@ class VoucherStore:
         """The next number of a serie in the current environment: sandbox and beta trials never use up real numbers."""
         return self.repository.last_numero(self.environment(), emisor_ruc, tipo, serie) + 1
 
+    def take_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
+        """The serie's next number in the current environment, handed out inside the caller's transaction (which
+        stores the voucher): desks issuing on one serie at once get each their own, with no gap (ports.vouchers)."""
+        return self.repository.take_numero(self.environment(), emisor_ruc, tipo, serie)
+
     def find_by_serie_numero(self, serie: str, numero: int, emisor_ruc: str | None = None,
                              tipo: str | None = None) -> builtins.list[dict]:
         """The vouchers numbered SERIE-NUMERO (a factura and its credit note may share a series), newest first."""

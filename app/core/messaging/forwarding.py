@@ -46,6 +46,7 @@ from app.core.messaging.store import (
 )
 from app.core.platform.events import EventBus, SubscriptionChanged
 from app.core.platform.loops import BackgroundLoop
+from app.core.platform.turns import LOOK_AGAIN_S, DeskTurn
 
 log = logging.getLogger(__name__)
 RETRY_SCHEDULE_S = (5, 300, 1800, 7200, 18000, 36000)  # after the 1st, 2nd… failed attempt
@@ -128,8 +129,9 @@ class _Outcomes:
 
 class Forwarder:
     def __init__(self, store: MessagingStore, secret_for: Callable[[str], str], bus: EventBus | None = None,
-                 workers: int = PER_SUBSCRIPTION) -> None:
+                 workers: int = PER_SUBSCRIPTION, turn: DeskTurn | None = None) -> None:
         self.store = store
+        self.turn = turn  # several desks: one forwards at a time, while it has work (platform.turns; None: always)
         self.secret_for = secret_for
         self.bus = bus
         self.per_subscription = workers  # deliveries in flight to one subscriber at most (its lane's workers)
@@ -196,6 +198,8 @@ class Forwarder:
         with self._lock:
             changed, self._changed = self._changed, set()
             busy = {sub_id: len(lane.claimed) for sub_id, lane in self._lanes.items()}
+        if self.turn is not None and not any(busy.values()) and not self.turn.mine():
+            return LOOK_AGAIN_S  # another desk forwards: look again, to take over if it stops
         if self.bus is not None:
             for sub_id in sorted(changed):
                 self.bus.emit(SubscriptionChanged(sub_id))
@@ -206,6 +210,8 @@ class Forwarder:
         claimed = self.store.claim_due(clock.now(), most, LEASE_S, busy=room_of)
         if claimed and not any(busy.values()):
             self._renewed_at = time.monotonic()  # fresh leases: the first renewal is RENEW_EVERY_S from now
+        if self.turn is not None and not claimed and not any(busy.values()):
+            self.turn.give_up()  # nothing under way here: the next desk with work forwards at once
         for due in claimed:
             self._submit(due)
             busy[due.subscription_id] = busy.get(due.subscription_id, 0) + 1

@@ -182,7 +182,7 @@ class Setting:
 
 
 # The Ajustes tabs that hold settings, in order.
-GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro"]
+GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro", "Base de datos compartida"]
 
 
 SETTINGS: dict[str, Setting] = {
@@ -210,6 +210,20 @@ SETTINGS: dict[str, Setting] = {
         Setting("sunat_url_consulta", "https://e-factura.sunat.gob.pe/ol-it-wsconscpegem/billConsultService",
                 "Servicio billConsultService (consulta de CDR) de SUNAT.", _url,
                 label="Dirección de consulta de CDR", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_gre_url", "https://api-cpe.sunat.gob.pe/v1",
+                "Plataforma REST de SUNAT para guías de remisión (envío y consulta de tickets).", _url,
+                label="Dirección de guías de remisión", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_gre_auth_url", "https://api-seguridad.sunat.gob.pe/v1",
+                "Servicio de autenticación (token OAuth) de la plataforma de guías de SUNAT.", _url,
+                label="Dirección de autenticación de guías", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_gre_url_beta", "",
+                "SUNAT no tiene beta para guías: vacío, las guías de beta van al sandbox; una dirección, a ese "
+                "servidor de pruebas de un tercero (no es SUNAT).", _text,
+                label="Servidor de pruebas de guías (no es SUNAT)", group="SUNAT", advanced=True),
+        Setting("sunat_gre_wait_s", "5",
+                "Espera máxima por la respuesta de un ticket de guía al emitir, en segundos; después se consulta en "
+                "segundo plano.", _seconds(0, 600),
+                label="Espera del ticket de una guía (segundos)", group="SUNAT", advanced=True),
         Setting("sunat_timeout_s", "30", "Tiempo máximo de espera de una respuesta de SUNAT, en segundos.",
                 _integer(1, 600),
                 label="Espera máxima de SUNAT (segundos)", group="SUNAT", advanced=True),
@@ -268,7 +282,7 @@ SETTINGS: dict[str, Setting] = {
                 "Base de datos PostgreSQL que comparten los puestos de un negocio, p. ej. "
                 "postgresql://yupana@caja1/tienda (la contraseña va en el archivo pgpass de PostgreSQL). Vacío: los "
                 "datos quedan en este equipo (SQLite en la carpeta de datos). Es de este puesto; se usa al abrir.",
-                _database_url, label="Base de datos compartida", group="Datos y registro", advanced=True, desk=True),
+                _database_url, label="Dirección de la base de datos", group="Base de datos compartida", desk=True),
         Setting("log_level", "INFO", "Nivel de detalle del registro: DEBUG, INFO, WARNING o ERROR.",
                 _log_level,
                 label="Detalle del registro", group="Datos y registro", advanced=True, desk=True),

@@ -44,9 +44,13 @@ class CatalogGroup:
             return None
         return self._products.by_barcode(typed) or self._products.by_code(typed)
 
-    def save_product(self, data: dict[str, Any], product_id: int | None = None) -> records.Product:
+    def save_product(self, data: dict[str, Any], product_id: int | None = None, *,
+                     version: int | None = None) -> records.Product:
+        """Save a new product (by its code) or change the one of `product_id`; `version`: the one read (its
+        `version`), so that a save over a change made meanwhile by another desk is refused (a 409) instead of
+        undoing it."""
         product = records.product(**data)
-        return self._products.update(product_id, product) if product_id else self._products.save(product)
+        return self._products.update(product_id, product, version) if product_id else self._products.save(product)
 
     def delete_product(self, product_id: int) -> bool:
         return self._products.delete(product_id)

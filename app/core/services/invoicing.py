@@ -17,7 +17,7 @@ from app.core.contract import (
     GenerarXmlResult,
     parse_model,
 )
-from app.core.errors import YupanaError
+from app.core.errors import YupanaError, invalid
 from app.core.invoicing import builder, xmldsig
 from app.core.invoicing.accountant import PAGE, PeriodExporter
 from app.core.invoicing.batches import Batches, read_requests
@@ -35,6 +35,7 @@ from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform import events
 from app.core.platform.companies import Companies
 from app.core.platform.events import EventBus
+from app.core.platform.identifiers import check_ruc
 from app.core.records import (
     BatchItem,
     BatchRequests,
@@ -93,16 +94,19 @@ class InvoicingGroup:
 
     # ------------------------------------------------------------ issuing
 
-    def issue(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None) -> Emission:
+    def issue(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None, *,
+              next_number: bool = False) -> Emission:
         """«Emitir»: generate, sign by id (the issuer's default certificate unless given) and send to the current
-        environment; SUNAT's refusal or the queue is part of the outcome (app.core.invoicing.emission)."""
-        return self._emitter.emit(request, certificado_id)
+        environment; SUNAT's refusal or the queue is part of the outcome (app.core.invoicing.emission).
+        `next_number`: numbered with the serie's next number when stored, whatever the request's (several desks on
+        one serie: no number twice, no gap)."""
+        return self._emitter.emit(request, certificado_id, next_number=next_number)
 
-    def issue_steps(self, request: GenerarXmlRequest | dict[str, Any],
-                    certificado_id: str | None = None) -> Iterator[EmissionStep]:
+    def issue_steps(self, request: GenerarXmlRequest | dict[str, Any], certificado_id: str | None = None, *,
+                    next_number: bool = False) -> Iterator[EmissionStep]:
         """«Emitir» as it goes: one item as each step starts (generate, sign, send), then one with the outcome.
-        Each step runs when the item after it is asked for."""
-        return self._emitter.steps(request, certificado_id)
+        Each step runs when the item after it is asked for. `next_number` as for `issue`."""
+        return self._emitter.steps(request, certificado_id, next_number=next_number)
 
     def read_batch(self, path: str | Path) -> BatchRequests:
         """The requests of a batch file (a JSON array, or JSON Lines), each parsed when it is issued."""
@@ -259,6 +263,14 @@ class InvoicingGroup:
 
     def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]:
         return self._sunat_clients.sol_credentials(ruc, ambiente)
+
+    def set_gre_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
+        """The company's API credentials for SUNAT's guías (client_id and client_secret generated in SOL), kept
+        encrypted in the secret store; the guías also use the SOL user and password."""
+        check_ruc(ruc)
+        if not client_id.strip() or not client_secret.strip():
+            raise invalid("client_id", "El client_id y el client_secret de la API de guías son obligatorios.")
+        self._sunat_clients.gre.set_api_credentials(ruc, client_id, client_secret)
 
     # ------------------------------------------------------------ the voucher form's drafts
 

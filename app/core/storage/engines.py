@@ -17,6 +17,7 @@ from app.core.storage.sqlite import (
     catalog,
     certificates,
     drafts,
+    gre_tickets,
     messaging,
     padron,
     registry,
@@ -91,4 +92,5 @@ def repositories(database: Storage | PostgresStorage) -> Repositories:
         drafts.SqliteDraftRepository(db), messaging.SqliteMessagingRepository(db),
         padron.SqlitePadronPointerRepository(db), registry.SqliteRegistryCacheRepository(db),
         submissions.SqliteSubmissionRepository(db), summaries.SqliteSummaryRepository(db),
-        vouchers.SqliteVoucherRepository(db))
+        vouchers.SqliteVoucherRepository(db), sqlite_platform.SqliteDeskTurnRepository(db),
+        gre_tickets.SqliteGreTicketRepository(db))

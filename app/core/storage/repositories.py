@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from app.core.storage.ports.catalog import CustomerRepository, ProductRepository
 from app.core.storage.ports.certificates import CertificateRepository
 from app.core.storage.ports.drafts import DraftRepository
+from app.core.storage.ports.gre_tickets import GreTicketRepository
 from app.core.storage.ports.messaging import MessagingRepository
 from app.core.storage.ports.platform import (
     ApiTokenRepository,
     CompanyRepository,
+    DeskTurnRepository,
     SandboxEndpointRepository,
     SecretRepository,
     SettingsRepository,
@@ -40,3 +42,5 @@ class Repositories:
     submissions: SubmissionRepository
     summaries: SummaryRepository
     vouchers: VoucherRepository
+    desk_turns: DeskTurnRepository
+    gre_tickets: GreTicketRepository

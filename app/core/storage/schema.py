@@ -29,18 +29,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-VERSION = 3
+VERSION = 4
 
 # What each version after 1 adds: the names of the tables it brings, created from their description in TABLES on
-# every engine, and the (table, column) pairs it adds to existing tables, each column as its table's description
-# writes it. A database of an earlier version runs the later versions' statements in order and records each one
-# (app/core/storage/sqlite/schema.py); a new PostgreSQL database is created whole from TABLES.
+# every engine, and the columns it adds to older tables (table, column: the column's line in TABLES, the last of its
+# table, so that an upgraded table and a new one list the same columns in the same order). A database of an earlier
+# version runs the later versions' statements in order and records each one (app/core/storage/sqlite/schema.py,
+# app/core/storage/postgres/schema.py); a new database is created whole from TABLES.
 ADDED_TABLES: dict[int, tuple[str, ...]] = {
     2: ("voucher_drafts",),  # the form's drafts, by desk (issue 32)
+    # Numbers handed out under a row lock, and the jobs one desk at a time runs, across desks (issue 34).
+    3: ("voucher_numbering", "summary_numbering", "desk_turns"),
+    4: ("gre_tickets",),  # the tickets SUNAT's GRE platform gave the guías sent (issue 36)
 }
 ADDED_COLUMNS: dict[int, tuple[tuple[str, str], ...]] = {
-    3: (("deliveries", "lease_holder"),),  # who holds a delivery's lease: a restart takes a dead holder's (issue 30)
+    3: (("deliveries", "lease_holder"),  # who holds a delivery's lease: a restart takes a dead holder's (issue 30)
+        ("products", "version")),  # a product's version: a save over a newer one is refused (issue 34)
 }
+
+
+_CONSTRAINTS = ("UNIQUE", "PRIMARY", "CHECK", "FOREIGN", "CONSTRAINT")
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,13 @@ class Table:
 
     def lines(self) -> list[str]:
         return [line.strip() for line in self.body.strip().splitlines() if line.strip()]
+
+    @property
+    def columns(self) -> tuple[tuple[str, str], ...]:
+        """Each column's name and its type as written here (`TEXT`, `{int}`, `{packed}`…), in order; table
+        constraints (UNIQUE, PRIMARY KEY, CHECK…) left out."""
+        return tuple((line.split()[0], line.split()[1]) for line in self.lines()
+                     if line.split()[0] not in _CONSTRAINTS)
 
     def create(self, tokens: dict[str, str]) -> list[str]:
         columns = ",\n    ".join(line.format(**tokens) for line in self.lines())
@@ -86,6 +101,13 @@ TABLES: tuple[Table, ...] = (
         logo {blob}
         precios_incluyen_igv {int} NOT NULL DEFAULT 0
         cuenta_detracciones TEXT
+    """),
+    # Jobs one desk at a time runs over a shared database (the forwarder, the summary poller; issue 34): the desk
+    # whose turn it is («host/pid:tag») until when, on the database's clock (DB_NOW), renewed at each of its rounds.
+    Table("desk_turns", """
+        name TEXT PRIMARY KEY
+        holder TEXT NOT NULL
+        until {real} NOT NULL
     """),
     Table("sandbox_endpoints", """
         key TEXT PRIMARY KEY
@@ -133,6 +155,17 @@ TABLES: tuple[Table, ...] = (
         "CREATE INDEX vouchers_environment ON vouchers (environment)",
         "CREATE INDEX vouchers_fecha ON vouchers (environment, fecha_emision)",
     )),
+    # The last number handed out per serie (issue 34): taken with UPDATE … RETURNING inside the transaction that
+    # stores the voucher, so desks issuing on one serie at once wait for each other's commit in this row's lock and
+    # never hand out one number twice nor leave a gap (a rolled-back voucher rolls its number back).
+    Table("voucher_numbering", """
+        environment TEXT NOT NULL
+        emisor_ruc TEXT NOT NULL
+        tipo TEXT NOT NULL
+        serie TEXT NOT NULL
+        last {int} NOT NULL
+        PRIMARY KEY (environment, emisor_ruc, tipo, serie)
+    """),
     Table("voucher_dictionaries", """
         id {id}
         digest {blob} NOT NULL UNIQUE
@@ -190,6 +223,7 @@ TABLES: tuple[Table, ...] = (
         codigo_detraccion TEXT
         created_at TEXT NOT NULL DEFAULT {now}
         updated_at TEXT NOT NULL DEFAULT {now}
+        version {int} NOT NULL DEFAULT 1
     """),
     Table("sunat_submissions", """
         id {id}
@@ -254,6 +288,16 @@ TABLES: tuple[Table, ...] = (
         cdr_member TEXT
         UNIQUE (environment, emisor_ruc, kind, issue_date, counter)
     """, indexes=("CREATE INDEX sunat_summaries_state ON sunat_summaries (state, id)",)),
+    # The last counter of an issuer's RA or RC of a day (issue 34), taken as voucher_numbering's: two desks voiding
+    # at once make their summaries one after the other, each seeing what the other stored.
+    Table("summary_numbering", """
+        environment TEXT NOT NULL
+        emisor_ruc TEXT NOT NULL
+        kind TEXT NOT NULL
+        issue_date TEXT NOT NULL
+        last {int} NOT NULL
+        PRIMARY KEY (environment, emisor_ruc, kind, issue_date)
+    """),
     Table("sunat_summary_lines", """
         summary_id {int} NOT NULL REFERENCES sunat_summaries (id)
         voucher_id {int} NOT NULL
@@ -377,6 +421,18 @@ TABLES: tuple[Table, ...] = (
         created_at TEXT NOT NULL DEFAULT {now}
         updated_at TEXT NOT NULL DEFAULT {now}
     """, indexes=("CREATE INDEX voucher_drafts_desk ON voucher_drafts (desk, updated_at)",)),
+    Table("gre_tickets", """
+        id {id}
+        environment TEXT NOT NULL
+        ruc TEXT NOT NULL
+        tipo TEXT NOT NULL
+        serie TEXT NOT NULL
+        numero TEXT NOT NULL
+        ticket TEXT NOT NULL
+        hash_zip TEXT NOT NULL
+        received_at TEXT NOT NULL DEFAULT {now}
+        UNIQUE (environment, ruc, tipo, serie, numero)
+    """),
 )
 
 SQLITE = Dialect("sqlite", {

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import pytest
 
 from app.core.invoicing import outbox
 from tests.helpers.base import ISSUER_RUC, ROOT
+from tests.helpers.storm import Sandboxed, storm
 from tests.helpers.voucher_matrix import factura, item
 
 VOUCHERS = 300
@@ -43,33 +43,10 @@ def test_kill_storm_loses_nothing_sends_nothing_twice_leaves_nothing_stale(engin
     assert all(result.success for result in engine.invoicing.issue_batch(requests, certificado_id))
     engine.close()
 
-    rng = random.Random(12)
-    senders = [sender(home), sender(home)]
-    outputs: list[str] = []
-    kills = 0
     started = time.monotonic()
-    try:
-        while time.monotonic() - started < STORM_LIMIT_S:
-            if kills >= MIN_KILLS and sandbox.sends() >= VOUCHERS:
-                break
-            victim = rng.randrange(2)
-            # kill after a few more sendBills reach SUNAT: while waiting for the answer, or just after
-            if not sandbox.wait_for_sends(sandbox.sends() + rng.randint(1, 4), 10):
-                if all(s.poll() is not None for s in senders):
-                    break  # both finished: nothing left to send
-            if senders[victim].poll() is None:
-                os.kill(senders[victim].pid, signal.SIGKILL)
-                kills += 1
-            outputs.append(senders[victim].communicate(timeout=30)[0])
-            senders[victim] = sender(home)
-    finally:
-        for process in senders:
-            try:
-                outputs.append(process.communicate(timeout=120)[0])  # the last two run to the end
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-                raise
+    kills, outputs = storm(lambda: sender(home), Sandboxed(sandbox.sends, sandbox.wait_for_sends,
+                                                           lambda: sandbox.sends() >= VOUCHERS),
+                           MIN_KILLS, STORM_LIMIT_S, random.Random(12))
     assert kills >= MIN_KILLS, f"only {kills} kills in {STORM_LIMIT_S} s"
     assert sum(sandbox.processed_counts.values()) >= VOUCHERS
     refused = [line for output in outputs for line in output.splitlines() if line and line != "done"]

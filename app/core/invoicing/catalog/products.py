@@ -13,10 +13,12 @@ from collections.abc import Iterable
 from app.core.errors import conflict, invalid
 from app.core.invoicing.catalog import records, text
 from app.core.invoicing.catalog.records import Product
-from app.core.storage.ports.catalog import DuplicateProduct, ProductRepository
+from app.core.storage.ports.catalog import DuplicateProduct, ProductRepository, StaleProduct
 from app.core.storage.ports.database import Database
 
 SEARCH_LIMIT = 20
+# A save over a product another desk changed since it was read (issue 34).
+STALE_PRODUCT = "Otro puesto cambió este producto; revise y guarde de nuevo"
 
 
 class DuplicateBarcode(Exception):
@@ -64,14 +66,17 @@ class Products:
             pass
         return clashes
 
-    def update(self, product_id: int, product: Product) -> Product:
-        """Change a stored product (its code too); a 409 if another product has that code or barcode."""
+    def update(self, product_id: int, product: Product, version: int | None = None) -> Product:
+        """Change a stored product (its code too); a 409 if another product has that code or barcode, or when
+        `version` (the one the caller read) is no longer the stored one: another desk saved it meanwhile."""
         product = records.product(**product.data())
         try:
-            changed = self._repository.update(product_id, product)
+            changed = self._repository.update(product_id, product, version)
         except DuplicateProduct:
             raise conflict("codigo", f"Ya hay otro producto con el código «{product.codigo}» o con el código de "
                                      f"barras «{product.codigo_barras}».") from None
+        except StaleProduct:
+            raise conflict("version", STALE_PRODUCT) from None
         if not changed:
             raise invalid("id", f"No hay un producto con id {product_id}.")
         return _saved(self.by_id(product_id))

@@ -80,6 +80,7 @@ class Product:
     id: int | None = None
     created_at: str | None = None
     updated_at: str | None = None
+    version: int | None = None  # stored: 1, then one more at each change (a save over a newer one is refused)
 
     def data(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in PRODUCT_FIELDS}

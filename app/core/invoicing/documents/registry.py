@@ -15,13 +15,16 @@ from contextlib import contextmanager
 
 from app.core.invoicing.documents.credit_note import NOTA_CREDITO_TYPE
 from app.core.invoicing.documents.debit_note import NOTA_DEBITO_TYPE
+from app.core.invoicing.documents.guia import GUIA_REMITENTE_TYPE, GUIA_TRANSPORTISTA_TYPE
 from app.core.invoicing.documents.invoice import BOLETA_TYPE, FACTURA_TYPE
 from app.core.invoicing.documents.kind import SEND_BILL, DocumentType, Sender
 
 BUILT_IN = (FACTURA_TYPE, BOLETA_TYPE, NOTA_CREDITO_TYPE, NOTA_DEBITO_TYPE)  # what SUNAT receives by sendBill
+GUIAS = (GUIA_REMITENTE_TYPE, GUIA_TRANSPORTISTA_TYPE)  # what SUNAT receives by its GRE REST API
+OWN = BUILT_IN + GUIAS
 FILE_STEM = re.compile(r"^(?P<ruc>\d{11})-(?P<tipo>[0-9A-Z]{2})-(?P<serie>[A-Z0-9]{4})-(?P<numero>\d{1,8})$")
 
-_types: dict[str, DocumentType] = {kind.code: kind for kind in BUILT_IN}
+_types: dict[str, DocumentType] = {kind.code: kind for kind in OWN}
 _lock = threading.Lock()
 
 
@@ -40,7 +43,7 @@ def register(kind: DocumentType) -> None:
 def unregister(code: str) -> None:
     """Remove a document type registered with `register` (Yupana's own stay)."""
     with _lock:
-        if any(kind.code == code for kind in BUILT_IN):
+        if any(kind.code == code for kind in OWN):
             raise ValueError(f"the document type {code} is one of Yupana's own")
         _types.pop(code, None)
 

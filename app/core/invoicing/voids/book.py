@@ -79,6 +79,9 @@ class SummaryBook:
         issued = self.today()
         environment = self.store.environment()
         with self.storage.transaction(durable=True):
+            # The day's counter first: its row stays locked to the commit, so two «Anular» at once, on one desk or
+            # two, make their summaries one after the other, and the check below sees the one stored before.
+            counter = self.repository.take_counter(environment, ruc, kind, issued.isoformat())
             # Checked again inside the transaction: two «Anular» at once make one summary.
             taken = self.repository.first_pending_line([r["id"] for r, _, _ in rows])
             if taken is not None:
@@ -87,7 +90,6 @@ class SummaryBook:
             rows = self._not_sent_alone(rows)
             if not rows:
                 return None
-            counter = self.repository.last_counter(environment, ruc, kind, issued.isoformat()) + 1
             ident = summaries.summary_id(kind, issued, counter)
             if kind == "RA":
                 xml = summaries.build_voided(issuer, ident, reference_date, issued,

@@ -22,6 +22,7 @@ from app.core.invoicing.voids.tickets import WATCH_S, Tickets
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform import clock
 from app.core.platform.settings import Settings
+from app.core.platform.turns import DeskTurn
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.submissions import SubmissionRepository
 from app.core.storage.ports.summaries import SummaryRepository
@@ -36,7 +37,7 @@ class Voids:
                  clients: Callable[[str, str], Any], certificates: CertificateStore,
                  issuer_name: Callable[[str], str | None], today: Callable[[], dt.date] = clock.today,
                  on_change: Callable[[dict[str, Any]], None] = lambda summary: None,
-                 submissions: SubmissionRepository | None = None) -> None:
+                 submissions: SubmissionRepository | None = None, turn: DeskTurn | None = None) -> None:
         self.store = store
         self.repository = repository  # the summaries and consulted CDRs
         self.settings = settings
@@ -45,7 +46,7 @@ class Voids:
         # `submissions`: the outbox's rows, read when a resumen diario is numbered (one path per boleta)
         self.book = SummaryBook(store, repository, database, settings, clients, certificates, issuer_name,
                                 lambda: self.today(), on_change, submissions)
-        self.tickets = Tickets(self.book)
+        self.tickets = Tickets(self.book, turn)  # `turn`: several desks, one follows the tickets at a time
         self.consultations = CdrConsultations(store, repository, database, settings, clients)
 
     # ------------------------------------------------------------ anular

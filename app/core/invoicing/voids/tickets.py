@@ -32,6 +32,7 @@ from app.core.invoicing.voids.rules import (
     reports_vouchers,
 )
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
+from app.core.platform.turns import LOOK_AGAIN_S, DeskTurn
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,9 @@ WATCH_S = 15.0
 class Tickets:
     """The tickets of one engine's summaries (see the module's doc)."""
 
-    def __init__(self, book: SummaryBook) -> None:
+    def __init__(self, book: SummaryBook, turn: DeskTurn | None = None) -> None:
         self.book = book
+        self.turn = turn  # several desks: whether this desk's round it is (platform.turns; None: always)
         self.lost = LostTickets(book)  # the summaries SUNAT holds whose ticket was lost
         self._poller = BackgroundLoop("sunat-tickets", self._poll_round, what="ticket poller", logger=log)
         self._delay: float | None = None  # the poller's next wait (doubles up to sunat_retry_max_s)
@@ -206,6 +208,8 @@ class Tickets:
     def _poll_round(self) -> Due:
         """One round of the poller: every pending summary asked once; IDLE when none is left waiting (the watch's
         look-again while watching), else the backoff's next wait."""
+        if self.turn is not None and not self.turn.mine():  # another desk follows the tickets
+            return IDLE if self._watch_s is None else LOOK_AGAIN_S
         waiting = False
         for summary_id in self.book.repository.pending():
             if self._poller.stopping:

@@ -31,6 +31,10 @@ class DuplicateProduct(Exception):
         self.product = product
 
 
+class StaleProduct(Exception):
+    """The product changed since the version the caller read (another desk saved it meanwhile)."""
+
+
 class CustomerRepository(Protocol):
     """Customers, unique by their key (`Customer.clave`)."""
 
@@ -85,9 +89,11 @@ class ProductRepository(Protocol):
         (each fails alone: the others are written; the caller rolls back if it wants all or nothing)."""
         ...
 
-    def update(self, product_id: int, product: Product) -> bool:
-        """Change every field of the product of this id, its code too; False when there is none. Raises
-        DuplicateProduct when the code or the barcode is another product's."""
+    def update(self, product_id: int, product: Product, version: int | None = None) -> bool:
+        """Change every field of the product of this id, its code too, and count one more version; False when there
+        is none. Raises DuplicateProduct when the code or the barcode is another product's; StaleProduct when
+        `version` is given and the stored product's is another (compared in the UPDATE itself: of two desks saving
+        over one version, the second is refused)."""
         ...
 
     def delete(self, product_id: int) -> bool: ...

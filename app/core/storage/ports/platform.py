@@ -65,6 +65,23 @@ class ApiTokenRepository(Protocol):
     def replace(self, token_hash: bytes, blob: bytes) -> None: ...
 
 
+class DeskTurnRepository(Protocol):
+    """Whose turn it is to run a job over a shared database (platform.turns.DeskTurn)."""
+
+    def hold(self, name: str, holder: str, seconds: float, replacing: str | None = None) -> bool:
+        """Take or renew the turn for `seconds` on the database's clock: True when `holder` has it now (it was free,
+        its own, run out, or held by `replacing`), False when another holder's turn is running."""
+        ...
+
+    def current(self, name: str) -> tuple[str, bool] | None:
+        """(holder, whether its turn is still running) or None when nobody ever took it."""
+        ...
+
+    def release(self, name: str, holder: str) -> None:
+        """Give the turn up (the next desk to look takes it at once), if `holder` has it."""
+        ...
+
+
 class SandboxEndpointRepository(Protocol):
     """Addresses of the sandboxes running for a data folder, with the process that wrote each."""
 

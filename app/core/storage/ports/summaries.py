@@ -57,6 +57,12 @@ class SummaryRepository(Protocol):
         """The highest counter of an environment's, issuer's, kind's and day's summaries (0: none)."""
         ...
 
+    def take_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str) -> int:
+        """The next counter of an environment's, issuer's, kind's and day's summaries, handed out inside the caller's
+        transaction (which stores the summary): the day's numbering row stays locked until it ends, so desks making
+        summaries at once make them one after the other, each seeing what the one before stored."""
+        ...
+
     def add(self, *, environment: str, emisor_ruc: str, kind: str, ident: str, issue_date: str, counter: int,
             reference_date: str, xml_firmado: str, lines: list[SummaryEntry]) -> int:
         """Store a pending summary and its lines; its id."""

@@ -104,6 +104,13 @@ class VoucherRepository(Protocol):
         """The highest number of a serie in an environment (0: none)."""
         ...
 
+    def take_numero(self, environment: str, emisor_ruc: str, tipo: str, serie: str) -> int:
+        """The serie's next number, handed out inside the caller's transaction (which must store the voucher): the
+        serie's numbering row is locked until it ends, so desks taking numbers at once wait for each other's commit,
+        and a rolled-back transaction gives its number back. Never below a number stored without it (operation 1
+        with the caller's own number)."""
+        ...
+
     def find_by_serie_numero(self, serie: str, numero: int, emisor_ruc: str | None = None,
                              tipo: str | None = None) -> list[dict[str, Any]]:
         """The vouchers (their rows without texts) numbered SERIE-NUMERO in any environment, newest first."""

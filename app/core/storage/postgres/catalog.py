@@ -65,10 +65,10 @@ class PostgresProductRepository(OnPostgres, SqliteProductRepository):
                     clashes.append(index)
         return clashes
 
-    def update(self, product_id: int, product: Product) -> bool:
+    def update(self, product_id: int, product: Product, version: int | None = None) -> bool:
         try:
             with self._pg.savepoint():
-                return super().update(product_id, product)
+                return super().update(product_id, product, version)
         except UniqueViolation:
             raise DuplicateProduct(product) from None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from app.core.storage.sqlite.platform import (
     SqliteApiTokenRepository,
     SqliteCompanyRepository,
+    SqliteDeskTurnRepository,
     SqliteSandboxEndpointRepository,
     SqliteSecretRepository,
     SqliteSettingsRepository,
@@ -29,4 +30,8 @@ class PostgresApiTokenRepository(SqliteApiTokenRepository):
 
 
 class PostgresSandboxEndpointRepository(SqliteSandboxEndpointRepository):
+    pass
+
+
+class PostgresDeskTurnRepository(SqliteDeskTurnRepository):
     pass

@@ -14,13 +14,13 @@ from decimal import Decimal
 
 from app.core.invoicing.catalog import text
 from app.core.invoicing.catalog.records import Customer, Product
-from app.core.storage.ports.catalog import DuplicateCustomer, DuplicateProduct
+from app.core.storage.ports.catalog import DuplicateCustomer, DuplicateProduct, StaleProduct
 from app.core.storage.sqlite.database import Storage
 
 _CUSTOMER = "id, tipo_documento, numero, nombre, direccion, whatsapp, email, created_at, updated_at"
 _CUSTOMER_C = ", ".join("c." + name for name in _CUSTOMER.split(", "))  # the same, in a join as «c»
 _PRODUCT = ("id, codigo, codigo_barras, descripcion, unidad, precio, precio_incluye_igv, tipo_afectacion_igv,"
-            " icbper, codigo_detraccion, created_at, updated_at")
+            " icbper, codigo_detraccion, created_at, updated_at, version")
 _PRODUCT_P = ", ".join("p." + name for name in _PRODUCT.split(", "))  # the same, in a join as «p»
 
 
@@ -36,9 +36,9 @@ def _customer(row: tuple) -> Customer:
 
 def _product(row: tuple) -> Product:
     (id_, codigo, barras, descripcion, unidad, precio, incluye, afectacion, icbper, detraccion, created_at,
-     updated_at) = row
+     updated_at, version) = row
     return Product(codigo, descripcion, Decimal(precio), unidad, bool(incluye), afectacion, bool(icbper), barras,
-                   detraccion, id_, created_at, updated_at)
+                   detraccion, id_, created_at, updated_at, version)
 
 
 def _product_values(p: Product) -> tuple:
@@ -162,19 +162,25 @@ class SqliteProductRepository:
                              unidad = excluded.unidad, precio = excluded.precio,
                              precio_incluye_igv = excluded.precio_incluye_igv,
                              tipo_afectacion_igv = excluded.tipo_afectacion_igv, icbper = excluded.icbper,
-                             codigo_detraccion = excluded.codigo_detraccion, updated_at = excluded.updated_at""",
+                             codigo_detraccion = excluded.codigo_detraccion, updated_at = excluded.updated_at,
+                             version = products.version + 1""",
                         (*_product_values(p), now, now))
                 except sqlite3.IntegrityError:  # the code's conflict is an update: only the barcode can clash
                     clashes.append(index)  # only that statement failed: go on, to list every clash
         return clashes
 
-    def update(self, product_id: int, product: Product) -> bool:
+    def update(self, product_id: int, product: Product, version: int | None = None) -> bool:
         try:
             with self._db.write() as conn:
-                return conn.execute(
+                changed = conn.execute(
                     "UPDATE products SET codigo = ?, codigo_barras = ?, descripcion = ?, unidad = ?, precio = ?,"
                     " precio_incluye_igv = ?, tipo_afectacion_igv = ?, icbper = ?, codigo_detraccion = ?,"
-                    " updated_at = ? WHERE id = ?", (*_product_values(product), _now(), product_id)).rowcount > 0
+                    " updated_at = ?, version = version + 1 WHERE id = ? AND (? IS NULL OR version = ?)",
+                    (*_product_values(product), _now(), product_id, version, version)).rowcount > 0
+                if not changed and version is not None and conn.execute(
+                        "SELECT 1 FROM products WHERE id = ?", (product_id,)).fetchone() is not None:
+                    raise StaleProduct(product_id)
+                return changed
         except sqlite3.IntegrityError:
             raise DuplicateProduct(product) from None
 

@@ -1,10 +1,11 @@
-"""SQLite repositories of the platform's aggregates: settings, companies, secrets, the API token, sandbox endpoints."""
+"""SQLite repositories of the platform's aggregates: settings, companies, secrets, the API token, sandbox endpoints,
+the desks' turns."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.core.storage.sqlite.database import Storage
+from app.core.storage.sqlite.database import DB_NOW, Storage
 
 _PROFILE = "ruc, razon_social, nombre_comercial, ubigeo, direccion, codigo_establecimiento"
 
@@ -122,6 +123,28 @@ class SqliteApiTokenRepository:
             conn.execute("INSERT INTO api_token (id, hash, blob) VALUES (1, ?, ?) "
                          "ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, blob = excluded.blob",
                          (token_hash, blob))
+
+
+class SqliteDeskTurnRepository:
+    def __init__(self, db: Storage) -> None:
+        self._db = db
+
+    def hold(self, name: str, holder: str, seconds: float, replacing: str | None = None) -> bool:
+        with self._db.write() as conn:
+            return conn.execute(
+                f"INSERT INTO desk_turns (name, holder, until) VALUES (?, ?, {DB_NOW} + ?) ON CONFLICT (name) DO UPDATE"
+                " SET holder = excluded.holder, until = excluded.until WHERE desk_turns.holder = excluded.holder"
+                f" OR desk_turns.until <= {DB_NOW} OR desk_turns.holder = ?",
+                (name, holder, float(seconds), replacing)).rowcount > 0
+
+    def current(self, name: str) -> tuple[str, bool] | None:
+        row = self._db.conn().execute(f"SELECT holder, until > {DB_NOW} FROM desk_turns WHERE name = ?",
+                                      (name,)).fetchone()
+        return None if row is None else (row[0], bool(row[1]))
+
+    def release(self, name: str, holder: str) -> None:
+        with self._db.write() as conn:
+            conn.execute("DELETE FROM desk_turns WHERE name = ? AND holder = ?", (name, holder))
 
 
 class SqliteSandboxEndpointRepository:

@@ -83,6 +83,19 @@ class SqliteSummaryRepository:
             " AND kind = ? AND issue_date = ?", (environment, emisor_ruc, kind, issue_date)).fetchone()
         return int(row[0] or 0)
 
+    def take_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str) -> int:
+        key = (environment, emisor_ruc, kind, issue_date)
+        highest = ("SELECT COALESCE(MAX(counter), 0) FROM sunat_summaries WHERE environment = ? AND emisor_ruc = ?"
+                   " AND kind = ? AND issue_date = ?")
+        with self._db.write() as conn:
+            conn.execute("INSERT INTO summary_numbering (environment, emisor_ruc, kind, issue_date, last)"
+                         " VALUES (?, ?, ?, ?, 0) ON CONFLICT (environment, emisor_ruc, kind, issue_date) DO NOTHING", key)
+            row = conn.execute(  # the row's lock first (another desk's summary waits here for this one's commit)
+                f"UPDATE summary_numbering SET last = (CASE WHEN last > ({highest}) THEN last ELSE ({highest}) END) + 1"
+                " WHERE environment = ? AND emisor_ruc = ? AND kind = ? AND issue_date = ? RETURNING last",
+                (*key, *key, *key)).fetchone()
+        return int(row[0])
+
     def add(self, *, environment: str, emisor_ruc: str, kind: str, ident: str, issue_date: str, counter: int,
             reference_date: str, xml_firmado: str, lines: list[SummaryEntry]) -> int:
         with self._db.write() as conn:

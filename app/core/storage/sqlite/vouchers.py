@@ -79,6 +79,11 @@ _SIGNED_COLUMNS = ", signature, signature_offset, signed_sha256, digest_value, s
 _INSERT_GENERATED = f"INSERT INTO vouchers ({_INSERT_COLUMNS}, canonical) VALUES ({'?, ' * 16}1)"
 _INSERT_SIGNED = f"INSERT INTO vouchers ({_INSERT_COLUMNS}{_SIGNED_COLUMNS}, canonical) VALUES ({'?, ' * 23}1)"
 
+# The highest number stored on a serie (the unique index answers it); parameters: environment, issuer, type, serie.
+_HIGHEST = ("SELECT COALESCE(MAX(numero), 0) FROM vouchers WHERE environment = ? AND emisor_ruc = ? AND tipo = ?"
+            " AND serie = ?")
+
+
 class SqliteVoucherRepository:
     def __init__(self, db: Storage) -> None:
         self._db = db
@@ -164,6 +169,19 @@ class SqliteVoucherRepository:
             "SELECT MAX(numero) AS last FROM vouchers WHERE environment = ? AND emisor_ruc = ? AND tipo = ? AND serie = ?",
             (environment, emisor_ruc, tipo, serie))
         return int(row["last"] or 0) if row else 0
+
+    def take_numero(self, environment: str, emisor_ruc: str, tipo: str, serie: str) -> int:
+        key = (environment, emisor_ruc, tipo, serie)
+        with self._db.write() as conn:
+            conn.execute("INSERT INTO voucher_numbering (environment, emisor_ruc, tipo, serie, last) VALUES (?, ?, ?, ?, 0)"
+                         " ON CONFLICT (environment, emisor_ruc, tipo, serie) DO NOTHING", key)
+            # The UPDATE takes the row's lock first (PostgreSQL: a second desk waits here for the first's commit, then
+            # reads the row it committed); the serie's highest stored number is read after it.
+            row = conn.execute(
+                f"UPDATE voucher_numbering SET last = (CASE WHEN last > ({_HIGHEST}) THEN last ELSE ({_HIGHEST}) END) + 1"
+                " WHERE environment = ? AND emisor_ruc = ? AND tipo = ? AND serie = ? RETURNING last",
+                (*key, *key, *key)).fetchone()
+        return int(row[0])
 
     def find_by_serie_numero(self, serie: str, numero: int, emisor_ruc: str | None = None,
                              tipo: str | None = None) -> list[dict[str, Any]]:

@@ -1,0 +1,97 @@
+"""Where a guía goes and with which credentials: a GreChannel for one submission of an environment.
+
+- producción: SUNAT's GRE platform (settings `sunat_gre_url`, `sunat_gre_auth_url`) with the company's API
+  credentials (client_id and client_secret generated in SOL, kept in the secret store) and its SOL user and password;
+- sandbox: the running GRE sandbox and its public test credentials;
+- beta: SUNAT publishes no beta for guías: the running sandbox, or a third party's test server set by hand
+  (`sunat_gre_url_beta`, logged as not SUNAT's).
+
+One OAuth token per credentials, kept across submissions until it expires (gre_rest.SunatOAuth).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import httpx
+
+from app.core.errors import not_configured
+from app.core.invoicing.gre_channel import GreChannel
+from app.core.invoicing.gre_rest import Credentials, GreClient, SunatOAuth
+from app.core.platform.addresses import Addresses
+from app.core.platform.environments import BETA, PRODUCCION
+from app.core.platform.secrets import SecretStore
+from app.core.storage.ports.gre_tickets import GreTicketRepository
+
+log = logging.getLogger(__name__)
+
+# The sandbox's public test credentials (the GRE sandbox accepts these and no others).
+SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET = "yupana-sandbox", "sandbox-secreto"
+SolCredentials = Callable[[str, str], tuple[str, str]]  # (ruc, ambiente) -> (usuario, clave)
+
+
+def api_secret_names(ruc: str) -> tuple[str, str]:
+    return f"gre.{ruc}.client_id", f"gre.{ruc}.client_secret"
+
+
+class GreClients:
+    def __init__(self, addresses: Addresses, secrets: SecretStore, sol_credentials: SolCredentials,
+                 tickets: GreTicketRepository) -> None:
+        self.addresses = addresses
+        self.secrets = secrets
+        self.sol_credentials = sol_credentials
+        self.tickets = tickets
+        self.http = httpx.Client(timeout=float(addresses.settings.get("sunat_timeout_s")))
+        self._tokens: dict[tuple[str, str, str], SunatOAuth] = {}
+        self._lock = threading.Lock()
+
+    def set_api_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
+        """Keep a company's GRE API credentials in the secret store (encrypted; never a setting)."""
+        id_name, secret_name = api_secret_names(ruc)
+        self.secrets.put(id_name, client_id.strip().encode("utf-8"))
+        self.secrets.put(secret_name, client_secret.strip().encode("utf-8"))
+
+    def channel(self, environment: str, ruc: str) -> GreChannel:
+        api, auth = self._urls(environment)
+        credentials = self._credentials(environment, ruc)
+        key = (auth, credentials.client_id, credentials.username)
+        with self._lock:
+            oauth = self._tokens.get(key)
+            if oauth is None or oauth.credentials != credentials:
+                oauth = self._tokens[key] = SunatOAuth(auth, credentials, self.http)
+        return GreChannel(GreClient(api, oauth), self.tickets, environment,
+                          float(self.addresses.settings.get("sunat_gre_wait_s")))
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _urls(self, environment: str) -> tuple[str, str]:
+        if environment == PRODUCCION:
+            return (self.addresses.endpoint("sunat_gre_url", environment),
+                    self.addresses.endpoint("sunat_gre_auth_url", environment))
+        by_hand = self.addresses.settings.get("sunat_gre_url_beta") if environment == BETA else ""
+        if by_hand:
+            log.warning("guías de beta a %s: no es un servidor de SUNAT", by_hand)
+            return by_hand, by_hand
+        running = self.addresses.sandbox_endpoints.get("sunat_gre_url") or ""
+        if running:
+            return running, running
+        if environment == BETA:
+            raise not_configured("SUNAT no tiene un entorno beta para guías de remisión: inicie el sandbox de guías "
+                                 "(yupana sandbox) o indique un servidor de pruebas en «sunat_gre_url_beta».")
+        raise not_configured("El sandbox de guías de remisión no está en marcha: active «Modo sandbox» o inicie "
+                             "«yupana sandbox --configure».")
+
+    def _credentials(self, environment: str, ruc: str) -> Credentials:
+        id_name, secret_name = api_secret_names(ruc)
+        client_id, client_secret = self.secrets.get(id_name), self.secrets.get(secret_name)
+        ambiente = PRODUCCION if environment == PRODUCCION else BETA
+        usuario, clave = self.sol_credentials(ruc, ambiente)
+        if client_id is None or client_secret is None:
+            if environment == PRODUCCION:
+                raise not_configured(f"La empresa {ruc} no tiene credenciales de la API de guías (client_id y "
+                                     "client_secret, generadas en SOL): regístrelas antes de enviar guías.")
+            return Credentials(SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, f"{ruc}{usuario}", clave)
+        return Credentials(client_id.decode(), client_secret.decode(), f"{ruc}{usuario}", clave)
