@@ -40,6 +40,7 @@ MAX_DESCRIPTION = 500
 MAX_REASON = 499  # SUNAT's pattern for a note's reason: one line, up to 499 characters
 MAX_DECIMALS = 10
 MIN_ADDRESS, MAX_ADDRESS = 3, 200  # SUNAT's format for an address line (4236): 3 to 200 characters, one line
+MIN_NAME, MAX_NAME = 3, 1500  # SUNAT's format for the customer's name (2022): 3 to 1500 characters
 AMOUNT_LIMIT = Decimal(10) ** 12  # 12 integer digits
 DECIMAL_STEP = Decimal(1).scaleb(-MAX_DECIMALS)
 ZERO = Decimal(0)
@@ -118,6 +119,15 @@ def check_address(problems: Problems, field_name: str, text: str) -> None:
         problems.add(field_name, f"El campo «{field_name}» debe ser una sola línea.", "4236")
     else:
         check_characters(problems, field_name, text)
+
+
+def check_customer_name(problems: Problems, field_name: str, name: str) -> None:
+    """The customer's name as typed: SUNAT rejects a RegistrationName of fewer than 3 or more than 1500 characters
+    (2022), after the voucher is spent; refused here, before it is sent."""
+    if not MIN_NAME <= len(name) <= MAX_NAME:
+        problems.add(field_name, f"El campo «{field_name}» («{name[:60]}») debe tener de {MIN_NAME} a {MAX_NAME} "
+                     f"caracteres (tiene {len(name)}): SUNAT rechaza un nombre o razón social más corto o más largo.",
+                     "2022")
 
 
 def decimals(value: Decimal) -> int:

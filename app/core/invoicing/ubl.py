@@ -405,9 +405,9 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
             f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}'
             "</cac:TaxCategory></cac:TaxSubtotal>" if line.bolsas else "")
     free = line.scheme is GRA
-    # The line's TaxAmount: its taxes (IGV, ICBPER). A free line states its free IGV there, except beside bags:
-    # SUNAT's 3292 then wants the charged taxes only (IGV 1000 and ICBPER 7152), the free IGV stays in 9996.
-    line_tax = line.icbper if free and line.bolsas else line.igv + line.icbper
+    # The line's TaxAmount: its taxes (IGV, ICBPER). A free line states its free IGV there as SUNAT's guide does,
+    # with bags or without (issue 37); SUNAT's 3292 allows it beside ICBPER within 1.00 (the builder holds to it).
+    line_tax = line.igv + line.icbper
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'

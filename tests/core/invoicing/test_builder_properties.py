@@ -158,13 +158,15 @@ def discounted(draw, lines=items | bag_lines) -> dict:
 
 FREE_GRAVADO = ["11", "12", "13", "14", "15", "16"]
 FREE = [*FREE_GRAVADO, "21", "31", "32", "33", "34", "35", "36", "37"]
-# A free transfer: its price is the reference value (above 0), nothing charged; sometimes a free bag (ICBPER is
-# still due on it).
+# A free transfer: its price is the reference value (above 0), nothing charged; sometimes free bags (ICBPER is
+# still due on them), whose free IGV stays within SUNAT's 3292 tolerance of 1.00 (beyond it: refused, issue 37).
 free_lines = st.fixed_dictionaries(
     {"descripcion": texts, "cantidad": st.integers(min_value=1, max_value=500).map(Decimal),
      "precio_unitario": st.decimals(min_value=Decimal("0.01"), max_value=Decimal("5000"), places=4, allow_nan=False),
-     "tipo_afectacion_igv": st.sampled_from(FREE)},
-    optional={"icbper": st.just(True)})
+     "tipo_afectacion_igv": st.sampled_from(FREE)}) | st.fixed_dictionaries(
+    {"descripcion": st.just("Bolsa de regalo"), "cantidad": st.integers(min_value=1, max_value=18).map(Decimal),
+     "precio_unitario": st.decimals(min_value=Decimal("0.01"), max_value=Decimal("0.30"), places=2, allow_nan=False),
+     "tipo_afectacion_igv": st.sampled_from(FREE), "icbper": st.just(True)})
 PAID = "[not(cac:TaxCategory/cac:TaxScheme/cbc:ID='9996')]"
 GRA = "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='9996']"
 
@@ -206,9 +208,7 @@ def test_totals_with_bags_discounts_and_free_lines_add_up_and_the_legend_spells_
     free_values = [money(line["cantidad"] * line["precio_unitario"]) for line, f in zip(lines, free, strict=True) if f]
     free_igv = [money(money(line["cantidad"] * line["precio_unitario"]) * Decimal("0.18"))
                 for line, f in zip(lines, free, strict=True) if f and line["tipo_afectacion_igv"] in FREE_GRAVADO]
-    free_igv_on_lines = [money(money(line["cantidad"] * line["precio_unitario"]) * Decimal("0.18"))
-                         for line, f in zip(lines, free, strict=True)
-                         if f and line["tipo_afectacion_igv"] in FREE_GRAVADO and not line.get("icbper")]
+    free_igv_on_lines = free_igv  # every free line states its IGV in its TaxAmount, bags or not (issue 37)
     assert amounts(f"{GRA}/cbc:TaxableAmount/text()") == ([sum(free_values)] if any(free) else [])
     assert amounts(f"{GRA}/cbc:TaxAmount/text()") == ([sum(free_igv, Decimal("0.00"))] if any(free) else [])
     assert root.xpath("cbc:Note[@languageLocaleID='1002']/text()", namespaces=NS) == (
@@ -222,7 +222,6 @@ def test_totals_with_bags_discounts_and_free_lines_add_up_and_the_legend_spells_
         assert base == gravado - descuento_global
         assert amounts(igv_path.format("TaxAmount")) == [money(base * Decimal("0.18"))]
     else:  # the lines' taxes (bags included: a free bag pays ICBPER) are the charged taxes plus the free IGV
-        # (a free bag line states only the charged ICBPER there: SUNAT's 3292)
         assert sum(amounts("cac:InvoiceLine/cac:TaxTotal/cbc:TaxAmount/text()")) == total_tax + sum(free_igv_on_lines)
     payable = amounts("cac:LegalMonetaryTotal/cbc:PayableAmount/text()")[0]
     assert payable == total_value + total_tax == amounts("cac:LegalMonetaryTotal/cbc:TaxInclusiveAmount/text()")[0]

@@ -50,7 +50,7 @@ CASES: dict[str, dict] = {
     "tipo-documento-desconocido": variant("boleta-dni", receptor__tipo_documento="9"),
     "factura-a-dni": variant("factura-simple", receptor=DNI_CUSTOMER),
     "exportacion-a-ruc": variant("factura-exportacion", receptor={"ruc": "20601030013", "razon_social": "X S.A.C."}),
-    "ruc-cliente-invalido": variant("factura-simple", receptor={"ruc": "20601030014", "razon_social": "X"}),
+    "ruc-cliente-invalido": variant("factura-simple", receptor={"ruc": "20601030014", "razon_social": "XYZ S.A.C."}),
     "ruc-cliente-en-numero-documento": variant("factura-simple", receptor={"tipo_documento": "6",
                                                                            "numero_documento": "2060103001"}),
     "ruc-sin-nombre-desconocido": variant("factura-simple", receptor={"ruc": "20100066603"}),

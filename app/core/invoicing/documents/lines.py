@@ -17,6 +17,9 @@ from app.core.invoicing.catalog import prices
 from app.core.invoicing.sunat_catalogues import EXONERADO, EXPORTACION, GRAVADO, INAFECTO, TAXED_AFFECTATIONS, UNIDAD
 
 PRICE_PLACES = Decimal("1E-10")
+# A free line's TaxAmount carries its IGV, not charged; beside ICBPER, SUNAT's 3292 compares the line's TaxAmount
+# with the charged taxes (1000, 7152…) within 1.00, so a free bag line may state at most this much IGV.
+FREE_IGV_BESIDE_BAGS = Decimal("1.00")
 
 # Lines repeat: a shop sells the same products in the same quantities all day, and a batch of boletas is made of
 # them. A line's values, checks and XML depend only on its item's fields, so a line that passed its checks is kept
@@ -254,6 +257,11 @@ def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> N
     if line.cantidad != line.cantidad.to_integral_value() or not 1 <= line.cantidad <= MAX_BAGS:
         problems.add(f"items[{index}].cantidad", f"En una línea de bolsas («{field_name}») el campo «items[{index}]."
                      f"cantidad» ({line.cantidad}) es el número de bolsas: un entero de 1 a {MAX_BAGS}.", "3236")
+        return
+    if line.scheme is ubl.GRA and line.igv > FREE_IGV_BESIDE_BAGS:
+        problems.add(field_name, f"La línea gratuita de bolsas «items[{index}]» tiene un IGV referencial de "
+                     f"{line.igv}: SUNAT rechaza (3292) una línea que junto al ICBPER declara más de "
+                     f"{FREE_IGV_BESIDE_BAGS} de IGV no cobrado. Reparta las bolsas en varias líneas.", "3292")
         return
     line.bolsas = int(line.cantidad)
     line.icbper_rate = rate

@@ -61,6 +61,8 @@ def customer_identity(name_of: NameOf, receptor: Receptor, problems: pv.Problems
     tipo_doc = receptor.tipo_documento or (RUC if receptor.ruc else None)
     numero = receptor.ruc if tipo_doc == RUC and receptor.ruc else (receptor.numero_documento or "")
     name = receptor.razon_social or ""
+    if name:
+        pv.check_customer_name(problems, "receptor.razon_social", name)
     if tipo_doc is None:
         return _without_document(problems, name, boleta)
     if tipo_doc not in IDENTITY_DOCUMENTS:
