@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
+    QCompleter,
     QDialog,
     QFileDialog,
     QFormLayout,
@@ -48,6 +49,20 @@ class Field:
     default: Any = None
 
 
+SEARCHABLE_CHOICES = 100  # a longer list (the 2,116 units of catalogue 03) is typed into, not scrolled
+
+
+def _searchable(combo: QComboBox) -> None:
+    """Typing any part of a label («saco», «FOT», «yard») offers the choices that contain it; nothing typed is added
+    as a new choice, so the field keeps a code of the list."""
+    combo.setEditable(True)
+    combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+    completer = combo.completer()
+    completer.setFilterMode(Qt.MatchFlag.MatchContains)
+    completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+    completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+
+
 def _shown(value: Any) -> str:
     if value is None:
         return ""
@@ -82,6 +97,8 @@ class RecordEditor(QDialog):
                 if value and combo.findData(value) < 0:  # a code typed elsewhere (a CSV) stays as it is
                     combo.addItem(str(value), value)
                 combo.setCurrentIndex(max(combo.findData(value), 0))
+                if len(field.choices) > SEARCHABLE_CHOICES:
+                    _searchable(combo)
                 widget = combo
             elif field.kind == "flag":
                 widget = QCheckBox()

@@ -11,8 +11,11 @@ from .catalog import PAGE_ROWS, CatalogPage, Field
 from .numbers import parse_decimal
 
 cat = sunat_catalogues
-# Catalogue 03: the units a voucher accepts, most used first, with the names a shop gives them.
-UNIT_CHOICES = tuple((code, f"{code} — {name}") for code, name in cat.UNITS.items() if code in cat.UNITS_ACCEPTED)
+# Catalogue 03, every code a voucher accepts: the units shops use first, with the names a shop gives them, then the
+# rest with SUNAT's code and the description of its catalogue (the editor completes on any part of either).
+UNIT_CHOICES = (tuple((code, f"{code} — {name}") for code, name in cat.UNITS.items())
+                + tuple((code, f"{code} — {name}") for code, name in sorted(cat.unit_catalogue().items())
+                        if code not in cat.UNITS))
 # Catalogue 07: the onerous affectations a product takes (a free transfer is chosen on the voucher's line).
 AFFECTATION_CHOICES = tuple((code, cat.AFFECTATIONS[code]) for code in cat.ONEROUS_AFFECTATIONS)
 

@@ -16,6 +16,15 @@ BREADTH: list[tuple[str, dict]] = [
                                             DNI_CUSTOMER)),
     ("boleta-bolsas-gratis-inafectas", boleta("B101", 2, [item("Pan francés", "20", "0.30", "20"),
                                                          item("Bolsa de regalo", "2", "0.20", "31", icbper=True)])),
+    # b. units of measure: every code of catalogue 03, those shops use (saco, rollo, pie) as much as NIU.
+    ("factura-ferreteria-sacos-rollos-pies", factura("F102", 1, [item("Cemento Portland tipo I", "40", "24.50",
+                                                                      unidad="SA"),
+                                                                 item("Alambre negro N.° 16", "3", "85", unidad="RO"),
+                                                                 item("Listón de madera tornillo", "120", "2.35",
+                                                                      unidad="FOT")])),
+    ("boleta-unidades-raras", boleta("B102", 1, [item("Tela de algodón", "12.5", "8.40", unidad="YRD"),
+                                                 item("Cable eléctrico", "2", "45", unidad="X1"),
+                                                 item("Energía de generador", "36", "0.85", unidad="KWH")])),
 ]
 
 

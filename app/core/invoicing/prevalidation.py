@@ -32,7 +32,7 @@ AFFECTATIONS = ONEROUS_AFFECTATIONS
 LINE_AFFECTATIONS = frozenset(AFFECTATIONS + FREE_AFFECTATIONS)
 # Catalogue 06 codes a customer may carry.
 DOCUMENT_TYPES = IDENTITY_DOCUMENTS
-# Catalogue 03 (UN/ECE rec 20): the units small businesses use; others are refused clearly.
+# Catalogue 03 (UN/ECE rec 20): every code of SUNAT's catalogue; a code outside it is refused clearly (2936).
 UNITS = UNITS_ACCEPTED
 BOLETA_ID_THRESHOLD = Decimal("700")
 INVALID_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

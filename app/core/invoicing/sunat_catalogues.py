@@ -13,7 +13,7 @@ in Spanish (Peru), not always SUNAT's own wording.
   («UND» → NIU, «KG» → KGM).
 
 What operation 1 accepts is the builder's business (app.core.invoicing.prevalidation): `UNITS_ACCEPTED` below is
-the part of catalogue 03 it accepts today.
+every code of catalogue 03.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import csv
 import functools
 import io
 import unicodedata
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from lxml import etree
@@ -287,10 +289,23 @@ UNITS = {
     "JG": "jarra", "PF": "paleta", "CH": "contenedor", "CS": "estuche", "DS": "exhibidor", "VI": "vial",
     "KWH": "kilovatio hora", "MWH": "megavatio hora",
 }
-# Operation 1 accepts these units today (docs/contract.md); others of the catalogue are refused clearly.
-UNITS_ACCEPTED = frozenset({UNIDAD, SERVICIO, KILOGRAMO, "GRM", LITRO, "MTR", "MTK", "MTQ", "BX", "PK", "DZN", "HUR",
-                            "DAY", "MON", "ANN", "SET", "PR", "CEN", "MIL", "TNE", "GLL", "BG", "BO", "CA", "CMT",
-                            "KTM", "MLT", "4A", "BJ", "CY", "DR", "KT", "LBR", "ONZ", "PF", "TU", "UM", "C62", "H87"})
+
+
+class _CatalogueUnits(AbstractSet[str]):
+    """Every code of catalogue 03, read from app/data on first use (not at import): the units operation 1 accepts
+    (issue 37: SUNAT's sheets accept each of them, SA, RO and FOT as much as NIU)."""
+
+    def __contains__(self, code: object) -> bool:
+        return isinstance(code, str) and code in unit_catalogue()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(unit_catalogue())
+
+    def __len__(self) -> int:
+        return len(unit_catalogue())
+
+
+UNITS_ACCEPTED: AbstractSet[str] = _CatalogueUnits()
 # How shops write units on their lists and spreadsheets (folded: upper case, no accents), read as the code. A shop
 # spelling wins over a UN/ECE code written the same: «KG» is a kilogram, not a keg; «MT» a metre, not a mat; «CJ» a
 # box, not a cone; «TN» a tonne, not a tin; «OZ», «PZ», «KGS», «MTS», «SCO» and «BLD» likewise.

@@ -54,8 +54,11 @@ def test_about_eighty_shop_units_have_spanish_names():
     assert {code: units[code] for code in ("NIU", "KGM", "BX", "SA", "RO", "LTR", "DZN")} == {
         "NIU": "unidad", "KGM": "kilogramo", "BX": "caja", "SA": "saco", "RO": "rollo", "LTR": "litro",
         "DZN": "docena"}
-    assert sunat_catalogues.UNITS_ACCEPTED <= set(units)  # what operation 1 accepts has a Spanish name
-    assert prevalidation.UNITS == sunat_catalogues.UNITS_ACCEPTED  # and is not widened here
+    assert set(units) <= set(sunat_catalogues.UNITS_ACCEPTED)  # the curated units are accepted
+    # Operation 1 accepts every code of catalogue 03 (issue 37), no more: prevalidation reads the home's set.
+    assert prevalidation.UNITS is sunat_catalogues.UNITS_ACCEPTED
+    assert set(sunat_catalogues.UNITS_ACCEPTED) == set(sunat_catalogues.unit_catalogue())
+    assert len(sunat_catalogues.UNITS_ACCEPTED) > 2000 and "QQQ" not in sunat_catalogues.UNITS_ACCEPTED
     assert sunat_catalogues.unit_name("KGM") == "kilogramo"
     assert sunat_catalogues.unit_name("X1") == "Gunter's chain"  # a unit shops do not use: SUNAT's words
 
@@ -76,7 +79,9 @@ def test_every_shop_spelling_names_a_unit_with_a_spanish_name():
 def test_products_read_shop_spellings_as_the_code_vouchers_accept():
     assert records.unidad("niu") == "NIU" and records.unidad("") == "NIU"
     assert [records.unidad(typed) for typed in ("UND", "Kg.", "litros", "caja")] == ["NIU", "KGM", "LTR", "BX"]
-    for typed in ("X1", "SACO"):  # a code of catalogue 03, a shop spelling of one, that operation 1 does not accept yet
+    # a code of catalogue 03 shops rarely use, a shop spelling of a curated unit: operation 1 accepts both (issue 37)
+    assert records.unidad("X1") == "X1" and records.unidad("SACO") == "SA" and records.unidad("fot") == "FOT"
+    for typed in ("chuspa", "QQQ"):
         with pytest.raises(records.FieldProblem) as refused:
             records.unidad(typed)
         assert str(refused.value) == f"La unidad «{typed}» no está en el catálogo 03 de SUNAT (p. ej. NIU, ZZ, KGM)."

@@ -133,3 +133,49 @@ def test_a_free_bag_line_whose_igv_exceeds_sunats_tolerance_is_refused(engine, c
     split = boleta("B101", 9, [item("Bolsa de regalo", "10", "0.30", "13", icbper=True),
                                item("Bolsa de regalo", "10", "0.30", "13", icbper=True)])
     assert engine.invoicing.generate_xml(split).xml
+
+
+# ---------------------------------------------------------------- b. every unit of catalogue 03
+
+@needs_xmlsec
+def test_a_hardware_store_sells_sacks_rolls_and_feet(issued):
+    root = issued("factura-ferreteria-sacos-rollos-pies")
+    units = root.xpath("cac:InvoiceLine/cbc:InvoicedQuantity/@unitCode", namespaces=NS)
+    assert units == ["SA", "RO", "FOT"]
+    # SUNAT's guide: the line value is quantity × unit value, whatever the unit (40 × 24.50, 3 × 85, 120 × 2.35).
+    values = [Decimal(v) for v in root.xpath("cac:InvoiceLine/cbc:LineExtensionAmount/text()", namespaces=NS)]
+    assert values == [Decimal("980.00"), Decimal("255.00"), Decimal("282.00")]
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("273.06")  # 18 % of 1517.00
+    assert _money(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == Decimal("1790.06")
+
+
+@pytest.mark.slow  # 2,116 lines through SUNAT's rule sheets
+def test_every_code_of_catalogue_03_is_accepted_by_operation_1_and_sunats_rules(engine, company, oracle, tmp_path):
+    """Each code of SUNAT's cat_03.xml (the bundled copy, which tests/core/invoicing/test_sunat_catalogues.py holds
+    equal to SUNAT's file) in a line of its own: all generated, each written as the line's unitCode, and SUNAT's
+    sheets (which look the code up in their own cat_03.xml: 2936 otherwise) accept every line."""
+    from app.core.invoicing.sunat_catalogues import unit_catalogue
+
+    codes = sorted(unit_catalogue())
+    assert len(codes) > 2000
+    for start in range(0, len(codes), 500):
+        chunk = codes[start:start + 500]
+        request = boleta("B102", 100 + start, [item(f"Artículo en {code}", "1", "1.00", unidad=code)
+                                               for code in chunk])
+        generated = engine.invoicing.generate_xml(request)
+        doc = oracle.etree.fromstring(generated.xml.encode())
+        assert doc.xpath("cac:InvoiceLine/cbc:InvoicedQuantity/@unitCode", namespaces=NS) == chunk
+        path = tmp_path / generated.nombre_archivo
+        path.write_text(generated.xml, encoding="utf-8")
+        tree = oracle.etree.parse(str(path))
+        local, tipo, *_ = oracle.describe(tree)
+        verdict = oracle.check_rules(tree, local, tipo, generated.nombre_archivo)
+        assert verdict["rejection"] is None and verdict["observations"] == [], (start, verdict)
+    # The sheets do look: the last chunk with one code outside the catalogue is rejected with 2936.
+    tree.find("cac:InvoiceLine/cbc:InvoicedQuantity", NS).set("unitCode", "QQQ")
+    assert oracle.check_rules(tree, local, tipo, generated.nombre_archivo)["rejection"] == "2936"
+
+
+def test_a_unit_outside_catalogue_03_is_refused_with_sunats_2936(engine, company):
+    message, code = _refused(engine, boleta("B102", 9, [item("Chuspa", "1", "1", unidad="CHUSPA")]))["items[0].unidad"]
+    assert code == "2936" and "«CHUSPA»" in message and "«items[0].unidad»" in message

@@ -3,8 +3,7 @@
 Units (catalogue 03), identity documents (catalogue 06) and IGV affectations (catalogue 07) are the ones the
 voucher builder accepts (`app.core.invoicing.prevalidation`); every catalogue and its labels has one home,
 `app.core.invoicing.sunat_catalogues`, with the spellings people write of identity documents («dni», «ce») and
-units («UND», «KG»: read here as their code when vouchers accept that code; the codes vouchers accept widen in
-their own issue).
+units («UND», «KG»: read here as their code; vouchers accept every code of catalogue 03).
 """
 
 from __future__ import annotations
