@@ -25,6 +25,17 @@ BREADTH: list[tuple[str, dict]] = [
     ("boleta-unidades-raras", boleta("B102", 1, [item("Tela de algodón", "12.5", "8.40", unidad="YRD"),
                                                  item("Cable eléctrico", "2", "45", unidad="X1"),
                                                  item("Energía de generador", "36", "0.85", unidad="KWH")])),
+    # c. contingency and paper vouchers: a numeric serie, and notes that correct a voucher printed on paper.
+    ("factura-contingencia", factura("0001", 1, [item("Servicio de instalación eléctrica", "1", "850")])),
+    ("boleta-contingencia", boleta("0002", 1, [item("Menú del día", "3", "10.17")], DNI_CUSTOMER)),
+    ("nc-factura-en-papel", nota("07", "F103", 1, ("01", "0001", 5), "07",
+                                 [item("Devolución de 2 focos LED", "2", "12.50")])),
+    ("nc-boleta-en-papel", nota("07", "B103", 1, ("03", "0002", 148), "01", [item("Menú del día", "1", "10.17")],
+                                receptor=DNI_CUSTOMER)),
+    ("nd-factura-en-papel", nota("08", "F103", 1, ("01", "0001", 5), "01",
+                                 [item("Intereses por mora", "1", "18.40")])),
+    ("nc-contingencia-de-contingencia", nota("07", "0001", 2, ("01", "0001", 1), "01",
+                                             [item("Servicio de instalación eléctrica", "1", "850")])),
 ]
 
 

@@ -24,6 +24,12 @@ from app.core.invoicing.sunat_catalogues import (
 from app.core.platform import identifiers
 
 SERIE_PATTERN = re.compile(r"^[FB][A-Z0-9]{3}$")  # a factura's or boleta's serie, and their notes'
+# A contingency voucher's serie: four digits (0001), for a factura, a boleta or a note (SUNAT's 1001 admits it).
+CONTINGENCY_SERIE = re.compile(r"^[0-9]{4}$")
+# The serie of a voucher a note may modify besides an electronic one of its letter: one printed on paper or in
+# contingency (1 to 4 digits), or one issued by SUNAT's own system (E001 facturas, EB01 boletas); SUNAT's 2117.
+PAPER_SERIE = re.compile(r"^[0-9]{1,4}$")
+SUNAT_PORTAL_SERIES = {"F": "E001", "B": "EB01"}
 MAX_NUMERO = 99_999_999
 CURRENCIES = ("PEN", "USD")
 # Catalogue 07 (app.core.invoicing.sunat_catalogues): the onerous affectations and the free transfers (gratuitas:
@@ -70,12 +76,21 @@ class Problems:
 
 
 def check_serie_numero(problems: Problems, tipo: str, serie: str, numero: int, letter: str | None) -> None:
-    """F### for facturas, B### for boletas; notes take the letter of the document they modify."""
-    if letter and not (SERIE_PATTERN.match(serie) and serie[0] == letter):
+    """F### for facturas, B### for boletas; notes take the letter of the document they modify; four digits for a
+    contingency voucher of any of them."""
+    if letter and not (SERIE_PATTERN.match(serie) and serie[0] == letter) and not CONTINGENCY_SERIE.match(serie):
         problems.add("serie", f"La serie «{serie}» del campo «serie» no es válida para el tipo {tipo}: "
-                     f"debe ser {letter} seguida de 3 letras o dígitos (p. ej. {letter}001).", "1001")
+                     f"debe ser {letter} seguida de 3 letras o dígitos (p. ej. {letter}001), o 4 dígitos (p. ej. "
+                     "0001) en un comprobante de contingencia.", "1001")
     if not 1 <= numero <= MAX_NUMERO:
         problems.add("numero", f"El campo «numero» ({numero}) debe ser un entero de 1 a 8 dígitos.", "1001")
+
+
+def modifiable_serie(serie: str, letter: str) -> bool:
+    """Whether a note may modify a voucher of this serie whose electronic series start with `letter`: an electronic
+    one (F001), one printed on paper or in contingency (0001, 1 to 4 digits) or one of SUNAT's own system (E001)."""
+    return bool((SERIE_PATTERN.match(serie) and serie[0] == letter) or PAPER_SERIE.match(serie)
+                or serie == SUNAT_PORTAL_SERIES.get(letter))
 
 
 def check_customer_ruc(problems: Problems, ruc: str, field_name: str) -> None:

@@ -179,3 +179,77 @@ def test_every_code_of_catalogue_03_is_accepted_by_operation_1_and_sunats_rules(
 def test_a_unit_outside_catalogue_03_is_refused_with_sunats_2936(engine, company):
     message, code = _refused(engine, boleta("B102", 9, [item("Chuspa", "1", "1", unidad="CHUSPA")]))["items[0].unidad"]
     assert code == "2936" and "«CHUSPA»" in message and "«items[0].unidad»" in message
+
+
+# ---------------------------------------------------------------- c. contingency and paper vouchers
+
+@needs_xmlsec
+@pytest.mark.parametrize(("name", "serie_numero", "tipo"), [("factura-contingencia", "0001-1", "01"),
+                                                             ("boleta-contingencia", "0002-1", "03")])
+def test_a_contingency_voucher_takes_a_numeric_serie(issued, engine, name, serie_numero, tipo):
+    """SUNAT's sheets (1001): cbc:ID is F###/B### or four digits, then the number; the file name carries it."""
+    root = issued(name)
+    assert _text(root, "cbc:ID") == serie_numero
+    assert _text(root, "cbc:InvoiceTypeCode") == tipo
+    assert engine.invoicing.generate_xml(REQUESTS[name]).nombre_archivo == f"20100066603-{tipo}-{serie_numero}.xml"
+
+
+@needs_xmlsec
+@pytest.mark.parametrize(("name", "reference", "tipo"), [
+    ("nc-factura-en-papel", "0001-5", "01"), ("nc-boleta-en-papel", "0002-148", "03"),
+    ("nd-factura-en-papel", "0001-5", "01"), ("nc-contingencia-de-contingencia", "0001-1", "01")])
+def test_a_note_corrects_a_voucher_printed_on_paper(issued, name, reference, tipo):
+    """SUNAT's 2117/2205: the modified voucher's ID may be [0-9]{1,4}-[0-9]{1,8} (a paper or contingency voucher)."""
+    root = issued(name)
+    assert _text(root, "cac:BillingReference/cac:InvoiceDocumentReference/cbc:ID") == reference
+    assert _text(root, "cac:BillingReference/cac:InvoiceDocumentReference/cbc:DocumentTypeCode") == tipo
+    assert _text(root, "cac:DiscrepancyResponse/cbc:ReferenceID") == reference
+
+
+@pytest.mark.parametrize(("serie", "tipo"), [("001", "01"), ("00001", "03"), ("A001", "01"), ("F001", "03"),
+                                             ("000A", "01")])
+def test_a_serie_neither_electronic_nor_of_four_digits_is_refused(engine, company, serie, tipo):
+    request = (factura(serie, 1, [item("Servicio", "1", "100")]) if tipo == "01"
+               else boleta(serie, 1, [item("Polo", "1", "30")]))
+    message, code = _refused(engine, request)["serie"]
+    assert code == "1001" and f"«{serie}»" in message and "0001" in message
+
+
+@pytest.mark.parametrize(("reference", "tipo_nota", "code"), [(("01", "00001", 5), "07", "2117"),
+                                                             (("01", "B001", 5), "07", "2117"),
+                                                             (("03", "E001", 5), "08", "2205"),
+                                                             (("01", "0001", 0), "07", "2117")])
+def test_a_modified_voucher_of_no_known_serie_is_refused(engine, company, reference, tipo_nota, code):
+    from tests.helpers.voucher_breadth import nota
+
+    serie = "F103" if reference[0] == "01" else "B103"
+    request = nota(tipo_nota, serie, 1, reference, "01", [item("Servicio", "1", "100")],
+                   receptor=None if reference[0] == "01" else DNI_CUSTOMER)
+    message, sunat_code = _refused(engine, request)["documento_referencia.serie"]
+    assert sunat_code == code and f"{reference[1]}-{reference[2]}" in message
+
+
+@pytest.fixture(scope="module")
+def rules_sandbox():
+    """The SUNAT sandbox running SUNAT's own rule sheets (tests/core/invoicing/test_sunat_e2e.py's)."""
+    from app.sandbox.sunat import SunatSandbox
+    from tests.helpers import shared
+
+    shared.require()
+    server = SunatSandbox(rules_dir=str(shared.RULES_DIR), hold_limit_s=10)
+    server.start()
+    yield server
+    server.stop()
+
+
+@needs_xmlsec
+def test_a_contingency_factura_and_a_note_on_paper_are_accepted_by_the_sunat_sandbox(engine, company, rules_sandbox):
+    rules_sandbox.reset()
+    rules_sandbox.configure(engine)
+    certificado_id = engine.invoicing.create_test_certificate(company.ruc).certificado_id
+    for name in ("factura-contingencia", "nc-factura-en-papel"):
+        xml = engine.invoicing.generate_xml(REQUESTS[name]).xml
+        signed = engine.invoicing.sign({"xml": xml, "certificado_id": certificado_id}).xml_firmado
+        sent = engine.invoicing.send({"xml_firmado": signed})
+        assert (sent.codigo_respuesta, sent.estado) == ("0", "aceptado"), (name, sent)
+    assert rules_sandbox.send_count("20100066603-01-0001-1") == 1

@@ -24,8 +24,9 @@ IDENTITY = Identity(LAYOUT.root, INVOICE, type_code="cbc:InvoiceTypeCode")
 
 
 def numbering(letter: str) -> Numbering:
-    """A sale's series: its letter and three letters or digits (F001, B001, FA01…)."""
-    return Numbering(re.compile(rf"^{letter}[A-Z0-9]{{3}}$"), f"{letter}001", letter)
+    """A sale's series: its letter and three letters or digits (F001, B001, FA01…), or four digits (a contingency
+    voucher, 0001)."""
+    return Numbering(re.compile(rf"^({letter}[A-Z0-9]{{3}}|[0-9]{{4}})$"), f"{letter}001", letter)
 
 
 class InvoiceRules(sale.SaleRules):

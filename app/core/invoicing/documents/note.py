@@ -26,8 +26,9 @@ MODIFIED_LETTERS = {rules.code: rules.letter for rules in (invoice.FacturaRules(
 
 
 def numbering(example: str) -> Numbering:
-    """A note's series: F or B (the letter of the voucher it modifies) and three letters or digits."""
-    return Numbering(re.compile(r"^[FB][A-Z0-9]{3}$"), example)
+    """A note's series: F or B (the letter of the voucher it modifies) and three letters or digits, or four digits
+    (contingency)."""
+    return Numbering(re.compile(r"^([FB][A-Z0-9]{3}|[0-9]{4})$"), example)
 
 
 class NoteRules(sale.SaleRules):
@@ -59,9 +60,11 @@ class NoteRules(sale.SaleRules):
             problems.add("documento_referencia.tipo", "El campo «documento_referencia.tipo» debe ser 01 (factura) o "
                          "03 (boleta).", self.reference_type_error)
             return None, None
-        if not (pv.SERIE_PATTERN.match(ref.serie) and ref.serie[0] == letter and 1 <= ref.numero <= pv.MAX_NUMERO):
+        if not (pv.modifiable_serie(ref.serie, letter) and 1 <= ref.numero <= pv.MAX_NUMERO):
             problems.add("documento_referencia.serie", f"«documento_referencia» ({ref.serie}-{ref.numero}) no es "
-                         f"una serie-número válida de tipo {ref.tipo}.", self.reference_number_error)
+                         f"una serie-número válida de tipo {ref.tipo}: serie {letter}001, o de 1 a 4 dígitos para un "
+                         "comprobante impreso o de contingencia (0001), y número de 1 a 8 dígitos.",
+                         self.reference_number_error)
         return letter, (ref.tipo, f"{ref.serie}-{ref.numero}")
 
     def _reason(self, request: GenerarXmlRequest, problems: pv.Problems, ref: DocumentoReferencia | None
