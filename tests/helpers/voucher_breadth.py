@@ -36,6 +36,15 @@ BREADTH: list[tuple[str, dict]] = [
                                  [item("Intereses por mora", "1", "18.40")])),
     ("nc-contingencia-de-contingencia", nota("07", "0001", 2, ("01", "0001", 1), "01",
                                              [item("Servicio de instalación eléctrica", "1", "850")])),
+    # d. bags on an exonerado or inafecto line: a shop in the Amazonía sells exonerated and still owes ICBPER.
+    ("boleta-amazonia-bolsas-exoneradas", boleta("B104", 1, [item("Arroz costeño", "5", "3.80", "20", unidad="KGM"),
+                                                            item("Bolsa plástica", "3", "0.10", "20", icbper=True)],
+                                                 fecha_emision="2024-05-10")),
+    ("factura-amazonia-bolsas-inafectas", factura("F104", 1, [item("Plátano de seda", "40", "0.60", "30",
+                                                                   unidad="KGM"),
+                                                              item("Bolsa plástica grande", "10", "0.20", "30",
+                                                                   icbper=True),
+                                                              item("Gaseosa 3 L", "2", "9.32")])),
 ]
 
 

@@ -162,16 +162,6 @@ def test_restaurant_boleta_with_bags(issue, fecha, rate):
     assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(payable)
 
 
-@pytest.mark.parametrize(("afectacion", "kind"), [("20", "exonerada"), ("30", "inafecta")])
-def test_bags_on_an_exonerated_or_inafecto_line_are_refused(engine, company, afectacion, kind):
-    """A paid exonerado or inafecto line marked as bags is a product marked by mistake (issue 17): a 400 naming the
-    field and the affectation typed."""
-    request = factura("F005", int(afectacion), [item("Bolsa biodegradable", "10", "0.15", afectacion, icbper=True)],
-                      fecha_emision="2024-03-01")
-    message, _ = _refused(engine, request)["items[0].icbper"]
-    assert f"línea {kind} (tipo_afectacion_igv {afectacion})" in message and "línea propia" in message
-
-
 @pytest.mark.parametrize(("change", "field", "code"), [
     ({"cantidad": Decimal("2.5")}, "items[0].cantidad", "3236"),
     ({"cantidad": Decimal("100000")}, "items[0].cantidad", "3236"),

@@ -138,7 +138,8 @@ bag_lines = st.fixed_dictionaries({"descripcion": st.just("Bolsa plástica"),
                                    "cantidad": st.integers(min_value=1, max_value=99_999).map(Decimal),
                                    "precio_unitario": st.decimals(min_value=Decimal("0.01"), max_value=Decimal("1"),
                                                                   places=2, allow_nan=False),
-                                   "tipo_afectacion_igv": st.just("10"),  # a paid bag is gravado
+                                   # a paid bag is gravado, or exonerado or inafecto (the Amazonía, issue 37)
+                                   "tipo_afectacion_igv": st.sampled_from(["10", "10", "20", "30"]),
                                    "icbper": st.just(True)})
 years = st.sampled_from([("2019-09-01", "0.10"), ("2020-01-01", "0.20"), ("2021-01-01", "0.30"),
                          ("2022-01-01", "0.40"), ("2023-01-01", "0.50"), ("2026-01-01", "0.50")])

@@ -109,8 +109,6 @@ CASES: dict[str, dict] = {
     "descuento-global-sin-gravadas": variant("factura-exonerada", descuento_global=D("1.00")),
     # bags
     "bolsas-antes-de-2019": variant("factura-bolsas-2021", fecha_emision="2019-07-31"),
-    "bolsas-exoneradas": variant("boleta-restaurante-bolsas", items__1__tipo_afectacion_igv="20"),
-    "bolsas-inafectas": variant("boleta-restaurante-bolsas", items__1__tipo_afectacion_igv="30"),
     "bolsas-exportacion": variant("factura-exportacion", items__0__icbper=True),
     "bolsas-fraccion": variant("boleta-restaurante-bolsas", items__1__cantidad=D("2.5")),
     "bolsas-demasiadas": variant("boleta-restaurante-bolsas", items__1__cantidad=D("100000")),

@@ -253,3 +253,38 @@ def test_a_contingency_factura_and_a_note_on_paper_are_accepted_by_the_sunat_san
         sent = engine.invoicing.send({"xml_firmado": signed})
         assert (sent.codigo_respuesta, sent.estado) == ("0", "aceptado"), (name, sent)
     assert rules_sandbox.send_count("20100066603-01-0001-1") == 1
+
+
+# ---------------------------------------------------------------- d. bags on an exonerado or inafecto line
+
+@needs_xmlsec
+def test_amazonia_bags_sold_exonerated_pay_icbper_and_no_igv(issued):
+    """SUNAT's guide: the bags' line has its 9997 (exonerado) subtotal with its value and 0 tax, and a 7152 subtotal
+    with bags × rate (S/ 0.50 since 2023); the line's TaxAmount is the ICBPER; the voucher's TaxAmount is the ICBPER,
+    its payable total the value plus the ICBPER."""
+    root = issued("boleta-amazonia-bolsas-exoneradas")
+    bags = root.findall("cac:InvoiceLine", NS)[1]
+    assert _money(_subtotal(bags, "9997"), "cbc:TaxableAmount") == Decimal("0.30")
+    assert _money(_subtotal(bags, "9997"), "cbc:TaxAmount") == Decimal("0.00")
+    assert _text(_subtotal(bags, "9997"), "cac:TaxCategory/cbc:TaxExemptionReasonCode") == "20"
+    assert _money(_subtotal(bags, "7152"), "cbc:TaxAmount") == Decimal("1.50")
+    assert _text(bags, "cac:TaxTotal/cac:TaxSubtotal/cbc:BaseUnitMeasure") == "3"
+    assert _money(bags, "cac:TaxTotal/cbc:TaxAmount") == Decimal("1.50")
+    assert _money(_subtotal(root, "9997"), "cbc:TaxableAmount") == Decimal("19.30")  # 5 × 3.80 + 3 × 0.10
+    assert _money(_subtotal(root, "7152"), "cbc:TaxAmount") == Decimal("1.50")
+    assert not root.xpath("cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID='1000']", namespaces=NS)
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("1.50")
+    assert _money(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == Decimal("20.80")
+
+
+@needs_xmlsec
+def test_bags_sold_inafecto_beside_a_gravado_line(issued):
+    root = issued("factura-amazonia-bolsas-inafectas")
+    bags = root.findall("cac:InvoiceLine", NS)[1]
+    assert _money(_subtotal(bags, "9998"), "cbc:TaxableAmount") == Decimal("2.00")
+    assert _money(bags, "cac:TaxTotal/cbc:TaxAmount") == Decimal("5.00")  # 10 bags × 0.50
+    assert _money(_subtotal(root, "9998"), "cbc:TaxableAmount") == Decimal("26.00")  # 40 × 0.60 + 10 × 0.20
+    assert _money(_subtotal(root, "1000"), "cbc:TaxAmount") == Decimal("3.36")  # 18 % of 18.64
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("8.36")
+    assert _money(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == Decimal("26.00") + Decimal("18.64") + Decimal(
+        "8.36")

@@ -14,7 +14,7 @@ from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, icbper_rate, money
 from app.core.invoicing.catalog import prices
-from app.core.invoicing.sunat_catalogues import EXONERADO, EXPORTACION, GRAVADO, INAFECTO, TAXED_AFFECTATIONS, UNIDAD
+from app.core.invoicing.sunat_catalogues import EXPORTACION, GRAVADO, TAXED_AFFECTATIONS, UNIDAD
 
 PRICE_PLACES = Decimal("1E-10")
 # A free line's TaxAmount carries its IGV, not charged; beside ICBPER, SUNAT's 3292 compares the line's TaxAmount
@@ -236,19 +236,13 @@ def _line_discount(problems: pv.Problems, index: int, descuento: Decimal, gross:
 
 def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> None:
     """A line of plastic bags: one bag per unit, so a whole quantity of up to 5 digits (SUNAT's 2892 and 3236);
-    ICBPER is levied beside the line's IGV: a bag sold is gravado (10), or given free (11-16, 21, 31-37). Bags on a
-    paid exonerado or inafecto line (20, 30) are refused: that is a product line marked by mistake (issue 17);
-    an export is refused too (the tax is on bags handed over in Peru)."""
+    ICBPER is levied beside the line's IGV: a bag sold gravado (10), exonerado or inafecto (20, 30: a shop in the
+    Amazonía sells exonerated and still owes the bag tax, issue 37), or given free (11-16, 21, 31-37). An export is
+    refused (the tax is on bags handed over in Peru)."""
     field_name = f"items[{index}].icbper"
     if not rate:
         problems.add(field_name, f"El campo «{field_name}» no se admite: el ICBPER rige desde el 1 de agosto de "
                      "2019 y la fecha de emisión es anterior.")
-        return
-    if line.afectacion in (EXONERADO, INAFECTO):
-        kind = "exonerada" if line.afectacion == EXONERADO else "inafecta"
-        problems.add(field_name, f"El campo «{field_name}» (bolsas de plástico) no se admite en una línea {kind} "
-                     f"(tipo_afectacion_igv {line.afectacion}): las bolsas se venden gravadas con IGV (10) o se "
-                     "entregan gratis; ponga las bolsas en una línea propia.")
         return
     if line.afectacion == EXPORTACION:
         problems.add(field_name, f"El campo «{field_name}» no se admite en una línea de exportación (afectación 40): "
