@@ -106,6 +106,15 @@ class Receptor(ContractModel):
     direccion: str | None = extra()
 
 
+class CargoDescuento(ContractModel):
+    """A charge or discount of catalogue 53 (cac:AllowanceCharge): the code says which and whether it changes the IGV
+    base; the amount is without IGV, in the voucher's currency."""
+
+    codigo: str
+    monto: Money
+    base: Money | None = None  # the amount it is a share of; the line's or the gravado value by default
+
+
 class Item(ContractModel):
     descripcion: str
     cantidad: Quantity
@@ -118,6 +127,9 @@ class Item(ContractModel):
     descuento: Money | None = extra()  # a discount without IGV that reduces the line's base (catalogue 53 code 00)
     precio_con_igv: Quantity | None = extra()  # unit price with IGV: precio_unitario derived from it (docs/catalog.md)
     codigo_detraccion: str | None = extra()  # catalogue 54: the good or service is subject to the detracción
+    # The line's other charges and discounts of catalogue 53: 01 (discount that keeps the base), 47 (charge that raises
+    # it), 48 (charge that does not). None when missing (the idempotency key's JSON must not change).
+    cargos_descuentos: list[CargoDescuento] | None = extra()
 
 
 class Cuota(ContractModel):
@@ -148,6 +160,16 @@ class Guia(ContractModel):
     numero: int
 
 
+class LugarEntrega(ContractModel):
+    direccion: str  # one line, 3 to 200 characters
+    ubigeo: str | None = None  # catalogue 13 (INEI), six digits
+
+
+class DocumentoRelacionado(ContractModel):
+    tipo: str  # catalogue 12: 04 to 09, 99
+    numero: str  # up to 30 characters without spaces
+
+
 class GenerarXmlRequest(ContractModel):
     tipo: str
     serie: str
@@ -170,6 +192,14 @@ class GenerarXmlRequest(ContractModel):
     orden_compra: str | None = extra()  # the customer's purchase order
     tipo_operacion: str | None = extra()  # catalogue 51, when it cannot be inferred (export of services)
     tipo_cambio: Quantity | None = extra()  # soles per dollar, for amounts SUNAT wants in PEN on a USD voucher
+    # Charges and discounts on the whole voucher (catalogue 53): 03 (discount that keeps the base), 45 (FISE), 46
+    # (recargo al consumo), 49 (charge that raises the base), 50 (charge that does not).
+    cargos_descuentos: list[CargoDescuento] | None = extra()
+    redondeo: Money | None = extra()  # PayableRoundingAmount: -1.00 to 1.00, added to the payable amount
+    fecha_vencimiento: date | None = extra()  # cbc:DueDate: the payment's due date
+    lugar_entrega: LugarEntrega | None = extra()  # cac:Delivery/cac:DeliveryLocation (SUNAT's legend 2005 with it)
+    documentos_relacionados: list[DocumentoRelacionado] | None = extra()  # cac:AdditionalDocumentReference
+    medio_pago: str | None = extra()  # catalogue 59: how the customer pays (cac:PaymentMeans)
 
     @field_validator("numero", mode="before")
     @classmethod

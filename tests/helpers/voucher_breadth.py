@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tests.helpers.voucher_matrix import DNI_CUSTOMER, boleta, factura, item, nota
+from tests.helpers.voucher_matrix import DNI_CUSTOMER, _due, boleta, factura, item, nota
+
+
+def cd(codigo: str, monto: str, base: str | None = None) -> dict:
+    """A charge or discount of catalogue 53 (`cargos_descuentos`)."""
+    out: dict = {"codigo": codigo, "monto": Decimal(monto)}
+    if base is not None:
+        out["base"] = Decimal(base)
+    return out
+
 
 BREADTH: list[tuple[str, dict]] = [
     # a. defects: a free line with bags states its IGV in the line's TaxAmount, as a plain free line does.
@@ -45,6 +54,45 @@ BREADTH: list[tuple[str, dict]] = [
                                                               item("Bolsa plástica grande", "10", "0.20", "30",
                                                                    icbper=True),
                                                               item("Gaseosa 3 L", "2", "9.32")])),
+    # e. charges and discounts beside the base (catalogue 53) and the rounding of the payable amount.
+    ("factura-descuento-pronto-pago", factura("F105", 1, [item("Televisor 50 pulgadas", "1", "1500")],
+                                              cargos_descuentos=[cd("03", "35.40", "1770.00")])),
+    ("boleta-recargo-al-consumo", boleta("B105", 1, [item("Ceviche mixto", "2", "38.14")],
+                                         cargos_descuentos=[cd("46", "7.63", "76.28")])),
+    ("factura-flete-en-la-base", factura("F105", 2, [item("Cemento Portland tipo I", "100", "24.50", unidad="SA")],
+                                         cargos_descuentos=[cd("49", "150.00")])),
+    ("factura-cargo-de-entrega", factura("F105", 3, [item("Licencia de software", "1", "1000")],
+                                         cargos_descuentos=[cd("50", "25.00")])),
+    ("factura-cargos-y-descuentos-por-linea", factura("F105", 4, [
+        item("Laptop 14 pulgadas", "1", "2000", cargos_descuentos=[cd("01", "100.00")]),
+        item("Instalación en domicilio", "1", "300", unidad="ZZ", cargos_descuentos=[cd("47", "50.00")]),
+        item("Impresora multifuncional", "1", "500", cargos_descuentos=[cd("48", "20.00")])])),
+    ("boleta-redondeo", boleta("B105", 2, [item("Gaseosa 500 ml", "3", "2.54")], redondeo=Decimal("0.01"))),
+    ("factura-todo-junto", factura("F105", 5, [item("Balón de gas 10 kg", "2", "38.14", unidad="NIU"),
+                                               item("Válvula", "1", "25.42", cargos_descuentos=[cd("01", "2.00")])],
+                                   descuento_global=Decimal("5.00"),
+                                   cargos_descuentos=[cd("45", "1.20"), cd("03", "3.00")],
+                                   redondeo=Decimal("-0.03"))),
+    # e. due date, the place of delivery, other related documents and the means of payment.
+    ("factura-vencimiento-entrega-documentos-medio", factura("F106", 1, [item("Refrigeradora 300 L", "1", "1800")],
+                                                            fecha_vencimiento=_due(15),
+                                                            lugar_entrega={"direccion": "JR. AMAZONAS 245, IQUITOS",
+                                                                           "ubigeo": "160101"},
+                                                            documentos_relacionados=[
+                                                                {"tipo": "99", "numero": "CONTRATO-2026-015"},
+                                                                {"tipo": "04", "numero": "TS-88412"}],
+                                                            medio_pago="005")),
+    ("boleta-medio-de-pago-y-entrega", boleta("B106", 1, [item("Colchón de 2 plazas", "1", "550")], DNI_CUSTOMER,
+                                              medio_pago="009",
+                                              lugar_entrega={"direccion": "FERIA DOMINICAL, PLAZA DE ARMAS DE PISAC"})),
+    ("factura-credito-con-vencimiento-y-detraccion", factura("F106", 2, [item("Servicio de limpieza industrial", "1",
+                                                                              "3000")],
+                                                             forma_pago={"tipo": "Credito", "cuotas": [
+                                                                 {"monto": Decimal("3115.20"),
+                                                                  "fecha_vencimiento": _due(30)}]},
+                                                             fecha_vencimiento=_due(45), medio_pago="003",
+                                                             detraccion={"codigo": "022",
+                                                                         "cuenta": "00-741-123456"})),
 ]
 
 
@@ -52,4 +100,4 @@ def requests() -> dict[str, dict]:
     return dict(BREADTH)
 
 
-__all__ = ["BREADTH", "DNI_CUSTOMER", "Decimal", "boleta", "factura", "item", "nota", "requests"]
+__all__ = ["BREADTH", "cd", "DNI_CUSTOMER", "Decimal", "boleta", "factura", "item", "nota", "requests"]

@@ -122,6 +122,10 @@ RELATED_DOCUMENTS = {"01": "Factura emitida para corregir error en el RUC", "02"
                      "09": "Declaración simplificada de importación",
                      "10": "Liquidación de compra emitida por anticipos", "99": "Otros"}
 
+# Other related documents a sale names (cac:AdditionalDocumentReference): SUNAT's sheets admit 04 to 09 and 99 (4009);
+# 02 and 03 are the anticipos, written with their payment.
+RELATED_DOCUMENTS_OFFERED = ("04", "05", "06", "07", "08", "09", "99")
+
 # ---------------------------------------------------------------- 16 price types
 
 PRICE_WITH_IGV, REFERENCE_VALUE = "01", "02"
@@ -148,16 +152,38 @@ EXPORTS_TO_NON_RESIDENTS = frozenset({EXPORT_OF_GOODS, "0201", "0204"})
 
 # ---------------------------------------------------------------- 52 legends
 
-AMOUNT_IN_WORDS, FREE_TRANSFER, DETRACCION_NOTICE = "1000", "1002", "2006"
+AMOUNT_IN_WORDS, FREE_TRANSFER, DETRACCION_NOTICE, ITINERANT_SALE = "1000", "1002", "2006", "2005"
 LEGENDS = {AMOUNT_IN_WORDS: "Monto en letras",
            FREE_TRANSFER: "TRANSFERENCIA GRATUITA DE UN BIEN Y/O SERVICIO PRESTADO GRATUITAMENTE",
-           DETRACCION_NOTICE: OPERATION_TYPES[DETRACCION_OPERATION]}
+           DETRACCION_NOTICE: OPERATION_TYPES[DETRACCION_OPERATION],
+           # SUNAT's sheets pair the place of delivery (cac:Delivery/cac:DeliveryLocation) with this legend (4266).
+           ITINERANT_SALE: "Venta realizada por emisor itinerante"}
 
 # ---------------------------------------------------------------- 53 discounts
 
 LINE_DISCOUNT, GLOBAL_DISCOUNT = "00", "02"  # both reduce the IGV base
 DISCOUNTS = {LINE_DISCOUNT: "Descuento que afecta la base imponible del IGV",
              GLOBAL_DISCOUNT: "Descuento global que afecta la base imponible del IGV"}
+# The other charges and discounts Yupana writes (issue 37): on a line, 01 keeps the base (it lowers the price paid),
+# 47 raises it and 48 does not; on the voucher, 03 keeps the base, 49 raises it, 45, 46 and 50 do not. What keeps
+# the base is summed in cbc:AllowanceTotalAmount or cbc:ChargeTotalAmount and changes the payable amount only.
+LINE_DISCOUNT_KEEPING_BASE, GLOBAL_DISCOUNT_KEEPING_BASE = "01", "03"
+LINE_CHARGE, LINE_CHARGE_KEEPING_BASE = "47", "48"
+FISE, RECARGO_AL_CONSUMO, GLOBAL_CHARGE, GLOBAL_CHARGE_KEEPING_BASE = "45", "46", "49", "50"
+ALLOWANCES_AND_CHARGES = {
+    LINE_DISCOUNT_KEEPING_BASE: "Descuento que no afecta la base imponible del IGV",
+    GLOBAL_DISCOUNT_KEEPING_BASE: "Descuento global que no afecta la base imponible del IGV",
+    FISE: "FISE", RECARGO_AL_CONSUMO: "Recargo al consumo y/o propinas",
+    LINE_CHARGE: "Cargo que afecta la base imponible del IGV",
+    LINE_CHARGE_KEEPING_BASE: "Cargo que no afecta la base imponible del IGV",
+    GLOBAL_CHARGE: "Cargo global que afecta la base imponible del IGV",
+    GLOBAL_CHARGE_KEEPING_BASE: "Cargo global que no afecta la base imponible del IGV",
+}
+LINE_ALLOWANCES_OFFERED = (LINE_DISCOUNT_KEEPING_BASE, LINE_CHARGE, LINE_CHARGE_KEEPING_BASE)
+GLOBAL_ALLOWANCES_OFFERED = (GLOBAL_DISCOUNT_KEEPING_BASE, FISE, RECARGO_AL_CONSUMO, GLOBAL_CHARGE,
+                             GLOBAL_CHARGE_KEEPING_BASE)
+CHARGES = frozenset({FISE, RECARGO_AL_CONSUMO, LINE_CHARGE, LINE_CHARGE_KEEPING_BASE, GLOBAL_CHARGE,
+                     GLOBAL_CHARGE_KEEPING_BASE})
 
 # ---------------------------------------------------------------- 54 detracciones (SPOT)
 

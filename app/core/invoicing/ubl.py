@@ -24,6 +24,7 @@ from app.core.invoicing.amounts import plain
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT, document_namespace
 from app.core.invoicing.sunat_catalogues import (
     AMOUNT_IN_WORDS,
+    CHARGES,
     CONTADO,
     CREDITO,
     EXONERADO,
@@ -34,7 +35,9 @@ from app.core.invoicing.sunat_catalogues import (
     GRAVADO,
     GUIA_REMITENTE,
     INAFECTO,
+    ITINERANT_SALE,
     LEGENDS,
+    LINE_CHARGE,
     LINE_DISCOUNT,
     PRICE_WITH_IGV,
     REFERENCE_VALUE,
@@ -132,6 +135,8 @@ class Line:
     icbper_rate: Decimal | None = None  # the tax per bag
     icbper: Decimal = Decimal("0.00")  # bolsas × icbper_rate
     descuento: Decimal | None = None  # a discount that reduces the base (code 00): valor_venta is after it
+    # Other charges and discounts of catalogue 53 (01, 47, 48) as (code, amount, base): valor_venta includes a 47
+    cargos: tuple[tuple[str, Decimal, Decimal], ...] = ()
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
     # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
@@ -195,6 +200,15 @@ class Document:
     forma_pago: str | None = None  # "Contado" or "Credito" (invoices)
     cuotas: list[tuple[Decimal, date]] = field(default_factory=list)
     referencia: tuple[str, str] | None = None  # (catalogue 01 type, "SERIE-NUMERO") for notes
+    cargos: list[tuple[str, Decimal, Decimal]] = field(default_factory=list)  # other global charges/discounts (53)
+    descuentos_fuera: Decimal = Decimal("0.00")  # cbc:AllowanceTotalAmount (01, 03)
+    cargos_fuera: Decimal = Decimal("0.00")  # cbc:ChargeTotalAmount (45, 46, 48, 50)
+    redondeo: Decimal | None = None  # cbc:PayableRoundingAmount
+    payable: Decimal | None = None  # cbc:PayableAmount; None: the total
+    vencimiento: date | None = None  # cbc:DueDate given by the request (else the last instalment's)
+    entrega: tuple[str, str | None] | None = None  # (address line, ubigeo) of cac:Delivery/cac:DeliveryLocation
+    relacionados: list[tuple[str, str]] = field(default_factory=list)  # (catalogue 12 type, number)
+    medio_pago: str | None = None  # catalogue 59 (cac:PaymentMeans/cbc:PaymentMeansCode)
     motivo: tuple[str, str] | None = None  # (catalogue 09/10 code, description) for notes
 
 
@@ -213,7 +227,9 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
         f"<cbc:IssueTime>{doc.hora.isoformat(timespec='seconds')}</cbc:IssueTime>",
     ]
     if invoice:
-        if doc.forma_pago == CREDITO and doc.cuotas:
+        if doc.vencimiento is not None:
+            parts.append(f"<cbc:DueDate>{doc.vencimiento.isoformat()}</cbc:DueDate>")
+        elif doc.forma_pago == CREDITO and doc.cuotas:
             parts.append(f"<cbc:DueDate>{max(d for _, d in doc.cuotas).isoformat()}</cbc:DueDate>")
         parts.append(f'<cbc:InvoiceTypeCode listID="{doc.tipo_operacion}">{esc(doc.tipo)}</cbc:InvoiceTypeCode>')
     parts.append(f'<cbc:Note languageLocaleID="{AMOUNT_IN_WORDS}">{esc(doc.leyenda)}</cbc:Note>')
@@ -221,6 +237,8 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
         parts.append(f'<cbc:Note languageLocaleID="{DETRACCION_LEGEND[0]}">{DETRACCION_LEGEND[1]}</cbc:Note>')
     if doc.gratuitas:
         parts.append(f'<cbc:Note languageLocaleID="{FREE_TRANSFER}">{FREE_LEGEND}</cbc:Note>')
+    if doc.entrega:
+        parts.append(f'<cbc:Note languageLocaleID="{ITINERANT_SALE}">{LEGENDS[ITINERANT_SALE]}</cbc:Note>')
     parts.append(f"<cbc:DocumentCurrencyCode>{esc(doc.moneda)}</cbc:DocumentCurrencyCode>")
     if doc.motivo and doc.referencia:
         code, reason = doc.motivo
@@ -236,6 +254,9 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
     for guia in doc.guias:
         parts.append(f"<cac:DespatchDocumentReference><cbc:ID>{esc(guia)}</cbc:ID>"
                      f"<cbc:DocumentTypeCode>{DESPATCH_ADVICE}</cbc:DocumentTypeCode></cac:DespatchDocumentReference>")
+    for tipo, numero in doc.relacionados:
+        parts.append(f"<cac:AdditionalDocumentReference><cbc:ID>{esc(numero)}</cbc:ID>"
+                     f"<cbc:DocumentTypeCode>{tipo}</cbc:DocumentTypeCode></cac:AdditionalDocumentReference>")
     return "".join(parts)
 
 
@@ -295,6 +316,23 @@ def _detraccion(doc: Document) -> str:
             f"{_amount('Amount', spot.monto, 'PEN')}</cac:PaymentTerms>")
 
 
+def _delivery_and_means(doc: Document) -> str:
+    """The place of delivery (cac:Delivery, after the parties) and how the customer pays (cac:PaymentMeans with
+    its catalogue 59 code, before the detracción's), as UBL 2.1 orders them."""
+    parts = []
+    if doc.entrega:
+        line, ubigeo = doc.entrega
+        parts.append("<cac:Delivery><cac:DeliveryLocation><cac:Address>"
+                     + (f"<cbc:ID>{ubigeo}</cbc:ID>" if ubigeo else "")
+                     + f"<cac:AddressLine><cbc:Line>{esc(line)}</cbc:Line></cac:AddressLine>"
+                     "<cac:Country><cbc:IdentificationCode>PE</cbc:IdentificationCode></cac:Country>"
+                     "</cac:Address></cac:DeliveryLocation></cac:Delivery>")
+    if doc.medio_pago:
+        parts.append(f"<cac:PaymentMeans><cbc:PaymentMeansCode>{doc.medio_pago}</cbc:PaymentMeansCode>"
+                     "</cac:PaymentMeans>")
+    return "".join(parts)
+
+
 def _payment_terms(doc: Document) -> str:
     if doc.forma_pago is None:
         return ""
@@ -324,9 +362,15 @@ def _tax_total(doc: Document) -> str:
 
 
 def _monetary_total(doc: Document, element: str) -> str:
+    """UBL 2.1's order: LineExtension, TaxInclusive, AllowanceTotal, ChargeTotal, PayableRounding, Payable."""
     cur = doc.moneda
+    outside = ((_amount("AllowanceTotalAmount", doc.descuentos_fuera, cur) if doc.descuentos_fuera else "")
+               + (_amount("ChargeTotalAmount", doc.cargos_fuera, cur) if doc.cargos_fuera else "")
+               + (_amount("PayableRoundingAmount", doc.redondeo, cur) if doc.redondeo is not None else ""))
+    payable = doc.total if doc.payable is None else doc.payable
     return (f"<cac:{element}>{_amount('LineExtensionAmount', doc.valor_venta, cur)}"
-            f"{_amount('TaxInclusiveAmount', doc.total, cur)}{_amount('PayableAmount', doc.total, cur)}</cac:{element}>")
+            f"{_amount('TaxInclusiveAmount', doc.total, cur)}{outside}{_amount('PayableAmount', payable, cur)}"
+            f"</cac:{element}>")
 
 
 def _tax_category(afectacion: str, scheme: TaxScheme) -> str:
@@ -363,7 +407,7 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
-    if line.bolsas or line.descuento or line.scheme is GRA:
+    if line.bolsas or line.descuento or line.scheme is GRA or line.cargos:
         return _rich_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
@@ -382,9 +426,10 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
 
 def _discount(amount: Decimal, base: Decimal, cur: str, reason: str) -> str:
     """A discount (cac:AllowanceCharge, ChargeIndicator false) of catalogue 53 `reason`, with its factor of the
-    base rounded to 5 decimals as SUNAT's format allows (3052)."""
+    base rounded to 5 decimals as SUNAT's format allows (3052); a charge (45-50) has ChargeIndicator true."""
     factor = (amount / base).quantize(FACTOR_PLACES) if base else Decimal(0)
-    return (f"<cac:AllowanceCharge><cbc:ChargeIndicator>false</cbc:ChargeIndicator>"
+    indicator = "true" if reason in CHARGES else "false"
+    return (f"<cac:AllowanceCharge><cbc:ChargeIndicator>{indicator}</cbc:ChargeIndicator>"
             f"<cbc:AllowanceChargeReasonCode>{reason}</cbc:AllowanceChargeReasonCode>"
             f"<cbc:MultiplierFactorNumeric>{factor}</cbc:MultiplierFactorNumeric>"
             f"{_amount('Amount', amount, cur)}{_amount('BaseAmount', base, cur)}</cac:AllowanceCharge>")
@@ -398,8 +443,10 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
     the quantity times the unit value; the line's value is after it. Plastic bags: the IGV subtotal, then
     ICBPER's (scheme 7152) with the number of bags (cbc:BaseUnitMeasure, NIU, equal to the quantity: 3236, 4320)
     and the tax per bag (cbc:PerUnitAmount); the line's TaxAmount is both taxes."""
-    discount = (_discount(line.descuento, line.valor_venta + line.descuento, cur, LINE_DISCOUNT)
-                if line.descuento else "")
+    gross = line.valor_venta + (line.descuento or 0) - sum(amount for code, amount, _ in line.cargos
+                                                           if code == LINE_CHARGE)
+    discount = (_discount(line.descuento, gross, cur, LINE_DISCOUNT) if line.descuento else "")
+    discount += "".join(_discount(amount, base, cur, code) for code, amount, base in line.cargos)
     bags = (f'<cac:TaxSubtotal><cbc:TaxAmount currencyID="{cur}">{line.icbper}</cbc:TaxAmount>'
             f'<cbc:BaseUnitMeasure unitCode="NIU">{line.bolsas}</cbc:BaseUnitMeasure><cac:TaxCategory>'
             f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}'
@@ -431,11 +478,13 @@ def render(doc: Document) -> str:
     cur = esc_attr(doc.moneda)
     body = [_header(doc, root, layout.invoice), _signature(doc), _parties(doc)]
     if layout.invoice:
+        body.append(_delivery_and_means(doc))
         if doc.detraccion:
             body.append(_detraccion(doc))
         body.append(_payment_terms(doc))
         if doc.descuento_global:
             body.append(_discount(*doc.descuento_global, cur, GLOBAL_DISCOUNT))
+        body.extend(_discount(amount, base, cur, code) for code, amount, base in doc.cargos)
     elif doc.forma_pago:  # a credit note of reason 13: the corrected instalments
         body.append(_payment_terms(doc))
     body.append(_tax_total(doc))

@@ -5,6 +5,7 @@ each case, written from SUNAT's rules; and the requests Yupana refuses before se
 
 from __future__ import annotations
 
+import json
 import shutil
 from decimal import Decimal
 
@@ -26,6 +27,14 @@ def oracle():
     return load_sunat_check()
 
 
+@pytest.fixture(autouse=True)
+def _oracle_reads_the_file_name(request):
+    """lxml keeps one dp:variable function per process: Yupana's sheet runner (the SUNAT sandbox here) puts its own
+    back before each run, the checker does not; so the checker's is put back before each test."""
+    if "oracle" in request.fixturenames:
+        request.getfixturevalue("oracle")._register_extensions()
+
+
 @pytest.fixture
 def issued(engine, company, tmp_path, oracle):
     """Generate, sign and judge a breadth voucher by name (or a request); its signed tree, once SUNAT's checker
@@ -38,6 +47,7 @@ def issued(engine, company, tmp_path, oracle):
         signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
         path = tmp_path / generated.nombre_archivo
         path.write_text(signed.xml_firmado, encoding="utf-8")
+        oracle._register_extensions()
         result = oracle.check(str(path))
         verdict = {k: result[k] for k in ("xsd", "sunat", "signature")}
         assert result["ok"] and not result["sunat"]["observations"], verdict
@@ -288,3 +298,202 @@ def test_bags_sold_inafecto_beside_a_gravado_line(issued):
     assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("8.36")
     assert _money(root, "cac:LegalMonetaryTotal/cbc:PayableAmount") == Decimal("26.00") + Decimal("18.64") + Decimal(
         "8.36")
+
+
+# ---------------------------------------------------------------- e. charges and discounts beside the base, rounding
+
+def _totals(root) -> dict[str, Decimal]:
+    totals = root.find("cac:LegalMonetaryTotal", NS)
+    return {child.tag.split("}")[1]: Decimal(child.text) for child in totals}
+
+
+def _allowances(node) -> list[tuple[str, str, Decimal, Decimal, Decimal]]:
+    """(indicator, code, factor, amount, base) of each cac:AllowanceCharge directly under `node`."""
+    return [(_text(ac, "cbc:ChargeIndicator"), _text(ac, "cbc:AllowanceChargeReasonCode"),
+             _money(ac, "cbc:MultiplierFactorNumeric"), _money(ac, "cbc:Amount"), _money(ac, "cbc:BaseAmount"))
+            for ac in node.findall("cac:AllowanceCharge", NS)]
+
+
+@needs_xmlsec
+def test_a_prompt_payment_discount_keeps_the_base_and_lowers_the_payable(issued):
+    """SUNAT's guide: a discount of code 03 does not touch the IGV base; AllowanceTotalAmount sums it and
+    PayableAmount = TaxInclusiveAmount − AllowanceTotalAmount (3280, 3300)."""
+    root = issued("factura-descuento-pronto-pago")
+    assert _allowances(root) == [("false", "03", Decimal("0.02"), Decimal("35.40"), Decimal("1770.00"))]
+    assert _money(_subtotal(root, "1000"), "cbc:TaxableAmount") == Decimal("1500.00")
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("270.00")
+    assert _totals(root) == {"LineExtensionAmount": Decimal("1500.00"), "TaxInclusiveAmount": Decimal("1770.00"),
+                             "AllowanceTotalAmount": Decimal("35.40"), "PayableAmount": Decimal("1734.60")}
+    assert _legends(root, "1000") == ["UN MIL SETECIENTOS TREINTA Y CUATRO CON 60/100 SOLES"]
+
+
+@needs_xmlsec
+def test_a_restaurant_surcharge_is_a_charge_outside_the_base(issued):
+    root = issued("boleta-recargo-al-consumo")
+    # the factor is the amount's share of its base, to 5 decimals (3052): 7.63 / 76.28
+    assert _allowances(root) == [("true", "46", Decimal("0.10003"), Decimal("7.63"), Decimal("76.28"))]
+    assert _totals(root) == {"LineExtensionAmount": Decimal("76.28"), "TaxInclusiveAmount": Decimal("90.01"),
+                             "ChargeTotalAmount": Decimal("7.63"), "PayableAmount": Decimal("97.64")}
+
+
+@needs_xmlsec
+def test_a_freight_charge_of_code_49_raises_the_igv_base(issued):
+    """A global charge of code 49 is inside the base: LineExtensionAmount = lines + 49 (3278), IGV 18 % of the
+    raised base, and no ChargeTotalAmount (3301 sums only 45, 46, 48, 50)."""
+    root = issued("factura-flete-en-la-base")
+    assert _allowances(root) == [("true", "49", Decimal("0.06122"), Decimal("150.00"), Decimal("2450.00"))]
+    assert _money(_subtotal(root, "1000"), "cbc:TaxableAmount") == Decimal("2600.00")
+    assert _money(_subtotal(root, "1000"), "cbc:TaxAmount") == Decimal("468.00")
+    assert _totals(root) == {"LineExtensionAmount": Decimal("2600.00"), "TaxInclusiveAmount": Decimal("3068.00"),
+                             "PayableAmount": Decimal("3068.00")}
+
+
+@needs_xmlsec
+def test_a_delivery_charge_of_code_50_is_outside_the_base(issued):
+    root = issued("factura-cargo-de-entrega")
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("180.00")
+    assert _totals(root)["ChargeTotalAmount"] == Decimal("25.00")
+    assert _totals(root)["PayableAmount"] == Decimal("1205.00")
+
+
+@needs_xmlsec
+def test_line_charges_and_discounts_01_47_48(issued):
+    """SUNAT's guide: on a line, 47 enters the value (value = quantity × unit value + 47), 01 and 48 do not and
+    change the price paid: PriceAmount (type 01) = (value + taxes − 01 + 48) / quantity (3270); the voucher's
+    AllowanceTotalAmount sums the 01, ChargeTotalAmount the 48."""
+    root = issued("factura-cargos-y-descuentos-por-linea")
+    laptop, install, printer = root.findall("cac:InvoiceLine", NS)
+    assert _allowances(laptop) == [("false", "01", Decimal("0.05"), Decimal("100.00"), Decimal("2000.00"))]
+    assert _money(laptop, "cbc:LineExtensionAmount") == Decimal("2000.00")
+    assert _money(laptop, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount") == Decimal("2260")
+    assert _allowances(install) == [("true", "47", Decimal("0.16667"), Decimal("50.00"), Decimal("300.00"))]
+    assert _money(install, "cbc:LineExtensionAmount") == Decimal("350.00")
+    assert _money(install, "cac:TaxTotal/cbc:TaxAmount") == Decimal("63.00")
+    assert _money(install, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount") == Decimal("413")
+    assert _allowances(printer) == [("true", "48", Decimal("0.04"), Decimal("20.00"), Decimal("500.00"))]
+    assert _money(printer, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount") == Decimal("610")
+    assert _totals(root) == {"LineExtensionAmount": Decimal("2850.00"), "TaxInclusiveAmount": Decimal("3363.00"),
+                             "AllowanceTotalAmount": Decimal("100.00"), "ChargeTotalAmount": Decimal("20.00"),
+                             "PayableAmount": Decimal("3283.00")}
+
+
+@needs_xmlsec
+def test_the_rounding_is_added_to_the_payable_and_spelled_by_the_legend(issued):
+    root = issued("boleta-redondeo")
+    assert _totals(root) == {"LineExtensionAmount": Decimal("7.62"), "TaxInclusiveAmount": Decimal("8.99"),
+                             "PayableRoundingAmount": Decimal("0.01"), "PayableAmount": Decimal("9.00")}
+    assert _legends(root, "1000") == ["NUEVE CON 00/100 SOLES"]
+
+
+@needs_xmlsec
+def test_every_kind_together_adds_up_as_sunats_formula(issued):
+    """PayableAmount = TaxInclusiveAmount − AllowanceTotalAmount + ChargeTotalAmount + PayableRoundingAmount, the
+    global 02 inside the base (IGV on 101.70 − 5.00), the line's 01 and the global 03 in AllowanceTotalAmount, the
+    FISE (45) in ChargeTotalAmount."""
+    root = issued("factura-todo-junto")
+    assert [a[1] for a in _allowances(root)] == ["02", "45", "03"]
+    assert _money(_subtotal(root, "1000"), "cbc:TaxableAmount") == Decimal("96.70")  # 76.28 + 25.42 − 5.00
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("17.41")
+    assert _totals(root) == {"LineExtensionAmount": Decimal("96.70"), "TaxInclusiveAmount": Decimal("114.11"),
+                             "AllowanceTotalAmount": Decimal("5.00"), "ChargeTotalAmount": Decimal("1.20"),
+                             "PayableRoundingAmount": Decimal("-0.03"), "PayableAmount": Decimal("110.28")}
+
+
+@pytest.mark.parametrize(("request_", "field", "code"), [
+    (factura("F105", 9, [item("Servicio", "1", "100")], cargos_descuentos=[{"codigo": "62", "monto": 1}]),
+     "cargos_descuentos[0].codigo", "2954"),
+    (factura("F105", 9, [item("Servicio", "1", "100")], cargos_descuentos=[{"codigo": "03", "monto": "-1"}]),
+     "cargos_descuentos[0].monto", "2955"),
+    (factura("F105", 9, [item("Servicio", "1", "100", cargos_descuentos=[{"codigo": "03", "monto": 1}])]),
+     "items[0].cargos_descuentos[0].codigo", "2954"),
+    (factura("F105", 9, [item("Libro", "1", "100", "20")], cargos_descuentos=[{"codigo": "49", "monto": 1}]),
+     "cargos_descuentos[0].codigo", None),
+    (factura("F105", 9, [item("Servicio", "1", "100")], redondeo=Decimal("1.50")), "redondeo", "3303"),
+    (factura("F105", 9, [item("Servicio", "1", "100")], cargos_descuentos=[{"codigo": "03", "monto": "200"}]),
+     "cargos_descuentos", "3280"),
+], ids=["retencion-aun-no", "monto-negativo", "codigo-global-en-linea", "49-sin-gravadas", "redondeo-grande",
+        "pago-negativo"])
+def test_bad_charges_discounts_and_rounding_are_refused(engine, company, request_, field, code):
+    message, sunat_code = _refused(engine, request_)[field]
+    assert sunat_code == code and f"«{field.split('.')[0].split('[')[0]}" in message
+
+
+# ---------------------------------------------------------------- e. due date, delivery, related documents, payment
+
+@needs_xmlsec
+def test_due_date_delivery_place_related_documents_and_means_of_payment(issued):
+    from tests.helpers.voucher_matrix import _due
+
+    root = issued("factura-vencimiento-entrega-documentos-medio")
+    assert _text(root, "cbc:DueDate") == _due(15)
+    address = root.find("cac:Delivery/cac:DeliveryLocation/cac:Address", NS)
+    assert _text(address, "cbc:ID") == "160101"
+    assert _text(address, "cac:AddressLine/cbc:Line") == "JR. AMAZONAS 245, IQUITOS"
+    # SUNAT's sheets pair the place of delivery with legend 2005 (4266 without it).
+    assert _legends(root, "2005") == ["Venta realizada por emisor itinerante"]
+    related = [(_text(d, "cbc:DocumentTypeCode"), _text(d, "cbc:ID"))
+               for d in root.findall("cac:AdditionalDocumentReference", NS)]
+    assert related == [("99", "CONTRATO-2026-015"), ("04", "TS-88412")]
+    assert root.xpath("cac:PaymentMeans/cbc:PaymentMeansCode/text()", namespaces=NS) == ["005"]
+
+
+@needs_xmlsec
+def test_a_boleta_names_its_means_of_payment_and_place(issued):
+    root = issued("boleta-medio-de-pago-y-entrega")
+    assert root.xpath("cac:PaymentMeans/cbc:PaymentMeansCode/text()", namespaces=NS) == ["009"]
+    assert _text(root, "cac:Delivery/cac:DeliveryLocation/cac:Address/cac:AddressLine/cbc:Line") == (
+        "FERIA DOMINICAL, PLAZA DE ARMAS DE PISAC")
+
+
+@needs_xmlsec
+def test_the_due_date_given_wins_over_the_last_instalment_beside_the_detraccion(issued):
+    from tests.helpers.voucher_matrix import _due
+
+    root = issued("factura-credito-con-vencimiento-y-detraccion")
+    assert _text(root, "cbc:DueDate") == _due(45)
+    means = [(_text(m, "cbc:ID"), _text(m, "cbc:PaymentMeansCode")) for m in root.findall("cac:PaymentMeans", NS)]
+    assert means == [(None, "003"), ("Detraccion", "001")]
+
+
+@pytest.mark.parametrize(("changes", "field", "code"), [
+    ({"fecha_vencimiento": "2020-01-01"}, "fecha_vencimiento", None),
+    ({"lugar_entrega": {"direccion": "AV"}}, "lugar_entrega.direccion", "4236"),
+    ({"lugar_entrega": {"direccion": "AV. SOL 123", "ubigeo": "999999"}}, "lugar_entrega.ubigeo", "4231"),
+    ({"documentos_relacionados": [{"tipo": "01", "numero": "F001-1"}]}, "documentos_relacionados[0].tipo", "4009"),
+    ({"documentos_relacionados": [{"tipo": "99", "numero": "CON ESPACIOS"}]}, "documentos_relacionados[0].numero",
+     "4010"),
+    ({"documentos_relacionados": [{"tipo": "99", "numero": "X1"}, {"tipo": "99", "numero": "X1"}]},
+     "documentos_relacionados[1]", "2365"),
+    ({"medio_pago": "777"}, "medio_pago", "3174"),
+], ids=["vencida", "direccion-corta", "ubigeo", "tipo-01", "numero-con-espacios", "repetido", "medio-desconocido"])
+def test_bad_sale_details_are_refused_naming_the_field(engine, company, changes, field, code):
+    message, sunat_code = _refused(engine, factura("F106", 9, [item("Servicio", "1", "100")], **changes))[field]
+    assert sunat_code == code and f"«{field.split('.')[0].split('[')[0]}" in message
+
+
+def test_the_new_fields_are_in_the_openapi_document_and_work_over_http(engine, company):
+    """Operation 1's request as the local API publishes it (/openapi.json, generated from the contract's models) names
+    the new fields, and the API answers a request that uses them."""
+    import httpx
+
+    from app.api.local import LocalApi
+
+    api = LocalApi(engine, port=0)
+    api.start()
+    try:
+        document = httpx.get(api.base_url + "/openapi.json", timeout=30).json()
+        schemas = document["components"]["schemas"]
+        request = schemas["GenerarXmlRequest"]["properties"]
+        assert {"cargos_descuentos", "redondeo", "fecha_vencimiento", "lugar_entrega", "documentos_relacionados",
+                "medio_pago"} <= set(request)
+        assert "cargos_descuentos" in schemas["Item"]["properties"]
+        assert set(schemas["CargoDescuento"]["properties"]) == {"codigo", "monto", "base"}
+        assert set(schemas["LugarEntrega"]["properties"]) == {"direccion", "ubigeo"}
+        assert set(schemas["DocumentoRelacionado"]["properties"]) == {"tipo", "numero"}
+        body = json.loads(json.dumps(REQUESTS["factura-todo-junto"], default=str))
+        answer = httpx.post(api.base_url + "/api/v1/facturacion/xml", json=body, timeout=30,
+                            headers={"Authorization": f"Bearer {api.token}"})
+        assert answer.status_code == 200, answer.text
+        assert "<cbc:PayableAmount currencyID=\"PEN\">110.28</cbc:PayableAmount>" in answer.json()["data"]["xml"]
+    finally:
+        api.stop()

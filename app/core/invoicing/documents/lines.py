@@ -14,7 +14,17 @@ from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, icbper_rate, money
 from app.core.invoicing.catalog import prices
-from app.core.invoicing.sunat_catalogues import EXPORTACION, GRAVADO, TAXED_AFFECTATIONS, UNIDAD
+from app.core.invoicing.sunat_catalogues import (
+    ALLOWANCES_AND_CHARGES,
+    EXPORTACION,
+    GRAVADO,
+    LINE_ALLOWANCES_OFFERED,
+    LINE_CHARGE,
+    LINE_CHARGE_KEEPING_BASE,
+    LINE_DISCOUNT_KEEPING_BASE,
+    TAXED_AFFECTATIONS,
+    UNIDAD,
+)
 
 PRICE_PLACES = Decimal("1E-10")
 # A free line's TaxAmount carries its IGV, not charged; beside ICBPER, SUNAT's 3292 compares the line's TaxAmount
@@ -58,7 +68,8 @@ def item_lines(items: Sequence[Item | None], problems: pv.Problems, fecha: date,
                 bag_rate = icbper_rate(fecha.year, fecha.month, fecha.day) or ZERO
             rate = bag_rate  # lines of bags of different rates are different lines
         key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
-               item.tipo_afectacion_igv, rate, item.descuento, item.precio_con_igv)
+               item.tipo_afectacion_igv, rate, item.descuento, item.precio_con_igv,
+               tuple((c.codigo, c.monto, c.base) for c in item.cargos_descuentos) if item.cargos_descuentos else None)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
@@ -89,13 +100,18 @@ def new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | 
     valor_unitario, given_igv = priced
     if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
         return None
-    valued = _discounted(problems, index, item, (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP))
+    gross = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
+    valued = _discounted(problems, index, item, gross)
     if valued is None:
         return None
     valor_venta, descuento = valued
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
     if scheme is ubl.GRA and not _free_line(problems, index, item, valor_unitario):
         return None
+    cargos = _allowances_and_charges(problems, index, item, gross) if item.cargos_descuentos else ()
+    if cargos is None:
+        return None
+    valor_venta += sum((amount for code, amount, _ in cargos if code == LINE_CHARGE), ZERO)
     if not valor_venta and not valueless_ok:  # SUNAT wants a taxable amount above zero on every line (3105)
         problems.add(f"items[{index}].precio_unitario", f"La línea «items[{index}]» no tiene valor (cantidad × "
                      f"precio_unitario = 0.00): SUNAT rechaza una línea sin base imponible. Una entrega sin cobro es "
@@ -106,10 +122,14 @@ def new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | 
     if igv is None:
         return None
     precio = _unit_price(scheme, cantidad, valor_unitario, valor_venta, igv, descuento)
+    if cargos:  # the price paid: value and taxes, less the discounts that keep the base, plus such charges (3270)
+        precio = _price_with_allowances(scheme, cantidad, valor_venta, igv, cargos)
     line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
                     valor_venta, igv, scheme)
     if descuento:
         line.descuento = descuento
+    if cargos:
+        line.cargos = cargos
     if bag_rate is not None:
         _bags(problems, index, line, bag_rate)
     return line
@@ -166,6 +186,67 @@ def _unit_price(scheme: ubl.TaxScheme, cantidad: Decimal, valor_unitario: Decima
     # the line's value per unit: the unit value itself unless rounding to cents moved it (0.001 × 5 = 0.01)
     return (valor_unitario if descuento is None and valor_venta == cantidad * valor_unitario
             else (valor_venta / cantidad).quantize(PRICE_PLACES))
+
+
+def _price_with_allowances(scheme: ubl.TaxScheme, cantidad: Decimal, valor_venta: Decimal, igv: Decimal,
+                           cargos: tuple[tuple[str, Decimal, Decimal], ...]) -> Decimal:
+    """The unit price paid on a line with charges or discounts of catalogue 53 beside its value: SUNAT's 3270 takes
+    it as (value + taxes − discounts 01 + charges 48) / quantity."""
+    outside = sum((amount if code == LINE_CHARGE_KEEPING_BASE else -amount for code, amount, _ in cargos
+                   if code != LINE_CHARGE), ZERO)
+    taxes = igv if scheme is ubl.IGV else ZERO
+    return ((valor_venta + taxes + outside) / cantidad).quantize(PRICE_PLACES)
+
+
+def _allowances_and_charges(problems: pv.Problems, index: int, item: Item, gross: Decimal
+                            ) -> tuple[tuple[str, Decimal, Decimal], ...] | None:
+    """The line's other charges and discounts of catalogue 53, as (code, amount, base): 01 (a discount that keeps
+    the base), 47 (a charge that raises it), 48 (a charge that does not); None when one cannot be written. The base
+    is the line's value before them (cantidad × precio_unitario) unless given."""
+    prefix = f"items[{index}].cargos_descuentos"
+    if ubl.SCHEME_BY_AFFECTATION.get(item.tipo_afectacion_igv or GRAVADO) is ubl.GRA:
+        problems.add(prefix, f"El campo «{prefix}» no se admite en una transferencia gratuita (afectación "
+                     f"{item.tipo_afectacion_igv}): no se cobra nada.")
+        return None
+    found: list[tuple[str, Decimal, Decimal]] = []
+    for position, entry in enumerate(item.cargos_descuentos or ()):
+        field_name = f"{prefix}[{position}]"
+        checked = allowance_or_charge(problems, field_name, entry.codigo, entry.monto, entry.base, gross,
+                                      LINE_ALLOWANCES_OFFERED)
+        if checked is None:
+            return None
+        found.append(checked)
+    keeping = sum((amount for code, amount, _ in found if code == LINE_DISCOUNT_KEEPING_BASE), ZERO)
+    if keeping >= gross:
+        problems.add(prefix, f"Los descuentos de código 01 del campo «{prefix}» ({keeping}) deben ser menores que el "
+                     f"valor de la línea ({gross}).")
+        return None
+    return tuple(found)
+
+
+def allowance_or_charge(problems: pv.Problems, field_name: str, codigo: str, monto: Decimal, base: Decimal | None,
+                        default_base: Decimal, offered: tuple[str, ...]) -> tuple[str, Decimal, Decimal] | None:
+    """(code, amount, base) of a charge or discount of catalogue 53 among `offered`, or None (its problem said):
+    an amount in cents above zero (2955) and a base above zero (3053), `default_base` when not given."""
+    if codigo not in offered:
+        names = ", ".join(f"{code} ({ALLOWANCES_AND_CHARGES[code].lower()})" for code in offered)
+        problems.add(f"{field_name}.codigo", f"El código «{codigo}» del campo «{field_name}.codigo» no es un cargo o "
+                     f"descuento del catálogo 53 que se admita aquí: {names}.", "2954")
+        return None
+    if not monto.is_finite() or monto <= 0 or pv.decimals(monto) > 2 or monto >= pv.AMOUNT_LIMIT:
+        problems.add(f"{field_name}.monto", f"El campo «{field_name}.monto» ({monto}) debe ser un monto sin IGV mayor "
+                     "que cero, con hasta 2 decimales.", "2955")
+        return None
+    base = default_base if base is None else base
+    if not base.is_finite() or base <= 0 or pv.decimals(base) > 2 or base >= pv.AMOUNT_LIMIT:
+        problems.add(f"{field_name}.base", f"El campo «{field_name}.base» ({base}) debe ser un monto mayor que cero, "
+                     "con hasta 2 decimales.", "3053")
+        return None
+    if monto / base >= 1000:  # SUNAT writes the factor with up to 3 integer digits (3052)
+        problems.add(f"{field_name}.base", f"El campo «{field_name}.monto» ({monto}) es más de mil veces su base "
+                     f"({base}).", "3052")
+        return None
+    return codigo, monto, base
 
 
 def _from_price_with_igv(problems: pv.Problems, index: int, item: Item, afectacion: str

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, time
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -31,8 +31,23 @@ from app.core.invoicing.documents import lines as sale_lines
 from app.core.invoicing.documents import parties
 from app.core.invoicing.documents.kind import SEND_BILL, CompanyOf, DocumentType, Identity, NameOf, Numbering
 from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
-from app.core.invoicing.sunat_catalogues import CONTADO, CREDITO, DEPOSITO_EN_CUENTA, DOCUMENT_TYPES, EXPORTACION
-from app.core.platform import clock
+from app.core.invoicing.sunat_catalogues import (
+    CONTADO,
+    CREDITO,
+    DEPOSITO_EN_CUENTA,
+    DOCUMENT_TYPES,
+    EXPORTACION,
+    FISE,
+    GLOBAL_ALLOWANCES_OFFERED,
+    GLOBAL_CHARGE,
+    GLOBAL_CHARGE_KEEPING_BASE,
+    GLOBAL_DISCOUNT_KEEPING_BASE,
+    LINE_CHARGE_KEEPING_BASE,
+    LINE_DISCOUNT_KEEPING_BASE,
+    RECARGO_AL_CONSUMO,
+    RELATED_DOCUMENTS_OFFERED,
+)
+from app.core.platform import clock, ubigeo
 
 if TYPE_CHECKING:
     from app.core.platform.companies import Company
@@ -43,6 +58,8 @@ Payment = tuple[str | None, list[tuple[Decimal, date]]]  # (forma de pago, cuota
 Subtotals = list[tuple[ubl.TaxScheme, Decimal, Decimal]]  # (scheme, taxable, tax)
 
 SPOT_THRESHOLD = Decimal(sunat_codes.DETRACCION_THRESHOLD)
+KEEPING_BASE_DISCOUNTS = frozenset({LINE_DISCOUNT_KEEPING_BASE, GLOBAL_DISCOUNT_KEEPING_BASE})  # AllowanceTotalAmount
+KEEPING_BASE_CHARGES = frozenset({LINE_CHARGE_KEEPING_BASE, FISE, RECARGO_AL_CONSUMO, GLOBAL_CHARGE_KEEPING_BASE})
 
 
 class SaleRules:
@@ -101,6 +118,12 @@ class Totals:
     subtotals: Subtotals
     descuento_global: tuple[Decimal, Decimal] | None  # (the discount, the base it was taken from)
     gratuitas: bool
+    # The voucher's other charges and discounts (catalogue 53: 03, 45, 46, 49, 50) as (code, amount, base).
+    cargos: list[tuple[str, Decimal, Decimal]] = field(default_factory=list)
+    descuentos_fuera: Decimal = ZERO  # cbc:AllowanceTotalAmount: the discounts that keep the base (01, 03)
+    cargos_fuera: Decimal = ZERO  # cbc:ChargeTotalAmount: the charges that do not raise it (45, 46, 48, 50)
+    redondeo: Decimal | None = None  # cbc:PayableRoundingAmount
+    payable: Decimal = ZERO  # total − descuentos_fuera + cargos_fuera + redondeo (set by _totals)
 
 
 def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, name_of: NameOf,
@@ -125,15 +148,18 @@ def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, n
                                 None if exportacion and tipo_operacion not in sunat_codes.EXPORTS_TO_NON_RESIDENTS
                                 else exportacion, rules.boleta_customer(request))
     totals = _totals(rules, request, problems, lines, bag_rate)
-    rules.check_lines(request, problems, lines, totals.total)
-    forma_pago, cuotas = rules.payment(request, problems, totals.total, fecha)
-    detraccion = _spot(rules, request, problems, totals.total, moneda) if request.detraccion is not None else None
-    rules.check_detraccion(request, problems, totals.total, moneda, detraccion)
+    rules.check_lines(request, problems, lines, totals.payable)
+    forma_pago, cuotas = rules.payment(request, problems, totals.payable, fecha)
+    detraccion = _spot(rules, request, problems, totals.payable, moneda) if request.detraccion is not None else None
+    rules.check_detraccion(request, problems, totals.payable, moneda, detraccion)
     if request.tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
         problems.add("detraccion", "El tipo de operación 1001 (sujeta a detracción) necesita el campo «detraccion» "
                      "(código, cuenta del Banco de la Nación).", "3127")
     guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)
-    rules.check_customer_total(request, problems, receptor, moneda, totals.total)
+    more = (_sale_details(rules, request, problems, fecha)
+            if request.fecha_vencimiento or request.lugar_entrega or request.documentos_relacionados
+            or request.medio_pago else None)
+    rules.check_customer_total(request, problems, receptor, moneda, totals.payable)
     if checks:
         problems.raise_if_any()
     if company is None:
@@ -141,7 +167,54 @@ def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, n
     document = _document(rules, request, company, fecha, hora, moneda, tipo_operacion, receptor, lines, totals)
     document.detraccion, document.guias, document.orden_compra = detraccion, guias, orden_compra
     document.forma_pago, document.cuotas, document.referencia, document.motivo = forma_pago, cuotas, reference, motivo
+    if more is not None:
+        document.vencimiento, document.entrega, document.relacionados, document.medio_pago = more
     return document
+
+
+SaleDetails = tuple[date | None, tuple[str, str | None] | None, list[tuple[str, str]], str | None]
+RELATED_NUMBER = re.compile(r"^[^\s]{1,30}$")  # SUNAT's 4010: up to 30 characters without spaces
+
+
+def _sale_details(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, fecha: date) -> SaleDetails:
+    """(due date, place of delivery, other related documents, means of payment) of a factura or boleta."""
+    if not rules.layout.invoice:
+        problems.add("fecha_vencimiento" if request.fecha_vencimiento else "lugar_entrega" if request.lugar_entrega
+                     else "documentos_relacionados" if request.documentos_relacionados else "medio_pago",
+                     "Los campos «fecha_vencimiento», «lugar_entrega», «documentos_relacionados» y «medio_pago» solo "
+                     "se admiten en facturas y boletas.")
+        return None, None, [], None
+    vencimiento = request.fecha_vencimiento
+    if vencimiento is not None and vencimiento < fecha:
+        problems.add("fecha_vencimiento", f"El campo «fecha_vencimiento» ({vencimiento}) no puede ser anterior a la "
+                     f"fecha de emisión ({fecha}).")
+    entrega = None
+    if request.lugar_entrega is not None:
+        lugar = request.lugar_entrega
+        pv.check_address(problems, "lugar_entrega.direccion", lugar.direccion)
+        if lugar.ubigeo is not None and ubigeo.lookup(lugar.ubigeo) is None:
+            problems.add("lugar_entrega.ubigeo", f"El ubigeo «{lugar.ubigeo}» del campo «lugar_entrega.ubigeo» no está "
+                         "en el catálogo 13 de SUNAT (INEI, seis dígitos: p. ej. 150101).", "4231")
+        entrega = (lugar.direccion, lugar.ubigeo)
+    relacionados: list[tuple[str, str]] = []
+    for index, doc in enumerate(request.documentos_relacionados or ()):
+        field_name = f"documentos_relacionados[{index}]"
+        if doc.tipo not in RELATED_DOCUMENTS_OFFERED:
+            problems.add(f"{field_name}.tipo", f"El tipo «{doc.tipo}» del campo «{field_name}.tipo» debe ser del catálogo "
+                         f"12 de SUNAT: {', '.join(RELATED_DOCUMENTS_OFFERED)} (los anticipos van aparte).", "4009")
+        elif not RELATED_NUMBER.match(doc.numero) or pv.INVALID_XML_CHARS.search(doc.numero):
+            problems.add(f"{field_name}.numero", f"El número «{doc.numero}» del campo «{field_name}.numero» debe tener "
+                         "de 1 a 30 caracteres sin espacios.", "4010")
+        elif (doc.tipo, doc.numero) in relacionados:
+            problems.add(field_name, f"El documento «{doc.tipo} {doc.numero}» del campo «{field_name}» está repetido.",
+                         "2365")
+        else:
+            relacionados.append((doc.tipo, doc.numero))
+    medio = request.medio_pago
+    if medio is not None and medio not in sunat_codes.MEDIOS_DE_PAGO:
+        problems.add("medio_pago", f"El código «{medio}» del campo «medio_pago» no está en el catálogo 59 de SUNAT "
+                     "(p. ej. 009 efectivo, 005 tarjeta de débito, 006 tarjeta de crédito).", "3174")
+    return vencimiento, entrega, relacionados, medio
 
 
 def _document(rules: SaleRules, request: GenerarXmlRequest, company: Company, fecha: date, hora: time, moneda: str,
@@ -157,8 +230,9 @@ def _document(rules: SaleRules, request: GenerarXmlRequest, company: Company, fe
         emisor_distrito=place.distrito.upper() if place else "-", emisor_establecimiento=company.codigo_establecimiento,
         receptor=receptor, layout=rules.layout, lines=lines, subtotals=totals.subtotals,
         valor_venta=totals.valor_venta, igv=totals.igv, total=totals.total, icbper=totals.icbper,
-        descuento_global=totals.descuento_global, leyenda=amount_in_words(totals.total, moneda),
-        gratuitas=totals.gratuitas)
+        descuento_global=totals.descuento_global, leyenda=amount_in_words(totals.payable, moneda),
+        gratuitas=totals.gratuitas, cargos=totals.cargos, descuentos_fuera=totals.descuentos_fuera,
+        cargos_fuera=totals.cargos_fuera, redondeo=totals.redondeo, payable=totals.payable)
 
 
 def preview(rules: SaleRules, request: GenerarXmlRequest, items: Sequence[Item | None] | None = None
@@ -178,7 +252,7 @@ def preview(rules: SaleRules, request: GenerarXmlRequest, items: Sequence[Item |
     if request.detraccion is not None and rules.takes_detraccion:
         _, porcentaje = _spot_percentage(problems, request.detraccion)
         rate = _spot_exchange_rate(request, problems, moneda)
-        detraccion = None if porcentaje is None or rate is None else spot_amount(totals.total, rate, porcentaje)
+        detraccion = None if porcentaje is None or rate is None else spot_amount(totals.payable, rate, porcentaje)
     return _previewed(moneda, each, totals, detraccion, problems)
 
 
@@ -194,7 +268,7 @@ def _previewed(moneda: str, each: list[ubl.Line | None], totals: Totals, detracc
         inafectas=by_scheme.get(ubl.INA.code, ZERO), exportacion=by_scheme.get(ubl.EXP.code, ZERO),
         gratuitas=by_scheme.get(ubl.GRA.code, ZERO),
         descuentos=sum((line.descuento for line in amounts if line is not None), discount),
-        descuento_global=discount, igv=totals.igv, icbper=totals.icbper, total=totals.total, detraccion=detraccion,
+        descuento_global=discount, igv=totals.igv, icbper=totals.icbper, total=totals.payable, detraccion=detraccion,
         lines=amounts, problems=tuple(problems.details))
 
 
@@ -236,23 +310,85 @@ def _totals(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
     igv = sum((line.igv for line in lines), ZERO)
     subtotals = sale_lines.subtotals_of(lines)
     descuento_global: tuple[Decimal, Decimal] | None = None  # (the discount, the base it was taken from)
-    if request.descuento_global:
-        discount = _global_discount(rules, request, problems, subtotals)
-        if discount:  # the gravado base and its IGV are recomputed after the discount (SUNAT's 3280, 4290)
-            _, before, igv_before = subtotals[0]
-            base = before - discount
-            igv_after = money(base * IGV_RATE)
-            subtotals[0] = (ubl.IGV, base, igv_after)
-            igv += igv_after - igv_before
-            valor_venta -= discount
-            descuento_global = (discount, base + discount)
+    discount = _global_discount(rules, request, problems, subtotals) if request.descuento_global else None
+    cargos = (_global_allowances(rules, request, problems, subtotals, valor_venta) if request.cargos_descuentos
+              else [])
+    raised = sum((amount for code, amount, _ in cargos if code == GLOBAL_CHARGE), ZERO)
+    if discount or raised:  # the gravado base and its IGV are recomputed after them (SUNAT's 3280, 4290)
+        _, before, igv_before = subtotals[0]
+        base = before - (discount or ZERO) + raised
+        igv_after = money(base * IGV_RATE)
+        subtotals[0] = (ubl.IGV, base, igv_after)
+        igv += igv_after - igv_before
+        valor_venta += base - before
+        if discount:
+            descuento_global = (discount, before)
     gratuitas = bool(subtotals) and subtotals[-1][0] is ubl.GRA
     if gratuitas:  # free lines: their value and IGV are stated in the 9996 subtotal, never charged
         _, free_value, free_igv = subtotals[-1]
         valor_venta -= free_value
         igv -= free_igv
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
-    return Totals(valor_venta, igv, icbper, valor_venta + igv + icbper, subtotals, descuento_global, gratuitas)
+    total = valor_venta + igv + icbper
+    totals = Totals(valor_venta, igv, icbper, total, subtotals, descuento_global, gratuitas, payable=total)
+    if cargos or request.redondeo is not None or any(line.cargos for line in lines):
+        _outside_the_base(rules, request, problems, lines, cargos, totals)
+    return totals
+
+
+def _outside_the_base(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, lines: list[ubl.Line],
+                      cargos: list[tuple[str, Decimal, Decimal]], totals: Totals) -> None:
+    """The charges and discounts that keep the IGV base and the rounding: they change the payable amount only
+    (SUNAT's 3280: PayableAmount = TaxInclusiveAmount − AllowanceTotalAmount + ChargeTotalAmount −
+    PrepaidAmount + PayableRoundingAmount; 3300 and 3301 sum the first two from the lines' 01/48 and the voucher's
+    03/45/46/50)."""
+    every = [*cargos, *(entry for line in lines for entry in line.cargos)]
+    totals.cargos = cargos
+    totals.descuentos_fuera = sum((amount for code, amount, _ in every if code in KEEPING_BASE_DISCOUNTS), ZERO)
+    totals.cargos_fuera = sum((amount for code, amount, _ in every if code in KEEPING_BASE_CHARGES), ZERO)
+    totals.redondeo = _rounding(rules, request, problems)
+    totals.payable = totals.total - totals.descuentos_fuera + totals.cargos_fuera + (totals.redondeo or ZERO)
+    if totals.payable < 0:
+        problems.add("cargos_descuentos", f"Los descuentos que no afectan la base ({totals.descuentos_fuera}, campo "
+                     f"«cargos_descuentos») dejan el importe total a pagar en negativo ({totals.payable}).", "3280")
+
+
+def _rounding(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems) -> Decimal | None:
+    redondeo = request.redondeo
+    if redondeo is None:
+        return None
+    if not rules.takes_global_discount:
+        problems.add("redondeo", "El campo «redondeo» solo se admite en facturas y boletas.")
+        return None
+    if not redondeo.is_finite() or not -1 <= redondeo <= 1 or pv.decimals(redondeo) > 2:
+        problems.add("redondeo", f"El campo «redondeo» ({redondeo}) debe estar entre -1.00 y 1.00, con hasta 2 "
+                     "decimales.", "3303")
+        return None
+    return redondeo
+
+
+def _global_allowances(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, subtotals: Subtotals,
+                       valor_venta: Decimal) -> list[tuple[str, Decimal, Decimal]]:
+    """The voucher's other charges and discounts of catalogue 53 (03, 45, 46, 49, 50) as (code, amount, base). A
+    charge that raises the base (49) needs gravado lines, whose value is its base; the others are a share of the
+    voucher's value. Facturas and boletas only."""
+    if not rules.takes_global_discount:
+        problems.add("cargos_descuentos", "El campo «cargos_descuentos» solo se admite en facturas y boletas.")
+        return []
+    gravado = subtotals[0][1] if subtotals and subtotals[0][0] is ubl.IGV else None
+    found = []
+    for index, entry in enumerate(request.cargos_descuentos or ()):
+        field_name = f"cargos_descuentos[{index}]"
+        if entry.codigo == GLOBAL_CHARGE and gravado is None:
+            problems.add(f"{field_name}.codigo", f"El cargo de código 49 del campo «{field_name}» aumenta la base "
+                         "gravada con IGV: el comprobante necesita líneas gravadas (afectación 10).")
+            continue
+        default_base = gravado if entry.codigo == GLOBAL_CHARGE and gravado is not None else valor_venta
+        checked = sale_lines.allowance_or_charge(problems, field_name, entry.codigo, entry.monto, entry.base,
+                                                 default_base, GLOBAL_ALLOWANCES_OFFERED)
+        if checked is not None:
+            found.append(checked)
+    return found
 
 
 def _global_discount(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
