@@ -170,6 +170,15 @@ class DocumentoRelacionado(ContractModel):
     numero: str  # up to 30 characters without spaces
 
 
+class Percepcion(ContractModel):
+    codigo: str  # catalogue 53: 51 (venta interna, 2 %), 52 (combustible, 1 %), 53 (agente de percepción, 0.5 %)
+    porcentaje: Money | None = None  # the regime's rate when missing
+
+
+class Retencion(ContractModel):
+    porcentaje: Money | None = None  # 3 (regime 01 of catalogue 23) when missing
+
+
 class GenerarXmlRequest(ContractModel):
     tipo: str
     serie: str
@@ -200,6 +209,8 @@ class GenerarXmlRequest(ContractModel):
     lugar_entrega: LugarEntrega | None = extra()  # cac:Delivery/cac:DeliveryLocation (SUNAT's legend 2005 with it)
     documentos_relacionados: list[DocumentoRelacionado] | None = extra()  # cac:AdditionalDocumentReference
     medio_pago: str | None = extra()  # catalogue 59: how the customer pays (cac:PaymentMeans)
+    percepcion: Percepcion | None = extra()  # the IGV perceived (operation 2001), in PEN, beside the payable amount
+    retencion: Retencion | None = extra()  # facturas to a retention agent: the IGV it will retain (code 62)
 
     @field_validator("numero", mode="before")
     @classmethod

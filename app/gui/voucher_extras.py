@@ -71,7 +71,8 @@ class ExtrasBox(QGroupBox):
         self.tipo_operacion = QComboBox()
         self.tipo_operacion.addItem(AUTOMATIC_OPERATION, None)
         for code, name in OPERATION_TYPES.items():
-            if code != DETRACCION_OPERATION:  # set by the detracción section
+            # set by the detracción section; the percepción (2001) is asked through operation 1 only
+            if code not in (DETRACCION_OPERATION, sunat_catalogues.PERCEPCION_OPERATION):
                 self.tipo_operacion.addItem(f"{code} — {name}", code)
         self.tipo_cambio = QLineEdit()
         self.tipo_cambio.setPlaceholderText("soles por dólar, p. ej. 3.750")

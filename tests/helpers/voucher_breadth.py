@@ -93,6 +93,20 @@ BREADTH: list[tuple[str, dict]] = [
                                                              fecha_vencimiento=_due(45), medio_pago="003",
                                                              detraccion={"codigo": "022",
                                                                          "cuenta": "00-741-123456"})),
+    # f. percepción (operation 2001, charges 51-53) and retención noted on a factura (62): beside the payable amount.
+    ("factura-percepcion-venta-interna", factura("F107", 1, [item("Cemento Portland tipo I", "100", "25.42",
+                                                                  unidad="SA")], percepcion={"codigo": "51"})),
+    ("boleta-percepcion-combustible", boleta("B107", 1, [item("Petróleo diésel B5", "50", "12.71", unidad="GLL")],
+                                             DNI_CUSTOMER, percepcion={"codigo": "52"})),
+    ("factura-percepcion-usd-tasa-especial", factura("F107", 2, [item("Harina de trigo", "10", "100", unidad="BG")],
+                                                     moneda="USD", tipo_cambio=Decimal("3.75"),
+                                                     percepcion={"codigo": "53"}, tipo_operacion="2001")),
+    ("factura-retencion", factura("F107", 3, [item("Servicio de mantenimiento", "1", "2000", unidad="ZZ")],
+                                  retencion={})),
+    ("factura-retencion-credito", factura("F107", 4, [item("Servicio de mantenimiento", "1", "2000", unidad="ZZ")],
+                                          retencion={"porcentaje": Decimal("3")},
+                                          forma_pago={"tipo": "Credito", "cuotas": [
+                                              {"monto": Decimal("2289.20"), "fecha_vencimiento": _due(30)}]})),
 ]
 
 

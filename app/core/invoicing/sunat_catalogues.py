@@ -146,7 +146,9 @@ OPERATION_TYPES = {
     "0207": "Exportación de servicios: suministro de energía eléctrica a sujetos domiciliados en ZED",
     "0208": "Exportación de servicios: prestación realizada parcialmente en el extranjero",
     DETRACCION_OPERATION: "Operación sujeta a detracción",
+    "2001": "Operación sujeta a percepción",
 }
+PERCEPCION_OPERATION = "2001"
 # Exports whose customer SUNAT's sheets refuse with a RUC (2800); for 0203, 0206, 0207 and 0208 either is accepted.
 EXPORTS_TO_NON_RESIDENTS = frozenset({EXPORT_OF_GOODS, "0201", "0204"})
 
@@ -182,8 +184,14 @@ ALLOWANCES_AND_CHARGES = {
 LINE_ALLOWANCES_OFFERED = (LINE_DISCOUNT_KEEPING_BASE, LINE_CHARGE, LINE_CHARGE_KEEPING_BASE)
 GLOBAL_ALLOWANCES_OFFERED = (GLOBAL_DISCOUNT_KEEPING_BASE, FISE, RECARGO_AL_CONSUMO, GLOBAL_CHARGE,
                              GLOBAL_CHARGE_KEEPING_BASE)
+# The percepción of the IGV the seller collects (codes 51-53, with the rate of each regime, RS 058-2006/SUNAT and
+# catalogue 22) and the retención its customer, a retention agent, will make (62, regime 01 of catalogue 23: 3 %).
+# Neither changes the payable amount: they are stated beside it (issue 37).
+PERCEPCIONES = {"51": ("Percepción venta interna", "2"), "52": ("Percepción a la adquisición de combustible", "1"),
+                "53": ("Percepción realizada al agente de percepción con tasa especial", "0.5")}
+RETENCION_IGV, RETENCION_RATE = "62", "3"
 CHARGES = frozenset({FISE, RECARGO_AL_CONSUMO, LINE_CHARGE, LINE_CHARGE_KEEPING_BASE, GLOBAL_CHARGE,
-                     GLOBAL_CHARGE_KEEPING_BASE})
+                     GLOBAL_CHARGE_KEEPING_BASE, *PERCEPCIONES})
 
 # ---------------------------------------------------------------- 54 detracciones (SPOT)
 

@@ -41,6 +41,7 @@ from app.core.invoicing.sunat_catalogues import (
     LINE_DISCOUNT,
     PRICE_WITH_IGV,
     REFERENCE_VALUE,
+    RETENCION_IGV,
     TAXED_AFFECTATIONS,
 )
 from app.core.invoicing.sunat_codes import DETRACCION_LEGEND
@@ -163,6 +164,15 @@ class Detraccion:
     medio_pago: str  # catalogue 59
 
 
+@dataclass(frozen=True)
+class Percepcion:
+    codigo: str  # catalogue 53: 51, 52, 53
+    factor: Decimal  # the rate as a share (0.02)
+    monto: Decimal  # in PEN
+    base: Decimal  # the payable amount, in PEN
+    total: Decimal  # base + monto: what the customer pays with the percepción (PaymentTerms «Percepcion»)
+
+
 @dataclass
 class Document:
     """Everything the XML says, already computed and checked."""
@@ -209,6 +219,8 @@ class Document:
     entrega: tuple[str, str | None] | None = None  # (address line, ubigeo) of cac:Delivery/cac:DeliveryLocation
     relacionados: list[tuple[str, str]] = field(default_factory=list)  # (catalogue 12 type, number)
     medio_pago: str | None = None  # catalogue 59 (cac:PaymentMeans/cbc:PaymentMeansCode)
+    percepcion: Percepcion | None = None  # operation 2001: AllowanceCharge 51-53 and PaymentTerms «Percepcion»
+    retencion: tuple[Decimal, Decimal, Decimal] | None = None  # (factor, amount, base): AllowanceCharge 62
     motivo: tuple[str, str] | None = None  # (catalogue 09/10 code, description) for notes
 
 
@@ -330,6 +342,26 @@ def _delivery_and_means(doc: Document) -> str:
     if doc.medio_pago:
         parts.append(f"<cac:PaymentMeans><cbc:PaymentMeansCode>{doc.medio_pago}</cbc:PaymentMeansCode>"
                      "</cac:PaymentMeans>")
+    return "".join(parts)
+
+
+def _perception_and_retention(doc: Document, cur: str) -> str:
+    """The percepción (a charge, in PEN: SUNAT's 2788, 2792) and the retención (a discount of 62, in the voucher's
+    currency), each with its factor written as the rate's share, as SUNAT's format asks (3025)."""
+    parts = []
+    if doc.percepcion:
+        spot = doc.percepcion
+        parts.append("<cac:AllowanceCharge><cbc:ChargeIndicator>true</cbc:ChargeIndicator>"
+                     f"<cbc:AllowanceChargeReasonCode>{spot.codigo}</cbc:AllowanceChargeReasonCode>"
+                     f"<cbc:MultiplierFactorNumeric>{plain(spot.factor)}</cbc:MultiplierFactorNumeric>"
+                     f"{_amount('Amount', spot.monto, 'PEN')}{_amount('BaseAmount', spot.base, 'PEN')}"
+                     "</cac:AllowanceCharge>")
+    if doc.retencion:
+        factor, amount, base = doc.retencion
+        parts.append("<cac:AllowanceCharge><cbc:ChargeIndicator>false</cbc:ChargeIndicator>"
+                     f"<cbc:AllowanceChargeReasonCode>{RETENCION_IGV}</cbc:AllowanceChargeReasonCode>"
+                     f"<cbc:MultiplierFactorNumeric>{plain(factor)}</cbc:MultiplierFactorNumeric>"
+                     f"{_amount('Amount', amount, cur)}{_amount('BaseAmount', base, cur)}</cac:AllowanceCharge>")
     return "".join(parts)
 
 
@@ -481,10 +513,14 @@ def render(doc: Document) -> str:
         body.append(_delivery_and_means(doc))
         if doc.detraccion:
             body.append(_detraccion(doc))
+        if doc.percepcion:
+            body.append(f"<cac:PaymentTerms><cbc:ID>Percepcion</cbc:ID>{_amount('Amount', doc.percepcion.total, 'PEN')}"
+                        "</cac:PaymentTerms>")
         body.append(_payment_terms(doc))
         if doc.descuento_global:
             body.append(_discount(*doc.descuento_global, cur, GLOBAL_DISCOUNT))
         body.extend(_discount(amount, base, cur, code) for code, amount, base in doc.cargos)
+        body.append(_perception_and_retention(doc, cur))
     elif doc.forma_pago:  # a credit note of reason 13: the corrected instalments
         body.append(_payment_terms(doc))
     body.append(_tax_total(doc))

@@ -497,3 +497,77 @@ def test_the_new_fields_are_in_the_openapi_document_and_work_over_http(engine, c
         assert "<cbc:PayableAmount currencyID=\"PEN\">110.28</cbc:PayableAmount>" in answer.json()["data"]["xml"]
     finally:
         api.stop()
+
+
+# ---------------------------------------------------------------- f. percepción and retención
+
+def _allowance(root, code: str):
+    (found,) = root.xpath(f"cac:AllowanceCharge[cbc:AllowanceChargeReasonCode='{code}']", namespaces=NS)
+    return found
+
+
+@needs_xmlsec
+@pytest.mark.parametrize(("name", "code", "factor", "amount", "base", "payable"), [
+    # 2 % of 2999.56 (100 × 25.42 and 18 % IGV); 1 % of 749.89; 0.5 % of 1180.00 USD at 3.75 soles (4425.00)
+    ("factura-percepcion-venta-interna", "51", "0.02", "59.99", "2999.56", "2999.56"),
+    ("boleta-percepcion-combustible", "52", "0.01", "7.50", "749.89", "749.89"),
+    ("factura-percepcion-usd-tasa-especial", "53", "0.005", "22.13", "4425.00", "1180.00"),
+])
+def test_the_percepcion_is_stated_in_soles_beside_the_payable_amount(issued, name, code, factor, amount, base,
+                                                                      payable):
+    """SUNAT's guide: operation 2001; cac:AllowanceCharge (ChargeIndicator true, code 51-53, the rate as factor,
+    amount and base in PEN) and cac:PaymentTerms «Percepcion» with the total including it, in PEN; PayableAmount and
+    ChargeTotalAmount do not include it (3280, 3301)."""
+    root = issued(name)
+    assert root.find("cbc:InvoiceTypeCode", NS).get("listID") == "2001"
+    charge = _allowance(root, code)
+    assert _text(charge, "cbc:ChargeIndicator") == "true"
+    assert _money(charge, "cbc:MultiplierFactorNumeric") == Decimal(factor)
+    assert _money(charge, "cbc:Amount") == Decimal(amount) and charge.find("cbc:Amount", NS).get("currencyID") == "PEN"
+    assert _money(charge, "cbc:BaseAmount") == Decimal(base)
+    (terms,) = root.xpath("cac:PaymentTerms[cbc:ID='Percepcion']", namespaces=NS)
+    assert _money(terms, "cbc:Amount") == Decimal(base) + Decimal(amount)
+    totals = _totals(root)
+    assert totals["PayableAmount"] == totals["TaxInclusiveAmount"] == Decimal(payable)
+    assert "ChargeTotalAmount" not in totals
+
+
+@needs_xmlsec
+def test_the_retencion_is_stated_and_never_changes_the_payable_amount(issued):
+    root = issued("factura-retencion")
+    retention = _allowance(root, "62")
+    assert _text(retention, "cbc:ChargeIndicator") == "false"
+    assert (_money(retention, "cbc:MultiplierFactorNumeric"), _money(retention, "cbc:Amount"),
+            _money(retention, "cbc:BaseAmount")) == (Decimal("0.03"), Decimal("70.80"), Decimal("2360.00"))
+    totals = _totals(root)
+    assert totals["PayableAmount"] == Decimal("2360.00") and "AllowanceTotalAmount" not in totals
+
+
+@needs_xmlsec
+def test_the_retencion_lowers_the_net_amount_pending_of_a_credit_sale(issued):
+    """SUNAT's guide: the «Credito» PaymentTerms states the net amount pending, the total less the retention."""
+    root = issued("factura-retencion-credito")
+    (credit,) = root.xpath("cac:PaymentTerms[cbc:PaymentMeansID='Credito']", namespaces=NS)
+    assert _money(credit, "cbc:Amount") == Decimal("2289.20")  # 2360.00 − 3 % (70.80)
+    assert _totals(root)["PayableAmount"] == Decimal("2360.00")
+
+
+@pytest.mark.parametrize(("request_", "field", "code"), [
+    (factura("F107", 9, [item("Cemento", "10", "25")], percepcion={"codigo": "51"},
+             forma_pago={"tipo": "Credito", "cuotas": [{"monto": Decimal("100"), "fecha_vencimiento": "2099-01-01"}]}),
+     "percepcion", "3330"),
+    (factura("F107", 9, [item("Cemento", "10", "25")], tipo_operacion="2001"), "percepcion", "3093"),
+    (factura("F107", 9, [item("Cemento", "10", "25")], percepcion={"codigo": "54"}), "percepcion.codigo", "2954"),
+    (factura("F107", 9, [item("Cemento", "10", "25")], percepcion={"codigo": "51"}, moneda="USD"), "tipo_cambio",
+     "2792"),
+    (boleta("B107", 9, [item("Servicio", "1", "100")], retencion={}), "retencion", "3262"),
+    (factura("F107", 9, [item("Servicio", "1", "2000")], retencion={},
+             forma_pago={"tipo": "Credito", "cuotas": [{"monto": Decimal("2300"), "fecha_vencimiento": "2099-01-01"}]}),
+     "forma_pago.cuotas", "3265"),
+    (factura("F107", 9, [item("Servicio", "1", "2000")], retencion={"porcentaje": Decimal("0")}),
+     "retencion.porcentaje", "3025"),
+], ids=["percepcion-al-credito", "2001-sin-percepcion", "codigo-54", "usd-sin-tipo-de-cambio", "retencion-en-boleta",
+        "cuotas-sobre-el-neto", "retencion-cero"])
+def test_bad_percepcion_and_retencion_are_refused(engine, company, request_, field, code):
+    message, sunat_code = _refused(engine, request_)[field]
+    assert sunat_code == code and f"«{field.split('.')[0].split('[')[0]}" in message

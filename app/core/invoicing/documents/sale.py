@@ -44,8 +44,11 @@ from app.core.invoicing.sunat_catalogues import (
     GLOBAL_DISCOUNT_KEEPING_BASE,
     LINE_CHARGE_KEEPING_BASE,
     LINE_DISCOUNT_KEEPING_BASE,
+    PERCEPCION_OPERATION,
+    PERCEPCIONES,
     RECARGO_AL_CONSUMO,
     RELATED_DOCUMENTS_OFFERED,
+    RETENCION_RATE,
 )
 from app.core.platform import clock, ubigeo
 
@@ -149,7 +152,11 @@ def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, n
                                 else exportacion, rules.boleta_customer(request))
     totals = _totals(rules, request, problems, lines, bag_rate)
     rules.check_lines(request, problems, lines, totals.payable)
-    forma_pago, cuotas = rules.payment(request, problems, totals.payable, fecha)
+    retencion = _retention(rules, request, problems, totals.payable) if request.retencion is not None else None
+    forma_pago, cuotas = rules.payment(request, problems, totals.payable - (retencion[1] if retencion else ZERO),
+                                       fecha)
+    percepcion = (_perception(rules, request, problems, totals.payable, moneda, forma_pago, tipo_operacion)
+                  if request.percepcion is not None else None)
     detraccion = _spot(rules, request, problems, totals.payable, moneda) if request.detraccion is not None else None
     rules.check_detraccion(request, problems, totals.payable, moneda, detraccion)
     if request.tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
@@ -169,7 +176,71 @@ def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, n
     document.forma_pago, document.cuotas, document.referencia, document.motivo = forma_pago, cuotas, reference, motivo
     if more is not None:
         document.vencimiento, document.entrega, document.relacionados, document.medio_pago = more
+    document.percepcion, document.retencion = percepcion, retencion
     return document
+
+
+def _perception(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, payable: Decimal, moneda: str,
+                forma_pago: str | None, tipo_operacion: str) -> ubl.Percepcion | None:
+    """The IGV perceived (catalogue 53 51-53) on a sale al contado of operation 2001: its rate of the payable amount
+    in soles (SUNAT's 2792, 2788: PEN; a USD voucher needs `tipo_cambio`), stated beside the payable amount."""
+    spec = request.percepcion
+    assert spec is not None
+    if not rules.takes_global_discount:
+        problems.add("percepcion", "El campo «percepcion» solo se admite en facturas y boletas.")
+        return None
+    if tipo_operacion != PERCEPCION_OPERATION:
+        problems.add("percepcion", f"El campo «percepcion» va con el tipo de operación 2001, no con {tipo_operacion}.",
+                     "3308")
+        return None
+    if forma_pago == CREDITO:
+        problems.add("percepcion", "El campo «percepcion» no se admite en una venta al Credito: SUNAT rechaza la "
+                     "percepción declarada en el comprobante (se cobra con cada pago, en el comprobante de percepción).",
+                     "3330")
+        return None
+    entry = PERCEPCIONES.get(spec.codigo)
+    if entry is None:
+        problems.add("percepcion.codigo", f"El código «{spec.codigo}» del campo «percepcion.codigo» debe ser 51 (venta "
+                     "interna, 2 %), 52 (combustible, 1 %) o 53 (agente de percepción, 0.5 %).", "2954")
+        return None
+    porcentaje = _rate(problems, "percepcion.porcentaje", spec.porcentaje, Decimal(entry[1]))
+    rate = Decimal(1) if moneda == "PEN" else request.tipo_cambio
+    if rate is None or not (rate.is_finite() and rate > 0 and pv.decimals(rate) <= 3):
+        problems.add("tipo_cambio", "El campo «tipo_cambio» (soles por dólar, hasta 3 decimales) es obligatorio en un "
+                     "comprobante en dólares con percepción: SUNAT la recibe en soles.", "2792")
+        return None
+    if porcentaje is None:
+        return None
+    base = money(payable * rate)
+    amount = money(base * porcentaje / PERCENT)
+    return ubl.Percepcion(spec.codigo, porcentaje / PERCENT, amount, base, base + amount)
+
+
+def _retention(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, payable: Decimal
+               ) -> tuple[Decimal, Decimal, Decimal] | None:
+    """(factor, amount, base) of the IGV retention (catalogue 53 code 62) a factura states when its customer is a
+    retention agent: the rate (3 % by default) of the payable amount, which it does not change (the pending amount of
+    a sale al Crédito does: the instalments add up to at most the payable amount less it)."""
+    spec = request.retencion
+    assert spec is not None
+    if not rules.takes_detraccion:
+        problems.add("retencion", "El campo «retencion» solo se admite en facturas (el agente de retención es una "
+                     "empresa con RUC).", "3262")
+        return None
+    porcentaje = _rate(problems, "retencion.porcentaje", spec.porcentaje, Decimal(RETENCION_RATE))
+    if porcentaje is None:
+        return None
+    return porcentaje / PERCENT, money(payable * porcentaje / PERCENT), payable
+
+
+def _rate(problems: pv.Problems, field_name: str, given: Decimal | None, default: Decimal) -> Decimal | None:
+    """A rate in percent: above 0 and below 100 with up to 3 decimals (SUNAT's factor has 5, 3025)."""
+    porcentaje = default if given is None else given
+    if not (porcentaje.is_finite() and 0 < porcentaje < PERCENT and pv.decimals(porcentaje) <= 3):
+        problems.add(field_name, f"El campo «{field_name}» ({porcentaje}) debe ser mayor que 0 y menor que 100, con "
+                     "hasta 3 decimales.", "3025")
+        return None
+    return porcentaje
 
 
 SaleDetails = tuple[date | None, tuple[str, str | None] | None, list[tuple[str, str]], str | None]
@@ -566,7 +637,8 @@ def _references(request: GenerarXmlRequest, problems: pv.Problems) -> tuple[list
 def _inferred_operation(request: GenerarXmlRequest, exportacion: bool) -> str:
     """The operation type of a plain voucher: 0200 when every line is an export, 1001 with a detracción, else 0101."""
     return (sunat_codes.EXPORT_OF_GOODS if exportacion else sunat_codes.DETRACCION_OPERATION
-            if request.detraccion is not None else sunat_codes.DOMESTIC_SALE)
+            if request.detraccion is not None else PERCEPCION_OPERATION if request.percepcion is not None
+            else sunat_codes.DOMESTIC_SALE)
 
 
 def _operation_type(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, exportacion: bool,
@@ -596,6 +668,9 @@ def _operation_type(rules: SaleRules, request: GenerarXmlRequest, problems: pv.P
                      "(afectación 40): use 0200 (bienes) o 0201 a 0208 (servicios).", "3100")
     elif code == sunat_codes.DETRACCION_OPERATION:
         return code  # without `detraccion`: refused by the caller (3127)
+    elif code == PERCEPCION_OPERATION:
+        problems.add("percepcion", "El tipo de operación 2001 (sujeta a percepción) necesita el campo «percepcion» "
+                     "(código 51, 52 o 53 del catálogo 53).", "3093")
     else:
         problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a una factura con detracción: "
                      "use 1001 o quite el campo.", "3128")
