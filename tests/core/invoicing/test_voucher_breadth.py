@@ -571,3 +571,11 @@ def test_the_retencion_lowers_the_net_amount_pending_of_a_credit_sale(issued):
 def test_bad_percepcion_and_retencion_are_refused(engine, company, request_, field, code):
     message, sunat_code = _refused(engine, request_)[field]
     assert sunat_code == code and f"«{field.split('.')[0].split('[')[0]}" in message
+
+
+@pytest.mark.parametrize("field", ["percepcion", "retencion"])
+def test_a_percepcion_or_retencion_that_rounds_to_zero_is_refused(engine, company, field):
+    """Found by the properties: 0.5 % of a bag of S/ 0.12 is 0.00, which SUNAT rejects (2968)."""
+    extra = {"percepcion": {"codigo": "53"}} if field == "percepcion" else {"retencion": {}}
+    message, code = _refused(engine, factura("F107", 9, [item("Bolsa", "1", "0.10")], **extra))[field]
+    assert code == "2968" and f"«{field}»" in message

@@ -213,6 +213,10 @@ def _perception(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Probl
         return None
     base = money(payable * rate)
     amount = money(base * porcentaje / PERCENT)
+    if not amount:
+        problems.add("percepcion", f"La percepción del {porcentaje} % de S/ {base} redondea a 0.00: SUNAT rechaza una "
+                     "percepción sin monto (2968); quite el campo «percepcion».", "2968")
+        return None
     return ubl.Percepcion(spec.codigo, porcentaje / PERCENT, amount, base, base + amount)
 
 
@@ -230,7 +234,12 @@ def _retention(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Proble
     porcentaje = _rate(problems, "retencion.porcentaje", spec.porcentaje, Decimal(RETENCION_RATE))
     if porcentaje is None:
         return None
-    return porcentaje / PERCENT, money(payable * porcentaje / PERCENT), payable
+    amount = money(payable * porcentaje / PERCENT)
+    if not amount:
+        problems.add("retencion", f"La retención del {porcentaje} % de {payable} redondea a 0.00: SUNAT rechaza una "
+                     "retención sin monto (2968); quite el campo «retencion».", "2968")
+        return None
+    return porcentaje / PERCENT, amount, payable
 
 
 def _rate(problems: pv.Problems, field_name: str, given: Decimal | None, default: Decimal) -> Decimal | None:
