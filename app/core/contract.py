@@ -170,6 +170,14 @@ class DocumentoRelacionado(ContractModel):
     numero: str  # up to 30 characters without spaces
 
 
+class Anticipo(ContractModel):
+    tipo: str  # catalogue 12: 02 (factura emitida por anticipos) or 03 (boleta)
+    serie: str
+    numero: int
+    monto: Money  # what the customer paid in advance, with IGV (the advance voucher's total)
+    tipo_afectacion_igv: str | None = None  # 10 (gravado, by default), 20 or 30: how the advance was taxed
+
+
 class Percepcion(ContractModel):
     codigo: str  # catalogue 53: 51 (venta interna, 2 %), 52 (combustible, 1 %), 53 (agente de percepción, 0.5 %)
     porcentaje: Money | None = None  # the regime's rate when missing
@@ -211,6 +219,7 @@ class GenerarXmlRequest(ContractModel):
     medio_pago: str | None = extra()  # catalogue 59: how the customer pays (cac:PaymentMeans)
     percepcion: Percepcion | None = extra()  # the IGV perceived (operation 2001), in PEN, beside the payable amount
     retencion: Retencion | None = extra()  # facturas to a retention agent: the IGV it will retain (code 62)
+    anticipos: list[Anticipo] | None = extra()  # advances deducted (AdditionalDocumentReference + PrepaidPayment)
 
     @field_validator("numero", mode="before")
     @classmethod

@@ -107,6 +107,20 @@ BREADTH: list[tuple[str, dict]] = [
                                           retencion={"porcentaje": Decimal("3")},
                                           forma_pago={"tipo": "Credito", "cuotas": [
                                               {"monto": Decimal("2289.20"), "fecha_vencimiento": _due(30)}]})),
+    # f. anticipos: the advance's voucher named and its payment deducted in the final one.
+    ("factura-con-anticipo", factura("F108", 2, [item("Maquinaria industrial", "1", "10000")],
+                                     anticipos=[{"tipo": "02", "serie": "F108", "numero": 1,
+                                                 "monto": Decimal("5900.00")}])),
+    ("boleta-con-anticipo", boleta("B108", 6, [item("Paquete escolar completo", "1", "500")], DNI_CUSTOMER,
+                                   anticipos=[{"tipo": "03", "serie": "B108", "numero": 5,
+                                               "monto": Decimal("118.00")}])),
+    ("factura-dos-anticipos-y-exonerado", factura("F108", 4, [item("Equipo de cómputo", "2", "1500"),
+                                                              item("Libros técnicos", "20", "50", "20")],
+                                                  anticipos=[{"tipo": "02", "serie": "F108", "numero": 3,
+                                                              "monto": Decimal("1180.00")},
+                                                             {"tipo": "02", "serie": "0001", "numero": 77,
+                                                              "monto": Decimal("300.00"),
+                                                              "tipo_afectacion_igv": "20"}])),
 ]
 
 

@@ -190,6 +190,10 @@ GLOBAL_ALLOWANCES_OFFERED = (GLOBAL_DISCOUNT_KEEPING_BASE, FISE, RECARGO_AL_CONS
 PERCEPCIONES = {"51": ("Percepción venta interna", "2"), "52": ("Percepción a la adquisición de combustible", "1"),
                 "53": ("Percepción realizada al agente de percepción con tasa especial", "0.5")}
 RETENCION_IGV, RETENCION_RATE = "62", "3"
+# Advances deducted in the final voucher (catalogue 53 04 gravado, 05 exonerado, 06 inafecto), by the affectation the
+# advance was sold with; the advance voucher is catalogue 12 02 (factura) or 03 (boleta).
+PREPAYMENT_DISCOUNTS = {GRAVADO: "04", EXONERADO: "05", INAFECTO: "06"}
+PREPAYMENT_VOUCHERS = {"02": "F", "03": "B"}  # catalogue 12 type → the serie's letter of the advance voucher
 CHARGES = frozenset({FISE, RECARGO_AL_CONSUMO, LINE_CHARGE, LINE_CHARGE_KEEPING_BASE, GLOBAL_CHARGE,
                      GLOBAL_CHARGE_KEEPING_BASE, *PERCEPCIONES})
 

@@ -221,6 +221,9 @@ class Document:
     medio_pago: str | None = None  # catalogue 59 (cac:PaymentMeans/cbc:PaymentMeansCode)
     percepcion: Percepcion | None = None  # operation 2001: AllowanceCharge 51-53 and PaymentTerms «Percepcion»
     retencion: tuple[Decimal, Decimal, Decimal] | None = None  # (factor, amount, base): AllowanceCharge 62
+    # Advances deducted: (catalogue 12 type, "SERIE-NUMERO", paid with IGV, catalogue 53 code, value, base).
+    anticipos: list[tuple[str, str, Decimal, str, Decimal, Decimal]] = field(default_factory=list)
+    prepaid: Decimal = Decimal("0.00")  # cbc:PrepaidAmount
     motivo: tuple[str, str] | None = None  # (catalogue 09/10 code, description) for notes
 
 
@@ -266,6 +269,12 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
     for guia in doc.guias:
         parts.append(f"<cac:DespatchDocumentReference><cbc:ID>{esc(guia)}</cbc:ID>"
                      f"<cbc:DocumentTypeCode>{DESPATCH_ADVICE}</cbc:DocumentTypeCode></cac:DespatchDocumentReference>")
+    for position, (tipo, numero, *_) in enumerate(doc.anticipos, start=1):  # each tied to its PrepaidPayment
+        parts.append(f"<cac:AdditionalDocumentReference><cbc:ID>{esc(numero)}</cbc:ID>"
+                     f"<cbc:DocumentTypeCode>{tipo}</cbc:DocumentTypeCode>"
+                     f"<cbc:DocumentStatusCode>{position}</cbc:DocumentStatusCode><cac:IssuerParty>"
+                     f'<cac:PartyIdentification><cbc:ID schemeID="6">{doc.emisor_ruc}</cbc:ID></cac:PartyIdentification>'
+                     "</cac:IssuerParty></cac:AdditionalDocumentReference>")
     for tipo, numero in doc.relacionados:
         parts.append(f"<cac:AdditionalDocumentReference><cbc:ID>{esc(numero)}</cbc:ID>"
                      f"<cbc:DocumentTypeCode>{tipo}</cbc:DocumentTypeCode></cac:AdditionalDocumentReference>")
@@ -398,6 +407,7 @@ def _monetary_total(doc: Document, element: str) -> str:
     cur = doc.moneda
     outside = ((_amount("AllowanceTotalAmount", doc.descuentos_fuera, cur) if doc.descuentos_fuera else "")
                + (_amount("ChargeTotalAmount", doc.cargos_fuera, cur) if doc.cargos_fuera else "")
+               + (_amount("PrepaidAmount", doc.prepaid, cur) if doc.prepaid else "")
                + (_amount("PayableRoundingAmount", doc.redondeo, cur) if doc.redondeo is not None else ""))
     payable = doc.total if doc.payable is None else doc.payable
     return (f"<cac:{element}>{_amount('LineExtensionAmount', doc.valor_venta, cur)}"
@@ -517,8 +527,11 @@ def render(doc: Document) -> str:
             body.append(f"<cac:PaymentTerms><cbc:ID>Percepcion</cbc:ID>{_amount('Amount', doc.percepcion.total, 'PEN')}"
                         "</cac:PaymentTerms>")
         body.append(_payment_terms(doc))
+        body.extend(f"<cac:PrepaidPayment><cbc:ID>{position}</cbc:ID>{_amount('PaidAmount', paid, cur)}"
+                    "</cac:PrepaidPayment>" for position, (_, _, paid, *_) in enumerate(doc.anticipos, start=1))
         if doc.descuento_global:
             body.append(_discount(*doc.descuento_global, cur, GLOBAL_DISCOUNT))
+        body.extend(_discount(value, base, cur, code) for _, _, _, code, value, base in doc.anticipos)
         body.extend(_discount(amount, base, cur, code) for code, amount, base in doc.cargos)
         body.append(_perception_and_retention(doc, cur))
     elif doc.forma_pago:  # a credit note of reason 13: the corrected instalments

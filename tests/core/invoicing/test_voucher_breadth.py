@@ -579,3 +579,55 @@ def test_a_percepcion_or_retencion_that_rounds_to_zero_is_refused(engine, compan
     extra = {"percepcion": {"codigo": "53"}} if field == "percepcion" else {"retencion": {}}
     message, code = _refused(engine, factura("F107", 9, [item("Bolsa", "1", "0.10")], **extra))[field]
     assert code == "2968" and f"«{field}»" in message
+
+
+# ---------------------------------------------------------------- f. anticipos
+
+@needs_xmlsec
+def test_an_advance_is_named_paid_and_deducted_from_the_final_factura(issued):
+    """SUNAT's guide (deducción de anticipos): the advance factura in cac:AdditionalDocumentReference (type 02, its
+    status code tying it to cac:PrepaidPayment, the issuer's RUC), the amount paid with IGV in PrepaidPayment and
+    PrepaidAmount, its value a discount of code 04 that lowers the IGV base; TaxInclusiveAmount stays the whole
+    sale's and PayableAmount = TaxInclusiveAmount − PrepaidAmount."""
+    root = issued("factura-con-anticipo")
+    (reference,) = root.findall("cac:AdditionalDocumentReference", NS)
+    assert (_text(reference, "cbc:ID"), _text(reference, "cbc:DocumentTypeCode")) == ("F108-1", "02")
+    assert _text(reference, "cac:IssuerParty/cac:PartyIdentification/cbc:ID") == "20100066603"
+    (paid,) = root.findall("cac:PrepaidPayment", NS)
+    assert _text(paid, "cbc:ID") == _text(reference, "cbc:DocumentStatusCode")
+    assert _money(paid, "cbc:PaidAmount") == Decimal("5900.00")
+    assert _allowances(root) == [("false", "04", Decimal("0.5"), Decimal("5000.00"), Decimal("10000.00"))]
+    assert _money(_subtotal(root, "1000"), "cbc:TaxableAmount") == Decimal("5000.00")
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("900.00")
+    assert _totals(root) == {"LineExtensionAmount": Decimal("10000.00"), "TaxInclusiveAmount": Decimal("11800.00"),
+                             "PrepaidAmount": Decimal("5900.00"), "PayableAmount": Decimal("5900.00")}
+    assert _legends(root, "1000") == ["CINCO MIL NOVECIENTOS CON 00/100 SOLES"]
+
+
+@needs_xmlsec
+def test_a_boleta_deducts_an_advance_boleta(issued):
+    root = issued("boleta-con-anticipo")
+    assert _text(root, "cac:AdditionalDocumentReference/cbc:DocumentTypeCode") == "03"
+    assert _money(_subtotal(root, "1000"), "cbc:TaxableAmount") == Decimal("400.00")  # 500 − 118 / 1.18
+    assert _totals(root)["PayableAmount"] == Decimal("472.00")  # 590.00 − 118.00
+
+
+@needs_xmlsec
+def test_two_advances_one_gravado_one_exonerated_on_paper(issued):
+    root = issued("factura-dos-anticipos-y-exonerado")
+    assert [a[1] for a in _allowances(root)] == ["04", "05"]
+    assert _money(_subtotal(root, "1000"), "cbc:TaxableAmount") == Decimal("2000.00")  # 3000 − 1000
+    assert _totals(root)["PrepaidAmount"] == Decimal("1480.00")
+    assert _totals(root)["PayableAmount"] == Decimal("3540.00") + Decimal("1000.00") - Decimal("1480.00")
+
+
+@pytest.mark.parametrize(("advance", "field", "code"), [
+    ({"tipo": "01", "serie": "F108", "numero": 1, "monto": Decimal("100")}, "anticipos[0].tipo", "3216"),
+    ({"tipo": "02", "serie": "B108", "numero": 1, "monto": Decimal("100")}, "anticipos[0].serie", "2521"),
+    ({"tipo": "02", "serie": "F108", "numero": 1, "monto": Decimal("0")}, "anticipos[0].monto", "2503"),
+    ({"tipo": "02", "serie": "F108", "numero": 1, "monto": Decimal("5000")}, "anticipos[0].monto", None),
+], ids=["tipo-01", "serie-de-boleta", "monto-cero", "mayor-que-la-venta"])
+def test_bad_advances_are_refused(engine, company, advance, field, code):
+    message, sunat_code = _refused(engine, factura("F108", 9, [item("Servicio", "1", "1000")],
+                                                   anticipos=[advance]))[field]
+    assert sunat_code == code and "«anticipos[0]" in message

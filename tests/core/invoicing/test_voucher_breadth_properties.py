@@ -2,8 +2,9 @@
 charges and discounts (00, 01, 47, 48), bags (on gravado, exonerado and inafecto lines), global charges and discounts
 (02, 03, 45, 46, 49, 50), rounding, percepción and retención, every voucher Yupana builds passes SUNAT's rule sheets
 (sunat_check imported once for the module) and PayableAmount = TaxInclusiveAmount − AllowanceTotalAmount +
-ChargeTotalAmount + PayableRoundingAmount, the discounts and charges that affect the base being inside
-TaxInclusiveAmount; the retención (62) and the percepción (51-53) never change it."""
+ChargeTotalAmount − PrepaidAmount + PayableRoundingAmount, the discounts and charges that affect the base being
+inside TaxInclusiveAmount (some mixes deduct an anticipo); the retención (62) and the percepción (51-53) never change
+it."""
 
 from __future__ import annotations
 
@@ -72,6 +73,9 @@ def vouchers(draw) -> dict:
                          for line in lines if line["tipo_afectacion_igv"] == "10"), D(0))
     if gravado_value > 1 and draw(st.booleans()):
         request["descuento_global"] = D("0.50")
+    if gravado_value > 10 and draw(st.booleans()):  # an advance of up to a third of the gravado value, with IGV
+        request["anticipos"] = [{"tipo": "02", "serie": "F001", "numero": 1,
+                                 "monto": money(gravado_value * draw(shares) * D("0.8") * D("1.18"))}]
     if draw(st.booleans()):
         request["redondeo"] = draw(st.decimals(min_value=D("-1"), max_value=D("1"), places=2, allow_nan=False))
     kept = draw(st.sampled_from(["nada", "retencion", "percepcion"]))
@@ -121,7 +125,8 @@ def test_random_mixes_pass_sunats_sheets_and_the_payable_follows_sunats_formula(
     root = etree.fromstring(xml.encode(), PARSER)
     totals = _amounts(root)
     payable = (totals["TaxInclusiveAmount"] - totals.get("AllowanceTotalAmount", D(0))
-               + totals.get("ChargeTotalAmount", D(0)) + totals.get("PayableRoundingAmount", D(0)))
+               + totals.get("ChargeTotalAmount", D(0)) - totals.get("PrepaidAmount", D(0))
+               + totals.get("PayableRoundingAmount", D(0)))
     assert totals["PayableAmount"] == payable
     assert root.findtext("cbc:Note[@languageLocaleID='1000']", namespaces=NS) == amount_in_words(payable)
     # What affects the base is inside TaxInclusiveAmount: the lines' values (after 00, with 47) less 02 plus 49.

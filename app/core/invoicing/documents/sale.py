@@ -42,10 +42,13 @@ from app.core.invoicing.sunat_catalogues import (
     GLOBAL_CHARGE,
     GLOBAL_CHARGE_KEEPING_BASE,
     GLOBAL_DISCOUNT_KEEPING_BASE,
+    GRAVADO,
     LINE_CHARGE_KEEPING_BASE,
     LINE_DISCOUNT_KEEPING_BASE,
     PERCEPCION_OPERATION,
     PERCEPCIONES,
+    PREPAYMENT_DISCOUNTS,
+    PREPAYMENT_VOUCHERS,
     RECARGO_AL_CONSUMO,
     RELATED_DOCUMENTS_OFFERED,
     RETENCION_RATE,
@@ -126,7 +129,10 @@ class Totals:
     descuentos_fuera: Decimal = ZERO  # cbc:AllowanceTotalAmount: the discounts that keep the base (01, 03)
     cargos_fuera: Decimal = ZERO  # cbc:ChargeTotalAmount: the charges that do not raise it (45, 46, 48, 50)
     redondeo: Decimal | None = None  # cbc:PayableRoundingAmount
-    payable: Decimal = ZERO  # total − descuentos_fuera + cargos_fuera + redondeo (set by _totals)
+    payable: Decimal = ZERO  # total − descuentos_fuera + cargos_fuera − anticipos + redondeo (set by _totals)
+    # The advances deducted: (catalogue 12 type, "SERIE-NUMERO", paid with IGV, catalogue 53 code, value, base).
+    anticipos: list[tuple[str, str, Decimal, str, Decimal, Decimal]] = field(default_factory=list)
+    prepaid: Decimal = ZERO  # cbc:PrepaidAmount
 
 
 def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, name_of: NameOf,
@@ -312,7 +318,8 @@ def _document(rules: SaleRules, request: GenerarXmlRequest, company: Company, fe
         valor_venta=totals.valor_venta, igv=totals.igv, total=totals.total, icbper=totals.icbper,
         descuento_global=totals.descuento_global, leyenda=amount_in_words(totals.payable, moneda),
         gratuitas=totals.gratuitas, cargos=totals.cargos, descuentos_fuera=totals.descuentos_fuera,
-        cargos_fuera=totals.cargos_fuera, redondeo=totals.redondeo, payable=totals.payable)
+        cargos_fuera=totals.cargos_fuera, redondeo=totals.redondeo, payable=totals.payable,
+        anticipos=totals.anticipos, prepaid=totals.prepaid)
 
 
 def preview(rules: SaleRules, request: GenerarXmlRequest, items: Sequence[Item | None] | None = None
@@ -411,9 +418,63 @@ def _totals(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
     total = valor_venta + igv + icbper
     totals = Totals(valor_venta, igv, icbper, total, subtotals, descuento_global, gratuitas, payable=total)
-    if cargos or request.redondeo is not None or any(line.cargos for line in lines):
+    if request.anticipos:
+        _prepayments(rules, request, problems, totals)
+    if cargos or request.redondeo is not None or any(line.cargos for line in lines) or totals.prepaid:
         _outside_the_base(rules, request, problems, lines, cargos, totals)
     return totals
+
+
+def _prepayments(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, totals: Totals) -> None:
+    """The advances deducted in the final voucher (SUNAT's guide): each advance voucher named
+    (AdditionalDocumentReference 02/03 with the issuer's RUC) and paid (PrepaidPayment, with IGV); its value without
+    IGV is a discount of catalogue 53 04 (gravado: it lowers the IGV base, whose IGV is recomputed), 05 or 06 on
+    the scheme's value; TaxInclusiveAmount stays the whole sale's and PrepaidAmount sums what was paid (3280)."""
+    if not rules.takes_global_discount:
+        problems.add("anticipos", "El campo «anticipos» solo se admite en facturas y boletas.")
+        return
+    values = {scheme.code: taxable for scheme, taxable, _ in totals.subtotals}
+    deducted: dict[str, Decimal] = {}
+    for index, advance in enumerate(request.anticipos or ()):
+        field_name = f"anticipos[{index}]"
+        letter = PREPAYMENT_VOUCHERS.get(advance.tipo)
+        afectacion = advance.tipo_afectacion_igv or GRAVADO
+        code = PREPAYMENT_DISCOUNTS.get(afectacion)
+        if letter is None:
+            problems.add(f"{field_name}.tipo", f"El campo «{field_name}.tipo» debe ser 02 (factura emitida por "
+                         "anticipos) o 03 (boleta emitida por anticipos).", "3216")
+            continue
+        if not (pv.modifiable_serie(advance.serie, letter) and 1 <= advance.numero <= pv.MAX_NUMERO):
+            problems.add(f"{field_name}.serie", f"«{field_name}» ({advance.serie}-{advance.numero}) no es una "
+                         f"serie-número de tipo {advance.tipo}: serie {letter}001 o de 4 dígitos.", "2521")
+            continue
+        if code is None:
+            problems.add(f"{field_name}.tipo_afectacion_igv", f"El campo «{field_name}.tipo_afectacion_igv» debe ser "
+                         "10 (gravado), 20 (exonerado) o 30 (inafecto).", "2040")
+            continue
+        monto = advance.monto
+        if not monto.is_finite() or monto <= 0 or pv.decimals(monto) > 2:
+            problems.add(f"{field_name}.monto", f"El campo «{field_name}.monto» ({monto}) debe ser el monto pagado por "
+                         "adelantado, con IGV, mayor que cero y con hasta 2 decimales.", "2503")
+            continue
+        value = money(monto / (1 + IGV_RATE)) if afectacion == GRAVADO else monto
+        scheme = ubl.SCHEME_BY_AFFECTATION[afectacion]
+        base = values.get(scheme.code, ZERO)
+        if value + deducted.get(scheme.code, ZERO) > base:
+            problems.add(f"{field_name}.monto", f"El anticipo «{field_name}» ({value} sin IGV) supera el valor de las "
+                         f"líneas de afectación {afectacion} ({base}) del comprobante.")
+            continue
+        deducted[scheme.code] = deducted.get(scheme.code, ZERO) + value
+        totals.anticipos.append((advance.tipo, f"{advance.serie}-{advance.numero}", monto, code, value, base))
+    totals.prepaid = sum((entry[2] for entry in totals.anticipos), ZERO)
+    # Each scheme's subtotal is its lines' value less its advances (SUNAT's 3275, 3274); the IGV stated is on the
+    # gravado base after them, while TaxInclusiveAmount keeps the whole sale's.
+    for position, (scheme, before, tax_before) in enumerate(totals.subtotals):
+        value = deducted.get(scheme.code)
+        if value:
+            tax_after = money((before - value) * IGV_RATE) if scheme is ubl.IGV else tax_before
+            totals.subtotals[position] = (scheme, before - value, tax_after)
+            totals.igv += tax_after - tax_before
 
 
 def _outside_the_base(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, lines: list[ubl.Line],
@@ -427,10 +488,13 @@ def _outside_the_base(rules: SaleRules, request: GenerarXmlRequest, problems: pv
     totals.descuentos_fuera = sum((amount for code, amount, _ in every if code in KEEPING_BASE_DISCOUNTS), ZERO)
     totals.cargos_fuera = sum((amount for code, amount, _ in every if code in KEEPING_BASE_CHARGES), ZERO)
     totals.redondeo = _rounding(rules, request, problems)
-    totals.payable = totals.total - totals.descuentos_fuera + totals.cargos_fuera + (totals.redondeo or ZERO)
+    totals.payable = (totals.total - totals.descuentos_fuera + totals.cargos_fuera - totals.prepaid
+                      + (totals.redondeo or ZERO))
     if totals.payable < 0:
-        problems.add("cargos_descuentos", f"Los descuentos que no afectan la base ({totals.descuentos_fuera}, campo "
-                     f"«cargos_descuentos») dejan el importe total a pagar en negativo ({totals.payable}).", "3280")
+        problems.add("anticipos" if totals.prepaid else "cargos_descuentos",
+                     f"Los descuentos que no afectan la base ({totals.descuentos_fuera}, campo «cargos_descuentos») y "
+                     f"los anticipos ({totals.prepaid}, campo «anticipos») dejan el importe total a pagar en negativo "
+                     f"({totals.payable}).", "3280")
 
 
 def _rounding(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems) -> Decimal | None:
