@@ -470,10 +470,10 @@ def _prepayments(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Prob
     # Each scheme's subtotal is its lines' value less its advances (SUNAT's 3275, 3274); the IGV stated is on the
     # gravado base after them, while TaxInclusiveAmount keeps the whole sale's.
     for position, (scheme, before, tax_before) in enumerate(totals.subtotals):
-        value = deducted.get(scheme.code)
-        if value:
-            tax_after = money((before - value) * IGV_RATE) if scheme is ubl.IGV else tax_before
-            totals.subtotals[position] = (scheme, before - value, tax_after)
+        advanced = deducted.get(scheme.code, ZERO)
+        if advanced:
+            tax_after = money((before - advanced) * IGV_RATE) if scheme is ubl.IGV else tax_before
+            totals.subtotals[position] = (scheme, before - advanced, tax_after)
             totals.igv += tax_after - tax_before
 
 
