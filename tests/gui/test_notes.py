@@ -82,7 +82,7 @@ def test_credit_note_against_an_issued_factura_is_accepted(qtbot, context, sunat
 def test_debit_note_is_accepted(qtbot, context, sunat, engine):
     issue_factura(qtbot, context)
     form = note_form(qtbot, context, "08")
-    assert [form.note.motivo.itemData(i) for i in range(form.note.motivo.count())] == ["01", "02", "03", "11"]
+    assert [form.note.motivo.itemData(i) for i in range(form.note.motivo.count())] == ["01", "02", "03", "11", "12"]  # 12: IVAP (issue 37)
     form.note.choose(0)
     assert form.serie.text() == "FD01"
     set_lines(form, ("Intereses por mora", "1", "5.00", "10"))

@@ -121,6 +121,12 @@ BREADTH: list[tuple[str, dict]] = [
                                                              {"tipo": "02", "serie": "0001", "numero": 77,
                                                               "monto": Decimal("300.00"),
                                                               "tipo_afectacion_igv": "20"}])),
+    # f. IVAP: rice pilado at 4 % (affectation 17, scheme 1016, legend 2007) and its notes of reason 12.
+    ("factura-arroz-pilado-ivap", factura("F109", 1, [item("Arroz pilado extra", "50", "120", "17", unidad="BG")])),
+    ("nc-ajuste-ivap", nota("07", "F109", 1, ("01", "F109", 1), "12",
+                            [item("Arroz pilado extra: ajuste de precio", "50", "5", "17", unidad="BG")])),
+    ("nd-ajuste-ivap", nota("08", "F109", 1, ("01", "F109", 1), "12",
+                            [item("Arroz pilado extra: flete adicional", "1", "150", "17", unidad="ZZ")])),
 ]
 
 

@@ -17,6 +17,7 @@ from app.core.invoicing.sunat_catalogues import (
     DNI,
     FREE_AFFECTATIONS,
     IDENTITY_DOCUMENTS,
+    IVAP,
     ONEROUS_AFFECTATIONS,
     RUC,
     UNITS_ACCEPTED,
@@ -35,7 +36,7 @@ CURRENCIES = ("PEN", "USD")
 # Catalogue 07 (app.core.invoicing.sunat_catalogues): the onerous affectations and the free transfers (gratuitas:
 # 11-16 gravado, 21 exonerado, 31-37 inafecto; the line's price is a reference value, nothing is charged).
 AFFECTATIONS = ONEROUS_AFFECTATIONS
-LINE_AFFECTATIONS = frozenset(AFFECTATIONS + FREE_AFFECTATIONS)
+LINE_AFFECTATIONS = frozenset((*AFFECTATIONS, *FREE_AFFECTATIONS, IVAP))  # IVAP (17): rice pilado, on a line only
 # Catalogue 06 codes a customer may carry.
 DOCUMENT_TYPES = IDENTITY_DOCUMENTS
 # Catalogue 03 (UN/ECE rec 20): every code of SUNAT's catalogue; a code outside it is refused clearly (2936).
@@ -200,5 +201,5 @@ def check_line_code(problems: Problems, index: int, unidad: str, afectacion: str
                      "catálogo 03 de SUNAT (p. ej. NIU, ZZ, KGM).", "2936")
     if afectacion not in LINE_AFFECTATIONS:
         problems.add(f"{prefix}.tipo_afectacion_igv", f"El tipo de afectación «{afectacion}» del campo "
-                     f"«{prefix}.tipo_afectacion_igv» debe ser 10, 20, 30 o 40, o una transferencia gratuita "
-                     "11 a 16, 21 o 31 a 37 (catálogo 07).", "2040")
+                     f"«{prefix}.tipo_afectacion_igv» debe ser 10, 17 (IVAP), 20, 30 o 40, o una transferencia "
+                     "gratuita 11 a 16, 21 o 31 a 37 (catálogo 07).", "2040")

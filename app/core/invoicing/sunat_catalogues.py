@@ -78,8 +78,11 @@ FREE_EXONERADO = ("21",)
 FREE_INAFECTO = ("31", "32", "33", "34", "35", "36", "37")
 FREE_AFFECTATIONS = (*FREE_GRAVADO, *FREE_EXONERADO, *FREE_INAFECTO)
 TAXED_AFFECTATIONS = frozenset((GRAVADO, *FREE_GRAVADO))  # IGV at 18 % (charged for 10 only)
+# Rice sold pilado pays the IVAP (Ley 28211) at 4 % instead of the IGV: affectation 17, alone on its voucher.
+IVAP, IVAP_PERCENT = "17", "4"
 AFFECTATIONS = {
     GRAVADO: "Gravado (IGV)", EXONERADO: "Exonerado", INAFECTO: "Inafecto", EXPORTACION: "Exportación",
+    IVAP: "Gravado – IVAP (arroz pilado)",
     "11": "Gratuito gravado – Retiro por premio",
     "12": "Gratuito gravado – Retiro por donación",
     "13": "Gratuito gravado – Retiro",
@@ -103,12 +106,13 @@ CREDIT_NOTE_REASONS = {"01": "Anulación de la operación", "02": "Anulación po
                        "03": "Corrección por error en la descripción", "04": "Descuento global",
                        "05": "Descuento por ítem", "06": "Devolución total", "07": "Devolución por ítem",
                        "08": "Bonificación", "09": "Disminución en el valor", "10": "Otros conceptos",
-                       "11": "Ajustes de operaciones de exportación", "13": "Ajustes: montos y/o fechas de pago"}
+                       "11": "Ajustes de operaciones de exportación", "12": "Ajustes afectos al IVAP",
+                       "13": "Ajustes: montos y/o fechas de pago"}
 DEBIT_NOTE_REASONS = {"01": "Intereses por mora", "02": "Aumento en el valor", "03": "Penalidades / otros conceptos",
-                      "11": "Ajustes de operaciones de exportación"}
-# Reason 12 of both catalogues («Ajustes afectos al IVAP») adjusts IVAP lines (affectation 17), which Yupana does not
-# issue. Reason 11 adjusts an export: its lines are all of affectation 40. Credit notes of reason 13 correct the
-# instalments only (cac:PaymentTerms), nothing is credited.
+                      "11": "Ajustes de operaciones de exportación", "12": "Ajustes afectos al IVAP"}
+# Reason 12 of both catalogues («Ajustes afectos al IVAP») adjusts IVAP lines: all of affectation 17. Reason 11
+# adjusts an export: its lines are all of affectation 40. Credit notes of reason 13 correct the instalments only
+# (cac:PaymentTerms), nothing is credited.
 IVAP_REASON = "12"
 EXPORT_REASON = "11"
 INSTALMENTS_REASON = "13"
@@ -154,12 +158,13 @@ EXPORTS_TO_NON_RESIDENTS = frozenset({EXPORT_OF_GOODS, "0201", "0204"})
 
 # ---------------------------------------------------------------- 52 legends
 
-AMOUNT_IN_WORDS, FREE_TRANSFER, DETRACCION_NOTICE, ITINERANT_SALE = "1000", "1002", "2006", "2005"
+AMOUNT_IN_WORDS, FREE_TRANSFER, DETRACCION_NOTICE, ITINERANT_SALE, IVAP_NOTICE = "1000", "1002", "2006", "2005", "2007"
 LEGENDS = {AMOUNT_IN_WORDS: "Monto en letras",
            FREE_TRANSFER: "TRANSFERENCIA GRATUITA DE UN BIEN Y/O SERVICIO PRESTADO GRATUITAMENTE",
            DETRACCION_NOTICE: OPERATION_TYPES[DETRACCION_OPERATION],
            # SUNAT's sheets pair the place of delivery (cac:Delivery/cac:DeliveryLocation) with this legend (4266).
-           ITINERANT_SALE: "Venta realizada por emisor itinerante"}
+           ITINERANT_SALE: "Venta realizada por emisor itinerante",
+           IVAP_NOTICE: "Operación sujeta al IVAP"}
 
 # ---------------------------------------------------------------- 53 discounts
 

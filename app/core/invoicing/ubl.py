@@ -36,6 +36,9 @@ from app.core.invoicing.sunat_catalogues import (
     GUIA_REMITENTE,
     INAFECTO,
     ITINERANT_SALE,
+    IVAP,
+    IVAP_NOTICE,
+    IVAP_PERCENT,
     LEGENDS,
     LINE_CHARGE,
     LINE_DISCOUNT,
@@ -86,9 +89,10 @@ INA = TaxScheme("9998", "INA", "FRE")
 EXP = TaxScheme("9995", "EXP", "FRE")
 GRA = TaxScheme("9996", "GRA", "FRE")  # free transfers (gratuitas): the reference value, nothing charged
 ICBPER = TaxScheme("7152", "ICBPER", "OTH")  # the plastic bag tax, per bag, beside the line's IGV scheme
-SCHEME_BY_AFFECTATION = {GRAVADO: IGV, EXONERADO: EXO, INAFECTO: INA, EXPORTACION: EXP,
+IVAP_SCHEME = TaxScheme("1016", "IVAP", "VAT")  # rice pilado (affectation 17), 4 %
+SCHEME_BY_AFFECTATION = {GRAVADO: IGV, EXONERADO: EXO, INAFECTO: INA, EXPORTACION: EXP, IVAP: IVAP_SCHEME,
                          **{code: GRA for code in FREE_AFFECTATIONS}}
-SCHEME_ORDER = (IGV, EXO, INA, EXP, GRA)  # GRA last: the builder takes the free subtotal off the end
+SCHEME_ORDER = (IGV, IVAP_SCHEME, EXO, INA, EXP, GRA)  # GRA last: the builder takes the free subtotal off the end
 
 FREE_LEGEND = LEGENDS[FREE_TRANSFER]  # catalogue 52, code 1002
 
@@ -254,6 +258,8 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
         parts.append(f'<cbc:Note languageLocaleID="{FREE_TRANSFER}">{FREE_LEGEND}</cbc:Note>')
     if doc.entrega:
         parts.append(f'<cbc:Note languageLocaleID="{ITINERANT_SALE}">{LEGENDS[ITINERANT_SALE]}</cbc:Note>')
+    if any(line.scheme is IVAP_SCHEME for line in doc.lines):
+        parts.append(f'<cbc:Note languageLocaleID="{IVAP_NOTICE}">{LEGENDS[IVAP_NOTICE]}</cbc:Note>')
     parts.append(f"<cbc:DocumentCurrencyCode>{esc(doc.moneda)}</cbc:DocumentCurrencyCode>")
     if doc.motivo and doc.referencia:
         code, reason = doc.motivo
@@ -416,7 +422,8 @@ def _monetary_total(doc: Document, element: str) -> str:
 
 
 def _tax_category(afectacion: str, scheme: TaxScheme) -> str:
-    return (f"<cac:TaxCategory><cbc:Percent>{'18' if afectacion in TAXED_AFFECTATIONS else '0'}</cbc:Percent>"
+    percent = "18" if afectacion in TAXED_AFFECTATIONS else IVAP_PERCENT if afectacion == IVAP else "0"
+    return (f"<cac:TaxCategory><cbc:Percent>{percent}</cbc:Percent>"
             f"<cbc:TaxExemptionReasonCode>{esc(afectacion)}</cbc:TaxExemptionReasonCode>{scheme.xml}"
             "</cac:TaxCategory>")
 

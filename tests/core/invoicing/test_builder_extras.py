@@ -110,7 +110,7 @@ def test_a_plain_voucher_has_no_free_legend_nor_subtotal(engine, company):
 @pytest.mark.parametrize(("line", "field", "words", "code"), [
     (item("Muestra", "1", "0", "13"), "items[0].precio_unitario", "valor referencial", "2417"),
     (item("Muestra", "2", "10", "13", descuento=Decimal("1")), "items[0].descuento", "gratuita", None),
-    (item("Muestra", "1", "10", "17"), "items[0].tipo_afectacion_igv", "11 a 16, 21 o 31 a 37", "2040"),
+    (item("Muestra", "1", "10", "18"), "items[0].tipo_afectacion_igv", "11 a 16, 21 o 31 a 37", "2040"),
 ], ids=["sin-valor", "descuento", "codigo"])
 def test_bad_free_lines_are_refused(engine, company, line, field, words, code):
     message, sunat_code = _refused(engine, factura("F008", 10, [line]))[field]
@@ -330,7 +330,7 @@ def test_note_reasons(issue, name, root_name, reason, total_element, payable):
                                                             "razon_social": "MARÍA QUISPE"}},
      "documento_referencia.tipo", "3259"),
     (REQUESTS["nc-ajuste-exportacion"] | {"items": [item("Café", "1", "10")]}, "items[0].tipo_afectacion_igv", "3107"),
-    (REQUESTS["nd-ajuste-exportacion"] | {"codigo_motivo": "12"}, "codigo_motivo", "2172"),
+    (REQUESTS["nd-ajuste-exportacion"] | {"codigo_motivo": "12"}, "items[0].tipo_afectacion_igv", "2172"),
     (REQUESTS["nc-otros-conceptos"] | {"codigo_motivo": "14"}, "codigo_motivo", "2172"),
 ], ids=["nc13-sin-cuotas", "nc13-cuotas-vacias", "nc13-contado", "nc13-con-monto", "nc13-de-boleta",
         "motivo11-no-exportacion", "motivo12-ivap", "motivo-desconocido"])

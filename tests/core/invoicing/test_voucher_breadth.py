@@ -631,3 +631,41 @@ def test_bad_advances_are_refused(engine, company, advance, field, code):
     message, sunat_code = _refused(engine, factura("F108", 9, [item("Servicio", "1", "1000")],
                                                    anticipos=[advance]))[field]
     assert sunat_code == code and "«anticipos[0]" in message
+
+
+# ---------------------------------------------------------------- f. IVAP
+
+@needs_xmlsec
+def test_rice_pilado_pays_the_ivap_at_4_percent_with_legend_2007(issued):
+    """SUNAT's guide: a line of affectation 17 has a 1016 (IVAP, VAT) subtotal at 4 %; the voucher's 1016 subtotal
+    sums them, its TaxAmount is the IVAP and legend 2007 says «Operación sujeta al IVAP»."""
+    root = issued("factura-arroz-pilado-ivap")
+    line = root.find("cac:InvoiceLine", NS)
+    sub = _subtotal(line, "1016")
+    assert (_money(sub, "cbc:TaxableAmount"), _money(sub, "cbc:TaxAmount")) == (Decimal("6000.00"), Decimal("240.00"))
+    assert _text(sub, "cac:TaxCategory/cbc:Percent") == "4"
+    assert _text(sub, "cac:TaxCategory/cbc:TaxExemptionReasonCode") == "17"
+    assert _text(sub, "cac:TaxCategory/cac:TaxScheme/cbc:Name") == "IVAP"
+    assert _money(line, "cac:PricingReference/cac:AlternativeConditionPrice/cbc:PriceAmount") == Decimal("124.8")
+    assert _money(_subtotal(root, "1016"), "cbc:TaxAmount") == Decimal("240.00")
+    assert _money(root, "cac:TaxTotal/cbc:TaxAmount") == Decimal("240.00")
+    assert _totals(root)["PayableAmount"] == Decimal("6240.00")
+    assert _legends(root, "2007") == ["Operación sujeta al IVAP"]
+
+
+@needs_xmlsec
+@pytest.mark.parametrize(("name", "root_tag"), [("nc-ajuste-ivap", "CreditNote"), ("nd-ajuste-ivap", "DebitNote")])
+def test_notes_of_reason_12_adjust_ivap_lines(issued, name, root_tag):
+    root = issued(name)
+    assert root.tag.endswith(root_tag)
+    assert _text(root, "cac:DiscrepancyResponse/cbc:ResponseCode") == "12"
+    assert _subtotal(root, "1016") is not None
+
+
+def test_ivap_lines_do_not_mix_and_reason_12_takes_only_them(engine, company):
+    from tests.helpers.voucher_breadth import nota
+
+    mixed = factura("F109", 9, [item("Arroz pilado", "1", "100", "17"), item("Azúcar", "1", "10")])
+    assert _refused(engine, mixed)["items[1].tipo_afectacion_igv"][1] == "2644"
+    note = nota("07", "F109", 9, ("01", "F109", 1), "12", [item("Ajuste", "1", "10")])
+    assert _refused(engine, note)["items[0].tipo_afectacion_igv"][1] == "2172"

@@ -18,6 +18,8 @@ from app.core.invoicing.sunat_catalogues import (
     ALLOWANCES_AND_CHARGES,
     EXPORTACION,
     GRAVADO,
+    IVAP,
+    IVAP_PERCENT,
     LINE_ALLOWANCES_OFFERED,
     LINE_CHARGE,
     LINE_CHARGE_KEEPING_BASE,
@@ -30,6 +32,7 @@ PRICE_PLACES = Decimal("1E-10")
 # A free line's TaxAmount carries its IGV, not charged; beside ICBPER, SUNAT's 3292 compares the line's TaxAmount
 # with the charged taxes (1000, 7152…) within 1.00, so a free bag line may state at most this much IGV.
 FREE_IGV_BESIDE_BAGS = Decimal("1.00")
+IVAP_RATE = Decimal(IVAP_PERCENT) / 100
 
 # Lines repeat: a shop sells the same products in the same quantities all day, and a batch of boletas is made of
 # them. A line's values, checks and XML depend only on its item's fields, so a line that passed its checks is kept
@@ -164,12 +167,14 @@ def _discounted(problems: pv.Problems, index: int, item: Item, gross: Decimal
 def _line_igv(problems: pv.Problems, index: int, valor_venta: Decimal, afectacion: str,
               given_igv: Decimal | None) -> Decimal | None:
     """The line's IGV: 18 % of its value when taxed; an IGV given must match it within a cent (SUNAT's 3103)."""
-    igv = (valor_venta * IGV_RATE).quantize(CENT, ROUND_HALF_UP) if afectacion in TAXED_AFFECTATIONS else ZERO
+    rate = IGV_RATE if afectacion in TAXED_AFFECTATIONS else IVAP_RATE if afectacion == IVAP else None
+    igv = (valor_venta * rate).quantize(CENT, ROUND_HALF_UP) if rate is not None else ZERO
     if given_igv is None:
         return igv
     if not given_igv.is_finite() or abs(given_igv - igv) > CENT:
         problems.add(f"items[{index}].igv", f"El IGV del campo «items[{index}].igv» ({given_igv}) no "
-                     f"corresponde al calculado ({igv}: 18 % de {valor_venta}).", "3103")
+                     f"corresponde al calculado ({igv}: {'4' if afectacion == IVAP else '18'} % de {valor_venta}).",
+                     "3103")
         if not given_igv.is_finite():
             return None
     return money(given_igv)
@@ -179,7 +184,7 @@ def _unit_price(scheme: ubl.TaxScheme, cantidad: Decimal, valor_unitario: Decima
                 igv: Decimal, descuento: Decimal | None) -> Decimal:
     """The price a buyer pays per unit, after the discount (SUNAT's 3270 checks it against value, taxes and
     quantity)."""
-    if scheme is ubl.IGV:
+    if scheme is ubl.IGV or scheme is ubl.IVAP_SCHEME:
         return ((valor_venta + igv) / cantidad).quantize(PRICE_PLACES)
     if scheme is ubl.GRA:  # the reference value per unit (PriceTypeCode 02), as given
         return valor_unitario
@@ -194,7 +199,7 @@ def _price_with_allowances(scheme: ubl.TaxScheme, cantidad: Decimal, valor_venta
     it as (value + taxes − discounts 01 + charges 48) / quantity."""
     outside = sum((amount if code == LINE_CHARGE_KEEPING_BASE else -amount for code, amount, _ in cargos
                    if code != LINE_CHARGE), ZERO)
-    taxes = igv if scheme is ubl.IGV else ZERO
+    taxes = igv if scheme is ubl.IGV or scheme is ubl.IVAP_SCHEME else ZERO
     return ((valor_venta + taxes + outside) / cantidad).quantize(PRICE_PLACES)
 
 

@@ -18,6 +18,7 @@ from app.core.invoicing.sunat_catalogues import (
     EXPORTACION,
     FACTURA,
     INSTALMENTS_REASON,
+    IVAP,
     IVAP_REASON,
 )
 
@@ -71,10 +72,7 @@ class NoteRules(sale.SaleRules):
                 ) -> sale.Reason | None:
         """(code, description) of the note's reason, checked against its catalogue."""
         code = request.codigo_motivo
-        if code == IVAP_REASON:
-            problems.add("codigo_motivo", "El motivo 12 del campo «codigo_motivo» (ajustes afectos al IVAP) corrige "
-                         "líneas con IVAP (afectación 17), que Yupana no emite.", "2172")
-        elif code not in self.reasons:
+        if code not in self.reasons:
             problems.add("codigo_motivo", f"El campo «codigo_motivo» debe ser un código del catálogo {self.catalogue}: "
                          f"{', '.join(self.reasons)}.", "2172")
             if not code:
@@ -96,7 +94,14 @@ class NoteRules(sale.SaleRules):
 
     def check_lines(self, request: GenerarXmlRequest, problems: pv.Problems, lines: list[ubl.Line],
                     total: Decimal) -> None:
-        """Reason 11 adjusts an export: every line of affectation 40 (SUNAT's 3107)."""
+        """Reason 11 adjusts an export: every line of affectation 40 (SUNAT's 3107); reason 12 adjusts IVAP lines:
+        every line of affectation 17."""
+        if request.codigo_motivo == IVAP_REASON:
+            for index, line in enumerate(lines):
+                if line.afectacion != IVAP:
+                    problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» "
+                                 "debe ser 17: el motivo 12 ajusta una operación afecta al IVAP.", "2172")
+                    return
         if request.codigo_motivo == EXPORT_REASON:
             for index, line in enumerate(lines):
                 if line.afectacion != EXPORTACION:

@@ -43,6 +43,7 @@ from app.core.invoicing.sunat_catalogues import (
     GLOBAL_CHARGE_KEEPING_BASE,
     GLOBAL_DISCOUNT_KEEPING_BASE,
     GRAVADO,
+    IVAP,
     LINE_CHARGE_KEEPING_BASE,
     LINE_DISCOUNT_KEEPING_BASE,
     PERCEPCION_OPERATION,
@@ -151,6 +152,7 @@ def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, n
     fecha, hora = when(request)
     lines, bag_rate = sale_lines.lines_of(request, problems, fecha, rules.valueless_lines_ok(request))
     exportacion = _exportacion(lines, problems)
+    _ivap_alone(lines, problems)
     _bags_in_soles(request, problems, moneda, bag_rate)
     tipo_operacion = _operation_type(rules, request, problems, exportacion, lines)
     receptor = parties.customer(name_of, request, problems,
@@ -382,6 +384,15 @@ def _exportacion(lines: list[ubl.Line], problems: pv.Problems) -> bool:
         problems.add(f"items[{index}].tipo_afectacion_igv", "Una exportación (afectación 40) no se mezcla con "
                      "ventas internas en un mismo comprobante.", "2642")
     return exportacion
+
+
+def _ivap_alone(lines: list[ubl.Line], problems: pv.Problems) -> None:
+    """IVAP lines (affectation 17, rice pilado) do not share a voucher with lines of another affectation (SUNAT's
+    2644)."""
+    if any(line.afectacion == IVAP for line in lines) and not all(line.afectacion == IVAP for line in lines):
+        index = next(i for i, line in enumerate(lines) if line.afectacion != IVAP)
+        problems.add(f"items[{index}].tipo_afectacion_igv", "Una venta afecta al IVAP (afectación 17, arroz pilado) no "
+                     "se mezcla con líneas de otra afectación en un mismo comprobante.", "2644")
 
 
 def _bags_in_soles(request: GenerarXmlRequest, problems: pv.Problems, moneda: str, bag_rate: Decimal | None) -> None:
