@@ -115,6 +115,16 @@ class CargoDescuento(ContractModel):
     base: Money | None = None  # the amount it is a share of; the line's or the gravado value by default
 
 
+class Isc(ContractModel):
+    """The ISC of a line (catalogue 08): 01 al valor (`tasa` % of the line's value), 02 monto fijo (`monto` per unit),
+    03 precio de venta al público (`tasa` % of `precio_publico` × cantidad)."""
+
+    sistema: str
+    tasa: Money | None = None
+    monto: Quantity | None = None
+    precio_publico: Quantity | None = None
+
+
 class Item(ContractModel):
     descripcion: str
     cantidad: Quantity
@@ -130,6 +140,7 @@ class Item(ContractModel):
     # The line's other charges and discounts of catalogue 53: 01 (discount that keeps the base), 47 (charge that raises
     # it), 48 (charge that does not). None when missing (the idempotency key's JSON must not change).
     cargos_descuentos: list[CargoDescuento] | None = extra()
+    isc: Isc | None = extra()  # the line's selective consumption tax (scheme 2000), inside the IGV base
 
 
 class Cuota(ContractModel):

@@ -127,6 +127,16 @@ BREADTH: list[tuple[str, dict]] = [
                             [item("Arroz pilado extra: ajuste de precio", "50", "5", "17", unidad="BG")])),
     ("nd-ajuste-ivap", nota("08", "F109", 1, ("01", "F109", 1), "12",
                             [item("Arroz pilado extra: flete adicional", "1", "150", "17", unidad="ZZ")])),
+    # f. ISC (scheme 2000) in its three systems, inside the IGV base.
+    ("factura-isc-al-valor", factura("F110", 1, [item("Perfume importado 100 ml", "2", "200",
+                                                      isc={"sistema": "01", "tasa": Decimal("10")})])),
+    ("boleta-isc-monto-fijo", boleta("B110", 1, [item("Cigarrillos (cajetilla de 20)", "10", "8.50",
+                                                      isc={"sistema": "02", "monto": Decimal("0.90")}),
+                                                 item("Bolsa plástica", "1", "0.10", icbper=True)])),
+    ("factura-isc-precio-publico", factura("F110", 2, [item("Cerveza 620 ml (caja x 12)", "5", "38",
+                                                            isc={"sistema": "03", "tasa": Decimal("30"),
+                                                                 "precio_publico": Decimal("45.76")}),
+                                                       item("Gaseosa 3 L", "4", "9.32")])),
 ]
 
 

@@ -99,6 +99,12 @@ AFFECTATIONS = {
     "37": "Gratuito inafecto – Transferencia gratuita",
 }
 
+# ---------------------------------------------------------------- 08 ISC systems
+
+ISC_AL_VALOR, ISC_MONTO_FIJO, ISC_PRECIO_PUBLICO = "01", "02", "03"
+ISC_SYSTEMS = {ISC_AL_VALOR: "Sistema al valor", ISC_MONTO_FIJO: "Aplicación del monto fijo",
+               ISC_PRECIO_PUBLICO: "Sistema de precios de venta al público"}
+
 # ---------------------------------------------------------------- 09 and 10: reasons of notes
 
 # The reasons Yupana issues; the labels are the `descripcion_motivo` a note gets when the request has none.

@@ -88,6 +88,7 @@ EXO = TaxScheme("9997", "EXO", "VAT")
 INA = TaxScheme("9998", "INA", "FRE")
 EXP = TaxScheme("9995", "EXP", "FRE")
 GRA = TaxScheme("9996", "GRA", "FRE")  # free transfers (gratuitas): the reference value, nothing charged
+ISC = TaxScheme("2000", "ISC", "EXC")  # the selective consumption tax, beside the IGV and inside its base
 ICBPER = TaxScheme("7152", "ICBPER", "OTH")  # the plastic bag tax, per bag, beside the line's IGV scheme
 IVAP_SCHEME = TaxScheme("1016", "IVAP", "VAT")  # rice pilado (affectation 17), 4 %
 SCHEME_BY_AFFECTATION = {GRAVADO: IGV, EXONERADO: EXO, INAFECTO: INA, EXPORTACION: EXP, IVAP: IVAP_SCHEME,
@@ -142,6 +143,7 @@ class Line:
     descuento: Decimal | None = None  # a discount that reduces the base (code 00): valor_venta is after it
     # Other charges and discounts of catalogue 53 (01, 47, 48) as (code, amount, base): valor_venta includes a 47
     cargos: tuple[tuple[str, Decimal, Decimal], ...] = ()
+    isc: tuple[str, Decimal, Decimal, Decimal] | None = None  # (catalogue 08 system, taxable, percent, ISC)
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
     # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
@@ -228,6 +230,7 @@ class Document:
     # Advances deducted: (catalogue 12 type, "SERIE-NUMERO", paid with IGV, catalogue 53 code, value, base).
     anticipos: list[tuple[str, str, Decimal, str, Decimal, Decimal]] = field(default_factory=list)
     prepaid: Decimal = Decimal("0.00")  # cbc:PrepaidAmount
+    isc: tuple[Decimal, Decimal] | None = None  # (taxable, ISC): the voucher's 2000 subtotal
     motivo: tuple[str, str] | None = None  # (catalogue 09/10 code, description) for notes
 
 
@@ -397,7 +400,11 @@ def _payment_terms(doc: Document) -> str:
 
 def _tax_total(doc: Document) -> str:
     cur = doc.moneda
-    parts = ["<cac:TaxTotal>", _amount("TaxAmount", doc.igv + doc.icbper if doc.icbper else doc.igv, cur)]
+    taxes = doc.igv + doc.icbper + (doc.isc[1] if doc.isc else 0)
+    parts = ["<cac:TaxTotal>", _amount("TaxAmount", taxes, cur)]
+    if doc.isc:
+        parts.append(f"<cac:TaxSubtotal>{_amount('TaxableAmount', doc.isc[0], cur)}{_amount('TaxAmount', doc.isc[1], cur)}"
+                     f"<cac:TaxCategory>{ISC.xml}</cac:TaxCategory></cac:TaxSubtotal>")
     for scheme, taxable, tax in doc.subtotals:
         parts.append(f"<cac:TaxSubtotal>{_amount('TaxableAmount', taxable, cur)}{_amount('TaxAmount', tax, cur)}"
                      f"<cac:TaxCategory>{scheme.xml}</cac:TaxCategory></cac:TaxSubtotal>")
@@ -456,7 +463,7 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
-    if line.bolsas or line.descuento or line.scheme is GRA or line.cargos:
+    if line.bolsas or line.descuento or line.scheme is GRA or line.cargos or line.isc:
         return _rich_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
@@ -500,10 +507,20 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
             f'<cbc:BaseUnitMeasure unitCode="NIU">{line.bolsas}</cbc:BaseUnitMeasure><cac:TaxCategory>'
             f'<cbc:PerUnitAmount currencyID="{cur}">{line.icbper_rate}</cbc:PerUnitAmount>{ICBPER.xml}'
             "</cac:TaxCategory></cac:TaxSubtotal>" if line.bolsas else "")
+    isc = ""
+    if line.isc:
+        system, isc_base, percent, isc_amount = line.isc
+        isc = (f'<cac:TaxSubtotal><cbc:TaxableAmount currencyID="{cur}">{isc_base}</cbc:TaxableAmount>'
+               f'<cbc:TaxAmount currencyID="{cur}">{isc_amount}</cbc:TaxAmount><cac:TaxCategory>'
+               f"<cbc:Percent>{plain(percent)}</cbc:Percent><cbc:TierRange>{system}</cbc:TierRange>{ISC.xml}"
+               "</cac:TaxCategory></cac:TaxSubtotal>")
+        value_igv = str(line.valor_venta + isc_amount)  # the IGV base includes the ISC (SUNAT's 3272)
+    else:
+        value_igv = value
     free = line.scheme is GRA
     # The line's TaxAmount: its taxes (IGV, ICBPER). A free line states its free IGV there as SUNAT's guide does,
     # with bags or without (issue 37); SUNAT's 3292 allows it beside ICBPER within 1.00 (the builder holds to it).
-    line_tax = line.igv + line.icbper
+    line_tax = line.igv + line.icbper + (line.isc[3] if line.isc else 0)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
         f'<cbc:LineExtensionAmount currencyID="{cur}">{value}</cbc:LineExtensionAmount>'
@@ -511,8 +528,8 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
         f"{plain(line.precio_unitario)}</cbc:PriceAmount>"
         f"<cbc:PriceTypeCode>{REFERENCE_VALUE if free else PRICE_WITH_IGV}</cbc:PriceTypeCode>"
         f"</cac:AlternativeConditionPrice></cac:PricingReference>{discount}"
-        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line_tax}</cbc:TaxAmount><cac:TaxSubtotal>'
-        f'<cbc:TaxableAmount currencyID="{cur}">{value}</cbc:TaxableAmount>'
+        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line_tax}</cbc:TaxAmount>{isc}<cac:TaxSubtotal>'
+        f'<cbc:TaxableAmount currencyID="{cur}">{value_igv}</cbc:TaxableAmount>'
         f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>{bags}</cac:TaxTotal>'
         f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
         f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{"0" if free else plain(line.valor_unitario)}'

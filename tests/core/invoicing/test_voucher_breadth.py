@@ -669,3 +669,46 @@ def test_ivap_lines_do_not_mix_and_reason_12_takes_only_them(engine, company):
     assert _refused(engine, mixed)["items[1].tipo_afectacion_igv"][1] == "2644"
     note = nota("07", "F109", 9, ("01", "F109", 1), "12", [item("Ajuste", "1", "10")])
     assert _refused(engine, note)["items[0].tipo_afectacion_igv"][1] == "2172"
+
+
+# ---------------------------------------------------------------- f. ISC
+
+@needs_xmlsec
+@pytest.mark.parametrize(("name", "system", "isc_base", "percent", "isc"), [
+    ("factura-isc-al-valor", "01", "400.00", "10", "40.00"),  # 10 % of 2 × 200
+    ("boleta-isc-monto-fijo", "02", "85.00", "10.58824", "9.00"),  # 10 × 0.90; its share of 85.00
+    ("factura-isc-precio-publico", "03", "228.80", "30", "68.64"),  # 30 % of 5 × 45.76
+])
+def test_the_isc_is_inside_the_igv_base(issued, name, system, isc_base, percent, isc):
+    """SUNAT's guide: a 2000 (ISC, EXC) subtotal on the line with its system (TierRange, catalogue 08), taxable
+    amount and percent (TaxAmount = TaxableAmount × Percent, 3108); the line's IGV base is its value plus the ISC
+    (3272), while the voucher's IGV taxable amount sums the lines' values (3277); the voucher's 2000 subtotal sums
+    the ISC and TaxInclusiveAmount = value + ISC + IGV."""
+    root = issued(name)
+    line = root.find("cac:InvoiceLine", NS)
+    sub = _subtotal(line, "2000")
+    assert _text(sub, "cac:TaxCategory/cbc:TierRange") == system
+    assert _money(sub, "cbc:TaxableAmount") == Decimal(isc_base) and _money(sub, "cbc:TaxAmount") == Decimal(isc)
+    assert _money(sub, "cac:TaxCategory/cbc:Percent") == Decimal(percent)
+    value = _money(line, "cbc:LineExtensionAmount")
+    igv_base = value + Decimal(isc)
+    assert _money(_subtotal(line, "1000"), "cbc:TaxableAmount") == igv_base
+    assert _money(_subtotal(line, "1000"), "cbc:TaxAmount") == (igv_base * Decimal("0.18")).quantize(Decimal("0.01"))
+    assert _money(_subtotal(root, "2000"), "cbc:TaxAmount") == Decimal(isc)
+    gravado = root.xpath("cac:InvoiceLine[cac:TaxTotal/cac:TaxSubtotal/cac:TaxCategory/cac:TaxScheme/cbc:ID='1000']"
+                         "/cbc:LineExtensionAmount/text()", namespaces=NS)
+    assert _money(_subtotal(root, "1000"), "cbc:TaxableAmount") == sum((Decimal(v) for v in gravado), Decimal(0))
+    totals = _totals(root)
+    taxes = _money(root, "cac:TaxTotal/cbc:TaxAmount")
+    assert totals["TaxInclusiveAmount"] == totals["LineExtensionAmount"] + taxes == totals["PayableAmount"]
+
+
+@pytest.mark.parametrize(("isc", "afectacion", "field", "code"), [
+    ({"sistema": "04", "tasa": Decimal("10")}, "10", "items[0].isc.sistema", "2041"),
+    ({"sistema": "01"}, "10", "items[0].isc.tasa", "3104"),
+    ({"sistema": "03", "tasa": Decimal("30")}, "10", "items[0].isc.precio_publico", "3104"),
+    ({"sistema": "01", "tasa": Decimal("10")}, "20", "items[0].isc", None),
+], ids=["sistema-04", "sin-tasa", "sin-precio-publico", "linea-exonerada"])
+def test_bad_isc_is_refused(engine, company, isc, afectacion, field, code):
+    message, sunat_code = _refused(engine, factura("F110", 9, [item("Licor", "1", "100", afectacion, isc=isc)]))[field]
+    assert sunat_code == code and "«items[0].isc" in message

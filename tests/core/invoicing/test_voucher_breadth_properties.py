@@ -1,5 +1,5 @@
-"""Issue 37's acceptance, as properties: across random mixes of lines (gravado, exonerado, inafecto, free), line
-charges and discounts (00, 01, 47, 48), bags (on gravado, exonerado and inafecto lines), global charges and discounts
+"""Issue 37's acceptance, as properties: across random mixes of lines (gravado, exonerado, inafecto, free), ISC (its
+three systems), line charges and discounts (00, 01, 47, 48), bags (on gravado, exonerado and inafecto lines), global charges and discounts
 (02, 03, 45, 46, 49, 50), rounding, percepción and retención, every voucher Yupana builds passes SUNAT's rule sheets
 (sunat_check imported once for the module) and PayableAmount = TaxInclusiveAmount − AllowanceTotalAmount +
 ChargeTotalAmount − PrepaidAmount + PayableRoundingAmount, the discounts and charges that affect the base being
@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
@@ -49,6 +49,11 @@ def paid_lines(draw) -> dict:
     extras = [extra for extra in extras if extra["monto"] > 0]
     if extras:
         line["cargos_descuentos"] = extras
+    if afectacion == "10" and not line.get("icbper") and draw(st.integers(0, 3)) == 0:  # ISC, any of its systems
+        system = draw(st.sampled_from(["01", "02", "03"]))
+        line["isc"] = ({"sistema": "02", "monto": draw(st.sampled_from([D("0.50"), D("1.20")]))} if system == "02"
+                       else {"sistema": system, "tasa": draw(st.sampled_from([D("10"), D("30"), D("50")])),
+                             **({"precio_publico": line["precio_unitario"] * D("1.3")} if system == "03" else {})})
     return line
 
 
@@ -120,6 +125,12 @@ def test_random_mixes_pass_sunats_sheets_and_the_payable_follows_sunats_formula(
         assert {d.sunat_code for d in refused.details} <= {"3280", "2968"}, refused.details
         event("refused")
         return
+    # libxml2 reads some amounts one ulp low («4.69» as 4.6899999999999995) while round(x × 100) div 100 gives the
+    # nearest double, so the checker's 2509 (PrepaidAmount against the PaidAmount summed) fires for them; SUNAT's own
+    # processor is not libxslt, so such advances are left out here rather than refused by Yupana (see the report).
+    for paid in request.get("anticipos", ()):
+        probe = etree.fromstring(f"<a>{paid['monto']:.2f}</a>")
+        assume(not probe.xpath("(round(number(.) * 100) div 100) != number(.)"))
     verdict = sunat_rules(xml)
     assert verdict["rejection"] is None and verdict["observations"] == [], f"{verdict} {request}"
     root = etree.fromstring(xml.encode(), PARSER)

@@ -18,6 +18,10 @@ from app.core.invoicing.sunat_catalogues import (
     ALLOWANCES_AND_CHARGES,
     EXPORTACION,
     GRAVADO,
+    ISC_AL_VALOR,
+    ISC_MONTO_FIJO,
+    ISC_PRECIO_PUBLICO,
+    ISC_SYSTEMS,
     IVAP,
     IVAP_PERCENT,
     LINE_ALLOWANCES_OFFERED,
@@ -72,7 +76,8 @@ def item_lines(items: Sequence[Item | None], problems: pv.Problems, fecha: date,
             rate = bag_rate  # lines of bags of different rates are different lines
         key = (item.descripcion, item.cantidad, item.precio_unitario, item.igv, item.codigo, item.unidad,
                item.tipo_afectacion_igv, rate, item.descuento, item.precio_con_igv,
-               tuple((c.codigo, c.monto, c.base) for c in item.cargos_descuentos) if item.cargos_descuentos else None)
+               tuple((c.codigo, c.monto, c.base) for c in item.cargos_descuentos) if item.cargos_descuentos else None,
+               (item.isc.sistema, item.isc.tasa, item.isc.monto, item.isc.precio_publico) if item.isc else None)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
@@ -121,18 +126,23 @@ def new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | 
                      "una transferencia gratuita: use «tipo_afectacion_igv» 11 a 16, 21 o 31 a 37 con el valor "
                      "referencial en «precio_unitario».", "3105")
         return None
-    igv = _line_igv(problems, index, valor_venta, afectacion, given_igv)
+    isc = _isc(problems, index, item, afectacion, valor_venta) if item.isc is not None else None
+    if item.isc is not None and isc is None:
+        return None
+    igv = _line_igv(problems, index, valor_venta + (isc[3] if isc else ZERO), afectacion, given_igv)
     if igv is None:
         return None
-    precio = _unit_price(scheme, cantidad, valor_unitario, valor_venta, igv, descuento)
+    precio = _unit_price(scheme, cantidad, valor_unitario, valor_venta + (isc[3] if isc else ZERO), igv, descuento)
     if cargos:  # the price paid: value and taxes, less the discounts that keep the base, plus such charges (3270)
-        precio = _price_with_allowances(scheme, cantidad, valor_venta, igv, cargos)
+        precio = _price_with_allowances(scheme, cantidad, valor_venta + (isc[3] if isc else ZERO), igv, cargos)
     line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
                     valor_venta, igv, scheme)
     if descuento:
         line.descuento = descuento
     if cargos:
         line.cargos = cargos
+    if isc:
+        line.isc = isc
     if bag_rate is not None:
         _bags(problems, index, line, bag_rate)
     return line
@@ -191,6 +201,38 @@ def _unit_price(scheme: ubl.TaxScheme, cantidad: Decimal, valor_unitario: Decima
     # the line's value per unit: the unit value itself unless rounding to cents moved it (0.001 × 5 = 0.01)
     return (valor_unitario if descuento is None and valor_venta == cantidad * valor_unitario
             else (valor_venta / cantidad).quantize(PRICE_PLACES))
+
+
+def _isc(problems: pv.Problems, index: int, item: Item, afectacion: str, valor_venta: Decimal
+         ) -> tuple[str, Decimal, Decimal, Decimal] | None:
+    """(system, taxable amount, percent, ISC) of a gravado line's ISC (catalogue 08): 01 `tasa` % of the line's
+    value; 02 `monto` per unit (its percent stated as the share of the value it makes, SUNAT's 3108 checks
+    TaxAmount against TaxableAmount × Percent); 03 `tasa` % of `precio_publico` × cantidad. Rounded half-up to cents."""
+    spec = item.isc
+    assert spec is not None
+    prefix = f"items[{index}].isc"
+    if afectacion != GRAVADO:
+        problems.add(prefix, f"El campo «{prefix}» solo se admite en una línea gravada con IGV (afectación 10).")
+        return None
+    if spec.sistema not in ISC_SYSTEMS:
+        problems.add(f"{prefix}.sistema", f"El campo «{prefix}.sistema» ({spec.sistema}) debe ser 01 (al valor), 02 "
+                     "(monto fijo) o 03 (precio de venta al público), del catálogo 08.", "2041")
+        return None
+    needed = {ISC_AL_VALOR: ("tasa",), ISC_MONTO_FIJO: ("monto",),
+              ISC_PRECIO_PUBLICO: ("tasa", "precio_publico")}[spec.sistema]
+    for name in needed:
+        value = getattr(spec, name)
+        if value is None or not value.is_finite() or value <= 0 or value >= pv.AMOUNT_LIMIT:
+            problems.add(f"{prefix}.{name}", f"El campo «{prefix}.{name}» es obligatorio en el sistema {spec.sistema} "
+                         "del ISC y debe ser mayor que cero.", "3104")
+            return None
+    if spec.sistema == ISC_MONTO_FIJO:
+        assert spec.monto is not None
+        amount = money(item.cantidad * spec.monto)
+        return spec.sistema, valor_venta, (amount * 100 / valor_venta).quantize(Decimal("0.00001")), amount
+    assert spec.tasa is not None
+    base = valor_venta if spec.sistema == ISC_AL_VALOR else money(item.cantidad * (spec.precio_publico or ZERO))
+    return spec.sistema, base, spec.tasa, money(base * spec.tasa / 100)
 
 
 def _price_with_allowances(scheme: ubl.TaxScheme, cantidad: Decimal, valor_venta: Decimal, igv: Decimal,
@@ -349,6 +391,8 @@ def _bags(problems: pv.Problems, index: int, line: ubl.Line, rate: Decimal) -> N
 
 
 def subtotals_of(lines: list[ubl.Line]) -> list[tuple[ubl.TaxScheme, Decimal, Decimal]]:
+    """Each scheme's (taxable, tax). The voucher's IGV taxable amount is its lines' value without their ISC (SUNAT's
+    3277 sums LineExtensionAmount), its tax the lines' IGV (on value plus ISC, 3272)."""
     sums: dict[str, tuple[Decimal, Decimal]] = {}
     for line in lines:
         taxable, tax = sums.get(line.scheme.code, (ZERO, ZERO))

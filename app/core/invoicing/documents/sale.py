@@ -134,6 +134,7 @@ class Totals:
     # The advances deducted: (catalogue 12 type, "SERIE-NUMERO", paid with IGV, catalogue 53 code, value, base).
     anticipos: list[tuple[str, str, Decimal, str, Decimal, Decimal]] = field(default_factory=list)
     prepaid: Decimal = ZERO  # cbc:PrepaidAmount
+    isc: tuple[Decimal, Decimal] | None = None  # (taxable, ISC) of the lines' ISC (scheme 2000)
 
 
 def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, name_of: NameOf,
@@ -321,7 +322,7 @@ def _document(rules: SaleRules, request: GenerarXmlRequest, company: Company, fe
         descuento_global=totals.descuento_global, leyenda=amount_in_words(totals.payable, moneda),
         gratuitas=totals.gratuitas, cargos=totals.cargos, descuentos_fuera=totals.descuentos_fuera,
         cargos_fuera=totals.cargos_fuera, redondeo=totals.redondeo, payable=totals.payable,
-        anticipos=totals.anticipos, prepaid=totals.prepaid)
+        anticipos=totals.anticipos, prepaid=totals.prepaid, isc=totals.isc)
 
 
 def preview(rules: SaleRules, request: GenerarXmlRequest, items: Sequence[Item | None] | None = None
@@ -415,7 +416,7 @@ def _totals(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
     if discount or raised:  # the gravado base and its IGV are recomputed after them (SUNAT's 3280, 4290)
         _, before, igv_before = subtotals[0]
         base = before - (discount or ZERO) + raised
-        igv_after = money(base * IGV_RATE)
+        igv_after = money((base + _isc_inside(lines)) * IGV_RATE)  # the lines' ISC stays inside the IGV base
         subtotals[0] = (ubl.IGV, base, igv_after)
         igv += igv_after - igv_before
         valor_venta += base - before
@@ -427,16 +428,26 @@ def _totals(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
         valor_venta -= free_value
         igv -= free_igv
     icbper = ZERO if bag_rate is None else sum((line.icbper for line in lines), ZERO)
-    total = valor_venta + igv + icbper
+    isc = [line.isc for line in lines if line.isc]
+    isc_total = sum((entry[3] for entry in isc), ZERO)
+    total = valor_venta + igv + icbper + isc_total
     totals = Totals(valor_venta, igv, icbper, total, subtotals, descuento_global, gratuitas, payable=total)
+    if isc:
+        totals.isc = (sum((entry[1] for entry in isc), ZERO), isc_total)
     if request.anticipos:
-        _prepayments(rules, request, problems, totals)
+        _prepayments(rules, request, problems, totals, _isc_inside(lines))
     if cargos or request.redondeo is not None or any(line.cargos for line in lines) or totals.prepaid:
         _outside_the_base(rules, request, problems, lines, cargos, totals)
     return totals
 
 
-def _prepayments(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, totals: Totals) -> None:
+def _isc_inside(lines: list[ubl.Line]) -> Decimal:
+    """The lines' ISC: inside the IGV base when the IGV is recomputed on the voucher's base."""
+    return sum((line.isc[3] for line in lines if line.isc), ZERO)
+
+
+def _prepayments(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems, totals: Totals,
+                 isc_inside: Decimal) -> None:
     """The advances deducted in the final voucher (SUNAT's guide): each advance voucher named
     (AdditionalDocumentReference 02/03 with the issuer's RUC) and paid (PrepaidPayment, with IGV); its value without
     IGV is a discount of catalogue 53 04 (gravado: it lowers the IGV base, whose IGV is recomputed), 05 or 06 on
@@ -483,7 +494,7 @@ def _prepayments(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Prob
     for position, (scheme, before, tax_before) in enumerate(totals.subtotals):
         advanced = deducted.get(scheme.code, ZERO)
         if advanced:
-            tax_after = money((before - advanced) * IGV_RATE) if scheme is ubl.IGV else tax_before
+            tax_after = money((before - advanced + isc_inside) * IGV_RATE) if scheme is ubl.IGV else tax_before
             totals.subtotals[position] = (scheme, before - advanced, tax_after)
             totals.igv += tax_after - tax_before
 
