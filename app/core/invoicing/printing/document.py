@@ -98,7 +98,11 @@ class PrintedVoucher:
     cargos: Decimal = ZERO  # ChargeTotalAmount: charges that are not part of the taxable base
     anticipos: Decimal = ZERO  # PrepaidAmount
     redondeo: Decimal = ZERO  # PayableRoundingAmount
-    descuento_global: Decimal = ZERO  # the voucher's own discounts (AllowanceCharge false at its root), without taxes
+    descuento_global: Decimal = ZERO  # the voucher's global discount on the base (AllowanceCharge 02), without taxes
+    # Stated beside the total, never in it (issue 37): (rate in percent, amount) of the percepción (51-53, in soles,
+    # with the total the customer pays including it) and of the retención of the IGV (62).
+    percepcion: tuple[Decimal, Decimal, Decimal] | None = None
+    retencion: tuple[Decimal, Decimal] | None = None
 
     @property
     def title(self) -> str:
@@ -185,7 +189,10 @@ def parse(xml: bytes | str) -> PrintedVoucher:
         motivo=_text(root, "cac:DiscrepancyResponse/cbc:Description"),
         receptor_direccion=_customer_address(customer),
         cargos=_amount(totals, "cbc:ChargeTotalAmount"), anticipos=_amount(totals, "cbc:PrepaidAmount"),
-        redondeo=_amount(totals, "cbc:PayableRoundingAmount"), descuento_global=_allowances(root.findall("cac:AllowanceCharge", NS))[0])
+        redondeo=_amount(totals, "cbc:PayableRoundingAmount"),
+        descuento_global=_allowances(root.xpath("cac:AllowanceCharge[cbc:AllowanceChargeReasonCode='02']",
+                                                namespaces=NS))[0])
+    voucher.percepcion, voucher.retencion = _perception(root), _retention(root)
     _payment(root, voucher)
     return voucher
 
@@ -231,6 +238,26 @@ def _allowances(elements: list[etree._Element]) -> tuple[Decimal, Decimal]:
         else:
             discounts += amount
     return discounts, charges
+
+
+def _rate_and_amount(root: etree._Element, codes: tuple[str, ...]) -> tuple[Decimal, Decimal, Decimal] | None:
+    """(rate in percent, amount, base) of the root AllowanceCharge of one of `codes`, or None."""
+    for element in root.findall("cac:AllowanceCharge", NS):
+        if _text(element, "cbc:AllowanceChargeReasonCode") in codes:
+            factor = _optional_amount(element, "cbc:MultiplierFactorNumeric") or ZERO
+            return (factor * 100).normalize(), _amount(element, "cbc:Amount"), _amount(element, "cbc:BaseAmount")
+    return None
+
+
+def _perception(root: etree._Element) -> tuple[Decimal, Decimal, Decimal] | None:
+    """(rate, percepción, total with it) in soles, from its AllowanceCharge (51-53)."""
+    found = _rate_and_amount(root, ("51", "52", "53"))
+    return None if found is None else (found[0], found[1], found[2] + found[1])
+
+
+def _retention(root: etree._Element) -> tuple[Decimal, Decimal] | None:
+    found = _rate_and_amount(root, ("62",))
+    return None if found is None else (found[0], found[1])
 
 
 def _customer_document(customer: etree._Element) -> tuple[str, str]:

@@ -265,6 +265,20 @@ def totals(voucher: PrintedVoucher, lines: list[PrintedLine]) -> list[tuple[str,
         rows.append(("Otros tributos", money(taxes[OTROS]), False))
     rows.extend(_adjustments(voucher))
     rows.append(("IMPORTE TOTAL", money(voucher.total), True))
+    return rows + _stated_beside(voucher)
+
+
+def _stated_beside(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
+    """The percepción (in soles) and the retención, printed after the total they are not part of."""
+    rows = []
+    if voucher.percepcion:
+        rate, amount, with_it = voucher.percepcion
+        rows.append((f"Percepción ({rate} %)", fmt.money(amount, "PEN"), False))
+        rows.append(("Total con percepción", fmt.money(with_it, "PEN"), True))
+    if voucher.retencion:
+        rate, amount = voucher.retencion
+        rows.append((f"Retención del IGV ({rate} %)", fmt.money(amount, voucher.moneda), False))
+        rows.append(("Neto a pagar", fmt.money(voucher.total - amount, voucher.moneda), True))
     return rows
 
 
@@ -295,7 +309,7 @@ def _totals_with_taxes(voucher: PrintedVoucher, lines: list[PrintedLine]) -> lis
     if printed.redondeo:
         rows.append(("Redondeo", money(printed.redondeo), False))
     rows.append(("IMPORTE TOTAL", money(printed.total), True))
-    return rows
+    return rows + _stated_beside(voucher)
 
 
 def included(voucher: PrintedVoucher) -> list[tuple[str, str]]:
