@@ -108,11 +108,38 @@ def new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | 
     valor_unitario, given_igv = priced
     if not pv.check_quantity_and_price(problems, index, cantidad, valor_unitario):
         return None
-    gross = (cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
-    valued = _discounted(problems, index, item, gross)
+    valued = _valued(problems, index, item, afectacion, valor_unitario, valueless_ok)
     if valued is None:
         return None
-    valor_venta, descuento = valued
+    valor_venta, descuento, scheme, cargos, isc = valued
+    taxed = valor_venta + (isc[3] if isc else ZERO)  # the ISC is inside the IGV base (SUNAT's 3272)
+    igv = _line_igv(problems, index, taxed, afectacion, given_igv)
+    if igv is None:
+        return None
+    precio = _unit_price(scheme, cantidad, valor_unitario, taxed, igv, descuento)
+    if cargos:  # the price paid: value and taxes, less the discounts that keep the base, plus such charges (3270)
+        precio = _price_with_allowances(scheme, cantidad, taxed, igv, cargos)
+    line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
+                    valor_venta, igv, scheme)
+    line.descuento, line.cargos, line.isc = descuento or None, cargos, isc
+    if bag_rate is not None:
+        _bags(problems, index, line, bag_rate)
+    return line
+
+
+Valued = tuple[Decimal, Decimal | None, ubl.TaxScheme, tuple[tuple[str, Decimal, Decimal], ...],
+               tuple[str, Decimal, Decimal, Decimal] | None]
+
+
+def _valued(problems: pv.Problems, index: int, item: Item, afectacion: str, valor_unitario: Decimal,
+            valueless_ok: bool) -> Valued | None:
+    """(the line's value after its discount and with its 47 charges, the discount, the tax scheme, its other charges
+    and discounts, its ISC), or None when the line cannot be valued (its problems said)."""
+    gross = (item.cantidad * valor_unitario).quantize(CENT, ROUND_HALF_UP)
+    discounted = _discounted(problems, index, item, gross)
+    if discounted is None:
+        return None
+    valor_venta, descuento = discounted
     scheme = ubl.SCHEME_BY_AFFECTATION.get(afectacion, ubl.IGV)  # unknown codes are refused anyway
     if scheme is ubl.GRA and not _free_line(problems, index, item, valor_unitario):
         return None
@@ -129,23 +156,7 @@ def new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | 
     isc = _isc(problems, index, item, afectacion, valor_venta) if item.isc is not None else None
     if item.isc is not None and isc is None:
         return None
-    igv = _line_igv(problems, index, valor_venta + (isc[3] if isc else ZERO), afectacion, given_igv)
-    if igv is None:
-        return None
-    precio = _unit_price(scheme, cantidad, valor_unitario, valor_venta + (isc[3] if isc else ZERO), igv, descuento)
-    if cargos:  # the price paid: value and taxes, less the discounts that keep the base, plus such charges (3270)
-        precio = _price_with_allowances(scheme, cantidad, valor_venta + (isc[3] if isc else ZERO), igv, cargos)
-    line = ubl.Line(item.descripcion, cantidad, unidad, item.codigo, afectacion, valor_unitario, precio,
-                    valor_venta, igv, scheme)
-    if descuento:
-        line.descuento = descuento
-    if cargos:
-        line.cargos = cargos
-    if isc:
-        line.isc = isc
-    if bag_rate is not None:
-        _bags(problems, index, line, bag_rate)
-    return line
+    return valor_venta, descuento, scheme, cargos, isc
 
 
 def _unit_value(problems: pv.Problems, index: int, item: Item, afectacion: str

@@ -408,20 +408,12 @@ def _totals(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
     valor_venta = sum((line.valor_venta for line in lines), ZERO)
     igv = sum((line.igv for line in lines), ZERO)
     subtotals = sale_lines.subtotals_of(lines)
-    descuento_global: tuple[Decimal, Decimal] | None = None  # (the discount, the base it was taken from)
     discount = _global_discount(rules, request, problems, subtotals) if request.descuento_global else None
     cargos = (_global_allowances(rules, request, problems, subtotals, valor_venta) if request.cargos_descuentos
               else [])
-    raised = sum((amount for code, amount, _ in cargos if code == GLOBAL_CHARGE), ZERO)
-    if discount or raised:  # the gravado base and its IGV are recomputed after them (SUNAT's 3280, 4290)
-        _, before, igv_before = subtotals[0]
-        base = before - (discount or ZERO) + raised
-        igv_after = money((base + _isc_inside(lines)) * IGV_RATE)  # the lines' ISC stays inside the IGV base
-        subtotals[0] = (ubl.IGV, base, igv_after)
-        igv += igv_after - igv_before
-        valor_venta += base - before
-        if discount:
-            descuento_global = (discount, before)
+    descuento_global, value_change, igv_change = _base_changes(subtotals, lines, discount, cargos)
+    valor_venta += value_change
+    igv += igv_change
     gratuitas = bool(subtotals) and subtotals[-1][0] is ubl.GRA
     if gratuitas:  # free lines: their value and IGV are stated in the 9996 subtotal, never charged
         _, free_value, free_igv = subtotals[-1]
@@ -439,6 +431,22 @@ def _totals(rules: SaleRules, request: GenerarXmlRequest, problems: pv.Problems,
     if cargos or request.redondeo is not None or any(line.cargos for line in lines) or totals.prepaid:
         _outside_the_base(rules, request, problems, lines, cargos, totals)
     return totals
+
+
+def _base_changes(subtotals: Subtotals, lines: list[ubl.Line], discount: Decimal | None,
+                  cargos: list[tuple[str, Decimal, Decimal]]
+                  ) -> tuple[tuple[Decimal, Decimal] | None, Decimal, Decimal]:
+    """The global discount (02) and charges (49) inside the gravado base: the base and its IGV are recomputed after
+    them (SUNAT's 3280, 4290). Answers (the discount and the base it was taken from, the change of the voucher's
+    value, the change of its IGV); the IGV subtotal is updated in place."""
+    raised = sum((amount for code, amount, _ in cargos if code == GLOBAL_CHARGE), ZERO)
+    if not discount and not raised:
+        return None, ZERO, ZERO
+    _, before, igv_before = subtotals[0]
+    base = before - (discount or ZERO) + raised
+    igv_after = money((base + _isc_inside(lines)) * IGV_RATE)  # the lines' ISC stays inside the IGV base
+    subtotals[0] = (ubl.IGV, base, igv_after)
+    return ((discount, before) if discount else None), base - before, igv_after - igv_before
 
 
 def _isc_inside(lines: list[ubl.Line]) -> Decimal:
