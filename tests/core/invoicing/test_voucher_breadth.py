@@ -12,7 +12,9 @@ from decimal import Decimal
 import pytest
 from lxml import etree
 
-from app.core.errors import YupanaError
+from tests.core.invoicing.test_builder_content import _refused
+from tests.core.invoicing.test_builder_extras import _legend as _legends
+from tests.core.invoicing.test_builder_extras import _money, _text
 from tests.helpers.oracles import load_sunat_check
 from tests.helpers.voucher_breadth import BREADTH, DNI_CUSTOMER, boleta, factura, item
 
@@ -55,24 +57,6 @@ def issued(engine, company, tmp_path, oracle):
         return etree.fromstring(signed.xml_firmado.encode())
 
     return run
-
-
-def _refused(engine, request: dict) -> dict[str, tuple[str, str | None]]:
-    with pytest.raises(YupanaError) as caught:
-        engine.invoicing.generate_xml(request)
-    return {d.field: (d.message, d.sunat_code) for d in caught.value.details}
-
-
-def _text(node, path: str) -> str:
-    return node.findtext(path, namespaces=NS)
-
-
-def _money(node, path: str) -> Decimal:
-    return Decimal(_text(node, path))
-
-
-def _legends(root, code: str) -> list[str]:
-    return root.xpath(f"cbc:Note[@languageLocaleID='{code}']/text()", namespaces=NS)
 
 
 def _subtotal(node, scheme: str):

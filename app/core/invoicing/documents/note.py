@@ -26,6 +26,11 @@ from app.core.invoicing.sunat_catalogues import (
 MODIFIED_LETTERS = {rules.code: rules.letter for rules in (invoice.FacturaRules(), invoice.BoletaRules())}
 
 
+# The reasons whose lines are all of one affectation: (the affectation, what the reason adjusts, SUNAT's code).
+LINES_OF_REASON = {EXPORT_REASON: (EXPORTACION, "una operación de exportación", "3107"),
+                   IVAP_REASON: (IVAP, "una operación afecta al IVAP", "2172")}
+
+
 def numbering(example: str) -> Numbering:
     """A note's series: F or B (the letter of the voucher it modifies) and three letters or digits, or four digits
     (contingency)."""
@@ -96,15 +101,11 @@ class NoteRules(sale.SaleRules):
                     total: Decimal) -> None:
         """Reason 11 adjusts an export: every line of affectation 40 (SUNAT's 3107); reason 12 adjusts IVAP lines:
         every line of affectation 17."""
-        if request.codigo_motivo == IVAP_REASON:
-            for index, line in enumerate(lines):
-                if line.afectacion != IVAP:
-                    problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» "
-                                 "debe ser 17: el motivo 12 ajusta una operación afecta al IVAP.", "2172")
-                    return
-        if request.codigo_motivo == EXPORT_REASON:
-            for index, line in enumerate(lines):
-                if line.afectacion != EXPORTACION:
-                    problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» "
-                                 "debe ser 40: el motivo 11 ajusta una operación de exportación.", "3107")
-                    return
+        wanted = LINES_OF_REASON.get(request.codigo_motivo or "")
+        if wanted is None:
+            return
+        afectacion, what, code = wanted
+        index = next((i for i, line in enumerate(lines) if line.afectacion != afectacion), None)
+        if index is not None:
+            problems.add(f"items[{index}].tipo_afectacion_igv", f"El campo «items[{index}].tipo_afectacion_igv» debe "
+                         f"ser {afectacion}: el motivo {request.codigo_motivo} ajusta {what}.", code)
