@@ -137,6 +137,21 @@ BREADTH: list[tuple[str, dict]] = [
                                                             isc={"sistema": "03", "tasa": Decimal("30"),
                                                                  "precio_publico": Decimal("45.76")}),
                                                        item("Gaseosa 3 L", "4", "9.32")])),
+    # Mixes of the above.
+    ("factura-usd-cargos-y-redondeo", factura("F111", 1, [item("Consultoría ambiental", "1", "2500", unidad="ZZ",
+                                                               cargos_descuentos=[cd("48", "35.00")])],
+                                              moneda="USD", cargos_descuentos=[cd("50", "40.00")],
+                                              redondeo=Decimal("0.20"))),
+    ("boleta-anticipo-y-bolsas", boleta("B111", 2, [item("Torta de cumpleaños", "1", "120"),
+                                                    item("Bolsa plástica", "2", "0.10", icbper=True)], DNI_CUSTOMER,
+                                        anticipos=[{"tipo": "03", "serie": "B111", "numero": 1,
+                                                    "monto": Decimal("50.00")}])),
+    ("factura-isc-anticipo-y-retencion", factura("F111", 3, [item("Pisco quebranta (caja x 6)", "10", "180",
+                                                                  isc={"sistema": "01", "tasa": Decimal("20")})],
+                                                 anticipos=[{"tipo": "02", "serie": "F111", "numero": 2,
+                                                             "monto": Decimal("1000.00")}], retencion={})),
+    ("factura-contingencia-con-percepcion", factura("0003", 15, [item("Cerveza (caja x 12)", "8", "42.37")],
+                                                    percepcion={"codigo": "51"}, medio_pago="009")),
 ]
 
 

@@ -68,8 +68,21 @@ def _subtotal(node, scheme: str):
 @needs_xmlsec
 @pytest.mark.slow  # every voucher of the breadth matrix through SUNAT's schema and rule sheets
 def test_every_breadth_voucher_signed_passes_the_oracle(issued):
-    for name, _ in BREADTH:
-        issued(name)
+    """Each voucher of the matrix signed and judged in full, and its totals as SUNAT's 3280 states them:
+    PayableAmount = TaxInclusiveAmount − AllowanceTotalAmount + ChargeTotalAmount − PrepaidAmount +
+    PayableRoundingAmount, spelled by legend 1000."""
+    from app.core.invoicing.amounts import amount_in_words
+
+    assert len(BREADTH) >= 40
+    for name, request in BREADTH:
+        root = issued(name)
+        (monetary,) = root.xpath("cac:LegalMonetaryTotal|cac:RequestedMonetaryTotal", namespaces=NS)  # ND: Requested
+        totals = {child.tag.split("}")[1]: Decimal(child.text) for child in monetary}
+        payable = (totals["TaxInclusiveAmount"] - totals.get("AllowanceTotalAmount", 0)
+                   + totals.get("ChargeTotalAmount", 0) - totals.get("PrepaidAmount", 0)
+                   + totals.get("PayableRoundingAmount", 0))
+        assert totals["PayableAmount"] == payable, name
+        assert _legends(root, "1000") == [amount_in_words(payable, request.get("moneda", "PEN"))], name
 
 
 # ---------------------------------------------------------------- a. two small defects
