@@ -34,12 +34,15 @@ def build_document(request: GenerarXmlRequest, company_of: CompanyOf, name_of: N
     `checks=False` (tests only) keeps only what is needed to render, so SUNAT's own sheets can be
     asked what they say about a voucher Yupana would have refused.
     """
-    return _kind(request.tipo).build(request, company_of, name_of, checks)
+    return _kind(request.tipo, contract=isinstance(request, GenerarXmlRequest)).build(request, company_of, name_of,
+                                                                                     checks)
 
 
-def _kind(tipo: str) -> DocumentType:
+def _kind(tipo: str, contract: bool = False) -> DocumentType:
+    """The registered type of `tipo`; for operation 1's request (`contract`), only a type built from it: a guía
+    (09, 31) has a request of its own and its own command, so operation 1 refuses it like an unknown type."""
     kind = registry.get(tipo)
-    if kind is None:
+    if kind is None or (contract and kind.request is not None):
         raise invalid("tipo", f"El campo «tipo» ({tipo}) debe ser 01 (factura), 03 (boleta), "
                       "07 (nota de crédito) u 08 (nota de débito).", "1003")
     return kind
