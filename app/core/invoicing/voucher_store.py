@@ -287,6 +287,11 @@ class VoucherStore:
         """The status of each of these vouchers that exists."""
         return self.repository.statuses_of(voucher_ids)
 
+    def hold_paths(self, voucher_ids: Iterable[int]) -> None:
+        """Hold these vouchers to the end of the caller's transaction, before choosing their path to SUNAT
+        (ports.vouchers)."""
+        self.repository.hold_paths(voucher_ids)
+
     def summary_candidates(self, status: str, day: str) -> builtins.list[int]:
         """The current environment's boletas and their notes in `status` issued on `day` (a resumen diario's)."""
         return self.repository.summary_candidates(self.environment(), status, day)
