@@ -10,6 +10,14 @@ data folder whose `database_url` names the shared PostgreSQL (or none: SQLite in
         Saves the product with a new price over the version it read; prints `saved VERSION` or `refused MESSAGE`.
     python -m tests.helpers.desk_process void HOME VOUCHER_ID
         «Anular» (a comunicación de baja, not waiting for the ticket); prints the summary's identifier.
+    python -m tests.helpers.desk_process resumen HOME [--hold]
+        The day's resumen diario (not waiting for the ticket); prints its ident and the serie-números it reports
+        (`RC-… B001-1 B001-2`), or `none MESSAGE`. With `--hold` it stops once it has checked which boletas were sent
+        alone (inside the transaction that stores its lines): prints `checked` and goes on at a line on its input.
+    python -m tests.helpers.desk_process resend HOME VOUCHER_ID [--hold]
+        Sends a stored, signed voucher alone (operation 3); prints `sent ESTADO` or `refused MESSAGE`. With `--hold`
+        it stops once the outbox has checked that no resumen diario reports it (inside the transaction that queues
+        it): prints `checked` and goes on at a line on its input.
     python -m tests.helpers.desk_process listen HOME
         Starts the webhook listener on a port the system picks and prints its URL; ends at a line on its standard
         input.
@@ -106,14 +114,53 @@ def follow(engine: Engine) -> None:
         print(asked[0], flush=True)
 
 
+def held(call):
+    """`call`, then `checked` said and a line on the standard input waited for (where the test runs the other desk)."""
+    def holding(*args, **kwargs):
+        answer = call(*args, **kwargs)
+        print("checked", flush=True)
+        sys.stdin.readline()
+        return answer
+    return holding
+
+
+def resumen(engine: Engine, hold: bool) -> None:
+    from app.core.api import YupanaError
+    from app.core.platform import clock
+
+    if hold:
+        book = engine._voids.book
+        book._not_sent_alone = held(book._not_sent_alone)
+    try:
+        outcomes = engine.invoicing.daily_summary(clock.today(), wait=False)
+    except YupanaError as refusal:
+        print(f"none {refusal.message}", flush=True)
+        return
+    for outcome in outcomes:
+        print(" ".join([outcome.ident, *(v.serie_numero for v in outcome.vouchers)]), flush=True)
+
+
+def resend(engine: Engine, voucher_id: int, hold: bool) -> None:
+    from app.core.api import YupanaError
+
+    if hold:
+        engine._outbox._check_one_path = held(engine._outbox._check_one_path)
+    try:
+        emission = engine.invoicing.resend(voucher_id)
+    except YupanaError as refusal:
+        print(f"refused {refusal.message}", flush=True)
+        return
+    print(f"sent {emission.outcome.estado if emission.outcome else None}", flush=True)
+
+
 def listen(engine: Engine) -> None:
     print(engine.messaging.start_listener("127.0.0.1", 0), flush=True)
     sys.stdin.readline()
 
 
 def main(argv: list[str]) -> None:
-    wait = "--wait" in argv
-    job, home, *args = [arg for arg in argv if arg != "--wait"]
+    wait, hold = "--wait" in argv, "--hold" in argv
+    job, home, *args = [arg for arg in argv if arg not in ("--wait", "--hold")]
     with Engine(home) as engine:
         if wait:
             print("ready", flush=True)
@@ -124,6 +171,10 @@ def main(argv: list[str]) -> None:
             save_product(engine, int(args[0]), int(args[1]), args[2])
         elif job == "void":
             void(engine, int(args[0]))
+        elif job == "resumen":
+            resumen(engine, hold)
+        elif job == "resend":
+            resend(engine, int(args[0]), hold)
         elif job == "listen":
             listen(engine)
         elif job == "follow":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from app.core.contract import EnviarResult
 from app.core.errors import ErrorCode, YupanaError, not_found
@@ -30,6 +30,8 @@ from app.core.invoicing.ubl_identity import DocumentId
 from app.core.invoicing.voucher_store import NumberTaken
 from app.core.invoicing.xmldsig import CanonicalSignature, sign_canonical
 from app.core.records import Emission, EmissionOutcome, EmissionStep
+
+T = TypeVar("T")
 
 STEPS = ("Generando el XML…", "Firmando…", "Enviando a SUNAT…")
 DONE = "Listo"
@@ -145,13 +147,20 @@ class Emitter:
         yield EmissionStep(2, STEPS[2])
         if held is not None and channel is not None:
             outbox, ident = self.submission.outbox, _identity(draft.doc)
-            yield _outcome(voucher_id, draft.name, signed.digest_value,
-                           lambda: self.submission.answer_of(ident, held.row["id"], outbox.send_held(held, channel)))
+            yield _outcome(voucher_id, draft.name, signed.digest_value, lambda: self._steadily(
+                lambda: self.submission.answer_of(ident, held.row["id"], outbox.send_held(held, channel))))
             return
         row = {"id": voucher_id, "emisor_ruc": draft.doc.emisor_ruc, "tipo": draft.doc.tipo, "serie": draft.doc.serie,
                "numero": draft.doc.numero, "environment": self.generation.store.environment()}
         yield _outcome(voucher_id, draft.name, signed.digest_value,  # no channel (said by submit_signed) or a rare race
-                       lambda: self.submission.submit_signed(row, signed.xml, signed.digest_value))
+                       lambda: self._steadily(lambda: self.submission.submit_signed(row, signed.xml,
+                                                                                    signed.digest_value)))
+
+    def _steadily(self, send: Callable[[], T]) -> T:
+        """The send step with other writers checked once (the SOL credentials, the addresses, the time-outs are read
+        as the other steps read theirs), not at each read: on PostgreSQL each check is a round trip to the server."""
+        with self.generation.store.storage.steady_reads():
+            return send()
 
     def _sign_and_store(self, draft: Draft, chosen: str,
                         numbered: Any = None) -> tuple[int, Held | None, Channel | None, Signed]:

@@ -21,7 +21,9 @@ from what is stored: opening a folder repairs a row or voucher left behind by a 
 
 One path per boleta: a voucher a resumen diario reports (a line with status 1, in a RC pending or accepted) is not
 queued here, checked in the transaction that writes the row; the resumen diario checks the rows in the transaction
-that writes its lines (app.core.invoicing.voids.book), so of the two, the first to commit decides.
+that writes its lines (app.core.invoicing.voids.book), so of the two, the first to commit decides. Both hold the
+voucher (VoucherStore.hold_paths: its row locked on PostgreSQL) before they check, so on several desks the second
+waits for the first's commit and then sees its choice.
 """
 
 from __future__ import annotations
@@ -199,6 +201,7 @@ class Outbox:
         """Refuse a voucher a resumen diario reports (inside the transaction that queues it: see the module's doc)."""
         if voucher_id is None or self.summaries is None:
             return
+        self.vouchers.hold_paths([voucher_id])  # a resumen diario choosing it on another desk commits first, or waits
         ident = self.summaries.reported_by([voucher_id]).get(voucher_id)
         if ident is not None:
             raise conflict("voucher_id", f"El comprobante {doc.serie}-{doc.numero} va en el resumen diario {ident}, que "

@@ -60,7 +60,7 @@ class VoucherStore:
         self.on_change = on_change
         self._dictionaries: dict[bytes, bytes] = {}  # digest → bytes: a digest names its bytes forever
         self._scopes: dict[str, packed_texts.Dictionary] = {}  # scope → what its new texts are packed against
-        self._kept: set[bytes] = set()  # digests whose row a commit of its own stored (`keep_dictionaries`)
+        self._kept: set[bytes] = set()  # digests whose row is known committed (`keep_dictionaries`, or read back)
 
     # ------------------------------------------------------------ packed texts
 
@@ -86,8 +86,11 @@ class VoucherStore:
         """The dictionary of `scope` (its newest stored one, else `data` becomes it), its digest worked out once."""
         dictionary = self._scopes.get(scope)
         if dictionary is None:
-            dictionary = packed_texts.Dictionary.of(self.repository.latest_dictionary(scope) or data)
+            stored = self.repository.latest_dictionary(scope)
+            dictionary = packed_texts.Dictionary.of(stored or data)
             self._scopes[scope] = dictionary
+            if stored is not None:  # committed before (this store writes a scope's only once it knows the scope):
+                self._kept.add(dictionary.digest)  # never written again, one statement less per text packed
             self._dictionaries[dictionary.digest] = dictionary.data
         return dictionary
 
@@ -286,6 +289,11 @@ class VoucherStore:
     def statuses_of(self, voucher_ids: builtins.list[int]) -> dict[int, str]:
         """The status of each of these vouchers that exists."""
         return self.repository.statuses_of(voucher_ids)
+
+    def hold_paths(self, voucher_ids: Iterable[int]) -> None:
+        """Hold these vouchers to the end of the caller's transaction, before choosing their path to SUNAT
+        (ports.vouchers)."""
+        self.repository.hold_paths(voucher_ids)
 
     def summary_candidates(self, status: str, day: str) -> builtins.list[int]:
         """The current environment's boletas and their notes in `status` issued on `day` (a resumen diario's)."""

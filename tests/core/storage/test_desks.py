@@ -242,3 +242,73 @@ def test_a_webhook_posted_to_two_desks_listeners_at_once_is_stored_once_and_forw
         finally:
             receiver.stop()
             gateway.unconfigure(shared)
+
+
+# ---------------------------------------------------------------- one path per boleta across desks
+
+def waiting_on_a_lock(storage, desk: subprocess.Popen) -> bool:
+    """The desk has ended, or one of the shared database's sessions waits for a row another holds."""
+    row = storage.query_one("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            " AND datname = current_database()")
+    return desk.poll() is not None or row["n"] > 0
+
+
+def until(condition, timeout: float = 60) -> bool:
+    from tests.helpers.messaging_support import wait_for
+
+    return bool(wait_for(lambda: condition() or None, timeout=timeout))
+
+
+def said_checked(desk: subprocess.Popen) -> None:
+    assert desk.stdout is not None
+    line = desk.stdout.readline()
+    assert line.strip() == "checked", line + desk.communicate(timeout=30)[1][-3000:]
+
+
+def sent_alone_and_reported(shared) -> list[dict]:
+    """The boletas with both a submission (sent alone, or queued to be) and an adding line in a resumen diario."""
+    return shared._storage.query(
+        "SELECT s.serie, s.numero FROM sunat_submissions s JOIN sunat_summary_lines l ON l.voucher_id = s.voucher_id"
+        " WHERE l.condition <> '3'")
+
+
+def test_a_boleta_sent_alone_on_one_desk_while_another_makes_the_resumen_is_refused(shared, sandbox, tmp_path):
+    """Caja 1's resumen diario has checked which boletas were sent alone and is signing its lines (not committed)
+    when caja 2 sends one of them alone: caja 2 waits for caja 1's commit, then sees the line and refuses. Before, on
+    PostgreSQL neither saw the other's uncommitted row: the boleta went by sendBill and in the RC."""
+    from tests.core.invoicing.test_one_path_per_boleta import signed_only
+
+    first, _ = signed_only(shared, "B003", 1), signed_only(shared, "B003", 2)
+    summary = start("resumen", desk_home(tmp_path, "caja1", shared.url), "--hold")
+    go(summary)
+    said_checked(summary)
+    alone = start("resend", desk_home(tmp_path, "caja2", shared.url), str(first), wait=False)
+    assert until(lambda: waiting_on_a_lock(shared._storage, alone))
+    go(summary)
+    [reported] = finish(summary)
+    [answer] = finish(alone)
+    assert reported.split()[1:] == ["B003-1", "B003-2"], reported
+    assert answer.startswith("refused El comprobante B003-1 va en el resumen diario") and "RC-" in answer, answer
+    assert sandbox.send_count(f"{ISSUER_RUC}-03-B003-1") == 0 and sandbox.sends() == 0  # never by sendBill
+    assert sent_alone_and_reported(shared) == []
+
+
+def test_a_boleta_queued_alone_on_one_desk_while_another_makes_the_resumen_is_left_out(shared, sandbox, tmp_path):
+    """Caja 2 has checked that no resumen diario reports its boleta and is queuing it (not committed) when caja 1's
+    resumen diario picks the day's boletas: caja 1 waits for caja 2's commit, then leaves that boleta out. Before, the
+    RC reported it too."""
+    from tests.core.invoicing.test_one_path_per_boleta import signed_only
+
+    alone, _ = signed_only(shared, "B004", 2), signed_only(shared, "B004", 1)
+    sender = start("resend", desk_home(tmp_path, "caja2", shared.url), str(alone), "--hold")
+    go(sender)
+    said_checked(sender)
+    summary = start("resumen", desk_home(tmp_path, "caja1", shared.url), wait=False)
+    assert until(lambda: waiting_on_a_lock(shared._storage, summary))
+    go(sender)
+    [answer] = finish(sender)
+    [reported] = finish(summary)
+    assert answer == "sent aceptado"
+    assert reported.split()[1:] == ["B004-1"], reported
+    assert sandbox.send_count(f"{ISSUER_RUC}-03-B004-2") == 1
+    assert sent_alone_and_reported(shared) == []

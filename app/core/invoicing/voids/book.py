@@ -82,6 +82,9 @@ class SummaryBook:
             # The day's counter first: its row stays locked to the commit, so two «Anular» at once, on one desk or
             # two, make their summaries one after the other, and the check below sees the one stored before.
             counter = self.repository.take_counter(environment, ruc, kind, issued.isoformat())
+            # The vouchers held before anything is checked: a desk queuing one of them alone commits first, or waits for
+            # this commit (one path per boleta, app.core.invoicing.outbox).
+            self.store.hold_paths([r["id"] for r, _, _ in rows])
             # Checked again inside the transaction: two «Anular» at once make one summary.
             taken = self.repository.first_pending_line([r["id"] for r, _, _ in rows])
             if taken is not None:

@@ -136,6 +136,13 @@ class VoucherRepository(Protocol):
         """The status of each voucher that exists among these ids."""
         ...
 
+    def hold_paths(self, voucher_ids: Iterable[int]) -> None:
+        """Inside the caller's transaction, hold these vouchers until it ends: another transaction holding one of
+        them waits for this one's commit, and what this one reads afterwards includes what that one committed. The
+        outbox and the resumen diario hold a boleta before they check, and record, the one path it goes to SUNAT by
+        (sent alone or in a resumen diario), so of two desks choosing at once the second sees the first's choice."""
+        ...
+
     def summary_candidates(self, environment: str, status: str, day: str) -> list[int]:
         """The ids of an environment's boletas and their notes (series B…) in `status`, issued on `day` (ISO date),
         ordered by issuer, type, serie and number: what a resumen diario reports."""

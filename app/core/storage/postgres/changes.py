@@ -81,16 +81,18 @@ class PostgresChangeFeed:
         self._sender.wake()
 
     def _send_round(self) -> Due:
-        """Every queued note sent in order; a failure keeps the note first in the queue and waits (backoff)."""
+        """Every queued note sent in order, those queued together in one statement (one round trip; the server
+        delivers them in the order given, at its commit); a failure keeps them first in the queue and waits
+        (backoff)."""
         while True:
             with self._outgoing_lock:
                 if not self._outgoing:
                     break
-                note = self._outgoing[0]
+                notes = list(self._outgoing)
             try:
                 if self._publisher is None or self._publisher.closed:
                     self._publisher = connect(self.url)
-                self._publisher.execute("SELECT pg_notify(%s, %s)", (CHANNEL, note))
+                self._publisher.execute("SELECT pg_notify(%s, note) FROM unnest(%s::text[]) AS note", (CHANNEL, notes))
             except psycopg.Error as exc:  # sent again once the server answers
                 log.warning("change note not sent yet: %s", str(exc).strip())
                 _closed_quietly(self._publisher)
@@ -98,7 +100,8 @@ class PostgresChangeFeed:
                 return self._send_backoff.next()
             self._send_backoff.reset()
             with self._outgoing_lock:
-                self._outgoing.popleft()
+                for _ in notes:  # only these: others may have been queued meanwhile
+                    self._outgoing.popleft()
         return UNTIL_WOKEN  # the next publish wakes it
 
     # ------------------------------------------------------------ hearing

@@ -316,9 +316,16 @@ class PostgresStorage:
     def data_version(self) -> int:
         """The server's snapshot as this thread's connection sees it now: the set of transactions committed and
         running. Two equal snapshots show the same data, so a cache read under one stays true under the other; it
-        changes whenever any connection commits (and when one starts writing)."""
+        changes whenever any connection commits (and when one starts writing). Inside a `steady_reads` block it is
+        asked once, whichever cache asks (each is a round trip to the server)."""
+        epoch = self.steady_epoch()
+        if epoch and getattr(self._steady, "asked_in", 0) == epoch:
+            return int(self._steady.version)
         snapshot = self.conn().execute("SELECT pg_current_snapshot()::text").fetchone()
-        return zlib.crc32(str(snapshot[0] if snapshot else "").encode())
+        version = zlib.crc32(str(snapshot[0] if snapshot else "").encode())
+        if epoch:
+            self._steady.asked_in, self._steady.version = epoch, version
+        return version
 
     def change_counter(self) -> int:
         return self.data_version()

@@ -13,6 +13,7 @@ name (accents and case folded by schema.POSTGRES_FOLD).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from psycopg.errors import UniqueViolation
@@ -21,7 +22,7 @@ from app.core.invoicing.catalog import text
 from app.core.storage.ports.vouchers import NewVoucher, NumberTaken
 from app.core.storage.postgres.common import OnPostgres, like_prefix
 from app.core.storage.schema import POSTGRES_FOLD
-from app.core.storage.sql import where_equal
+from app.core.storage.sql import in_chunks, where_equal
 from app.core.storage.sqlite.vouchers import _SERIE_NUMERO, LIST_COLUMNS, SqliteVoucherRepository
 
 # One word typed: it begins the serie-número or the document.
@@ -54,6 +55,13 @@ class PostgresVoucherRepository(OnPostgres, SqliteVoucherRepository):
                 return super().add(voucher)
         except UniqueViolation as exc:
             raise NumberTaken(voucher.serie, voucher.numero) from exc
+
+    def hold_paths(self, voucher_ids: Iterable[int]) -> None:
+        # The rows' locks, taken in the order of their ids (two holders of several never wait for each other in a
+        # circle); READ COMMITTED: each later statement of the transaction reads what the one waited for committed.
+        with self._db.write() as conn:
+            for chunk, marks in in_chunks(sorted(set(voucher_ids))):
+                conn.execute(f"SELECT id FROM vouchers WHERE id IN ({marks}) ORDER BY id FOR UPDATE", tuple(chunk))
 
     def list_page(self, environment: str, *, search: str | None, cliente: str | None, status: str | None,
                   tipo: str | None, desde: str | None, hasta: str | None, before_id: int | None, offset: int,

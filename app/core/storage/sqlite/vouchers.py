@@ -245,6 +245,9 @@ class SqliteVoucherRepository:
                 f"SELECT id, status FROM vouchers WHERE id IN ({marks})", tuple(chunk)))
         return found
 
+    def hold_paths(self, voucher_ids: Iterable[int]) -> None:
+        """Nothing to do: a SQLite write transaction (BEGIN IMMEDIATE) already has the database to itself."""
+
     def summary_candidates(self, environment: str, status: str, day: str) -> list[int]:
         return [row["id"] for row in self._db.query(
             "SELECT id FROM vouchers WHERE environment = ? AND status = ? AND substr(fecha_emision, 1, 10) = ?"

@@ -1,0 +1,56 @@
+"""Fewer round trips to a shared PostgreSQL per «Emitir» (issue 34, bench/desks.py): each statement is one.
+
+- the server's snapshot (what tells a cache another desk committed) is asked once per `steady_reads` block, whichever
+  caches read in it, and again in the next block;
+- a texts' dictionary read back from the database is known committed: packing against it writes its row no more.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.invoicing.voucher_store import VoucherStore
+
+SCOPE = "signed:20100066603:01"
+TEXT = b"<Invoice>" + b"<cbc:Note>Arroz Coste\xc3\xb1o 5 kg</cbc:Note>" * 40 + b"</Invoice>"
+
+
+def test_the_snapshot_is_asked_once_per_steady_block_and_anew_in_the_next(postgres_server):
+    from app.core.storage.postgres.database import PostgresStorage
+
+    url = postgres_server.fresh_database()
+    desk, other = PostgresStorage(url), PostgresStorage(url)
+    try:
+        with desk.steady_reads():
+            before = desk.data_version()
+            with other.transaction():  # another desk commits meanwhile
+                other.conn().execute("INSERT INTO settings (key, value) VALUES ('otro', '1')")
+            assert desk.data_version() == before  # not asked again inside the block
+        with desk.steady_reads():
+            assert desk.data_version() != before  # the next block sees the other desk's commit
+        assert desk.data_version() != before  # outside any block: asked every time
+    finally:
+        desk.close()
+        other.close()
+
+
+@pytest.mark.parametrize("engine_database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+                         indirect=True)
+def test_a_dictionary_read_back_is_not_written_again(engine_database, repos):
+    first = VoucherStore(engine_database, repos.vouchers, lambda: "sandbox")
+    with engine_database.transaction():
+        packed = first.pack_bytes(SCOPE, TEXT)  # the scope's first text becomes its dictionary, written here
+    written: list[bytes] = []
+    keep = repos.vouchers.keep_dictionary
+
+    def counted(digest: bytes, scope: str, data: bytes) -> None:
+        written.append(digest)
+        keep(digest, scope, data)
+
+    repos.vouchers.keep_dictionary = counted
+    later = VoucherStore(engine_database, repos.vouchers, lambda: "sandbox")  # another desk, or this one reopened
+    with engine_database.transaction():
+        again = [later.pack_bytes(SCOPE, TEXT + bytes([n])) for n in range(3)]
+    assert written == []
+    assert later.unpack_bytes(packed) == TEXT and [later.unpack_bytes(p) for p in again] == [TEXT + bytes([n])
+                                                                                             for n in range(3)]
