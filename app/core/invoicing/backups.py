@@ -35,6 +35,7 @@ from app import __version__
 from app.core.errors import invalid
 from app.core.invoicing.voucher_store import signed_text_of
 from app.core.invoicing.xmldsig import verify_xml
+from app.core.platform import clock
 from app.core.platform.file_lock import exclusive_file_lock
 from app.core.platform.paths import private_file
 from app.core.storage.sqlite import backup as sqlite_backup
@@ -89,7 +90,7 @@ def create(database: Path, folder: str | Path, data_home: Path, *, now: dt.datet
 
 
 def _create_locked(database: Path, target_folder: Path, now: dt.datetime | None) -> BackupCheck:
-    moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    moment = (now or clock.now()).astimezone(dt.UTC)
     final = _free_name(target_folder, f"{PREFIX}{moment:%Y%m%d-%H%M%S}")
     with tempfile.TemporaryDirectory(prefix=WORK_PREFIX, dir=target_folder) as work:
         copy = Path(work) / DATABASE
