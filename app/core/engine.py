@@ -26,6 +26,7 @@ from app.core.contract import (
 )
 from app.core.errors import ErrorCode, YupanaError, invalid
 from app.core.invoicing import soap, statuses
+from app.core.invoicing.backup_files import VoucherFileWriter
 from app.core.invoicing.backup_schedule import BackupScheduler
 from app.core.invoicing.batches import Batches
 from app.core.invoicing.catalog.customers import Customers
@@ -235,15 +236,21 @@ class Engine:
         self._closers += [self._messaging.close, self._forwarder.stop, self._messaging_group.stop_listener]
 
     def _wire_backups(self) -> None:
-        """The scheduled backups (issue 35): their loop counts the vouchers this desk signs from the events."""
+        """The scheduled backups (issue 35): their loop counts the vouchers this desk signs from the events; another
+        loop writes each voucher's signed XML and CDR into the backup folder as they are made (backup_files)."""
         scheduler = self._backup_scheduler = BackupScheduler(lambda folder: self.admin.create_backup(folder),
                                                              self._settings.get)
 
-        def count_signed(_name: str, payload: events.Event) -> None:
-            if isinstance(payload, events.VoucherChanged) and payload.status == statuses.FIRMADO:
-                scheduler.vouchers_signed(len(payload.ids))
+        files = self._backup_files = VoucherFileWriter(lambda: self._settings.get("backup_folder"),
+                                                       self.invoicing.voucher, self.invoicing.voucher_cdr)
 
-        self._closers += [self._events.subscribe(count_signed), scheduler.stop]
+        def on_voucher(_name: str, payload: events.Event) -> None:
+            if isinstance(payload, events.VoucherChanged):
+                files.changed(payload.ids)  # signed XML and CDR into the backup folder, on its own loop
+                if payload.status == statuses.FIRMADO:
+                    scheduler.vouchers_signed(len(payload.ids))
+
+        self._closers += [self._events.subscribe(on_voucher), scheduler.stop, files.stop]
 
     def _start_workers(self) -> None:
         """The background workers start at once only when something waits for them."""
@@ -260,6 +267,8 @@ class Engine:
         if key.startswith("backup_"):  # a new folder or schedule: looked at now
             self._backup_scheduler.start()
             self._backup_scheduler.wake()
+            if self._backup_files.pending():
+                self._backup_files.loop.wake()
         if key in ("listener_host", "listener_port"):
             self._messaging_group.restart_listener_if_running()
 
