@@ -9,12 +9,26 @@ import threading
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from app.core.invoicing.cdr import cdr_member
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.messaging_support import wait_for
 from tests.helpers.voucher_matrix import factura, item
 
 LINES = [item("Arroz superior 5 kg", "2", "10.00")]
+
+
+@pytest.fixture
+def shop(sunat_engine, company, tmp_path):
+    """An engine sending to the SUNAT sandbox, its backup folder set (no scheduled backup in the way)."""
+    sunat_engine.invoicing.create_test_certificate(ISSUER_RUC)
+    folder = tmp_path / "usb"
+    folder.mkdir()
+    sunat_engine.admin.config_set("backup_every_vouchers", "0")
+    sunat_engine.admin.config_set("backup_hour", "23")
+    sunat_engine.admin.config_set("backup_folder", str(folder))
+    return sunat_engine, folder
 
 
 def _issued(engine, first: int, count: int) -> list[int]:
@@ -38,14 +52,8 @@ def _written(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in (folder / "comprobantes").rglob("*.xml")}
 
 
-def test_each_signed_voucher_and_cdr_is_written_to_the_backup_folder(sunat_engine, company, tmp_path):
-    engine = sunat_engine
-    engine.invoicing.create_test_certificate(ISSUER_RUC)
-    folder = tmp_path / "usb"
-    folder.mkdir()
-    engine.admin.config_set("backup_every_vouchers", "0")
-    engine.admin.config_set("backup_hour", "23")
-    engine.admin.config_set("backup_folder", str(folder))
+def test_each_signed_voucher_and_cdr_is_written_to_the_backup_folder(shop, tmp_path):
+    engine, folder = shop
     ids = _issued(engine, 1, 3)
     expected = {name: data for voucher_id in ids for name, data in _expected(engine, voucher_id).items()}
     assert len(expected) == 6 and all(name.startswith(("R-", ISSUER_RUC)) for name in expected)
@@ -55,14 +63,8 @@ def test_each_signed_voucher_and_cdr_is_written_to_the_backup_folder(sunat_engin
     assert list((folder / "comprobantes").rglob("*.partial")) == []
 
 
-def test_an_unreachable_folder_never_stops_issuing_and_gets_the_files_later(sunat_engine, company, tmp_path):
-    engine = sunat_engine
-    engine.invoicing.create_test_certificate(ISSUER_RUC)
-    folder = tmp_path / "usb"
-    folder.mkdir()
-    engine.admin.config_set("backup_every_vouchers", "0")
-    engine.admin.config_set("backup_hour", "23")
-    engine.admin.config_set("backup_folder", str(folder))
+def test_an_unreachable_folder_never_stops_issuing_and_gets_the_files_later(shop, tmp_path):
+    engine, folder = shop
     folder.rename(tmp_path / "desconectada")  # the USB drive unplugged
     ids = _issued(engine, 1, 2)  # issued and accepted all the same
     writer = engine._backup_files
@@ -76,14 +78,8 @@ def test_an_unreachable_folder_never_stops_issuing_and_gets_the_files_later(suna
     assert writer.pending() == 0
 
 
-def test_a_slow_folder_never_delays_issuing(sunat_engine, company, tmp_path, monkeypatch):
-    engine = sunat_engine
-    engine.invoicing.create_test_certificate(ISSUER_RUC)
-    folder = tmp_path / "usb"
-    folder.mkdir()
-    engine.admin.config_set("backup_every_vouchers", "0")
-    engine.admin.config_set("backup_hour", "23")
-    engine.admin.config_set("backup_folder", str(folder))
+def test_a_slow_folder_never_delays_issuing(shop, tmp_path, monkeypatch):
+    engine, folder = shop
     writer = engine._backup_files
     stuck, release = threading.Event(), threading.Event()
     real_put = writer._put
