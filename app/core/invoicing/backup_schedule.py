@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +32,8 @@ from app.core.platform.loops import UNTIL_WOKEN, BackgroundLoop, Due
 log = logging.getLogger(__name__)
 
 MIN_GAP = dt.timedelta(minutes=10)
-CHECK_EVERY_S = 60.0  # how often an idle loop looks at the clock for the daily hour
+CHECK_EVERY_S = 60.0
+BACKGROUND_NICE = 10  # how often an idle loop looks at the clock for the daily hour
 DAILY, VOUCHERS, ASKED = "diaria", "comprobantes", "pedida"  # why a backup was made (shown in Ajustes)
 
 
@@ -143,6 +146,7 @@ class BackupScheduler:
 
     def _make(self, folder: str, reason: str, now: dt.datetime) -> BackupRun:
         started = now.isoformat(timespec="seconds")
+        _yield_the_cpu()
         try:
             check = self._backup(folder)
         except YupanaError as exc:
@@ -153,6 +157,16 @@ class BackupScheduler:
             return BackupRun(started, reason, False, message=f"No se pudo escribir la copia en «{folder}»: {exc}")
         log.info("scheduled backup (%s) written: %s", reason, check.path)
         return BackupRun(started, reason, True, path=check.path)
+
+
+def _yield_the_cpu() -> None:
+    """Where the system allows it (Linux: a thread's own nice value), the backups' thread runs behind issuing: its
+    compression and checks take CPU only when «Emitir» does not need it (bench/backup.py)."""
+    if hasattr(os, "setpriority") and sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+        except OSError:
+            pass  # not allowed here: the backup runs at the same priority
 
 
 # ---------------------------------------------------------------- what Ajustes and the main window show
