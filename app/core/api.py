@@ -42,6 +42,7 @@ from app.core.errors import (
 from app.core.invoicing import backups, statuses, sunat_catalogues, sunat_codes
 from app.core.invoicing.amounts import IGV_RATE, icbper_rate
 from app.core.invoicing.amounts import money as round_money
+from app.core.invoicing.backup_schedule import BackupRun, BackupStatus
 from app.core.invoicing.backups import BackupCheck, BackupInfo
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
@@ -189,7 +190,7 @@ __all__ = [
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
     "PRODUCCION", "SANDBOX", "Environment", "process_owner", "HeldEvents", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
     "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
-    "shared_database", "backups", "BackupCheck", "BackupInfo",
+    "shared_database", "backups", "BackupCheck", "BackupInfo", "BackupRun", "BackupStatus",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",
     "STREAM_CONNECTED", "STREAM_CONNECTING", "STREAM_WAITING", "STREAM_STOPPED", "VIA_WEBHOOK",

@@ -26,6 +26,8 @@ from app.core.contract import (
 )
 from app.core.errors import ErrorCode, YupanaError, invalid
 from app.core.invoicing import soap, statuses
+from app.core.invoicing.backup_files import VoucherFileWriter
+from app.core.invoicing.backup_schedule import BackupScheduler
 from app.core.invoicing.batches import Batches
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
@@ -128,11 +130,13 @@ class Engine:
         self._wire_lookups()
         self._wire_invoicing()
         self._wire_messaging()
+        self._wire_backups()
         self.admin = AdministrationGroup(
             home=self._home, log_file=self._log_file, storage=self._storage, settings=self._settings,
             addresses=self._addresses, sandbox_endpoints=self._sandbox_endpoints, companies=self._companies,
             secrets=self._secrets, api_tokens=self._api_tokens, outbox=self._outbox, bus=self._events,
-            setting_changed=self._setting_changed, on_close=self._closers.append)
+            setting_changed=self._setting_changed, on_close=self._closers.append,
+            backup_scheduler=self._backup_scheduler)
         self._start_workers()
         log.info("engine opened on %s", self._home)
 
@@ -231,8 +235,26 @@ class Engine:
             bus=self._events, home=self._home)
         self._closers += [self._messaging.close, self._forwarder.stop, self._messaging_group.stop_listener]
 
+    def _wire_backups(self) -> None:
+        """The scheduled backups (issue 35): their loop counts the vouchers this desk signs from the events; another
+        loop writes each voucher's signed XML and CDR into the backup folder as they are made (backup_files)."""
+        scheduler = self._backup_scheduler = BackupScheduler(lambda folder: self.admin.create_backup(folder),
+                                                             self._settings.get)
+
+        files = self._backup_files = VoucherFileWriter(lambda: self._settings.get("backup_folder"),
+                                                       self.invoicing.voucher, self.invoicing.voucher_cdr)
+
+        def on_voucher(_name: str, payload: events.Event) -> None:
+            if isinstance(payload, events.VoucherChanged):
+                files.changed(payload.ids)  # signed XML and CDR into the backup folder, on its own loop
+                if payload.status == statuses.FIRMADO:
+                    scheduler.vouchers_signed(len(payload.ids))
+
+        self._closers += [self._events.subscribe(on_voucher), scheduler.stop, files.stop]
+
     def _start_workers(self) -> None:
         """The background workers start at once only when something waits for them."""
+        self._backup_scheduler.start()
         self._outbox.start_if_pending()
         self._voids.start_if_pending()
         self._forwarder.start_if_pending()
@@ -242,6 +264,11 @@ class Engine:
             self._outbox.wake()
             if self._forwarder.store.next_due_at() is not None:
                 self._forwarder.wake()
+        if key.startswith("backup_"):  # a new folder or schedule: looked at now
+            self._backup_scheduler.start()
+            self._backup_scheduler.wake()
+            if self._backup_files.pending():
+                self._backup_files.loop.wake()
         if key in ("listener_host", "listener_port"):
             self._messaging_group.restart_listener_if_running()
 

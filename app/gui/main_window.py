@@ -28,7 +28,7 @@ from .bridge import EngineEvents
 from .context import Context
 from .crash import crash_dialog
 from .environment import EnvironmentBanner, badge
-from .widgets import Badge, fit_to_screen
+from .widgets import Badge, MessageBanner, fit_to_screen
 from .workers import Workers
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ def section_class(name: str) -> Callable[[Context], QWidget]:
 
 
 # What the status bar shows changes with these (a voucher's status covers pendiente; the listener's its words).
+BACKUP_CHECK_MS = 5 * 60_000  # how often the backups' banner is looked at again with no event
 STATUS_EVENTS = (events.SETTINGS_CHANGED, events.VOUCHER_CHANGED, events.COMPANY_SAVED, events.LISTENER_CHANGED,
                  events.SUNAT_CDR)
 
@@ -76,7 +77,8 @@ def status_snapshot(engine: Engine) -> dict[str, Any]:
             "pending": len(engine.invoicing.vouchers(status=statuses.PENDIENTE)),
             "listener": engine.messaging.listener_state(),
             "companies": len(engine.admin.companies()), "secrets": engine.admin.secret_state(),
-            "drafts": len(engine.invoicing.drafts())}
+            "drafts": len(engine.invoicing.drafts()),
+            "backup_warning": engine.admin.backup_status().warning}
 
 
 def listener_words(state: ListenerState) -> tuple[str, str]:
@@ -145,6 +147,8 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 0, 0, 0)
         self.environment_banner = EnvironmentBanner()  # beta and production: said across the window
         column.addWidget(self.environment_banner)
+        self.backup_banner = MessageBanner()  # the last good backup older than 7 days, or its folder unreachable
+        column.addWidget(self.backup_banner)
         layout = QHBoxLayout()
         layout.addWidget(self.navigation)
         layout.addWidget(self.pages, 1)
@@ -160,6 +164,10 @@ class MainWindow(QMainWindow):
         self.status_timer.setInterval(100)
         self.status_timer.timeout.connect(self.refresh_status)
         QTimer.singleShot(0, self.refresh_status)
+        self.backup_check = QTimer(self)  # a backup grows old and a USB drive goes away with no event
+        self.backup_check.setInterval(BACKUP_CHECK_MS)
+        self.backup_check.timeout.connect(self.refresh_status)
+        self.backup_check.start()
 
     # ------------------------------------------------------------ pages
 
@@ -211,6 +219,10 @@ class MainWindow(QMainWindow):
         text, colour = badge(snapshot["environment"])
         self.environment_label.set(text, colour)
         self.environment_banner.show_environment(snapshot["environment"])
+        if snapshot["backup_warning"]:
+            self.backup_banner.show_message(snapshot["backup_warning"], "warning")
+        else:
+            self.backup_banner.clear()
         self.environment_label.setToolTip("Entorno de trabajo (Ajustes → Entorno)")
         pending = snapshot["pending"]
         self.pending_label.setText("Envíos pendientes: —" if pending is None else f"Envíos pendientes: {pending}")

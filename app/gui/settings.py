@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.core.api import ENVIRONMENTS, GROUPS, SETTINGS, ErrorDetail, YupanaError, invalid_many
 
+from .backups import BackupsBox
 from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path, confirm
@@ -222,6 +223,12 @@ class SettingsPage(QWidget):
                 form.advanced_form.addRow("", browse)
             if title == "Datos y registro":
                 tab_layout.addWidget(self._data_box(), 1)
+            if title == "Copias de seguridad":
+                browse = QPushButton("Elegir la carpeta de las copias…")
+                browse.clicked.connect(self._choose_backup_folder)
+                form.form.addRow("", browse)
+                self.backups = BackupsBox(context)
+                tab_layout.addWidget(self.backups)
             if title == "Base de datos compartida":
                 self.shared_database = SharedDatabaseBox(context, partial(form.value, "database_url"), self.reload)
                 tab_layout.addWidget(self.shared_database)
@@ -415,6 +422,10 @@ class SettingsPage(QWidget):
         self._api_token_shown(token)
         self.banner.show_message("Token nuevo generado: el anterior ya no vale. Cópielo en los programas que usan "
                                  "la API local.", "success")
+
+    def _choose_backup_folder(self) -> None:
+        choose_path(self, "Carpeta de las copias de seguridad",
+                    lambda path: self.forms["Copias de seguridad"].set_value("backup_folder", path), folder=True)
 
     def _choose_rules_dir(self) -> None:
         choose_path(self, "Carpeta de reglas de SUNAT (VALI)",

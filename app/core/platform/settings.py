@@ -182,7 +182,8 @@ class Setting:
 
 
 # The Ajustes tabs that hold settings, in order.
-GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro", "Base de datos compartida"]
+GROUPS = ["Entorno", "SUNAT", "Consultas", "Mensajería", "API local", "Datos y registro", "Copias de seguridad",
+          "Base de datos compartida"]
 
 
 SETTINGS: dict[str, Setting] = {
@@ -278,6 +279,20 @@ SETTINGS: dict[str, Setting] = {
                 label="Dirección pública del receptor", group="Mensajería", desk=True),
         Setting("messaging_timeout_s", "15", "Tiempo máximo de espera de la pasarela de mensajería, en segundos.",
                 _integer(1, 120), label="Espera máxima de la pasarela (segundos)", group="Mensajería", advanced=True),
+        Setting("backup_folder", "",
+                "Carpeta donde Yupana deja sus copias de seguridad programadas, fuera de la carpeta de datos (una "
+                "memoria USB o una carpeta sincronizada con OneDrive, Google Drive o Dropbox). Vacío: sin copias "
+                "programadas. Es de este puesto.", _folder,
+                label="Carpeta de las copias", group="Copias de seguridad", desk=True),
+        Setting("backup_hour", "20",
+                "Hora del día (0 a 23, hora de Perú) de la copia diaria; si Yupana no estaba abierto a esa hora, la "
+                "copia se hace al abrirlo.", _integer(0, 23),
+                label="Hora de la copia diaria", group="Copias de seguridad", desk=True),
+        Setting("backup_every_vouchers", "50",
+                "Además de la diaria, una copia después de cada tantos comprobantes emitidos en este puesto (0: "
+                "solo la diaria). Nunca más de una copia cada 10 minutos: lo emitido mientras tanto va en la "
+                "siguiente.", _integer(0, 100_000),
+                label="Copia cada N comprobantes", group="Copias de seguridad", desk=True),
         Setting("database_url", "",
                 "Base de datos PostgreSQL que comparten los puestos de un negocio, p. ej. "
                 "postgresql://yupana@caja1/tienda (la contraseña va en el archivo pgpass de PostgreSQL). Vacío: los "

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.core.errors import invalid
-from app.core.invoicing import backups
+from app.core.invoicing import backup_schedule, backups
+from app.core.invoicing.backup_schedule import BackupScheduler, BackupStatus
 from app.core.invoicing.backups import BackupCheck
 from app.core.invoicing.outbox import Outbox
 from app.core.platform import environments, events
@@ -29,7 +30,8 @@ class AdministrationGroup:
     def __init__(self, *, home: Path, log_file: Path, storage: Database, settings: Settings, addresses: Addresses,
                  sandbox_endpoints: environments.SandboxEndpoints, companies: Companies, secrets: SecretStore,
                  api_tokens: ApiTokens, outbox: Outbox, bus: EventBus,
-                 setting_changed: Callable[[str, str], None], on_close: Callable[[Callable[[], None]], None]) -> None:
+                 setting_changed: Callable[[str, str], None], on_close: Callable[[Callable[[], None]], None],
+                 backup_scheduler: BackupScheduler) -> None:
         self._home = home
         self._log_file = log_file
         self._storage = storage
@@ -43,6 +45,7 @@ class AdministrationGroup:
         self._bus = bus
         self._setting_changed = setting_changed  # the engine's: what else a new value changes at once
         self._on_close = on_close
+        self._backup_scheduler = backup_scheduler  # the scheduled backups' loop (issue 35)
 
     # ------------------------------------------------------------ the data folder
 
@@ -54,6 +57,19 @@ class AdministrationGroup:
 
     def database_file(self) -> Path:
         return self._storage.path
+
+    def backup_status(self) -> BackupStatus:
+        """The scheduled backups' folder, the newest backup in it, this desk's last try and a warning when the
+        folder is unreachable or the newest backup is older than 7 days (backup_schedule.status)."""
+        return backup_schedule.status(self._settings.get("backup_folder"), self._backup_scheduler.last)
+
+    def backup_now(self) -> None:
+        """«Hacer copia ahora»: a backup into the settings' folder on the backups' loop (never this thread); its
+        result comes in `backup_status().last_run`."""
+        if not self._settings.get("backup_folder"):
+            raise invalid("backup_folder", "Elija primero la carpeta de las copias de seguridad.")
+        self._backup_scheduler.start()
+        self._backup_scheduler.request_now()
 
     def create_backup(self, folder: str | Path) -> BackupCheck:
         """A verified backup of this folder's SQLite database in `folder`, made while everything runs

@@ -12,7 +12,8 @@ import pytest
 from app.core.platform.settings import DESK_FILE, SETTINGS, DeskSettings, Settings
 
 DESK_KEYS = {"environment", "sunat_rules_dir", "api_host", "api_port", "api_autostart", "api_docs", "listener_host",
-             "listener_port", "listener_public_url", "log_level", "database_url"}
+             "listener_port", "listener_public_url", "log_level", "database_url",
+             "backup_folder", "backup_hour", "backup_every_vouchers"}  # issue 35: this desk's backups
 
 
 def test_the_desks_own_settings_are_the_local_ones():

@@ -36,7 +36,6 @@ import itertools
 import logging
 import os
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -46,13 +45,9 @@ from pathlib import Path
 import sqlite_utils
 from sqlite_utils import Migrations
 
+from app.core.platform.file_lock import exclusive_file_lock
 from app.core.platform.loops import BackgroundLoop
 from app.core.platform.paths import private_file
-
-if sys.platform == "win32":  # the file lock of each operating system (_file_lock)
-    import msvcrt
-else:
-    import fcntl
 
 log = logging.getLogger(__name__)
 
@@ -66,35 +61,6 @@ WAL_SOFT_PAGES = 1024
 WAL_HARD_PAGES = 8 * WAL_SOFT_PAGES
 QUIET_CHECKPOINT_S = 1.0
 HARD_COMMITS = 4096
-
-@contextmanager
-def _file_lock(path: Path, timeout: float = 60.0) -> Iterator[None]:
-    """An exclusive lock on a file shared by every process (fcntl on POSIX, msvcrt on Windows)."""
-    private_file(path)
-    with open(path, "a+b") as handle:
-        deadline = time.monotonic() + timeout
-        if sys.platform == "win32":
-            while True:
-                try:
-                    handle.seek(0)
-                    msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
-            try:
-                yield
-            finally:
-                handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
 
 _STEADY_EPOCHS = itertools.count(1)  # unique ids of steady_reads blocks
 
@@ -269,7 +235,7 @@ class Storage:
     def migrate(self, sets: Sequence[Migrations]) -> list[str]:
         """Apply the pending migrations of each set, in order; returns their names."""
         applied: list[str] = []
-        with _file_lock(self.path.with_name(self.path.name + ".migrate.lock")):
+        with exclusive_file_lock(self.path.with_name(self.path.name + ".migrate.lock")):
             db = self.db()
             with self._write_lock:
                 for migrations in sets:

@@ -1,0 +1,101 @@
+"""Between backups, every signed voucher and every CDR written to the backup folder as it is made (issue 35), so the
+newest work survives a dead disk too: `<backup_folder>/comprobantes/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml` (the signed
+XML, byte for byte as stored) and `R-RUC-TIPO-SERIE-NUMERO.xml` beside it (the CDR, the XML inside SUNAT's zip).
+
+Issuing never waits for it: a voucher's change (the engine's events) only puts its id in a set, and a background
+loop writes the files. A folder that is unreachable or slow keeps the ids for a later try (every RETRY_S, or at once
+when the folder setting changes); each file is written beside its name and renamed, so a file is whole or absent.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import threading
+import zipfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from app.core.invoicing.cdr import cdr_member
+from app.core.platform.loops import IDLE, BackgroundLoop, Due
+from app.core.platform.paths import private_file
+from app.core.records import VoucherCdr, VoucherDetail
+
+log = logging.getLogger(__name__)
+
+FOLDER = "comprobantes"
+RETRY_S = 30.0
+BLOCK = 200  # ids written per round (the loop looks at its stop between rounds)
+
+
+class VoucherFileWriter:
+    """The loop that writes vouchers' files into the backup folder (module doc)."""
+
+    def __init__(self, folder: Callable[[], str], detail: Callable[[int], VoucherDetail | None],
+                 cdr_of: Callable[[int], VoucherCdr | None]) -> None:
+        self._folder = folder
+        self._detail = detail
+        self._cdr_of = cdr_of
+        self._pending: dict[int, None] = {}  # ids in arrival order
+        self._lock = threading.Lock()
+        self.written = 0  # files written so far (tests wait on it)
+        self.loop = BackgroundLoop("yupana-backup-files", self._round, what="backup files", logger=log)
+
+    def changed(self, ids: Iterable[int]) -> None:
+        """Vouchers changed (signed, answered by SUNAT): their files are due. Only a set and a wake: never slow."""
+        if not self._folder():
+            return
+        with self._lock:
+            self._pending.update(dict.fromkeys(ids))
+        self.loop.wake()
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def stop(self) -> None:
+        self.loop.stop()
+
+    def _round(self) -> Due:
+        folder = self._folder()
+        if not folder:
+            with self._lock:
+                self._pending.clear()
+            return IDLE
+        with self._lock:
+            block = list(self._pending)[:BLOCK]
+        for voucher_id in block:
+            try:
+                self._write(Path(folder).expanduser(), voucher_id)
+            except OSError as exc:
+                log.warning("voucher files not written to %s (retried in %.0f s): %s", folder, RETRY_S, exc)
+                return RETRY_S
+            with self._lock:
+                self._pending.pop(voucher_id, None)
+        with self._lock:
+            return 0 if self._pending else IDLE
+
+    def _write(self, folder: Path, voucher_id: int) -> None:
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no folder {folder}")
+        detail = self._detail(voucher_id)
+        if detail is None or not detail.xml_firmado:
+            return  # not signed (yet): nothing SUNAT-bound to keep
+        month = folder / FOLDER / detail.fecha_emision[:7].replace("-", "")
+        month.mkdir(parents=True, exist_ok=True)
+        self._put(month / detail.nombre_archivo, detail.xml_firmado.encode("utf-8"))
+        cdr = self._cdr_of(voucher_id)
+        if cdr is not None and cdr.cdr_zip:
+            with zipfile.ZipFile(io.BytesIO(cdr.cdr_zip)) as received:
+                member = cdr_member(received)
+                self._put(month / member.filename.rsplit("/", 1)[-1], received.read(member))
+
+    def _put(self, target: Path, data: bytes) -> None:
+        if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+            return
+        partial = target.with_name(target.name + ".partial")
+        private_file(partial)
+        partial.write_bytes(data)
+        os.replace(partial, target)
+        self.written += 1

@@ -1,0 +1,102 @@
+"""Issue 35, windows: Ajustes → «Copias de seguridad» (the folder and schedule fields, the newest backup and this
+desk's last try, «Hacer copia ahora» made on the engine's backups loop, «Restaurar…» into a new empty folder on a
+worker) and the main window's banner when the newest backup is older than 7 days or its folder is unreachable."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+
+import pytest
+
+from app.core.invoicing import backups
+from app.core.platform import clock
+from app.gui.settings import SettingsPage
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.gui import open_widget, wait_idle
+from tests.helpers.voucher_matrix import factura, item
+
+TAB = "Copias de seguridad"
+NIGHT = dt.datetime(2026, 12, 7, 1, 0, tzinfo=clock.PERU)
+
+
+@pytest.fixture
+def usb(engine, company, tmp_path) -> Path:
+    engine.invoicing.create_test_certificate(ISSUER_RUC)
+    assert all(answer.success for answer in engine.invoicing.issue_batch(
+        [factura("F001", n, [item("Arroz 5 kg", "2", "10.00")]) for n in range(1, 4)]))
+    folder = tmp_path / "usb"
+    folder.mkdir()
+    return folder
+
+
+def test_the_tab_makes_a_backup_now_off_the_window_thread_and_restores_one(qtbot, context, usb, tmp_path):
+    context.engine.admin.config_set("backup_folder", str(usb))
+    page = open_widget(qtbot, context, SettingsPage)
+    titles = [page.tabs.tabText(n) for n in range(page.tabs.count())]
+    assert TAB in titles
+    form = page.forms[TAB]
+    assert form.value("backup_folder") == str(usb) and form.value("backup_hour") == "20"
+    assert form.value("backup_every_vouchers") == "50"
+    box = page.backups
+    assert box.status.text().startswith(f"Todavía no hay ninguna copia de seguridad en «{usb}»")
+
+    box.backup_button.click()
+    qtbot.waitUntil(lambda: "verificada" in box.result.text(), timeout=60_000)
+    made = [path for path in usb.iterdir() if backups.NAME.match(path.name)]
+    assert len(made) == 1 and backups.verify(made[0]).ok
+    assert "1b5e20" in box.result.styleSheet() and "(pedida a mano)" in box.result.text()
+    loop_thread = context.engine._backup_scheduler.loop.thread
+    assert loop_thread is None or loop_thread is not threading.main_thread()
+    wait_idle(qtbot, context.workers)
+    assert box.status.text().startswith("La copia más reciente en la carpeta es del")
+
+    new_folder = tmp_path / "otra-pc"
+    new_folder.mkdir()
+    box.restore(str(made[0]), str(new_folder))
+    qtbot.waitUntil(lambda: box.result.text().startswith("Copia restaurada en"), timeout=60_000)
+    assert "F001 hasta el 3" in box.result.text() and (new_folder / backups.DATABASE).is_file()
+
+    box.restore(str(made[0]), str(new_folder))  # not an empty folder any more
+    qtbot.waitUntil(lambda: "ya tiene una base de datos de Yupana" in box.result.text(), timeout=60_000)
+    assert "b71c1c" in box.result.styleSheet()
+
+
+def test_backup_now_without_a_folder_says_so(qtbot, context, company):
+    page = open_widget(qtbot, context, SettingsPage)
+    box = page.backups
+    assert box.status.text().startswith("Elija una carpeta para las copias de seguridad")
+    box.backup_button.click()
+    qtbot.waitUntil(lambda: box.result.text() == "Elija primero la carpeta de las copias de seguridad.", timeout=10_000)
+
+
+def test_the_main_window_warns_of_an_old_backup_and_an_unreachable_folder(qtbot, engine, usb, tmp_path):
+    from app.gui.main_window import MainWindow
+
+    with clock.frozen(NIGHT - dt.timedelta(days=8)):
+        old = engine.admin.create_backup(usb)
+    assert old.ok
+    engine.admin.config_set("backup_hour", "23")
+    engine.admin.config_set("backup_every_vouchers", "0")
+    with clock.frozen(NIGHT):  # before the day's backup hour
+        engine.admin.config_set("backup_folder", str(usb))
+        window = MainWindow(engine, first_run=False)
+        qtbot.addWidget(window)
+        window.show()
+        wait_idle(qtbot, window.workers)
+        banner = window.backup_banner
+        qtbot.waitUntil(banner.isVisible, timeout=10_000)
+        assert banner.text.text() == (f"La última copia de seguridad en «{usb}» es de hace 8 días: revise Ajustes → "
+                                      "«Copias de seguridad».")
+
+        usb.rename(tmp_path / "desconectada")  # the USB drive unplugged
+        window.refresh_status()
+        qtbot.waitUntil(lambda: banner.text.text().startswith("No se encuentra la carpeta de las copias"),
+                        timeout=10_000)
+
+        (tmp_path / "desconectada").rename(usb)
+        assert engine.admin.create_backup(usb).ok  # a fresh backup
+        window.refresh_status()
+        qtbot.waitUntil(lambda: not banner.isVisible(), timeout=10_000)
+    window.close()
