@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.contract import (
+    ENVIAR_PATH,
+    GUIAS_ENVIAR_PATH,
     ChatSendRequest,
     ChatWebhookRequest,
     ContractModel,
@@ -84,7 +86,8 @@ OPERATIONS: dict[str, Operation] = {
     for op in [
         Operation("xml", "POST", "/api/v1/facturacion/xml", GenerarXmlRequest, "invoicing", "generate_xml"),
         Operation("firmar", "POST", "/api/v1/facturacion/firmar", FirmarRequest, "invoicing", "sign"),
-        Operation("enviar", "POST", "/api/v1/facturacion/enviar", EnviarRequest, "invoicing", "send"),
+        Operation("enviar", "POST", ENVIAR_PATH, EnviarRequest, "invoicing", "send"),
+        Operation("guia-enviar", "POST", GUIAS_ENVIAR_PATH, EnviarRequest, "invoicing", "send_guia"),
         Operation("chat-send", "POST", "/api/v1/chat/send", ChatSendRequest, "messaging", "send"),
         Operation("chat-webhook", "POST", "/api/v1/chat/webhook", ChatWebhookRequest, "messaging", "subscribe"),
         Operation("ruc", "GET", "/api/v1/ruc/{numero}", None, "lookups", "ruc"),
