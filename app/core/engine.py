@@ -27,7 +27,7 @@ from app.core.contract import (
     success_envelope,
 )
 from app.core.errors import ErrorCode, YupanaError, invalid
-from app.core.invoicing import soap, statuses
+from app.core.invoicing import cdr, soap, statuses
 from app.core.invoicing.batches import Batches
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
@@ -193,7 +193,7 @@ class Engine:
         self._signing = Signing(self._vouchers, self._certificates, self._settings)
         self._batches = Batches(self._generation, self._signing, self._vouchers_signed)
         self._closers.append(self._batches.close)  # its signing workers (started at the first large batch)
-        self._printed = Printed(self._vouchers, self._companies)
+        self._printed = Printed(self._vouchers, self._companies, self._guia_link)
         # Submissions to SUNAT: one reused HTTP client per SUNAT endpoint, closed after the worker stops.
         self._sunat_http = soap.HttpPool()
         self._closers.append(self._sunat_http.close)
@@ -265,6 +265,13 @@ class Engine:
         """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue."""
         self._customers.remember_all((doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
                                       doc.receptor.direccion) for doc in docs)
+
+    def _guia_link(self, voucher_id: int) -> str | None:
+        """The link an accepted guía's CDR gives it (its printed QR); None while SUNAT has not accepted it."""
+        row = self._outbox.cdr_for_voucher(voucher_id)
+        if row is None or row.get("estado") not in (statuses.ACEPTADO, statuses.OBSERVADO):
+            return None
+        return cdr.document_link(cdr.xml_text(row.get("cdr_zip")))
 
     def _customer_name(self, ruc: str) -> str | None:
         """A customer's name for the builder, from the lookups (cache, register, providers)."""

@@ -101,6 +101,8 @@ class Issuer:
     logo_size: tuple[float, float] | None = None  # (width, height) in mm, fitted by the caller; None: a square
     voided: bool = False
     test_environment: str | None = None
+    # The link SUNAT's CDR gave the document (cbc:DocumentDescription): a guía's QR encodes it; None: not accepted yet.
+    sunat_link: str | None = None
 
 
 _DARK_RUN = re.compile(rb"\x01+")
@@ -368,7 +370,7 @@ def _fitted_size(text: str, width: float, size: float, smallest: float = 5.0) ->
     return size if used <= width else max(smallest, size * width / used)
 
 
-def _stamp_band(sheet: Sheet, x: float, width: float, issuer: Issuer, big: float, small: float) -> None:
+def stamp_band(sheet: Sheet, x: float, width: float, issuer: Issuer, big: float, small: float) -> None:
     """«ANULADO» in large letters and the test environment's mark, in a box across the width."""
     found = stamps(issuer)
     if not found:
@@ -425,7 +427,7 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.page.marks.append(Box(box_x, m, box_w, sheet.y - m, None, 0.5))
     logo_bottom = m + (_logo_size(issuer, 40.0, 24.0)[1] if issuer.logo else 0)
     sheet.y = max(issuer_bottom, sheet.y, logo_bottom) + 5
-    _stamp_band(sheet, m, sheet.right - m, issuer, 28, 11)
+    stamp_band(sheet, m, sheet.right - m, issuer, 28, 11)
     # Customer, date, payment, note reference.
     label_w = 42.0
     for label, value in details(voucher):
@@ -437,11 +439,11 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     _a4_totals(sheet, voucher, lines)
     _a4_footer(sheet, voucher)
     pages = sheet.finish(0)
-    _a4_page_footers(sheet, pages, issuer)
+    a4_page_footers(sheet, pages, issuer)
     return pages
 
 
-def _a4_page_footers(sheet: Sheet, pages: list[Page], issuer: Issuer) -> None:
+def a4_page_footers(sheet: Sheet, pages: list[Page], issuer: Issuer) -> None:
     """«Página n de m» when there are several pages; the voucher's stamps on every page."""
     m = A4_MARGIN
     marked = " · ".join(stamps(issuer))
@@ -571,13 +573,13 @@ QR_SIDE_A4 = 30.0
 QR_SIDE_TICKET = 32.0
 
 
-def _qr(x: float, y: float, side: float, text: str) -> Qr:
+def qr_mark(x: float, y: float, side: float, text: str) -> Qr:
     rows = qr_runs(text)
     return Qr(x, y, side / len(rows), rows)
 
 
 def _a4_footer(sheet: Sheet, voucher: PrintedVoucher) -> None:
-    code = _qr(0, 0, QR_SIDE_A4, voucher.qr_text())
+    code = qr_mark(0, 0, QR_SIDE_A4, voucher.qr_text())
     quiet = 4 * code.module  # four modules of white around the code, as readers need
     sheet.ensure(QR_SIDE_A4 + 2 * quiet)
     sheet.rule(width=0.3)
@@ -621,7 +623,7 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.y += 1
     sheet.rule()
     sheet.y += 1.5
-    _stamp_band(sheet, m, width, issuer, 18, 8)
+    stamp_band(sheet, m, width, issuer, 18, 8)
     for label, value in details(voucher):
         sheet.paragraph(m, f"{label}: {value}", width, 7.5)
     sheet.y += 1
@@ -634,7 +636,7 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.y += 1.5
     _ticket_totals(sheet, voucher, lines, width)
     sheet.y += 2
-    code = _qr(0, 0, QR_SIDE_TICKET, voucher.qr_text())
+    code = qr_mark(0, 0, QR_SIDE_TICKET, voucher.qr_text())
     quiet = 4 * code.module
     sheet.y += quiet
     sheet.page.marks.append(Qr(m + (width - QR_SIDE_TICKET) / 2, sheet.y, code.module, code.rows))
