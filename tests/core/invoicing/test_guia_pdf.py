@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
 from lxml import etree
 
 from app.core.api import statuses
@@ -19,14 +18,6 @@ from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 
 pytestmark = needs_poppler
 CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
-
-
-@pytest.fixture
-def guias(engine, company, gre):
-    gre.configure(engine)
-    engine.invoicing.create_test_certificate(company.ruc)
-    engine.admin.config_set("sunat_gre_wait_s", "2")
-    return engine
 
 
 def _cdr_link(engine, voucher_id: int) -> str:

@@ -22,15 +22,14 @@ from app.core.invoicing.printing.layout import (
     A4_MARGIN,
     A4_W,
     GREY,
-    QR_SIDE_A4,
     Box,
     Issuer,
     Page,
-    Qr,
     Sheet,
     a4_page_footers,
-    qr_mark,
+    a4_qr_footer,
     stamp_band,
+    title_box,
     wrap,
 )
 from app.core.invoicing.sunat_catalogues import (
@@ -240,16 +239,7 @@ def _header(sheet: Sheet, guia: PrintedGuia) -> None:
     box_x = sheet.right - box_w
     sheet.paragraph(m, guia.emisor_nombre, box_x - 4 - m, 12, True)
     issuer_bottom = sheet.y
-    sheet.y = m + 3
-    sheet.text(box_x, f"R.U.C. {guia.emisor_ruc}", 11, True, "C", box_w)
-    sheet.y += 6
-    for line in wrap(guia.title, box_w - 4, 11, True):
-        sheet.text(box_x, line, 11, True, "C", box_w)
-        sheet.y += 5
-    sheet.y += 1
-    sheet.text(box_x, guia.serie_numero, 12, True, "C", box_w)
-    sheet.y += 7
-    sheet.page.marks.append(Box(box_x, m, box_w, sheet.y - m, None, 0.5))
+    title_box(sheet, box_x, box_w, (guia.emisor_ruc, guia.title, guia.serie_numero))
     sheet.y = max(issuer_bottom, sheet.y) + 5
 
 
@@ -292,7 +282,6 @@ def _lines(sheet: Sheet, guia: PrintedGuia) -> None:
 
 def _footer(sheet: Sheet, guia: PrintedGuia, issuer: Issuer) -> None:
     link = issuer.sunat_link
-    side = QR_SIDE_A4
     legend = f"Representación impresa de la {guia.title}."
     if not link:
         sheet.ensure(20)
@@ -303,16 +292,9 @@ def _footer(sheet: Sheet, guia: PrintedGuia, issuer: Issuer) -> None:
         sheet.paragraph(sheet.margin, f"Guía {PENDING}: el código QR se imprime cuando SUNAT la acepte.",
                         sheet.right - sheet.margin, 10, True)
         return
-    code = qr_mark(0, 0, side, link)
-    quiet = 4 * code.module
-    sheet.ensure(side + 2 * quiet)
-    sheet.rule(width=0.3)
-    top = sheet.y + quiet
-    sheet.page.marks.append(Qr(sheet.margin + quiet, top, code.module, code.rows))
-    x = sheet.margin + side + 2 * quiet + 2
+    x, bottom = a4_qr_footer(sheet, link)
     width = sheet.right - x
-    sheet.y = top + 2
     sheet.paragraph(x, legend, width, 9.5, True)
     sheet.paragraph(x, f"Código hash: {guia.digest_value or '-'}", width, 9)
     sheet.paragraph(x, f"Consulte la guía en SUNAT: {link}", width, 8)
-    sheet.y = max(sheet.y, top + side + quiet)
+    sheet.y = max(sheet.y, bottom)
