@@ -94,11 +94,11 @@ GROUP_MAX = 64  # requests in one group commit: the writer lock is held while th
 DEFAULT_MAX_CONNECTIONS = 256
 BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
 JSON_TYPES = ("application/json",)
-TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "chat-send": "messaging",
-        "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
+TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "guia-enviar": "invoicing",
+        "chat-send": "messaging", "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
 # Each operation's summary in /openapi.json (the words it has always had there).
-SUMMARIES = {"xml": "generar xml", "firmar": "firmar", "enviar": "enviar", "chat-send": "chat send",
-             "chat-webhook": "chat webhook", "ruc": "ruc", "ce": "ce", "placa": "placa"}
+SUMMARIES = {"xml": "generar xml", "firmar": "firmar", "enviar": "enviar", "guia-enviar": "enviar guía de remisión",
+             "chat-send": "chat send", "chat-webhook": "chat webhook", "ruc": "ruc", "ce": "ce", "placa": "placa"}
 SECURITY_SCHEME = "bearerAuth"
 MEMORY_ENTRIES = 4096  # lookup answers kept in memory (LookupMemory), the oldest dropped first
 # They forget every remembered answer.

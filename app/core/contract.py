@@ -262,6 +262,11 @@ class FirmarResult(ContractModel):
 
 
 # ---------------------------------------------------------------- 3. POST /api/v1/facturacion/enviar
+# Beyond the contract: a guía de remisión goes to SUNAT's GRE platform by its own route, with the same body and answer
+# (docs/contract.md «Guías de remisión»); each route refuses the other's documents naming the right one.
+ENVIAR_PATH = "/api/v1/facturacion/enviar"
+GUIAS_ENVIAR_PATH = "/api/v1/guias/enviar"
+
 
 class EnviarRequest(ContractModel):
     xml_firmado: str

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.contract import (
+    ENVIAR_PATH,
+    GUIAS_ENVIAR_PATH,
     ChatSendRequest,
     ChatWebhookRequest,
     ContractModel,
@@ -25,7 +27,7 @@ from app.core.contract import (
     success_envelope,
 )
 from app.core.errors import ErrorCode, YupanaError, invalid
-from app.core.invoicing import soap, statuses
+from app.core.invoicing import cdr, soap, statuses
 from app.core.invoicing.backup_files import VoucherFileWriter
 from app.core.invoicing.backup_schedule import BackupScheduler
 from app.core.invoicing.batches import Batches
@@ -86,7 +88,8 @@ OPERATIONS: dict[str, Operation] = {
     for op in [
         Operation("xml", "POST", "/api/v1/facturacion/xml", GenerarXmlRequest, "invoicing", "generate_xml"),
         Operation("firmar", "POST", "/api/v1/facturacion/firmar", FirmarRequest, "invoicing", "sign"),
-        Operation("enviar", "POST", "/api/v1/facturacion/enviar", EnviarRequest, "invoicing", "send"),
+        Operation("enviar", "POST", ENVIAR_PATH, EnviarRequest, "invoicing", "send"),
+        Operation("guia-enviar", "POST", GUIAS_ENVIAR_PATH, EnviarRequest, "invoicing", "send_guia"),
         Operation("chat-send", "POST", "/api/v1/chat/send", ChatSendRequest, "messaging", "send"),
         Operation("chat-webhook", "POST", "/api/v1/chat/webhook", ChatWebhookRequest, "messaging", "subscribe"),
         Operation("ruc", "GET", "/api/v1/ruc/{numero}", None, "lookups", "ruc"),
@@ -194,7 +197,7 @@ class Engine:
         self._signing = Signing(self._vouchers, self._certificates, self._settings)
         self._batches = Batches(self._generation, self._signing, self._vouchers_signed)
         self._closers.append(self._batches.close)  # its signing workers (started at the first large batch)
-        self._printed = Printed(self._vouchers, self._companies)
+        self._printed = Printed(self._vouchers, self._companies, self._guia_link)
         # Submissions to SUNAT: one reused HTTP client per SUNAT endpoint, closed after the worker stops.
         self._sunat_http = soap.HttpPool()
         self._closers.append(self._sunat_http.close)
@@ -289,6 +292,13 @@ class Engine:
         """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue."""
         self._customers.remember_all((doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
                                       doc.receptor.direccion) for doc in docs)
+
+    def _guia_link(self, voucher_id: int) -> str | None:
+        """The link an accepted guía's CDR gives it (its printed QR); None while SUNAT has not accepted it."""
+        row = self._outbox.cdr_for_voucher(voucher_id)
+        if row is None or row.get("estado") not in (statuses.ACEPTADO, statuses.OBSERVADO):
+            return None
+        return cdr.document_link(cdr.xml_text(row.get("cdr_zip")))
 
     def _customer_name(self, ruc: str) -> str | None:
         """A customer's name for the builder, from the lookups (cache, register, providers)."""

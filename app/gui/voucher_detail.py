@@ -25,7 +25,7 @@ from .dialogs import choose_path
 from .emission import export, plain_outcome, resend
 from .printing import PrintPanel
 from .void_voucher import DOCUMENT_NAMES, WITH_ARTICLE, VoidDialog
-from .voucher_types import TYPE_NAMES
+from .voucher_types import LISTED_NAMES
 from .widgets import Badge, MessageBanner, fit_to_screen, heading
 from .xml_view import XmlView
 
@@ -197,7 +197,7 @@ class VoucherDetail(QDialog):
         formato = self.print_panel.format_box.currentData()
         assert self.record is not None  # the button waits for the voucher
         dialog = self.send_dialog = SendVoucherDialog(self.context, self.voucher_id, self.record,
-                                                      TYPE_NAMES.get(self.record.tipo, "Comprobante"), formato, self)
+                                                      LISTED_NAMES.get(self.record.tipo, "Comprobante"), formato, self)
 
         def sent() -> None:
             if dialog.sent is not None:  # accepted once sent
@@ -223,7 +223,7 @@ class VoucherDetail(QDialog):
         self.record = voucher = loaded.voucher
         cdr = loaded.cdr
         name = voucher.nombre_archivo or voucher.serie_numero
-        self.title.setText(f"{TYPE_NAMES.get(voucher.tipo, '')} {voucher.serie_numero}")
+        self.title.setText(f"{LISTED_NAMES.get(voucher.tipo, '')} {voucher.serie_numero}")
         self.setWindowTitle(f"Comprobante {name}")
         status = voucher.status or ""
         status_badge(status, self.status_badge)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 from app.core.api import fmt, statuses
 
 from .context import Context
-from .voucher_types import TYPE_NAMES
+from .voucher_types import LISTED_NAMES
 
 if TYPE_CHECKING:
     from app.core.api import Voucher
@@ -36,7 +36,7 @@ Index = QModelIndex | QPersistentModelIndex
 
 def _cells(voucher: Voucher) -> list[str]:
     customer = voucher.receptor_nombre or voucher.receptor_numero_documento or "—"
-    return [TYPE_NAMES.get(voucher.tipo, voucher.tipo or ""), voucher.serie_numero, customer,
+    return [LISTED_NAMES.get(voucher.tipo, voucher.tipo or ""), voucher.serie_numero, customer,
             fmt.money(voucher.total, voucher.moneda), fmt.day(voucher.fecha_emision),
             statuses.label(voucher.shown_status)]  # «Baja por confirmar» while its void's outcome is unknown
 

@@ -28,7 +28,7 @@ from .batch_issue import BatchIssuer
 from .context import Context
 from .period_export import PeriodExport
 from .voucher_list import COLUMNS, STATUS_COLUMN, STATUS_ROLE, StatusDelegate, VoucherListModel
-from .voucher_types import TYPE_NAMES
+from .voucher_types import LISTED_NAMES
 from .widgets import MessageBanner, heading
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ class VouchersPage(QWidget):
             self.status.addItem(statuses.label(status), status)
         self.tipo = QComboBox()
         self.tipo.addItem("Todos los tipos", None)
-        for code, name in TYPE_NAMES.items():
+        for code, name in LISTED_NAMES.items():
             self.tipo.addItem(name, code)
         self.refresh_button = QPushButton("Actualizar")
         filters.addWidget(self.search, 1)

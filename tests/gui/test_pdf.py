@@ -12,8 +12,9 @@ import pytest
 from PySide6.QtPrintSupport import QPrintDialog, QPrinter
 
 from app.gui.voucher_detail import VoucherDetail
-from tests.core.invoicing.test_pdf import decode_qr, expected_qr, needs_poppler, pdf_text
+from tests.core.invoicing.test_pdf import expected_qr
 from tests.helpers.gui import open_widget, wait_idle
+from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 from tests.helpers.voucher_matrix import MATRIX
 
 

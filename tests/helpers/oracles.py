@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
@@ -36,3 +38,24 @@ def load_sunat_check():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# ---------------------------------------------------------------- printed documents: poppler and zbar
+
+PDF_TOOLS = ("pdftotext", "pdftoppm", "zbarimg")
+needs_poppler = pytest.mark.skipif(any(shutil.which(tool) is None for tool in PDF_TOOLS),
+                                   reason="poppler-utils and zbar-tools are installed by .ci/run")
+
+
+def pdf_text(path: Path) -> str:
+    """The PDF's text as poppler's pdftotext reads it, its whitespace folded to single spaces."""
+    out = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, check=True).stdout.decode("utf-8")
+    return " ".join(out.split())
+
+
+def decode_qr(path: Path, tmp_path: Path) -> list[str]:
+    """The QR codes of the PDF's first page as zbarimg decodes them (rendered at 200 dpi by pdftoppm)."""
+    image = tmp_path / "qr"
+    subprocess.run(["pdftoppm", "-r", "200", "-png", "-singlefile", str(path), str(image)], check=True)
+    done = subprocess.run(["zbarimg", "-q", "--raw", str(image) + ".png"], capture_output=True)
+    return done.stdout.decode("utf-8").split()

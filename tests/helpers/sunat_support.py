@@ -93,3 +93,25 @@ def sunat_engine(engine, sandbox):
     engine.admin.config_set("sunat_retry_base_s", "0.05")
     engine.admin.config_set("sunat_retry_max_s", "0.2")
     return engine
+
+
+@pytest.fixture
+def gre():
+    """A GRE sandbox (SUNAT's REST platform for guías) on 127.0.0.1 port 0, stopped after the test."""
+    from app.sandbox.sunat_gre import SunatGreSandbox
+
+    server = SunatGreSandbox()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def guias(engine, company, gre):
+    """The engine sending guías to the GRE sandbox, with the issuer's test certificate and short retries."""
+    gre.configure(engine)
+    engine.invoicing.create_test_certificate(company.ruc)
+    engine.admin.config_set("sunat_retry_base_s", "0.05")
+    engine.admin.config_set("sunat_retry_max_s", "0.2")
+    engine.admin.config_set("sunat_gre_wait_s", "2")
+    return engine

@@ -83,6 +83,16 @@ REBUILT_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 REBUILT_LEVEL = 6
 
 
+def document_link(xml: str) -> str | None:
+    """The link a CDR gives the document it answers (cbc:DocumentDescription): SUNAT's GRE CDRs carry the address a
+    guía's QR encodes. None when there is none."""
+    if not xml:
+        return None
+    root = etree.fromstring(xml.encode("utf-8"), safe_parser())
+    found = root.findtext("cac:DocumentResponse/cac:DocumentReference/cbc:DocumentDescription", namespaces=NS)
+    return found.strip() if found and found.strip() else None
+
+
 def xml_text(data: bytes | None) -> str:
     """A CDR's ApplicationResponse as text, for reading (the voucher's detail): taken out of its zip as stored or
     received; "" when there is no CDR."""

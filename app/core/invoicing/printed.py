@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from app.core.errors import conflict, invalid, not_found
@@ -22,17 +23,22 @@ LOGO_MM = 24.0  # the logo's height on paper; its width follows its proportions
 
 
 class Printed:
-    """The printed voucher of stored vouchers: their signed XML and their company's print options."""
+    """The printed voucher of stored vouchers: their signed XML and their company's print options; for a guía, the
+    link SUNAT's CDR gave it (`cdr_link(voucher_id)`: its QR; None while SUNAT has not accepted it)."""
 
-    def __init__(self, store: VoucherStore, companies: Companies) -> None:
+    def __init__(self, store: VoucherStore, companies: Companies,
+                 cdr_link: Callable[[int], str | None] = lambda _voucher_id: None) -> None:
         self.store = store
         self.companies = companies
+        self.cdr_link = cdr_link
 
     def issuer(self, ruc: str, record: dict | None = None) -> tuple[printing.Issuer, str]:
         """(what the company and the stored voucher `record` add on paper, the company's default format): the logo;
         «ANULADO» on a voided voucher; «SIN VALOR TRIBUTARIO» on one not issued in production."""
         options = self.companies.print_options(ruc)
         state = voucher_state(record)
+        if record is not None and record.get("id") is not None and registry.is_guia(record.get("tipo") or ""):
+            state["sunat_link"] = self.cdr_link(int(record["id"]))
         if options.logo and options.logo_px:
             width, height = options.logo_px
             return printing.Issuer(options.logo, (LOGO_MM * width / height, LOGO_MM), **state), options.formato
@@ -53,7 +59,7 @@ class Printed:
         default."""
         record, xml = self.signed_xml(voucher_id)
         company, default = self.issuer(record["emisor_ruc"], record)
-        chosen = printing.check_format(formato or default)
+        chosen = printed_format(record, formato or default)
         return (printing.printout(xml, chosen, company, layout_of(record["tipo"])),
                 printing.file_name(record["nombre_archivo"], chosen))
 
@@ -68,7 +74,7 @@ class Printed:
         warnings to show with them."""
         record, xml = self.signed_xml(voucher_id)
         company, default = self.issuer(record["emisor_ruc"], record)
-        chosen = printing.check_format(formato or default)
+        chosen = printed_format(record, formato or default)
         found, _, warnings = printing.laid_out(xml, chosen, company, layout_of(record["tipo"]))
         return found, chosen, printing.file_name(record["nombre_archivo"], chosen), warnings
 
@@ -121,10 +127,18 @@ def voucher_state(record: dict | None) -> dict:
     return {"voided": record.get("status") == ANULADO, "test_environment": badge}
 
 
+def printed_format(record: dict, formato: str) -> str:
+    """The format a stored document prints in: the one asked (or its company's), but a guía always on A4 (it
+    travels with the goods on a full page; its layout has no ticket)."""
+    chosen = printing.check_format(formato)
+    return "a4" if registry.is_guia(record.get("tipo") or "") else chosen
+
+
 def layout_of(tipo: str) -> printing.Layout:
-    """How a voucher of this type is printed: its document type's layout, else SUNAT's printed voucher."""
+    """How a voucher of this type is printed: its document type's layout, else the printing package's own for it (a
+    guía's A4, SUNAT's printed voucher)."""
     kind = registry.get(tipo)
-    return kind.printed if kind is not None and kind.printed is not None else printing.standard
+    return kind.printed if kind is not None and kind.printed is not None else printing.layout_for(tipo)
 
 
 def write_bytes(path: Path, data: bytes) -> Path:

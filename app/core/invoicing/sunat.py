@@ -14,7 +14,7 @@ from typing import Any
 
 from lxml import etree
 
-from app.core.contract import EnviarRequest, EnviarResult
+from app.core.contract import ENVIAR_PATH, GUIAS_ENVIAR_PATH, EnviarRequest, EnviarResult
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_configured
 from app.core.invoicing import sunat_errors
 from app.core.invoicing.cdr import Cdr, safe_parser
@@ -133,6 +133,18 @@ def _check_signature(xml: bytes) -> str:
     return result.digest_value
 
 
+def _check_route(doc: DocumentId, guias: bool) -> None:
+    """A guía goes to SUNAT's GRE platform by its own route, a voucher by operation 3: the wrong one says which."""
+    if registry.is_guia(doc.tipo) == guias:
+        return
+    if guias:
+        raise invalid("xml_firmado", f"El campo «xml_firmado» es el comprobante {doc.serie}-{doc.numero} (tipo "
+                                     f"{doc.tipo}), no una guía de remisión: envíelo por POST {ENVIAR_PATH}.")
+    raise invalid("xml_firmado", f"El campo «xml_firmado» es la guía de remisión {doc.serie}-{doc.numero} (tipo "
+                                 f"{doc.tipo}): las guías se envían a SUNAT por su propia ruta, POST "
+                                 f"{GUIAS_ENVIAR_PATH}, no por {ENVIAR_PATH}.")
+
+
 def _other_content(doc: DocumentId) -> YupanaError:
     return conflict("xml_firmado", f"El comprobante {doc.serie}-{doc.numero} (RUC {doc.ruc}, tipo {doc.tipo}) ya fue "
                                    "enviado a SUNAT con otro contenido: el «xml_firmado» recibido no es el documento "
@@ -151,11 +163,13 @@ class Submission:
         self.clients = clients
         self.settings = settings
 
-    def submit(self, request: EnviarRequest) -> EnviarResult:
+    def submit(self, request: EnviarRequest, *, guias: bool = False) -> EnviarResult:
+        """Operation 3 (`guias` False) or the guías' own route (True): each refuses the other's documents."""
         xml = request.xml_firmado.encode("utf-8")
         environment = self.clients.addresses.current()
         environments.check_ambiente(environment, request.ambiente)  # sent where the app works, never elsewhere
         _, doc = _read_voucher(xml)
+        _check_route(doc, guias)
         channel = self.channel(environment, doc)  # no credentials, or no sandbox running: say so now, queue nothing
         known = self.store.find_by_signed_xml(request.xml_firmado)
         if known is None:

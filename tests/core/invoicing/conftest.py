@@ -36,14 +36,3 @@ def storage(engine_database):
     """A fresh database of each engine in turn, SQLite and PostgreSQL (the storage repositories' tests ask it
     directly; tests/helpers/postgres.py)."""
     return engine_database
-
-
-@pytest.fixture
-def gre():
-    """A GRE sandbox (SUNAT's REST platform for guías) on 127.0.0.1 port 0, stopped after the test."""
-    from app.sandbox.sunat_gre import SunatGreSandbox
-
-    server = SunatGreSandbox()
-    server.start()
-    yield server
-    server.stop()

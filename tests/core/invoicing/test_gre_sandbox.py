@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import zipfile
 
-import pytest
 from lxml import etree
 
 from app.core.api import statuses
@@ -22,16 +21,6 @@ from tests.helpers.guia_matrix import remitente, transportista
 from tests.helpers.sunat_support import sign
 
 CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
-
-
-@pytest.fixture
-def guias(engine, company, gre):
-    gre.configure(engine)
-    engine.invoicing.create_test_certificate(company.ruc)
-    engine.admin.config_set("sunat_retry_base_s", "0.05")
-    engine.admin.config_set("sunat_retry_max_s", "0.2")
-    engine.admin.config_set("sunat_gre_wait_s", "2")
-    return engine
 
 
 def _stem(numero: int, tipo: str = "09", serie: str = "T001") -> str:

@@ -4,7 +4,6 @@ QR codes decoded with zbarimg and compared with the voucher; formats, pages, opt
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from decimal import Decimal
 from pathlib import Path
@@ -18,11 +17,9 @@ from app.core.invoicing.printing import layout
 from app.core.invoicing.printing.fonts import printable
 from app.core.platform import formatting as fmt
 from tests.helpers.base import ISSUER_RUC, run_cli
+from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 from tests.helpers.voucher_matrix import MATRIX, factura, item
 
-TOOLS = ("pdftotext", "pdftoppm", "zbarimg")
-needs_poppler = pytest.mark.skipif(any(shutil.which(tool) is None for tool in TOOLS),
-                                   reason="poppler-utils and zbar-tools are installed by .ci/run")
 NS = {"cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
       "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
       "ds": "http://www.w3.org/2000/09/xmldsig#"}
@@ -36,18 +33,6 @@ def issue(engine, certificado_id: str, request: dict) -> int:
     generated = engine.invoicing.generate_xml(request)
     engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id})
     return engine.invoicing.find_voucher(f"{request['serie']}-{request['numero']}", tipo=request["tipo"])
-
-
-def pdf_text(path: Path) -> str:
-    out = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, check=True).stdout.decode("utf-8")
-    return " ".join(out.split())
-
-
-def decode_qr(path: Path, tmp_path: Path) -> list[str]:
-    image = tmp_path / "qr"
-    subprocess.run(["pdftoppm", "-r", "200", "-png", "-singlefile", str(path), str(image)], check=True)
-    done = subprocess.run(["zbarimg", "-q", "--raw", str(image) + ".png"], capture_output=True)
-    return done.stdout.decode("utf-8").split()
 
 
 def expected_qr(record) -> str:

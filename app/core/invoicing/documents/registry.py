@@ -103,6 +103,11 @@ def sender_for(code: str) -> Sender:
     return kind.sender if kind is not None else SEND_BILL
 
 
+def is_guia(code: str) -> bool:
+    """A guía de remisión: sent to SUNAT's GRE REST platform, by its own route of the local API."""
+    return any(kind.code == code for kind in GUIAS)
+
+
 def sheet_for(code: str) -> str | None:
     """The SUNAT rule sheet a type is judged by (None: none)."""
     kind = get(code)

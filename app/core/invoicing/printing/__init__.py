@@ -14,10 +14,17 @@ from typing import Any
 from app.core.errors import invalid
 from app.core.invoicing.printing.document import PrintedVoucher, parse
 from app.core.invoicing.printing.fonts import noting_unprintable, unprintable_warning
+from app.core.invoicing.printing.guia import GUIA_TYPES, print_guia
 from app.core.invoicing.printing.layout import FORMATS, Issuer, Page, lay_out
 
 # (signed XML, format, the issuer's print options) -> (pages, title): how a document type is printed.
 Layout = Callable[[Any, str, Any], tuple[list[Page], str]]
+
+
+def layout_for(code: str) -> Layout:
+    """How the printing package lays out a document type of its own knowing: the guías de remisión their A4
+    (printing.guia), SUNAT's vouchers the printed voucher (`standard`)."""
+    return print_guia if code in GUIA_TYPES else standard
 
 
 def check_format(formato: str | None) -> str:
@@ -80,4 +87,4 @@ def file_name(voucher_name: str, formato: str) -> str:
 
 
 __all__ = ["FORMATS", "Issuer", "Layout", "Page", "PrintedVoucher", "Printout", "check_format", "file_name",
-           "laid_out", "pages", "parse", "printout", "render_pdf", "standard"]
+           "laid_out", "layout_for", "pages", "parse", "printout", "render_pdf", "standard"]

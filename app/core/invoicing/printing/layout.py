@@ -101,6 +101,8 @@ class Issuer:
     logo_size: tuple[float, float] | None = None  # (width, height) in mm, fitted by the caller; None: a square
     voided: bool = False
     test_environment: str | None = None
+    # The link SUNAT's CDR gave the document (cbc:DocumentDescription): a guía's QR encodes it; None: not accepted yet.
+    sunat_link: str | None = None
 
 
 _DARK_RUN = re.compile(rb"\x01+")
@@ -382,7 +384,7 @@ def _fitted_size(text: str, width: float, size: float, smallest: float = 5.0) ->
     return size if used <= width else max(smallest, size * width / used)
 
 
-def _stamp_band(sheet: Sheet, x: float, width: float, issuer: Issuer, big: float, small: float) -> None:
+def stamp_band(sheet: Sheet, x: float, width: float, issuer: Issuer, big: float, small: float) -> None:
     """«ANULADO» in large letters and the test environment's mark, in a box across the width."""
     found = stamps(issuer)
     if not found:
@@ -408,6 +410,22 @@ A4_COLUMNS_WITH_TAXES = [("Cant.", 16.0, "R"), ("Unidad", 20.0, "L"), ("Código"
                          ("Descripción", 0.0, "L"), ("P. unitario", 26.0, "R"), ("Importe", 24.0, "R")]
 
 
+def title_box(sheet: Sheet, box_x: float, box_w: float, said: tuple[str, str, str]) -> None:
+    """The A4 page's box at the top right: the issuer's RUC, the document's title and its serie-número; `sheet.y`
+    ends under it."""
+    ruc, title, serie_numero = said
+    sheet.y = sheet.margin + 3
+    sheet.text(box_x, f"R.U.C. {ruc}", 11, True, "C", box_w)
+    sheet.y += 6
+    for line in wrap(title, box_w - 4, 11, True):
+        sheet.text(box_x, line, 11, True, "C", box_w)
+        sheet.y += 5
+    sheet.y += 1
+    sheet.text(box_x, serie_numero, 12, True, "C", box_w)
+    sheet.y += 7
+    sheet.page.marks.append(Box(box_x, sheet.margin, box_w, sheet.y - sheet.margin, None, 0.5))
+
+
 def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet = Sheet(A4_W, A4_H, A4_MARGIN)
     m = A4_MARGIN
@@ -426,20 +444,10 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     if voucher.emisor_lugar:
         sheet.paragraph(text_x, voucher.emisor_lugar, text_w, 8.5)
     issuer_bottom = sheet.y
-    # The box: RUC, title, serie-número.
-    sheet.y = m + 3
-    sheet.text(box_x, f"R.U.C. {voucher.emisor_ruc}", 11, True, "C", box_w)
-    sheet.y += 6
-    for line in wrap(voucher.title, box_w - 4, 11, True):
-        sheet.text(box_x, line, 11, True, "C", box_w)
-        sheet.y += 5
-    sheet.y += 1
-    sheet.text(box_x, voucher.serie_numero, 12, True, "C", box_w)
-    sheet.y += 7
-    sheet.page.marks.append(Box(box_x, m, box_w, sheet.y - m, None, 0.5))
+    title_box(sheet, box_x, box_w, (voucher.emisor_ruc, voucher.title, voucher.serie_numero))
     logo_bottom = m + (_logo_size(issuer, 40.0, 24.0)[1] if issuer.logo else 0)
     sheet.y = max(issuer_bottom, sheet.y, logo_bottom) + 5
-    _stamp_band(sheet, m, sheet.right - m, issuer, 28, 11)
+    stamp_band(sheet, m, sheet.right - m, issuer, 28, 11)
     # Customer, date, payment, note reference.
     label_w = 42.0
     for label, value in details(voucher):
@@ -451,11 +459,11 @@ def a4(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     _a4_totals(sheet, voucher, lines)
     _a4_footer(sheet, voucher)
     pages = sheet.finish(0)
-    _a4_page_footers(sheet, pages, issuer)
+    a4_page_footers(sheet, pages, issuer)
     return pages
 
 
-def _a4_page_footers(sheet: Sheet, pages: list[Page], issuer: Issuer) -> None:
+def a4_page_footers(sheet: Sheet, pages: list[Page], issuer: Issuer) -> None:
     """«Página n de m» when there are several pages; the voucher's stamps on every page."""
     m = A4_MARGIN
     marked = " · ".join(stamps(issuer))
@@ -585,27 +593,33 @@ QR_SIDE_A4 = 30.0
 QR_SIDE_TICKET = 32.0
 
 
-def _qr(x: float, y: float, side: float, text: str) -> Qr:
+def qr_mark(x: float, y: float, side: float, text: str) -> Qr:
     rows = qr_runs(text)
     return Qr(x, y, side / len(rows), rows)
 
 
-def _a4_footer(sheet: Sheet, voucher: PrintedVoucher) -> None:
-    code = _qr(0, 0, QR_SIDE_A4, voucher.qr_text())
+def a4_qr_footer(sheet: Sheet, qr_text: str) -> tuple[float, float]:
+    """Under a rule, the A4 page's QR of `qr_text` at the left; (where the text beside it starts, the QR's bottom
+    with its white border); `sheet.y` is left at the text's first line."""
+    code = qr_mark(0, 0, QR_SIDE_A4, qr_text)
     quiet = 4 * code.module  # four modules of white around the code, as readers need
     sheet.ensure(QR_SIDE_A4 + 2 * quiet)
     sheet.rule(width=0.3)
     top = sheet.y + quiet
     sheet.page.marks.append(Qr(sheet.margin + quiet, top, code.module, code.rows))
-    x = sheet.margin + QR_SIDE_A4 + 2 * quiet + 2
-    width = sheet.right - x
     sheet.y = top + 2
+    return sheet.margin + QR_SIDE_A4 + 2 * quiet + 2, top + QR_SIDE_A4 + quiet
+
+
+def _a4_footer(sheet: Sheet, voucher: PrintedVoucher) -> None:
+    x, bottom = a4_qr_footer(sheet, voucher.qr_text())
+    width = sheet.right - x
     sheet.paragraph(x, legend(voucher), width, 9.5, True)
     sheet.y += 1
     sheet.paragraph(x, f"Código hash: {voucher.digest_value or '-'}", width, 9)
     sheet.y += 1
     sheet.paragraph(x, check_text(), width, 8)
-    sheet.y = max(sheet.y, top + QR_SIDE_A4 + quiet)
+    sheet.y = max(sheet.y, bottom)
 
 
 # ------------------------------------------------------------------------------------------------ ticket
@@ -635,7 +649,7 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.y += 1
     sheet.rule()
     sheet.y += 1.5
-    _stamp_band(sheet, m, width, issuer, 18, 8)
+    stamp_band(sheet, m, width, issuer, 18, 8)
     for label, value in details(voucher):
         sheet.paragraph(m, f"{label}: {value}", width, 7.5)
     sheet.y += 1
@@ -648,7 +662,7 @@ def ticket(voucher: PrintedVoucher, issuer: Issuer) -> list[Page]:
     sheet.y += 1.5
     _ticket_totals(sheet, voucher, lines, width)
     sheet.y += 2
-    code = _qr(0, 0, QR_SIDE_TICKET, voucher.qr_text())
+    code = qr_mark(0, 0, QR_SIDE_TICKET, voucher.qr_text())
     quiet = 4 * code.module
     sheet.y += quiet
     sheet.page.marks.append(Qr(m + (width - QR_SIDE_TICKET) / 2, sheet.y, code.module, code.rows))
