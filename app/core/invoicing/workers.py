@@ -313,6 +313,7 @@ class _Worker:
         self.pieces: list[list[Outcome]] = []  # what it sent of its part so far
         self.sent_all = False  # its last piece is among them
         self.lost: str | None = None  # why its part will never come whole
+        self.signed = 0  # vouchers it generated and signed since it started (the batch's log line, the Wine smoke)
 
     def alive(self) -> bool:
         return bool(self.process.is_alive())
@@ -441,16 +442,27 @@ class SigningPool:
             worker.lost = f"{worker.process.name}: {payload}"
             return
         worker.pieces.append(payload)
+        worker.signed += sum(isinstance(outcome, Made) for outcome in payload)
         worker.sent_all = kind == "done"
 
     def about(self) -> list[dict[str, Any]]:
-        """Each running worker's pid, peak memory, processor time so far and whether Qt got into it (benchmarks and
-        tests)."""
+        """Each running worker's pid, peak memory, processor time so far, whether Qt got into it and how many
+        vouchers it signed since it started (benchmarks, tests, the batch's log line)."""
         found = []
         for worker in self._workers:
             worker.conn.send(("about", None))
-            found.append(worker.conn.recv()[1])
+            found.append({**worker.conn.recv()[1], "signed": worker.signed})
         return found
+
+    def describe(self) -> str:
+        """The workers in one line for the log: each one's pid, the vouchers it signed, whether Qt got into it
+        (a worker that never loads Qt never opens a window: the frozen app's freeze_support at work)."""
+        try:
+            found = self.about()
+        except (OSError, ValueError, EOFError) as exc:  # one ended meanwhile: the pids the engine knows
+            return f"{len(self._workers)} processes (not asked: {exc!r})"
+        return ", ".join(f"pid {about['pid']} signed {about['signed']} "
+                         f"(Qt {'loaded' if about['qt_loaded'] else 'not loaded'})" for about in found)
 
     # ------------------------------------------------------------ the end
 
