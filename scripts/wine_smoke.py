@@ -336,7 +336,10 @@ def check_stream(wine: Wine, work: Path) -> str:
             _stop(serve)
         subscriber.close()
         gateway.stop()
-    forwarded = subscriber.bodies(body)
+    forwarded, caught_up = subscriber.bodies(body), gateway.stream.finds
+    if caught_up:
+        raise SmokeFailed(f"the installed app asked findMessages {caught_up} time(s): the messages did not come live "
+                          "through the stream")
     with wine.host_engine(home) as engine:
         stored = [m for m in engine.messaging.messages(INSTANCE) if m.body == body]
     if len(stored) != 1 or len(forwarded) != 1:
@@ -371,7 +374,9 @@ def check_postgres(wine: Wine, work: Path) -> str:
         raise SmokeFailed("PostgreSQL is not installed here (Debian: apt-get install postgresql)")
     home = fresh(work / "postgres-home")
     with throwaway_postgres(durable=False) as url:
-        wine.run(home, "db", "usar", url)
+        from app.core.api import shared_database
+
+        shared_database.use(home, url)  # the desk's setting only (a file): written here, one Wine start saved
         wine.run(home, "db", "init")
         state = wine.run(home, "db", "estado")
     engine = re.search(r"^Motor: PostgreSQL (\S+)", state, re.M)
