@@ -101,20 +101,13 @@ class Wine:
 
     @contextmanager
     def host_engine(self, home: Path) -> Iterator[Any]:
-        """This machine's engine on a data folder the Windows app then opens (same passphrase, no keyring)."""
-        saved = {name: os.environ.get(name) for name in ("YUPANA_KEYRING", "YUPANA_PASSPHRASE")}
+        """This machine's engine on a data folder the Windows app then opens (same passphrase, no keyring). The
+        variables stay set: this process exists for the smoke, and every engine it opens uses this passphrase."""
         os.environ.update({"YUPANA_KEYRING": "0", "YUPANA_PASSPHRASE": self.passphrase})
-        try:
-            from app.core.api import Engine
+        from app.core.api import Engine
 
-            with Engine(home) as engine:
-                yield engine
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+        with Engine(home) as engine:
+            yield engine
 
 
 def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
