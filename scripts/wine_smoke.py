@@ -129,12 +129,14 @@ def fresh(folder: Path) -> Path:
 # ---------------------------------------------------------------- lote: two workers sign, no second app
 
 WORKER_LINE = re.compile(r"batch of (\d+) requests made by (\d+) signing processes: (.*)$")
-WORKER = re.compile(r"pid (\d+) signed (\d+) \(Qt (not loaded|loaded)\)")
+WORKER = re.compile(r"pid (\d+) signed (\d+) \(Qt: ([^)]*)\)")
+WINDOW_MODULES = {"QtGui", "QtWidgets"}  # what a window needs; QtCore alone cannot open one
 
 
 def signing_workers(log_text: str, requests: int) -> list[tuple[int, int]]:
     """The workers that signed the batch of `requests`, as the app's log names them: (pid, vouchers signed).
-    SmokeFailed unless two or more distinct processes each signed part of it, together all of it, none with Qt."""
+    SmokeFailed unless two or more distinct processes each signed part of it, together all of it, none with what a
+    window needs (QtGui, QtWidgets; a frozen app's processes all have QtCore: PyInstaller's PySide6 runtime hook)."""
     lines = [m for m in map(WORKER_LINE.search, log_text.splitlines()) if m and int(m.group(1)) == requests]
     if not lines:
         raise SmokeFailed(f"the log has no line «batch of {requests} requests made by … signing processes»: the "
@@ -149,8 +151,8 @@ def signing_workers(log_text: str, requests: int) -> list[tuple[int, int]]:
         problems.append("a worker that signed nothing")
     if sum(signed for _, signed, _ in workers) != requests:
         problems.append(f"{sum(signed for _, signed, _ in workers)} signed by the workers of {requests}")
-    if any(qt != "not loaded" for _, _, qt in workers):
-        problems.append("a worker loaded Qt (it could open a window)")
+    if any(WINDOW_MODULES & set(qt.split(", ")) for _, _, qt in workers):
+        problems.append("a worker loaded QtGui or QtWidgets (it could open a window)")
     if problems:
         raise SmokeFailed(f"{'; '.join(problems)}: {lines[-1].group(0)}")
     return [(pid, signed) for pid, signed, _ in workers]
@@ -265,7 +267,7 @@ def check_lote(wine: Wine, work: Path) -> str:
         raise SmokeFailed(f"{len(started_workers)} worker processes (--multiprocessing-fork) seen, the log names "
                           f"{len(workers)}")
     return (f"lote: {LOTE_COUNT} vouchers in {seconds:.0f} s, XMLs verified by xmlsec1, signed by "
-            f"{len(workers)} worker processes ({', '.join(f'{signed}' for _, signed in workers)} each, no Qt), "
+            f"{len(workers)} worker processes ({', '.join(f'{signed}' for _, signed in workers)} each, no QtGui), "
             f"no yupana.exe but lote and its {len(started_workers)} workers")
 
 

@@ -265,7 +265,8 @@ def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...]) -> 
         _make_part(conn, state, message[1], message[2])
     elif kind == "about":
         conn.send(("about", {"pid": os.getpid(), "peak_rss_bytes": peak_rss_bytes(), "cpu_s": time.process_time(),
-                             "qt_loaded": any(name.startswith("PySide6") for name in sys.modules)}))
+                             "qt_loaded": any(name.startswith("PySide6") for name in sys.modules),
+                             "qt_modules": qt_modules()}))
     return kind != "stop"
 
 
@@ -286,6 +287,14 @@ def _make_part(conn: Connection, state: _WorkerState, first: int, raws: list[Any
             conn.send(("made", made))
             made = []
     conn.send(("done", made))
+
+
+def qt_modules() -> list[str]:
+    """The Qt modules this process imported, short names (["PySide6", "QtCore"]). A window needs QtGui: a frozen app's
+    every process has QtCore, which PyInstaller's PySide6 runtime hook imports at start (it registers an embedded
+    qt.conf) before the entry point dispatches a worker; a worker itself imports none."""
+    return sorted(name.removeprefix("PySide6.") for name in sys.modules
+                  if name == "PySide6" or (name.startswith("PySide6.Qt") and name.count(".") == 1))
 
 
 def peak_rss_bytes() -> int | None:
@@ -455,14 +464,14 @@ class SigningPool:
         return found
 
     def describe(self) -> str:
-        """The workers in one line for the log: each one's pid, the vouchers it signed, whether Qt got into it
-        (a worker that never loads Qt never opens a window: the frozen app's freeze_support at work)."""
+        """The workers in one line for the log: each one's pid, the vouchers it signed, the Qt modules in it (a
+        worker without QtGui never opens a window: the frozen app's freeze_support at work)."""
         try:
             found = self.about()
         except (OSError, ValueError, EOFError) as exc:  # one ended meanwhile: the pids the engine knows
             return f"{len(self._workers)} processes (not asked: {exc!r})"
-        return ", ".join(f"pid {about['pid']} signed {about['signed']} "
-                         f"(Qt {'loaded' if about['qt_loaded'] else 'not loaded'})" for about in found)
+        return ", ".join(f"pid {about['pid']} signed {about['signed']} (Qt: {', '.join(about['qt_modules']) or 'none'})"
+                         for about in found)
 
     # ------------------------------------------------------------ the end
 
