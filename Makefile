@@ -95,9 +95,10 @@ windows-installer:
 	bash installer/install_build_tools.sh
 	bash installer/build_windows.sh
 
-# Silent install under Wine, self-test + screenshot, silent uninstall. The screenshot goes to dist/windows-wine.png;
+# Silent install under Wine, self-test + screenshot, lote/serve/db beside services run by the venv (scripts/wine_smoke.py),
+# silent uninstall. The screenshot goes to dist/windows-wine.png;
 # WINE_SHOT=docs/screenshots/windows-wine.png updates the README's picture.
 WINE_SHOT ?= dist/windows-wine.png
-windows-smoke:
+windows-smoke: $(STAMP)
 	bash installer/install_build_tools.sh
-	WINE_SHOT=$(WINE_SHOT) bash installer/smoke_windows.sh
+	WINE_SHOT=$(WINE_SHOT) YUPANA_HOST_PYTHON=$(abspath $(PY)) bash installer/smoke_windows.sh

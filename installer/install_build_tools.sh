@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian tools that the Windows installer build and its smoke test need, when missing:
-# NSIS (makensis), the MinGW compiler for the two Wine stub DLLs, Wine, unzip. Called by
+# NSIS (makensis), the MinGW compiler for the two Wine stub DLLs, Wine, unzip, and for the smoke test xmlsec1 and
+# PostgreSQL. Called by
 # `make windows-installer`, `make windows-smoke` and installer/ci_packaging.sh, so each works on a
 # fresh Debian/Ubuntu as the README gives it. Does nothing when everything is there.
 set -euo pipefail
@@ -14,6 +15,10 @@ if ! command -v wine64 >/dev/null 2>&1 && [ ! -x /usr/lib/wine/wine64 ]; then
 fi
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
 command -v timeout >/dev/null 2>&1 || missing+=(coreutils)
+# The smoke test's services beside the installed app (scripts/wine_smoke.py): xmlsec1 checks the batch's signatures,
+# a throwaway PostgreSQL (Debian's binaries under /usr/lib/postgresql) for `yupana db estado`.
+command -v xmlsec1 >/dev/null 2>&1 || missing+=(xmlsec1)
+compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || missing+=(postgresql)
 [ "${#missing[@]}" -eq 0 ] && exit 0
 
 echo "[build-tools] apt-get install ${missing[*]}"

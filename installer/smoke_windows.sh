@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of the Windows installer under Wine: silent install, the installed
 # yupana.exe runs its self-test offscreen and saves a screenshot of the main
-# window, silent uninstall, nothing left. The screenshot goes to dist/windows-wine.png (untracked);
+# window, then `lote` on its signing workers, `serve` with Evolution's event stream
+# and `db estado` on PostgreSQL beside services on this machine, silent uninstall, nothing left. The screenshot goes to dist/windows-wine.png (untracked);
 # WINE_SHOT names another file (`make windows-smoke WINE_SHOT=docs/screenshots/windows-wine.png`
 # updates the README's picture).
 set -euo pipefail
@@ -77,6 +78,24 @@ grep -q "^autoprueba correcta" "$LOG_FILE" 2>/dev/null || fail "self-test log do
 [ -s "$SHOT" ] || fail "no screenshot at $SHOT"
 log "self-test passed in $((SECONDS - t1)) s; screenshot $SHOT"
 rm -rf "$HOME_DIR"
+
+# Beside the installed app, on this machine: the gateway sandbox, a throwaway PostgreSQL, xmlsec1 (scripts/wine_smoke.py,
+# run by the project's venv). `yupana lote` signs on two worker processes and nothing opens a second app (issue 33);
+# `yupana serve` opens Evolution's event stream and stores a message once (issue 30); `yupana db estado` reaches
+# PostgreSQL through psycopg's binary part (issue 34). Everything it writes goes under build/wine-smoke.
+HOST_PY="${YUPANA_HOST_PYTHON:-$ROOT/.venv/bin/python}"
+[ -x "$HOST_PY" ] || fail "no $HOST_PY for the checks beside the app (make windows-smoke creates it)"
+SMOKE_WORK="$ROOT/build/wine-smoke"
+rm -rf "$SMOKE_WORK"
+mkdir -p "$SMOKE_WORK"
+log "installed app beside services on this machine: lote on the workers, the event stream, PostgreSQL"
+t2=$SECONDS
+rc=0
+(cd "$ROOT" && "$HOST_PY" -m scripts.wine_smoke --wine "$WINE" --exe "$INSTDIR/yupana.exe" --work "$SMOKE_WORK") || rc=$?
+wine_wait
+[ "$rc" -eq 0 ] || fail "$rc check(s) of the installed app beside its services failed (above; files in $SMOKE_WORK)"
+log "checks beside services passed in $((SECONDS - t2)) s"
+rm -rf "$SMOKE_WORK"
 
 log "uninstalling silently"
 # The NSIS uninstaller copies itself to %TEMP% and returns at once; wait for it.

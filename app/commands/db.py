@@ -48,6 +48,8 @@ def cmd_state(args: argparse.Namespace) -> int:
     state = shared_database.state(_home(args))
     print(f"Motor: {state.engine}" + (f" {state.server_version}" if state.server_version else ""))
     print(f"Base de datos: {state.where}")
+    if state.driver:
+        print(f"Controlador: {state.driver}")
     if state.schema_version is None:
         print("Esquema: sin tablas de Yupana (ejecute «yupana db init»)")
     else:

@@ -3,6 +3,8 @@ schema created and upgraded only by these commands, and a desk refusing a shared
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app.core.storage import schema
@@ -40,6 +42,8 @@ def test_a_shared_database_is_created_shown_and_refused_when_its_schema_is_not_t
     assert "ya tenía" in _ok("db", "init", home=home)
     out = _ok("db", "estado", home=home)
     assert "Motor: PostgreSQL 15" in out and f"Esquema: {schema.VERSION} (" in out
+    # psycopg's compiled part with its own libpq (what the Windows bundle carries; the Wine smoke reads this line)
+    assert re.search(r"^Controlador: psycopg 3\.\S+ \(binary, libpq \d+\.\d+\)$", out, re.M), out
     assert "Puestos vistos en los últimos 15 minutos: 1" in out
     assert "al día" in _ok("db", "actualizar", home=home)
 

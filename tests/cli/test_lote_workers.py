@@ -14,6 +14,7 @@ import pytest
 from app.core.api import YupanaError
 from app.core.invoicing import batches
 from app.core.invoicing.batches import RequestLines, read_requests
+from scripts.wine_smoke import signing_workers
 from tests.helpers.base import ROOT, run_cli
 from tests.helpers.voucher_matrix import factura, item
 
@@ -52,6 +53,14 @@ def test_the_lote_command_signs_on_the_workers(engine, company, home, tmp_path):
     assert [o["item"] for o in out[:-1]] == list(range(1, batches.POOL_FROM + 7))
     assert out[-1]["emitidos"] == batches.POOL_FROM + 6 and out[-1]["con_error"] == 0
     assert out[-2]["nombre_archivo"].endswith(f"-01-F920-{batches.POOL_FROM + 6}.xml")
+    # The log says which processes signed, in the line the Wine smoke reads of the installed app (issue 33): one per
+    # core, each a process of its own that signed part of the batch and never loaded Qt.
+    log_text = (home / "logs" / "yupana.log").read_text(encoding="utf-8")
+    if (os.cpu_count() or 1) >= 2:
+        workers = signing_workers(log_text, batches.POOL_FROM + 6)
+        assert len(workers) == os.cpu_count()
+    else:
+        assert f"batch of {batches.POOL_FROM + 6} requests made by 1 signing processes" in log_text
 
 
 _QT_PARENT = textwrap.dedent("""

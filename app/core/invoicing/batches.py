@@ -228,6 +228,8 @@ class Batches:
                 yield from self._finish(signer, block, first, made, pool.pump)
                 pool.set_dictionaries(self.store.kept_dictionaries())  # new scopes: packed by the workers from now on
                 if following is None:
+                    log.info("batch of %d requests made by %d signing processes: %s", first + len(block),
+                             len(pool.workers), pool.describe())
                     return
                 (first, block), lost = following, not handed
         finally:

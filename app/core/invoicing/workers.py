@@ -265,7 +265,8 @@ def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...]) -> 
         _make_part(conn, state, message[1], message[2])
     elif kind == "about":
         conn.send(("about", {"pid": os.getpid(), "peak_rss_bytes": peak_rss_bytes(), "cpu_s": time.process_time(),
-                             "qt_loaded": any(name.startswith("PySide6") for name in sys.modules)}))
+                             "qt_loaded": any(name.startswith("PySide6") for name in sys.modules),
+                             "qt_modules": qt_modules()}))
     return kind != "stop"
 
 
@@ -286,6 +287,14 @@ def _make_part(conn: Connection, state: _WorkerState, first: int, raws: list[Any
             conn.send(("made", made))
             made = []
     conn.send(("done", made))
+
+
+def qt_modules() -> list[str]:
+    """The Qt modules this process imported, short names (["PySide6", "QtCore"]). A window needs QtGui: a frozen app's
+    every process has QtCore, which PyInstaller's PySide6 runtime hook imports at start (it registers an embedded
+    qt.conf) before the entry point dispatches a worker; a worker itself imports none."""
+    return sorted(name.removeprefix("PySide6.") for name in sys.modules
+                  if name == "PySide6" or (name.startswith("PySide6.Qt") and name.count(".") == 1))
 
 
 def peak_rss_bytes() -> int | None:
@@ -313,6 +322,7 @@ class _Worker:
         self.pieces: list[list[Outcome]] = []  # what it sent of its part so far
         self.sent_all = False  # its last piece is among them
         self.lost: str | None = None  # why its part will never come whole
+        self.signed = 0  # vouchers it generated and signed since it started (the batch's log line, the Wine smoke)
 
     def alive(self) -> bool:
         return bool(self.process.is_alive())
@@ -441,16 +451,27 @@ class SigningPool:
             worker.lost = f"{worker.process.name}: {payload}"
             return
         worker.pieces.append(payload)
+        worker.signed += sum(isinstance(outcome, Made) for outcome in payload)
         worker.sent_all = kind == "done"
 
     def about(self) -> list[dict[str, Any]]:
-        """Each running worker's pid, peak memory, processor time so far and whether Qt got into it (benchmarks and
-        tests)."""
+        """Each running worker's pid, peak memory, processor time so far, whether Qt got into it and how many
+        vouchers it signed since it started (benchmarks, tests, the batch's log line)."""
         found = []
         for worker in self._workers:
             worker.conn.send(("about", None))
-            found.append(worker.conn.recv()[1])
+            found.append({**worker.conn.recv()[1], "signed": worker.signed})
         return found
+
+    def describe(self) -> str:
+        """The workers in one line for the log: each one's pid, the vouchers it signed, the Qt modules in it (a
+        worker without QtGui never opens a window: the frozen app's freeze_support at work)."""
+        try:
+            found = self.about()
+        except (OSError, ValueError, EOFError) as exc:  # one ended meanwhile: the pids the engine knows
+            return f"{len(self._workers)} processes (not asked: {exc!r})"
+        return ", ".join(f"pid {about['pid']} signed {about['signed']} (Qt: {', '.join(about['qt_modules']) or 'none'})"
+                         for about in found)
 
     # ------------------------------------------------------------ the end
 

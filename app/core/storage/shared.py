@@ -33,6 +33,7 @@ class DatabaseState:
     schema_version: int | None  # None: a shared database not initialised yet
     known_version: int  # the schema version this desk's Yupana uses
     desks: tuple[DeskSeen, ...] = ()  # seen recently on a shared database, the latest first
+    driver: str = ""  # the shared database's driver, its implementation and libpq ("" for SQLite)
 
     @property
     def current(self) -> bool:
@@ -98,7 +99,7 @@ def state(home: Path) -> DatabaseState:
         desks = tuple(DeskSeen(d.host, d.app_version, d.last_seen_s) for d in engine.schema.desks(storage)) \
             if found is not None else ()
         return DatabaseState("PostgreSQL", _without_password(url), engine.schema.server_version(storage), found,
-                             schema.VERSION, desks)
+                             schema.VERSION, desks, engine.driver())
     finally:
         storage.close()
 

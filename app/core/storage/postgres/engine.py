@@ -33,9 +33,19 @@ from app.core.storage.postgres.common import as_common
 from app.core.storage.postgres.database import PostgresStorage
 from app.core.storage.repositories import Repositories
 
-__all__ = ["DatabaseError", "PostgresStorage", "change_feed", "open_reachable", "open_shared", "repositories", "schema"]
+__all__ = ["DatabaseError", "PostgresStorage", "change_feed", "driver", "open_reachable", "open_shared", "repositories",
+           "schema"]
 
 DatabaseError = psycopg.Error  # anything the server or the driver refused, once connected
+
+
+def driver() -> str:
+    """psycopg's version, the implementation it loaded and its libpq, e.g. «psycopg 3.3.9 (binary, libpq 17.2)».
+
+    "binary" is psycopg-binary's compiled part with its own libpq (what the Windows bundle carries: a shop's PC has
+    no libpq); "c" is built against the system's libpq, "python" reaches it through ctypes."""
+    libpq = psycopg.pq.version()  # e.g. 170002 for 17.2 (major × 10,000 + minor since PostgreSQL 10)
+    return f"psycopg {psycopg.__version__} ({psycopg.pq.__impl__}, libpq {libpq // 10000}.{libpq % 100})"
 
 
 # The oldest PostgreSQL the schema runs on (issue 34: 13; Debian 12 ships 15), as `server_version_num` counts.
