@@ -50,7 +50,9 @@ def test_a_yupana_exe_that_is_neither_lote_nor_a_worker_is_a_second_app():
     lote = [APP, "--home", r"Z:\w\h", "lote", r"Z:\w\lote.jsonl"]
     worker = [APP, "--multiprocessing-fork", "parent_pid=30", "pipe_handle=1184"]
     assert second_apps({30: lote, 31: worker, 33: [APP]}, "lote") == ([31], [[APP]])  # the windows, started bare
-    assert second_apps({30: lote, 34: lote}, "lote") == ([], [lote, lote])  # the command started twice
+    assert second_apps({30: lote, 34: lote}, "lote") == ([], [])  # Wine's loader and the program: one command line
+    other_lote = [APP, "--home", r"Z:\w\otra", "lote", r"Z:\w\lote.jsonl"]
+    assert second_apps({30: lote, 34: other_lote}, "lote") == ([], [lote, other_lote])  # a second, other command
     assert second_apps({31: worker}, "lote") == ([31], [])  # lote itself not seen: no second app, and
     # check_lote then refuses the run for another reason (its workers counted against the log's)
 
