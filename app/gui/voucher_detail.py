@@ -162,6 +162,10 @@ class VoucherDetail(QDialog):
                                [("xml", "Exportar XML"), ("cdr", "Exportar CDR"), ("zip", "Exportar ZIP")]}
         self.pdf_button = QPushButton("PDF")
         self.whatsapp_button = QPushButton("Enviar por WhatsApp")
+        self.guia_button = QPushButton("Emitir guía de remisión")
+        self.guia_button.setToolTip("Una guía de remisión con el cliente, las direcciones y las líneas de este "
+                                    "comprobante")
+        self.guia_button.hide()  # shown for a factura or a boleta
         buttons.addWidget(self.resend_button)
         buttons.addWidget(self.void_button)
         buttons.addWidget(self.consult_button)
@@ -171,6 +175,7 @@ class VoucherDetail(QDialog):
         buttons.addStretch(1)
         buttons.addWidget(self.pdf_button)
         buttons.addWidget(self.whatsapp_button)
+        buttons.addWidget(self.guia_button)
         layout.addLayout(buttons)
         self._pdf_and_whatsapp_state()
         self.resend_button.clicked.connect(self.resend)
@@ -179,6 +184,7 @@ class VoucherDetail(QDialog):
         self.context.events.occurred.connect(self._on_event)
         self.pdf_button.clicked.connect(lambda: self.tabs.setCurrentWidget(self.print_panel))
         self.whatsapp_button.clicked.connect(self.send_by_whatsapp)
+        self.guia_button.clicked.connect(self.new_guia)
         self.reload()
 
     def _pdf_and_whatsapp_state(self) -> None:
@@ -206,6 +212,13 @@ class VoucherDetail(QDialog):
         dialog.accepted.connect(sent)
         dialog.open()
         return dialog
+
+    def new_guia(self) -> QDialog:
+        """«Emitir guía de remisión» desde este comprobante (app.gui.guia_form)."""
+        from .guia_form import open_guia_form
+
+        form = self.guia_form = open_guia_form(self.context, self, voucher_id=self.voucher_id)
+        return form
 
     def reload(self) -> None:
         self.generation += 1
@@ -260,6 +273,7 @@ class VoucherDetail(QDialog):
         self._void_state(loaded)
         self.consult_button.setEnabled(signed)
         self._pdf_and_whatsapp_state()
+        self.guia_button.setVisible(voucher.tipo in ("01", "03"))
         if signed and self.print_panel.voucher_id is None:
             self.print_panel.load(self.voucher_id)
         elif not signed:

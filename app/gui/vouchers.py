@@ -34,6 +34,7 @@ from .widgets import MessageBanner, heading
 if TYPE_CHECKING:
     from app.core.api import Event, Voucher
 
+    from .guia_form import GuiaForm
     from .voucher_detail import VoucherDetail
     from .voucher_form import VoucherForm
 
@@ -64,6 +65,8 @@ class VouchersPage(QWidget):
         top.addWidget(self.batch)
         self.export = PeriodExport(context, self.banner, self.export_period)
         top.addWidget(self.export)
+        self.guia_button = QPushButton("Nueva guía de remisión")
+        top.addWidget(self.guia_button)
         self.new_button = QPushButton("Nuevo comprobante")
         self.new_button.setStyleSheet("font-weight: bold;")
         top.addWidget(self.new_button)
@@ -139,6 +142,7 @@ class VouchersPage(QWidget):
         self.hasta.dateChanged.connect(self._date_changed)
         self.refresh_button.clicked.connect(self.model.refresh)
         self.new_button.clicked.connect(self.new_voucher)
+        self.guia_button.clicked.connect(self.new_guia)
         self.table.doubleClicked.connect(lambda index: self.open_detail(index.row()))
         self.model.loaded.connect(self._loaded)
         self.model.failed.connect(self._unavailable)
@@ -210,6 +214,13 @@ class VouchersPage(QWidget):
         from .voucher_form import open_form  # the form (and its printing) loads when first opened: a quicker start
 
         form = self.form = open_form(self.context, self)
+        form.emitted.connect(lambda _: self.reload())
+        return form
+
+    def new_guia(self) -> GuiaForm:
+        from .guia_form import open_guia_form
+
+        form = self.guia_form = open_guia_form(self.context, self)
         form.emitted.connect(lambda _: self.reload())
         return form
 
