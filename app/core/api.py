@@ -109,6 +109,7 @@ from app.core.records import (
     EmissionStep,
     EventHandle,
     ExportProgress,
+    GuiaPrefill,
     Instance,
     ListenerState,
     Message,
@@ -162,7 +163,7 @@ __all__ = [
     "Engine", "CallResult", "OPERATIONS", "Operation", "Invoicing", "Catalog", "Messaging", "Lookups", "Administration",
     "GroupCommit", "GroupCommitHandle", "Undo",
     # records
-    "BatchItem", "BatchRequests", "ConsultedCdr", "Conversation", "DatabaseCheck", "Emission", "EmissionOutcome",
+    "BatchItem", "BatchRequests", "ConsultedCdr", "Conversation", "DatabaseCheck", "Emission", "EmissionOutcome", "GuiaPrefill",
     "EmissionStep", "EventHandle", "ExportProgress", "PeriodExport", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress",
     "PadronStatus", "PdfFile", "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription",
     "Summary", "TokenState",

@@ -228,6 +228,14 @@ class BatchItem:
 
 
 @dataclass(frozen=True)
+class GuiaPrefill:
+    """A remitente's guía request prefilled from a factura or boleta («Guía desde un comprobante»): partial, as
+    operation 1 takes it once the user adds the transport, the dates and the weight."""
+
+    request: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class EmissionOutcome:
     """What became of a voucher sent to SUNAT, decided once in the core (app.core.invoicing.emission): the windows
     show it as it is. `estado` is aceptado, observado or rechazado (SUNAT's CDR, the status stored on the voucher),

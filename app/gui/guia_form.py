@@ -7,7 +7,7 @@ worker (engine.invoicing.issue, numbered with the serie's next number); the outc
 
 from __future__ import annotations
 
-import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QDate, Signal
@@ -34,8 +34,8 @@ from .widgets import MessageBanner, fit_to_screen, scrolling
 
 LINE_COLUMNS = ["Código", "Descripción", "Cantidad", "Unidad"]
 LINE_KEYS = ["codigo", "descripcion", "cantidad", "unidad"]
-DOCUMENT_TYPES = {"6": "RUC", "1": "DNI", "4": "Carné de extranjería", "7": "Pasaporte"}
-WEIGHT_UNITS = {"KGM": "Kilogramos", "TNE": "Toneladas"}
+IDENTITIES = {code: sunat_catalogues.IDENTITY_DOCUMENTS[code] for code in sunat_catalogues.IDENTITY_DOCUMENTS_OFFERED
+              if code != sunat_catalogues.SIN_DOCUMENTO}
 STATE_WORDS = {statuses.ACEPTADO: "Aceptada", statuses.OBSERVADO: "Aceptada con observaciones",
                statuses.RECHAZADO: "Rechazada"}
 
@@ -73,9 +73,10 @@ class GuiaForm(QDialog):
 
     emitted = Signal(object)  # the Emission
 
-    def __init__(self, context: Context, parent: QWidget | None = None) -> None:
+    def __init__(self, context: Context, open_voucher: Callable[[int], QDialog],
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.context = context
+        self.context, self.open_voucher = context, open_voucher  # the detail's opener (app.gui.voucher_detail)
         self.companies: dict[str, Any] = {}  # the issuers, by RUC, once read
         self.related: list[dict[str, Any]] = []
         self.emission: Emission | None = None
@@ -157,7 +158,7 @@ class GuiaForm(QDialog):
         self.inicio.setDisplayFormat("dd/MM/yyyy")
         self.peso = QLineEdit()
         self.peso.setPlaceholderText("p. ej. 1250.5")
-        self.unidad_peso = combo(WEIGHT_UNITS, with_code=False)
+        self.unidad_peso = combo(sunat_catalogues.WEIGHT_UNITS, with_code=False)
         weight = QHBoxLayout()
         weight.addWidget(self.peso, 1)
         weight.addWidget(self.unidad_peso)
@@ -171,7 +172,7 @@ class GuiaForm(QDialog):
     def _customer_box(self) -> QGroupBox:
         box = QGroupBox("Destinatario")
         form = QFormLayout(box)
-        self.tipo_documento = combo(DOCUMENT_TYPES, with_code=False)
+        self.tipo_documento = combo(IDENTITIES, with_code=False)
         self.numero_documento = QLineEdit()
         self.razon_social = QLineEdit()
         form.addRow("Documento:", self.tipo_documento)
@@ -257,7 +258,6 @@ class GuiaForm(QDialog):
 
     def request(self) -> dict[str, Any]:
         """The guía's request as operation 1 takes it (the engine checks it and names what is wrong)."""
-        start: dt.date = self.inicio.date().toPython()  # type: ignore[assignment]
         request: dict[str, Any] = {
             "tipo": sunat_catalogues.GUIA_REMITENTE, "serie": self.serie.text().strip().upper(), "numero": 1,
             "emisor": {"ruc": self.emisor.currentData() or ""},
@@ -265,7 +265,7 @@ class GuiaForm(QDialog):
                              "numero_documento": self.numero_documento.text().strip(),
                              "razon_social": self.razon_social.text().strip()},
             "motivo_traslado": self.motivo.currentData(), "modalidad_transporte": self.modalidad.currentData(),
-            "fecha_inicio_traslado": start.isoformat(), "peso_bruto": self.peso.text().strip(),
+            "fecha_inicio_traslado": self.inicio.date().toString("yyyy-MM-dd"), "peso_bruto": self.peso.text().strip(),
             "unidad_peso": self.unidad_peso.currentData(),
             "partida": {"ubigeo": self.partida_ubigeo.text().strip(), "direccion": self.partida_direccion.text().strip()},
             "llegada": {"ubigeo": self.llegada_ubigeo.text().strip(), "direccion": self.llegada_direccion.text().strip()},
@@ -315,20 +315,19 @@ class GuiaForm(QDialog):
         self.banner.show_error(exc)
 
     def open_detail(self) -> QDialog | None:
-        from .voucher_detail import VoucherDetail
-
         if self.emission is None:
             return None
-        detail = self.detail = VoucherDetail(self.context, self.emission.voucher_id, self)
-        detail.show()
+        detail = self.detail = self.open_voucher(self.emission.voucher_id)
         return detail
 
 
-def open_guia_form(context: Context, parent: QWidget | None = None, voucher_id: int | None = None) -> GuiaForm:
-    """Opens the window; «desde un comprobante» (voucher_id) it is filled on a worker with the engine's request."""
-    form = GuiaForm(context, parent)
+def open_guia_form(context: Context, open_voucher: Callable[[int], QDialog], parent: QWidget | None = None,
+                   voucher_id: int | None = None) -> GuiaForm:
+    """Opens the window; «desde un comprobante» (voucher_id) it is filled on a worker with the engine's request.
+    `open_voucher` shows a stored voucher's detail (the guía's, once issued)."""
+    form = GuiaForm(context, open_voucher, parent)
     if voucher_id is not None:
-        context.workers.run(form, context.engine.invoicing.guia_request_from_voucher, voucher_id, done=form.fill,
-                            failed=form.banner.show_error)
+        context.workers.run(form, context.engine.invoicing.guia_request_from_voucher, voucher_id,
+                            done=lambda prefill: form.fill(prefill.request), failed=form.banner.show_error)
     form.show()
     return form

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.api import events, fmt, not_found, statuses
+from app.core.api import events, fmt, not_found, statuses, sunat_catalogues
 
 from .context import Context
 from .dialogs import choose_path
@@ -217,8 +217,13 @@ class VoucherDetail(QDialog):
         """«Emitir guía de remisión» desde este comprobante (app.gui.guia_form)."""
         from .guia_form import open_guia_form
 
-        form = self.guia_form = open_guia_form(self.context, self, voucher_id=self.voucher_id)
+        form = self.guia_form = open_guia_form(self.context, self.open_voucher, self, voucher_id=self.voucher_id)
         return form
+
+    def open_voucher(self, voucher_id: int) -> QDialog:
+        detail = VoucherDetail(self.context, voucher_id, self)
+        detail.show()
+        return detail
 
     def reload(self) -> None:
         self.generation += 1
@@ -273,7 +278,7 @@ class VoucherDetail(QDialog):
         self._void_state(loaded)
         self.consult_button.setEnabled(signed)
         self._pdf_and_whatsapp_state()
-        self.guia_button.setVisible(voucher.tipo in ("01", "03"))
+        self.guia_button.setVisible(voucher.tipo in sunat_catalogues.SALES)
         if signed and self.print_panel.voucher_id is None:
             self.print_panel.load(self.voucher_id)
         elif not signed:

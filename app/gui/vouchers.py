@@ -220,13 +220,16 @@ class VouchersPage(QWidget):
     def new_guia(self) -> GuiaForm:
         from .guia_form import open_guia_form
 
-        form = self.guia_form = open_guia_form(self.context, self)
+        form = self.guia_form = open_guia_form(self.context, self.open_voucher, self)
         form.emitted.connect(lambda _: self.reload())
         return form
 
     def open_detail(self, row: int) -> VoucherDetail:
+        return self.open_voucher(self.model.record(row).id)
+
+    def open_voucher(self, voucher_id: int) -> VoucherDetail:
         from .voucher_detail import VoucherDetail
 
-        detail = self.detail = VoucherDetail(self.context, self.model.record(row).id, self)
+        detail = self.detail = VoucherDetail(self.context, voucher_id, self)
         detail.show()
         return detail

@@ -18,7 +18,7 @@ from app.core.contract import (
     parse_model,
 )
 from app.core.errors import YupanaError, invalid
-from app.core.invoicing import builder, xmldsig
+from app.core.invoicing import builder, sunat_catalogues, xmldsig
 from app.core.invoicing.accountant import PAGE, PeriodExporter
 from app.core.invoicing.batches import Batches, read_requests
 from app.core.invoicing.certificates import CertificateInfo, CertificateStore
@@ -43,6 +43,7 @@ from app.core.records import (
     Emission,
     EmissionStep,
     ExportProgress,
+    GuiaPrefill,
     PdfFile,
     PendingCount,
     PrintedPages,
@@ -146,7 +147,7 @@ class InvoicingGroup:
     def find_voucher(self, serie_numero: str, emisor_ruc: str | None = None, tipo: str | None = None) -> int:
         return self._printed.find(serie_numero, emisor_ruc, tipo)
 
-    def guia_request_from_voucher(self, voucher_id: int) -> dict[str, Any]:
+    def guia_request_from_voucher(self, voucher_id: int) -> GuiaPrefill:
         """«Guía desde un comprobante»: a remitente's guía request (type 09, motive 01 venta) prefilled from a stored
         factura or boleta: its customer as the destinatario, the issuer's address as the departure point, the
         customer's address as the arrival, its lines (code, description, quantity, unit) and the voucher as the
@@ -154,19 +155,20 @@ class InvoicingGroup:
         detail = self.voucher(voucher_id)
         if detail is None:
             raise invalid("voucher_id", f"No hay un comprobante con id {voucher_id}.")
-        if detail.tipo not in ("01", "03"):
+        if detail.tipo not in sunat_catalogues.SALES:
             raise invalid("tipo", f"{detail.serie_numero} no es una factura ni una boleta: la guía se emite desde "
                                   "una de ellas.")
         source = detail.request()
         company = self._companies.get(detail.emisor_ruc)
-        return {
-            "tipo": "09", "serie": "T001", "emisor": {"ruc": detail.emisor_ruc},
-            "destinatario": _destinatario(source.get("receptor") or {}), "motivo_traslado": "01",
+        return GuiaPrefill({
+            "tipo": sunat_catalogues.GUIA_REMITENTE, "serie": "T001", "emisor": {"ruc": detail.emisor_ruc},
+            "destinatario": _destinatario(source.get("receptor") or {}),
+            "motivo_traslado": sunat_catalogues.MOTIVO_VENTA,
             "partida": {"ubigeo": company.ubigeo if company else "", "direccion": company.direccion if company else ""},
             "llegada": {"ubigeo": "", "direccion": (source.get("receptor") or {}).get("direccion") or ""},
             "documentos_relacionados": [{"tipo": detail.tipo, "numero": detail.serie_numero}],
             "items": [_guia_line(line) for line in source.get("items") or []],
-        }
+        })
 
     def next_number(self, emisor_ruc: str, tipo: str, serie: str) -> int:
         return self._vouchers.next_numero(emisor_ruc, tipo, serie)
@@ -317,13 +319,14 @@ class InvoicingGroup:
 def _destinatario(receptor: dict[str, Any]) -> dict[str, str]:
     """A voucher's receptor as a guía's destinatario (a factura's receptor may carry only `ruc`)."""
     numero = receptor.get("numero_documento") or receptor.get("ruc") or ""
-    tipo = receptor.get("tipo_documento") or ("6" if receptor.get("ruc") else "1")
+    identity = sunat_catalogues.RUC if receptor.get("ruc") else sunat_catalogues.DNI
+    tipo = receptor.get("tipo_documento") or identity
     return {"tipo_documento": tipo, "numero_documento": numero, "razon_social": receptor.get("razon_social") or ""}
 
 
 def _guia_line(item: dict[str, Any]) -> dict[str, str]:
     line = {"descripcion": str(item.get("descripcion", "")), "cantidad": str(item.get("cantidad", "")),
-            "unidad": str(item.get("unidad") or "NIU")}
+            "unidad": str(item.get("unidad") or sunat_catalogues.UNIDAD)}
     if item.get("codigo"):
         line["codigo"] = str(item["codigo"])
     return line
