@@ -325,7 +325,8 @@ def open_dialogs(app: QApplication, window: Any, area: QRect, voucher_id: int, h
     detail.show()
     settle(app, window.workers)
     results.append(measure("Comprobante (detalle)", detail, area))
-    for dialog_name, opener in (("Anular", detail.void), ("Enviar por WhatsApp", detail.send_by_whatsapp)):
+    for dialog_name, opener in (("Anular", detail.void), ("Enviar por WhatsApp", detail.send_by_whatsapp),
+                                ("Nueva guía de remisión (desde un comprobante)", detail.new_guia)):
         dialog = opener()
         settle(app, window.workers)
         results.append(measure(dialog_name, dialog, area))
