@@ -55,6 +55,7 @@ def test_a_guia_issued_from_a_factura_in_the_window_ends_accepted_with_its_pdf_a
     assert form.emission is not None
     assert form.emission.outcome is not None and form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
     assert "T001-1" in form.state.text() and "Aceptada" in form.state.text()
+    assert not form.emit_button.isEnabled()  # issued: a second click would issue a second guía
     guia = form.open_detail()
     qtbot.waitUntil(lambda: bool(guia.print_panel.page_labels), timeout=10_000)
     wait_idle(qtbot, context.workers)
@@ -86,3 +87,4 @@ def test_the_comprobantes_page_opens_an_empty_guia_with_the_issuers_address(qtbo
     qtbot.waitUntil(lambda: form.banner.isVisible(), timeout=10_000)
     wait_idle(qtbot, context.workers)
     assert form.emission is None and form.emit_button.isEnabled()
+    assert "«peso_bruto»" in form.banner.text.text()  # the engine names the first field it cannot read
