@@ -8,7 +8,7 @@ from lxml import etree
 
 from app.core.api import statuses
 from tests.gui.test_pdf import open_detail
-from tests.helpers.gui import wait_idle
+from tests.helpers.gui import save_pdf
 from tests.helpers.guia_matrix import remitente
 from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 
@@ -25,12 +25,8 @@ def test_an_accepted_guias_detail_shows_its_state_cdr_and_pdf_with_the_cdr_link(
     link = etree.fromstring(guias.invoicing.voucher_cdr(emission.voucher_id).xml_text.encode()).findtext(
         f".//{{{CBC}}}DocumentDescription")
     assert link in detail.cdr_view.toPlainText()
-    dialog = detail.print_panel.choose_file()
-    wait_idle(qtbot, context.workers)
     target = tmp_path / "guia.pdf"
-    dialog.fileSelected.emit(str(target))
-    dialog.close()
-    wait_idle(qtbot, context.workers)
+    save_pdf(qtbot, context, detail.print_panel, target)
     text = pdf_text(target)
     assert "GUÍA DE REMISIÓN REMITENTE ELECTRÓNICA" in text and "T001-1" in text and "01 - Venta" in text
     assert "ABC123 (principal)" in text and "Cemento Portland tipo I, bolsa de 42.5 kg" in text

@@ -11,7 +11,7 @@ from app.core.api import statuses
 from app.gui.guia_form import GuiaForm
 from app.gui.vouchers import VouchersPage
 from tests.gui.test_pdf import open_detail
-from tests.helpers.gui import open_widget, wait_idle
+from tests.helpers.gui import open_widget, save_pdf, wait_idle
 from tests.helpers.guia_matrix import DRIVERS
 from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 from tests.helpers.voucher_matrix import CUSTOMER_NAME, CUSTOMER_RUC, factura, item
@@ -63,12 +63,8 @@ def test_a_guia_issued_from_a_factura_in_the_window_ends_accepted_with_its_pdf_a
     link = etree.fromstring(engine.invoicing.voucher_cdr(form.emission.voucher_id).xml_text.encode()).findtext(
         f".//{{{CBC}}}DocumentDescription")
     assert link
-    dialog = guia.print_panel.choose_file()
-    wait_idle(qtbot, context.workers)
     target = tmp_path / "guia.pdf"
-    dialog.fileSelected.emit(str(target))
-    dialog.close()
-    wait_idle(qtbot, context.workers)
+    save_pdf(qtbot, context, guia.print_panel, target)
     text = pdf_text(target)
     assert "GUÍA DE REMISIÓN REMITENTE ELECTRÓNICA" in text and "T001-1" in text and "01 - Venta" in text
     assert "ABC123 (principal)" in text and "Cemento Portland tipo I, bolsa de 42.5 kg" in text

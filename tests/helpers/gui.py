@@ -16,3 +16,12 @@ def open_widget(qtbot, context, cls, *, show: bool = False):
         widget.show()
     wait_idle(qtbot, context.workers)
     return widget
+
+
+def save_pdf(qtbot, context, panel, target) -> None:
+    """«Guardar PDF» of a detail's printed panel, into `target`, as a user picks the file."""
+    dialog = panel.choose_file()
+    wait_idle(qtbot, context.workers)
+    dialog.fileSelected.emit(str(target))
+    dialog.close()
+    wait_idle(qtbot, context.workers)
