@@ -65,7 +65,7 @@ def state_words(emission: Emission) -> str:
         return f"No enviada: {emission.refusal}" if emission.refusal else "Pendiente de SUNAT"
     words = STATE_WORDS.get(outcome.estado, "Pendiente de SUNAT")
     detail = outcome.descripcion or outcome.motivo_pendiente
-    return f"{words}: {detail}" if detail else words
+    return f"{words}: {detail.rstrip('.')}." if detail else words
 
 
 class GuiaForm(QDialog):
@@ -308,7 +308,8 @@ class GuiaForm(QDialog):
 
     def _issued(self, emission: Emission) -> None:
         self.emission = emission
-        self.state.setText(f"Guía {emission.nombre_archivo}: {state_words(emission)}")
+        number = emission.nombre_archivo.removesuffix(".xml").split("-", 2)[-1]  # RUC-09-T001-1 → T001-1
+        self.state.setText(f"Guía {number}: {state_words(emission)}")
         self.detail_button.setEnabled(True)
         self.emit_button.setEnabled(False)  # issued: a second click would issue a second guía
         self.emitted.emit(emission)

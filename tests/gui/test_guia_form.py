@@ -84,3 +84,22 @@ def test_the_comprobantes_page_opens_an_empty_guia_with_the_issuers_address(qtbo
     wait_idle(qtbot, context.workers)
     assert form.emission is None and form.emit_button.isEnabled()
     assert "«peso_bruto»" in form.banner.text.text()  # the engine names the first field it cannot read
+
+
+def test_a_guia_sunat_rejects_is_shown_rejected_with_sunats_code(qtbot, context, company, sunat, guias, gre):
+    gre.fail_next("reject:2566")  # SUNAT's GRE platform rejects the guía's ticket (the sandbox plays it)
+    page = open_widget(qtbot, context, VouchersPage)
+    form = page.new_guia()
+    qtbot.waitUntil(lambda: form.emisor.count() == 1, timeout=10_000)
+    form.tipo_documento.setCurrentIndex(form.tipo_documento.findData("6"))
+    form.numero_documento.setText(CUSTOMER_RUC)
+    form.razon_social.setText(CUSTOMER_NAME)
+    form.add_line({"descripcion": "Arroz extra, saco de 50 kg", "cantidad": "10", "unidad": "BG"})
+    type_transport(form)
+    form.emit_button.click()
+    qtbot.waitUntil(lambda: form.emission is not None, timeout=20_000)
+    wait_idle(qtbot, context.workers)
+    assert form.emission is not None and form.emission.outcome is not None
+    assert form.emission.outcome.estado == statuses.RECHAZADO
+    assert "T001-1" in form.state.text() and "Rechazada" in form.state.text(), form.state.text()
+    assert "2566" in form.state.text(), form.state.text()
