@@ -125,6 +125,31 @@ class Isc(ContractModel):
     precio_publico: Quantity | None = None
 
 
+class TransporteCarga(ContractModel):
+    """Road freight subject to the detracción (catalogue 54 code 027, operation 1004): the route of the line's
+    service and SUNAT's reference values (cac:Delivery of the line: 3116-3126)."""
+
+    origen_ubigeo: str  # catalogue 13 (INEI), 6 digits
+    origen_direccion: str
+    destino_ubigeo: str
+    destino_direccion: str
+    detalle_viaje: str
+    valor_referencial_servicio: Money  # DeliveryTerms 01
+    valor_referencial_carga_efectiva: Money  # DeliveryTerms 02
+    valor_referencial_carga_util: Money  # DeliveryTerms 03
+
+
+class RecursoHidrobiologico(ContractModel):
+    """Hydrobiological goods subject to the detracción (code 004, operation 1002): catalogue 55 codes 3001-3006."""
+
+    matricula_embarcacion: str  # 3001, up to 15 characters
+    nombre_embarcacion: str  # 3002, up to 100
+    especie: str  # 3003, up to 150
+    lugar_descarga: str  # 3004, up to 100
+    fecha_descarga: date  # 3005
+    cantidad_especie: Quantity  # 3006, in the line's unit
+
+
 class Item(ContractModel):
     descripcion: str
     cantidad: Quantity
@@ -141,6 +166,8 @@ class Item(ContractModel):
     # it), 48 (charge that does not). None when missing (the idempotency key's JSON must not change).
     cargos_descuentos: list[CargoDescuento] | None = extra()
     isc: Isc | None = extra()  # the line's selective consumption tax (scheme 2000), inside the IGV base
+    transporte_carga: TransporteCarga | None = extra()  # route and reference values of a 027 line (operation 1004)
+    recurso_hidrobiologico: RecursoHidrobiologico | None = extra()  # vessel, species, landing (operation 1002)
 
 
 class Cuota(ContractModel):

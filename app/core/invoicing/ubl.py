@@ -31,10 +31,12 @@ from app.core.invoicing.sunat_catalogues import (
     EXPORTACION,
     FREE_AFFECTATIONS,
     FREE_TRANSFER,
+    FREIGHT_REFERENCE_VALUES,
     GLOBAL_DISCOUNT,
     GRAVADO,
     GUIA_REMITENTE,
     INAFECTO,
+    ITEM_PROPERTIES,
     ITINERANT_SALE,
     IVAP,
     IVAP_NOTICE,
@@ -125,6 +127,30 @@ def esc_attr(text: str) -> str:
             .replace("\n", "&#xA;").replace("\r", "&#xD;"))
 
 
+@dataclass(frozen=True)
+class FreightRoute:
+    """Road freight under the detracción (operation 1004): the line's cac:Delivery (SUNAT's 3116-3126)."""
+
+    origen_ubigeo: str
+    origen_direccion: str
+    destino_ubigeo: str
+    destino_direccion: str
+    detalle: str  # cac:Despatch/cbc:Instructions
+    valores: tuple[Decimal, Decimal, Decimal]  # reference values 01 (service), 02 (effective load), 03 (useful load)
+
+
+@dataclass(frozen=True)
+class Catch:
+    """Hydrobiological goods under the detracción (operation 1002): catalogue 55 properties 3001-3006."""
+
+    matricula: str
+    embarcacion: str
+    especie: str
+    lugar: str
+    fecha: date
+    cantidad: Decimal
+
+
 @dataclass(slots=True)
 class Line:
     descripcion: str
@@ -144,6 +170,8 @@ class Line:
     # Other charges and discounts of catalogue 53 (01, 47, 48) as (code, amount, base): valor_venta includes a 47
     cargos: tuple[tuple[str, Decimal, Decimal], ...] = ()
     isc: tuple[str, Decimal, Decimal, Decimal] | None = None  # (catalogue 08 system, taxable, percent, ISC)
+    ruta: FreightRoute | None = None  # a freight line of operation 1004
+    pesca: Catch | None = None  # a hydrobiological line of operation 1002
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
     # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
@@ -463,7 +491,7 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
-    if line.bolsas or line.descuento or line.scheme is GRA or line.cargos or line.isc:
+    if line.bolsas or line.descuento or line.scheme is GRA or line.cargos or line.isc or line.ruta or line.pesca:
         return _rich_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
@@ -489,6 +517,45 @@ def _discount(amount: Decimal, base: Decimal, cur: str, reason: str) -> str:
             f"<cbc:AllowanceChargeReasonCode>{reason}</cbc:AllowanceChargeReasonCode>"
             f"<cbc:MultiplierFactorNumeric>{factor}</cbc:MultiplierFactorNumeric>"
             f"{_amount('Amount', amount, cur)}{_amount('BaseAmount', base, cur)}</cac:AllowanceCharge>")
+
+
+def _address(tag: str, ubigeo: str, line: str) -> str:
+    return (f'<cac:{tag}><cbc:ID schemeAgencyName="PE:INEI" schemeName="Ubigeos">{esc(ubigeo)}</cbc:ID>'
+            f"<cac:AddressLine><cbc:Line>{esc(line)}</cbc:Line></cac:AddressLine></cac:{tag}>")
+
+
+def _freight(route: FreightRoute | None, cur: str) -> str:
+    """The line's cac:Delivery of road freight: destination, trip detail and origin, then the three reference
+    values (DeliveryTerms 01, 02, 03), as SUNAT's guide for operation 1004 places them."""
+    if route is None:
+        return ""
+    terms = "".join(f"<cac:DeliveryTerms><cbc:ID>{code}</cbc:ID>{_amount('Amount', amount, cur)}</cac:DeliveryTerms>"
+                    for code, amount in zip(FREIGHT_REFERENCE_VALUES, route.valores, strict=True))
+    return (f"<cac:Delivery><cac:DeliveryLocation>"
+            f"{_address('Address', route.destino_ubigeo, route.destino_direccion)}</cac:DeliveryLocation>"
+            f"<cac:Despatch><cbc:Instructions>{esc(route.detalle)}</cbc:Instructions>"
+            f"{_address('DespatchAddress', route.origen_ubigeo, route.origen_direccion)}</cac:Despatch>"
+            f"{terms}</cac:Delivery>")
+
+
+def _property(code: str, name: str, value: str) -> str:
+    return (f"<cac:AdditionalItemProperty><cbc:Name>{esc(name)}</cbc:Name>"
+            f'<cbc:NameCode listAgencyName="PE:SUNAT" listName="Propiedad del item" '
+            f'listURI="urn:pe:gob:sunat:cpe:see:gem:catalogos:catalogo55">{code}</cbc:NameCode>{value}'
+            "</cac:AdditionalItemProperty>")
+
+
+def _catch(catch: Catch | None, unit: str) -> str:
+    """The catalogue 55 properties 3001-3006 of a hydrobiological line (SUNAT's 3063, 3130-3135)."""
+    if catch is None:
+        return ""
+    names = ITEM_PROPERTIES
+    texts = (("3001", catch.matricula), ("3002", catch.embarcacion), ("3003", catch.especie), ("3004", catch.lugar))
+    return ("".join(_property(code, names[code], f"<cbc:Value>{esc(text)}</cbc:Value>") for code, text in texts)
+            + _property("3005", names["3005"], f"<cac:UsabilityPeriod><cbc:StartDate>{catch.fecha.isoformat()}"
+                        "</cbc:StartDate></cac:UsabilityPeriod>")
+            + _property("3006", names["3006"],
+                        f'<cbc:ValueQuantity unitCode="{esc_attr(unit)}">{plain(catch.cantidad)}</cbc:ValueQuantity>'))
 
 
 def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value: str, tax: str, category: str,
@@ -527,11 +594,12 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
         f'<cac:PricingReference><cac:AlternativeConditionPrice><cbc:PriceAmount currencyID="{cur}">'
         f"{plain(line.precio_unitario)}</cbc:PriceAmount>"
         f"<cbc:PriceTypeCode>{REFERENCE_VALUE if free else PRICE_WITH_IGV}</cbc:PriceTypeCode>"
-        f"</cac:AlternativeConditionPrice></cac:PricingReference>{discount}"
+        f"</cac:AlternativeConditionPrice></cac:PricingReference>{_freight(line.ruta, cur)}{discount}"
         f'<cac:TaxTotal><cbc:TaxAmount currencyID="{cur}">{line_tax}</cbc:TaxAmount>{isc}<cac:TaxSubtotal>'
         f'<cbc:TaxableAmount currencyID="{cur}">{value_igv}</cbc:TaxableAmount>'
         f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>{bags}</cac:TaxTotal>'
-        f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}</cac:Item>"
+        f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}"
+        f"{_catch(line.pesca, line.unidad)}</cac:Item>"
         f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{"0" if free else plain(line.valor_unitario)}'
         f"</cbc:PriceAmount></cac:Price></cac:{element}>"
     )

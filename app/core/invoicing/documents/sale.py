@@ -28,7 +28,7 @@ from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import sunat_codes, ubl
 from app.core.invoicing.amounts import IGV_RATE, ZERO, amount_in_words, money
 from app.core.invoicing.documents import lines as sale_lines
-from app.core.invoicing.documents import parties
+from app.core.invoicing.documents import parties, spot_lines
 from app.core.invoicing.documents.kind import SEND_BILL, CompanyOf, DocumentType, Identity, NameOf, Numbering
 from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
 from app.core.invoicing.sunat_catalogues import (
@@ -168,9 +168,10 @@ def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, n
                   if request.percepcion is not None else None)
     detraccion = _spot(rules, request, problems, totals.payable, moneda) if request.detraccion is not None else None
     rules.check_detraccion(request, problems, totals.payable, moneda, detraccion)
-    if request.tipo_operacion == sunat_codes.DETRACCION_OPERATION and request.detraccion is None:
-        problems.add("detraccion", "El tipo de operación 1001 (sujeta a detracción) necesita el campo «detraccion» "
-                     "(código, cuenta del Banco de la Nación).", "3127")
+    if request.tipo_operacion in spot_lines.SPOT_OPERATIONS and request.detraccion is None:
+        problems.add("detraccion", f"El tipo de operación {request.tipo_operacion} (sujeta a detracción) necesita el "
+                     "campo «detraccion» (código, cuenta del Banco de la Nación).", "3127")
+    spot_lines.check_operation(request, problems, tipo_operacion)
     guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)
     more = (_sale_details(rules, request, problems, fecha)
             if request.fecha_vencimiento or request.lugar_entrega or request.documentos_relacionados
@@ -739,7 +740,7 @@ def _references(request: GenerarXmlRequest, problems: pv.Problems) -> tuple[list
 
 def _inferred_operation(request: GenerarXmlRequest, exportacion: bool) -> str:
     """The operation type of a plain voucher: 0200 when every line is an export, 1001 with a detracción, else 0101."""
-    return (sunat_codes.EXPORT_OF_GOODS if exportacion else sunat_codes.DETRACCION_OPERATION
+    return (sunat_codes.EXPORT_OF_GOODS if exportacion else spot_lines.inferred_operation(request)
             if request.detraccion is not None else PERCEPCION_OPERATION if request.percepcion is not None
             else sunat_codes.DOMESTIC_SALE)
 
@@ -769,7 +770,9 @@ def _operation_type(rules: SaleRules, request: GenerarXmlRequest, problems: pv.P
     elif exportacion:
         problems.add(field_name, f"El campo «tipo_operacion» ({code}) no corresponde a líneas de exportación "
                      "(afectación 40): use 0200 (bienes) o 0201 a 0208 (servicios).", "3100")
-    elif code == sunat_codes.DETRACCION_OPERATION:
+    elif code in spot_lines.SPOT_OPERATIONS and request.detraccion is not None:
+        spot_lines.operation_mismatch(request, problems, code, inferred)
+    elif code in spot_lines.SPOT_OPERATIONS:
         return code  # without `detraccion`: refused by the caller (3127)
     elif code == PERCEPCION_OPERATION:
         problems.add("percepcion", "El tipo de operación 2001 (sujeta a percepción) necesita el campo «percepcion» "
