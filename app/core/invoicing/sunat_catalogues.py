@@ -156,18 +156,18 @@ OPERATION_TYPES = {
     "0207": "Exportación de servicios: suministro de energía eléctrica a sujetos domiciliados en ZED",
     "0208": "Exportación de servicios: prestación realizada parcialmente en el extranjero",
     DETRACCION_OPERATION: "Operación sujeta a detracción",
+    "1002": "Operación sujeta a detracción: recursos hidrobiológicos",
+    "1004": "Operación sujeta a detracción: servicios de transporte de carga",
     "2001": "Operación sujeta a percepción",
 }
 PERCEPCION_OPERATION = "2001"
 # The detracción's own operation types: hydrobiological goods (code 004 only, SUNAT's 3129) and road freight
 # (code 027 only). Each needs its data on every line (catalogue 55 properties, the route).
-HYDROBIOLOGICAL_OPERATION, FREIGHT_OPERATION = "1002", "1004"
+HYDROBIOLOGICAL_OPERATION, FREIGHT_OPERATION = "1002", "1004"  # offered in OPERATION_TYPES above
 HYDROBIOLOGICAL_SPOT, FREIGHT_SPOT = "004", "027"
 # Freight's reference values (cac:DeliveryTerms/cbc:ID, SUNAT's 3124-3126): the service, the effective load and the
 # nominal useful load.
 FREIGHT_REFERENCE_VALUES = ("01", "02", "03")
-OPERATION_TYPES[HYDROBIOLOGICAL_OPERATION] = "Operación sujeta a detracción: recursos hidrobiológicos"
-OPERATION_TYPES[FREIGHT_OPERATION] = "Operación sujeta a detracción: servicios de transporte de carga"
 # Exports whose customer SUNAT's sheets refuse with a RUC (2800); for 0203, 0206, 0207 and 0208 either is accepted.
 EXPORTS_TO_NON_RESIDENTS = frozenset({EXPORT_OF_GOODS, "0201", "0204"})
 
