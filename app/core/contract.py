@@ -150,6 +150,21 @@ class RecursoHidrobiologico(ContractModel):
     cantidad_especie: Quantity  # 3006, in the line's unit
 
 
+class Huesped(ContractModel):
+    """The foreign guest of an export of hospedaje (operation 0202) or of a paquete turístico (0205): catalogue 55
+    properties 4000-4009 on the line. 0205 asks only the name, document and passport's country."""
+
+    nombre: str  # 4007, 3 to 200 characters
+    tipo_documento: str  # 4008, catalogue 06 (7 pasaporte by default in the form)
+    numero_documento: str  # 4009, 3 to 20 characters
+    pais_pasaporte: str  # 4000, catalogue 04 (ISO 3166 alpha-2)
+    pais_residencia: str | None = None  # 4001 (0202)
+    fecha_ingreso_pais: date | None = None  # 4002 (0202)
+    fecha_ingreso: date | None = None  # 4003, to the establishment (0202)
+    fecha_salida: date | None = None  # 4004, from the establishment (0202); 4005 (days) is computed
+    fecha_consumo: date | None = None  # 4006 (0202)
+
+
 class Item(ContractModel):
     descripcion: str
     cantidad: Quantity
@@ -168,6 +183,7 @@ class Item(ContractModel):
     isc: Isc | None = extra()  # the line's selective consumption tax (scheme 2000), inside the IGV base
     transporte_carga: TransporteCarga | None = extra()  # route and reference values of a 027 line (operation 1004)
     recurso_hidrobiologico: RecursoHidrobiologico | None = extra()  # vessel, species, landing (operation 1002)
+    huesped: Huesped | None = extra()  # the foreign guest of an export of hospedaje (0202) or paquete turístico (0205)
 
 
 class Cuota(ContractModel):

@@ -146,12 +146,15 @@ PRICE_TYPES = {PRICE_WITH_IGV: "Precio unitario (incluye el IGV)",
 
 DOMESTIC_SALE, EXPORT_OF_GOODS, DETRACCION_OPERATION = "0101", "0200", "1001"
 # The operation types Yupana issues (cbc:InvoiceTypeCode/@listID). 0202 (hospedaje) and 0205 (paquete turístico)
-# need the guest's passport data on each line and are not offered; neither is a boleta of them.
+# need the guest's data on each line (items[].huesped, catalogue 55 properties 4000-4009).
+HOSPEDAJE_EXPORT, PAQUETE_TURISTICO = "0202", "0205"
 OPERATION_TYPES = {
     DOMESTIC_SALE: "Venta interna", EXPORT_OF_GOODS: "Exportación de bienes",
     "0201": "Exportación de servicios: prestación realizada íntegramente en el país",
+    "0202": "Exportación de servicios: hospedaje de no domiciliados",
     "0203": "Exportación de servicios: transporte de navieras",
     "0204": "Exportación de servicios: servicios a naves y aeronaves de bandera extranjera",
+    "0205": "Exportación de servicios: paquete turístico",
     "0206": "Exportación de servicios: servicios complementarios al transporte de carga",
     "0207": "Exportación de servicios: suministro de energía eléctrica a sujetos domiciliados en ZED",
     "0208": "Exportación de servicios: prestación realizada parcialmente en el extranjero",
@@ -180,7 +183,18 @@ ITEM_PROPERTIES = {
     "3004": "Detracciones: Recursos Hidrobiológicos-Lugar de descarga",
     "3005": "Detracciones: Recursos Hidrobiológicos-Fecha de descarga",
     "3006": "Detracciones: Recursos Hidrobiológicos-Cantidad de especie vendida",
+    "4000": "Beneficio Hospedajes: Código de país de emisión del pasaporte",
+    "4001": "Beneficio Hospedajes: Código de país de residencia del sujeto no domiciliado",
+    "4002": "Beneficio Hospedajes: Fecha de ingreso al país",
+    "4003": "Beneficio Hospedajes: Fecha de Ingreso al Establecimiento",
+    "4004": "Beneficio Hospedajes: Fecha de Salida del Establecimiento",
+    "4005": "Beneficio Hospedajes: Número de Días de Permanencia",
+    "4006": "Beneficio Hospedajes: Fecha de Consumo",
+    "4007": "Beneficio Hospedajes: Nombres y apellidos del huesped",
+    "4008": "Beneficio Hospedajes: Tipo de documento de identidad del huesped",
+    "4009": "Beneficio Hospedajes: Número de documento de identidad del huesped",
 }
+DAYS_UNIT = "DAY"  # cbc:DurationMeasure/@unitCode of property 4005 (SUNAT's 4313)
 
 # ---------------------------------------------------------------- 52 legends
 

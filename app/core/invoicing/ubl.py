@@ -27,6 +27,7 @@ from app.core.invoicing.sunat_catalogues import (
     CHARGES,
     CONTADO,
     CREDITO,
+    DAYS_UNIT,
     EXONERADO,
     EXPORTACION,
     FREE_AFFECTATIONS,
@@ -151,6 +152,22 @@ class Catch:
     cantidad: Decimal
 
 
+@dataclass(frozen=True)
+class Guest:
+    """The foreign guest of an export of hospedaje (0202: every field) or a paquete turístico (0205: the first
+    four), written as catalogue 55 properties 4000-4009."""
+
+    nombre: str
+    tipo_documento: str
+    numero_documento: str
+    pais_pasaporte: str
+    pais_residencia: str | None = None
+    fecha_ingreso_pais: date | None = None
+    fecha_ingreso: date | None = None
+    fecha_salida: date | None = None
+    fecha_consumo: date | None = None
+
+
 @dataclass(slots=True)
 class Line:
     descripcion: str
@@ -172,6 +189,7 @@ class Line:
     isc: tuple[str, Decimal, Decimal, Decimal] | None = None  # (catalogue 08 system, taxable, percent, ISC)
     ruta: FreightRoute | None = None  # a freight line of operation 1004
     pesca: Catch | None = None  # a hydrobiological line of operation 1002
+    huesped: Guest | None = None  # the guest of an export of hospedaje (0202) or paquete turístico (0205)
     # The line's XML after its ID, for one (currency, element): a line is immutable and may be reused by many
     # vouchers (app.core.invoicing.builder keeps repeated lines), so it is written once.
     rendered: tuple[str, str, str] | None = field(default=None, compare=False, repr=False)
@@ -491,7 +509,7 @@ def _line_body(line: Line, cur: str, element: str, quantity_tag: str) -> str:
     category = tax_category(line.afectacion, line.scheme)
     code = (f"<cac:SellersItemIdentification><cbc:ID>{esc(line.codigo)}</cbc:ID></cac:SellersItemIdentification>"
             if line.codigo else "")
-    if line.bolsas or line.descuento or line.scheme is GRA or line.cargos or line.isc or line.ruta or line.pesca:
+    if line.bolsas or line.descuento or line.scheme is GRA or line.cargos or line.isc or line.ruta or line.pesca or line.huesped:
         return _rich_line_body(line, cur, element, quantity_tag, value, tax, category, code)
     return (
         f'<cbc:{quantity_tag} unitCode="{esc_attr(line.unidad)}">{plain(line.cantidad)}</cbc:{quantity_tag}>'
@@ -558,6 +576,32 @@ def _catch(catch: Catch | None, unit: str) -> str:
                         f'<cbc:ValueQuantity unitCode="{esc_attr(unit)}">{plain(catch.cantidad)}</cbc:ValueQuantity>'))
 
 
+def _dated(code: str, when: date) -> str:
+    return _property(code, ITEM_PROPERTIES[code], f"<cac:UsabilityPeriod><cbc:StartDate>{when.isoformat()}"
+                     "</cbc:StartDate></cac:UsabilityPeriod>")
+
+
+def _guest(guest: Guest | None) -> str:
+    """The catalogue 55 properties of a guest: 4000 and 4007-4009 always (SUNAT's 3136-3139), and for hospedaje
+    4001-4006 (3140-3145), the days of stay (4005) counted from the dates."""
+    if guest is None:
+        return ""
+    names = ITEM_PROPERTIES
+    texts = [("4000", guest.pais_pasaporte), ("4007", guest.nombre), ("4008", guest.tipo_documento),
+             ("4009", guest.numero_documento)]
+    if guest.pais_residencia:
+        texts.append(("4001", guest.pais_residencia))
+    out = "".join(_property(code, names[code], f"<cbc:Value>{esc(text)}</cbc:Value>") for code, text in texts)
+    dates = (("4002", guest.fecha_ingreso_pais), ("4003", guest.fecha_ingreso), ("4004", guest.fecha_salida),
+             ("4006", guest.fecha_consumo))
+    out += "".join(_dated(code, when) for code, when in dates if when is not None)
+    if guest.fecha_ingreso and guest.fecha_salida:
+        days = (guest.fecha_salida - guest.fecha_ingreso).days
+        out += _property("4005", names["4005"], f'<cac:UsabilityPeriod><cbc:DurationMeasure unitCode="{DAYS_UNIT}">'
+                         f"{days}</cbc:DurationMeasure></cac:UsabilityPeriod>")
+    return out
+
+
 def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value: str, tax: str, category: str,
                     code: str) -> str:
     """A line with a discount, bags or given free. A free line (scheme 9996) states its reference unit value as
@@ -599,7 +643,7 @@ def _rich_line_body(line: Line, cur: str, element: str, quantity_tag: str, value
         f'<cbc:TaxableAmount currencyID="{cur}">{value_igv}</cbc:TaxableAmount>'
         f'<cbc:TaxAmount currencyID="{cur}">{tax}</cbc:TaxAmount>{category}</cac:TaxSubtotal>{bags}</cac:TaxTotal>'
         f"<cac:Item><cbc:Description>{esc(line.descripcion)}</cbc:Description>{code}"
-        f"{_catch(line.pesca, line.unidad)}</cac:Item>"
+        f"{_catch(line.pesca, line.unidad)}{_guest(line.huesped)}</cac:Item>"
         f'<cac:Price><cbc:PriceAmount currencyID="{cur}">{"0" if free else plain(line.valor_unitario)}'
         f"</cbc:PriceAmount></cac:Price></cac:{element}>"
     )

@@ -263,7 +263,7 @@ FOREIGN = {"tipo_documento": "0", "numero_documento": "US-1", "razon_social": "A
 
 @pytest.mark.parametrize(("request_", "field", "code"), [
     (factura("F011", 9, [item("Servicio", "1", "10", "40")], receptor=FOREIGN, tipo_operacion="0202"),
-     "tipo_operacion", "3206"),
+     "items[0].huesped", "3136"),
     (factura("F011", 9, [item("Servicio", "1", "10", "40")], receptor=FOREIGN, tipo_operacion="9999"),
      "tipo_operacion", "3206"),
     (factura("F011", 9, [item("Servicio", "1", "10")], tipo_operacion="0201"), "items[0].tipo_afectacion_igv", "2642"),

@@ -14,7 +14,7 @@ from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
 from app.core.invoicing.amounts import CENT, IGV_RATE, MAX_BAGS, ZERO, icbper_rate, money
 from app.core.invoicing.catalog import prices
-from app.core.invoicing.documents import spot_lines
+from app.core.invoicing.documents import guest_lines, spot_lines
 from app.core.invoicing.sunat_catalogues import (
     ALLOWANCES_AND_CHARGES,
     EXPORTACION,
@@ -80,7 +80,8 @@ def item_lines(items: Sequence[Item | None], problems: pv.Problems, fecha: date,
                tuple((c.codigo, c.monto, c.base) for c in item.cargos_descuentos) if item.cargos_descuentos else None,
                (item.isc.sistema, item.isc.tasa, item.isc.monto, item.isc.precio_publico) if item.isc else None,
                tuple(item.transporte_carga.model_dump().values()) if item.transporte_carga else None,
-               tuple(item.recurso_hidrobiologico.model_dump().values()) if item.recurso_hidrobiologico else None)
+               tuple(item.recurso_hidrobiologico.model_dump().values()) if item.recurso_hidrobiologico else None,
+               tuple(item.huesped.model_dump().values()) if item.huesped else None)
         line = _line_cache.get(key)
         if line is None:
             before = len(problems.details)
@@ -127,6 +128,8 @@ def new_line(problems: pv.Problems, index: int, item: Item, bag_rate: Decimal | 
     line.descuento, line.cargos, line.isc = descuento or None, cargos, isc
     if item.transporte_carga or item.recurso_hidrobiologico:
         line.ruta, line.pesca = spot_lines.route(problems, index, item), spot_lines.catch(problems, index, item)
+    if item.huesped:
+        line.huesped = guest_lines.guest(problems, index, item)
     if bag_rate is not None:
         _bags(problems, index, line, bag_rate)
     return line

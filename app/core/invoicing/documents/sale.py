@@ -27,8 +27,8 @@ from app.core.errors import invalid
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import sunat_codes, ubl
 from app.core.invoicing.amounts import IGV_RATE, ZERO, amount_in_words, money
+from app.core.invoicing.documents import guest_lines, parties, spot_lines
 from app.core.invoicing.documents import lines as sale_lines
-from app.core.invoicing.documents import parties, spot_lines
 from app.core.invoicing.documents.kind import SEND_BILL, CompanyOf, DocumentType, Identity, NameOf, Numbering
 from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
 from app.core.invoicing.sunat_catalogues import (
@@ -172,6 +172,7 @@ def build(rules: SaleRules, request: GenerarXmlRequest, company_of: CompanyOf, n
         problems.add("detraccion", f"El tipo de operación {request.tipo_operacion} (sujeta a detracción) necesita el "
                      "campo «detraccion» (código, cuenta del Banco de la Nación).", "3127")
     spot_lines.check_operation(request, problems, tipo_operacion)
+    guest_lines.check_operation(request, problems, tipo_operacion)
     guias, orden_compra = _references(request, problems) if request.guias or request.orden_compra else ([], None)
     more = (_sale_details(rules, request, problems, fecha)
             if request.fecha_vencimiento or request.lugar_entrega or request.documentos_relacionados
