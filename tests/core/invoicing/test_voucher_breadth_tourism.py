@@ -8,8 +8,10 @@ and the requests refused before sending, each a 400 naming the field and SUNAT's
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
+import httpx
 import pytest
 
 from tests.core.invoicing import test_voucher_breadth as breadth
@@ -113,3 +115,34 @@ def test_a_paquete_turistico_of_taxed_lines_is_refused_as_an_export(engine, comp
     request = _paquete()
     request["items"][0]["tipo_afectacion_igv"] = "10"
     assert _refused(engine, request)["items[0].tipo_afectacion_igv"][1] == "2642"
+
+
+@pytest.fixture
+def api(engine, company):
+    from app.api.local import LocalApi
+
+    server = LocalApi(engine, port=0)
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_the_openapi_document_shows_the_new_line_fields(api):
+    document = httpx.get(api.base_url + "/openapi.json", timeout=10).json()
+    schemas = document["components"]["schemas"]
+    assert {"transporte_carga", "recurso_hidrobiologico", "huesped"} <= set(schemas["Item"]["properties"])
+    assert {"origen_ubigeo", "destino_ubigeo", "valor_referencial_servicio"} <= set(
+        schemas["TransporteCarga"]["properties"])
+    assert {"pais_pasaporte", "fecha_ingreso", "fecha_salida"} <= set(schemas["Huesped"]["properties"])
+
+
+def test_operation_1_over_http_refuses_a_missing_guest_naming_the_field_and_sunats_code(api):
+    request = _hospedaje()
+    del request["items"][0]["huesped"]
+    answer = httpx.post(api.base_url + "/api/v1/facturacion/xml", content=json.dumps(request, default=str).encode(),
+                        headers={"Authorization": f"Bearer {api.token}", "Content-Type": "application/json"},
+                        timeout=30)
+    assert answer.status_code == 400
+    details = answer.json()["error"]["details"]
+    assert {"field": "items[0].huesped", "sunat_code": "3136"}.items() <= next(
+        d for d in details if d["field"] == "items[0].huesped").items()
