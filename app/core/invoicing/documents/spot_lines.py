@@ -92,24 +92,26 @@ def catch(problems: pv.Problems, index: int, item: Item) -> ubl.Catch | None:
                      given.lugar_descarga.strip(), given.fecha_descarga, given.cantidad_especie)
 
 
+# Each line's data of a detracción's own operation: (field, operation, code when missing, what it holds, the
+# detracción's code it goes with).
+LINE_DATA = (("transporte_carga", FREIGHT_OPERATION, "3116", "origen, destino y valores referenciales", FREIGHT_SPOT),
+             ("recurso_hidrobiologico", HYDROBIOLOGICAL_OPERATION, "3063",
+              "embarcación, especie, lugar y fecha de descarga", HYDROBIOLOGICAL_SPOT))
+
+
 def check_operation(request: GenerarXmlRequest, problems: pv.Problems, tipo_operacion: str) -> None:
     """Operation 1004 needs the route on every line (SUNAT's 3116) and 1002 the catch (3063); neither is written
     on another operation's line (400: the data would be lost)."""
     for index, item in enumerate(request.items):
-        if tipo_operacion == FREIGHT_OPERATION and item.transporte_carga is None:
-            problems.add(f"items[{index}].transporte_carga", f"El campo «items[{index}].transporte_carga» (origen, "
-                         "destino y valores referenciales) es obligatorio en el transporte de carga sujeto a "
-                         "detracción (código 027, tipo de operación 1004).", "3116")
-        elif tipo_operacion != FREIGHT_OPERATION and item.transporte_carga is not None:
-            problems.add(f"items[{index}].transporte_carga", f"El campo «items[{index}].transporte_carga» va solo en "
-                         "una factura con detracción de código 027 (tipo de operación 1004).", "3129")
-        if tipo_operacion == HYDROBIOLOGICAL_OPERATION and item.recurso_hidrobiologico is None:
-            problems.add(f"items[{index}].recurso_hidrobiologico", f"El campo «items[{index}].recurso_hidrobiologico» "
-                         "(embarcación, especie, lugar y fecha de descarga) es obligatorio en la venta de recursos "
-                         "hidrobiológicos (tipo de operación 1002).", "3063")
-        elif tipo_operacion != HYDROBIOLOGICAL_OPERATION and item.recurso_hidrobiologico is not None:
-            problems.add(f"items[{index}].recurso_hidrobiologico", f"El campo «items[{index}].recurso_hidrobiologico»"
-                         " va solo en una factura con detracción de código 004 (tipo de operación 1002).", "3129")
+        for name, operation, missing_code, holds, spot in LINE_DATA:
+            field = f"items[{index}].{name}"
+            given = getattr(item, name) is not None
+            if tipo_operacion == operation and not given:
+                problems.add(field, f"El campo «{field}» ({holds}) es obligatorio en el tipo de operación "
+                             f"{operation} (detracción de código {spot}).", missing_code)
+            elif tipo_operacion != operation and given:
+                problems.add(field, f"El campo «{field}» va solo en una factura con detracción de código {spot} "
+                             f"(tipo de operación {operation}).", "3129")
 
 
 def operation_mismatch(request: GenerarXmlRequest, problems: pv.Problems, code: str, inferred: str) -> None:
