@@ -146,3 +146,9 @@ def test_operation_1_over_http_refuses_a_missing_guest_naming_the_field_and_suna
     details = answer.json()["error"]["details"]
     assert {"field": "items[0].huesped", "sunat_code": "3136"}.items() <= next(
         d for d in details if d["field"] == "items[0].huesped").items()
+
+
+def test_a_boleta_of_hospedaje_is_refused_as_catalogue_51_offers_it_to_facturas_only(engine, company):
+    request = _hospedaje()
+    request.update(tipo="03", serie="B113")
+    assert _refused(engine, request)["tipo_operacion"][1] == "3206"

@@ -10,7 +10,7 @@ import re
 from app.core.contract import GenerarXmlRequest, Item
 from app.core.invoicing import prevalidation as pv
 from app.core.invoicing import ubl
-from app.core.invoicing.sunat_catalogues import HOSPEDAJE_EXPORT, IDENTITY_DOCUMENTS, PAQUETE_TURISTICO
+from app.core.invoicing.sunat_catalogues import FACTURA, HOSPEDAJE_EXPORT, IDENTITY_DOCUMENTS, PAQUETE_TURISTICO
 
 GUEST_OPERATIONS = frozenset({HOSPEDAJE_EXPORT, PAQUETE_TURISTICO})
 COUNTRY = re.compile(r"^[A-Z]{2}$")  # catalogue 04: ISO 3166-1 alpha-2
@@ -53,7 +53,10 @@ def guest(problems: pv.Problems, index: int, item: Item) -> ubl.Guest | None:
 
 def check_operation(request: GenerarXmlRequest, problems: pv.Problems, tipo_operacion: str) -> None:
     """0202 and 0205 need the guest on every line (SUNAT's 3136), 0202 its stay too (3140-3145); a guest on a line
-    of another operation is refused (it would be lost)."""
+    of another operation is refused (it would be lost). Catalogue 51 offers both to facturas only (3206)."""
+    if tipo_operacion in GUEST_OPERATIONS and request.tipo != FACTURA:
+        problems.add("tipo_operacion", f"El tipo de operación {tipo_operacion} del campo «tipo_operacion» (exportación "
+                     "de hospedaje o paquete turístico) solo se emite en facturas (tipo 01).", "3206")
     for index, item in enumerate(request.items):
         field = f"items[{index}].huesped"
         if tipo_operacion not in GUEST_OPERATIONS:
