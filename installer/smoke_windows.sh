@@ -33,13 +33,18 @@ installed_dir() {
     printf '%s' "$WIN_C/$(printf '%s' "${win#?:\\}" | tr '\\' /)"
 }
 
-# Start clean: a previous failed run may have left an install behind.
+# Start clean: a previous failed run may have left an install behind. Its uninstaller must have ended (wine_wait)
+# before the new install writes its keys, or it deletes them after (seen once: «no InstallDir»); its keys go too.
 for old in "$LOCALAPPDATA/Programs/Yupana"; do
     if [ -f "$old/Desinstalar.exe" ]; then
         wine_run 120 "$old/Desinstalar.exe" /S /CurrentUser "_?=$(winpath "$old")" || true
+        wine_wait
     fi
     rm -rf "$old"
 done
+wine_run 60 reg delete 'HKCU\Software\Yupana' /f >/dev/null 2>&1 || true
+wine_run 60 reg delete 'HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\Yupana' /f >/dev/null 2>&1 || true
+wine_wait
 
 t0=$SECONDS
 log "installing $(basename "$SETUP") silently (per-user)"
