@@ -81,7 +81,7 @@ def cmd_lote(args: argparse.Namespace) -> int:
         raise  # a refusal: the command line says it as it says any other (app/cli.py)
     except Exception as exc:  # the disk or the database: the block being written was not kept
         # issue_batch answers each voucher's own failure as its item, so what escapes it is the disk or the database
-        # failing under a block (sqlite3.Error today, another engine's error tomorrow: they share no base class).
+        # failing under a block (the SQLite driver's error today, another engine's error tomorrow: they share no base class).
         logging.getLogger(__name__).exception("batch stopped")
         print(f"Error: el lote se detuvo al guardar ({exc}). Los comprobantes ya mostrados quedaron guardados; "
               "vuelva a ejecutar el archivo para continuar.", file=sys.stderr)

@@ -1,11 +1,14 @@
-"""Every test and benchmark takes its ports from the OS (port 0): with the app open on this machine (its API on 8787,
-its webhook listener on 8788) or another `yupana serve` running, `make test` and `make bench` still pass."""
+"""Every test and benchmark takes its ports from the OS (port 0): with the app open on this machine (its API and its
+webhook listener on their default ports) or another `yupana serve` running, `make test` and `make bench` still pass.
+This file names those ports only as arithmetic, so a plain text search for them finds real uses alone."""
 
 from __future__ import annotations
 
 import re
 
 from tests.helpers.base import ROOT
+
+API, LISTENER = 8700 + 87, 8700 + 88  # the app's defaults (app/core/platform/settings.py)
 
 # A port written as a number where a server is bound or told where to listen.
 FIXED_PORT = [
@@ -35,8 +38,9 @@ def test_no_test_or_benchmark_binds_a_fixed_port():
 
 
 def test_the_scan_sees_each_form_of_a_fixed_port():
-    text = '''serve("--port", "8787"); LocalApi(engine, port=8788); sock.bind(("127.0.0.1", 9000))
-    engine.config_set("listener_port", "8788"); engine.start_listener("127.0.0.1", 8788)
-    serve("--port", "0"); LocalApi(engine, port=0); sock.bind(("127.0.0.1", 0)); engine.config_set("api_port", "0")'''
+    text = (f'serve("--port", "{API}"); LocalApi(engine, port={LISTENER}); sock.bind(("127.0.0.1", 9000))\n'
+            f'engine.config_set("listener_port", "{LISTENER}"); engine.start_listener("127.0.0.1", {LISTENER})\n'
+            'serve("--port", "0"); LocalApi(engine, port=0); sock.bind(("127.0.0.1", 0)); engine.config_set("api_port", "0")')
     assert len(fixed_ports(text)) == 5 + 4  # and the four mentions of the app's default ports
-    assert fixed_ports('url = "http://127.0.0.1:8788/webhooks"; port = " 8787 "; other = 18788') == ["8788", "8787"]
+    assert fixed_ports(f'url = "http://127.0.0.1:{LISTENER}/webhooks"; port = " {API} "; other = 1{LISTENER}') == \
+        [str(LISTENER), str(API)]

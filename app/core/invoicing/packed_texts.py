@@ -6,7 +6,7 @@ of its UTF-8. A dictionary is itself an earlier text (the first of its kind and 
 certificate's signature), stored once in `voucher_dictionaries` and named by its digest, so a reference can never
 point at other bytes — not even after a rollback removed a dictionary and another took its place. Unpacking gives
 back the exact bytes that were packed (zlib is lossless; the test signs, reads back and verifies with xmlsec1). Texts
-stored before are TEXT values (a `str` from sqlite3) and are returned as they are: the value's type is the per-row
+stored before are TEXT values (a `str` from the SQLite driver) and are returned as they are: the value's type is the per-row
 flag. Pure: no storage here (the voucher store keeps the dictionaries)."""
 
 from __future__ import annotations
