@@ -29,7 +29,7 @@ MAX_DECIMAL_PLACES = 20  # UBL keeps 10; `1e-999999999` would print a billion ze
 class ContractModel(BaseModel):
     """Base of every contract model: exact field names, unknown fields refused (typos get a 400)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=True, defer_build=True)
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True)

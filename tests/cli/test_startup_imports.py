@@ -74,3 +74,48 @@ def test_the_lazy_parser_reads_a_command_as_the_complete_one_does():
     lazy, complete = build_parser(lazy=True).parse_args(argv), build_parser().parse_args(argv)
     assert vars(lazy) == vars(complete)
     assert lazy.func.__module__ == "app.commands.pdf"
+
+
+# ---------------------------------------------------------------- the main window's start (issue 33)
+
+# What the main window's start must not load before it is shown: HTTP clients (httpx brings rich and pygments with
+# its command line), cryptography (loaded at the first key or certificate read: the status bar's worker asks for the
+# keys' state once the window is up), the CSV sniffer, asyncio (only a request from an event loop needs it), PDFs,
+# QR codes, fonts and images, the web stack, the stream's socket.io client, spreadsheets and PostgreSQL. Each of these
+# is deferred to its first use (app.core.platform.lazy, or an import inside a function listed in
+# tests/core/test_package_layout.py).
+WINDOW_MUST_NOT_LOAD = ("httpx", "httpcore", "rich", "pygments", "cryptography", "charset_normalizer",
+                        "asyncio", "ssl", "fpdf", "fontTools", "segno", "PIL", "uvicorn", "starlette", "fastapi",
+                        "standardwebhooks", "socketio", "engineio", "openpyxl", "psycopg", "keyring")
+
+# As bench/startup.py's child: the modules imported, the engine opened on a new folder and the window built, before
+# the event loop first runs (the status bar's first read is then queued on a worker, which may load more).
+WINDOW_START = """
+import json, sys
+listing = sys.argv[1]
+sys.argv = sys.argv[:1]
+from app.gui.app import application
+from app.core.api import Engine
+from app.gui.main_window import MainWindow
+app = application()
+engine = Engine()
+window = MainWindow(engine, first_run=False)
+names = sorted(sys.modules)
+window.close()
+engine.close()
+open(listing, "w").write(json.dumps(names))
+"""
+
+
+def test_the_main_window_starts_without_loading_what_it_does_not_show(tmp_path):
+    listing = tmp_path / "modules.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), YUPANA_HOME=str(tmp_path / "home"), YUPANA_PASSPHRASE="frase-de-prueba",
+               YUPANA_KEYRING="0", QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", WINDOW_START, str(listing)], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set(json.loads(listing.read_text(encoding="utf-8")))
+    assert {"app.gui.main_window", "app.core.engine", "app.gui.vouchers"} <= names  # the window and its first page
+    loaded = sorted(name for name in names if any(name == top or name.startswith(f"{top}.")
+                                                  for top in WINDOW_MUST_NOT_LOAD))
+    assert loaded == []

@@ -289,6 +289,60 @@ def test_imports_inside_functions_only_defer_heavy_modules():
     assert found == set(DEFERRED), (sorted(found - set(DEFERRED)), sorted(set(DEFERRED) - found))
 
 
+# Modules loaded at their first use through app.core.platform.lazy.lazy_module (a stand-in read like the module,
+# for modules read in many places: `except httpx.HTTPError` and the like), each with what it keeps out of the main
+# window's start (tests/cli/test_startup_imports.py). Cumulative wall time of importing it after app.core.engine,
+# median of three runs on the 2-core development machine under load 4-5 (06-12-2026): these shrink on an idle one.
+LAZY = {
+    "httpx": "~300 ms under load: httpx, httpcore, and rich and pygments (httpx's command line)",
+    "cryptography.x509": "~260 ms under load with the rest of cryptography (the first key or certificate read)",
+    "cryptography.exceptions": "(with cryptography)",
+    "cryptography.hazmat.primitives.hashes": "(with cryptography)",
+    "cryptography.hazmat.primitives.serialization": "(with cryptography)",
+    "cryptography.hazmat.primitives.serialization.pkcs12": "(with cryptography)",
+    "cryptography.hazmat.primitives.asymmetric.padding": "(with cryptography)",
+    "cryptography.hazmat.primitives.asymmetric.rsa": "(with cryptography)",
+    "cryptography.hazmat.primitives.ciphers.aead": "(with cryptography)",
+    "cryptography.hazmat.primitives.kdf.scrypt": "(with cryptography)",
+    "cryptography.x509.oid": "(with cryptography)",
+    "charset_normalizer": "~15 ms: charset_normalizer (the first CSV import)",
+    "asyncio": "~110 ms under load: asyncio and ssl (only a request from an event loop: listener, local API)",
+}
+
+
+def _lazy_modules() -> set[tuple[str, str]]:
+    found = set()
+    for path in _core_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_module"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                found.add((str(path.relative_to(CORE)), node.args[0].value))
+    return found
+
+
+def test_modules_loaded_at_first_use_are_listed_with_what_they_save():
+    found = {module for _file, module in _lazy_modules()}
+    assert found == set(LAZY), (sorted(found - set(LAZY)), sorted(set(LAZY) - found))
+
+
+def test_a_lazy_module_is_imported_for_the_type_checker_too():
+    """Each file that loads a module at first use also imports it under TYPE_CHECKING (mypy reads its types)."""
+    missing = []
+    for file, module in _lazy_modules():
+        tree = ast.parse((CORE / file).read_text(encoding="utf-8"))
+        typed = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                for child in ast.walk(node):
+                    if isinstance(child, ast.Import):
+                        typed |= {a.name for a in child.names}
+                    elif isinstance(child, ast.ImportFrom):
+                        typed |= {f"{child.module}.{a.name}" for a in child.names}
+        if module not in typed:
+            missing.append((file, module))
+    assert missing == []
+
+
 def _closure(start: str) -> set[str]:
     """Every module the start module imports at module level, followed through app.core."""
     seen, todo = set(), [start]

@@ -14,21 +14,30 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.hazmat.primitives.serialization import pkcs12
-from cryptography.x509.oid import NameOID
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import conflict, invalid, not_found
 from app.core.platform import clock
 from app.core.platform.identifiers import check_ruc, ruc_problem
+from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
 from app.core.storage.ports.certificates import CertificateRepository
 from app.core.storage.ports.database import Database
 from app.core.storage.read_cache import ReadCache
+
+if TYPE_CHECKING:
+    import cryptography.x509.oid as x509_oid
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.hazmat.primitives.serialization import pkcs12
+else:
+    x509 = lazy_module("cryptography.x509")
+    hashes = lazy_module("cryptography.hazmat.primitives.hashes")
+    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
+    rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
+    pkcs12 = lazy_module("cryptography.hazmat.primitives.serialization.pkcs12")
+    x509_oid = lazy_module("cryptography.x509.oid")
 
 log = logging.getLogger(__name__)
 
@@ -46,23 +55,27 @@ def _now() -> dt.datetime:
 _RUC_PATTERN = re.compile(r"(?<!\d)((?:10|15|16|17|20)\d{9})(?!\d)")
 # Where Peruvian CAs put the RUC, most specific first: serialNumber ("RUC20100066603"),
 # organizationIdentifier ("20605446788", "NTRPE-20605446788"), then OU ("DNI 48004835 RUC 20210441213"), CN, O.
-_RUC_ATTRIBUTES = (NameOID.SERIAL_NUMBER, NameOID.ORGANIZATION_IDENTIFIER, NameOID.ORGANIZATIONAL_UNIT_NAME,
-                   NameOID.COMMON_NAME, NameOID.ORGANIZATION_NAME)
+_RUC_ATTRIBUTES = ("SERIAL_NUMBER", "ORGANIZATION_IDENTIFIER", "ORGANIZATIONAL_UNIT_NAME", "COMMON_NAME",
+                   "ORGANIZATION_NAME")  # NameOID's names (cryptography is loaded at the first certificate read)
 
 
 def ruc_in_subject(subject: x509.Name) -> str | None:
     """The first valid RUC found in the usual attributes of a certificate's subject."""
     for oid in _RUC_ATTRIBUTES:
-        for attribute in subject.get_attributes_for_oid(oid):
+        for attribute in subject.get_attributes_for_oid(getattr(x509_oid.NameOID, oid)):
             for candidate in _RUC_PATTERN.findall(str(attribute.value)):
                 if ruc_problem(candidate) is None:
                     return candidate
     return None
 
 
-_READABLE_NAMES = {NameOID.SERIAL_NUMBER: "serialNumber", NameOID.ORGANIZATION_IDENTIFIER: "organizationIdentifier",
-                   NameOID.EMAIL_ADDRESS: "emailAddress", NameOID.GIVEN_NAME: "GN", NameOID.SURNAME: "SN",
-                   NameOID.TITLE: "title"}
+_READABLE_NAMES = {"SERIAL_NUMBER": "serialNumber", "ORGANIZATION_IDENTIFIER": "organizationIdentifier",
+                   "EMAIL_ADDRESS": "emailAddress", "GIVEN_NAME": "GN", "SURNAME": "SN", "TITLE": "title"}
+
+
+def _readable_names() -> dict[Any, str]:
+    """rfc4514_string's names for the attributes it would print as dotted OIDs (NameOID's, by name above)."""
+    return {getattr(x509_oid.NameOID, oid): name for oid, name in _READABLE_NAMES.items()}
 
 
 def _utc(moment: dt.datetime) -> dt.datetime:
@@ -109,9 +122,9 @@ def describe(certificate: x509.Certificate, *, is_test: bool = False) -> Certifi
     fingerprint = certificate.fingerprint(hashes.SHA256()).hex()
     return CertificateInfo(
         certificado_id=f"cert-{fingerprint[:16]}",
-        sujeto=certificate.subject.rfc4514_string(_READABLE_NAMES),
+        sujeto=certificate.subject.rfc4514_string(_readable_names()),
         ruc=ruc_in_subject(certificate.subject) or "",
-        emisor=certificate.issuer.rfc4514_string(_READABLE_NAMES),
+        emisor=certificate.issuer.rfc4514_string(_readable_names()),
         serie=format(certificate.serial_number, "x"),
         valido_desde=_utc(certificate.not_valid_before_utc),
         valido_hasta=_utc(certificate.not_valid_after_utc),
@@ -180,11 +193,11 @@ def make_test_certificate(ruc: str, name: str = TEST_CERTIFICATE_NAME,
     """A self-signed RSA-2048 certificate carrying the RUC as SUNAT's CAs do (serialNumber «RUC…» and OU)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     subject = x509.Name([
-        x509.NameAttribute(NameOID.COUNTRY_NAME, "PE"),
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, name[:64] or TEST_CERTIFICATE_NAME),
-        x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, f"RUC {ruc}"),
-        x509.NameAttribute(NameOID.COMMON_NAME, f"{TEST_CERTIFICATE_NAME} {ruc}"),
-        x509.NameAttribute(NameOID.SERIAL_NUMBER, f"RUC{ruc}"),
+        x509.NameAttribute(x509_oid.NameOID.COUNTRY_NAME, "PE"),
+        x509.NameAttribute(x509_oid.NameOID.ORGANIZATION_NAME, name[:64] or TEST_CERTIFICATE_NAME),
+        x509.NameAttribute(x509_oid.NameOID.ORGANIZATIONAL_UNIT_NAME, f"RUC {ruc}"),
+        x509.NameAttribute(x509_oid.NameOID.COMMON_NAME, f"{TEST_CERTIFICATE_NAME} {ruc}"),
+        x509.NameAttribute(x509_oid.NameOID.SERIAL_NUMBER, f"RUC{ruc}"),
     ])
     now = _now()
     certificate = (

@@ -14,16 +14,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-
-import httpx
+from typing import TYPE_CHECKING
 
 from app.core.errors import not_configured
 from app.core.invoicing.gre_channel import GreChannel
 from app.core.invoicing.gre_rest import Credentials, GreClient, SunatOAuth
 from app.core.platform.addresses import Addresses
 from app.core.platform.environments import BETA, PRODUCCION
+from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
 from app.core.storage.ports.gre_tickets import GreTicketRepository
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +48,17 @@ class GreClients:
         self.secrets = secrets
         self.sol_credentials = sol_credentials
         self.tickets = tickets
-        self.http = httpx.Client(timeout=float(addresses.settings.get("sunat_timeout_s")))
+        self._http: httpx.Client | None = None  # made at the first guía sent (httpx loads then: a quicker start)
         self._tokens: dict[tuple[str, str, str], SunatOAuth] = {}
         self._lock = threading.Lock()
+        self._http_lock = threading.Lock()
+
+    @property
+    def http(self) -> httpx.Client:
+        with self._http_lock:
+            if self._http is None:
+                self._http = httpx.Client(timeout=float(self.addresses.settings.get("sunat_timeout_s")))
+            return self._http
 
     def set_api_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
         """Keep a company's GRE API credentials in the secret store (encrypted; never a setting)."""
@@ -65,7 +78,10 @@ class GreClients:
                           float(self.addresses.settings.get("sunat_gre_wait_s")))
 
     def close(self) -> None:
-        self.http.close()
+        with self._http_lock:
+            http, self._http = self._http, None
+        if http is not None:
+            http.close()
 
     def _urls(self, environment: str) -> tuple[str, str]:
         if environment == PRODUCCION:

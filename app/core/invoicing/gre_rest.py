@@ -26,9 +26,15 @@ import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
+
 
 PRODUCTION_SECURITY = "https://api-seguridad.sunat.gob.pe/v1"
 PRODUCTION_API = "https://api-cpe.sunat.gob.pe/v1"

@@ -11,15 +11,22 @@ from __future__ import annotations
 import base64
 import io
 import socket
-import ssl
 import threading
 import zipfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import httpx
 from lxml import etree
 
 from app.core.invoicing.cdr import Cdr, read_zip, safe_parser
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 SOAP_ENV = "http://schemas.xmlsoap.org/soap/envelope/"
 WSSE = "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd"
@@ -145,9 +152,12 @@ class HttpPool:
         self._clients: dict[str, httpx.Client] = {}
         self._lock = threading.Lock()
         self._ssl: ssl.SSLContext | None = None
-        self._limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
-                                    keepalive_expiry=30)
+        self._max_connections = max_connections  # httpx is loaded at the first client (app.core.platform.lazy)
         self.closed = False
+
+    def _limits(self) -> httpx.Limits:
+        return httpx.Limits(max_connections=self._max_connections, max_keepalive_connections=self._max_connections,
+                            keepalive_expiry=30)
 
     def client(self, url: str) -> httpx.Client:
         with self._lock:
@@ -159,7 +169,7 @@ class HttpPool:
                     self._ssl = httpx.create_ssl_context(verify=True)
                 # TCP_NODELAY: a request is written as headers, then body; on a kept-alive connection
                 # Nagle's algorithm would hold the body until the server ACKs the headers.
-                transport = httpx.HTTPTransport(verify=self._ssl, limits=self._limits,
+                transport = httpx.HTTPTransport(verify=self._ssl, limits=self._limits(),
                                                 socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
                 found = self._clients[url] = httpx.Client(transport=transport, follow_redirects=False)
             return found

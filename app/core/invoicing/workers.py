@@ -34,16 +34,23 @@ from decimal import Decimal
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, cast
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
-
 from app.core.contract import GenerarXmlRequest, parse_json, parse_model
 from app.core.errors import YupanaError, invalid
 from app.core.invoicing import packed_texts, xmldsig
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.voucher_keys import bytes_hashes, content_key_of, request_json, splice_signature
 from app.core.invoicing.voucher_store import VoucherStore
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+else:
+    x509 = lazy_module("cryptography.x509")
+    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
+    padding = lazy_module("cryptography.hazmat.primitives.asymmetric.padding")
+    rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
 
 if TYPE_CHECKING:
     from app.core.invoicing import ubl
@@ -140,7 +147,7 @@ class Fallback:
 
 
 Outcome = Made | Fallback
-Material = tuple[str, rsa.RSAPrivateKey, x509.Certificate, bool]  # (certificado_id, key, certificate, por_vencer)
+Material = tuple[str, "rsa.RSAPrivateKey", "x509.Certificate", bool]  # (certificado_id, key, certificate, por_vencer)
 
 
 # ---------------------------------------------------------------- the per-voucher work

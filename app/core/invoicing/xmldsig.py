@@ -27,17 +27,28 @@ import hashlib
 import re
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from lxml import etree
 
 from app.core.errors import invalid
 from app.core.invoicing import ubl
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT  # noqa: F401 - CAC, CBC are read through this module too
 from app.core.platform import xml_limits
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import cryptography.exceptions as crypto_exceptions
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+else:
+    x509 = lazy_module("cryptography.x509")
+    crypto_exceptions = lazy_module("cryptography.exceptions")
+    hashes = lazy_module("cryptography.hazmat.primitives.hashes")
+    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
+    padding = lazy_module("cryptography.hazmat.primitives.asymmetric.padding")
+    rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
 
 C14N_10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
@@ -50,17 +61,21 @@ class Algorithm:
     name: str
     signature_uri: str
     digest_uri: str
-    hash: type[hashes.HashAlgorithm]
+    hash_name: str  # cryptography's class in cryptography.hazmat.primitives.hashes, read at first use (lazy)
     hashlib_name: str
+
+    @property
+    def hash(self) -> type[hashes.HashAlgorithm]:
+        return getattr(hashes, self.hash_name)  # type: ignore[no-any-return]  # SHA1 or SHA256, both HashAlgorithm
 
 
 ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in [
         Algorithm("rsa-sha1", "http://www.w3.org/2000/09/xmldsig#rsa-sha1", "http://www.w3.org/2000/09/xmldsig#sha1",
-                  hashes.SHA1, "sha1"),
+                  "SHA1", "sha1"),
         Algorithm("rsa-sha256", "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
-                  "http://www.w3.org/2001/04/xmlenc#sha256", hashes.SHA256, "sha256"),
+                  "http://www.w3.org/2001/04/xmlenc#sha256", "SHA256", "sha256"),
     ]
 }
 _BY_SIGNATURE_URI = {a.signature_uri: a for a in ALGORITHMS.values()}
@@ -494,7 +509,7 @@ def verify_xml(xml: bytes | str) -> Verification:
         return _fail("el certificado no tiene una clave RSA", stated_digest, certificate)
     try:
         public_key.verify(signature_bytes, canonical_signed_info, padding.PKCS1v15(), chosen.hash())
-    except InvalidSignature:
+    except crypto_exceptions.InvalidSignature:
         return _fail("el valor de la firma no corresponde al certificado o a la información firmada",
                      stated_digest, certificate)
     return Verification(True, "firma válida", stated_digest, certificate)

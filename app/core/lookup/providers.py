@@ -11,12 +11,16 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Literal
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from app.core.errors import ErrorCode, YupanaError, not_found
 from app.core.platform.addresses import Addresses
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 Kind = Literal["ruc", "ce", "placa"]
 KINDS: tuple[Kind, ...] = ("ruc", "ce", "placa")

@@ -28,9 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import YupanaError
 from app.core.messaging.gateways import GatewayConfig
@@ -45,8 +43,14 @@ from app.core.messaging.gateways.evolution import (
 from app.core.messaging.service import MessagingService
 from app.core.platform import clock
 from app.core.platform.events import INSTANCE_SAVED, Event, EventBus, InstanceSaved, StreamChanged
+from app.core.platform.lazy import lazy_module
 from app.core.platform.loops import UNTIL_WOKEN, BackgroundLoop, Due
 from app.core.records import StreamState
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 log = logging.getLogger(__name__)
 

@@ -30,9 +30,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from app.core.messaging import clock
 from app.core.messaging.store import (
@@ -45,8 +43,14 @@ from app.core.messaging.store import (
     MessagingStore,
 )
 from app.core.platform.events import EventBus, SubscriptionChanged
+from app.core.platform.lazy import lazy_module
 from app.core.platform.loops import BackgroundLoop
 from app.core.platform.turns import LOOK_AGAIN_S, DeskTurn
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 log = logging.getLogger(__name__)
 RETRY_SCHEDULE_S = (5, 300, 1800, 7200, 18000, 36000)  # after the 1st, 2nd… failed attempt

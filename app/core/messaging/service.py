@@ -20,10 +20,8 @@ import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from app.core.contract import ChatSendRequest, ChatSendResult, ChatWebhookRequest, ChatWebhookResult
 from app.core.errors import ErrorCode, YupanaError, conflict, invalid, not_found
@@ -34,10 +32,16 @@ from app.core.messaging.phone import normalise
 from app.core.messaging.store import MessagingStore
 from app.core.platform import clock, environments
 from app.core.platform.events import ContractEvent, EventBus, InstanceSaved, MessageSent, SubscriptionChanged
+from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import Settings
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.messaging import MessagingRepository
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 log = logging.getLogger(__name__)
 INSTANCE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")

@@ -23,13 +23,20 @@ import secrets as random
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+from typing import TYPE_CHECKING
 
 from app.core.errors import ErrorCode, YupanaError, invalid, not_configured
+from app.core.platform.lazy import lazy_module
 from app.core.storage.ports.platform import SecretRepository
+
+if TYPE_CHECKING:
+    import cryptography.exceptions as crypto_exceptions
+    import cryptography.hazmat.primitives.ciphers.aead as aead
+    import cryptography.hazmat.primitives.kdf.scrypt as kdf_scrypt
+else:
+    crypto_exceptions = lazy_module("cryptography.exceptions")
+    aead = lazy_module("cryptography.hazmat.primitives.ciphers.aead")
+    kdf_scrypt = lazy_module("cryptography.hazmat.primitives.kdf.scrypt")
 
 log = logging.getLogger(__name__)
 PASSPHRASE_ENV = "YUPANA_PASSPHRASE"
@@ -92,7 +99,7 @@ class SecretStore:
             account = f"master-key-{self._folder_id()}"
             stored = keyring.get_password(KEYRING_SERVICE, account)
             if stored is None:
-                keyring.set_password(KEYRING_SERVICE, account, base64.b64encode(AESGCM.generate_key(256)).decode())
+                keyring.set_password(KEYRING_SERVICE, account, base64.b64encode(aead.AESGCM.generate_key(256)).decode())
                 stored = keyring.get_password(KEYRING_SERVICE, account)
             if stored is None:
                 return None
@@ -139,7 +146,7 @@ class SecretStore:
         if self._meta("scrypt_salt") is None:
             self._set_meta("scrypt_salt", base64.b64encode(os.urandom(16)).decode())
         salt = base64.b64decode(self._meta("scrypt_salt") or "")
-        return Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
+        return kdf_scrypt.Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
 
     def _from_passphrase(self, ask: bool) -> bytes | None:
         passphrase = os.environ.get(PASSPHRASE_ENV)
@@ -243,12 +250,12 @@ class SecretStore:
         if probe is None:
             nonce = os.urandom(12)
             self._set_meta("key_source", source)
-            self._set_meta("probe", base64.b64encode(nonce + AESGCM(key).encrypt(nonce, b"yupana", b"probe")).decode())
+            self._set_meta("probe", base64.b64encode(nonce + aead.AESGCM(key).encrypt(nonce, b"yupana", b"probe")).decode())
             return
         raw = base64.b64decode(probe)
         try:
-            AESGCM(key).decrypt(raw[:12], raw[12:], b"probe")
-        except InvalidTag:
+            aead.AESGCM(key).decrypt(raw[:12], raw[12:], b"probe")
+        except crypto_exceptions.InvalidTag:
             if source == SOURCE_KEYRING:
                 raise YupanaError(ErrorCode.UNAUTHORIZED, "La clave del llavero del sistema no corresponde a esta "
                                   "carpeta de datos: no se pueden abrir las claves guardadas.") from None
@@ -259,12 +266,12 @@ class SecretStore:
 
     def encrypt(self, plaintext: bytes, purpose: str) -> bytes:
         nonce = os.urandom(12)
-        return nonce + AESGCM(self.master_key()).encrypt(nonce, plaintext, purpose.encode())
+        return nonce + aead.AESGCM(self.master_key()).encrypt(nonce, plaintext, purpose.encode())
 
     def decrypt(self, blob: bytes, purpose: str) -> bytes:
         try:
-            return AESGCM(self.master_key()).decrypt(blob[:12], blob[12:], purpose.encode())
-        except InvalidTag:
+            return aead.AESGCM(self.master_key()).decrypt(blob[:12], blob[12:], purpose.encode())
+        except crypto_exceptions.InvalidTag:
             raise YupanaError(ErrorCode.INTERNAL, f"El secreto «{purpose}» está dañado o no corresponde a esta "
                                                   "carpeta de datos.") from None
 

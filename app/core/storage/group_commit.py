@@ -24,16 +24,21 @@ others. `close()` lets the writer finish what it holds, then ends it (a later re
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.core.platform.lazy import lazy_module
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
 from app.core.storage.ports.database import Database
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_module("asyncio")  # only a request from an event loop needs it (the windows never do)
 
 log = logging.getLogger(__name__)
 

@@ -36,17 +36,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
-
-import charset_normalizer
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import invalid
 from app.core.invoicing.catalog import records, text
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import DuplicateBarcode, Products
 from app.core.invoicing.catalog.records import Customer, Product
+from app.core.platform.lazy import lazy_module
 from app.core.platform.paths import private_file
 from app.core.platform.spreadsheet_text import guarded, unguarded
+
+if TYPE_CHECKING:
+    import charset_normalizer
+else:
+    charset_normalizer = lazy_module("charset_normalizer")
 
 DELIMITERS = (";", ",", "\t", "|")
 EXPORT_DELIMITER = ";"

@@ -10,7 +10,7 @@ The built-in gateways register themselves on import, below; a new one is a modul
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
 
 from app.core.messaging.gateways import evolution, meta, yupana  # noqa: F401  (each registers its gateway)
 from app.core.messaging.gateways.base import (
@@ -24,6 +24,12 @@ from app.core.messaging.gateways.base import (
     WebhookRejected,
 )
 from app.core.messaging.gateways.registry import gateway_class
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 
 def adapter_for(config: GatewayConfig, client: httpx.Client) -> Gateway:

@@ -11,12 +11,16 @@ import mimetypes
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging.events import InboundEvent
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 MAX_MEDIA_BYTES = 16 * 1024 * 1024  # WhatsApp's limit for documents sent by most gateways
 

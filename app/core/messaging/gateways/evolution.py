@@ -21,9 +21,7 @@ import hashlib
 import json
 import math
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging import events as ev
@@ -42,6 +40,12 @@ from app.core.messaging.gateways.registry import register
 from app.core.messaging.ids import message_id
 from app.core.messaging.phone import from_jid
 from app.core.platform import clock
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 # What we ask Evolution to post to our listener (its names for webhook/set) or to stream (websocket/set).
 WEBHOOK_EVENTS = ["MESSAGES_UPSERT", "MESSAGES_UPDATE", "CONNECTION_UPDATE"]

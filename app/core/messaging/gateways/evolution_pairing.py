@@ -25,12 +25,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
-
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, invalid, not_found
 from app.core.invoicing.catalog.records import whatsapp as whatsapp_number
 from app.core.messaging.gateways.evolution import EvolutionGateway
 from app.core.messaging.service import INSTANCE_NAME, check_url
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 if TYPE_CHECKING:
     from app.core.services.protocols import Messaging

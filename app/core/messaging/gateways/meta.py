@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging import events as ev
@@ -27,6 +25,12 @@ from app.core.messaging.gateways.base import (
 from app.core.messaging.gateways.registry import register
 from app.core.messaging.ids import message_id
 from app.core.platform import clock
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 DEFAULT_BASE_URL = "https://graph.facebook.com/v21.0"
 OUTSIDE_WINDOW = {131047}  # "Re-engagement message": more than 24 h since the customer last wrote

@@ -11,13 +11,17 @@ or that the token may not read, 10 and 200 a missing permission, 4/80007/130429 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid
 from app.core.messaging.gateways.meta import DEFAULT_BASE_URL, RATE
 from app.core.messaging.service import check_url
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 FIELDS = "display_phone_number,verified_name,quality_rating"
 BAD_TOKEN = {190, 102, 104}  # not valid or expired; session invalid; no token at all

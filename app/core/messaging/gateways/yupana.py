@@ -4,9 +4,7 @@ listener (`/webhooks/yupana/{instance}`) signed per Standard Webhooks with the s
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError
 from app.core.messaging import events as ev
@@ -21,6 +19,12 @@ from app.core.messaging.gateways.base import (
 )
 from app.core.messaging.gateways.registry import register
 from app.core.platform import clock
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 
 @register
