@@ -66,7 +66,8 @@ class Algorithm:
 
     @property
     def hash(self) -> type[hashes.HashAlgorithm]:
-        return getattr(hashes, self.hash_name)  # type: ignore[no-any-return]  # SHA1 or SHA256, both HashAlgorithm
+        hash_class: type[hashes.HashAlgorithm] = getattr(hashes, self.hash_name)  # SHA1 or SHA256
+        return hash_class
 
 
 ALGORITHMS: dict[str, Algorithm] = {
