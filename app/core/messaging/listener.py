@@ -95,6 +95,15 @@ async def _raw_body(request: Request) -> bytes:
         raise WebhookRejected(408, f"El cuerpo del webhook no llegó completo en {BODY_TIMEOUT_S:g} s.") from None
 
 
+# What the slots' check (`vouching`) read of a request, kept in its scope for the route: the query as a dict and the
+# configuration of the instance whose token the URL carries.
+QUERY_KEY, CONFIG_KEY = "yupana.query", "yupana.vouched_config"
+
+
+def _query(scope: Scope) -> dict[str, str]:
+    return dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+
+
 def _check_json(request: Request) -> None:
     """Gateways post JSON and say so: a form, text or a body without a Content-Type is a 415, refused unread."""
     media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -109,12 +118,22 @@ class ListenerPost(WebhookPost):
 
     def __init__(self, service: MessagingService, gateway: str, request: Request, raw: bytes) -> None:
         # The query as a plain dict (the last of a repeated name, like Starlette's QueryParams.get): a third of the
-        # cost of building QueryParams, which every post paid.
-        query = dict(parse_qsl(request.scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        # cost of building QueryParams, which every post paid. Read once: the slots' check (`vouching`) keeps it.
+        scope = request.scope
+        query = scope.get(QUERY_KEY)
+        if query is None:
+            query = _query(scope)
         super().__init__(gateway, request.path_params.get("name"), query, request.headers, raw)
         self.service = service
+        self._vouched: GatewayConfig | None = scope.get(CONFIG_KEY)
+
+    def forget_vouched(self) -> None:
+        """The configuration is read again from the service (which re-reads the data folder after forget_configs)."""
+        self._vouched = None
 
     def config(self) -> GatewayConfig:
+        if self._vouched is not None and self._vouched.name == self.instance and self._vouched.gateway == self.gateway:
+            return self._vouched  # looked up a moment ago by the slots' check, for this very request
         instance = self.instance or ""
         try:
             config = self.service.config(instance, anywhere=True)  # stored in its own environment
@@ -170,7 +189,7 @@ def _routes(service: MessagingService, writer: GroupCommit, gateway: type[Gatewa
             ) -> tuple[Route, Route | None]:
     """A registered gateway's POST route and, if it has a handshake, its GET route."""
 
-    def verified(check: Callable[[], Any]) -> Any:
+    def verified(post: ListenerPost, check: Callable[[], Any]) -> Any:
         """Run a verification; if it fails, once more with credentials re-read from the data folder, since
         another process (`yupana sandbox --configure`, the window) may have changed them meanwhile."""
         try:
@@ -179,22 +198,38 @@ def _routes(service: MessagingService, writer: GroupCommit, gateway: type[Gatewa
             if exc.status not in (401, 404):
                 raise
             service.forget_configs()
+            post.forget_vouched()
             return check()
 
     async def receive(request: Request) -> Response:
         _check_json(request)
         post = ListenerPost(service, gateway.kind, request, await _raw_body(request))
-        proof = verified(lambda: gateway.verify(post))
+        proof = verified(post, lambda: gateway.verify(post))
         events = _parsed(gateway, post, proof)
         stored = await _stored(writer, service, events)  # committed before the answer leaves
-        return Response(b'{"ok":true,"received":%d,"stored":%d}' % (len(events), stored),
-                        media_type="application/json")
+        return _Received(len(events), stored)
 
     async def handshake(request: Request) -> Response:
         post = ListenerPost(service, gateway.kind, request, b"")
-        return PlainTextResponse(verified(lambda: gateway.handshake(post)))
+        return PlainTextResponse(verified(post, lambda: gateway.handshake(post)))
 
     return receive, handshake if gateway.has_handshake() else None
+
+
+class _Received(Response):
+    """The 200 of a stored post, its headers written once here rather than worked out by Starlette for each post."""
+
+    media_type = "application/json"
+
+    def __init__(self, received: int, stored: int) -> None:  # no super().__init__: its header work is done below
+        self.status_code = 200
+        self.background = None
+        self.body = b'{"ok":true,"received":%d,"stored":%d}' % (received, stored)
+        self.raw_headers = [(b"content-length", b"%d" % len(self.body)), (b"content-type", b"application/json")]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.body})
 
 
 async def _stored(writer: GroupCommit, service: MessagingService, events: list[ev.InboundEvent]) -> int:
@@ -311,14 +346,18 @@ def vouching(service: MessagingService) -> Callable[[Scope], bool]:
         kind = next((kind for prefix, kind in named if prefix == head + "/"), None)
         if kind is None or not instance:
             return False
-        token = dict(parse_qsl(scope["query_string"].decode("latin-1"))).get("token")
+        query = scope[QUERY_KEY] = _query(scope)
+        token = query.get("token")
         if not token:
             return False
         try:
             config = service.config(instance, anywhere=True)
         except YupanaError:
             return False
-        return config.gateway == kind and same_secret(token, config.credentials.get("webhook_token"))
+        if config.gateway == kind and same_secret(token, config.credentials.get("webhook_token")):
+            scope[CONFIG_KEY] = config
+            return True
+        return False
 
     return vouched
 

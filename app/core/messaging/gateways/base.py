@@ -148,7 +148,10 @@ class WebhookPost:
         """The body as JSON (read once); 400 when it is not JSON."""
         if self._body is _UNREAD:
             try:
-                self._body = json.loads(self.raw, parse_constant=_not_json)
+                raw = self.raw
+                # json.loads, with its decoder made once (json.loads builds a new one for each call with options)
+                text = raw.decode(json.detect_encoding(raw), "surrogatepass") if isinstance(raw, bytes) else raw
+                self._body = _DECODER.decode(text)
             except (ValueError, UnicodeDecodeError):
                 raise WebhookRejected(400, "El webhook no es JSON válido.") from None
             except RecursionError:  # nested deeper than any gateway writes: refused before anything is read of it
@@ -295,3 +298,6 @@ def json_or_empty(response: httpx.Response) -> Any:
         return response.json()
     except ValueError:
         return {}
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)  # NaN and Infinity are no JSON a gateway sends
