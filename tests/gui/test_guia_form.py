@@ -12,7 +12,7 @@ from app.gui.guia_form import GuiaForm
 from app.gui.vouchers import VouchersPage
 from tests.gui.test_pdf import open_detail
 from tests.helpers.gui import open_widget, save_pdf, wait_idle
-from tests.helpers.guia_matrix import DRIVERS
+from tests.helpers.guia_matrix import CARRIER_RUC, DRIVERS, SUPPLIER_RUC
 from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 from tests.helpers.voucher_matrix import CUSTOMER_NAME, CUSTOMER_RUC, factura, item
 
@@ -103,3 +103,105 @@ def test_a_guia_sunat_rejects_is_shown_rejected_with_sunats_code(qtbot, context,
     assert form.emission.outcome.estado == statuses.RECHAZADO
     assert "T001-1" in form.state.text() and "Rechazada" in form.state.text(), form.state.text()
     assert "2566" in form.state.text(), form.state.text()
+
+
+def open_empty(qtbot, context) -> GuiaForm:
+    page = open_widget(qtbot, context, VouchersPage)
+    form = page.new_guia()
+    qtbot.waitUntil(lambda: form.emisor.count() == 1, timeout=10_000)
+    return form
+
+
+def issue_from(qtbot, context, form: GuiaForm) -> None:
+    form.emit_button.click()
+    qtbot.waitUntil(lambda: form.emission is not None or form.banner.isVisible(), timeout=20_000)
+    wait_idle(qtbot, context.workers)
+    assert form.emission is not None, form.banner.text.text() + form.banner.details.toPlainText()
+
+
+def type_carrier_guia(form: GuiaForm) -> None:
+    """A transportista's guía (31): the issuer carries a supplier's goods to a customer, two vehicles with their TUC
+    (test data: tests/helpers/guia_matrix.transportista)."""
+    form.tipo.setCurrentIndex(form.tipo.findData("31"))
+    form.remitente_tipo.setCurrentIndex(form.remitente_tipo.findData("6"))
+    form.remitente_numero.setText(SUPPLIER_RUC)
+    form.remitente_nombre.setText("AGRICOLA VALLE VERDE S.A.")
+    form.pagador_flete.setCurrentIndex(form.pagador_flete.findData("remitente"))
+    form.tipo_documento.setCurrentIndex(form.tipo_documento.findData("6"))
+    form.numero_documento.setText(CUSTOMER_RUC)
+    form.razon_social.setText(CUSTOMER_NAME)
+    form.partida_ubigeo.setText("040101")
+    form.partida_direccion.setText("CALLE MERCADERES 210, AREQUIPA")
+    form.add_line({"descripcion": "Cajas de palta Hass", "cantidad": "120", "unidad": "BX"})
+    type_transport(form)
+    form.tuc.setText("15M21028552E")
+    form.vehicles[1].placa.setText("C3D-456")
+    form.vehicles[1].tuc.setText("15M21028553F")
+    form.transportista_mtc.setText("151234567")
+
+
+def test_a_transportista_guia_issued_from_the_window_ends_accepted(qtbot, context, engine, company, sunat, guias):
+    form = open_empty(qtbot, context)
+    assert form.serie.text() == "T001" and not form.sender_box.isVisibleTo(form)
+    type_carrier_guia(form)
+    assert form.serie.text() == "V001" and form.sender_box.isVisibleTo(form) and form.tuc.isVisibleTo(form)
+    assert not form.motivo.isVisibleTo(form) and not form.modalidad.isVisibleTo(form)
+    assert form.mtc_label.text() == "Su registro MTC:" and form.transportista_mtc.isVisibleTo(form)
+    request = form.request()
+    assert "motivo_traslado" not in request and "modalidad_transporte" not in request
+    assert request["vehiculos"] == [{"placa": "ABC123", "tuc": "15M21028552E"},
+                                    {"placa": "C3D456", "tuc": "15M21028553F"}]
+    assert request["remitente"]["numero_documento"] == SUPPLIER_RUC and request["pagador_flete"] == "remitente"
+    issue_from(qtbot, context, form)
+    assert form.emission is not None and form.emission.outcome is not None
+    assert form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
+    assert "V001-1" in form.state.text() and "Aceptada" in form.state.text(), form.state.text()
+    xml = engine.invoicing.voucher(form.emission.voucher_id).xml_firmado
+    assert "C3D456" in xml and "15M21028553F" in xml and SUPPLIER_RUC in xml
+
+
+def test_a_remitente_guia_with_secondary_vehicles_public_transport_m1l_and_a_dam(
+        qtbot, context, engine, company, sunat, guias):
+    """Each field the engine accepts is read from the window: two secondary vehicles, public transport's carrier,
+    the M1/L indicator, and an import's DAM (its packages and port); the import ends accepted."""
+    form = open_empty(qtbot, context)
+    type_transport(form)
+    form.vehicles[1].placa.setText("T4X987")
+    form.vehicles[2].placa.setText("B7K2Q9")
+    assert not form.tuc.isVisibleTo(form)  # a remitente's vehicles carry no TUC
+    assert [v["placa"] for v in form.request()["vehiculos"]] == ["ABC123", "T4X987", "B7K2Q9"]
+    assert "tuc" not in form.request()["vehiculos"][0]
+    form.modalidad.setCurrentIndex(form.modalidad.findData("01"))
+    assert form.transportista_ruc.isVisibleTo(form) and not form.placa.isVisibleTo(form)
+    form.transportista_ruc.setText(CARRIER_RUC)
+    form.transportista_nombre.setText("TRANSPORTES RAPIDOS DEL SUR S.A.C.")
+    form.transportista_mtc.setText("151234567")
+    assert form.request()["transportista"] == {"ruc": CARRIER_RUC, "razon_social": "TRANSPORTES RAPIDOS DEL SUR S.A.C.",
+                                               "registro_mtc": "151234567"}
+    form.m1l.setChecked(True)
+    assert not form.transportista_ruc.isVisibleTo(form)
+    request = form.request()
+    assert request["vehiculo_m1_l"] is True and "transportista" not in request and request["vehiculos"] == []
+    form.m1l.setChecked(False)
+    form.modalidad.setCurrentIndex(form.modalidad.findData("02"))
+    assert not form.customs_box.isVisibleTo(form)
+    form.motivo.setCurrentIndex(form.motivo.findData("08"))  # importación: to oneself, from the port
+    assert form.customs_box.isVisibleTo(form)
+    form.numero_documento.setText(company.ruc)
+    form.razon_social.setText(company.razon_social)
+    form.partida_ubigeo.setText("070101")
+    form.partida_direccion.setText("TERMINAL PORTUARIO DEL CALLAO")
+    form.dam_tipo.setCurrentIndex(form.dam_tipo.findData("50"))
+    form.dam_numero.setText("118-2026-10-012345")
+    form.bultos.setValue(40)
+    form.puerto_codigo.setText("CLL")
+    form.puerto_nombre.setText("CALLAO")
+    form.add_line({"descripcion": "Motores eléctricos importados", "cantidad": "40", "unidad": "NIU"})
+    request = form.request()
+    assert request["documentos_relacionados"] == [{"tipo": "50", "numero": "118-2026-10-012345"}]
+    assert request["numero_bultos"] == 40 and request["puerto"]["codigo"] == "CLL"
+    issue_from(qtbot, context, form)
+    assert form.emission is not None and form.emission.outcome is not None
+    assert form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
+    xml = engine.invoicing.voucher(form.emission.voucher_id).xml_firmado
+    assert "T4X987" in xml and "B7K2Q9" in xml and "118-2026-10-012345" in xml
