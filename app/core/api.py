@@ -46,7 +46,7 @@ from app.core.invoicing.backup_schedule import BackupRun, BackupStatus
 from app.core.invoicing.backups import BackupCheck, BackupInfo
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
-from app.core.invoicing.catalog.records import Customer, Product
+from app.core.invoicing.catalog.records import Customer, Product, TransportEntry
 from app.core.invoicing.catalog.records import whatsapp as normalise_whatsapp
 from app.core.invoicing.cdr import Cdr, read_zip
 from app.core.invoicing.certificates import CertificateInfo
@@ -168,7 +168,7 @@ __all__ = [
     "PadronStatus", "PdfFile", "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription",
     "Summary", "TokenState",
     "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "SummaryOutcome", "VoucherOutcome", "Verification",
-    "CertificateInfo", "Customer", "Product", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
+    "CertificateInfo", "Customer", "Product", "TransportEntry", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
     "TotalsPreview", "LineAmounts", "VoucherDraft",
     # the contract
     "MAX_BODY_BYTES", "ContractModel", "GenerarXmlRequest", "GenerarXmlResult", "FirmarRequest", "FirmarResult",

@@ -33,6 +33,7 @@ from app.core.invoicing.backup_schedule import BackupScheduler
 from app.core.invoicing.batches import Batches
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
+from app.core.invoicing.catalog.transport import TransportCatalogue
 from app.core.invoicing.certificates import CertificateStore
 from app.core.invoicing.drafts import Drafts
 from app.core.invoicing.emission import Emitter
@@ -185,7 +186,8 @@ class Engine:
         self._closers += [self._padron.close, self._providers.close]
         self._customers = Customers(self._storage, self._repositories.customers)  # docs/catalog.md
         self._products = Products(self._storage, self._repositories.products)
-        self.catalog = CatalogGroup(self._customers, self._products)
+        self._transport = TransportCatalogue(self._storage, self._repositories.transport)
+        self.catalog = CatalogGroup(self._customers, self._products, self._transport)
         self.lookups = LookupsGroup(registry=self._registry, padron=self._padron, customers=self._customers,
                                     secrets=self._secrets, bus=self._events)
 
@@ -289,9 +291,11 @@ class Engine:
         return company.razon_social if company else None
 
     def _remember_customers(self, docs: list) -> None:
-        """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue."""
+        """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue (and a
+        guía's vehicles, drivers and carrier)."""
         self._customers.remember_all((doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
                                       doc.receptor.direccion) for doc in docs)
+        self._transport.remember_guias(docs)  # a guía's vehicles, drivers and carrier, offered in the next one
 
     def _guia_link(self, voucher_id: int) -> str | None:
         """The link an accepted guía's CDR gives it (its printed QR); None while SUNAT has not accepted it."""

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.core.api import Emission, statuses, sunat_catalogues
 
+from .completion import CatalogCompleter
 from .context import Context
 from .widgets import MessageBanner, fit_placeholder, fit_to_screen, scrolling
 
@@ -47,6 +48,8 @@ FREIGHT_PAYERS = {"remitente": "El remitente", "subcontratador": "El subcontrata
 CUSTOMS_DOCUMENTS = {code: sunat_catalogues.TRANSPORT_DOCUMENTS[code]
                      for code in (sunat_catalogues.DAM, sunat_catalogues.DECLARACION_SIMPLIFICADA)}
 PORT_KINDS = {"puerto": "Puerto", "aeropuerto": "Aeropuerto"}
+# The catalogue's kinds of remembered transport (engine.catalog.transport): what earlier guías used.
+VEHICULO, CONDUCTOR, TRANSPORTISTA = "vehiculo", "conductor", "transportista"
 SECONDARY_VEHICLES = 2  # SUNAT's sheets: a principal vehicle and at most two secondary ones
 STATE_WORDS = {statuses.ACEPTADO: "Aceptada", statuses.OBSERVADO: "Aceptada con observaciones",
                statuses.RECHAZADO: "Rechazada"}
@@ -181,6 +184,7 @@ class GuiaForm(QDialog):
                         self.pagador_flete.currentIndexChanged, self.m1l.toggled):
             changed.connect(self._show_fields)
         self._show_fields()
+        self._offer_remembered()
         self.context.workers.run(self, self.context.engine.admin.companies, done=self._companies,
                                  failed=self.banner.show_error)
 
@@ -194,6 +198,43 @@ class GuiaForm(QDialog):
         if chosen is None and companies and not self.partida_direccion.text():
             self.partida_ubigeo.setText(companies[0].ubigeo)  # goods usually leave from the issuer's address
             self.partida_direccion.setText(companies[0].direccion)
+
+    def _offer_remembered(self) -> None:
+        """The vehicles, drivers and carriers of earlier guías offered as one types their plate, document or RUC;
+        choosing one fills the rest (its TUC; the driver's names and licence; the carrier's name and MTC)."""
+        def search(kind: str) -> Callable[[str, int], list]:
+            return lambda typed, limit: self.context.engine.catalog.transport(kind, typed, limit)
+
+        self.completions: dict[str, list[CatalogCompleter]] = {VEHICULO: [], CONDUCTOR: [], TRANSPORTISTA: []}
+        for vehicle in self.vehicles:
+            completion = CatalogCompleter(self, self.context, vehicle.placa, search(VEHICULO),
+                                          lambda entry: f"{entry.clave}  TUC {entry.tuc}" if entry.tuc else entry.clave,
+                                          min_chars=1)
+            completion.chosen.connect(lambda entry, row=vehicle: self.vehicle_chosen(row, entry))
+            self.completions[VEHICULO].append(completion)
+        driver = CatalogCompleter(self, self.context, self.conductor_dni, search(CONDUCTOR),
+                                  lambda entry: f"{entry.clave}  {entry.nombres} {entry.apellidos}", min_chars=1)
+        driver.chosen.connect(self.driver_chosen)
+        carrier = CatalogCompleter(self, self.context, self.transportista_ruc, search(TRANSPORTISTA),
+                                   lambda entry: f"{entry.clave}  {entry.nombres}", min_chars=1)
+        carrier.chosen.connect(self.carrier_chosen)
+        self.completions[CONDUCTOR].append(driver)
+        self.completions[TRANSPORTISTA].append(carrier)
+
+    def vehicle_chosen(self, row: VehicleRow, entry: Any) -> None:
+        row.placa.setText(entry.clave)
+        row.tuc.setText(entry.tuc)
+
+    def driver_chosen(self, entry: Any) -> None:
+        self.conductor_dni.setText(entry.clave)
+        self.conductor_nombres.setText(entry.nombres)
+        self.conductor_apellidos.setText(entry.apellidos)
+        self.conductor_licencia.setText(entry.licencia)
+
+    def carrier_chosen(self, entry: Any) -> None:
+        self.transportista_ruc.setText(entry.clave)
+        self.transportista_nombre.setText(entry.nombres)
+        self.transportista_mtc.setText(entry.registro_mtc)
 
     # ------------------------------------------------------------ the fields
 

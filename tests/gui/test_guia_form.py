@@ -10,6 +10,8 @@ from lxml import etree
 from app.core.api import statuses
 from app.gui.guia_form import GuiaForm
 from app.gui.vouchers import VouchersPage
+from tests.gui.test_catalog_gui import _choose as choose
+from tests.gui.test_catalog_gui import popup_notices
 from tests.gui.test_pdf import open_detail
 from tests.helpers.gui import open_widget, save_pdf, wait_idle
 from tests.helpers.guia_matrix import CARRIER_RUC, DRIVERS, SUPPLIER_RUC
@@ -205,3 +207,51 @@ def test_a_remitente_guia_with_secondary_vehicles_public_transport_m1l_and_a_dam
     assert form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
     xml = engine.invoicing.voucher(form.emission.voucher_id).xml_firmado
     assert "T4X987" in xml and "B7K2Q9" in xml and "118-2026-10-012345" in xml
+
+
+@popup_notices
+def test_vehicles_drivers_and_carriers_of_a_guia_are_offered_as_one_types_in_the_next(
+        qtbot, context, engine, company, sunat, guias):
+    """Issue 36, point 4: what a guía used is remembered in the catalogue; the next guía's plate, driver's DNI and
+    carrier's RUC offer it as one types, and choosing it fills the rest."""
+    first = open_empty(qtbot, context)
+    type_carrier_guia(first)  # vehicles ABC123 and C3D456 with their TUC, driver DRIVERS[0]
+    issue_from(qtbot, context, first)
+    assert [entry.clave for entry in engine.catalog.transport("vehiculo")] in (["ABC123", "C3D456"],
+                                                                              ["C3D456", "ABC123"])
+    second = open_empty(qtbot, context)
+    second.tipo.setCurrentIndex(second.tipo.findData("31"))
+    second.show()
+    second.placa.setFocus()
+    qtbot.keyClicks(second.placa, "c3")
+    choose(qtbot, second.completions["vehiculo"][0])
+    assert (second.placa.text(), second.tuc.text()) == ("C3D456", "15M21028553F")
+    second.conductor_dni.setFocus()
+    qtbot.keyClicks(second.conductor_dni, "4567")
+    choose(qtbot, second.completions["conductor"][0])
+    driver = DRIVERS[0]
+    assert (second.conductor_nombres.text(), second.conductor_apellidos.text(), second.conductor_licencia.text()) == (
+        driver["nombres"], driver["apellidos"], driver["licencia"])
+    # a remitente's public transport: the carrier of an earlier guía, by its RUC's first digits
+    assert engine.catalog.transport("transportista") == []  # a transportista's own guía names no carrier
+    third = open_empty(qtbot, context)
+    third.modalidad.setCurrentIndex(third.modalidad.findData("01"))
+    third.transportista_ruc.setText(CARRIER_RUC)
+    third.transportista_nombre.setText("TRANSPORTES RAPIDOS DEL SUR S.A.C.")
+    third.transportista_mtc.setText("151234567")
+    third.tipo_documento.setCurrentIndex(third.tipo_documento.findData("6"))
+    third.numero_documento.setText(CUSTOMER_RUC)
+    third.razon_social.setText(CUSTOMER_NAME)
+    third.llegada_ubigeo.setText("150132")
+    third.llegada_direccion.setText("JR. LOS OLIVOS 456, SAN JUAN DE LURIGANCHO")
+    third.peso.setText("80")
+    third.add_line({"descripcion": "Arroz extra, saco de 50 kg", "cantidad": "10", "unidad": "BG"})
+    issue_from(qtbot, context, third)
+    fourth = open_empty(qtbot, context)
+    fourth.modalidad.setCurrentIndex(fourth.modalidad.findData("01"))
+    fourth.show()
+    fourth.transportista_ruc.setFocus()
+    qtbot.keyClicks(fourth.transportista_ruc, "2013")
+    choose(qtbot, fourth.completions["transportista"][0])
+    assert (fourth.transportista_ruc.text(), fourth.transportista_nombre.text(), fourth.transportista_mtc.text()) == (
+        CARRIER_RUC, "TRANSPORTES RAPIDOS DEL SUR S.A.C.", "151234567")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from app.core.invoicing.backup_schedule import BackupStatus
     from app.core.invoicing.backups import BackupCheck
     from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
-    from app.core.invoicing.catalog.records import Customer, Product
+    from app.core.invoicing.catalog.records import Customer, Product, TransportEntry
     from app.core.invoicing.certificates import CertificateInfo
     from app.core.invoicing.documents.preview import TotalsPreview
     from app.core.invoicing.drafts import VoucherDraft
@@ -169,6 +169,7 @@ class Catalog(Protocol):
     def preview_csv(self, kind: str, path: str | Path, encoding: str | None = None) -> Preview: ...
     def import_csv(self, kind: str, path: str | Path, encoding: str | None = None) -> ImportReport: ...
     def export_csv(self, kind: str, path: str | Path) -> int: ...
+    def transport(self, kind: str, search: str = "", limit: int = 200) -> list[TransportEntry]: ...
 
 
 class Messaging(Protocol):

@@ -93,4 +93,4 @@ def repositories(database: Storage | PostgresStorage) -> Repositories:
         padron.SqlitePadronPointerRepository(db), registry.SqliteRegistryCacheRepository(db),
         submissions.SqliteSubmissionRepository(db), summaries.SqliteSummaryRepository(db),
         vouchers.SqliteVoucherRepository(db), sqlite_platform.SqliteDeskTurnRepository(db),
-        gre_tickets.SqliteGreTicketRepository(db))
+        gre_tickets.SqliteGreTicketRepository(db), catalog.SqliteTransportRepository(db))
