@@ -35,7 +35,8 @@ from app.core.api import Emission, statuses, sunat_catalogues
 
 from .completion import CatalogCompleter
 from .context import Context
-from .widgets import MessageBanner, fit_placeholder, fit_to_screen, scrolling
+from .field_labels import guia_label_of
+from .widgets import ErrorStrip, FieldErrors, MessageBanner, fit_placeholder, fit_to_screen, scrolling
 
 LINE_COLUMNS = ["Código", "Descripción", "Cantidad", "Unidad"]
 LINE_KEYS = ["codigo", "descripcion", "cantidad", "unidad"]
@@ -120,13 +121,14 @@ class GuiaForm(QDialog):
         self.related: list[dict[str, Any]] = []
         self.emission: Emission | None = None
         self._rows: dict[QWidget, tuple[QFormLayout, QWidget]] = {}  # a field → (its form, what the row holds)
+        self.errors = FieldErrors(guia_label_of)  # the engine's problems under their fields, in the window's words
         self.setWindowTitle("Nueva guía de remisión")
         fit_to_screen(self, 1000, 700)
         self.banner = MessageBanner()
         self.emisor = QComboBox()  # a company's name may be long: the whole width, above the two columns
         self.emisor.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         issuer = QFormLayout()
-        issuer.addRow("Emisor:", self.emisor)
+        issuer.addRow("Emisor:", self.errors.wrap(self.emisor, "emisor.ruc"))
         body = QWidget()
         columns = QHBoxLayout(body)
         left, right = QVBoxLayout(), QVBoxLayout()
@@ -144,6 +146,7 @@ class GuiaForm(QDialog):
         self.related_label = QLabel("Documento relacionado: ninguno")
         self.related_label.setWordWrap(True)
         right.addWidget(self.related_label)
+        right.addWidget(self.errors.label_for("documentos_relacionados"))
         right.addStretch(1)
         self.lines = QTableWidget(0, len(LINE_COLUMNS))
         self.lines.setHorizontalHeaderLabels(LINE_COLUMNS)
@@ -175,6 +178,7 @@ class GuiaForm(QDialog):
         layout.addWidget(scrolling(body), 1)
         layout.addLayout(line_buttons)
         layout.addWidget(self.lines)
+        layout.addWidget(ErrorStrip(self.errors.label_for("items")))
         layout.addLayout(buttons)
         self.emit_button.clicked.connect(self.issue)
         self.detail_button.clicked.connect(self.open_detail)
@@ -238,15 +242,19 @@ class GuiaForm(QDialog):
 
     # ------------------------------------------------------------ the fields
 
-    def _row(self, form: QFormLayout, label: str, field: QWidget | QHBoxLayout) -> QWidget:
-        """A row of `form`; returns the widget the row holds (a layout is put in one)."""
+    def _row(self, form: QFormLayout, label: str, field: QWidget | QHBoxLayout, *keys: str) -> QWidget:
+        """A row of `form`, with the engine's problems of the request's fields `keys` under it; returns the widget
+        given (a layout is put in one), by which the row is shown or hidden."""
         if not isinstance(field, QWidget):
             holder = QWidget()
             field.setContentsMargins(0, 0, 0, 0)
             holder.setLayout(field)
             field = holder
-        form.addRow(label, field)
-        self._rows[field] = (form, field)
+        held = self.errors.wrap(field, keys[0]) if keys else field
+        for alias in keys[1:]:  # other fields of the same row share its error label
+            self.errors.labels[alias] = self.errors.labels[keys[0]]
+        form.addRow(label, held)
+        self._rows[field] = (form, held)
         return field
 
     def _show_row(self, field: QWidget, visible: bool) -> None:
@@ -269,12 +277,12 @@ class GuiaForm(QDialog):
         weight = QHBoxLayout()
         weight.addWidget(self.peso, 1)
         weight.addWidget(self.unidad_peso)
-        self._row(form, "Guía de:", self.tipo)
-        self._row(form, "Serie:", self.serie)
-        self._row(form, "Motivo del traslado:", self.motivo)
-        self._row(form, "Descripción del motivo:", self.descripcion_motivo)
-        self._row(form, "Inicio del traslado:", self.inicio)
-        self.weight_row = self._row(form, "Peso bruto total:", weight)
+        self._row(form, "Guía de:", self.tipo, "tipo")
+        self._row(form, "Serie:", self.serie, "serie", "numero")
+        self._row(form, "Motivo del traslado:", self.motivo, "motivo_traslado")
+        self._row(form, "Descripción del motivo:", self.descripcion_motivo, "descripcion_motivo")
+        self._row(form, "Inicio del traslado:", self.inicio, "fecha_inicio_traslado")
+        self.weight_row = self._row(form, "Peso bruto total:", weight, "peso_bruto", "unidad_peso")
         return box
 
     def _sender_box(self) -> QGroupBox:
@@ -285,12 +293,13 @@ class GuiaForm(QDialog):
         self.remitente_numero, self.remitente_nombre = QLineEdit(), QLineEdit()
         self.pagador_flete = combo(FREIGHT_PAYERS, with_code=False)
         self.pagador_ruc, self.pagador_nombre = QLineEdit(), QLineEdit()
-        self._row(form, "Documento del remitente:", self.remitente_tipo)
-        self._row(form, "Número del remitente:", self.remitente_numero)
-        self._row(form, "Nombre o razón social del remitente:", self.remitente_nombre)
-        self._row(form, "Paga el flete:", self.pagador_flete)
-        self._row(form, "RUC de quien paga el flete:", self.pagador_ruc)
-        self._row(form, "Razón social de quien paga el flete:", self.pagador_nombre)
+        self._row(form, "Documento del remitente:", self.remitente_tipo, "remitente.tipo_documento")
+        self._row(form, "Número del remitente:", self.remitente_numero, "remitente.numero_documento", "remitente")
+        self._row(form, "Nombre o razón social del remitente:", self.remitente_nombre, "remitente.razon_social")
+        self._row(form, "Paga el flete:", self.pagador_flete, "pagador_flete")
+        self._row(form, "RUC de quien paga el flete:", self.pagador_ruc, "pagador.numero_documento", "pagador",
+                  "pagador.tipo_documento")
+        self._row(form, "Razón social de quien paga el flete:", self.pagador_nombre, "pagador.razon_social")
         return box
 
     def _customer_box(self) -> QGroupBox:
@@ -299,9 +308,9 @@ class GuiaForm(QDialog):
         self.tipo_documento = combo(IDENTITIES, with_code=False)
         self.numero_documento = QLineEdit()
         self.razon_social = QLineEdit()
-        self._row(form, "Documento:", self.tipo_documento)
-        self._row(form, "Número:", self.numero_documento)
-        self._row(form, "Nombre o razón social:", self.razon_social)
+        self._row(form, "Documento:", self.tipo_documento, "destinatario.tipo_documento")
+        self._row(form, "Número:", self.numero_documento, "destinatario.numero_documento", "destinatario")
+        self._row(form, "Nombre o razón social:", self.razon_social, "destinatario.razon_social")
         return box
 
     def _places_box(self) -> QGroupBox:
@@ -312,10 +321,10 @@ class GuiaForm(QDialog):
         for edit in (self.partida_ubigeo, self.llegada_ubigeo):
             edit.setPlaceholderText("ubigeo, p. ej. 150101")
             edit.setMaxLength(6)
-        self._row(form, "Partida (ubigeo):", self.partida_ubigeo)
-        self._row(form, "Partida (dirección):", self.partida_direccion)
-        self._row(form, "Llegada (ubigeo):", self.llegada_ubigeo)
-        self._row(form, "Llegada (dirección):", self.llegada_direccion)
+        self._row(form, "Partida (ubigeo):", self.partida_ubigeo, "partida.ubigeo")
+        self._row(form, "Partida (dirección):", self.partida_direccion, "partida.direccion", "partida")
+        self._row(form, "Llegada (ubigeo):", self.llegada_ubigeo, "llegada.ubigeo")
+        self._row(form, "Llegada (dirección):", self.llegada_direccion, "llegada.direccion", "llegada")
         return box
 
     def _transport_box(self) -> QGroupBox:
@@ -329,20 +338,24 @@ class GuiaForm(QDialog):
         self.conductor_dni, self.conductor_nombres = QLineEdit(), QLineEdit()
         self.conductor_apellidos, self.conductor_licencia = QLineEdit(), QLineEdit()
         self.transportista_ruc, self.transportista_nombre, self.transportista_mtc = QLineEdit(), QLineEdit(), QLineEdit()
-        self._row(form, "Modalidad:", self.modalidad)
-        self._row(form, "", self.m1l)
-        self.vehicle_rows = [self._row(form, "Vehículo principal:", self.vehicles[0]),
-                             *(self._row(form, f"Vehículo secundario {n}:", vehicle)
+        self._row(form, "Modalidad:", self.modalidad, "modalidad_transporte")
+        self._row(form, "", self.m1l, "vehiculo_m1_l")
+        self.vehicle_rows = [self._row(form, "Vehículo principal:", self.vehicles[0], "vehiculos[0].placa", "vehiculos[0].tuc",
+                      "vehiculos"),
+                             *(self._row(form, f"Vehículo secundario {n}:", vehicle, f"vehiculos[{n}].placa", f"vehiculos[{n}].tuc")
                                for n, vehicle in enumerate(self.vehicles[1:], 1))]
-        self.driver_rows = [self._row(form, "DNI del conductor:", self.conductor_dni),
-                            self._row(form, "Nombres del conductor:", self.conductor_nombres),
-                            self._row(form, "Apellidos del conductor:", self.conductor_apellidos),
-                            self._row(form, "Licencia de conducir:", self.conductor_licencia)]
-        self.carrier_rows = [self._row(form, "RUC del transportista:", self.transportista_ruc),
-                             self._row(form, "Razón social del transportista:", self.transportista_nombre)]
+        self.driver_rows = [self._row(form, "DNI del conductor:", self.conductor_dni, "conductores[0].numero_documento", "conductores",
+                      "conductores[0].tipo_documento"),
+                            self._row(form, "Nombres del conductor:", self.conductor_nombres, "conductores[0].nombres"),
+                            self._row(form, "Apellidos del conductor:", self.conductor_apellidos, "conductores[0].apellidos"),
+                            self._row(form, "Licencia de conducir:", self.conductor_licencia, "conductores[0].licencia")]
+        self.carrier_rows = [self._row(form, "RUC del transportista:", self.transportista_ruc, "transportista.ruc", "transportista"),
+                             self._row(form, "Razón social del transportista:", self.transportista_nombre,
+                      "transportista.razon_social")]
         self.mtc_label = QLabel("Registro MTC:")
-        form.addRow(self.mtc_label, self.transportista_mtc)
-        self._rows[self.transportista_mtc] = (form, self.transportista_mtc)
+        held = self.errors.wrap(self.transportista_mtc, "transportista.registro_mtc")
+        form.addRow(self.mtc_label, held)
+        self._rows[self.transportista_mtc] = (form, held)
         return box
 
     def _customs_box(self) -> QGroupBox:
@@ -364,8 +377,8 @@ class GuiaForm(QDialog):
         port.addWidget(self.puerto_nombre, 1)
         self._row(form, "Documento aduanero:", self.dam_tipo)
         self._row(form, "Número de la DAM o DS:", self.dam_numero)
-        self._row(form, "Número de bultos:", self.bultos)
-        self.port_row = self._row(form, "Puerto o aeropuerto:", port)
+        self._row(form, "Número de bultos:", self.bultos, "numero_bultos", "contenedores")
+        self.port_row = self._row(form, "Puerto o aeropuerto:", port, "puerto", "puerto.tipo", "puerto.codigo", "puerto.nombre")
         return box
 
     @property
@@ -523,6 +536,7 @@ class GuiaForm(QDialog):
 
     def issue(self) -> None:
         self.banner.clear()
+        self.errors.clear()
         self.state.setText("Enviando la guía a SUNAT…")
         self.context.workers.run(self, self.context.engine.invoicing.issue, self.request(), next_number=True,
                                  done=self._issued, failed=self._failed, busy=[self.emit_button])
@@ -536,8 +550,10 @@ class GuiaForm(QDialog):
         self.emitted.emit(emission)
 
     def _failed(self, exc: BaseException) -> None:
+        """The engine's refusal: in the banner and under each field it names, with the window's labels."""
         self.state.setText("")
-        self.banner.show_error(exc)
+        self.banner.show_error(exc, guia_label_of)
+        self.errors.show(exc)
 
     def open_detail(self) -> QDialog | None:
         if self.emission is None:

@@ -85,7 +85,9 @@ def test_the_comprobantes_page_opens_an_empty_guia_with_the_issuers_address(qtbo
     qtbot.waitUntil(lambda: form.banner.isVisible(), timeout=10_000)
     wait_idle(qtbot, context.workers)
     assert form.emission is None and form.emit_button.isEnabled()
-    assert "«peso_bruto»" in form.banner.text.text()  # the engine names the first field it cannot read
+    # the engine names the first field it cannot read; the window says it with its own label, under the field too
+    assert "«Peso bruto total»" in form.banner.text.text() and "peso_bruto" not in form.banner.text.text()
+    assert "«Peso bruto total»" in form.errors.visible()["peso_bruto"]
 
 
 def test_a_guia_sunat_rejects_is_shown_rejected_with_sunats_code(qtbot, context, company, sunat, guias, gre):
@@ -255,3 +257,38 @@ def test_vehicles_drivers_and_carriers_of_a_guia_are_offered_as_one_types_in_the
     choose(qtbot, fourth.completions["transportista"][0])
     assert (fourth.transportista_ruc.text(), fourth.transportista_nombre.text(), fourth.transportista_mtc.text()) == (
         CARRIER_RUC, "TRANSPORTES RAPIDOS DEL SUR S.A.C.", "151234567")
+
+
+def test_the_engines_problems_are_shown_under_the_windows_labels(qtbot, context, company):
+    """The engine names the request's fields («vehiculos[1].placa», «conductores[0].licencia»); the window shows each
+    problem under its own field and in the banner with its labels («Vehículo secundario 1 (placa)», «Licencia de
+    conducir»), never the engine's names."""
+    form = open_empty(qtbot, context)
+    form.tipo_documento.setCurrentIndex(form.tipo_documento.findData("6"))
+    form.numero_documento.setText(CUSTOMER_RUC)
+    form.razon_social.setText(CUSTOMER_NAME)
+    form.add_line({"descripcion": "Arroz extra, saco de 50 kg", "cantidad": "10", "unidad": "BG"})
+    type_transport(form)
+    form.vehicles[1].placa.setText("T4")  # too short (SUNAT's 2567)
+    form.conductor_licencia.setText("Q4")  # too short (SUNAT's 2573)
+    form.llegada_ubigeo.setText("999999")  # no such ubigeo (SUNAT's 3368)
+    form.emit_button.click()
+    qtbot.waitUntil(lambda: form.banner.isVisible(), timeout=10_000)
+    wait_idle(qtbot, context.workers)
+    assert form.emission is None
+    shown = form.errors.visible()
+    assert "«Vehículo secundario 1 (placa)»" in shown["vehiculos[1].placa"]
+    assert "«Licencia de conducir»" in shown["conductores[0].licencia"]
+    assert "«Llegada (ubigeo)»" in shown["llegada.ubigeo"]
+    assert form.errors.labels["vehiculos[1].placa"].isVisibleTo(form)
+    assert not form.errors.labels["vehiculos[0].placa"].text()  # the principal vehicle is fine
+    banner = form.banner.text.text() + form.banner.details.toPlainText()
+    assert "«Vehículo secundario 1 (placa)»" in banner and "(SUNAT 2567)" in banner
+    for engine_name in ("vehiculos[1]", "conductores[0]", "llegada.ubigeo"):
+        assert engine_name not in banner and all(engine_name not in text for text in shown.values())
+    form.vehicles[1].placa.setText("T4X987")  # corrected: issuing again clears what was fixed
+    form.conductor_licencia.setText("Q45678912")
+    form.llegada_ubigeo.setText("150132")
+    form.emit_button.click()
+    assert form.errors.visible() == {} and not form.banner.isVisible()  # a new try starts clean
+    wait_idle(qtbot, context.workers)
