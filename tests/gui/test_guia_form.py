@@ -292,3 +292,38 @@ def test_the_engines_problems_are_shown_under_the_windows_labels(qtbot, context,
     form.emit_button.click()
     assert form.errors.visible() == {} and not form.banner.isVisible()  # a new try starts clean
     wait_idle(qtbot, context.workers)
+
+
+@needs_poppler
+def test_a_guia_is_sent_by_whatsapp_with_its_own_pdf(qtbot, context, engine, company, sunat, guias, gateway,
+                                                      tmp_path):
+    """«Enviar por WhatsApp» from the guía's detail: the guía's PDF, whole, reaches the messaging sandbox (an
+    Evolution API v2 stand-in, app/sandbox/gateway.py), with a text that names the guía and no amount."""
+    import hashlib
+
+    engine.admin.config_set("listener_port", "0")
+    engine.messaging.start_listener()
+    gateway.configure(engine)
+    form = open_empty(qtbot, context)
+    type_carrier_guia(form)
+    issue_from(qtbot, context, form)
+    assert form.emission is not None and form.emission.outcome is not None
+    assert form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
+    guia = form.open_detail()
+    qtbot.waitUntil(lambda: guia.whatsapp_button.isEnabled(), timeout=10_000)
+    guia.whatsapp_button.click()
+    dialog = guia.send_dialog
+    qtbot.waitUntil(lambda: dialog.send_button.isEnabled(), timeout=10_000)
+    text = dialog.text.toPlainText()
+    assert "guía de remisión transportista electrónica V001-1" in text and "S/" not in text, text
+    dialog.number.setText("987 654 321")
+    dialog.send_button.click()
+    qtbot.waitUntil(lambda: dialog.sent is not None, timeout=15_000)
+    [sent] = gateway.wait_sent(1)
+    printed = engine.invoicing.pdf(form.emission.voucher_id)
+    assert sent["number"].endswith("987654321") and sent["fileName"] == printed.name
+    assert sent["media_sha256"] == hashlib.sha256(printed.content).hexdigest()  # the guía's own PDF, whole
+    copy = tmp_path / printed.name
+    copy.write_bytes(printed.content)
+    assert "GUÍA DE REMISIÓN TRANSPORTISTA" in pdf_text(copy) and "V001-1" in pdf_text(copy)
+    assert "Enviado por WhatsApp" in guia.banner.text.text()
