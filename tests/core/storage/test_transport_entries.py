@@ -4,8 +4,12 @@ prefix found on the key's index. Time is mocked (the repository's clock) so that
 
 from __future__ import annotations
 
+import pytest
+
+from app.core.errors import YupanaError
 from app.core.invoicing.catalog.records import CONDUCTOR, TRANSPORTISTA, VEHICULO, TransportEntry
 from app.core.storage.sqlite import catalog as sqlite_catalog
+from tests.helpers.guia_matrix import CARRIER_RUC, DRIVERS, VEHICLES, public, remitente
 
 
 def test_entries_are_remembered_replaced_and_offered_latest_first(repos, monkeypatch):
@@ -30,3 +34,16 @@ def test_entries_are_remembered_replaced_and_offered_latest_first(repos, monkeyp
     assert (carrier.nombres, carrier.registro_mtc) == ("TRANSPORTES RAPIDOS DEL SUR S.A.C.", "151234567")
     assert [entry.clave for entry in transport.by_key_prefix(VEHICULO, "T4", 10)] == ["T4X987"]
     assert transport.by_key_prefix(VEHICULO, "2013", 10) == []  # a carrier's key is not a vehicle's
+
+
+def test_a_guia_generated_leaves_its_vehicles_drivers_and_carrier_in_the_catalogue(engine, company):
+    """Operation 1 stores a guía (as the window, `yupana guia` and the local API do): its vehicles, drivers and public
+    transport's carrier are offered afterwards (engine.catalog.transport); a voucher leaves none."""
+    engine.invoicing.generate_xml(remitente(1, vehiculos=VEHICLES[:2], conductores=DRIVERS[:2]))
+    engine.invoicing.generate_xml(remitente(2, **public()))
+    assert sorted(entry.clave for entry in engine.catalog.transport(VEHICULO)) == ["ABC123", "T4X987"]
+    assert [entry.clave for entry in engine.catalog.transport(CONDUCTOR, "4123")] == ["41234567"]
+    [carrier] = engine.catalog.transport(TRANSPORTISTA, CARRIER_RUC[:4])
+    assert (carrier.clave, carrier.registro_mtc) == (CARRIER_RUC, "151234567")
+    with pytest.raises(YupanaError):
+        engine.catalog.transport("barco")
