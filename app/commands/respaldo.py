@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.api import Engine
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -16,6 +20,9 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                                             "comprimida y con su manifiesto, y la verifica. La última línea es la "
                                             "ruta de la copia.")
     create.add_argument("carpeta", metavar="CARPETA", help="carpeta destino (una memoria USB, una carpeta sincronizada)")
+    create.epilog = ("Si las claves de esta carpeta las guarda el llavero del sistema, la primera copia pide una frase de "
+                     "recuperación (o la toma de YUPANA_RECOVERY_PASSPHRASE): con ella se abren los certificados y "
+                     "la clave SOL al restaurar en otro equipo.")
     create.set_defaults(func=cmd_create)
     listing = actions.add_parser("listar", help="las copias de una carpeta, la más reciente primero")
     listing.add_argument("carpeta", metavar="CARPETA")
@@ -38,7 +45,8 @@ def cmd_create(args: argparse.Namespace) -> int:
     from app.commands import open_engine
 
     with open_engine(args) as engine:
-        check = engine.admin.create_backup(args.carpeta)
+        recovery = _new_recovery_passphrase() if engine.admin.needs_recovery_passphrase() else None
+        check = engine.admin.create_backup(args.carpeta, recovery)
     assert check.info is not None  # a backup that verified has its manifest read
     print(f"Copia verificada: {check.info.vouchers:,} comprobantes, {check.info.size / (1024 * 1024):,.1f} MiB, "
           f"{check.signatures_checked} firmas comprobadas.", file=sys.stderr)
@@ -47,6 +55,36 @@ def cmd_create(args: argparse.Namespace) -> int:
               f"{', '.join(check.rotated)}", file=sys.stderr)
     print(check.path)
     return 0
+
+
+def _new_recovery_passphrase() -> str:
+    """The recovery passphrase of a keyring folder's first backup: from YUPANA_RECOVERY_PASSPHRASE, else typed twice
+    at the terminal; without either the command stops saying how to give it."""
+    import getpass
+    import os
+
+    from app.core.api import MIN_PASSPHRASE_CHARS, RECOVERY_ENV, invalid
+
+    given = os.environ.get(RECOVERY_ENV)
+    if given:
+        return given
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise invalid("frase_recuperacion", "Las claves de esta carpeta (certificados, clave SOL) las guarda el "
+                                            "llavero de este equipo: la primera copia necesita una frase de "
+                                            "recuperación para abrirlas en otro equipo. Escríbala con Yupana en una "
+                                            f"terminal o dela en la variable de entorno {RECOVERY_ENV}.")
+    print("Las claves de Yupana (certificados, clave SOL, tokens) las guarda el llavero de este equipo, que no viaja "
+          "con la copia. Elija una frase de recuperación: la copia lleva la clave maestra cifrada con ella, y al "
+          "restaurar en otro equipo se la pedirá. No se guarda en ninguna parte: anótela en un lugar seguro.",
+          file=sys.stderr)
+    while True:
+        first = getpass.getpass(f"Frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
+        if len(first) < MIN_PASSPHRASE_CHARS:
+            print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
+        elif getpass.getpass("Repítala para confirmar: ") == first:
+            return first
+        else:
+            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -76,6 +114,31 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_restored_keys(engine: Engine) -> None:
+    """A backup from a PC whose keyring kept the keys: here they open with the recovery passphrase (from
+    YUPANA_RECOVERY_PASSPHRASE, or typed), then live in this PC's keyring when it has one."""
+    import getpass
+
+    from app.core.api import LOCKED, UNLOCKED, YupanaError
+
+    state = engine.admin.secret_state()
+    while state == LOCKED and sys.stdin.isatty() and sys.stderr.isatty():
+        typed = getpass.getpass("Frase de recuperación de la copia (la que eligió al hacer la primera copia; "
+                                "no se muestra): ")
+        if not typed:
+            break
+        try:
+            engine.admin.unlock_secrets(typed)
+        except YupanaError as exc:
+            print(exc.message, file=sys.stderr)
+        state = engine.admin.secret_state()
+    if state == UNLOCKED:
+        print("Claves abiertas: los certificados y la clave SOL de la copia están disponibles.", file=sys.stderr)
+    elif state == LOCKED:
+        print("Las claves de la copia (certificados, clave SOL) se abren con su frase de recuperación o frase "
+              "secreta: Yupana la pedirá al firmar o enviar.", file=sys.stderr)
+
+
 def cmd_restore(args: argparse.Namespace) -> int:
     from app.commands import open_engine
     from app.core.api import backups, data_home
@@ -83,6 +146,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     restored = backups.restore(args.archivo, data_home(getattr(args, "home", None)))
     with open_engine(args) as engine:  # opens it as Yupana will: the schema checked and brought up to date
         home = engine.admin.home()
+        _open_restored_keys(engine)
     print(f"Copia del {restored.backup.created_at} restaurada en «{home}»: {restored.backup.vouchers:,} "
           "comprobantes.")
     if restored.series:

@@ -95,7 +95,14 @@ from app.core.platform.environments import BETA, ENVIRONMENTS, NAMES, PRODUCCION
 from app.core.platform.events import Event, HeldEvents, Listener
 from app.core.platform.identifiers import check_ruc
 from app.core.platform.paths import data_home, log_dir, package_data
-from app.core.platform.secrets import KEYRING_MISSING, LOCKED, MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE, UNLOCKED
+from app.core.platform.secrets import (
+    KEYRING_MISSING,
+    LOCKED,
+    MIN_PASSPHRASE_CHARS,
+    NEW_PASSPHRASE,
+    RECOVERY_ENV,
+    UNLOCKED,
+)
 from app.core.platform.settings import GROUPS, SETTINGS, Setting, SettingValue
 from app.core.platform.settings import checked as checked_setting
 from app.core.records import (
@@ -190,7 +197,7 @@ __all__ = [
     # platform
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
     "PRODUCCION", "SANDBOX", "Environment", "process_owner", "HeldEvents", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
-    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
+    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "RECOVERY_ENV", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
     "shared_database", "backups", "BackupCheck", "BackupInfo", "BackupRun", "BackupStatus",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",

@@ -81,21 +81,24 @@ class BackupFailed(Exception):
     """A backup that was written but failed its own verification (kept aside as `.fallido`)."""
 
 
-def create(database: Path, folder: str | Path, data_home: Path, *, now: dt.datetime | None = None) -> BackupCheck:
-    """Back up `database` into `folder` (outside the data folder), verified; a 400 naming the problem otherwise."""
+def create(database: Path, folder: str | Path, data_home: Path, *, now: dt.datetime | None = None,
+           keys: dict[str, Any] | None = None) -> BackupCheck:
+    """Back up `database` into `folder` (outside the data folder), verified; a 400 naming the problem otherwise.
+    `keys` (where the master key comes from, whether a recovery passphrase wraps it) goes into the manifest."""
     target_folder = _backup_folder(folder, data_home)
     with exclusive_file_lock(target_folder / LOCK):
         _remove_leftovers(target_folder)
-        return _create_locked(database, target_folder, now)
+        return _create_locked(database, target_folder, now, keys or {})
 
 
-def _create_locked(database: Path, target_folder: Path, now: dt.datetime | None) -> BackupCheck:
+def _create_locked(database: Path, target_folder: Path, now: dt.datetime | None,
+                   keys: dict[str, Any]) -> BackupCheck:
     moment = (now or clock.now()).astimezone(dt.UTC)
     final = _free_name(target_folder, f"{PREFIX}{moment:%Y%m%d-%H%M%S}")
     with tempfile.TemporaryDirectory(prefix=WORK_PREFIX, dir=target_folder) as work:
         copy = Path(work) / DATABASE
         sqlite_backup.snapshot(database, copy)
-        manifest = _manifest(copy, moment)
+        manifest = _manifest(copy, moment) | {"claves": keys}
         partial = final.with_name(final.name + ".partial")
         private_file(partial)
         # Level 1: the vouchers' texts are stored deflated already, so a higher level saves ~3 % of the size for

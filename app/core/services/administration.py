@@ -71,13 +71,23 @@ class AdministrationGroup:
         self._backup_scheduler.start()
         self._backup_scheduler.request_now()
 
-    def create_backup(self, folder: str | Path) -> BackupCheck:
+    def create_backup(self, folder: str | Path, recovery_passphrase: str | None = None) -> BackupCheck:
         """A verified backup of this folder's SQLite database in `folder`, made while everything runs
-        (app.core.invoicing.backups); a 400 naming the problem when it cannot be made or does not verify."""
+        (app.core.invoicing.backups); a 400 naming the problem when it cannot be made or does not verify.
+        `recovery_passphrase` becomes the folder's recovery passphrase when its keys are the keyring's and it has
+        none yet (`needs_recovery_passphrase`): the master key goes into the backup wrapped by it."""
         if database_url(self._home):
             raise invalid("respaldo", "Este puesto usa una base de datos compartida (PostgreSQL): sus copias de "
                                       "seguridad todavía no se hacen desde Yupana (docs/backups.md).")
-        return backups.create(self._storage.path, folder, self._home)
+        if recovery_passphrase:
+            self._secrets.set_recovery(recovery_passphrase)
+        keys = {"origen": self._secrets.key_source(), "frase_recuperacion": self._secrets.has_recovery()}
+        return backups.create(self._storage.path, folder, self._home, keys=keys)
+
+    def needs_recovery_passphrase(self) -> bool:
+        """True when this folder's keys live in the keyring and no recovery passphrase was chosen yet: a backup
+        without one opens its certificates and SOL password on no other PC (docs/backups.md)."""
+        return self._secrets.needs_recovery()
 
     def check_database(self, budget_s: float, *, clock: Callable[[], float] | None = None,
                        every: int = 10_000) -> DatabaseCheck:
