@@ -7,7 +7,9 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.core.api import Engine
+    from collections.abc import Callable
+
+    from app.core.api import Engine, NumberingCheck, SerieFinding
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -38,7 +40,18 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                                           "--home o YUPANA_HOME), que no debe tener una. Dice el último número de "
                                           "cada serie que trae la copia.")
     back.add_argument("archivo", metavar="ARCHIVO", help="yupana-respaldo-AAAAMMDD-HHMMSS.zip")
+    add_numbering_arguments(back)
     back.set_defaults(func=cmd_restore)
+
+
+def add_numbering_arguments(parser: argparse.ArgumentParser) -> None:
+    """The check of the numbering after a restore (and `yupana numeracion verificar`)."""
+    parser.add_argument("--ultimo", action="append", default=[], metavar="SERIE=NUMERO",
+                        help="el último número impreso de una serie que SUNAT no puede confirmar (boletas; beta; sin "
+                             "conexión), p. ej. B001=1234; repetible. Sin él, en una terminal se pregunta")
+    parser.add_argument("--archivos", metavar="CARPETA",
+                        help="carpeta de las copias con los comprobantes escritos al emitir (por omisión, la del "
+                             "archivo restaurado o la configurada)")
 
 
 def cmd_create(args: argparse.Namespace) -> int:
@@ -140,6 +153,8 @@ def _open_restored_keys(engine: Engine) -> None:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from app.commands import open_engine
     from app.core.api import backups, data_home
 
@@ -147,12 +162,68 @@ def cmd_restore(args: argparse.Namespace) -> int:
     with open_engine(args) as engine:  # opens it as Yupana will: the schema checked and brought up to date
         home = engine.admin.home()
         _open_restored_keys(engine)
+        numbering = engine.invoicing.check_numbering(args.archivos or Path(args.archivo).resolve().parent,
+                                                     confirm_from(args.ultimo), after_restore=True)
     print(f"Copia del {restored.backup.created_at} restaurada en «{home}»: {restored.backup.vouchers:,} "
           "comprobantes.")
     if restored.series:
         print("Último número de cada serie en la copia:")
         for serie in restored.series:
             print(f"  {serie['serie']}-{serie['ultimo']}  (tipo {serie['tipo']}, RUC {serie['ruc']}, {serie['entorno']})")
-    print("Los comprobantes emitidos después de la copia no están en ella: antes de emitir, confirme el último número "
-          "impreso de cada serie (y en SUNAT con «yupana cdr»).", file=sys.stderr)
+    print_numbering(numbering)
     return 0
+
+
+def confirm_from(given: list[str]) -> Callable[[SerieFinding], int | None]:
+    """The last number printed of a serie SUNAT cannot confirm: from --ultimo SERIE=N, else asked at a terminal."""
+    from app.core.api import invalid
+
+    typed: dict[str, int] = {}
+    for item in given:
+        serie, _, number = item.partition("=")
+        if not number.strip().isdigit():
+            raise invalid("ultimo", f"«{item}» no es SERIE=NUMERO (p. ej. B001=1234).")
+        typed[serie.strip().upper()] = int(number)
+
+    def confirm(finding: SerieFinding) -> int | None:
+        if finding.serie in typed:
+            return typed[finding.serie]
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return None
+        proposed = finding.sigue_en - 1
+        while True:
+            print(f"{finding.serie} (tipo {finding.tipo}, RUC {finding.emisor_ruc}): {finding.motivo}. El último número "
+                  f"conocido es {proposed}.", file=sys.stderr)
+            answer = input(f"Último número impreso de {finding.serie} [Enter: {proposed}]: ").strip()
+            if not answer:
+                return proposed
+            if answer.isdigit():
+                return int(answer)
+            print("Escriba solo el número.", file=sys.stderr)
+
+    return confirm
+
+
+def print_numbering(numbering: NumberingCheck) -> None:
+    """What the check found, serie by serie, and where each goes on."""
+    print("Numeración:")
+    for finding in numbering.series:
+        line = f"  {finding.serie} (tipo {finding.tipo}, RUC {finding.emisor_ruc}): sigue en {finding.sigue_en}"
+        if finding.en_archivos > finding.en_base:
+            line += f"; archivos escritos al emitir hasta {finding.en_archivos}"
+        if finding.consultado:
+            numbers = ", ".join(str(item["numero"]) for item in finding.encontrados)
+            line += f"; en SUNAT después de la copia: {numbers}" if numbers else "; SUNAT no tiene números posteriores"
+            if finding.dudosos:
+                line += f"; números dudosos (pueden estar impresos): {', '.join(map(str, finding.dudosos))}"
+        elif finding.confirmado is not None:
+            line += f"; último impreso confirmado: {finding.confirmado} ({finding.motivo})"
+        else:
+            line += f"; SIN CONFIRMAR el último número impreso ({finding.motivo}): use --ultimo {finding.serie}=N"
+        print(line)
+        for item in finding.encontrados:
+            if item["cdr"]:
+                print(f"    {finding.serie}-{item['numero']}: CDR recuperado en {item['cdr']}")
+    for summary in numbering.resumenes:
+        print(f"  {summary['tipo']} del {summary['dia']} (RUC {summary['emisor_ruc']}): sigue en {summary['sigue_en']} "
+              "(10 números de margen: SUNAT no permite consultarlos)")

@@ -54,6 +54,7 @@ from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
 from app.core.invoicing.documents.registry import serie_letters
 from app.core.invoicing.drafts import VoucherDraft
 from app.core.invoicing.emission import STEPS
+from app.core.invoicing.numbering import NumberingCheck, SerieFinding
 from app.core.invoicing.printed import write_bytes
 from app.core.invoicing.printing import file_name as pdf_file_name
 from app.core.invoicing.printing.fonts import BOLD_STROKE, PT
@@ -198,7 +199,7 @@ __all__ = [
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
     "PRODUCCION", "SANDBOX", "Environment", "process_owner", "HeldEvents", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
     "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "RECOVERY_ENV", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
-    "shared_database", "backups", "BackupCheck", "BackupInfo", "BackupRun", "BackupStatus",
+    "shared_database", "backups", "BackupCheck", "BackupInfo", "NumberingCheck", "SerieFinding", "BackupRun", "BackupStatus",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",
     "STREAM_CONNECTED", "STREAM_CONNECTING", "STREAM_WAITING", "STREAM_STOPPED", "VIA_WEBHOOK",

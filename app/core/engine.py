@@ -38,6 +38,7 @@ from app.core.invoicing.drafts import Drafts
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.gre_clients import GreClients
+from app.core.invoicing.numbering import Numbering
 from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
@@ -223,7 +224,8 @@ class Engine:
             vouchers=self._vouchers, generation=self._generation, signing=self._signing, batches=self._batches,
             submission=self._submission, emitter=self._emitter, outbox=self._outbox, voids=self._voids,
             printed=self._printed, certificates=self._certificates, sunat_clients=self._sunat_clients,
-            companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts))
+            companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts),
+            numbering=Numbering(self._vouchers, summaries, self._sunat_clients, self._home, lambda: self._voids.today()))
 
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.

@@ -188,6 +188,7 @@ def restore(path: str | Path, data_home: Path) -> Restored:
     if not check.ok or check.info is None:
         raise invalid("respaldo", f"No se restaura «{Path(path).name}»: {' '.join(check.problems)}")
     partial = data_home / f".{DATABASE}.restaurando"
+    data_home.mkdir(parents=True, exist_ok=True)
     private_file(partial)
     with zipfile.ZipFile(path) as archive, archive.open(DATABASE) as source, open(partial, "wb") as out:
         for chunk in iter(lambda: source.read(CHUNK), b""):

@@ -270,6 +270,14 @@ class VoucherStore:
         """The next number of a serie in the current environment: sandbox and beta trials never use up real numbers."""
         return self.repository.last_numero(self.environment(), emisor_ruc, tipo, serie) + 1
 
+    def series(self) -> builtins.list[dict]:
+        """The current environment's series with their highest number ({emisor_ruc, tipo, serie, ultimo})."""
+        return self.repository.series(self.environment())
+
+    def raise_numero(self, emisor_ruc: str, tipo: str, serie: str, at_least: int) -> None:
+        """The serie goes on after `at_least` at the lowest, in the current environment (after a restore)."""
+        self.repository.raise_numero(self.environment(), emisor_ruc, tipo, serie, at_least)
+
     def take_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
         """The serie's next number in the current environment, handed out inside the caller's transaction (which
         stores the voucher): desks issuing on one serie at once get each their own, with no gap (ports.vouchers)."""

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from app.core.invoicing.documents.preview import TotalsPreview
     from app.core.invoicing.drafts import VoucherDraft
     from app.core.invoicing.emission import Emission
+    from app.core.invoicing.numbering import NumberingCheck, SerieFinding
     from app.core.invoicing.voids import SummaryOutcome
     from app.core.invoicing.xmldsig import Verification
     from app.core.messaging.gateways import GatewayDescription
@@ -134,6 +135,9 @@ class Invoicing(Protocol):
     def summaries(self, limit: int = 200) -> list[Summary]: ...
     def voucher_summaries(self, voucher_id: int) -> list[VoucherSummary]: ...
     def query_cdr(self, ruc: str, tipo: str, serie: str, numero: int) -> ConsultedCdr: ...
+    def check_numbering(self, files_folder: str | Path | None = None,
+                        confirm: Callable[[SerieFinding], int | None] | None = None, *,
+                        after_restore: bool = False) -> NumberingCheck: ...
 
     # the printed voucher
     def pdf(self, voucher_id: int, formato: str | None = None) -> PdfFile: ...
