@@ -206,6 +206,12 @@ def confirm_from(given: list[str]) -> Callable[[SerieFinding], int | None]:
 
 def print_numbering(numbering: NumberingCheck) -> None:
     """What the check found, serie by serie, and where each goes on."""
+    files = numbering.archivos
+    if files.stored:
+        print(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
+              f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{' …' if len(files.stored) > 20 else ''}")
+    for problem in files.skipped:
+        print(f"  No recuperado: {problem}", file=sys.stderr)
     print("Numeración:")
     for finding in numbering.series:
         line = f"  {finding.serie} (tipo {finding.tipo}, RUC {finding.emisor_ruc}): sigue en {finding.sigue_en}"

@@ -1,7 +1,8 @@
 """After a restore, where each serie's numbering goes on, so a restored folder never gives a number twice (issue 35,
 item 2; `yupana numeracion verificar` runs it on demand).
 
-For each serie of the current environment, the last number known is the highest of the database and of the voucher
+After a restore, the vouchers signed after the backup are first read back from those files (recovered.py). For each
+serie of the current environment, the last number known is the highest of the database and of the voucher
 files the backup folder received as they were made (backup_files: `comprobantes/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml`).
 Then:
 
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.invoicing.backup_files import FOLDER
+from app.core.invoicing.recovered import RecoveredFiles, read_back
 from app.core.invoicing.soap import SoapFault, TransportFailure
 from app.core.invoicing.voids import rules
 from app.core.platform.paths import private_file
@@ -74,6 +76,7 @@ class SerieFinding:
 class NumberingCheck:
     series: list[SerieFinding]
     resumenes: list[dict[str, Any]]  # {emisor_ruc, tipo: RA|RC, dia, sigue_en}
+    archivos: RecoveredFiles = field(default_factory=RecoveredFiles)  # vouchers read back from the files (restore)
 
 
 def file_numbers(folder: str | Path | None) -> dict[tuple[str, str, str], int]:
@@ -104,16 +107,18 @@ class Numbering:
     def check(self, files_folder: str | Path | None, confirm: Confirm | None = None,
               after_restore: bool = True) -> NumberingCheck:
         environment = self.store.environment()
+        recovered = read_back(self.store, self.summaries, files_folder) if after_restore else RecoveredFiles()
         files = file_numbers(files_folder)
         known = {(row["emisor_ruc"], row["tipo"], row["serie"]): int(row["ultimo"]) for row in self.store.series()}
         findings = []
-        for key in sorted(set(known) | set(files)):
-            finding = self._serie(environment, *key, known.get(key, 0), files.get(key, 0), confirm)
+        for ruc, tipo, serie in sorted(set(known) | set(files)):
+            key = (ruc, tipo, serie)
+            finding = self._serie(environment, ruc, tipo, serie, known.get(key, 0), files.get(key, 0), confirm)
             self.store.raise_numero(finding.emisor_ruc, finding.tipo, finding.serie, finding.sigue_en - 1)
             findings.append(finding)
         summaries = self._summaries(environment, {key[0] for key in known} | {key[0] for key in files}) \
             if after_restore else []
-        return NumberingCheck(findings, summaries)
+        return NumberingCheck(findings, summaries, recovered)
 
     def _serie(self, environment: str, ruc: str, tipo: str, serie: str, in_db: int, in_files: int,
                confirm: Confirm | None) -> SerieFinding:

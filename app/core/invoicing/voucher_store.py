@@ -163,6 +163,18 @@ class VoucherStore:
             voucher.certificado_id, voucher.updated_at = certificado_id, now_text()
         return self.repository.add(voucher)
 
+    def add_recovered(self, voucher: NewVoucher) -> int:
+        """Insert a signed voucher read back from a file (app.core.invoicing.recovered) inside the caller's
+        transaction, its texts packed here. Raises NumberTaken when its serie-número is stored already."""
+        voucher.request_json = self._pack(f"request:{voucher.emisor_ruc}", voucher.request_json.decode("utf-8")
+                                          if voucher.request_json else None)
+        voucher.xml = self._pack(f"xml:{voucher.emisor_ruc}:{voucher.tipo}", voucher.xml.decode("utf-8")
+                                 if voucher.xml else None)
+        voucher.signature = self._pack("signature:recuperado", voucher.signature.decode("utf-8")
+                                       if voucher.signature else None)
+        voucher.updated_at = now_text()
+        return self.repository.add(voucher)
+
     # ------------------------------------------------------------ finds
 
     def id_of(self, emisor_ruc: str, tipo: str, serie: str, numero: int) -> int | None:

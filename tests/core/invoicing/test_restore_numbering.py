@@ -8,6 +8,7 @@ serie takes the last number printed the person confirms; today's RA/RC counters 
 from __future__ import annotations
 
 import zipfile
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,44 @@ def test_the_restore_command_lists_what_sunat_has_and_takes_the_last_boleta_prin
     assert again.returncode == 0, again.stderr
     assert "F001 (tipo 01, RUC 20100066603): sigue en 4; SUNAT no tiene números posteriores" in again.stdout.decode()
     assert "B001 (tipo 03, RUC 20100066603): sigue en 8; SIN CONFIRMAR" in again.stdout.decode()
+
+
+# ---------------------------------------------------------------- item 2: the files written as made, read back
+
+def _files_written(folder: Path, names: list[str]) -> bool:
+    return all(any(folder.glob(f"comprobantes/*/{name}")) for name in names)
+
+
+def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_backup(voiding, voids_sandbox, usb,
+                                                                                   tmp_path):
+    from app.core.invoicing.xmldsig import verify_xml
+    from tests.helpers.messaging_support import wait_for
+
+    voiding.admin.config_set("backup_folder", str(usb))
+    for n in range(1, 4):
+        issued(voiding, factura("F001", n, LINES))
+    path = voiding.admin.create_backup(usb).path
+    after = {n: issued(voiding, factura("F001", n, LINES)) for n in range(4, 7)}
+    originals = {n: voiding.invoicing.voucher(voucher_id).xml_firmado for n, voucher_id in after.items()}
+    cdrs = {n: voiding.invoicing.voucher_cdr(voucher_id) for n, voucher_id in after.items()}
+    wait_for(lambda: _files_written(usb, [f"R-{ISSUER_RUC}-01-F001-{n}.xml" for n in after]), timeout=30)
+
+    restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
+    try:
+        check = restored.invoicing.check_numbering(usb, after_restore=True)
+        assert check.archivos.stored == ["F001-4", "F001-5", "F001-6"] and check.archivos.with_cdr == 3
+        assert check.archivos.skipped == []
+        for n, signed in originals.items():
+            voucher_id = restored.invoicing.find_voucher(f"F001-{n}", ISSUER_RUC)
+            detail = restored.invoicing.voucher(voucher_id)
+            assert detail.xml_firmado == signed and verify_xml(detail.xml_firmado).valid  # byte for byte
+            assert detail.status == statuses.ACEPTADO and detail.total == Decimal("23.60")
+            cdr = restored.invoicing.voucher_cdr(voucher_id)
+            assert cdr is not None and cdr.codigo == "0" and cdr.xml_text == cdrs[n].xml_text
+        (f001,) = check.series
+        assert f001.en_base == 6 and f001.consultado and f001.encontrados == [] and f001.sigue_en == 7
+        emission = restored.invoicing.issue(factura("F001", 1, LINES), next_number=True)
+        assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO, emission
+        assert restored.invoicing.voucher(emission.voucher_id).numero == 7
+    finally:
+        restored.close()
