@@ -17,6 +17,10 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     from app.commands.respaldo import add_numbering_arguments
 
     add_numbering_arguments(check)
+    check.add_argument("--tras-restaurar", action="store_true",
+                       help="como tras restaurar una copia: lee de vuelta los comprobantes escritos al emitir y los RA "
+                            "y RC de hoy siguen 10 números después (lo hace `respaldo restaurar`; para una copia "
+                            "restaurada desde las ventanas)")
     check.set_defaults(func=cmd_check)
 
 
@@ -26,5 +30,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     with open_engine(args) as engine:
         folder = args.archivos or engine.admin.config_get("backup_folder") or None
-        print_numbering(engine.invoicing.check_numbering(folder, confirm_from(args.ultimo)))
+        print_numbering(engine.invoicing.check_numbering(folder, confirm_from(args.ultimo),
+                                                         after_restore=args.tras_restaurar))
     return 0

@@ -3,6 +3,7 @@ environments, the local API's token, the sandboxes' addresses and the event bus.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -61,7 +62,10 @@ class AdministrationGroup:
     def backup_status(self) -> BackupStatus:
         """The scheduled backups' folder, the newest backup in it, this desk's last try and a warning when the
         folder is unreachable or the newest backup is older than 7 days (backup_schedule.status)."""
-        return backup_schedule.status(self._settings.get("backup_folder"), self._backup_scheduler.last)
+        found = backup_schedule.status(self._settings.get("backup_folder"), self._backup_scheduler.last)
+        if found.folder and not found.warning and self._secrets.needs_recovery():
+            return dataclasses.replace(found, warning=backup_schedule.NO_RECOVERY_WARNING)
+        return found
 
     def backup_now(self) -> None:
         """«Hacer copia ahora»: a backup into the settings' folder on the backups' loop (never this thread); its
@@ -83,6 +87,11 @@ class AdministrationGroup:
             self._secrets.set_recovery(recovery_passphrase)
         keys = {"origen": self._secrets.key_source(), "frase_recuperacion": self._secrets.has_recovery()}
         return backups.create(self._storage.path, folder, self._home, keys=keys)
+
+    def set_recovery_passphrase(self, passphrase: str) -> None:
+        """Choose the recovery passphrase of a folder whose keys the keyring keeps (once; the same one again is
+        accepted, another refused): the master key is kept wrapped by it, so every backup carries it."""
+        self._secrets.set_recovery(passphrase)
 
     def needs_recovery_passphrase(self) -> bool:
         """True when this folder's keys live in the keyring and no recovery passphrase was chosen yet: a backup

@@ -160,3 +160,26 @@ def test_restored_on_a_pc_with_its_own_keyring_the_key_is_kept_there_after_the_p
         assert again._secrets.backend.startswith("keyring:")
     finally:
         again.close()
+
+
+def test_scheduled_backups_without_a_recovery_passphrase_warn_until_one_is_chosen(keyring_shop, tmp_path):
+    from app.core.engine import Engine
+    from app.core.invoicing import backup_schedule
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    engine = Engine(keyring_shop)
+    try:
+        engine.admin.config_set("backup_folder", str(usb))
+        path = engine.admin.create_backup(usb).path  # as the schedule makes them: never refused for lack of it
+        with zipfile.ZipFile(path) as archive:
+            assert json.loads(archive.read(backups.MANIFEST))["claves"] == {"origen": "keyring",
+                                                                            "frase_recuperacion": False}
+        assert engine.admin.backup_status().warning == backup_schedule.NO_RECOVERY_WARNING
+        engine.admin.set_recovery_passphrase(RECOVERY)
+        assert engine.admin.backup_status().warning is None and not engine.admin.needs_recovery_passphrase()
+        engine.admin.set_recovery_passphrase(RECOVERY)  # the same one again: fine
+        with pytest.raises(YupanaError, match="frase de recuperación no es correcta"):
+            engine.admin.set_recovery_passphrase("otra frase distinta")  # never silently replaced
+    finally:
+        engine.close()

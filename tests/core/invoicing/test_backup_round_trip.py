@@ -115,7 +115,7 @@ def test_round_trip_to_another_pc(first_pc, home, voids_sandbox, tmp_path, monke
     restored = Engine(new_home)
     try:
         assert _texts(restored, before + after) == originals  # byte for byte, CDRs included
-        for signed, cdr_text in originals.values():
+        for signed, _cdr in originals.values():
             assert verify_xml(signed).valid
         assert all(cdr for (tipo, _, _), (_, cdr) in originals.items() if tipo == "01")
         assert restored.invoicing.next_number(ISSUER_RUC, "01", "F001") == last_f + 1
