@@ -247,9 +247,12 @@ class Engine:
                                                              self._settings.get)
 
         files = self._backup_files = VoucherFileWriter(lambda: self._settings.get("backup_folder"),
-                                                       self.invoicing.voucher, self.invoicing.voucher_cdr)
+                                                       self.invoicing.voucher, self.invoicing.voucher_cdr,
+                                                       self._voids.outcome)
 
         def on_voucher(_name: str, payload: events.Event) -> None:
+            if isinstance(payload, events.SummaryChanged):
+                files.summaries_changed([payload.id])  # the RA/RC's signed XML (and answer) into the folder too
             if isinstance(payload, events.VoucherChanged):
                 files.changed(payload.ids)  # signed XML and CDR into the backup folder, on its own loop
                 if payload.status == statuses.FIRMADO:

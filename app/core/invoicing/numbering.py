@@ -17,8 +17,9 @@ Then:
   last number printed (`confirm`), and the serie goes on after the larger. Without anybody to ask, the proposal
   stands and the finding says it was not confirmed.
 
-The RA and RC counters of today (SUNAT cannot be asked for them) go on after the highest of the backup plus
-`SUMMARY_MARGIN` (10): one made after the backup on the lost PC is never numbered again.
+The RA and RC counters of today (SUNAT cannot be asked for them) go on after the highest of the backup and of the
+RA/RC files the backup folder received as they were made (`resumenes/RUC-RA-AAAAMMDD-N.xml`), plus `SUMMARY_MARGIN`
+(10): one made after the backup on the lost PC is never numbered again.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.invoicing.backup_files import FOLDER
+from app.core.invoicing.backup_files import FOLDER, SUMMARIES
 from app.core.invoicing.recovered import RecoveredFiles, read_back
 from app.core.invoicing.soap import SoapFault, TransportFailure
 from app.core.invoicing.voids import rules
@@ -44,6 +45,7 @@ SUMMARY_MARGIN = 10  # RA/RC counters skipped after a restore
 RECOVERED = "recuperados"  # the data folder's folder of the CDRs recovered from SUNAT
 SUMMARY_KINDS = ("RA", "RC")
 _FILE = re.compile(r"^(\d{11})-(\d{2})-([A-Z0-9]{4})-(\d{1,8})\.xml$")
+_SUMMARY_FILE = re.compile(r"^(\d{11})-(RA|RC)-(\d{8})-(\d{1,5})\.xml$")
 HELD = (rules.QUERY_ACCEPTED, rules.QUERY_REJECTED, rules.QUERY_VOIDED)
 
 # confirm(finding) → the last number printed the person typed (None: they did not answer)
@@ -93,6 +95,21 @@ def file_numbers(folder: str | Path | None) -> dict[tuple[str, str, str], int]:
     return found
 
 
+def summary_counters(folder: str | Path | None) -> dict[tuple[str, str, str], int]:
+    """The highest counter of each (RUC, RA|RC, day as AAAA-MM-DD) among a backup folder's RA/RC files."""
+    found: dict[tuple[str, str, str], int] = {}
+    root = Path(folder).expanduser() / SUMMARIES if folder else None
+    if root is None or not root.is_dir():
+        return found
+    for path in root.glob("*.xml"):
+        match = _SUMMARY_FILE.match(path.name)
+        if match:
+            day = f"{match.group(3)[:4]}-{match.group(3)[4:6]}-{match.group(3)[6:]}"
+            key = (match.group(1), match.group(2), day)
+            found[key] = max(found.get(key, 0), int(match.group(4)))
+    return found
+
+
 class Numbering:
     """The check over one engine's vouchers, summaries and SUNAT clients (see the module's doc)."""
 
@@ -116,8 +133,9 @@ class Numbering:
             finding = self._serie(environment, ruc, tipo, serie, known.get(key, 0), files.get(key, 0), confirm)
             self.store.raise_numero(finding.emisor_ruc, finding.tipo, finding.serie, finding.sigue_en - 1)
             findings.append(finding)
-        summaries = self._summaries(environment, {key[0] for key in known} | {key[0] for key in files}) \
-            if after_restore else []
+        counters = summary_counters(files_folder)
+        rucs = {key[0] for key in known} | {key[0] for key in files} | {key[0] for key in counters}
+        summaries = self._summaries(environment, rucs, counters) if after_restore else []
         return NumberingCheck(findings, summaries, recovered)
 
     def _serie(self, environment: str, ruc: str, tipo: str, serie: str, in_db: int, in_files: int,
@@ -183,13 +201,16 @@ class Numbering:
         target.write_bytes(status.content)
         return str(target)
 
-    def _summaries(self, environment: str, rucs: Iterable[str]) -> list[dict[str, Any]]:
-        """Today's RA and RC counters of every issuer go on after the highest known plus SUMMARY_MARGIN."""
+    def _summaries(self, environment: str, rucs: Iterable[str],
+                   files: dict[tuple[str, str, str], int]) -> list[dict[str, Any]]:
+        """Today's RA and RC counters of every issuer go on after the highest known (the database, the backup
+        folder's RA/RC files) plus SUMMARY_MARGIN."""
         day = self.today().isoformat()
         out = []
         for ruc in sorted(rucs):
             for kind in SUMMARY_KINDS:
-                last = self.summaries.last_counter(environment, ruc, kind, day) + SUMMARY_MARGIN
+                last = max(self.summaries.last_counter(environment, ruc, kind, day),
+                           files.get((ruc, kind, day), 0)) + SUMMARY_MARGIN
                 self.summaries.raise_counter(environment, ruc, kind, day, last)
                 out.append({"emisor_ruc": ruc, "tipo": kind, "dia": day, "sigue_en": last + 1})
         return out

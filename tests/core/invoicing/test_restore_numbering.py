@@ -130,7 +130,12 @@ def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_b
     after = {n: issued(voiding, factura("F001", n, LINES)) for n in range(4, 7)}
     originals = {n: voiding.invoicing.voucher(voucher_id).xml_firmado for n, voucher_id in after.items()}
     cdrs = {n: voiding.invoicing.voucher_cdr(voucher_id) for n, voucher_id in after.items()}
-    wait_for(lambda: _files_written(usb, [f"R-{ISSUER_RUC}-01-F001-{n}.xml" for n in after]), timeout=30)
+    voided = voiding.invoicing.void(voiding.invoicing.find_voucher("F001-2", ISSUER_RUC), "ERROR EN EL RUC")
+    assert voided.accepted and voided.ident.endswith("-1")  # RA-AAAAMMDD-1, made after the backup
+    ra_file = usb / "resumenes" / f"{ISSUER_RUC}-{voided.ident}.xml"
+    wait_for(lambda: _files_written(usb, [f"R-{ISSUER_RUC}-01-F001-{n}.xml" for n in after])
+             and (usb / "resumenes" / f"R-{ISSUER_RUC}-{voided.ident}.xml").is_file(), timeout=30)
+    assert ra_file.read_text(encoding="utf-8") == voided.xml_firmado  # every RA/RC written as it is made
 
     restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
     try:
@@ -146,6 +151,8 @@ def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_b
             assert cdr is not None and cdr.codigo == "0" and cdr.xml_text == cdrs[n].xml_text
         (f001,) = check.series
         assert f001.en_base == 6 and f001.consultado and f001.encontrados == [] and f001.sigue_en == 7
+        ra = [row for row in check.resumenes if row["tipo"] == "RA"]
+        assert [row["sigue_en"] for row in ra] == [1 + 1 + numbering.SUMMARY_MARGIN]  # after the file's RA-…-1, +10
         emission = restored.invoicing.issue(factura("F001", 1, LINES), next_number=True)
         assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO, emission
         assert restored.invoicing.voucher(emission.voucher_id).numero == 7
