@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser = sub.add_parser("respaldo", help=summary,
-                            description="Copias de seguridad de la base de datos de este puesto (SQLite), hechas con "
+                            description="Copias de seguridad de la base de datos de este puesto (SQLite, o la compartida "
+                                        "PostgreSQL), hechas con "
                                         "Yupana en marcha y verificadas al escribirlas.")
     actions = parser.add_subparsers(dest="respaldo_action", metavar="ACCION", required=True)
     create = actions.add_parser("crear", help="hace una copia verificada en una carpeta fuera de la carpeta de datos",

@@ -66,7 +66,7 @@ from app.core.services.invoicing import InvoicingGroup
 from app.core.services.lookups import LookupsGroup
 from app.core.services.messaging import MessagingGroup
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
-from app.core.storage.engines import change_feed, is_shared, open_desk_database, repositories
+from app.core.storage.engines import backup_snapshot, change_feed, is_shared, open_desk_database, repositories
 from app.core.storage.sqlite.padron import SqlitePadronFiles
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,8 @@ class Engine:
             addresses=self._addresses, sandbox_endpoints=self._sandbox_endpoints, companies=self._companies,
             secrets=self._secrets, api_tokens=self._api_tokens, outbox=self._outbox, bus=self._events,
             setting_changed=self._setting_changed, on_close=self._closers.append,
-            backup_scheduler=self._backup_scheduler)
+            backup_scheduler=self._backup_scheduler,
+            backup_snapshot=lambda target: backup_snapshot(self._storage, target))
         self._start_workers()
         log.info("engine opened on %s", self._home)
 

@@ -24,7 +24,6 @@ from app.core.platform.settings import Settings, SettingValue
 from app.core.records import DatabaseCheck, EventHandle, TokenState
 from app.core.storage.group_commit import MAX_BATCH, GroupCommit, GroupCommitHandle
 from app.core.storage.ports.database import Database
-from app.core.storage.shared import database_url
 
 
 class AdministrationGroup:
@@ -32,8 +31,9 @@ class AdministrationGroup:
                  sandbox_endpoints: environments.SandboxEndpoints, companies: Companies, secrets: SecretStore,
                  api_tokens: ApiTokens, outbox: Outbox, bus: EventBus,
                  setting_changed: Callable[[str, str], None], on_close: Callable[[Callable[[], None]], None],
-                 backup_scheduler: BackupScheduler) -> None:
+                 backup_scheduler: BackupScheduler, backup_snapshot: Callable[[Path], None] | None = None) -> None:
         self._home = home
+        self._backup_snapshot = backup_snapshot  # a consistent copy of the database into a path (storage.engines)
         self._log_file = log_file
         self._storage = storage
         self._settings = settings
@@ -80,13 +80,11 @@ class AdministrationGroup:
         (app.core.invoicing.backups); a 400 naming the problem when it cannot be made or does not verify.
         `recovery_passphrase` becomes the folder's recovery passphrase when its keys are the keyring's and it has
         none yet (`needs_recovery_passphrase`): the master key goes into the backup wrapped by it."""
-        if database_url(self._home):
-            raise invalid("respaldo", "Este puesto usa una base de datos compartida (PostgreSQL): sus copias de "
-                                      "seguridad todavía no se hacen desde Yupana (docs/backups.md).")
         if recovery_passphrase:
             self._secrets.set_recovery(recovery_passphrase)
         keys = {"origen": self._secrets.key_source(), "frase_recuperacion": self._secrets.has_recovery()}
-        return backups.create(self._storage.path, folder, self._home, keys=keys)
+        source = self._backup_snapshot if self._backup_snapshot is not None else self._storage.path
+        return backups.create(source, folder, self._home, keys=keys)
 
     def set_recovery_passphrase(self, passphrase: str) -> None:
         """Choose the recovery passphrase of a folder whose keys the keyring keeps (once; the same one again is
