@@ -39,6 +39,7 @@ from app.core.invoicing.drafts import Drafts
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.gre_clients import GreClients
+from app.core.invoicing.numbering import Numbering
 from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
@@ -66,7 +67,7 @@ from app.core.services.invoicing import InvoicingGroup
 from app.core.services.lookups import LookupsGroup
 from app.core.services.messaging import MessagingGroup
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
-from app.core.storage.engines import change_feed, is_shared, open_desk_database, repositories
+from app.core.storage.engines import backup_snapshot, change_feed, is_shared, open_desk_database, repositories
 from app.core.storage.sqlite.padron import SqlitePadronFiles
 
 log = logging.getLogger(__name__)
@@ -140,7 +141,8 @@ class Engine:
             addresses=self._addresses, sandbox_endpoints=self._sandbox_endpoints, companies=self._companies,
             secrets=self._secrets, api_tokens=self._api_tokens, outbox=self._outbox, bus=self._events,
             setting_changed=self._setting_changed, on_close=self._closers.append,
-            backup_scheduler=self._backup_scheduler)
+            backup_scheduler=self._backup_scheduler,
+            backup_snapshot=lambda target: backup_snapshot(self._storage, target))
         self._start_workers()
         log.info("engine opened on %s", self._home)
 
@@ -225,7 +227,8 @@ class Engine:
             vouchers=self._vouchers, generation=self._generation, signing=self._signing, batches=self._batches,
             submission=self._submission, emitter=self._emitter, outbox=self._outbox, voids=self._voids,
             printed=self._printed, certificates=self._certificates, sunat_clients=self._sunat_clients,
-            companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts))
+            companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts),
+            numbering=Numbering(self._vouchers, summaries, self._sunat_clients, self._home, lambda: self._voids.today()))
 
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.
@@ -247,9 +250,12 @@ class Engine:
                                                              self._settings.get)
 
         files = self._backup_files = VoucherFileWriter(lambda: self._settings.get("backup_folder"),
-                                                       self.invoicing.voucher, self.invoicing.voucher_cdr)
+                                                       self.invoicing.voucher, self.invoicing.voucher_cdr,
+                                                       self._voids.outcome)
 
         def on_voucher(_name: str, payload: events.Event) -> None:
+            if isinstance(payload, events.SummaryChanged):
+                files.summaries_changed([payload.id])  # the RA/RC's signed XML (and answer) into the folder too
             if isinstance(payload, events.VoucherChanged):
                 files.changed(payload.ids)  # signed XML and CDR into the backup folder, on its own loop
                 if payload.status == statuses.FIRMADO:
