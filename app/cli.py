@@ -58,7 +58,8 @@ FEATURE_COMMANDS = {
     "cdr": "consulta a SUNAT el CDR de cualquier comprobante",
     "guia": "emite una guía de remisión (remitente o transportista) desde una solicitud JSON",
     "db": "base de datos del puesto: crear, ver el estado y actualizar la compartida (PostgreSQL)",
-    "respaldo": "copias de seguridad verificadas de la base de datos: crear, listar, verificar",
+    "respaldo": "copias de seguridad verificadas de la base de datos: crear, listar, verificar, restaurar",
+    "numeracion": "dónde sigue la numeración de cada serie: consulta a SUNAT (series F) y confirma las demás",
     "exportar": "zip para el contador: XML y CDR de un periodo y el registro de ventas (.csv y .xlsx)",
 }
 

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from app.core.api import Engine, NumberingCheck, SerieFinding
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser = sub.add_parser("respaldo", help=summary,
-                            description="Copias de seguridad de la base de datos de este puesto (SQLite), hechas con "
+                            description="Copias de seguridad de la base de datos de este puesto (SQLite, o la compartida "
+                                        "PostgreSQL), hechas con "
                                         "Yupana en marcha y verificadas al escribirlas.")
     actions = parser.add_subparsers(dest="respaldo_action", metavar="ACCION", required=True)
     create = actions.add_parser("crear", help="hace una copia verificada en una carpeta fuera de la carpeta de datos",
@@ -16,6 +23,9 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                                             "comprimida y con su manifiesto, y la verifica. La última línea es la "
                                             "ruta de la copia.")
     create.add_argument("carpeta", metavar="CARPETA", help="carpeta destino (una memoria USB, una carpeta sincronizada)")
+    create.epilog = ("Si las claves de esta carpeta las guarda el llavero del sistema, la primera copia pide una frase de "
+                     "recuperación (o la toma de YUPANA_RECOVERY_PASSPHRASE): con ella se abren los certificados y "
+                     "la clave SOL al restaurar en otro equipo.")
     create.set_defaults(func=cmd_create)
     listing = actions.add_parser("listar", help="las copias de una carpeta, la más reciente primero")
     listing.add_argument("carpeta", metavar="CARPETA")
@@ -31,14 +41,26 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                                           "--home o YUPANA_HOME), que no debe tener una. Dice el último número de "
                                           "cada serie que trae la copia.")
     back.add_argument("archivo", metavar="ARCHIVO", help="yupana-respaldo-AAAAMMDD-HHMMSS.zip")
+    add_numbering_arguments(back)
     back.set_defaults(func=cmd_restore)
+
+
+def add_numbering_arguments(parser: argparse.ArgumentParser) -> None:
+    """The check of the numbering after a restore (and `yupana numeracion verificar`)."""
+    parser.add_argument("--ultimo", action="append", default=[], metavar="SERIE=NUMERO",
+                        help="el último número impreso de una serie que SUNAT no puede confirmar (boletas; beta; sin "
+                             "conexión), p. ej. B001=1234; repetible. Sin él, en una terminal se pregunta")
+    parser.add_argument("--archivos", metavar="CARPETA",
+                        help="carpeta de las copias con los comprobantes escritos al emitir (por omisión, la del "
+                             "archivo restaurado o la configurada)")
 
 
 def cmd_create(args: argparse.Namespace) -> int:
     from app.commands import open_engine
 
     with open_engine(args) as engine:
-        check = engine.admin.create_backup(args.carpeta)
+        recovery = _new_recovery_passphrase() if engine.admin.needs_recovery_passphrase() else None
+        check = engine.admin.create_backup(args.carpeta, recovery)
     assert check.info is not None  # a backup that verified has its manifest read
     print(f"Copia verificada: {check.info.vouchers:,} comprobantes, {check.info.size / (1024 * 1024):,.1f} MiB, "
           f"{check.signatures_checked} firmas comprobadas.", file=sys.stderr)
@@ -47,6 +69,36 @@ def cmd_create(args: argparse.Namespace) -> int:
               f"{', '.join(check.rotated)}", file=sys.stderr)
     print(check.path)
     return 0
+
+
+def _new_recovery_passphrase() -> str:
+    """The recovery passphrase of a keyring folder's first backup: from YUPANA_RECOVERY_PASSPHRASE, else typed twice
+    at the terminal; without either the command stops saying how to give it."""
+    import getpass
+    import os
+
+    from app.core.api import MIN_PASSPHRASE_CHARS, RECOVERY_ENV, invalid
+
+    given = os.environ.get(RECOVERY_ENV)
+    if given:
+        return given
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise invalid("frase_recuperacion", "Las claves de esta carpeta (certificados, clave SOL) las guarda el "
+                                            "llavero de este equipo: la primera copia necesita una frase de "
+                                            "recuperación para abrirlas en otro equipo. Escríbala con Yupana en una "
+                                            f"terminal o dela en la variable de entorno {RECOVERY_ENV}.")
+    print("Las claves de Yupana (certificados, clave SOL, tokens) las guarda el llavero de este equipo, que no viaja "
+          "con la copia. Elija una frase de recuperación: la copia lleva la clave maestra cifrada con ella, y al "
+          "restaurar en otro equipo se la pedirá. No se guarda en ninguna parte: anótela en un lugar seguro.",
+          file=sys.stderr)
+    while True:
+        first = getpass.getpass(f"Frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
+        if len(first) < MIN_PASSPHRASE_CHARS:
+            print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
+        elif getpass.getpass("Repítala para confirmar: ") == first:
+            return first
+        else:
+            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -76,19 +128,109 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_restored_keys(engine: Engine) -> None:
+    """A backup from a PC whose keyring kept the keys: here they open with the recovery passphrase (from
+    YUPANA_RECOVERY_PASSPHRASE, or typed), then live in this PC's keyring when it has one."""
+    import getpass
+
+    from app.core.api import LOCKED, UNLOCKED, YupanaError
+
+    state = engine.admin.secret_state()
+    while state == LOCKED and sys.stdin.isatty() and sys.stderr.isatty():
+        typed = getpass.getpass("Frase de recuperación de la copia (la que eligió al hacer la primera copia; "
+                                "no se muestra): ")
+        if not typed:
+            break
+        try:
+            engine.admin.unlock_secrets(typed)
+        except YupanaError as exc:
+            print(exc.message, file=sys.stderr)
+        state = engine.admin.secret_state()
+    if state == UNLOCKED:
+        print("Claves abiertas: los certificados y la clave SOL de la copia están disponibles.", file=sys.stderr)
+    elif state == LOCKED:
+        print("Las claves de la copia (certificados, clave SOL) se abren con su frase de recuperación o frase "
+              "secreta: Yupana la pedirá al firmar o enviar.", file=sys.stderr)
+
+
 def cmd_restore(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from app.commands import open_engine
     from app.core.api import backups, data_home
 
     restored = backups.restore(args.archivo, data_home(getattr(args, "home", None)))
     with open_engine(args) as engine:  # opens it as Yupana will: the schema checked and brought up to date
         home = engine.admin.home()
+        _open_restored_keys(engine)
+        numbering = engine.invoicing.check_numbering(args.archivos or Path(args.archivo).resolve().parent,
+                                                     confirm_from(args.ultimo), after_restore=True)
     print(f"Copia del {restored.backup.created_at} restaurada en «{home}»: {restored.backup.vouchers:,} "
           "comprobantes.")
     if restored.series:
         print("Último número de cada serie en la copia:")
         for serie in restored.series:
             print(f"  {serie['serie']}-{serie['ultimo']}  (tipo {serie['tipo']}, RUC {serie['ruc']}, {serie['entorno']})")
-    print("Los comprobantes emitidos después de la copia no están en ella: antes de emitir, confirme el último número "
-          "impreso de cada serie (y en SUNAT con «yupana cdr»).", file=sys.stderr)
+    print_numbering(numbering)
     return 0
+
+
+def confirm_from(given: list[str]) -> Callable[[SerieFinding], int | None]:
+    """The last number printed of a serie SUNAT cannot confirm: from --ultimo SERIE=N, else asked at a terminal."""
+    from app.core.api import invalid
+
+    typed: dict[str, int] = {}
+    for item in given:
+        serie, _, number = item.partition("=")
+        if not number.strip().isdigit():
+            raise invalid("ultimo", f"«{item}» no es SERIE=NUMERO (p. ej. B001=1234).")
+        typed[serie.strip().upper()] = int(number)
+
+    def confirm(finding: SerieFinding) -> int | None:
+        if finding.serie in typed:
+            return typed[finding.serie]
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return None
+        proposed = finding.sigue_en - 1
+        while True:
+            print(f"{finding.serie} (tipo {finding.tipo}, RUC {finding.emisor_ruc}): {finding.motivo}. El último número "
+                  f"conocido es {proposed}.", file=sys.stderr)
+            answer = input(f"Último número impreso de {finding.serie} [Enter: {proposed}]: ").strip()
+            if not answer:
+                return proposed
+            if answer.isdigit():
+                return int(answer)
+            print("Escriba solo el número.", file=sys.stderr)
+
+    return confirm
+
+
+def print_numbering(numbering: NumberingCheck) -> None:
+    """What the check found, serie by serie, and where each goes on."""
+    files = numbering.archivos
+    if files.stored:
+        print(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
+              f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{' …' if len(files.stored) > 20 else ''}")
+    for problem in files.skipped:
+        print(f"  No recuperado: {problem}", file=sys.stderr)
+    print("Numeración:")
+    for finding in numbering.series:
+        line = f"  {finding.serie} (tipo {finding.tipo}, RUC {finding.emisor_ruc}): sigue en {finding.sigue_en}"
+        if finding.en_archivos > finding.en_base:
+            line += f"; archivos escritos al emitir hasta {finding.en_archivos}"
+        if finding.consultado:
+            numbers = ", ".join(str(item["numero"]) for item in finding.encontrados)
+            line += f"; en SUNAT después de la copia: {numbers}" if numbers else "; SUNAT no tiene números posteriores"
+            if finding.dudosos:
+                line += f"; números dudosos (pueden estar impresos): {', '.join(map(str, finding.dudosos))}"
+        elif finding.confirmado is not None:
+            line += f"; último impreso confirmado: {finding.confirmado} ({finding.motivo})"
+        else:
+            line += f"; SIN CONFIRMAR el último número impreso ({finding.motivo}): use --ultimo {finding.serie}=N"
+        print(line)
+        for item in finding.encontrados:
+            if item["cdr"]:
+                print(f"    {finding.serie}-{item['numero']}: CDR recuperado en {item['cdr']}")
+    for summary in numbering.resumenes:
+        print(f"  {summary['tipo']} del {summary['dia']} (RUC {summary['emisor_ruc']}): sigue en {summary['sigue_en']} "
+              "(10 números de margen: SUNAT no permite consultarlos)")

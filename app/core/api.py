@@ -46,7 +46,7 @@ from app.core.invoicing.backup_schedule import BackupRun, BackupStatus
 from app.core.invoicing.backups import BackupCheck, BackupInfo
 from app.core.invoicing.catalog import prices
 from app.core.invoicing.catalog.csvfiles import ImportReport, Preview
-from app.core.invoicing.catalog.records import Customer, Product
+from app.core.invoicing.catalog.records import Customer, Product, TransportEntry
 from app.core.invoicing.catalog.records import whatsapp as normalise_whatsapp
 from app.core.invoicing.cdr import Cdr, read_zip
 from app.core.invoicing.certificates import CertificateInfo
@@ -54,6 +54,7 @@ from app.core.invoicing.documents.preview import LineAmounts, TotalsPreview
 from app.core.invoicing.documents.registry import serie_letters
 from app.core.invoicing.drafts import VoucherDraft
 from app.core.invoicing.emission import STEPS
+from app.core.invoicing.numbering import NumberingCheck, SerieFinding
 from app.core.invoicing.printed import write_bytes
 from app.core.invoicing.printing import file_name as pdf_file_name
 from app.core.invoicing.printing.fonts import BOLD_STROKE, PT
@@ -95,7 +96,14 @@ from app.core.platform.environments import BETA, ENVIRONMENTS, NAMES, PRODUCCION
 from app.core.platform.events import Event, HeldEvents, Listener
 from app.core.platform.identifiers import check_ruc
 from app.core.platform.paths import data_home, log_dir, package_data
-from app.core.platform.secrets import KEYRING_MISSING, LOCKED, MIN_PASSPHRASE_CHARS, NEW_PASSPHRASE, UNLOCKED
+from app.core.platform.secrets import (
+    KEYRING_MISSING,
+    LOCKED,
+    MIN_PASSPHRASE_CHARS,
+    NEW_PASSPHRASE,
+    RECOVERY_ENV,
+    UNLOCKED,
+)
 from app.core.platform.settings import GROUPS, SETTINGS, Setting, SettingValue
 from app.core.platform.settings import checked as checked_setting
 from app.core.records import (
@@ -168,7 +176,7 @@ __all__ = [
     "PadronStatus", "PdfFile", "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription",
     "Summary", "TokenState",
     "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "SummaryOutcome", "VoucherOutcome", "Verification",
-    "CertificateInfo", "Customer", "Product", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
+    "CertificateInfo", "Customer", "Product", "TransportEntry", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
     "TotalsPreview", "LineAmounts", "VoucherDraft",
     # the contract
     "MAX_BODY_BYTES", "ContractModel", "GenerarXmlRequest", "GenerarXmlResult", "FirmarRequest", "FirmarResult",
@@ -190,8 +198,8 @@ __all__ = [
     # platform
     "clock", "environments", "ubigeo", "fmt", "hash_matches", "token_hash", "BETA", "ENVIRONMENTS", "NAMES",
     "PRODUCCION", "SANDBOX", "Environment", "process_owner", "HeldEvents", "check_ruc", "data_home", "log_dir", "package_data", "KEYRING_MISSING",
-    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
-    "shared_database", "backups", "BackupCheck", "BackupInfo", "BackupRun", "BackupStatus",
+    "LOCKED", "MIN_PASSPHRASE_CHARS", "NEW_PASSPHRASE", "RECOVERY_ENV", "UNLOCKED", "GROUPS", "SETTINGS", "Setting", "SettingValue", "checked_setting",
+    "shared_database", "backups", "BackupCheck", "BackupInfo", "NumberingCheck", "SerieFinding", "BackupRun", "BackupStatus",
     # messaging
     "GatewayDescription", "GatewayField", "normalise_phone", "normalise_whatsapp", "StreamState",
     "STREAM_CONNECTED", "STREAM_CONNECTING", "STREAM_WAITING", "STREAM_STOPPED", "VIA_WEBHOOK",

@@ -33,11 +33,13 @@ from app.core.invoicing.backup_schedule import BackupScheduler
 from app.core.invoicing.batches import Batches
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
+from app.core.invoicing.catalog.transport import TransportCatalogue
 from app.core.invoicing.certificates import CertificateStore
 from app.core.invoicing.drafts import Drafts
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.gre_clients import GreClients
+from app.core.invoicing.numbering import Numbering
 from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
@@ -65,7 +67,7 @@ from app.core.services.invoicing import InvoicingGroup
 from app.core.services.lookups import LookupsGroup
 from app.core.services.messaging import MessagingGroup
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
-from app.core.storage.engines import change_feed, is_shared, open_desk_database, repositories
+from app.core.storage.engines import backup_snapshot, change_feed, is_shared, open_desk_database, repositories
 from app.core.storage.sqlite.padron import SqlitePadronFiles
 
 log = logging.getLogger(__name__)
@@ -139,7 +141,8 @@ class Engine:
             addresses=self._addresses, sandbox_endpoints=self._sandbox_endpoints, companies=self._companies,
             secrets=self._secrets, api_tokens=self._api_tokens, outbox=self._outbox, bus=self._events,
             setting_changed=self._setting_changed, on_close=self._closers.append,
-            backup_scheduler=self._backup_scheduler)
+            backup_scheduler=self._backup_scheduler,
+            backup_snapshot=lambda target: backup_snapshot(self._storage, target))
         self._start_workers()
         log.info("engine opened on %s", self._home)
 
@@ -185,7 +188,8 @@ class Engine:
         self._closers += [self._padron.close, self._providers.close]
         self._customers = Customers(self._storage, self._repositories.customers)  # docs/catalog.md
         self._products = Products(self._storage, self._repositories.products)
-        self.catalog = CatalogGroup(self._customers, self._products)
+        self._transport = TransportCatalogue(self._storage, self._repositories.transport)
+        self.catalog = CatalogGroup(self._customers, self._products, self._transport)
         self.lookups = LookupsGroup(registry=self._registry, padron=self._padron, customers=self._customers,
                                     secrets=self._secrets, bus=self._events)
 
@@ -223,7 +227,8 @@ class Engine:
             vouchers=self._vouchers, generation=self._generation, signing=self._signing, batches=self._batches,
             submission=self._submission, emitter=self._emitter, outbox=self._outbox, voids=self._voids,
             printed=self._printed, certificates=self._certificates, sunat_clients=self._sunat_clients,
-            companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts))
+            companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts),
+            numbering=Numbering(self._vouchers, summaries, self._sunat_clients, self._home, lambda: self._voids.today()))
 
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.
@@ -245,9 +250,12 @@ class Engine:
                                                              self._settings.get)
 
         files = self._backup_files = VoucherFileWriter(lambda: self._settings.get("backup_folder"),
-                                                       self.invoicing.voucher, self.invoicing.voucher_cdr)
+                                                       self.invoicing.voucher, self.invoicing.voucher_cdr,
+                                                       self._voids.outcome)
 
         def on_voucher(_name: str, payload: events.Event) -> None:
+            if isinstance(payload, events.SummaryChanged):
+                files.summaries_changed([payload.id])  # the RA/RC's signed XML (and answer) into the folder too
             if isinstance(payload, events.VoucherChanged):
                 files.changed(payload.ids)  # signed XML and CDR into the backup folder, on its own loop
                 if payload.status == statuses.FIRMADO:
@@ -289,9 +297,11 @@ class Engine:
         return company.razon_social if company else None
 
     def _remember_customers(self, docs: list) -> None:
-        """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue."""
+        """After vouchers are issued (one, or a batch's block): their customers are kept in the catalogue (and a
+        guía's vehicles, drivers and carrier)."""
         self._customers.remember_all((doc.receptor.tipo_documento, doc.receptor.numero_documento, doc.receptor.nombre,
                                       doc.receptor.direccion) for doc in docs)
+        self._transport.remember_guias(docs)  # a guía's vehicles, drivers and carrier, offered in the next one
 
     def _guia_link(self, voucher_id: int) -> str | None:
         """The link an accepted guía's CDR gives it (its printed QR); None while SUNAT has not accepted it."""

@@ -9,9 +9,19 @@ import datetime as dt
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.core.api import BackupRun, BackupStatus, backups, clock
+from app.core.api import MIN_PASSPHRASE_CHARS, BackupRun, BackupStatus, backups, clock
 
 from .context import Context
 
@@ -24,6 +34,11 @@ REASONS = {"diaria": "la copia diaria", "comprobantes": "por los comprobantes em
 OK_STYLE = "color: #1b5e20;"
 PROBLEM_STYLE = "color: #b71c1c;"
 POLL_MS = 500  # while a backup asked for here is under way
+RECOVERY_PROMPT = (f"Las claves de Yupana las guarda el llavero de este equipo, que no viaja con las copias. Elija una "
+                   f"frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): al restaurar una copia en "
+                   "otro equipo se la pedirá. Yupana no la guarda: anótela en un lugar seguro.")
+RECOVERY_NOT_NEEDED = ("Esta carpeta no necesita una frase de recuperación: sus claves se abren con la frase secreta "
+                       "de Yupana (o todavía no tiene ninguna), o ya tiene su frase de recuperación.")
 
 
 def _when(iso: str) -> str:
@@ -66,11 +81,16 @@ class BackupsBox(QWidget):
         self.restore_button.setToolTip("Pone una copia en una carpeta de datos nueva y vacía (otro equipo, un "
                                        "disco nuevo); luego se abre Yupana con esa carpeta")
         self.restore_button.clicked.connect(self.ask_restore)
+        self.recovery_button = QPushButton("Frase de recuperación…")
+        self.recovery_button.setToolTip("Con el llavero del sistema, la frase que abre los certificados y la clave SOL "
+                                        "de una copia restaurada en otro equipo")
+        self.recovery_button.clicked.connect(self.ask_recovery)
         self.result = QLabel("")
         self.result.setWordWrap(True)
         row = QHBoxLayout()
         row.addWidget(self.backup_button)
         row.addWidget(self.restore_button)
+        row.addWidget(self.recovery_button)
         row.addStretch(1)
         column.addWidget(explanation)
         column.addWidget(self.status)
@@ -110,6 +130,36 @@ class BackupsBox(QWidget):
         self.backup_button.setEnabled(False)
         self.poll.start()
 
+    def ask_recovery(self) -> None:
+        """The recovery passphrase, typed twice (hidden)."""
+        if not self.context.engine.admin.needs_recovery_passphrase():
+            QMessageBox.information(self, "Frase de recuperación", RECOVERY_NOT_NEEDED)
+            return
+        first, ok = QInputDialog.getText(self, "Frase de recuperación", RECOVERY_PROMPT, QLineEdit.EchoMode.Password)
+        if not ok or not first:
+            return
+        again, ok = QInputDialog.getText(self, "Frase de recuperación", "Repítala para confirmar:",
+                                         QLineEdit.EchoMode.Password)
+        if not ok:
+            return
+        if again != first:
+            self.result.setStyleSheet(PROBLEM_STYLE)
+            self.result.setText("Las dos frases no coinciden: no se guardó ninguna.")
+            return
+        self.set_recovery(first)
+
+    def set_recovery(self, passphrase: str) -> None:
+        """Kept on a worker (scrypt takes a moment)."""
+        self.result.setStyleSheet("")
+        self.context.workers.run(self, self.context.engine.admin.set_recovery_passphrase, passphrase,
+                                 done=self._recovery_set, failed=self._failed, busy=[self.recovery_button])
+
+    def _recovery_set(self, _: object) -> None:
+        self.result.setStyleSheet(OK_STYLE)
+        self.result.setText("Frase de recuperación guardada: las copias llevan la clave de sus secretos cifrada con "
+                            "ella. Anótela en un lugar seguro: Yupana no la guarda.")
+        self.refresh()
+
     def ask_restore(self) -> None:
         chosen, _ = QFileDialog.getOpenFileName(self, "Copia de seguridad a restaurar", "",
                                                 "Copias de Yupana (yupana-respaldo-*.zip)")
@@ -130,8 +180,9 @@ class BackupsBox(QWidget):
         self.result.setStyleSheet(OK_STYLE)
         self.result.setText(
             f"Copia restaurada en {Path(restored.database).parent}" + (f" (series: {series})" if series else "")
-            + ". Lo emitido después de la copia no está en ella: antes de emitir confirme el último número impreso "
-              f"de cada serie. Para trabajar con esa carpeta abra Yupana con yupana --home "
+            + ". Lo emitido después de la copia no está en ella: antes de emitir, compruebe la numeración con yupana "
+              f"--home \"{Path(restored.database).parent}\" numeracion verificar --tras-restaurar (consulta a SUNAT las series F y "
+              "pide el último número impreso de las demás); luego abra Yupana con yupana --home "
               f"\"{Path(restored.database).parent}\".")
 
     def _failed(self, exc: BaseException) -> None:

@@ -1,4 +1,5 @@
-"""«Enviar por WhatsApp»: the voucher's PDF and a short text to the customer's number (operation 4).
+"""«Enviar por WhatsApp»: the voucher's PDF and a short text to the customer's number (operation 4); a guía de
+remisión's to its destinatario, with a text of its own (no amount).
 
 Everything is editable before sending; the instances are read and the message sent on a worker, so the
 window never waits on the gateway.
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.api import fmt
+from app.core.api import sunat_catalogues as cat
 
 from .context import Context
 from .messages import whatsapp_number
@@ -30,8 +32,14 @@ if TYPE_CHECKING:
     from app.core.api import ChatSendResult, Customer, Instance, Voucher
 
 
+GUIAS = (cat.GUIA_REMITENTE, cat.GUIA_TRANSPORTISTA)
+
+
 def default_text(voucher: Voucher, type_name: str) -> str:
     serie_numero = voucher.serie_numero
+    if voucher.tipo in GUIAS:  # a guía has no amount: it goes with the goods
+        return (f"Hola, le enviamos la {type_name.lower()} electrónica {serie_numero} de los bienes que se le "
+                "trasladan. Adjuntamos la representación impresa (PDF).")
     total = fmt.money(voucher.total, voucher.moneda)
     return (f"Hola, le enviamos su {type_name.lower()} electrónica {serie_numero} por {total}. "
             "Adjuntamos la representación impresa (PDF). ¡Gracias por su compra!")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QDate, QEvent, QObject, QRect, QSize, Qt
@@ -33,9 +33,10 @@ from PySide6.QtWidgets import (
 
 from app.core.api import ErrorCode, YupanaError
 
-from .field_labels import humanize
+from .field_labels import humanize, label_of
 
 ERROR_STYLE = "color: #b00020;"
+Labels = Callable[[str], str | None]  # a form's name for a contract field path (field_labels)
 TONES = {
     "error": ("#fdecea", "#b00020"),
     "warning": ("#fff4e5", "#8a5300"),
@@ -98,15 +99,15 @@ def heading(text: str) -> QLabel:
     return label
 
 
-def describe(exc: BaseException) -> tuple[str, str, str]:
-    """(tone, headline, details) of an error, in Spanish, for a person."""
+def describe(exc: BaseException, label: Labels = label_of) -> tuple[str, str, str]:
+    """(tone, headline, details) of an error, in Spanish, for a person; fields named by `label` (a form's names)."""
     if isinstance(exc, YupanaError):
         lines = [f"Código: {exc.code}"]
         for detail in exc.details:
             code = f" (SUNAT {detail.sunat_code})" if detail.sunat_code else ""
-            lines.append(f"• {humanize(detail.message)}{code}")
+            lines.append(f"• {humanize(detail.message, label)}{code}")
         tone = "warning" if exc.code == ErrorCode.NOT_CONFIGURED else "error"
-        return tone, humanize(exc.message), "\n".join(lines)
+        return tone, humanize(exc.message, label), "\n".join(lines)
     return "error", "Ocurrió un error inesperado. Los detalles están en el registro.", f"{type(exc).__name__}: {exc}"
 
 
@@ -153,8 +154,8 @@ class MessageBanner(QFrame):
         self.toggle.setChecked(False)
         self.show()
 
-    def show_error(self, exc: BaseException) -> None:
-        tone, text, details = describe(exc)
+    def show_error(self, exc: BaseException, label: Labels = label_of) -> None:
+        tone, text, details = describe(exc, label)
         self.show_message(text, tone, details)
 
     def clear(self) -> None:
@@ -167,8 +168,9 @@ class MessageBanner(QFrame):
 class FieldErrors:
     """Error labels under form fields, keyed by the contract's field path (e.g. «receptor.numero_documento»)."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: Labels = label_of) -> None:
         self.labels: dict[str, QLabel] = {}
+        self.label = label  # the form's names of the contract's fields, in the messages
 
     def label_for(self, field: str) -> QLabel:
         label = QLabel()
@@ -204,7 +206,7 @@ class FieldErrors:
             if label is None:
                 unplaced.append(detail.field or "")
                 continue
-            message = humanize(detail.message)
+            message = humanize(detail.message, self.label)
             text = message if not label.text() else f"{label.text()}\n{message}"
             label.setText(text)
             label.show()

@@ -52,15 +52,16 @@ def test_a_shared_database_is_created_shown_and_refused_when_its_schema_is_not_t
         for undo in ("DROP TABLE voucher_drafts", "DROP TABLE voucher_numbering", "DROP TABLE summary_numbering",
                      "DROP TABLE desk_turns", "ALTER TABLE products DROP COLUMN version",
                      "ALTER TABLE deliveries DROP COLUMN lease_holder", "DROP TABLE gre_tickets",
-                     "DELETE FROM schema_version"):
+                     "DROP TABLE transport_entries", "DELETE FROM schema_version"):
             storage.conn().execute(undo)
         storage.conn().execute("INSERT INTO schema_version (version, how, applied_at) VALUES (1, 'created', 'x')")
         storage.conn().execute("INSERT INTO products (codigo, descripcion, precio) VALUES ('P1', 'Arroz', '4.50')")
         assert "«yupana db actualizar»" in _refused("company", "show", home=home)
-        assert "Esquema actualizado: 2, 3, 4." in _ok("db", "actualizar", home=home)
+        assert "Esquema actualizado: 2, 3, 4, 5." in _ok("db", "actualizar", home=home)
         assert storage.query_one("SELECT count(*) AS n FROM voucher_drafts") == {"n": 0}
         assert storage.query_one("SELECT count(lease_holder) AS n FROM deliveries") == {"n": 0}
         assert storage.query_one("SELECT count(*) AS n FROM voucher_numbering") == {"n": 0}
+        assert storage.query_one("SELECT count(*) AS n FROM transport_entries") == {"n": 0}
         assert storage.query_one("SELECT version FROM products") == {"version": 1}  # a product before it: version 1
         _ok("company", "show", home=home)
         storage.conn().execute("INSERT INTO schema_version (version, how, applied_at) VALUES (?, 'newer', 'x')",

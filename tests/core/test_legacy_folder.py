@@ -65,7 +65,8 @@ def test_a_folder_of_the_previous_version_is_adopted_with_every_row(legacy):
     assert _migrations(home / "yupana.db") == manifest["migrations"]  # no step ran again, none is missing
     conn = sqlite3.connect(home / "yupana.db")
     # adopted as version 1, then what the later versions add (2: the form's drafts; 3: the deliveries' lease holder,
-    # the desks' numbering, turns and product versions; 4: the guías' tickets)
+    # the desks' numbering, turns and product versions; 4: the guías' tickets; 5: the guías' vehicles, drivers and
+    # carriers)
     assert conn.execute("SELECT version, how FROM schema_version").fetchall() == \
         [(1, ADOPTED)] + [(later, UPGRADED) for later in range(2, schema.VERSION + 1)]
     conn.close()

@@ -330,6 +330,10 @@ def open_dialogs(app: QApplication, window: Any, area: QRect, voucher_id: int, h
         dialog = opener()
         settle(app, window.workers)
         results.append(measure(dialog_name, dialog, area))
+        if dialog_name.startswith("Nueva guía"):  # a transportista's: the remitente, the TUCs, its own MTC
+            dialog.tipo.setCurrentIndex(dialog.tipo.findData("31"))
+            settle(app, window.workers)
+            results.append(measure("Nueva guía de remisión (transportista)", dialog, area))
         dialog.reject()
     detail.close()
     for state in (NEW_PASSPHRASE, UNLOCKED):

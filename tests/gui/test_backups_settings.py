@@ -100,3 +100,14 @@ def test_the_main_window_warns_of_an_old_backup_and_an_unreachable_folder(qtbot,
         window.refresh_status()
         qtbot.waitUntil(lambda: not banner.isVisible(), timeout=10_000)
     window.close()
+
+
+def test_the_tab_keeps_a_recovery_passphrase_on_a_worker(qtbot, context, company):
+    page = open_widget(qtbot, context, SettingsPage)
+    box = page.backups
+    box.set_recovery("corta")
+    qtbot.waitUntil(lambda: "al menos 8 caracteres" in box.result.text(), timeout=10_000)
+    assert not context.engine._secrets.has_recovery()
+    box.set_recovery("frase de recuperación de la tienda")
+    qtbot.waitUntil(lambda: box.result.text().startswith("Frase de recuperación guardada"), timeout=30_000)
+    assert context.engine._secrets.has_recovery() and "1b5e20" in box.result.styleSheet()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.core.errors import ErrorDetail, invalid_many
-from app.gui.field_labels import humanize, label_of
+from app.gui.field_labels import guia_label_of, humanize, label_of
 from app.gui.widgets import describe
 from tests.gui.test_vouchers import open_form
 
@@ -35,3 +35,22 @@ def test_the_voucher_form_says_what_the_person_sees(qtbot, context, company):
     shown = " ".join(form.errors.visible().values())
     assert "«RUC del cliente»" in shown and "receptor.ruc" not in shown
 
+
+
+def test_a_guias_fields_are_named_as_the_guia_window_labels_them():
+    assert guia_label_of("peso_bruto") == "Peso bruto total"
+    assert guia_label_of("destinatario.numero_documento") == "Número del destinatario"
+    assert guia_label_of("remitente.razon_social") == "Nombre o razón social del remitente"
+    assert guia_label_of("partida.ubigeo") == "Partida (ubigeo)" and guia_label_of("llegada.direccion") == "Llegada (dirección)"
+    assert guia_label_of("vehiculos[0].placa") == "Vehículo principal (placa)"
+    assert guia_label_of("vehiculos[2].tuc") == "Vehículo secundario 2 (TUC)"
+    assert guia_label_of("conductores[0].licencia") == "Licencia de conducir"
+    assert guia_label_of("conductores[1].licencia") == "Licencia de conducir (secundario 1)"
+    assert guia_label_of("transportista.registro_mtc") == "Registro MTC"
+    assert guia_label_of("items[1].cantidad") == "Cantidad (línea 2)"
+    assert guia_label_of("documentos_relacionados[0].numero") == "Documento relacionado 1 (número)"
+    assert guia_label_of("algo_nuevo") is None
+    message = "La placa «T4» del campo «vehiculos[1].placa» debe tener de 6 a 8 letras o dígitos."
+    assert humanize(message, guia_label_of) == \
+        "La placa «T4» del campo «Vehículo secundario 1 (placa)» debe tener de 6 a 8 letras o dígitos."
+    assert humanize("El campo «receptor.ruc» falta.") == "El campo «RUC del cliente» falta."  # the vouchers' names stay

@@ -10,9 +10,11 @@ from lxml import etree
 from app.core.api import statuses
 from app.gui.guia_form import GuiaForm
 from app.gui.vouchers import VouchersPage
+from tests.gui.test_catalog_gui import _choose as choose
+from tests.gui.test_catalog_gui import popup_notices
 from tests.gui.test_pdf import open_detail
 from tests.helpers.gui import open_widget, save_pdf, wait_idle
-from tests.helpers.guia_matrix import DRIVERS
+from tests.helpers.guia_matrix import CARRIER_RUC, DRIVERS, SUPPLIER_RUC
 from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 from tests.helpers.voucher_matrix import CUSTOMER_NAME, CUSTOMER_RUC, factura, item
 
@@ -83,7 +85,9 @@ def test_the_comprobantes_page_opens_an_empty_guia_with_the_issuers_address(qtbo
     qtbot.waitUntil(lambda: form.banner.isVisible(), timeout=10_000)
     wait_idle(qtbot, context.workers)
     assert form.emission is None and form.emit_button.isEnabled()
-    assert "«peso_bruto»" in form.banner.text.text()  # the engine names the first field it cannot read
+    # the engine names the first field it cannot read; the window says it with its own label, under the field too
+    assert "«Peso bruto total»" in form.banner.text.text() and "peso_bruto" not in form.banner.text.text()
+    assert "«Peso bruto total»" in form.errors.visible()["peso_bruto"]
 
 
 def test_a_guia_sunat_rejects_is_shown_rejected_with_sunats_code(qtbot, context, company, sunat, guias, gre):
@@ -103,3 +107,223 @@ def test_a_guia_sunat_rejects_is_shown_rejected_with_sunats_code(qtbot, context,
     assert form.emission.outcome.estado == statuses.RECHAZADO
     assert "T001-1" in form.state.text() and "Rechazada" in form.state.text(), form.state.text()
     assert "2566" in form.state.text(), form.state.text()
+
+
+def open_empty(qtbot, context) -> GuiaForm:
+    page = open_widget(qtbot, context, VouchersPage)
+    form = page.new_guia()
+    qtbot.waitUntil(lambda: form.emisor.count() == 1, timeout=10_000)
+    return form
+
+
+def issue_from(qtbot, context, form: GuiaForm) -> None:
+    form.emit_button.click()
+    qtbot.waitUntil(lambda: form.emission is not None or form.banner.isVisible(), timeout=20_000)
+    wait_idle(qtbot, context.workers)
+    assert form.emission is not None, form.banner.text.text() + form.banner.details.toPlainText()
+
+
+def type_carrier_guia(form: GuiaForm) -> None:
+    """A transportista's guía (31): the issuer carries a supplier's goods to a customer, two vehicles with their TUC
+    (test data: tests/helpers/guia_matrix.transportista)."""
+    form.tipo.setCurrentIndex(form.tipo.findData("31"))
+    form.remitente_tipo.setCurrentIndex(form.remitente_tipo.findData("6"))
+    form.remitente_numero.setText(SUPPLIER_RUC)
+    form.remitente_nombre.setText("AGRICOLA VALLE VERDE S.A.")
+    form.pagador_flete.setCurrentIndex(form.pagador_flete.findData("remitente"))
+    form.tipo_documento.setCurrentIndex(form.tipo_documento.findData("6"))
+    form.numero_documento.setText(CUSTOMER_RUC)
+    form.razon_social.setText(CUSTOMER_NAME)
+    form.partida_ubigeo.setText("040101")
+    form.partida_direccion.setText("CALLE MERCADERES 210, AREQUIPA")
+    form.add_line({"descripcion": "Cajas de palta Hass", "cantidad": "120", "unidad": "BX"})
+    type_transport(form)
+    form.tuc.setText("15M21028552E")
+    form.vehicles[1].placa.setText("C3D-456")
+    form.vehicles[1].tuc.setText("15M21028553F")
+    form.transportista_mtc.setText("151234567")
+
+
+def test_a_transportista_guia_issued_from_the_window_ends_accepted(qtbot, context, engine, company, sunat, guias):
+    form = open_empty(qtbot, context)
+    assert form.serie.text() == "T001" and not form.sender_box.isVisibleTo(form)
+    type_carrier_guia(form)
+    assert form.serie.text() == "V001" and form.sender_box.isVisibleTo(form) and form.tuc.isVisibleTo(form)
+    assert not form.motivo.isVisibleTo(form) and not form.modalidad.isVisibleTo(form)
+    assert form.mtc_label.text() == "Su registro MTC:" and form.transportista_mtc.isVisibleTo(form)
+    request = form.request()
+    assert "motivo_traslado" not in request and "modalidad_transporte" not in request
+    assert request["vehiculos"] == [{"placa": "ABC123", "tuc": "15M21028552E"},
+                                    {"placa": "C3D456", "tuc": "15M21028553F"}]
+    assert request["remitente"]["numero_documento"] == SUPPLIER_RUC and request["pagador_flete"] == "remitente"
+    issue_from(qtbot, context, form)
+    assert form.emission is not None and form.emission.outcome is not None
+    assert form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
+    assert "V001-1" in form.state.text() and "Aceptada" in form.state.text(), form.state.text()
+    xml = engine.invoicing.voucher(form.emission.voucher_id).xml_firmado
+    assert "C3D456" in xml and "15M21028553F" in xml and SUPPLIER_RUC in xml
+
+
+def test_a_remitente_guia_with_secondary_vehicles_public_transport_m1l_and_a_dam(
+        qtbot, context, engine, company, sunat, guias):
+    """Each field the engine accepts is read from the window: two secondary vehicles, public transport's carrier,
+    the M1/L indicator, and an import's DAM (its packages and port); the import ends accepted."""
+    form = open_empty(qtbot, context)
+    type_transport(form)
+    form.vehicles[1].placa.setText("T4X987")
+    form.vehicles[2].placa.setText("B7K2Q9")
+    assert not form.tuc.isVisibleTo(form)  # a remitente's vehicles carry no TUC
+    assert [v["placa"] for v in form.request()["vehiculos"]] == ["ABC123", "T4X987", "B7K2Q9"]
+    assert "tuc" not in form.request()["vehiculos"][0]
+    form.modalidad.setCurrentIndex(form.modalidad.findData("01"))
+    assert form.transportista_ruc.isVisibleTo(form) and not form.placa.isVisibleTo(form)
+    form.transportista_ruc.setText(CARRIER_RUC)
+    form.transportista_nombre.setText("TRANSPORTES RAPIDOS DEL SUR S.A.C.")
+    form.transportista_mtc.setText("151234567")
+    assert form.request()["transportista"] == {"ruc": CARRIER_RUC, "razon_social": "TRANSPORTES RAPIDOS DEL SUR S.A.C.",
+                                               "registro_mtc": "151234567"}
+    form.m1l.setChecked(True)
+    assert not form.transportista_ruc.isVisibleTo(form)
+    request = form.request()
+    assert request["vehiculo_m1_l"] is True and "transportista" not in request and request["vehiculos"] == []
+    form.m1l.setChecked(False)
+    form.modalidad.setCurrentIndex(form.modalidad.findData("02"))
+    assert not form.customs_box.isVisibleTo(form)
+    form.motivo.setCurrentIndex(form.motivo.findData("08"))  # importación: to oneself, from the port
+    assert form.customs_box.isVisibleTo(form)
+    form.numero_documento.setText(company.ruc)
+    form.razon_social.setText(company.razon_social)
+    form.partida_ubigeo.setText("070101")
+    form.partida_direccion.setText("TERMINAL PORTUARIO DEL CALLAO")
+    form.dam_tipo.setCurrentIndex(form.dam_tipo.findData("50"))
+    form.dam_numero.setText("118-2026-10-012345")
+    form.bultos.setValue(40)
+    form.puerto_codigo.setText("CLL")
+    form.puerto_nombre.setText("CALLAO")
+    form.add_line({"descripcion": "Motores eléctricos importados", "cantidad": "40", "unidad": "NIU"})
+    request = form.request()
+    assert request["documentos_relacionados"] == [{"tipo": "50", "numero": "118-2026-10-012345"}]
+    assert request["numero_bultos"] == 40 and request["puerto"]["codigo"] == "CLL"
+    issue_from(qtbot, context, form)
+    assert form.emission is not None and form.emission.outcome is not None
+    assert form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
+    xml = engine.invoicing.voucher(form.emission.voucher_id).xml_firmado
+    assert "T4X987" in xml and "B7K2Q9" in xml and "118-2026-10-012345" in xml
+
+
+@popup_notices
+def test_vehicles_drivers_and_carriers_of_a_guia_are_offered_as_one_types_in_the_next(
+        qtbot, context, engine, company, sunat, guias):
+    """Issue 36, point 4: what a guía used is remembered in the catalogue; the next guía's plate, driver's DNI and
+    carrier's RUC offer it as one types, and choosing it fills the rest."""
+    first = open_empty(qtbot, context)
+    type_carrier_guia(first)  # vehicles ABC123 and C3D456 with their TUC, driver DRIVERS[0]
+    issue_from(qtbot, context, first)
+    assert [entry.clave for entry in engine.catalog.transport("vehiculo")] in (["ABC123", "C3D456"],
+                                                                              ["C3D456", "ABC123"])
+    second = open_empty(qtbot, context)
+    second.tipo.setCurrentIndex(second.tipo.findData("31"))
+    second.show()
+    second.placa.setFocus()
+    qtbot.keyClicks(second.placa, "c3")
+    choose(qtbot, second.completions["vehiculo"][0])
+    assert (second.placa.text(), second.tuc.text()) == ("C3D456", "15M21028553F")
+    second.conductor_dni.setFocus()
+    qtbot.keyClicks(second.conductor_dni, "4567")
+    choose(qtbot, second.completions["conductor"][0])
+    driver = DRIVERS[0]
+    assert (second.conductor_nombres.text(), second.conductor_apellidos.text(), second.conductor_licencia.text()) == (
+        driver["nombres"], driver["apellidos"], driver["licencia"])
+    # a remitente's public transport: the carrier of an earlier guía, by its RUC's first digits
+    assert engine.catalog.transport("transportista") == []  # a transportista's own guía names no carrier
+    third = open_empty(qtbot, context)
+    third.modalidad.setCurrentIndex(third.modalidad.findData("01"))
+    third.transportista_ruc.setText(CARRIER_RUC)
+    third.transportista_nombre.setText("TRANSPORTES RAPIDOS DEL SUR S.A.C.")
+    third.transportista_mtc.setText("151234567")
+    third.tipo_documento.setCurrentIndex(third.tipo_documento.findData("6"))
+    third.numero_documento.setText(CUSTOMER_RUC)
+    third.razon_social.setText(CUSTOMER_NAME)
+    third.llegada_ubigeo.setText("150132")
+    third.llegada_direccion.setText("JR. LOS OLIVOS 456, SAN JUAN DE LURIGANCHO")
+    third.peso.setText("80")
+    third.add_line({"descripcion": "Arroz extra, saco de 50 kg", "cantidad": "10", "unidad": "BG"})
+    issue_from(qtbot, context, third)
+    fourth = open_empty(qtbot, context)
+    fourth.modalidad.setCurrentIndex(fourth.modalidad.findData("01"))
+    fourth.show()
+    fourth.transportista_ruc.setFocus()
+    qtbot.keyClicks(fourth.transportista_ruc, "2013")
+    choose(qtbot, fourth.completions["transportista"][0])
+    assert (fourth.transportista_ruc.text(), fourth.transportista_nombre.text(), fourth.transportista_mtc.text()) == (
+        CARRIER_RUC, "TRANSPORTES RAPIDOS DEL SUR S.A.C.", "151234567")
+
+
+def test_the_engines_problems_are_shown_under_the_windows_labels(qtbot, context, company):
+    """The engine names the request's fields («vehiculos[1].placa», «conductores[0].licencia»); the window shows each
+    problem under its own field and in the banner with its labels («Vehículo secundario 1 (placa)», «Licencia de
+    conducir»), never the engine's names."""
+    form = open_empty(qtbot, context)
+    form.tipo_documento.setCurrentIndex(form.tipo_documento.findData("6"))
+    form.numero_documento.setText(CUSTOMER_RUC)
+    form.razon_social.setText(CUSTOMER_NAME)
+    form.add_line({"descripcion": "Arroz extra, saco de 50 kg", "cantidad": "10", "unidad": "BG"})
+    type_transport(form)
+    form.vehicles[1].placa.setText("T4")  # too short (SUNAT's 2567)
+    form.conductor_licencia.setText("Q4")  # too short (SUNAT's 2573)
+    form.llegada_ubigeo.setText("999999")  # no such ubigeo (SUNAT's 3368)
+    form.emit_button.click()
+    qtbot.waitUntil(lambda: form.banner.isVisible(), timeout=10_000)
+    wait_idle(qtbot, context.workers)
+    assert form.emission is None
+    shown = form.errors.visible()
+    assert "«Vehículo secundario 1 (placa)»" in shown["vehiculos[1].placa"]
+    assert "«Licencia de conducir»" in shown["conductores[0].licencia"]
+    assert "«Llegada (ubigeo)»" in shown["llegada.ubigeo"]
+    assert form.errors.labels["vehiculos[1].placa"].isVisibleTo(form)
+    assert not form.errors.labels["vehiculos[0].placa"].text()  # the principal vehicle is fine
+    banner = form.banner.text.text() + form.banner.details.toPlainText()
+    assert "«Vehículo secundario 1 (placa)»" in banner and "(SUNAT 2567)" in banner
+    for engine_name in ("vehiculos[1]", "conductores[0]", "llegada.ubigeo"):
+        assert engine_name not in banner and all(engine_name not in text for text in shown.values())
+    form.vehicles[1].placa.setText("T4X987")  # corrected: issuing again clears what was fixed
+    form.conductor_licencia.setText("Q45678912")
+    form.llegada_ubigeo.setText("150132")
+    form.emit_button.click()
+    assert form.errors.visible() == {} and not form.banner.isVisible()  # a new try starts clean
+    wait_idle(qtbot, context.workers)
+
+
+@needs_poppler
+def test_a_guia_is_sent_by_whatsapp_with_its_own_pdf(qtbot, context, engine, company, sunat, guias, gateway,
+                                                      tmp_path):
+    """«Enviar por WhatsApp» from the guía's detail: the guía's PDF, whole, reaches the messaging sandbox (an
+    Evolution API v2 stand-in, app/sandbox/gateway.py), with a text that names the guía and no amount."""
+    import hashlib
+
+    engine.admin.config_set("listener_port", "0")
+    engine.messaging.start_listener()
+    gateway.configure(engine)
+    form = open_empty(qtbot, context)
+    type_carrier_guia(form)
+    issue_from(qtbot, context, form)
+    assert form.emission is not None and form.emission.outcome is not None
+    assert form.emission.outcome.estado == statuses.ACEPTADO, form.state.text()
+    guia = form.open_detail()
+    qtbot.waitUntil(lambda: guia.whatsapp_button.isEnabled(), timeout=10_000)
+    guia.whatsapp_button.click()
+    dialog = guia.send_dialog
+    qtbot.waitUntil(lambda: dialog.send_button.isEnabled(), timeout=10_000)
+    text = dialog.text.toPlainText()
+    assert "guía de remisión transportista electrónica V001-1" in text and "S/" not in text, text
+    dialog.number.setText("987 654 321")
+    dialog.send_button.click()
+    qtbot.waitUntil(lambda: dialog.sent is not None, timeout=15_000)
+    [sent] = gateway.wait_sent(1)
+    printed = engine.invoicing.pdf(form.emission.voucher_id)
+    assert sent["number"].endswith("987654321") and sent["fileName"] == printed.name
+    assert sent["media_sha256"] == hashlib.sha256(printed.content).hexdigest()  # the guía's own PDF, whole
+    copy = tmp_path / printed.name
+    copy.write_bytes(printed.content)
+    assert "GUÍA DE REMISIÓN TRANSPORTISTA" in pdf_text(copy) and "V001-1" in pdf_text(copy)
+    assert "Enviado por WhatsApp" in guia.banner.text.text()

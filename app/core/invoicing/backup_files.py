@@ -2,6 +2,10 @@
 newest work survives a dead disk too: `<backup_folder>/comprobantes/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml` (the signed
 XML, byte for byte as stored) and `R-RUC-TIPO-SERIE-NUMERO.xml` beside it (the CDR, the XML inside SUNAT's zip).
 
+Every RA and RC is written too as it is made, into `<backup_folder>/resumenes/RUC-RA-AAAAMMDD-N.xml` (its signed
+XML; SUNAT's answer `R-….xml` beside it once there is one): after a restore the day's counters go on after the highest
+found there (app.core.invoicing.numbering).
+
 Issuing never waits for it: a voucher's change (the engine's events) only puts its id in a set, and a background
 loop writes the files. A folder that is unreachable or slow keeps the ids for a later try (every RETRY_S, or at once
 when the folder setting changes); each file is written beside its name and renamed, so a file is whole or absent.
@@ -16,6 +20,7 @@ import threading
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from app.core.invoicing.cdr import cdr_member
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
@@ -25,6 +30,7 @@ from app.core.records import VoucherCdr, VoucherDetail
 log = logging.getLogger(__name__)
 
 FOLDER = "comprobantes"
+SUMMARIES = "resumenes"
 RETRY_S = 30.0
 BLOCK = 200  # ids written per round (the loop looks at its stop between rounds)
 
@@ -33,11 +39,14 @@ class VoucherFileWriter:
     """The loop that writes vouchers' files into the backup folder (module doc)."""
 
     def __init__(self, folder: Callable[[], str], detail: Callable[[int], VoucherDetail | None],
-                 cdr_of: Callable[[int], VoucherCdr | None]) -> None:
+                 cdr_of: Callable[[int], VoucherCdr | None],
+                 summary: Callable[[int], Any] | None = None) -> None:
         self._folder = folder
         self._detail = detail
         self._cdr_of = cdr_of
+        self._summary = summary  # a RA/RC's SummaryOutcome by id (its signed XML, SUNAT's answer)
         self._pending: dict[int, None] = {}  # ids in arrival order
+        self._summaries: dict[int, None] = {}  # RA/RC ids in arrival order
         self._lock = threading.Lock()
         self.written = 0  # files written so far (tests wait on it)
         self.loop = BackgroundLoop("yupana-backup-files", self._round, what="backup files", logger=log)
@@ -50,9 +59,17 @@ class VoucherFileWriter:
             self._pending.update(dict.fromkeys(ids))
         self.loop.wake()
 
+    def summaries_changed(self, ids: Iterable[int]) -> None:
+        """RA/RC stored or answered: their files are due (as `changed`)."""
+        if not self._folder() or self._summary is None:
+            return
+        with self._lock:
+            self._summaries.update(dict.fromkeys(ids))
+        self.loop.wake()
+
     def pending(self) -> int:
         with self._lock:
-            return len(self._pending)
+            return len(self._pending) + len(self._summaries)
 
     def stop(self) -> None:
         self.loop.stop()
@@ -62,7 +79,18 @@ class VoucherFileWriter:
         if not folder:
             with self._lock:
                 self._pending.clear()
+                self._summaries.clear()
             return IDLE
+        with self._lock:
+            summaries = list(self._summaries)[:BLOCK]
+        for summary_id in summaries:
+            try:
+                self._write_summary(Path(folder).expanduser(), summary_id)
+            except OSError as exc:
+                log.warning("summary files not written to %s (retried in %.0f s): %s", folder, RETRY_S, exc)
+                return RETRY_S
+            with self._lock:
+                self._summaries.pop(summary_id, None)
         with self._lock:
             block = list(self._pending)[:BLOCK]
         for voucher_id in block:
@@ -74,7 +102,7 @@ class VoucherFileWriter:
             with self._lock:
                 self._pending.pop(voucher_id, None)
         with self._lock:
-            return 0 if self._pending else IDLE
+            return 0 if self._pending or self._summaries else IDLE
 
     def _write(self, folder: Path, voucher_id: int) -> None:
         if not folder.is_dir():
@@ -90,6 +118,20 @@ class VoucherFileWriter:
             with zipfile.ZipFile(io.BytesIO(cdr.cdr_zip)) as received:
                 member = cdr_member(received)
                 self._put(month / member.filename.rsplit("/", 1)[-1], received.read(member))
+
+    def _write_summary(self, folder: Path, summary_id: int) -> None:
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no folder {folder}")
+        outcome = self._summary(summary_id) if self._summary else None
+        if outcome is None or not outcome.xml_firmado:
+            return
+        target = folder / SUMMARIES
+        target.mkdir(exist_ok=True)
+        self._put(target / f"{outcome.emisor_ruc}-{outcome.ident}.xml", outcome.xml_firmado.encode("utf-8"))
+        if outcome.cdr_zip:
+            with zipfile.ZipFile(io.BytesIO(outcome.cdr_zip)) as received:
+                member = cdr_member(received)
+                self._put(target / f"R-{outcome.emisor_ruc}-{outcome.ident}.xml", received.read(member))
 
     def _put(self, target: Path, data: bytes) -> None:
         if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:

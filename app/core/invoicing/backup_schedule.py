@@ -174,6 +174,12 @@ def _yield_the_cpu() -> None:
 STALE_AFTER = dt.timedelta(days=7)
 
 
+# A folder whose keys the keyring keeps, with no recovery passphrase yet: its backups open no secret on another PC.
+NO_RECOVERY_WARNING = ("Las copias de seguridad no llevan una frase de recuperación: sin ella, los certificados y la "
+                       "clave SOL no se abren en otro equipo. Elíjala en Ajustes → «Copias de seguridad» → «Frase de "
+                       "recuperación…».")
+
+
 @dataclass(frozen=True)
 class BackupStatus:
     """The scheduled backups as the windows show them: the folder, whether it is reachable, the newest backup in it,

@@ -27,6 +27,7 @@ import shutil
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,21 +82,29 @@ class BackupFailed(Exception):
     """A backup that was written but failed its own verification (kept aside as `.fallido`)."""
 
 
-def create(database: Path, folder: str | Path, data_home: Path, *, now: dt.datetime | None = None) -> BackupCheck:
-    """Back up `database` into `folder` (outside the data folder), verified; a 400 naming the problem otherwise."""
+def create(database: Path | Callable[[Path], None], folder: str | Path, data_home: Path, *,
+           now: dt.datetime | None = None, keys: dict[str, Any] | None = None) -> BackupCheck:
+    """Back up `database` (a SQLite file, or what writes a consistent copy of the desk's database into the path it is
+    given: a shared database's, storage.engines.backup_snapshot) into `folder` (outside the data folder), verified;
+    a 400 naming the problem otherwise. `keys` (where the master key comes from, whether a recovery passphrase wraps
+    it) goes into the manifest."""
     target_folder = _backup_folder(folder, data_home)
     with exclusive_file_lock(target_folder / LOCK):
         _remove_leftovers(target_folder)
-        return _create_locked(database, target_folder, now)
+        return _create_locked(database, target_folder, now, keys or {})
 
 
-def _create_locked(database: Path, target_folder: Path, now: dt.datetime | None) -> BackupCheck:
+def _create_locked(database: Path | Callable[[Path], None], target_folder: Path, now: dt.datetime | None,
+                   keys: dict[str, Any]) -> BackupCheck:
     moment = (now or clock.now()).astimezone(dt.UTC)
     final = _free_name(target_folder, f"{PREFIX}{moment:%Y%m%d-%H%M%S}")
     with tempfile.TemporaryDirectory(prefix=WORK_PREFIX, dir=target_folder) as work:
         copy = Path(work) / DATABASE
-        sqlite_backup.snapshot(database, copy)
-        manifest = _manifest(copy, moment)
+        if isinstance(database, Path):
+            sqlite_backup.snapshot(database, copy)
+        else:
+            database(copy)
+        manifest = _manifest(copy, moment) | {"claves": keys}
         partial = final.with_name(final.name + ".partial")
         private_file(partial)
         # Level 1: the vouchers' texts are stored deflated already, so a higher level saves ~3 % of the size for
@@ -185,6 +194,7 @@ def restore(path: str | Path, data_home: Path) -> Restored:
     if not check.ok or check.info is None:
         raise invalid("respaldo", f"No se restaura «{Path(path).name}»: {' '.join(check.problems)}")
     partial = data_home / f".{DATABASE}.restaurando"
+    data_home.mkdir(parents=True, exist_ok=True)
     private_file(partial)
     with zipfile.ZipFile(path) as archive, archive.open(DATABASE) as source, open(partial, "wb") as out:
         for chunk in iter(lambda: source.read(CHUNK), b""):

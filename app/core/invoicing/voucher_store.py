@@ -163,6 +163,18 @@ class VoucherStore:
             voucher.certificado_id, voucher.updated_at = certificado_id, now_text()
         return self.repository.add(voucher)
 
+    def add_recovered(self, voucher: NewVoucher) -> int:
+        """Insert a signed voucher read back from a file (app.core.invoicing.recovered) inside the caller's
+        transaction, its texts packed here. Raises NumberTaken when its serie-número is stored already."""
+        voucher.request_json = self._pack(f"request:{voucher.emisor_ruc}", voucher.request_json.decode("utf-8")
+                                          if voucher.request_json else None)
+        voucher.xml = self._pack(f"xml:{voucher.emisor_ruc}:{voucher.tipo}", voucher.xml.decode("utf-8")
+                                 if voucher.xml else None)
+        voucher.signature = self._pack("signature:recuperado", voucher.signature.decode("utf-8")
+                                       if voucher.signature else None)
+        voucher.updated_at = now_text()
+        return self.repository.add(voucher)
+
     # ------------------------------------------------------------ finds
 
     def id_of(self, emisor_ruc: str, tipo: str, serie: str, numero: int) -> int | None:
@@ -269,6 +281,14 @@ class VoucherStore:
     def next_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
         """The next number of a serie in the current environment: sandbox and beta trials never use up real numbers."""
         return self.repository.last_numero(self.environment(), emisor_ruc, tipo, serie) + 1
+
+    def series(self) -> builtins.list[dict]:
+        """The current environment's series with their highest number ({emisor_ruc, tipo, serie, ultimo})."""
+        return self.repository.series(self.environment())
+
+    def raise_numero(self, emisor_ruc: str, tipo: str, serie: str, at_least: int) -> None:
+        """The serie goes on after `at_least` at the lowest, in the current environment (after a restore)."""
+        self.repository.raise_numero(self.environment(), emisor_ruc, tipo, serie, at_least)
 
     def take_numero(self, emisor_ruc: str, tipo: str, serie: str) -> int:
         """The serie's next number in the current environment, handed out inside the caller's transaction (which

@@ -12,6 +12,12 @@ purpose. Where each secret lives and how to recover: docs/security.md.
 On a database several desks share (issue 34) no desk's keyring can be the source: the master key is derived from the
 business's passphrase (scrypt, its salt and probe in the shared database), typed once on each desk, which then keeps
 the derived key in its own keyring (when it has one) so it does not ask again.
+
+A folder whose key lives in a keyring gets a recovery passphrase at its first backup (issue 35): the master key
+wrapped by a key scrypt derives from it (AES-256-GCM, its own salt) is kept in `secret_meta`, so every backup of the
+database carries it, never in plain text. On a PC whose keyring has no entry for the folder (a restore on another
+PC), the recovery passphrase opens the keys as a passphrase folder's passphrase does (the window's dialog, the
+command's prompt, `YUPANA_RECOVERY_PASSPHRASE`), and the key is then kept in that PC's keyring when it has one.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ else:
 
 log = logging.getLogger(__name__)
 PASSPHRASE_ENV = "YUPANA_PASSPHRASE"
+RECOVERY_ENV = "YUPANA_RECOVERY_PASSPHRASE"
 KEYRING_ENV = "YUPANA_KEYRING"
 KEYRING_SERVICE = "Yupana"
 MIN_PASSPHRASE_CHARS = 8
@@ -98,6 +105,8 @@ class SecretStore:
                 return None
             account = f"master-key-{self._folder_id()}"
             stored = keyring.get_password(KEYRING_SERVICE, account)
+            if stored is None and self._meta("probe") is not None:
+                return None  # this keyring never held the folder's key (another PC): a new one would open nothing
             if stored is None:
                 keyring.set_password(KEYRING_SERVICE, account, base64.b64encode(aead.AESGCM.generate_key(256)).decode())
                 stored = keyring.get_password(KEYRING_SERVICE, account)
@@ -130,6 +139,9 @@ class SecretStore:
 
     def _remember_business_key(self, key: bytes) -> None:
         """Kept in this desk's keyring, so this desk opens the shared keys without asking again (never elsewhere)."""
+        self._keep_in_keyring(self._business_account(), key)
+
+    def _keep_in_keyring(self, account: str, key: bytes) -> None:
         if not _keyring_enabled():
             return
         try:
@@ -138,15 +150,67 @@ class SecretStore:
 
             if isinstance(keyring.get_keyring(), fail.Keyring):
                 return
-            keyring.set_password(KEYRING_SERVICE, self._business_account(), base64.b64encode(key).decode())
+            keyring.set_password(KEYRING_SERVICE, account, base64.b64encode(key).decode())
         except Exception as exc:  # not remembered: the passphrase is asked at the next start
-            log.info("business key not kept in the keyring (%s)", type(exc).__name__)
+            log.info("key not kept in the keyring (%s)", type(exc).__name__)
 
-    def _derive(self, passphrase: str) -> bytes:
-        if self._meta("scrypt_salt") is None:
-            self._set_meta("scrypt_salt", base64.b64encode(os.urandom(16)).decode())
-        salt = base64.b64decode(self._meta("scrypt_salt") or "")
+    def _derive(self, passphrase: str, salt_name: str = "scrypt_salt") -> bytes:
+        """The one derivation of a key from a passphrase (the folder's, the business's, the recovery one)."""
+        if self._meta(salt_name) is None:
+            self._set_meta(salt_name, base64.b64encode(os.urandom(16)).decode())
+        salt = base64.b64decode(self._meta(salt_name) or "")
         return kdf_scrypt.Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
+
+    # -------------------------------------------------------------- the recovery passphrase (backups)
+
+    def needs_recovery(self) -> bool:
+        """A folder whose keys a keyring protects and that has no recovery passphrase yet (its first backup asks)."""
+        return (not self.shared and self._meta("key_source") == SOURCE_KEYRING
+                and self._meta("recovery_key") is None)
+
+    def key_source(self) -> str | None:
+        """SOURCE_KEYRING or SOURCE_PASSPHRASE once a secret was stored; None before."""
+        return self._meta("key_source")
+
+    def has_recovery(self) -> bool:
+        return self._meta("recovery_key") is not None
+
+    def set_recovery(self, passphrase: str) -> None:
+        """Keep the master key wrapped by `passphrase` (once: a folder's recovery passphrase does not change)."""
+        if len(passphrase) < MIN_PASSPHRASE_CHARS:
+            raise invalid("frase_recuperacion",
+                          f"La frase de recuperación debe tener al menos {MIN_PASSPHRASE_CHARS} caracteres.")
+        if self.has_recovery():
+            self._unwrap(passphrase)  # the same one again is fine; another one is refused there
+            return
+        key = self.master_key()
+        nonce = os.urandom(12)
+        wrapped = nonce + aead.AESGCM(self._derive(passphrase, "recovery_salt")).encrypt(nonce, key, b"recovery")
+        self._set_meta("recovery_key", base64.b64encode(wrapped).decode())
+
+    def _unwrap(self, passphrase: str) -> bytes:
+        raw = base64.b64decode(self._meta("recovery_key") or "")
+        try:
+            return aead.AESGCM(self._derive(passphrase, "recovery_salt")).decrypt(raw[:12], raw[12:], b"recovery")
+        except crypto_exceptions.InvalidTag:
+            raise YupanaError(ErrorCode.UNAUTHORIZED, "La frase de recuperación no es correcta: no abre las claves "
+                              "de esta carpeta de datos. Escríbala de nuevo (distingue mayúsculas y minúsculas)."
+                              ) from None
+
+    def _from_recovery(self, ask: bool) -> bytes | None:
+        """The master key unwrapped by the recovery passphrase (no keyring entry here), then kept in this PC's
+        keyring when it has one."""
+        if not self.has_recovery():
+            return None
+        passphrase = os.environ.get(RECOVERY_ENV) or os.environ.get(PASSPHRASE_ENV)
+        if not passphrase and ask and self.passphrase_prompt is not None:
+            passphrase = self.passphrase_prompt(False)
+        if not passphrase:
+            return None
+        key = self._unwrap(passphrase)
+        self._keep_in_keyring(f"master-key-{self._folder_id()}", key)
+        self.backend = "recovery"
+        return key
 
     def _from_passphrase(self, ask: bool) -> bytes | None:
         passphrase = os.environ.get(PASSPHRASE_ENV)
@@ -175,6 +239,8 @@ class SecretStore:
                 key, source = None, SOURCE_KEYRING
                 if recorded != SOURCE_PASSPHRASE:
                     key = self._from_keyring()
+                if key is None and recorded == SOURCE_KEYRING:
+                    key = self._from_recovery(ask)
                 if key is None and recorded != SOURCE_KEYRING:
                     key, source = self._from_passphrase(ask), SOURCE_PASSPHRASE
                 if key is None:
@@ -210,10 +276,15 @@ class SecretStore:
         return key
 
     def _no_key_error(self) -> YupanaError:
+        if self._meta("key_source") == SOURCE_KEYRING and self.has_recovery():
+            return not_configured(
+                "Las claves de esta carpeta de datos se protegieron con el llavero de otro equipo (una copia "
+                "restaurada): ábralas con la frase de recuperación de las copias, en la ventana de Yupana o con la "
+                f"variable de entorno {RECOVERY_ENV}.")
         if self._meta("key_source") == SOURCE_KEYRING:
             return not_configured(
-                "Las claves de esta carpeta de datos están protegidas por el llavero del sistema, que ahora no "
-                "responde. Inicie sesión con el mismo usuario del equipo o vea docs/security.md para recuperarlas.")
+                "Las claves de esta carpeta de datos están protegidas por el llavero del sistema, que aquí no las "
+                "tiene o no responde. Inicie sesión con el mismo usuario del equipo o vea docs/security.md para recuperarlas.")
         return not_configured(
             "Las claves guardadas están protegidas por una frase secreta: ábralas con la frase en la ventana de "
             f"Yupana, o defina la variable de entorno {PASSPHRASE_ENV} para usar el comando sin preguntas.")
@@ -227,14 +298,23 @@ class SecretStore:
             self.master_key(ask=False)
             return UNLOCKED
         except YupanaError as exc:
-            if self._meta("key_source") == SOURCE_KEYRING and not self.shared:
+            if self._meta("key_source") == SOURCE_KEYRING and not self.shared and not self.has_recovery():
                 return KEYRING_MISSING
             if exc.code in (ErrorCode.NOT_CONFIGURED, ErrorCode.UNAUTHORIZED):
                 return NEW_PASSPHRASE if self._meta("probe") is None else LOCKED
             raise
 
     def unlock(self, passphrase: str) -> None:
-        """Open the keys with the passphrase typed in a window; the first one typed becomes the folder's."""
+        """Open the keys with the passphrase typed in a window; the first one typed becomes the folder's. A folder
+        restored from a keyring PC's backup takes its recovery passphrase here."""
+        if not self.shared and self._meta("key_source") == SOURCE_KEYRING and self.has_recovery():
+            key = self._unwrap(passphrase)
+            with self._lock:
+                self._check_key(key, SOURCE_KEYRING)
+                self._key = key
+                self.backend = "recovery"
+                self._keep_in_keyring(f"master-key-{self._folder_id()}", key)
+            return
         self._check_new_passphrase(passphrase)
         key = self._derive(passphrase)
         with self._lock:

@@ -3,6 +3,7 @@ environments, the local API's token, the sandboxes' addresses and the event bus.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -23,7 +24,6 @@ from app.core.platform.settings import Settings, SettingValue
 from app.core.records import DatabaseCheck, EventHandle, TokenState
 from app.core.storage.group_commit import MAX_BATCH, GroupCommit, GroupCommitHandle
 from app.core.storage.ports.database import Database
-from app.core.storage.shared import database_url
 
 
 class AdministrationGroup:
@@ -31,8 +31,9 @@ class AdministrationGroup:
                  sandbox_endpoints: environments.SandboxEndpoints, companies: Companies, secrets: SecretStore,
                  api_tokens: ApiTokens, outbox: Outbox, bus: EventBus,
                  setting_changed: Callable[[str, str], None], on_close: Callable[[Callable[[], None]], None],
-                 backup_scheduler: BackupScheduler) -> None:
+                 backup_scheduler: BackupScheduler, backup_snapshot: Callable[[Path], None] | None = None) -> None:
         self._home = home
+        self._backup_snapshot = backup_snapshot  # a consistent copy of the database into a path (storage.engines)
         self._log_file = log_file
         self._storage = storage
         self._settings = settings
@@ -61,7 +62,10 @@ class AdministrationGroup:
     def backup_status(self) -> BackupStatus:
         """The scheduled backups' folder, the newest backup in it, this desk's last try and a warning when the
         folder is unreachable or the newest backup is older than 7 days (backup_schedule.status)."""
-        return backup_schedule.status(self._settings.get("backup_folder"), self._backup_scheduler.last)
+        found = backup_schedule.status(self._settings.get("backup_folder"), self._backup_scheduler.last)
+        if found.folder and not found.warning and self._secrets.needs_recovery():
+            return dataclasses.replace(found, warning=backup_schedule.NO_RECOVERY_WARNING)
+        return found
 
     def backup_now(self) -> None:
         """«Hacer copia ahora»: a backup into the settings' folder on the backups' loop (never this thread); its
@@ -71,13 +75,26 @@ class AdministrationGroup:
         self._backup_scheduler.start()
         self._backup_scheduler.request_now()
 
-    def create_backup(self, folder: str | Path) -> BackupCheck:
+    def create_backup(self, folder: str | Path, recovery_passphrase: str | None = None) -> BackupCheck:
         """A verified backup of this folder's SQLite database in `folder`, made while everything runs
-        (app.core.invoicing.backups); a 400 naming the problem when it cannot be made or does not verify."""
-        if database_url(self._home):
-            raise invalid("respaldo", "Este puesto usa una base de datos compartida (PostgreSQL): sus copias de "
-                                      "seguridad todavía no se hacen desde Yupana (docs/backups.md).")
-        return backups.create(self._storage.path, folder, self._home)
+        (app.core.invoicing.backups); a 400 naming the problem when it cannot be made or does not verify.
+        `recovery_passphrase` becomes the folder's recovery passphrase when its keys are the keyring's and it has
+        none yet (`needs_recovery_passphrase`): the master key goes into the backup wrapped by it."""
+        if recovery_passphrase:
+            self._secrets.set_recovery(recovery_passphrase)
+        keys = {"origen": self._secrets.key_source(), "frase_recuperacion": self._secrets.has_recovery()}
+        source = self._backup_snapshot if self._backup_snapshot is not None else self._storage.path
+        return backups.create(source, folder, self._home, keys=keys)
+
+    def set_recovery_passphrase(self, passphrase: str) -> None:
+        """Choose the recovery passphrase of a folder whose keys the keyring keeps (once; the same one again is
+        accepted, another refused): the master key is kept wrapped by it, so every backup carries it."""
+        self._secrets.set_recovery(passphrase)
+
+    def needs_recovery_passphrase(self) -> bool:
+        """True when this folder's keys live in the keyring and no recovery passphrase was chosen yet: a backup
+        without one opens its certificates and SOL password on no other PC (docs/backups.md)."""
+        return self._secrets.needs_recovery()
 
     def check_database(self, budget_s: float, *, clock: Callable[[], float] | None = None,
                        every: int = 10_000) -> DatabaseCheck:

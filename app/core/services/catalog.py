@@ -1,4 +1,5 @@
-"""The catalogue group service (protocols.Catalog): customers and products (app.core.invoicing.catalog)."""
+"""The catalogue group service (protocols.Catalog): customers, products and the guías' vehicles, drivers and carriers
+(app.core.invoicing.catalog)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from app.core.errors import invalid
 from app.core.invoicing.catalog import csvfiles, records
 from app.core.invoicing.catalog.customers import Customers
 from app.core.invoicing.catalog.products import Products
+from app.core.invoicing.catalog.records import KINDS, TransportEntry
+from app.core.invoicing.catalog.transport import TransportCatalogue
 
 
 class CatalogGroup:
-    def __init__(self, customers: Customers, products: Products) -> None:
+    def __init__(self, customers: Customers, products: Products, transport: TransportCatalogue) -> None:
         self._customers = customers
         self._products = products
+        self._transport = transport
 
     def customers(self, search: str = "", limit: int = 200) -> list[records.Customer]:
         """Customers for «Clientes» and completion: those matching what was typed (document-number prefix, words of
@@ -54,6 +58,14 @@ class CatalogGroup:
 
     def delete_product(self, product_id: int) -> bool:
         return self._products.delete(product_id)
+
+    def transport(self, kind: str, search: str = "", limit: int = 200) -> list[TransportEntry]:
+        """The vehicles («vehiculo»), drivers («conductor») or carriers («transportista») earlier guías used, for
+        the guía's window to offer as one types: those whose plate, document or RUC begins with what was typed, or
+        the ones used last when nothing was typed."""
+        if kind not in KINDS:
+            raise invalid("kind", f"«{kind}» no es vehiculo, conductor ni transportista.")
+        return self._transport.entries(kind, search, limit)
 
     def _file(self, kind: str) -> csvfiles.CatalogFile:
         if kind == "clientes":

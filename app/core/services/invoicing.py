@@ -26,6 +26,7 @@ from app.core.invoicing.documents.preview import TotalsPreview
 from app.core.invoicing.drafts import Drafts, VoucherDraft
 from app.core.invoicing.emission import Emitter
 from app.core.invoicing.generation import Generation
+from app.core.invoicing.numbering import Confirm, Numbering, NumberingCheck
 from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
@@ -60,8 +61,9 @@ class InvoicingGroup:
     def __init__(self, *, vouchers: VoucherStore, generation: Generation, signing: Signing, batches: Batches,
                  submission: Submission, emitter: Emitter, outbox: Outbox, voids: Voids, printed: Printed,
                  certificates: CertificateStore, sunat_clients: SunatClients, companies: Companies,
-                 bus: EventBus, drafts: Drafts) -> None:
+                 bus: EventBus, drafts: Drafts, numbering: Numbering | None = None) -> None:
         self._drafts = drafts
+        self._numbering = numbering
         self._vouchers = vouchers
         self._generation = generation
         self._signing = signing
@@ -234,6 +236,15 @@ class InvoicingGroup:
 
     def voucher_summaries(self, voucher_id: int) -> list[VoucherSummary]:
         return rows_to(VoucherSummary, self._voids.for_voucher(voucher_id))
+
+    def check_numbering(self, files_folder: str | Path | None = None, confirm: Confirm | None = None, *,
+                        after_restore: bool = False) -> NumberingCheck:
+        """Where each serie of the current environment goes on (app.core.invoicing.numbering): the database, the
+        backup folder's voucher files, SUNAT's status query for F series, `confirm` (the last number printed) for the
+        others; the numbering raised to match. `after_restore`: today's RA/RC counters also skip 10."""
+        if self._numbering is None:
+            raise invalid(None, "La verificación de la numeración no está disponible aquí.")
+        return self._numbering.check(files_folder, confirm, after_restore)
 
     def query_cdr(self, ruc: str, tipo: str, serie: str, numero: int) -> ConsultedCdr:
         """getStatusCdr for any voucher by RUC, type, serie and number; the CDR stored when the voucher is ours."""

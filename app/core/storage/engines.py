@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from app.core.storage.ports.database import ChangeFeed
 from app.core.storage.repositories import Repositories
+from app.core.storage.sqlite import backup as sqlite_backup
 from app.core.storage.sqlite import (
     catalog,
     certificates,
@@ -93,4 +94,15 @@ def repositories(database: Storage | PostgresStorage) -> Repositories:
         padron.SqlitePadronPointerRepository(db), registry.SqliteRegistryCacheRepository(db),
         submissions.SqliteSubmissionRepository(db), summaries.SqliteSummaryRepository(db),
         vouchers.SqliteVoucherRepository(db), sqlite_platform.SqliteDeskTurnRepository(db),
-        gre_tickets.SqliteGreTicketRepository(db))
+        gre_tickets.SqliteGreTicketRepository(db), catalog.SqliteTransportRepository(db))
+
+
+def backup_snapshot(database: Storage | PostgresStorage, target: Path) -> None:
+    """A consistent copy of the desk's database, while others write, as a new SQLite file `target` (issue 35): a
+    folder's by `VACUUM INTO`, a shared database's through one read transaction (app/core/storage/postgres/backup.py)."""
+    if isinstance(database, Storage):
+        sqlite_backup.snapshot(database.path, target)
+        return
+    from app.core.storage.postgres import backup as postgres_backup  # loaded with psycopg already (a shared database)
+
+    postgres_backup.snapshot(database, target)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.storage.ports.catalog import CustomerRepository, ProductRepository
+from app.core.storage.ports.catalog import CustomerRepository, ProductRepository, TransportRepository
 from app.core.storage.ports.certificates import CertificateRepository
 from app.core.storage.ports.drafts import DraftRepository
 from app.core.storage.ports.gre_tickets import GreTicketRepository
@@ -44,3 +44,4 @@ class Repositories:
     vouchers: VoucherRepository
     desk_turns: DeskTurnRepository
     gre_tickets: GreTicketRepository
+    transport: TransportRepository

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-VERSION = 4
+VERSION = 5
 
 # What each version after 1 adds: the names of the tables it brings, created from their description in TABLES on
 # every engine, and the columns it adds to older tables (table, column: the column's line in TABLES, the last of its
@@ -41,6 +41,7 @@ ADDED_TABLES: dict[int, tuple[str, ...]] = {
     # Numbers handed out under a row lock, and the jobs one desk at a time runs, across desks (issue 34).
     3: ("voucher_numbering", "summary_numbering", "desk_turns"),
     4: ("gre_tickets",),  # the tickets SUNAT's GRE platform gave the guías sent (issue 36)
+    5: ("transport_entries",),  # the guías' vehicles, drivers and carriers, offered in the next guía (issue 36)
 }
 ADDED_COLUMNS: dict[int, tuple[tuple[str, str], ...]] = {
     3: (("deliveries", "lease_holder"),  # who holds a delivery's lease: a restart takes a dead holder's (issue 30)
@@ -433,6 +434,15 @@ TABLES: tuple[Table, ...] = (
         received_at TEXT NOT NULL DEFAULT {now}
         UNIQUE (environment, ruc, tipo, serie, numero)
     """),
+    # The vehicles (by plate), drivers (by document) and carriers (by RUC) the guías used, with what they said of
+    # each (JSON) and when one was used last (app.core.invoicing.catalog.transport).
+    Table("transport_entries", """
+        kind TEXT NOT NULL
+        clave TEXT NOT NULL
+        data TEXT NOT NULL
+        used_at TEXT NOT NULL DEFAULT {now}
+        PRIMARY KEY (kind, clave)
+    """, indexes=("CREATE INDEX transport_entries_used ON transport_entries (kind, used_at)",)),
 )
 
 SQLITE = Dialect("sqlite", {

@@ -75,11 +75,11 @@ def test_a_folder_of_version_1_gets_the_drafts_table_once(tmp_path):
     path = tmp_path / "yupana.db"
     open_database(path).close()
     raw = Storage.open(path)  # back to version 1, as a folder written before drafts (no step run on opening)
-    with raw.write() as conn:  # what versions 2, 3 and 4 (issues 32, 30, 34 and 36) brought, undone
+    with raw.write() as conn:  # what versions 2 to 5 (issues 32, 30, 34 and 36) brought, undone
         for undo in ("DROP TABLE voucher_drafts", "DROP TABLE voucher_numbering", "DROP TABLE summary_numbering",
                      "DROP TABLE desk_turns", "ALTER TABLE products DROP COLUMN version",
                      "ALTER TABLE deliveries DROP COLUMN lease_holder", "DROP TABLE gre_tickets",
-                     "DELETE FROM schema_version WHERE version > 1"):
+                     "DROP TABLE transport_entries", "DELETE FROM schema_version WHERE version > 1"):
             conn.execute(undo)
         conn.execute("INSERT INTO products (codigo, descripcion, precio) VALUES ('P1', 'Arroz', '4.50')")
     raw.close()
@@ -90,6 +90,7 @@ def test_a_folder_of_version_1_gets_the_drafts_table_once(tmp_path):
                 storage.query("SELECT version, how FROM schema_version ORDER BY version")] == \
             [(1, ADOPTED)] + [(later, UPGRADED) for later in range(2, schema.VERSION + 1)]
         assert storage.query_one("SELECT COUNT(*) AS n FROM voucher_drafts") == {"n": 0}
+        assert storage.query_one("SELECT COUNT(*) AS n FROM transport_entries") == {"n": 0}
         assert storage.query_one("SELECT version FROM products") == {"version": 1}  # a product from before: version 1
     finally:
         storage.close()

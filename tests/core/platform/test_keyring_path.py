@@ -98,7 +98,9 @@ def test_a_keyring_folder_without_its_keyring_says_so(home, memory_keyring):
     try:
         with pytest.raises(YupanaError) as caught:
             other._secrets.get("prueba")
-        assert caught.value.code == ErrorCode.UNAUTHORIZED  # a new key was made; it does not open this folder
-        assert "llavero del sistema no corresponde" in caught.value.message
+        assert caught.value.code == ErrorCode.NOT_CONFIGURED  # no new key is made: it would open nothing here
+        assert "llavero del sistema, que aquí no las tiene o no responde" in caught.value.message
+        assert memory_keyring.passwords == {}
+        assert other.admin.secret_state() == secrets.KEYRING_MISSING
     finally:
         other.close()

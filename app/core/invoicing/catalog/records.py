@@ -7,10 +7,12 @@ typed; `customer(...)` / `product(...)` run them all and raise one 400 (`YupanaE
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from app.core.errors import ErrorDetail, YupanaError, invalid_many
 from app.core.invoicing.catalog import text
@@ -322,3 +324,35 @@ def product(**data: object) -> Product:
 def _raise(problems: dict[str, str]) -> None:
     if problems:
         raise invalid_many([ErrorDetail(name, message) for name, message in problems.items()])
+
+
+# ---------------------------------------------------------------- the guías' vehicles, drivers and carriers
+
+VEHICULO, CONDUCTOR, TRANSPORTISTA = "vehiculo", "conductor", "transportista"
+KINDS = (VEHICULO, CONDUCTOR, TRANSPORTISTA)
+
+
+@dataclass(frozen=True)
+class TransportEntry:
+    """A vehicle (`clave` its plate), a driver (`clave` the document number) or a carrier (`clave` its RUC)."""
+
+    kind: str  # vehiculo, conductor or transportista
+    clave: str
+    tuc: str = ""  # a vehicle's tarjeta única de circulación
+    tipo_documento: str = ""  # a driver's (catalogue 06)
+    nombres: str = ""  # a driver's names, a carrier's razón social
+    apellidos: str = ""  # a driver's
+    licencia: str = ""  # a driver's
+    registro_mtc: str = ""  # a carrier's
+    used_at: str | None = None
+
+    def data(self) -> str:
+        """What the repository keeps beside the kind and the key (JSON)."""
+        fields = {key: value for key, value in asdict(self).items() if key not in ("kind", "clave", "used_at") and value}
+        return json.dumps(fields, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def stored(cls, kind: str, clave: str, data: str, used_at: str | None) -> TransportEntry:
+        values: dict[str, Any] = json.loads(data or "{}")
+        return cls(kind, clave, used_at=used_at, **{key: str(value) for key, value in values.items()
+                                                   if key in cls.__dataclass_fields__})

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from app.core.invoicing.catalog.records import Customer, Product
+from app.core.invoicing.catalog.records import Customer, Product, TransportEntry
 
 
 class DuplicateCustomer(Exception):
@@ -127,3 +127,19 @@ class ProductRepository(Protocol):
         ...
 
     def count(self) -> int: ...
+
+
+class TransportRepository(Protocol):
+    """The vehicles, drivers and carriers the guías used (`transport_entries`), unique by kind and key."""
+
+    def remember(self, entries: Iterable[TransportEntry]) -> None:
+        """Insert each entry, or give the stored one of its kind and key this data; each marked used now."""
+        ...
+
+    def latest(self, kind: str, limit: int) -> list[TransportEntry]:
+        """The entries of `kind` used last, the latest first."""
+        ...
+
+    def by_key_prefix(self, kind: str, prefix: str, limit: int) -> list[TransportEntry]:
+        """The entries of `kind` whose key begins with `prefix` (an index range, never a scan), by key."""
+        ...

@@ -57,6 +57,10 @@ class SummaryRepository(Protocol):
         """The highest counter of an environment's, issuer's, kind's and day's summaries (0: none)."""
         ...
 
+    def raise_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str, at_least: int) -> None:
+        """The day's counter goes on after `at_least` at the lowest (summaries made elsewhere: a restore)."""
+        ...
+
     def take_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str) -> int:
         """The next counter of an environment's, issuer's, kind's and day's summaries, handed out inside the caller's
         transaction (which stores the summary): the day's numbering row stays locked until it ends, so desks making

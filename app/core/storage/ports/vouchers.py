@@ -104,6 +104,15 @@ class VoucherRepository(Protocol):
         """The highest number of a serie in an environment (0: none)."""
         ...
 
+    def series(self, environment: str) -> list[dict[str, Any]]:
+        """Every serie of an environment with its highest number: {emisor_ruc, tipo, serie, ultimo}, the numbering's
+        floor (`raise_numero`) included."""
+        ...
+
+    def raise_numero(self, environment: str, emisor_ruc: str, tipo: str, serie: str, at_least: int) -> None:
+        """The serie's numbering goes on after `at_least` at the lowest (numbers issued elsewhere: a restore)."""
+        ...
+
     def take_numero(self, environment: str, emisor_ruc: str, tipo: str, serie: str) -> int:
         """The serie's next number, handed out inside the caller's transaction (which must store the voucher): the
         serie's numbering row is locked until it ends, so desks taking numbers at once wait for each other's commit,

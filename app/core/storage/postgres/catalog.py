@@ -24,6 +24,7 @@ from app.core.storage.sqlite.catalog import (
     _PRODUCT,
     SqliteCustomerRepository,
     SqliteProductRepository,
+    SqliteTransportRepository,
     _customer,
     _product,
 )
@@ -74,3 +75,7 @@ class PostgresProductRepository(OnPostgres, SqliteProductRepository):
 
     def search(self, typed: str, limit: int) -> list[Product]:
         return [_product(row) for row in _search(self._db, _PRODUCT, "products", "descripcion", typed, limit)]
+
+
+class PostgresTransportRepository(SqliteTransportRepository):
+    """The same SQL: an upsert on the primary key and a range on it."""

@@ -150,4 +150,4 @@ def repositories(storage: PostgresStorage) -> Repositories:
         registry.PostgresPadronPointerRepository(db), registry.PostgresRegistryCacheRepository(db),
         submissions.PostgresSubmissionRepository(db), summaries.PostgresSummaryRepository(db),
         vouchers.PostgresVoucherRepository(db), platform.PostgresDeskTurnRepository(db),
-        gre_tickets.PostgresGreTicketRepository(db))
+        gre_tickets.PostgresGreTicketRepository(db), catalog.PostgresTransportRepository(db))

@@ -10,11 +10,15 @@ issue 34, will export through its repositories or COPY in the same format; not b
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.storage.sqlite.database import BUSY_TIMEOUT_MS
+from app.core.storage.sqlite.database import BUSY_TIMEOUT_MS, Storage
+from app.core.storage.sqlite.migrations import SETS
+from app.core.storage.sqlite.schema import adopt
+from app.core.storage.sqlite.vouchers import _fts_values
 
 
 @dataclass(frozen=True)
@@ -96,3 +100,31 @@ def signed_sample(copy: Path, size: int) -> tuple[list[dict[str, Any]], dict[byt
     finally:
         conn.close()
     return rows, dictionaries
+
+
+def database_from_rows(target: Path, tables: Iterable[tuple[str, list[str], Iterable[tuple[Any, ...]]]]) -> None:
+    """A new SQLite database at `target` (which must not exist), at the described schema, holding these rows: a
+    shared database's backup in the same format as a folder's (app/core/storage/postgres/backup.py). The file ends
+    standalone (no WAL beside it), as `VACUUM INTO` writes one."""
+    storage = Storage.open(target, SETS)
+    try:
+        adopt(storage)
+    finally:
+        storage.close()
+    conn = sqlite3.connect(target, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        for name, columns, rows in tables:
+            conn.execute(f"DELETE FROM {name}")  # what creating the schema put there (its defaults): the backup's rows
+            conn.executemany(f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                             rows)
+        conn.execute("DELETE FROM vouchers_fts")
+        conn.executemany("INSERT INTO vouchers_fts (rowid, sn, doc, nombre) VALUES (?, ?, ?, ?)",
+                         ((voucher_id, *_fts_values(serie, numero, documento, nombre))
+                          for voucher_id, serie, numero, documento, nombre in conn.execute(
+                              "SELECT id, serie, numero, receptor_numero_documento, receptor_nombre FROM vouchers"
+                          ).fetchall()))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA journal_mode = DELETE")  # checkpoints the WAL into the file and drops it
+    finally:
+        conn.close()

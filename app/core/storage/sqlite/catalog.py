@@ -1,4 +1,5 @@
-"""SQLite repositories of the catalogue: customers and products (ports/catalog.py).
+"""SQLite repositories of the catalogue: customers, products and the guías' vehicles, drivers and carriers
+(ports/catalog.py).
 
 Searches never scan a table: a document number or a code prefix is a range on an index, a barcode an exact look-up
 on its index, and a name or a description is searched by word prefixes in an FTS5 table whose tokenizer folds
@@ -13,7 +14,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from app.core.invoicing.catalog import text
-from app.core.invoicing.catalog.records import Customer, Product
+from app.core.invoicing.catalog.records import Customer, Product, TransportEntry
 from app.core.storage.ports.catalog import DuplicateCustomer, DuplicateProduct, StaleProduct
 from app.core.storage.sqlite.database import Storage
 
@@ -231,3 +232,31 @@ class SqliteProductRepository:
 
     def count(self) -> int:
         return self._db.conn().execute("SELECT count(*) FROM products").fetchone()[0]
+
+
+class SqliteTransportRepository:
+    """`transport_entries`: (kind, clave) is the primary key, so a key prefix is a range on it."""
+
+    def __init__(self, db: Storage) -> None:
+        self._db = db
+
+    def remember(self, entries: Iterable[TransportEntry]) -> None:
+        with self._db.write() as conn:
+            now = _now()
+            for entry in entries:
+                conn.execute(
+                    """INSERT INTO transport_entries (kind, clave, data, used_at) VALUES (?, ?, ?, ?)
+                       ON CONFLICT (kind, clave) DO UPDATE SET data = excluded.data, used_at = excluded.used_at""",
+                    (entry.kind, entry.clave, entry.data(), now))
+
+    def latest(self, kind: str, limit: int) -> list[TransportEntry]:
+        rows = self._db.conn().execute(
+            "SELECT kind, clave, data, used_at FROM transport_entries WHERE kind = ?"
+            " ORDER BY used_at DESC, clave LIMIT ?", (kind, limit)).fetchall()
+        return [TransportEntry.stored(*row) for row in rows]
+
+    def by_key_prefix(self, kind: str, prefix: str, limit: int) -> list[TransportEntry]:
+        rows = self._db.conn().execute(
+            "SELECT kind, clave, data, used_at FROM transport_entries WHERE kind = ? AND clave >= ? AND clave < ?"
+            " ORDER BY clave LIMIT ?", (kind, prefix, text.upper_bound(prefix), limit)).fetchall()
+        return [TransportEntry.stored(*row) for row in rows]

@@ -83,6 +83,13 @@ class SqliteSummaryRepository:
             " AND kind = ? AND issue_date = ?", (environment, emisor_ruc, kind, issue_date)).fetchone()
         return int(row[0] or 0)
 
+    def raise_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str, at_least: int) -> None:
+        with self._db.write() as conn:
+            conn.execute("INSERT INTO summary_numbering (environment, emisor_ruc, kind, issue_date, last)"
+                         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (environment, emisor_ruc, kind, issue_date) DO UPDATE SET"
+                         " last = CASE WHEN summary_numbering.last > excluded.last THEN summary_numbering.last"
+                         " ELSE excluded.last END", (environment, emisor_ruc, kind, issue_date, at_least))
+
     def take_counter(self, environment: str, emisor_ruc: str, kind: str, issue_date: str) -> int:
         key = (environment, emisor_ruc, kind, issue_date)
         highest = ("SELECT COALESCE(MAX(counter), 0) FROM sunat_summaries WHERE environment = ? AND emisor_ruc = ?"

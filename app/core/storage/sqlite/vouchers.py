@@ -165,10 +165,32 @@ class SqliteVoucherRepository:
         return (row[0], row[1]) if row else None
 
     def last_numero(self, environment: str, emisor_ruc: str, tipo: str, serie: str) -> int:
+        key = (environment, emisor_ruc, tipo, serie)
         row = self._db.query_one(
             "SELECT MAX(numero) AS last FROM vouchers WHERE environment = ? AND emisor_ruc = ? AND tipo = ? AND serie = ?",
-            (environment, emisor_ruc, tipo, serie))
-        return int(row["last"] or 0) if row else 0
+            key)
+        floor = self._db.query_one("SELECT last FROM voucher_numbering WHERE environment = ? AND emisor_ruc = ? AND "
+                                   "tipo = ? AND serie = ?", key)
+        return max(int(row["last"] or 0) if row else 0, int(floor["last"] or 0) if floor else 0)
+
+    def series(self, environment: str) -> list[dict[str, Any]]:
+        found: dict[tuple[str, str, str], int] = {}
+        for row in self._db.query("SELECT emisor_ruc, tipo, serie, MAX(numero) AS ultimo FROM vouchers "
+                                  "WHERE environment = ? GROUP BY emisor_ruc, tipo, serie", (environment,)):
+            found[(row["emisor_ruc"], row["tipo"], row["serie"])] = int(row["ultimo"])
+        for row in self._db.query("SELECT emisor_ruc, tipo, serie, last FROM voucher_numbering WHERE environment = ?",
+                                  (environment,)):
+            key = (row["emisor_ruc"], row["tipo"], row["serie"])
+            found[key] = max(found.get(key, 0), int(row["last"]))
+        return [{"emisor_ruc": ruc, "tipo": tipo, "serie": serie, "ultimo": last}
+                for (ruc, tipo, serie), last in sorted(found.items())]
+
+    def raise_numero(self, environment: str, emisor_ruc: str, tipo: str, serie: str, at_least: int) -> None:
+        with self._db.write() as conn:
+            conn.execute("INSERT INTO voucher_numbering (environment, emisor_ruc, tipo, serie, last) VALUES (?, ?, ?, ?, ?)"
+                         " ON CONFLICT (environment, emisor_ruc, tipo, serie) DO UPDATE SET last = CASE WHEN"
+                         " voucher_numbering.last > excluded.last THEN voucher_numbering.last ELSE excluded.last END",
+                         (environment, emisor_ruc, tipo, serie, at_least))
 
     def take_numero(self, environment: str, emisor_ruc: str, tipo: str, serie: str) -> int:
         key = (environment, emisor_ruc, tipo, serie)

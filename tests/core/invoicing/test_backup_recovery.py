@@ -1,0 +1,185 @@
+"""Issue 35, item 1: the recovery passphrase. A folder whose keys the keyring keeps gets a recovery passphrase at its
+first backup (`yupana respaldo crear` asks for it, or takes YUPANA_RECOVERY_PASSPHRASE); the backup carries the
+master key wrapped by it, never in plain text; restored on «another PC» whose keyring has no entry (or that has no
+keyring at all), the recovery passphrase opens the certificates and the SOL password, and signing goes on."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zipfile
+from pathlib import Path
+
+import keyring
+import pytest
+
+from app.core.errors import ErrorCode, YupanaError
+from app.core.invoicing import backups
+from app.core.invoicing.xmldsig import verify_xml
+from app.core.platform import secrets
+from app.core.platform.companies import Company
+from tests.helpers.base import ISSUER_RUC, run_cli
+from tests.helpers.file_keyring import BACKEND, FILE_ENV, FileKeyring
+from tests.helpers.voucher_matrix import factura, item
+
+RECOVERY = "la tienda de Rosa 2026"
+LINES = [item("Arroz superior 5 kg", "2", "10.00")]
+
+
+@pytest.fixture
+def this_pc_keyring(tmp_path, monkeypatch):
+    """The first PC's keyring, shared by this test and the `yupana` processes it starts."""
+    monkeypatch.setenv(FILE_ENV, str(tmp_path / "llavero-pc1.json"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", BACKEND)
+    monkeypatch.setenv(secrets.KEYRING_ENV, "1")
+    monkeypatch.delenv(secrets.PASSPHRASE_ENV, raising=False)  # only the keyring opens the keys here
+    previous = keyring.get_keyring()
+    keyring.set_keyring(FileKeyring())
+    yield tmp_path / "llavero-pc1.json"
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def keyring_shop(home, this_pc_keyring):
+    from app.core.engine import Engine
+
+    engine = Engine(home)
+    try:
+        engine.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                         direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
+        engine.invoicing.create_test_certificate(ISSUER_RUC)
+        engine.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "claveSOLsecreta")
+        assert all(answer.success for answer in engine.invoicing.issue_batch(
+            [factura("F001", n, LINES) for n in range(1, 6)]))
+        assert engine._secrets.key_source() == secrets.SOURCE_KEYRING
+        assert engine.admin.needs_recovery_passphrase()
+    finally:
+        engine.close()
+    return home
+
+
+def _master_key(keyring_file: Path) -> bytes:
+    (stored,) = [value for name, value in json.loads(keyring_file.read_text()).items() if "master-key-" in name]
+    return base64.b64decode(stored)
+
+
+def test_the_first_backup_of_a_keyring_folder_needs_a_recovery_passphrase_and_carries_the_key_wrapped(
+        keyring_shop, this_pc_keyring, tmp_path, monkeypatch):
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    refused = run_cli("respaldo", "crear", str(usb), home=keyring_shop)  # no terminal, no variable: refused
+    assert refused.returncode == 1 and secrets.RECOVERY_ENV in refused.stderr.decode()
+    assert not list(usb.glob("yupana-respaldo-*.zip"))
+
+    monkeypatch.setenv(secrets.RECOVERY_ENV, RECOVERY)
+    done = run_cli("respaldo", "crear", str(usb), home=keyring_shop)
+    assert done.returncode == 0, done.stderr
+    path = Path(done.stdout.decode().strip().splitlines()[-1])
+    with zipfile.ZipFile(path) as archive:
+        manifest = json.loads(archive.read(backups.MANIFEST))
+        database = archive.read(backups.DATABASE)
+    assert manifest["claves"] == {"origen": "keyring", "frase_recuperacion": True}
+    master = _master_key(this_pc_keyring)
+    assert master not in database and base64.b64encode(master) not in database  # only wrapped
+    assert b"claveSOLsecreta" not in database
+
+    monkeypatch.delenv(secrets.RECOVERY_ENV)  # the next backups reuse it: nothing asked
+    assert run_cli("respaldo", "crear", str(usb), home=keyring_shop).returncode == 0
+
+
+def _backup(home: Path, usb: Path, monkeypatch) -> str:
+    from app.core.engine import Engine
+
+    engine = Engine(home)
+    try:
+        with pytest.raises(YupanaError, match="al menos 8 caracteres"):
+            engine.admin.create_backup(usb, "corta")
+        return engine.admin.create_backup(usb, RECOVERY).path
+    finally:
+        engine.close()
+
+
+def test_restored_on_a_pc_without_keyring_the_recovery_passphrase_opens_the_keys(keyring_shop, tmp_path,
+                                                                                  monkeypatch):
+    from app.core.engine import Engine
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    path = _backup(keyring_shop, usb, monkeypatch)
+    monkeypatch.setenv(secrets.KEYRING_ENV, "0")  # «another PC»: no keyring at all
+    new_home = tmp_path / "otro-equipo"
+    done = run_cli("--home", str(new_home), "respaldo", "restaurar", path, home=new_home)
+    assert done.returncode == 0, done.stderr
+    assert "se abren con su frase de recuperación" in done.stderr.decode()
+
+    again = Engine(new_home)
+    try:
+        assert again.admin.secret_state() == secrets.LOCKED
+        with pytest.raises(YupanaError, match="frase de recuperación de las copias"):
+            again.invoicing.sol_credentials(ISSUER_RUC)
+        with pytest.raises(YupanaError) as wrong:
+            again.admin.unlock_secrets("otra frase cualquiera")
+        assert wrong.value.code == ErrorCode.UNAUTHORIZED and "frase de recuperación no es correcta" in wrong.value.message
+        again.admin.unlock_secrets(RECOVERY)
+        assert again.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "claveSOLsecreta")
+        (answer,) = again.invoicing.issue_batch([factura("F001", 6, LINES)])  # the certificate's key signs
+        assert answer.success
+        signed = again.invoicing.voucher(again.invoicing.find_voucher("F001-6", ISSUER_RUC)).xml_firmado
+        assert verify_xml(signed).valid
+    finally:
+        again.close()
+
+    monkeypatch.setenv(secrets.RECOVERY_ENV, RECOVERY)  # for scripts: the variable opens them
+    by_variable = Engine(new_home)
+    try:
+        assert by_variable.admin.secret_state() == secrets.UNLOCKED
+    finally:
+        by_variable.close()
+
+
+def test_restored_on_a_pc_with_its_own_keyring_the_key_is_kept_there_after_the_passphrase(keyring_shop, tmp_path,
+                                                                                         monkeypatch):
+    from app.core.engine import Engine
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    path = _backup(keyring_shop, usb, monkeypatch)
+    second_pc = tmp_path / "llavero-pc2.json"
+    monkeypatch.setenv(FILE_ENV, str(second_pc))  # another PC's keyring: empty, no entry for this folder
+    monkeypatch.setenv(secrets.RECOVERY_ENV, RECOVERY)
+    new_home = tmp_path / "otro-equipo"
+    done = run_cli("--home", str(new_home), "respaldo", "restaurar", path, home=new_home)
+    assert done.returncode == 0, done.stderr
+    assert "Claves abiertas" in done.stderr.decode()
+    assert _master_key(second_pc) == _master_key(tmp_path / "llavero-pc1.json")
+
+    monkeypatch.delenv(secrets.RECOVERY_ENV)  # from now on this PC's keyring opens them, nothing asked
+    again = Engine(new_home)
+    try:
+        assert again.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "claveSOLsecreta")
+        assert again._secrets.backend.startswith("keyring:")
+    finally:
+        again.close()
+
+
+def test_scheduled_backups_without_a_recovery_passphrase_warn_until_one_is_chosen(keyring_shop, tmp_path):
+    from app.core.engine import Engine
+    from app.core.invoicing import backup_schedule
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    engine = Engine(keyring_shop)
+    try:
+        engine.admin.config_set("backup_folder", str(usb))
+        path = engine.admin.create_backup(usb).path  # as the schedule makes them: never refused for lack of it
+        with zipfile.ZipFile(path) as archive:
+            assert json.loads(archive.read(backups.MANIFEST))["claves"] == {"origen": "keyring",
+                                                                            "frase_recuperacion": False}
+        assert engine.admin.backup_status().warning == backup_schedule.NO_RECOVERY_WARNING
+        engine.admin.set_recovery_passphrase(RECOVERY)
+        assert engine.admin.backup_status().warning is None and not engine.admin.needs_recovery_passphrase()
+        engine.admin.set_recovery_passphrase(RECOVERY)  # the same one again: fine
+        with pytest.raises(YupanaError, match="frase de recuperación no es correcta"):
+            engine.admin.set_recovery_passphrase("otra frase distinta")  # never silently replaced
+    finally:
+        engine.close()

@@ -1,0 +1,160 @@
+"""Issue 35, item 2: a restore never gives a number twice. Vouchers issued after the backup (on «the PC that died»)
+are not in it; restored, each F serie asks SUNAT's voucher status query (the SUNAT sandbox on 127.0.0.1 port 0 answers
+billConsultService getStatus and getStatusCdr as SUNAT does, 0009/0010 for boletas) about the numbers after its last
+one, until 50 in a row are unknown, recovers their CDRs, lists the unknown ones inside the found range as «números
+dudosos», and goes on after the highest found: the next factura gets the next free number and SUNAT accepts it. A B
+serie takes the last number printed the person confirms; today's RA/RC counters skip 10."""
+
+from __future__ import annotations
+
+import zipfile
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from app.core.invoicing import backups, numbering, statuses
+from tests.helpers.base import ISSUER_RUC, run_cli
+from tests.helpers.voids_support import issued
+from tests.helpers.voucher_matrix import boleta, factura, item
+
+LINES = [item("Arroz superior 5 kg", "2", "10.00")]
+pytestmark = pytest.mark.sunat_files
+
+
+@pytest.fixture
+def usb(tmp_path) -> Path:
+    path = tmp_path / "usb"
+    path.mkdir()
+    return path
+
+
+def _restored_engine(path: str, new_home: Path, sandbox):
+    from app.core.engine import Engine
+
+    backups.restore(path, new_home)
+    engine = Engine(new_home)
+    sandbox.configure(engine)
+    engine.admin.config_set("sunat_timeout_s", "5")
+    return engine
+
+
+def test_a_restore_asks_sunat_for_the_f_series_and_never_reuses_a_number(voiding, voids_sandbox, usb, tmp_path):
+    for n in range(1, 6):
+        issued(voiding, factura("F001", n, LINES))
+    for n in range(1, 4):
+        voiding.invoicing.issue(boleta("B001", n, LINES))
+    path = voiding.admin.create_backup(usb).path
+    # After the backup, on the PC that then dies: F001-6, 7 and 9 reach SUNAT (8 never did: a number that may have
+    # been printed), and boletas up to B001-5 are printed.
+    for n in (6, 7, 9):
+        issued(voiding, factura("F001", n, LINES))
+    for n in (4, 5):
+        voiding.invoicing.issue(boleta("B001", n, LINES))
+    asked_before = sum(voids_sandbox.status_query_counts.values())
+
+    restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
+    try:
+        assert restored.invoicing.next_number(ISSUER_RUC, "01", "F001") == 6  # the backup alone knows up to 5
+        proposals = []
+
+        def confirm(finding):
+            proposals.append((finding.serie, finding.sigue_en - 1, finding.motivo))
+            return 5  # the person reads the last boleta printed off the paper roll
+
+        check = restored.invoicing.check_numbering(None, confirm, after_restore=True)
+        by_serie = {finding.serie: finding for finding in check.series}
+        f001, b001 = by_serie["F001"], by_serie["B001"]
+        assert f001.consultado and [item["numero"] for item in f001.encontrados] == [6, 7, 9]
+        assert {item["estado_sunat"] for item in f001.encontrados} == {"0001"}
+        assert f001.dudosos == [8] and f001.sigue_en == 10
+        # asked from 6 until 50 in a row were unknown: 10 … 59
+        asked = sum(voids_sandbox.status_query_counts.values()) - asked_before
+        assert asked == 4 + 50 and voids_sandbox.status_query_counts[f"{ISSUER_RUC}-01-F001-59"] == 1
+        for found in f001.encontrados:  # each CDR recovered with getStatusCdr, for its own voucher
+            with zipfile.ZipFile(found["cdr"]) as cdr:
+                assert f"R-{ISSUER_RUC}-01-F001-{found['numero']}.xml" in cdr.namelist()
+        assert not b001.consultado and "boletas" in b001.motivo and b001.confirmado == 5 and b001.sigue_en == 6
+        assert proposals == [("B001", 3, b001.motivo)]  # the backup's last boleta was proposed
+        assert restored.invoicing.next_number(ISSUER_RUC, "01", "F001") == 10
+        assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 6
+
+        emission = restored.invoicing.issue(factura("F001", 1, LINES), next_number=True)
+        assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO, emission
+        assert restored.invoicing.voucher(emission.voucher_id).numero == 10  # the next free number, accepted
+        ra = {(row["tipo"], row["sigue_en"]) for row in check.resumenes if row["emisor_ruc"] == ISSUER_RUC}
+        assert ra == {("RA", 1 + numbering.SUMMARY_MARGIN), ("RC", 1 + numbering.SUMMARY_MARGIN)}
+        restored.invoicing.void(emission.voucher_id, "ERROR EN EL RUC")
+        (summary,) = [s for s in restored.invoicing.summaries() if s.kind == "RA"]
+        assert summary.ident.endswith(f"-{1 + numbering.SUMMARY_MARGIN}")  # RA-AAAAMMDD-11: 10 skipped
+    finally:
+        restored.close()
+
+
+def test_the_restore_command_lists_what_sunat_has_and_takes_the_last_boleta_printed(voiding, voids_sandbox, usb,
+                                                                                   tmp_path):
+    for n in range(1, 3):
+        issued(voiding, factura("F001", n, LINES))
+    voiding.invoicing.issue(boleta("B001", 1, LINES))
+    path = voiding.admin.create_backup(usb).path
+    issued(voiding, factura("F001", 3, LINES))
+    new_home = tmp_path / "otro-equipo"  # the sandbox's addresses come in the backup (sandbox_endpoints)
+    done = run_cli("--home", str(new_home), "respaldo", "restaurar", path, "--ultimo", "B001=7", home=new_home)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert "F001 (tipo 01, RUC 20100066603): sigue en 4; en SUNAT después de la copia: 3" in out
+    assert "B001 (tipo 03, RUC 20100066603): sigue en 8; último impreso confirmado: 7" in out
+    assert "F001-3: CDR recuperado en" in out
+
+    again = run_cli("--home", str(new_home), "numeracion", "verificar", home=new_home)  # on demand, no terminal
+    assert again.returncode == 0, again.stderr
+    assert "F001 (tipo 01, RUC 20100066603): sigue en 4; SUNAT no tiene números posteriores" in again.stdout.decode()
+    assert "B001 (tipo 03, RUC 20100066603): sigue en 8; SIN CONFIRMAR" in again.stdout.decode()
+
+
+# ---------------------------------------------------------------- item 2: the files written as made, read back
+
+def _files_written(folder: Path, names: list[str]) -> bool:
+    return all(any(folder.glob(f"comprobantes/*/{name}")) for name in names)
+
+
+def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_backup(voiding, voids_sandbox, usb,
+                                                                                   tmp_path):
+    from app.core.invoicing.xmldsig import verify_xml
+    from tests.helpers.messaging_support import wait_for
+
+    voiding.admin.config_set("backup_folder", str(usb))
+    for n in range(1, 4):
+        issued(voiding, factura("F001", n, LINES))
+    path = voiding.admin.create_backup(usb).path
+    after = {n: issued(voiding, factura("F001", n, LINES)) for n in range(4, 7)}
+    originals = {n: voiding.invoicing.voucher(voucher_id).xml_firmado for n, voucher_id in after.items()}
+    cdrs = {n: voiding.invoicing.voucher_cdr(voucher_id) for n, voucher_id in after.items()}
+    voided = voiding.invoicing.void(voiding.invoicing.find_voucher("F001-2", ISSUER_RUC), "ERROR EN EL RUC")
+    assert voided.accepted and voided.ident.endswith("-1")  # RA-AAAAMMDD-1, made after the backup
+    ra_file = usb / "resumenes" / f"{ISSUER_RUC}-{voided.ident}.xml"
+    wait_for(lambda: _files_written(usb, [f"R-{ISSUER_RUC}-01-F001-{n}.xml" for n in after])
+             and (usb / "resumenes" / f"R-{ISSUER_RUC}-{voided.ident}.xml").is_file(), timeout=30)
+    assert ra_file.read_text(encoding="utf-8") == voided.xml_firmado  # every RA/RC written as it is made
+
+    restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
+    try:
+        check = restored.invoicing.check_numbering(usb, after_restore=True)
+        assert check.archivos.stored == ["F001-4", "F001-5", "F001-6"] and check.archivos.with_cdr == 3
+        assert check.archivos.skipped == []
+        for n, signed in originals.items():
+            voucher_id = restored.invoicing.find_voucher(f"F001-{n}", ISSUER_RUC)
+            detail = restored.invoicing.voucher(voucher_id)
+            assert detail.xml_firmado == signed and verify_xml(detail.xml_firmado).valid  # byte for byte
+            assert detail.status == statuses.ACEPTADO and detail.total == Decimal("23.60")
+            cdr = restored.invoicing.voucher_cdr(voucher_id)
+            assert cdr is not None and cdr.codigo == "0" and cdr.xml_text == cdrs[n].xml_text
+        (f001,) = check.series
+        assert f001.en_base == 6 and f001.consultado and f001.encontrados == [] and f001.sigue_en == 7
+        ra = [row for row in check.resumenes if row["tipo"] == "RA"]
+        assert [row["sigue_en"] for row in ra] == [1 + 1 + numbering.SUMMARY_MARGIN]  # after the file's RA-…-1, +10
+        emission = restored.invoicing.issue(factura("F001", 1, LINES), next_number=True)
+        assert emission.sent is not None and emission.sent.estado == statuses.ACEPTADO, emission
+        assert restored.invoicing.voucher(emission.voucher_id).numero == 7
+    finally:
+        restored.close()
