@@ -130,6 +130,7 @@ from app.core.records import (
     VoucherCdr,
     VoucherDetail,
     VoucherSummary,
+    VoucherValidity,
 )
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
 from app.core.storage import shared as shared_database
@@ -167,7 +168,7 @@ __all__ = [
     "EmissionStep", "EventHandle", "ExportProgress", "PeriodExport", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress",
     "PadronStatus", "PdfFile", "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription",
     "Summary", "TokenState",
-    "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "SummaryOutcome", "VoucherOutcome", "Verification",
+    "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "VoucherValidity", "SummaryOutcome", "VoucherOutcome", "Verification",
     "CertificateInfo", "Customer", "Product", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
     "TotalsPreview", "LineAmounts", "VoucherDraft",
     # the contract
