@@ -1041,6 +1041,7 @@ class VoucherForm(QDialog):
             edit.textChanged.connect(schedule)
         self.fecha.dateChanged.connect(schedule)
         self.prices_with_igv.toggled.connect(schedule)
+        self.terms.watch(schedule)
 
     def draft_content(self) -> dict[str, Any]:
         """What the form holds as typed (numbers as their text), for a draft: `load_draft` fills the form back."""
@@ -1056,7 +1057,7 @@ class VoucherForm(QDialog):
                              "numero_documento": self.doc_number.text().strip(),
                              "razon_social": self.customer_name.text().strip(),
                              "direccion": self.customer_address.text().strip()},
-                "items": lines}
+                "items": lines, "terminos": self.terms.draft()}
 
     def load_draft(self, content: dict[str, Any], draft_id: int | None = None) -> None:
         """Fill the form with a draft's content (`draft_content`); it goes on being saved as draft `draft_id`."""
@@ -1089,6 +1090,7 @@ class VoucherForm(QDialog):
                 cell(self.items, row, 0).setData(LINE_PRODUCT, line["producto"])
         if not self.items.rowCount():
             self.add_line()
+        self.terms.load(content.get("terminos") or {})
         self.update_totals()
         self.propose_numero()
         self.draft_id = draft_id

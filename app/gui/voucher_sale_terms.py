@@ -186,6 +186,34 @@ class SaleTermsBox(QGroupBox):
         fields, _ = self.fields(tipo)
         return {key: fields[key] for key in ("anticipos", "percepcion", "retencion") if key in fields}
 
+    def draft(self) -> dict[str, Any]:
+        """What the box holds as typed, for the form's draft (`load` fills it back)."""
+        return {"anticipos": [[self._cell(row, 0), self._cell(row, 1)] for row in range(self.anticipos.rowCount())],
+                "percepcion": self.percepcion.currentData(), "retencion": self.retencion.isChecked(),
+                "vencimiento": python_date(self.vencimiento.date()).isoformat() if self.vence.isChecked() else None,
+                "entrega": self.entrega.text().strip(), "entrega_ubigeo": self.entrega_ubigeo.text().strip()}
+
+    def load(self, draft: dict[str, Any]) -> None:
+        self.clear()
+        for comprobante, monto in draft.get("anticipos") or []:
+            self.add_anticipo(str(comprobante), str(monto))
+        self.percepcion.setCurrentIndex(max(self.percepcion.findData(draft.get("percepcion")), 0))
+        self.retencion.setChecked(bool(draft.get("retencion")) and self.retencion.isEnabled())
+        due = QDate.fromString(str(draft.get("vencimiento") or ""), "yyyy-MM-dd")
+        self.vence.setChecked(due.isValid())
+        if due.isValid():
+            self.vencimiento.setDate(due)
+        self.entrega.setText(str(draft.get("entrega") or ""))
+        self.entrega_ubigeo.setText(str(draft.get("entrega_ubigeo") or ""))
+
+    def watch(self, schedule: Any) -> None:
+        """Call `schedule` at every change (the form's autosave)."""
+        self.changed.connect(schedule)
+        self.entrega.textChanged.connect(schedule)
+        self.entrega_ubigeo.textChanged.connect(schedule)
+        self.vence.toggled.connect(schedule)
+        self.vencimiento.dateChanged.connect(schedule)
+
     def clear(self) -> None:
         self.anticipos.setRowCount(0)
         self.anticipos.hide()

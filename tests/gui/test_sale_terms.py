@@ -84,3 +84,21 @@ def test_due_date_delivery_and_retention_read_into_the_request(qtbot, context, c
     form.tipo.setCurrentIndex(form.tipo.findData("03"))  # a boleta: no retención (its customer is no agent)
     assert not form.terms.retencion.isEnabled() and "retencion" not in form.terms.fields("03")[0]
     assert form.emisor.currentData() == ISSUER_RUC
+
+
+def test_the_terms_are_kept_in_the_draft(qtbot, context, company):
+    form = filled(qtbot, context, [("Juego de comedor de cedro", "1", "1000.00", "10")])
+    form.terms.add_anticipo("F001-90", "236.00")
+    form.terms.percepcion.setCurrentIndex(form.terms.percepcion.findData("52"))
+    form.terms.vence.setChecked(True)
+    form.terms.vencimiento.setDate(clock.today() + dt.timedelta(days=15))
+    form.terms.entrega.setText("Jr. Amazonas 456, Iquitos")
+    form.terms.entrega_ubigeo.setText("160101")
+    content = form.draft_content()
+    again = open_widget(qtbot, context, VoucherForm, show=True)
+    again.load_draft(content)
+    assert again.draft_content()["terminos"] == content["terminos"]
+    terms = again.terms.fields("01")[0]
+    assert terms["anticipos"][0]["serie"] == "F001" and terms["percepcion"] == {"codigo": "52"}
+    assert terms["lugar_entrega"] == {"direccion": "Jr. Amazonas 456, Iquitos", "ubigeo": "160101"}
+    assert again.total_labels["total"].text() == "S/ 944.00"
