@@ -56,6 +56,7 @@ FEATURE_COMMANDS = {
     "anular": "anula un comprobante ante SUNAT (comunicación de baja o resumen diario)",
     "resumen": "resumen diario de las boletas de un día, enviado a SUNAT",
     "cdr": "consulta a SUNAT el CDR de cualquier comprobante",
+    "validar": "consulta a SUNAT la validez de cualquier comprobante (consulta integrada)",
     "guia": "emite una guía de remisión (remitente o transportista) desde una solicitud JSON",
     "db": "base de datos del puesto: crear, ver el estado y actualizar la compartida (PostgreSQL)",
     "respaldo": "copias de seguridad verificadas de la base de datos: crear, listar, verificar, restaurar",

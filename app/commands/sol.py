@@ -23,11 +23,13 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     show.add_argument("ruc", metavar="RUC")
     show.add_argument("--ambiente", choices=["beta", "produccion"], default="beta")
     show.set_defaults(func=cmd_show)
-    api = sol_sub.add_parser("api", help="guarda las credenciales de la API de guías de remisión de una empresa "
-                                         "(client_id y client_secret generados en SOL)")
+    api = sol_sub.add_parser("api", help="guarda las credenciales de una API de SUNAT de una empresa (client_id y "
+                                         "client_secret generados en SOL): guías de remisión o consulta de validez")
     api.add_argument("ruc", metavar="RUC")
     api.add_argument("--client-id", required=True, help="client_id generado en SOL")
     api.add_argument("--secret-stdin", action="store_true", help="lee el client_secret de la entrada estándar")
+    api.add_argument("--servicio", choices=["guias", "validez"], default="guias",
+                     help="guias (por defecto): envío de guías de remisión; validez: consulta de validez")
     api.set_defaults(func=cmd_api)
 
 
@@ -49,6 +51,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_api(args: argparse.Namespace) -> int:
     secret = sys.stdin.readline().rstrip("\r\n") if args.secret_stdin else getpass.getpass("client_secret: ")
     with open_engine(args) as engine:
-        engine.invoicing.set_gre_credentials(args.ruc, args.client_id, secret)
-    print(f"Credenciales de la API de guías guardadas para el RUC {args.ruc}.")
+        if args.servicio == "validez":
+            engine.invoicing.set_validity_credentials(args.ruc, args.client_id, secret)
+        else:
+            engine.invoicing.set_gre_credentials(args.ruc, args.client_id, secret)
+    what = "de consulta de validez" if args.servicio == "validez" else "de guías"
+    print(f"Credenciales de la API {what} guardadas para el RUC {args.ruc}.")
     return 0

@@ -138,6 +138,7 @@ from app.core.records import (
     VoucherCdr,
     VoucherDetail,
     VoucherSummary,
+    VoucherValidity,
 )
 from app.core.services.protocols import Administration, Catalog, Invoicing, Lookups, Messaging
 from app.core.storage import shared as shared_database
@@ -175,8 +176,9 @@ __all__ = [
     "EmissionStep", "EventHandle", "ExportProgress", "PeriodExport", "Instance", "ListenerState", "Message", "PadronImport", "PadronProgress",
     "PadronStatus", "PdfFile", "PendingCount", "PrintedPages", "Reachability", "SignedVoucher", "Subscription",
     "Summary", "TokenState",
-    "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "SummaryOutcome", "VoucherOutcome", "Verification",
-    "CertificateInfo", "Customer", "Product", "TransportEntry", "Preview", "ImportReport", "Company", "PrintOptions", "Cdr",
+    "Voucher", "VoucherCdr", "VoucherDetail", "VoucherSummary", "VoucherValidity", "SummaryOutcome", "VoucherOutcome",
+    "Verification", "CertificateInfo", "Customer", "Product", "TransportEntry", "Preview", "ImportReport", "Company",
+    "PrintOptions", "Cdr",
     "TotalsPreview", "LineAmounts", "VoucherDraft",
     # the contract
     "MAX_BODY_BYTES", "ContractModel", "GenerarXmlRequest", "GenerarXmlResult", "FirmarRequest", "FirmarResult",

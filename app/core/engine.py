@@ -44,6 +44,7 @@ from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
 from app.core.invoicing.sunat import Submission, SunatClients
+from app.core.invoicing.validity import ValidityQueries
 from app.core.invoicing.voids import Voids
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.lookup import padron, providers
@@ -210,6 +211,8 @@ class Engine:
                                        self._repositories.gre_tickets)
         self._sunat_clients.gre = self._gre_clients
         self._closers.append(self._gre_clients.close)
+        self._validity = ValidityQueries(self._addresses, self._secrets)
+        self._closers.append(self._validity.close)
         # One path per boleta: the outbox reads the summaries' lines, the resumen diario the outbox's rows.
         submissions, summaries = self._repositories.submissions, self._repositories.summaries
         self._outbox = Outbox(self._storage, submissions, self._settings, self._events,
@@ -228,7 +231,8 @@ class Engine:
             submission=self._submission, emitter=self._emitter, outbox=self._outbox, voids=self._voids,
             printed=self._printed, certificates=self._certificates, sunat_clients=self._sunat_clients,
             companies=self._companies, bus=self._events, drafts=Drafts(self._repositories.drafts),
-            numbering=Numbering(self._vouchers, summaries, self._sunat_clients, self._home, lambda: self._voids.today()))
+            numbering=Numbering(self._vouchers, summaries, self._sunat_clients, self._home, lambda: self._voids.today()),
+            validity=self._validity)
 
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.

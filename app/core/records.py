@@ -9,6 +9,7 @@ is Spanish), so a record reads like the row it replaced.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -126,6 +127,29 @@ class ConsultedCdr(_FromRow):
     def xml_text(self) -> str:
         """The CDR's XML for reading, taken out of its zip by the core ("" without one)."""
         return cdr.xml_text(self.cdr_zip)
+
+
+@dataclass(frozen=True)
+class VoucherValidity:
+    """SUNAT's consulta integrada de validez of a voucher (ours or a supplier's): what was asked, SUNAT's codes and
+    their names (catalogue home: VOUCHER_VALIDITY, TAXPAYER_STATES, ADDRESS_CONDITIONS)."""
+
+    consultante: str
+    ruc: str
+    tipo: str
+    serie: str
+    numero: int
+    fecha: dt.date
+    total: Decimal | None
+    estado_cp: str
+    estado: str  # «ACEPTADO», «ANULADO», «NO EXISTE»…
+    detalle: str
+    estado_ruc: str
+    estado_ruc_nombre: str
+    cond_domicilio: str
+    cond_domicilio_nombre: str
+    observaciones: list[str] = field(default_factory=list)
+    valido: bool = False  # ACEPTADO or AUTORIZADO
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from app.core.invoicing.namespaces import (
 )
 from app.core.invoicing.soap import SERVICE_NS, SOAP_ENV, TICKET_DONE, TICKET_PENDING, TICKET_REJECTED, WSSE
 from app.core.invoicing.statuses import ACEPTADO, ANULADO, RECHAZADO
+from app.core.invoicing.sunat_oauth import CLIENT_REALM, VALIDITY_SCOPE
 from app.core.invoicing.ubl_identity import FILE_NAME, SUNAT_ROOTS, identify
 from app.core.invoicing.xmldsig import sign_xml, verify_xml
 from app.core.lookup.providers import token_secret_name
@@ -38,4 +39,5 @@ __all__ = [
     "SERVICE_NS", "SOAP_ENV", "TICKET_DONE", "TICKET_PENDING", "TICKET_REJECTED", "WSSE",
     "ACEPTADO", "ANULADO", "RECHAZADO", "FILE_NAME", "SUNAT_ROOTS", "identify", "sign_xml", "verify_xml", "token_secret_name",
     "messaging_events", "to_jid", "clock", "ServerThread", "ruc_check_digit", "ubigeo_table",
+    "CLIENT_REALM", "VALIDITY_SCOPE",
 ]

@@ -57,6 +57,7 @@ from .note_reference import NoteReferenceBox, issued_vouchers
 from .numbers import parse_decimal
 from .printing import PrintPanel
 from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
+from .voucher_sale_terms import SaleTermsBox
 from .voucher_types import TYPES
 from .widgets import (
     Badge,
@@ -98,8 +99,12 @@ ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("inafectas", "Op. inafectas"),
               ("exportacion", "Op. de exportación"), ("gratuitas", "Op. gratuitas (no se cobran)"),
               ("descuentos", "Descuentos (sin IGV)"), ("igv", "IGV (18 %)"), ("icbper", "ICBPER (bolsas)"),
-              ("total", "Importe total"), ("detraccion", "Detracción (en soles)")]
-OPTIONAL_TOTALS = frozenset({"exportacion", "gratuitas", "descuentos", "icbper", "detraccion"})
+              ("anticipos", "Anticipos (se descuentan)"), ("total", "Importe total"),
+              ("detraccion", "Detracción (en soles)"), ("percepcion", "Percepción (en soles)"),
+              ("total_con_percepcion", "Total con percepción"), ("retencion", "Retención del IGV")]
+OPTIONAL_TOTALS = frozenset({"exportacion", "gratuitas", "descuentos", "icbper", "detraccion", "anticipos",
+                             "percepcion", "total_con_percepcion", "retencion"})
+SOLES_TOTALS = frozenset({"detraccion", "percepcion", "total_con_percepcion"})  # SUNAT wants these in soles
 PREFERRED_SIZE = (1180, 860)  # on a screen that has room; fit_to_screen takes less on a smaller one
 MIN_VISIBLE_LINES = 5  # the lines table never shows fewer
 BANNER_DETAILS_HEIGHT = 70  # «Detalles» of a message, in a short screen's budget
@@ -194,6 +199,7 @@ class VoucherForm(QDialog):
         self.extras = ExtrasBox(self.errors)  # global discount, references, operation type, exchange rate
         self.detraccion_hint = DetraccionHint(self.errors)
         self.detraccion = DetraccionBox(self.errors)
+        self.terms = SaleTermsBox(self.errors)  # anticipos, percepción, retención, vencimiento, lugar de entrega
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         # The boxes above the lines scroll on a short screen; the lines (at least MIN_VISIBLE_LINES rows), the totals
@@ -223,6 +229,7 @@ class VoucherForm(QDialog):
         right.addStretch(1)
         top.addLayout(right, 1)
         upper_layout.addLayout(top)
+        upper_layout.addWidget(self.terms)
         self.note = NoteReferenceBox(self.errors)
         self.note.hide()
         self.note.reference_chosen.connect(self._reference_chosen)
@@ -239,6 +246,7 @@ class VoucherForm(QDialog):
         layout.addLayout(self._footer())
         self.extras.changed.connect(self.update_totals)
         self.detraccion.changed.connect(self.update_totals)
+        self.terms.changed.connect(self.update_totals)
         self.detraccion_hint.button.clicked.connect(self.open_detraccion)
         self.fecha.dateChanged.connect(self.update_totals)  # the tax per bag is the emission year's
         self.add_line()
@@ -480,6 +488,7 @@ class VoucherForm(QDialog):
         code = self.tipo.currentData()
         note = code in NOTE_TYPES
         self.note.setVisible(note)
+        self.terms.set_type(code)
         self.header_form.setRowVisible(self.forma_pago, not note)  # a note carries no payment terms
         self._payment_changed()
         if note:
@@ -799,7 +808,7 @@ class VoucherForm(QDialog):
         return {"tipo": tipo, "moneda": moneda, "fecha_emision": python_date(self.fecha.date()),
                 "items": [self._item(row, self._typed(row, 1), self._typed(row, 2), self._typed(row, DISCOUNT))
                           for row in range(self.items.rowCount())],
-                **extras, **spot, **(self.note.fields() if self.is_note() else {})}
+                **extras, **spot, **self.terms.amounts(tipo), **(self.note.fields() if self.is_note() else {})}
 
     def update_totals(self) -> None:
         """Each line's value and IGV and the totals panel, as the engine computes them for the request as typed
@@ -813,7 +822,7 @@ class VoucherForm(QDialog):
         moneda = self.moneda.currentData()
         for key, label in self.total_labels.items():
             amount = shown_total(totals, key)
-            label.setText(fmt.money(amount, "PEN" if key == "detraccion" else moneda))
+            label.setText(fmt.money(amount, "PEN" if key in SOLES_TOTALS else moneda))
             if key in OPTIONAL_TOTALS:
                 label.setVisible(bool(amount))
                 self.total_names[key].setVisible(bool(amount))
@@ -860,7 +869,8 @@ class VoucherForm(QDialog):
         problems += cuota_problems
         extras, extra_problems = self.extras.fields(self.moneda.currentData(), self.tipo.currentData() in cat.SALES)
         spot, spot_problems = self.detraccion.fields() if self.tipo.currentData() == FACTURA else ({}, [])
-        problems += extra_problems + spot_problems
+        terms, term_problems = self.terms.fields(self.tipo.currentData())
+        problems += extra_problems + spot_problems + term_problems
         if problems:
             raise invalid_many(problems)
         doc_type, number = self.doc_type.currentData(), self.doc_number.text().strip()
@@ -874,6 +884,7 @@ class VoucherForm(QDialog):
             "numero": self.numero.value(), "emisor": {"ruc": self.emisor.currentData() or ""},
             "receptor": {k: v for k, v in receptor.items() if v is not None}, "items": items,
             "fecha_emision": self.fecha.date().toPython(), "moneda": self.moneda.currentData(), **extras, **spot,
+            **terms,
         }
         if self.is_note():
             request.update(self.note.fields())
@@ -992,6 +1003,7 @@ class VoucherForm(QDialog):
         self.instalments.reset()
         self.note.clear()
         self.extras.clear()
+        self.terms.clear()
         self.detraccion.hide()
         self.reference_total = Decimal("0.00")
         self.context.workers.run(self, issued_vouchers, self.engine, done=self._reloaded)
@@ -1029,6 +1041,7 @@ class VoucherForm(QDialog):
             edit.textChanged.connect(schedule)
         self.fecha.dateChanged.connect(schedule)
         self.prices_with_igv.toggled.connect(schedule)
+        self.terms.watch(schedule)
 
     def draft_content(self) -> dict[str, Any]:
         """What the form holds as typed (numbers as their text), for a draft: `load_draft` fills the form back."""
@@ -1044,7 +1057,7 @@ class VoucherForm(QDialog):
                              "numero_documento": self.doc_number.text().strip(),
                              "razon_social": self.customer_name.text().strip(),
                              "direccion": self.customer_address.text().strip()},
-                "items": lines}
+                "items": lines, "terminos": self.terms.draft()}
 
     def load_draft(self, content: dict[str, Any], draft_id: int | None = None) -> None:
         """Fill the form with a draft's content (`draft_content`); it goes on being saved as draft `draft_id`."""
@@ -1077,6 +1090,7 @@ class VoucherForm(QDialog):
                 cell(self.items, row, 0).setData(LINE_PRODUCT, line["producto"])
         if not self.items.rowCount():
             self.add_line()
+        self.terms.load(content.get("terminos") or {})
         self.update_totals()
         self.propose_numero()
         self.draft_id = draft_id

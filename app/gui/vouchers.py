@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QDate, QRegularExpression, QTimer
+from PySide6.QtCore import QDate, QRegularExpression, Qt, QTimer
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDateEdit,
+    QDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -65,6 +66,9 @@ class VouchersPage(QWidget):
         top.addWidget(self.batch)
         self.export = PeriodExport(context, self.banner, self.export_period)
         top.addWidget(self.export)
+        self.validity_button = QPushButton("Consultar validez")
+        self.validity_button.setToolTip("Consulta a SUNAT si un comprobante, propio o de un proveedor, es válido")
+        top.addWidget(self.validity_button)
         self.guia_button = QPushButton("Nueva guía de remisión")
         top.addWidget(self.guia_button)
         self.new_button = QPushButton("Nuevo comprobante")
@@ -143,6 +147,7 @@ class VouchersPage(QWidget):
         self.refresh_button.clicked.connect(self.model.refresh)
         self.new_button.clicked.connect(self.new_voucher)
         self.guia_button.clicked.connect(self.new_guia)
+        self.validity_button.clicked.connect(lambda: self.consult_validity())
         self.table.doubleClicked.connect(lambda index: self.open_detail(index.row()))
         self.model.loaded.connect(self._loaded)
         self.model.failed.connect(self._unavailable)
@@ -216,6 +221,15 @@ class VouchersPage(QWidget):
         form = self.form = open_form(self.context, self)
         form.emitted.connect(lambda _: self.reload())
         return form
+
+    def consult_validity(self) -> QDialog:
+        """«Consultar validez»: SUNAT's consulta integrada of any voucher (non-modal)."""
+        from .validity import ValidityDialog
+
+        dialog = ValidityDialog(self.context, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     def new_guia(self) -> GuiaForm:
         from .guia_form import open_guia_form

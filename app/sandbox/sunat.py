@@ -52,7 +52,7 @@ from app.core.sandbox_kit import (
     sunat_codes,
     sunat_errors,
 )
-from app.sandbox import sunat_signer, sunat_summaries
+from app.sandbox import sunat_signer, sunat_summaries, sunat_validez
 from app.sandbox.base import QuietHandler, Sandbox
 from app.sandbox.sunat_wire import (
     FAULT_MODE,
@@ -80,7 +80,8 @@ OPERATION_MODES = {"sendBill": (FAILURE_MODES, (REJECT_MODE,)),
                    "getStatusCdr": (CONSULT_FAILURE_MODES, (FAULT_MODE,)),
                    "sendSummary": (CONSULT_FAILURE_MODES, (REJECT_MODE, FAULT_MODE)),
                    "getStatus": (CONSULT_FAILURE_MODES, (FAULT_MODE,)),
-                   "consultStatus": (CONSULT_FAILURE_MODES, (FAULT_MODE,))}
+                   "consultStatus": (CONSULT_FAILURE_MODES, (FAULT_MODE,)),
+                   "validarComprobante": (("500", "drop_after_receive", "401"), ())}
 # billConsultService getStatus: SUNAT's statusCode for a voucher, and its message.
 STATUS_ANSWERS = {"0001": "El comprobante existe y está aceptado", "0002": "El comprobante existe pero está rechazado",
                   "0003": "El comprobante existe pero está de baja",
@@ -117,6 +118,9 @@ class SunatHandler(QuietHandler):
         if self.path.startswith("/control/"):
             self.reply(*self.sandbox.control(self.path, body))
             return
+        if self.sandbox.validity.handles(self.path):
+            self.sandbox.validity.post(self, self.path, body)
+            return
         if not self.path.endswith(("billService", "billConsultService")):
             self.reply(404, b"not found", "text/plain")
             return
@@ -152,7 +156,7 @@ class SunatSandbox(Sandbox):
         self._consult_failures: collections.deque[str] = collections.deque()
         self._queues = {"sendBill": self._failures, "getStatusCdr": self._consult_failures,
                         "sendSummary": collections.deque(), "getStatus": collections.deque(),
-                        "consultStatus": collections.deque()}
+                        "consultStatus": collections.deque(), "validarComprobante": collections.deque()}
         self._sends = threading.Condition(self.lock)  # notified at each sendBill received
         self._queries = threading.Condition(self.lock)  # notified at each voucher status query received
         self._release = threading.Event()
@@ -169,6 +173,8 @@ class SunatSandbox(Sandbox):
         # The desk sees this sandbox only as a sunat_summaries.Host (lock, next_failure, hold_request, unzip, cdr_zip,
         # registered, voided, rules_dir).
         self.summaries = sunat_summaries.SummaryDesk(self, ticket_delay_s, ticket_pending_polls)
+        # The consulta integrada de validez (REST with OAuth) over what this sandbox holds.
+        self.validity = sunat_validez.ValidityDesk(self)
 
     # ------------------------------------------------------------ test controls
 
@@ -216,6 +222,7 @@ class SunatSandbox(Sandbox):
             self.connections = 0
             self.registered.clear()
             self.voided.clear()
+            self.validity.facts.clear()
             for counter in (self.received_counts, self.processed_counts, self.consult_counts,
                             self.status_query_counts):
                 counter.clear()
@@ -315,7 +322,8 @@ class SunatSandbox(Sandbox):
 
     def endpoints(self) -> dict[str, str]:
         """The sandbox environment's beta and CDR look-up; production is never stood in for (docs/sunat.md)."""
-        return {"sunat_url_beta": self.bill_url, "sunat_url_consulta": self.consult_url}
+        return {"sunat_url_beta": self.bill_url, "sunat_url_consulta": self.consult_url,
+                "sunat_validez_url": f"{self.base_url}/v1", "sunat_validez_auth_url": f"{self.base_url}/v1"}
 
     def configure(self, engine: Engine) -> None:
         super().configure(engine)
@@ -436,6 +444,7 @@ class SunatSandbox(Sandbox):
             self._refuse_duplicate(stem)
             self.registered[self._key(stem)] = (cdr_zip, outcome.code)
             self.processed_counts[stem] += 1
+        self.validity.remember(self._key(stem), xml)
         return cdr_zip
 
     def _refuse_duplicate(self, stem: str) -> None:

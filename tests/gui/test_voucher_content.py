@@ -23,6 +23,7 @@ from app.gui.voucher_form import (
     IGV,
     LINE_AFFECTATIONS,
     OPTIONAL_TOTALS,
+    SOLES_TOTALS,
     TOTAL_ROWS,
     VALUE,
     VoucherForm,
@@ -291,7 +292,12 @@ PANEL_FROM_UBL = {
     "descuentos": "cac:AllowanceCharge[cbc:AllowanceChargeReasonCode='02']/cbc:Amount"
                   " | cac:InvoiceLine/cac:AllowanceCharge[cbc:AllowanceChargeReasonCode='00']/cbc:Amount",
     "igv": TAX_SUBTOTAL.format("1000", "TaxAmount"), "icbper": TAX_SUBTOTAL.format("7152", "TaxAmount"),
-    "total": "cac:LegalMonetaryTotal/cbc:PayableAmount", "detraccion": "cac:PaymentTerms[cbc:ID='Detraccion']/cbc:Amount"}
+    "total": "cac:LegalMonetaryTotal/cbc:PayableAmount", "detraccion": "cac:PaymentTerms[cbc:ID='Detraccion']/cbc:Amount",
+    "anticipos": "cac:LegalMonetaryTotal/cbc:PrepaidAmount",
+    "percepcion": "cac:AllowanceCharge[cbc:AllowanceChargeReasonCode='51' or cbc:AllowanceChargeReasonCode='52'"
+                  " or cbc:AllowanceChargeReasonCode='53']/cbc:Amount",
+    "total_con_percepcion": "cac:PaymentTerms[cbc:ID='Percepcion']/cbc:Amount",
+    "retencion": "cac:AllowanceCharge[cbc:AllowanceChargeReasonCode='62']/cbc:Amount"}
 LINE_IGV = "cac:TaxTotal/cac:TaxSubtotal[cac:TaxCategory/cac:TaxScheme/cbc:ID!='7152']/cbc:TaxAmount"
 
 
@@ -303,7 +309,7 @@ def built_panel(xml: etree._Element) -> dict[str, str | None]:
     for key, path in PANEL_FROM_UBL.items():
         amount = sum((Decimal(found.text) for found in xml.xpath(path, namespaces=NS)), Decimal("0.00"))
         hidden = key in OPTIONAL_TOTALS and not amount
-        panel[key] = None if hidden else fmt.money(amount, "PEN" if key == "detraccion" else currency)
+        panel[key] = None if hidden else fmt.money(amount, "PEN" if key in SOLES_TOTALS else currency)
     return panel
 
 

@@ -1,10 +1,8 @@
 """SUNAT's REST platform for guías de remisión (GRE), pure: its OAuth token and the two calls of its manual
 («Manual de servicio web - plataforma nueva GRE», as Greenter's gre-api describes it: thegreenter/gre-api openapi.yaml).
 
-- Token: POST {security}/clientessol/{client_id}/oauth2/token/ (form: grant_type=password, scope, client_id,
-  client_secret, username = RUC + SOL user, password = SOL password) → {access_token, token_type, expires_in}.
-  `SunatOAuth` keeps it until it expires (less a margin) and is the one place that asks for it: the consulta de
-  validez reuses it.
+- Token: SUNAT's OAuth, password grant (app.core.invoicing.sunat_oauth, the one home the consulta de validez
+  shares).
 - Send: POST {api}/contribuyente/gem/comprobantes/{file name without extension} with
   {"archivo": {"nomArchivo": "RUC-09-T001-1.zip", "arcGreZip": base64 zip, "hashZip": SHA-256 hex of the zip}}
   → {numTicket, fecRecepcion}.
@@ -21,10 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import threading
-import time
 import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,32 +31,23 @@ else:
     httpx = lazy_module("httpx")
 
 
-PRODUCTION_SECURITY = "https://api-seguridad.sunat.gob.pe/v1"
+from app.core.invoicing.sunat_oauth import (
+    PRODUCTION_SECURITY,
+    Credentials,
+    SunatOAuth,
+    SunatRefused,
+    SunatUnavailable,
+    json_body,
+    refusal,
+)
+
+__all__ = ["PRODUCTION_API", "PRODUCTION_SECURITY", "Credentials", "GreClient", "GreRefused", "GreUnavailable",
+           "Package", "SunatOAuth", "Ticket", "TicketStatus", "package"]
+
 PRODUCTION_API = "https://api-cpe.sunat.gob.pe/v1"
-SCOPE = "https://api-cpe.sunat.gob.pe"
-TOKEN_MARGIN_S = 60.0  # a token this close to its expiry is renewed before use
 TICKET_DONE, TICKET_IN_PROCESS, TICKET_WITH_ERROR = "0", "98", "99"
-TIMEOUT_S = 30.0
-
-
-class GreUnavailable(Exception):
-    """No usable answer (network, 5xx, a body that is not SUNAT's): the same zip is sent again later."""
-
-
-class GreRefused(Exception):
-    """SUNAT refused the call (4xx other than a 401 renewed): its code and text, as its body says them."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.status, self.code, self.message = status, code, message
-
-
-@dataclass(frozen=True)
-class Credentials:
-    client_id: str
-    client_secret: str
-    username: str  # RUC + SOL user
-    password: str
+GreUnavailable = SunatUnavailable  # the guías' names for SUNAT's REST errors (sunat_oauth is their home)
+GreRefused = SunatRefused
 
 
 @dataclass(frozen=True)
@@ -106,72 +92,6 @@ def package(xml_name: str, signed_xml: bytes) -> Package:
     return Package(xml_name.removesuffix(".xml") + ".zip", content, hashlib.sha256(content).hexdigest())
 
 
-def _json(response: httpx.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        raise GreUnavailable(f"HTTP {response.status_code}: la respuesta no es JSON") from None
-    if not isinstance(body, dict):
-        raise GreUnavailable(f"HTTP {response.status_code}: respuesta inesperada")
-    return body
-
-
-def _refusal(response: httpx.Response) -> GreRefused:
-    """A 4xx as SUNAT's manual describes it: {cod, msg, errors: [{cod, msg}]}; the first detailed error names it."""
-    body = _json(response)
-    errors = body.get("errors") if isinstance(body.get("errors"), list) else []
-    first = errors[0] if errors and isinstance(errors[0], dict) else body
-    return GreRefused(response.status_code, str(first.get("cod") or body.get("cod") or response.status_code),
-                      str(first.get("msg") or body.get("msg") or ""))
-
-
-class SunatOAuth:
-    """SUNAT's OAuth token for one company's API credentials: asked once, kept until it expires, renewed when SUNAT
-    says (a 401) that it is no longer valid. Thread-safe: one request for a token at a time."""
-
-    def __init__(self, security_url: str, credentials: Credentials, http: httpx.Client | None = None,
-                 now: Callable[[], float] = time.monotonic) -> None:
-        self.url = f"{security_url.rstrip('/')}/clientessol/{credentials.client_id}/oauth2/token/"
-        self.credentials = credentials
-        self.http = http or httpx.Client(timeout=TIMEOUT_S)
-        self.now = now
-        self._token: str | None = None
-        self._expires_at = 0.0
-        self._lock = threading.Lock()
-        self.issued = 0  # tokens asked for (the tests count them)
-
-    def token(self) -> str:
-        with self._lock:
-            if self._token is None or self.now() >= self._expires_at - TOKEN_MARGIN_S:
-                self._token, lifetime = self._fetch()
-                self._expires_at = self.now() + lifetime
-            return self._token
-
-    def invalidate(self, token: str) -> None:
-        """Forget `token` (SUNAT answered 401 to it); a newer one fetched meanwhile stays."""
-        with self._lock:
-            if self._token == token:
-                self._token = None
-
-    def _fetch(self) -> tuple[str, float]:
-        form = {"grant_type": "password", "scope": SCOPE, "client_id": self.credentials.client_id,
-                "client_secret": self.credentials.client_secret, "username": self.credentials.username,
-                "password": self.credentials.password}
-        try:
-            response = self.http.post(self.url, data=form)
-        except httpx.TransportError as exc:
-            raise GreUnavailable(f"sin respuesta del servicio de autenticación: {type(exc).__name__}") from None
-        if response.status_code >= 500:
-            raise GreUnavailable(f"HTTP {response.status_code} del servicio de autenticación")
-        if response.status_code != 200:
-            raise _refusal(response)
-        body = _json(response)
-        if not body.get("access_token"):
-            raise GreUnavailable("el servicio de autenticación no devolvió un token")
-        self.issued += 1
-        return str(body["access_token"]), float(body.get("expires_in") or 0)
-
-
 class GreClient:
     """SUNAT's GRE REST platform with one company's token: send a guía, ask for its ticket."""
 
@@ -201,19 +121,8 @@ class GreClient:
                             str(error["numError"]) if error.get("numError") else None, error.get("desError"))
 
     def _call(self, method: str, url: str, body: dict | None = None) -> dict[str, Any]:
-        """One call with the token; a 401 renews the token once and repeats the call once."""
-        for attempt in (1, 2):
-            token = self.oauth.token()
-            try:
-                response = self.http.request(method, url, json=body, headers={"Authorization": f"Bearer {token}"})
-            except httpx.TransportError as exc:
-                raise GreUnavailable(f"sin respuesta de SUNAT: {type(exc).__name__}") from None
-            if response.status_code == 401 and attempt == 1:
-                self.oauth.invalidate(token)
-                continue
-            if response.status_code >= 500:
-                raise GreUnavailable(f"HTTP {response.status_code} de SUNAT")
-            if response.status_code != 200:
-                raise _refusal(response)
-            return _json(response)
-        raise AssertionError("unreachable: the second attempt returns or raises")
+        """One call with the token (a 401 renews it once); an answer other than 200 is SUNAT refusing it."""
+        response = self.oauth.call(method, url, body, self.http)
+        if response.status_code != 200:
+            raise refusal(response)
+        return json_body(response)

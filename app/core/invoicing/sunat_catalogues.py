@@ -350,6 +350,34 @@ WEIGHT_UNITS = {"KGM": "Kilogramos", "TNE": "Toneladas"}
 PORT, AIRPORT = "1", "2"
 
 
+# ---------------------------------------------------------------- consulta integrada de validez (REST API)
+# As SUNAT's «Manual de consulta integrada de comprobante de pago por servicio web» gives them: the vouchers it
+# answers for (codComp), the voucher's state (estadoCp), the taxpayer's state (estadoRuc) and its address's
+# condition (condDomiRuc).
+
+LIQUIDACION_COMPRA, RECIBO_HONORARIOS, NOTA_CREDITO_RECIBO = "04", "R1", "R7"
+VALIDITY_DOCUMENT_TYPES = {
+    FACTURA: DOCUMENT_TYPES[FACTURA], BOLETA: DOCUMENT_TYPES[BOLETA], LIQUIDACION_COMPRA: "Liquidación de compra",
+    NOTA_CREDITO: DOCUMENT_TYPES[NOTA_CREDITO], NOTA_DEBITO: DOCUMENT_TYPES[NOTA_DEBITO],
+    RECIBO_HONORARIOS: "Recibo por honorarios", NOTA_CREDITO_RECIBO: "Nota de crédito de recibos",
+}
+CP_NO_EXISTE, CP_ACEPTADO, CP_ANULADO, CP_AUTORIZADO, CP_NO_AUTORIZADO = "0", "1", "2", "3", "4"
+VOUCHER_VALIDITY = {  # estadoCp: (its name, what it means)
+    CP_NO_EXISTE: ("NO EXISTE", "comprobante no informado a SUNAT"),
+    CP_ACEPTADO: ("ACEPTADO", "comprobante aceptado por SUNAT"),
+    CP_ANULADO: ("ANULADO", "comunicado en una baja"),
+    CP_AUTORIZADO: ("AUTORIZADO", "con autorización de imprenta"),
+    CP_NO_AUTORIZADO: ("NO AUTORIZADO", "sin autorización de imprenta"),
+}
+VALID_VOUCHER_STATES = frozenset({CP_ACEPTADO, CP_AUTORIZADO})
+RUC_ACTIVO, HABIDO = "00", "00"
+TAXPAYER_STATES = {RUC_ACTIVO: "ACTIVO", "01": "BAJA PROVISIONAL", "02": "BAJA PROV. POR OFICIO",
+                   "03": "SUSPENSION TEMPORAL", "10": "BAJA DEFINITIVA", "11": "BAJA DE OFICIO",
+                   "22": "INHABILITADO-VENT.UNICA"}
+ADDRESS_CONDITIONS = {HABIDO: "HABIDO", "09": "PENDIENTE", "11": "POR VERIFICAR", "12": "NO HABIDO",
+                      "20": "NO HALLADO"}
+
+
 # ---------------------------------------------------------------- 03 units of measure
 
 UNIDAD, SERVICIO, KILOGRAMO, LITRO = "NIU", "ZZ", "KGM", "LTR"

@@ -217,6 +217,13 @@ SETTINGS: dict[str, Setting] = {
         Setting("sunat_gre_auth_url", "https://api-seguridad.sunat.gob.pe/v1",
                 "Servicio de autenticación (token OAuth) de la plataforma de guías de SUNAT.", _url,
                 label="Dirección de autenticación de guías", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_validez_url", "https://api.sunat.gob.pe/v1",
+                "API REST de SUNAT para la consulta integrada de validez de comprobantes.", _url,
+                label="Dirección de la consulta de validez", group="SUNAT", advanced=True, sandboxed=True),
+        Setting("sunat_validez_auth_url", "https://api-seguridad.sunat.gob.pe/v1",
+                "Servicio de autenticación (token OAuth) de la consulta de validez de SUNAT.", _url,
+                label="Dirección de autenticación de la consulta de validez", group="SUNAT", advanced=True,
+                sandboxed=True),
         Setting("sunat_gre_url_beta", "",
                 "SUNAT no tiene beta para guías: vacío, las guías de beta van al sandbox; una dirección, a ese "
                 "servidor de pruebas de un tercero (no es SUNAT).", _text,

@@ -31,6 +31,7 @@ from app.core.invoicing.outbox import Outbox
 from app.core.invoicing.printed import Printed
 from app.core.invoicing.signing import Signing
 from app.core.invoicing.sunat import Submission, SunatClients
+from app.core.invoicing.validity import ValidityQueries, ValidityQuery
 from app.core.invoicing.voids import SummaryOutcome, Voids, kind_for
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform import events
@@ -53,6 +54,7 @@ from app.core.records import (
     VoucherCdr,
     VoucherDetail,
     VoucherSummary,
+    VoucherValidity,
     rows_to,
 )
 
@@ -61,8 +63,9 @@ class InvoicingGroup:
     def __init__(self, *, vouchers: VoucherStore, generation: Generation, signing: Signing, batches: Batches,
                  submission: Submission, emitter: Emitter, outbox: Outbox, voids: Voids, printed: Printed,
                  certificates: CertificateStore, sunat_clients: SunatClients, companies: Companies,
-                 bus: EventBus, drafts: Drafts, numbering: Numbering | None = None) -> None:
+                 bus: EventBus, drafts: Drafts, validity: ValidityQueries, numbering: Numbering | None = None) -> None:
         self._drafts = drafts
+        self._validity = validity
         self._numbering = numbering
         self._vouchers = vouchers
         self._generation = generation
@@ -249,6 +252,50 @@ class InvoicingGroup:
     def query_cdr(self, ruc: str, tipo: str, serie: str, numero: int) -> ConsultedCdr:
         """getStatusCdr for any voucher by RUC, type, serie and number; the CDR stored when the voucher is ours."""
         return ConsultedCdr.from_row(self._voids.consultar_cdr(ruc, tipo, serie, numero))
+
+    def check_validity(self, ruc: str, tipo: str, serie: str, numero: int, fecha: dt.date,
+                       total: Decimal | None = None, consultante: str | None = None) -> VoucherValidity:
+        """SUNAT's consulta integrada de validez of any voucher (ours or a supplier's), asked by `consultante` (one
+        of our companies; by default the only one). Nothing is stored."""
+        ruc, serie = ruc.strip(), serie.strip().upper()
+        check_ruc(ruc)
+        if tipo not in sunat_catalogues.VALIDITY_DOCUMENT_TYPES:
+            raise invalid("tipo", f"SUNAT no consulta comprobantes de tipo «{tipo}»: use uno de "
+                                  f"{', '.join(sunat_catalogues.VALIDITY_DOCUMENT_TYPES)}.")
+        if not (len(serie) == 4 and serie.isalnum()):
+            raise invalid("serie", f"La serie «{serie}» no es válida: son 4 letras o números (p. ej. F001).")
+        if not 1 <= int(numero) <= 99_999_999:
+            raise invalid("numero", f"El número {numero} no es válido: de 1 a 99999999.")
+        if total is not None and total < 0:
+            raise invalid("total", f"El importe total {total} no puede ser negativo.")
+        company = self._querying_company(consultante)
+        query = ValidityQuery(ruc, tipo, serie, int(numero), fecha, total)
+        answer = self._validity.check(company, query)
+        name, detail = sunat_catalogues.VOUCHER_VALIDITY[answer.estado_cp]
+        return VoucherValidity(
+            consultante=company, ruc=ruc, tipo=tipo, serie=serie, numero=int(numero), fecha=fecha, total=total,
+            estado_cp=answer.estado_cp, estado=name, detalle=detail, estado_ruc=answer.estado_ruc,
+            estado_ruc_nombre=sunat_catalogues.TAXPAYER_STATES.get(answer.estado_ruc, "-"),
+            cond_domicilio=answer.cond_domicilio,
+            cond_domicilio_nombre=sunat_catalogues.ADDRESS_CONDITIONS.get(answer.cond_domicilio, "-"),
+            observaciones=answer.observaciones, valido=answer.estado_cp in sunat_catalogues.VALID_VOUCHER_STATES)
+
+    def set_validity_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
+        """The company's API credentials for SUNAT's consulta de validez (client_id and client_secret generated in
+        SOL, «Credenciales de API SUNAT»), kept encrypted in the secret store."""
+        self._validity.set_api_credentials(ruc, client_id, client_secret)
+
+    def _querying_company(self, consultante: str | None) -> str:
+        if consultante:
+            check_ruc(consultante.strip())
+            if self._companies.get(consultante.strip()) is None:
+                raise invalid("consultante", f"El RUC {consultante} no es de una empresa registrada en Yupana.")
+            return consultante.strip()
+        companies = self._companies.all()
+        if len(companies) != 1:
+            raise invalid("consultante", "Indique con qué empresa se consulta (hay "
+                                         f"{len(companies) or 'ninguna'} registrada{'s' if len(companies) != 1 else ''}).")
+        return companies[0].ruc
 
     # ------------------------------------------------------------ the printed voucher
 

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         VoucherCdr,
         VoucherDetail,
         VoucherSummary,
+        VoucherValidity,
     )
     from app.core.storage.group_commit import GroupCommitHandle
 
@@ -156,6 +157,9 @@ class Invoicing(Protocol):
     def set_sol_credentials(self, ruc: str, usuario: str, clave: str) -> None: ...
     def sol_credentials(self, ruc: str, ambiente: str = "beta") -> tuple[str, str]: ...
     def set_gre_credentials(self, ruc: str, client_id: str, client_secret: str) -> None: ...
+    def check_validity(self, ruc: str, tipo: str, serie: str, numero: int, fecha: dt.date,
+                       total: Decimal | None = None, consultante: str | None = None) -> VoucherValidity: ...
+    def set_validity_credentials(self, ruc: str, client_id: str, client_secret: str) -> None: ...
 
 
 class Catalog(Protocol):

@@ -19,7 +19,6 @@ import zipfile
 import pytest
 
 from app.core.invoicing.gre_rest import (
-    TOKEN_MARGIN_S,
     Credentials,
     GreClient,
     GreRefused,
@@ -27,6 +26,7 @@ from app.core.invoicing.gre_rest import (
     SunatOAuth,
     package,
 )
+from app.core.invoicing.sunat_oauth import TOKEN_MARGIN_S
 
 RUC = "20100066603"
 CREDENTIALS = Credentials("client-abc", "secret-xyz", f"{RUC}MODDATOS", "moddatos")

@@ -38,11 +38,16 @@ def assert_preview_is_the_build(request: dict) -> None:
     assert preview.inafectas == by_scheme.get(ubl.INA.code, (ZERO, ZERO))[0]
     assert preview.exportacion == by_scheme.get(ubl.EXP.code, (ZERO, ZERO))[0]
     assert preview.gratuitas == by_scheme.get(ubl.GRA.code, (ZERO, ZERO))[0]
-    assert (preview.igv, preview.icbper, preview.total) == (document.igv, document.icbper, document.total)
+    payable = document.total if document.payable is None else document.payable  # as ubl writes PayableAmount
+    assert (preview.igv, preview.icbper, preview.total) == (document.igv, document.icbper, payable)
     global_discount = document.descuento_global[0] if document.descuento_global else ZERO
     assert preview.descuento_global == global_discount
     assert preview.descuentos == global_discount + sum((line.descuento or ZERO for line in document.lines), ZERO)
     assert preview.detraccion == (document.detraccion.monto if document.detraccion else None)
+    assert preview.anticipos == document.prepaid
+    assert (preview.percepcion, preview.total_con_percepcion) == (
+        (document.percepcion.monto, document.percepcion.total) if document.percepcion else (None, None))
+    assert preview.retencion == (document.retencion[1] if document.retencion else None)
     assert [(line.valor_venta, line.igv, line.icbper) for line in preview.lines if line] == \
         [(line.valor_venta, line.igv, line.icbper) for line in document.lines]
     assert preview.moneda == document.moneda
@@ -177,3 +182,14 @@ def test_the_engine_preview_reads_nothing_stored(tmp_path):
     preview = engine.invoicing.preview_totals({"tipo": "03", "items": [
         {"descripcion": "Menú", "cantidad": "2", "precio_con_igv": "15.00"}]})
     assert preview.total == Decimal("30.00") and preview.igv == Decimal("4.58")
+
+
+@pytest.mark.parametrize("terms", [
+    {"anticipos": [{"tipo": "02", "serie": "F001", "numero": 90, "monto": Decimal("236.00")}]},
+    {"percepcion": {"codigo": "51"}},
+    {"percepcion": {"codigo": "53", "porcentaje": Decimal("0.5")}},
+    {"retencion": {}, "anticipos": [{"tipo": "02", "serie": "F001", "numero": 90, "monto": Decimal("118.00")}]},
+], ids=["anticipo", "percepcion-51", "percepcion-53", "retencion-con-anticipo"])
+def test_the_preview_of_the_sale_terms_is_the_build(terms):
+    """Issue 37's terms the form offers (anticipos, percepción, retención) preview as they are built."""
+    assert_preview_is_the_build(factura("F001", 91, [item("Juego de comedor de cedro", "1", "1000")], **terms))

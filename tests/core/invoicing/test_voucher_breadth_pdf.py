@@ -43,5 +43,7 @@ def test_the_retencion_is_printed_with_the_net_to_pay(engine, certificado_id, tm
 @needs_poppler
 def test_the_anticipo_is_printed_deducted(engine, certificado_id, tmp_path):
     flat = " ".join(_printed(engine, certificado_id, "factura-con-anticipo", tmp_path).split())
-    assert "Anticipos" in flat and "5,900.00" in flat
+    assert "Anticipo F108-1 - S/ 5,900.00" in flat  # which advance voucher, and what was paid with it
     assert "Descuentos globales" not in flat  # the anticipo's 04 is printed as the anticipo, not as a discount
+    boleta = " ".join(_printed(engine, certificado_id, "boleta-con-anticipo", tmp_path, "ticket").split())
+    assert "Anticipo B108-5: - S/ 118.00" in boleta  # a boleta's totals (with taxes) name it too

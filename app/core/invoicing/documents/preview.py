@@ -22,7 +22,8 @@ from app.core.errors import ErrorDetail
 
 # A partial request's fields that bear on its amounts; the rest (customer, numbering, references, payment terms) is
 # not read. Stand-ins fill the required fields that do not.
-AMOUNT_FIELDS = ("tipo", "fecha_emision", "moneda", "codigo_motivo", "descuento_global", "detraccion", "tipo_cambio")
+AMOUNT_FIELDS = ("tipo", "fecha_emision", "moneda", "codigo_motivo", "descuento_global", "detraccion", "tipo_cambio",
+                 "anticipos", "percepcion", "retencion")
 STAND_INS: dict[str, Any] = {"serie": "-", "numero": 1, "emisor": {"ruc": "-"}}
 
 
@@ -58,6 +59,10 @@ class TotalsPreview:
     detraccion: Decimal | None  # in soles; None: no detracción asked, or its rate or exchange rate not known yet
     lines: tuple[LineAmounts | None, ...]
     problems: tuple[ErrorDetail, ...]
+    anticipos: Decimal = Decimal("0.00")  # the advances deducted (cbc:PrepaidAmount, with IGV)
+    percepcion: Decimal | None = None  # in soles; None: no percepción asked, or not computable yet
+    total_con_percepcion: Decimal | None = None  # in soles: what the customer pays with the percepción
+    retencion: Decimal | None = None  # the IGV the customer (a retention agent) will retain
 
     @property
     def complete(self) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, time
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -345,7 +345,14 @@ def preview(rules: SaleRules, request: GenerarXmlRequest, items: Sequence[Item |
         _, porcentaje = _spot_percentage(problems, request.detraccion)
         rate = _spot_exchange_rate(request, problems, moneda)
         detraccion = None if porcentaje is None or rate is None else spot_amount(totals.payable, rate, porcentaje)
-    return _previewed(moneda, each, totals, detraccion, problems)
+    found = _previewed(moneda, each, totals, detraccion, problems)
+    unseen = pv.Problems()  # the payment terms and operation type are checked when it is built, not here
+    percepcion = (_perception(rules, request, unseen, totals.payable, moneda, None, PERCEPCION_OPERATION)
+                  if request.percepcion is not None else None)
+    retencion = _retention(rules, request, unseen, totals.payable) if request.retencion is not None else None
+    return replace(found, anticipos=totals.prepaid, percepcion=percepcion.monto if percepcion else None,
+                   total_con_percepcion=percepcion.total if percepcion else None,
+                   retencion=retencion[1] if retencion else None)
 
 
 def _previewed(moneda: str, each: list[ubl.Line | None], totals: Totals, detraccion: Decimal | None,

@@ -15,7 +15,15 @@ from lxml import etree
 from app.core.errors import invalid
 from app.core.invoicing.amounts import ZERO
 from app.core.invoicing.namespaces import CAC, CBC, DS
-from app.core.invoicing.sunat_catalogues import CONTADO, CREDITO, IDENTITY_PRINTED, NOTES, SALES, printed_title
+from app.core.invoicing.sunat_catalogues import (
+    CONTADO,
+    CREDITO,
+    IDENTITY_PRINTED,
+    NOTES,
+    PREPAYMENT_VOUCHERS,
+    SALES,
+    printed_title,
+)
 from app.core.invoicing.ubl_identity import document_type
 
 NS = {"cac": CAC, "cbc": CBC, "ds": DS}
@@ -97,6 +105,9 @@ class PrintedVoucher:
     receptor_direccion: str = ""  # the customer's address, when the voucher carries it
     cargos: Decimal = ZERO  # ChargeTotalAmount: charges that are not part of the taxable base
     anticipos: Decimal = ZERO  # PrepaidAmount
+    # Each advance deducted (issue 37): the advance voucher's serie-número and what was paid with it, as SUNAT's
+    # printed voucher names them (cac:PrepaidPayment tied to its cac:AdditionalDocumentReference).
+    anticipos_pagados: list[tuple[str, Decimal]] = field(default_factory=list)
     redondeo: Decimal = ZERO  # PayableRoundingAmount
     descuento_global: Decimal = ZERO  # the voucher's global discount on the base (AllowanceCharge 02), without taxes
     # Stated beside the total, never in it (issue 37): (rate in percent, amount) of the percepción (51-53, in soles,
@@ -193,6 +204,7 @@ def parse(xml: bytes | str) -> PrintedVoucher:
         descuento_global=_allowances(root.xpath("cac:AllowanceCharge[cbc:AllowanceChargeReasonCode='02']",
                                                 namespaces=NS))[0])
     voucher.percepcion, voucher.retencion = _perception(root), _retention(root)
+    voucher.anticipos_pagados = _advances(root)
     _payment(root, voucher)
     return voucher
 
@@ -247,6 +259,16 @@ def _rate_and_amount(root: etree._Element, codes: tuple[str, ...]) -> tuple[Deci
             factor = _optional_amount(element, "cbc:MultiplierFactorNumeric") or ZERO
             return (factor * 100).normalize(), _amount(element, "cbc:Amount"), _amount(element, "cbc:BaseAmount")
     return None
+
+
+def _advances(root: etree._Element) -> list[tuple[str, Decimal]]:
+    """(advance voucher, amount paid) of each cac:PrepaidPayment, named by the AdditionalDocumentReference of type
+    02 or 03 whose DocumentStatusCode is its ID."""
+    vouchers = {_text(ref, "cbc:DocumentStatusCode"): _text(ref, "cbc:ID")
+                for ref in root.findall("cac:AdditionalDocumentReference", NS)
+                if _text(ref, "cbc:DocumentTypeCode") in PREPAYMENT_VOUCHERS}
+    return [(vouchers.get(_text(paid, "cbc:ID"), ""), _amount(paid, "cbc:PaidAmount"))
+            for paid in root.findall("cac:PrepaidPayment", NS)]
 
 
 def _perception(root: etree._Element) -> tuple[Decimal, Decimal, Decimal] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from app.core.invoicing.printing.amounts import PrintedLine, printed_lines, summary, with_taxes
 from app.core.invoicing.printing.document import (
@@ -284,13 +285,22 @@ def _stated_beside(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
     return rows
 
 
+def _advance_rows(voucher: PrintedVoucher, total: Decimal) -> list[tuple[str, str, bool]]:
+    """The advances deducted: one row per advance voucher, named (SUNAT's printed voucher says which), or one row of
+    their sum when the XML does not name them."""
+    named = voucher.anticipos_pagados
+    if not named or any(not name for name, _ in named):
+        return [("Anticipos", f"- {fmt.money(total, voucher.moneda)}", False)]
+    return [(f"Anticipo {name}", f"- {fmt.money(paid, voucher.moneda)}", False) for name, paid in named]
+
+
 def _adjustments(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
     money = lambda value: fmt.money(value, voucher.moneda)  # noqa: E731
     rows = []
     if voucher.cargos:
         rows.append(("Cargos", money(voucher.cargos), False))
     if voucher.anticipos:
-        rows.append(("Anticipos", f"- {money(voucher.anticipos)}", False))
+        rows += _advance_rows(voucher, voucher.anticipos)
     if voucher.redondeo:
         rows.append(("Redondeo", money(voucher.redondeo), False))
     return rows
@@ -303,7 +313,7 @@ def _totals_with_taxes(voucher: PrintedVoucher, lines: list[PrintedLine]) -> lis
     if printed.descuentos:
         rows.append(("Descuentos", f"- {money(printed.descuentos)}", False))
     if printed.anticipos:
-        rows.append(("Anticipos", f"- {money(printed.anticipos)}", False))
+        rows += _advance_rows(voucher, printed.anticipos)
     if printed.icbper:
         rows.append(("ICBPER", money(printed.icbper), False))
     if printed.cargos:
