@@ -19,9 +19,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+from app.core.platform.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")  # loaded at the first request (issue 33, start-up)
+
 
 PRODUCTION_SECURITY = "https://api-seguridad.sunat.gob.pe/v1"
 TOKEN_MARGIN_S = 60.0  # a token this close to its expiry is renewed before use

@@ -19,8 +19,7 @@ import datetime as dt
 import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
-
-import httpx
+from typing import TYPE_CHECKING
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid, not_configured
 from app.core.invoicing import sunat_catalogues as catalogues
@@ -35,7 +34,13 @@ from app.core.invoicing.sunat_oauth import (
 from app.core.platform import environments
 from app.core.platform.addresses import Addresses
 from app.core.platform.identifiers import check_ruc
+from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")  # loaded at the first request (issue 33, start-up)
 
 PRODUCTION_API = "https://api.sunat.gob.pe/v1"
 # The SUNAT sandbox's public test credentials (it accepts these and no others).
@@ -102,7 +107,7 @@ class ValidityQueries:
     def __init__(self, addresses: Addresses, secrets: SecretStore) -> None:
         self.addresses = addresses
         self.secrets = secrets
-        self.http = httpx.Client(timeout=float(addresses.settings.get("sunat_timeout_s")))
+        self._http: httpx.Client | None = None  # made at the first query: the windows start without httpx
         self._tokens: dict[tuple[str, str], SunatOAuth] = {}
         self._lock = threading.Lock()
 
@@ -125,7 +130,7 @@ class ValidityQueries:
             oauth = self._tokens.get((auth, credentials.client_id))
             if oauth is None or oauth.credentials != credentials:
                 oauth = self._tokens[(auth, credentials.client_id)] = SunatOAuth(
-                    auth, credentials, self.http, scope=VALIDITY_SCOPE)
+                    auth, credentials, self._client(), scope=VALIDITY_SCOPE)
         name = f"{query.serie}-{query.numero}"
         try:
             return ValidityClient(api, oauth).check(consultante, query)
@@ -140,7 +145,13 @@ class ValidityQueries:
                               ) from failure
 
     def close(self) -> None:
-        self.http.close()
+        if self._http is not None:
+            self._http.close()
+
+    def _client(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(timeout=float(self.addresses.settings.get("sunat_timeout_s")))
+        return self._http
 
     def _credentials(self, environment: str, ruc: str) -> Credentials:
         if environment == environments.SANDBOX:
