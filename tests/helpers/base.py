@@ -15,11 +15,16 @@ TEST_PASSPHRASE = "frase de prueba de los tests"
 
 
 def run_cli(*args: str, stdin: str | bytes | None = None, home: Path | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run `yupana ARGS` as a real process (python -m app) in this checkout."""
+            timeout: float = 120, new_interpreter: bool = False) -> subprocess.CompletedProcess:
+    """Run `yupana ARGS` as a real process (python -m app's main) in this checkout: forked from a process that has
+    already imported it (tests/helpers/forked_cli.py), or with `new_interpreter` a new Python started for it."""
+    from tests.helpers import forked_cli
+
     env = dict(os.environ)
     if home is not None:
         env["YUPANA_HOME"] = str(home)
     data = stdin.encode() if isinstance(stdin, str) else stdin
+    if not new_interpreter:
+        return forked_cli.run(args, data, env, ROOT, timeout)
     return subprocess.run([sys.executable, "-m", "app", *args], input=data, capture_output=True, cwd=ROOT, env=env,
                           timeout=timeout)

@@ -7,29 +7,25 @@ its CDR stored), none left pending (each submission finished, each guía's statu
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
-import subprocess
-import sys
 import time
 
 import pytest
 
 from app.core.invoicing import outbox
-from tests.helpers.base import ISSUER_RUC, ROOT
+from tests.helpers import gre_storm_sender
+from tests.helpers.base import ISSUER_RUC
 from tests.helpers.guia_matrix import remitente
-from tests.helpers.storm import Sandboxed, storm
+from tests.helpers.storm import ForkedSender, Sandboxed, storm
 
 GUIAS = 60
 MIN_KILLS = 20
 STORM_LIMIT_S = 120
 
 
-def sender(home) -> subprocess.Popen:
-    env = dict(os.environ, YUPANA_HOME=str(home))
-    return subprocess.Popen([sys.executable, "-m", "tests.helpers.gre_storm_sender", str(home)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def sender(home) -> ForkedSender:
+    return ForkedSender(gre_storm_sender.main, home)
 
 
 @pytest.mark.slow

@@ -7,18 +7,16 @@ each voucher's status its CDR's)."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
-import subprocess
-import sys
 import time
 
 import pytest
 
 from app.core.invoicing import outbox
-from tests.helpers.base import ISSUER_RUC, ROOT
-from tests.helpers.storm import Sandboxed, storm
+from tests.helpers import kill_storm_sender
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.storm import ForkedSender, Sandboxed, storm
 from tests.helpers.voucher_matrix import factura, item
 
 VOUCHERS = 300
@@ -26,10 +24,8 @@ MIN_KILLS = 50
 STORM_LIMIT_S = 150
 
 
-def sender(home) -> subprocess.Popen:
-    env = dict(os.environ, YUPANA_HOME=str(home))
-    return subprocess.Popen([sys.executable, "-m", "tests.helpers.kill_storm_sender", str(home)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def sender(home) -> ForkedSender:
+    return ForkedSender(kill_storm_sender.main, home)
 
 
 @pytest.mark.slow
