@@ -105,6 +105,7 @@ TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("
 OPTIONAL_TOTALS = frozenset({"exportacion", "gratuitas", "descuentos", "icbper", "detraccion", "anticipos",
                              "percepcion", "total_con_percepcion", "retencion"})
 SOLES_TOTALS = frozenset({"detraccion", "percepcion", "total_con_percepcion"})  # SUNAT wants these in soles
+CONTINGENCY_SERIE = "0001"  # the first serie a contingency voucher is proposed (four digits, SUNAT's 1001)
 PREFERRED_SIZE = (1180, 860)  # on a screen that has room; fit_to_screen takes less on a smaller one
 MIN_VISIBLE_LINES = 5  # the lines table never shows fewer
 BANNER_DETAILS_HEIGHT = 70  # «Detalles» of a message, in a short screen's budget
@@ -266,6 +267,11 @@ class VoucherForm(QDialog):
             self.tipo.addItem(label, code)
         self.serie = QLineEdit("F001")
         self.serie.setMaxLength(4)
+        # A contingency voucher (SUNAT's systems down, or issued on paper and reported later) takes a numeric serie
+        # of four digits (0001) instead of F001/B001: docs/vouchers.md, SUNAT's 1001.
+        self.contingencia = QCheckBox("Contingencia")
+        self.contingencia.setToolTip("Comprobante de contingencia: serie de 4 dígitos (p. ej. 0001) en lugar de "
+                                     "F001 o B001.")
         self.numero = QSpinBox()
         self.numero.setRange(1, 99_999_999)
         # The number the engine proposed, while the box still shows it: «Emitir» then takes the serie's next number
@@ -286,6 +292,7 @@ class VoucherForm(QDialog):
         row = QHBoxLayout(serie_row)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.serie)
+        row.addWidget(self.contingencia)
         row.addWidget(QLabel("Número:"))
         row.addWidget(self.numero, 1)
         form.addRow("Serie:", self.errors.wrap(serie_row, "serie"))
@@ -296,6 +303,7 @@ class VoucherForm(QDialog):
         self.tipo.currentIndexChanged.connect(self._type_changed)
         self.emisor.currentIndexChanged.connect(self._issuer_changed)
         self.serie.editingFinished.connect(self.propose_numero)
+        self.contingencia.toggled.connect(self._contingency_toggled)
         self.forma_pago.currentIndexChanged.connect(self._payment_changed)
         return box
 
@@ -493,11 +501,24 @@ class VoucherForm(QDialog):
         self._payment_changed()
         if note:
             self.note.set_note_type(code)
-            self.serie.setText(self.note.letter() + TYPES[code][1][1:])
             self.doc_type.setCurrentIndex(self.doc_type.findData(RUC if self.note.letter() == "F" else DNI))
         else:
-            self.serie.setText(TYPES[code][1])
             self.doc_type.setCurrentIndex(self.doc_type.findData(RUC if code == FACTURA else DNI))
+        self.serie.setText(self._default_serie())
+        self.propose_numero()
+
+    def _default_serie(self) -> str:
+        """The serie proposed for the type: a contingency voucher's numeric one, F001/B001, a note's letter of the
+        voucher it modifies."""
+        code = self.tipo.currentData()
+        if self.contingencia.isChecked():
+            return CONTINGENCY_SERIE
+        if code in NOTE_TYPES:
+            return self.note.letter() + TYPES[code][1][1:]
+        return str(TYPES[code][1])
+
+    def _contingency_toggled(self) -> None:
+        self.serie.setText(self._default_serie())
         self.propose_numero()
 
     def _payment_changed(self) -> None:
@@ -536,6 +557,8 @@ class VoucherForm(QDialog):
     def _reference_letter_changed(self, letter: str) -> None:
         """A note's serie starts with the letter of the voucher it modifies (F… factura, B… boleta)."""
         serie = self.serie.text().strip().upper()
+        if serie.isdigit():  # a contingency note's serie has no letter
+            return
         self.serie.setText(letter + (serie[1:] if len(serie) == 4 else TYPES[self.tipo.currentData()][1][1:]))
         self.propose_numero()
 
@@ -1069,6 +1092,9 @@ class VoucherForm(QDialog):
         choose(self.emisor, content.get("emisor"))
         choose(self.tipo, content.get("tipo"))  # proposes its serie and document type: the draft's follow
         if content.get("serie"):
+            self.contingencia.blockSignals(True)
+            self.contingencia.setChecked(str(content["serie"]).isdigit())
+            self.contingencia.blockSignals(False)
             self.serie.setText(str(content["serie"]))
         date = QDate.fromString(str(content.get("fecha_emision") or ""), Qt.DateFormat.ISODate)
         if date.isValid():
