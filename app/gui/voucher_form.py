@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QDate, QRegularExpression, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
+from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QStandardItem, QStandardItemModel, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -49,6 +49,7 @@ from app.core.api import (
     sunat_catalogues,
 )
 
+from .catalog import searchable
 from .completion import CatalogCompleter, ScanField
 from .context import Context
 from .emission import emit, plain_outcome
@@ -56,6 +57,7 @@ from .instalments import InstalmentsBox
 from .note_reference import NoteReferenceBox, issued_vouchers
 from .numbers import parse_decimal
 from .printing import PrintPanel
+from .products import UNIT_CHOICES
 from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
 from .voucher_sale_terms import SaleTermsBox
 from .voucher_types import TYPES
@@ -92,8 +94,10 @@ DOCUMENT_INPUTS = {
     cat.SIN_DOCUMENTO: ("Sin documento: no hace falta número", r""),
 }
 ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Descuento (sin IGV)", "Afectación",
-                "Bolsa (ICBPER)", "Valor de venta", "IGV"]
+                "Bolsa (ICBPER)", "Valor de venta", "IGV", "Unidad"]
 DISCOUNT, AFFECTATION, BAG, VALUE, IGV = 3, 4, 5, 6, 7  # columns after the description, quantity and price
+UNIT = 8  # catalogue 03: the last column of the table, shown right after the quantity
+UNIT_WIDTH = 150
 PRICE_HEADERS = {False: "Valor unitario (sin IGV)", True: "Precio unitario (con IGV)"}  # «Precios incluyen IGV»
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("inafectas", "Op. inafectas"),
@@ -360,9 +364,17 @@ class VoucherForm(QDialog):
         layout = QVBoxLayout(box)
         self.items = QTableWidget(0, len(ITEM_COLUMNS))
         self.items.setHorizontalHeaderLabels(ITEM_COLUMNS)
+        self.items.horizontalHeader().moveSection(UNIT, 2)  # seen after «Cantidad»; its logical column is the last
+        # Catalogue 03 as the product editor offers it (UNIT_CHOICES: the shop's units with their Spanish names, then
+        # SUNAT's code and description for the rest), one model shared by every line's «Unidad».
+        self.unit_model = QStandardItemModel(self)
+        for code, label in UNIT_CHOICES:
+            unit = QStandardItem(label)
+            unit.setData(code, Qt.ItemDataRole.UserRole)
+            self.unit_model.appendRow(unit)
         self.items.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column, width in ((1, 70), (2, 160), (DISCOUNT, 120), (AFFECTATION, AFFECTATION_WIDTH), (BAG, 100), (VALUE, 100),
-                              (IGV, 80)):  # and never narrower than the header's words (the price's two wordings)
+                              (IGV, 80), (UNIT, UNIT_WIDTH)):  # and never narrower than the header's words (the price's two wordings)
             texts = PRICE_HEADERS.values() if column == 2 else [ITEM_COLUMNS[column]]
             self.items.setColumnWidth(column, max(width, *(header_width(self.items, text) for text in texts)))
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -623,8 +635,9 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ items and totals
 
     def add_line(self, descripcion: str = "", cantidad: str = "1", valor: str = "", afectacion: str = cat.GRAVADO,
-                 descuento: str = "", bolsas: bool = False) -> int:
-        """A line; a free line (afectación 11-16, 21, 31-37) takes its reference value as the price."""
+                 descuento: str = "", bolsas: bool = False, unidad: str = cat.UNIDAD) -> int:
+        """A line; a free line (afectación 11-16, 21, 31-37) takes its reference value as the price; its unit is any
+        code of catalogue 03 (NIU by default), typed into by any part of its name («saco», «FOT»)."""
         self.items.blockSignals(True)
         row = self.items.rowCount()
         self.items.insertRow(row)
@@ -646,6 +659,14 @@ class VoucherForm(QDialog):
         bag.setCheckState(Qt.CheckState.Checked if bolsas else Qt.CheckState.Unchecked)
         bag.setToolTip("Bolsa plástica (ICBPER): la cantidad es el número de bolsas; paga el impuesto por bolsa.")
         self.items.setItem(row, BAG, bag)
+        units = QComboBox()
+        units.setModel(self.unit_model)
+        searchable(units)
+        units.setToolTip("Unidad de medida (catálogo 03 de SUNAT): escriba parte del nombre o del código, p. ej. "
+                         "«saco», «rollo», «pie».")
+        self.items.setCellWidget(row, UNIT, units)
+        self._set_unit(row, unidad)
+        units.currentIndexChanged.connect(self.autosave.start)
         for column in (VALUE, IGV):
             item = QTableWidgetItem("")
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
@@ -654,6 +675,20 @@ class VoucherForm(QDialog):
         self.items.blockSignals(False)
         self.update_totals()
         return row
+
+    def _set_unit(self, row: int, unidad: str) -> None:
+        """The line's unit; a code outside catalogue 03 (a product imported from a CSV) is shown as it is and the
+        engine names it (2936)."""
+        units = cell_widget(self.items, row, UNIT, QComboBox)
+        index = units.findData(unidad)
+        if index < 0:
+            self.unit_model.appendRow(QStandardItem(unidad))
+            index = self.unit_model.rowCount() - 1
+            self.unit_model.setData(self.unit_model.index(index, 0), unidad, Qt.ItemDataRole.UserRole)
+        units.setCurrentIndex(index)
+
+    def _unit(self, row: int) -> str:
+        return cell_widget(self.items, row, UNIT, QComboBox).currentData() or cat.UNIDAD
 
     def _fit_affectations(self) -> None:
         """The afectación column as wide as the longest one the lines show (a free line's names are long)."""
@@ -701,6 +736,7 @@ class VoucherForm(QDialog):
         combo = cell_widget(self.items, row, AFFECTATION, QComboBox)
         combo.setCurrentIndex(max(combo.findData(product.tipo_afectacion_igv), 0))
         cell(self.items, row, BAG).setCheckState(Qt.CheckState.Checked if product.icbper else Qt.CheckState.Unchecked)
+        self._set_unit(row, product.unidad or cat.UNIDAD)
         description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
                                            "icbper": product.icbper, "codigo_detraccion": product.codigo_detraccion})
         self.items.blockSignals(False)
@@ -734,7 +770,7 @@ class VoucherForm(QDialog):
             return
         product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
-                  "unidad": product.get("unidad") or cat.UNIDAD, "tipo_afectacion_igv": self._affectation(row),
+                  "unidad": self._unit(row), "tipo_afectacion_igv": self._affectation(row),
                   "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": self._bags(row)}
         self.product_editor = RecordEditor(self, self.context, ProductsPage.FIELDS, "producto",
                                            lambda data, _id: save_product(self.engine, data),
@@ -783,7 +819,7 @@ class VoucherForm(QDialog):
         """The line of `row` as a contract item with these amounts, and the product's code, unit and marks."""
         product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         return {"descripcion": self._text(row, 0), "cantidad": cantidad, self._price_field(row): precio,
-                "tipo_afectacion_igv": self._affectation(row), "unidad": product.get("unidad") or cat.UNIDAD,
+                "tipo_afectacion_igv": self._affectation(row), "unidad": self._unit(row),
                 "codigo": product.get("codigo"), **({"descuento": descuento} if descuento else {}),
                 **({"codigo_detraccion": product["codigo_detraccion"]}
                    if product.get("codigo_detraccion") and self.tipo.currentData() == FACTURA else {}),
@@ -1070,7 +1106,8 @@ class VoucherForm(QDialog):
         """What the form holds as typed (numbers as their text), for a draft: `load_draft` fills the form back."""
         lines = [{"descripcion": self._text(row, 0), "cantidad": self._text(row, 1), "precio": self._text(row, 2),
                   "descuento": self._text(row, DISCOUNT), "tipo_afectacion_igv": self._affectation(row),
-                  "icbper": self._bags(row), "producto": cell(self.items, row, 0).data(LINE_PRODUCT) or None}
+                  "icbper": self._bags(row), "unidad": self._unit(row),
+                  "producto": cell(self.items, row, 0).data(LINE_PRODUCT) or None}
                  for row in range(self.items.rowCount())]
         return {"emisor": self.emisor.currentData(), "tipo": self.tipo.currentData(),
                 "serie": self.serie.text().strip().upper(), "fecha_emision": python_date(self.fecha.date()).isoformat(),
@@ -1111,7 +1148,8 @@ class VoucherForm(QDialog):
         for line in content.get("items") or []:
             row = self.add_line(line.get("descripcion") or "", line.get("cantidad") or "", line.get("precio") or "",
                                 line.get("tipo_afectacion_igv") or cat.GRAVADO, line.get("descuento") or "",
-                                bool(line.get("icbper")))
+                                bool(line.get("icbper")),
+                                line.get("unidad") or (line.get("producto") or {}).get("unidad") or cat.UNIDAD)
             if line.get("producto"):
                 cell(self.items, row, 0).setData(LINE_PRODUCT, line["producto"])
         if not self.items.rowCount():
