@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QDate, QRegularExpression, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QStandardItem, QStandardItemModel, QValidator
+from PySide6.QtGui import QBrush, QColor, QRegularExpressionValidator, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -98,6 +98,12 @@ ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Descuen
 DISCOUNT, AFFECTATION, BAG, VALUE, IGV = 3, 4, 5, 6, 7  # columns after the description, quantity and price
 UNIT = 8  # catalogue 03: the last column of the table, shown right after the quantity
 UNIT_WIDTH = 150
+# Catalogue 03 as the product editor offers it (UNIT_CHOICES: the shop's units with their Spanish names, then SUNAT's
+# code and description for the rest): each line's «Unidad» lists these labels, in this order (the code is the
+# label's position: a combo box filled with one addItems call, no per-item data).
+UNIT_CODES = [code for code, _ in UNIT_CHOICES]
+UNIT_LABELS = [label for _, label in UNIT_CHOICES]
+UNIT_INDEX = {code: index for index, code in enumerate(UNIT_CODES)}
 PRICE_HEADERS = {False: "Valor unitario (sin IGV)", True: "Precio unitario (con IGV)"}  # «Precios incluyen IGV»
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("inafectas", "Op. inafectas"),
@@ -365,13 +371,6 @@ class VoucherForm(QDialog):
         self.items = QTableWidget(0, len(ITEM_COLUMNS))
         self.items.setHorizontalHeaderLabels(ITEM_COLUMNS)
         self.items.horizontalHeader().moveSection(UNIT, 2)  # seen after «Cantidad»; its logical column is the last
-        # Catalogue 03 as the product editor offers it (UNIT_CHOICES: the shop's units with their Spanish names, then
-        # SUNAT's code and description for the rest), one model shared by every line's «Unidad».
-        self.unit_model = QStandardItemModel(self)
-        for code, label in UNIT_CHOICES:
-            unit = QStandardItem(label)
-            unit.setData(code, Qt.ItemDataRole.UserRole)
-            self.unit_model.appendRow(unit)
         self.items.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column, width in ((1, 70), (2, 160), (DISCOUNT, 120), (AFFECTATION, AFFECTATION_WIDTH), (BAG, 100), (VALUE, 100),
                               (IGV, 80), (UNIT, UNIT_WIDTH)):  # and never narrower than the header's words (the price's two wordings)
@@ -660,12 +659,12 @@ class VoucherForm(QDialog):
         bag.setToolTip("Bolsa plástica (ICBPER): la cantidad es el número de bolsas; paga el impuesto por bolsa.")
         self.items.setItem(row, BAG, bag)
         units = QComboBox()
-        units.setModel(self.unit_model)
+        units.addItems(UNIT_LABELS)
         searchable(units)
         units.setToolTip("Unidad de medida (catálogo 03 de SUNAT): escriba parte del nombre o del código, p. ej. "
                          "«saco», «rollo», «pie».")
         self.items.setCellWidget(row, UNIT, units)
-        self._set_unit(row, unidad)
+        self.set_line_unit(row, unidad)
         units.currentIndexChanged.connect(self.autosave.start)
         for column in (VALUE, IGV):
             item = QTableWidgetItem("")
@@ -676,19 +675,26 @@ class VoucherForm(QDialog):
         self.update_totals()
         return row
 
-    def _set_unit(self, row: int, unidad: str) -> None:
-        """The line's unit; a code outside catalogue 03 (a product imported from a CSV) is shown as it is and the
-        engine names it (2936)."""
+    def set_line_unit(self, row: int, unidad: str) -> None:
+        """The line's unit; a code outside catalogue 03 (a product imported from a CSV) is added as it is, after
+        the catalogue's, and the engine names it (2936)."""
         units = cell_widget(self.items, row, UNIT, QComboBox)
-        index = units.findData(unidad)
-        if index < 0:
-            self.unit_model.appendRow(QStandardItem(unidad))
-            index = self.unit_model.rowCount() - 1
-            self.unit_model.setData(self.unit_model.index(index, 0), unidad, Qt.ItemDataRole.UserRole)
+        index = UNIT_INDEX.get(unidad)
+        if index is None:
+            found = units.findText(unidad, Qt.MatchFlag.MatchExactly)
+            if found < 0:
+                units.addItem(unidad)
+                found = units.count() - 1
+            index = found
         units.setCurrentIndex(index)
 
-    def _unit(self, row: int) -> str:
-        return cell_widget(self.items, row, UNIT, QComboBox).currentData() or cat.UNIDAD
+    def line_unit(self, row: int) -> str:
+        """The code of the line's unit (catalogue 03, or the code a product brought as it is)."""
+        units = cell_widget(self.items, row, UNIT, QComboBox)
+        index = units.currentIndex()
+        if 0 <= index < len(UNIT_CODES):
+            return UNIT_CODES[index]
+        return units.currentText().strip() if index >= 0 else cat.UNIDAD
 
     def _fit_affectations(self) -> None:
         """The afectación column as wide as the longest one the lines show (a free line's names are long)."""
@@ -736,7 +742,7 @@ class VoucherForm(QDialog):
         combo = cell_widget(self.items, row, AFFECTATION, QComboBox)
         combo.setCurrentIndex(max(combo.findData(product.tipo_afectacion_igv), 0))
         cell(self.items, row, BAG).setCheckState(Qt.CheckState.Checked if product.icbper else Qt.CheckState.Unchecked)
-        self._set_unit(row, product.unidad or cat.UNIDAD)
+        self.set_line_unit(row, product.unidad or cat.UNIDAD)
         description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
                                            "icbper": product.icbper, "codigo_detraccion": product.codigo_detraccion})
         self.items.blockSignals(False)
@@ -770,7 +776,7 @@ class VoucherForm(QDialog):
             return
         product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
-                  "unidad": self._unit(row), "tipo_afectacion_igv": self._affectation(row),
+                  "unidad": self.line_unit(row), "tipo_afectacion_igv": self._affectation(row),
                   "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": self._bags(row)}
         self.product_editor = RecordEditor(self, self.context, ProductsPage.FIELDS, "producto",
                                            lambda data, _id: save_product(self.engine, data),
@@ -819,7 +825,7 @@ class VoucherForm(QDialog):
         """The line of `row` as a contract item with these amounts, and the product's code, unit and marks."""
         product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         return {"descripcion": self._text(row, 0), "cantidad": cantidad, self._price_field(row): precio,
-                "tipo_afectacion_igv": self._affectation(row), "unidad": self._unit(row),
+                "tipo_afectacion_igv": self._affectation(row), "unidad": self.line_unit(row),
                 "codigo": product.get("codigo"), **({"descuento": descuento} if descuento else {}),
                 **({"codigo_detraccion": product["codigo_detraccion"]}
                    if product.get("codigo_detraccion") and self.tipo.currentData() == FACTURA else {}),
@@ -1106,7 +1112,7 @@ class VoucherForm(QDialog):
         """What the form holds as typed (numbers as their text), for a draft: `load_draft` fills the form back."""
         lines = [{"descripcion": self._text(row, 0), "cantidad": self._text(row, 1), "precio": self._text(row, 2),
                   "descuento": self._text(row, DISCOUNT), "tipo_afectacion_igv": self._affectation(row),
-                  "icbper": self._bags(row), "unidad": self._unit(row),
+                  "icbper": self._bags(row), "unidad": self.line_unit(row),
                   "producto": cell(self.items, row, 0).data(LINE_PRODUCT) or None}
                  for row in range(self.items.rowCount())]
         return {"emisor": self.emisor.currentData(), "tipo": self.tipo.currentData(),
