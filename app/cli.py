@@ -256,8 +256,9 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
                           description="Ejecuta una operación con una solicitud JSON (archivo o entrada estándar) "
                                       "e imprime la respuesta JSON. Termina con 0 si tuvo éxito y 1 si no.")
     call.add_argument("operation", metavar="OPERACION",
-                      choices=["xml", "firmar", "enviar", "guia-enviar", "chat-send", "chat-webhook", *LOOKUPS],
-                      help="xml, firmar, enviar, guia-enviar, chat-send, chat-webhook, ruc, ce o placa")
+                      choices=["xml", "firmar", "enviar", "guia-enviar", "validar", "chat-send", "chat-webhook",
+                               *LOOKUPS],
+                      help="xml, firmar, enviar, guia-enviar, validar, chat-send, chat-webhook, ruc, ce o placa")
     call.add_argument("argument", nargs="?", metavar="ARCHIVO|-|NUMERO",
                       help="archivo JSON o - para la entrada estándar; para ruc, ce y placa, el número")
     call.set_defaults(func=cmd_call)

@@ -72,6 +72,8 @@ from app.core.api import (
     PlacaRecord,
     RucRecord,
     Undo,
+    ValidarRequest,
+    ValidarResult,
     YupanaError,
     checked_setting,
     events,
@@ -95,9 +97,11 @@ DEFAULT_MAX_CONNECTIONS = 256
 BODY_TIMEOUT_S = 30.0  # for a whole request body, once its headers arrived
 JSON_TYPES = ("application/json",)
 TAGS = {"xml": "invoicing", "firmar": "invoicing", "enviar": "invoicing", "guia-enviar": "invoicing",
+        "validar": "invoicing",
         "chat-send": "messaging", "chat-webhook": "messaging", "ruc": "lookup", "ce": "lookup", "placa": "lookup"}
 # Each operation's summary in /openapi.json (the words it has always had there).
 SUMMARIES = {"xml": "generar xml", "firmar": "firmar", "enviar": "enviar", "guia-enviar": "enviar guía de remisión",
+             "validar": "consultar la validez de un comprobante en SUNAT",
              "chat-send": "chat send", "chat-webhook": "chat webhook", "ruc": "ruc", "ce": "ce", "placa": "placa"}
 SECURITY_SCHEME = "bearerAuth"
 MEMORY_ENTRIES = 4096  # lookup answers kept in memory (LookupMemory), the oldest dropped first
@@ -571,7 +575,8 @@ def success_model(result: type[BaseModel]) -> type[BaseModel]:
 GROUPS: dict[str, type] = {"invoicing": Invoicing, "messaging": Messaging, "lookups": Lookups}
 CONTRACT_MODELS: dict[str, type[ContractModel]] = {model.__name__: model for model in (
     GenerarXmlRequest, GenerarXmlResult, FirmarRequest, FirmarResult, EnviarRequest, EnviarResult, ChatSendRequest,
-    ChatSendResult, ChatWebhookRequest, ChatWebhookResult, RucRecord, CeRecord, PlacaRecord)}
+    ChatSendResult, ChatWebhookRequest, ChatWebhookResult, RucRecord, CeRecord, PlacaRecord, ValidarRequest,
+    ValidarResult)}
 
 
 def result_model(op: Operation) -> type[ContractModel]:

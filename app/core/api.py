@@ -26,6 +26,8 @@ from app.core.contract import (
     GenerarXmlResult,
     PlacaRecord,
     RucRecord,
+    ValidarRequest,
+    ValidarResult,
 )
 from app.core.engine import OPERATIONS, CallResult, Engine, Operation
 from app.core.errors import (
@@ -183,7 +185,7 @@ __all__ = [
     # the contract
     "MAX_BODY_BYTES", "ContractModel", "GenerarXmlRequest", "GenerarXmlResult", "FirmarRequest", "FirmarResult",
     "EnviarRequest", "EnviarResult", "ChatSendRequest", "ChatSendResult", "ChatWebhookRequest", "ChatWebhookResult",
-    "RucRecord", "CeRecord", "PlacaRecord",
+    "RucRecord", "CeRecord", "PlacaRecord", "ValidarRequest", "ValidarResult",
     # errors
     "HTTP_STATUS", "ErrorCode", "ErrorDetail", "YupanaError", "invalid", "invalid_many", "not_configured", "not_found",
     "unreadable_file",

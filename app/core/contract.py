@@ -325,6 +325,41 @@ class EnviarResult(ContractModel):
     observaciones: list[str] = extra(default_factory=list)
 
 
+# ---------------------------------------------------------------- beyond the contract: POST /api/v1/facturacion/validar
+# SUNAT's consulta integrada de validez of any voucher, ours or a supplier's (issue 37; `yupana validar` and the
+# «Consultar validez» window ask the same): docs/contract.md «Consulta de validez».
+VALIDAR_PATH = "/api/v1/facturacion/validar"
+
+
+class ValidarRequest(ContractModel):
+    ruc: str  # the issuer of the voucher asked about
+    tipo: str  # catalogue 01: 01, 03, 04, 07, 08, R1 or R7
+    serie: str
+    numero: int
+    fecha: date  # its issue date: SUNAT matches it
+    total: Money | None = None  # its total, when known: SUNAT matches it too
+    consultante: str | None = None  # which of our companies asks (by default the only one)
+
+
+class ValidarResult(ContractModel):
+    consultante: str
+    ruc: str
+    tipo: str
+    serie: str
+    numero: int
+    fecha: date
+    total: Decimal | None = None
+    estado_cp: str  # SUNAT's estadoCp: 0 no existe, 1 aceptado, 2 anulado, 3 autorizado, 4 no autorizado
+    estado: str  # its name: «ACEPTADO», «ANULADO», «NO EXISTE»…
+    detalle: str
+    estado_ruc: str  # the issuer's state as a taxpayer (estadoRuc) and its name
+    estado_ruc_nombre: str
+    cond_domicilio: str  # the issuer's address condition (condDomiRuc) and its name
+    cond_domicilio_nombre: str
+    observaciones: list[str] = Field(default_factory=list)
+    valido: bool  # aceptado or autorizado
+
+
 # ---------------------------------------------------------------- 4. POST /api/v1/chat/send
 
 class ChatSendRequest(ContractModel):

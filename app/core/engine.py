@@ -17,12 +17,14 @@ from typing import Any
 from app.core.contract import (
     ENVIAR_PATH,
     GUIAS_ENVIAR_PATH,
+    VALIDAR_PATH,
     ChatSendRequest,
     ChatWebhookRequest,
     ContractModel,
     EnviarRequest,
     FirmarRequest,
     GenerarXmlRequest,
+    ValidarRequest,
     parse_json,
     success_envelope,
 )
@@ -93,6 +95,7 @@ OPERATIONS: dict[str, Operation] = {
         Operation("firmar", "POST", "/api/v1/facturacion/firmar", FirmarRequest, "invoicing", "sign"),
         Operation("enviar", "POST", ENVIAR_PATH, EnviarRequest, "invoicing", "send"),
         Operation("guia-enviar", "POST", GUIAS_ENVIAR_PATH, EnviarRequest, "invoicing", "send_guia"),
+        Operation("validar", "POST", VALIDAR_PATH, ValidarRequest, "invoicing", "validate"),
         Operation("chat-send", "POST", "/api/v1/chat/send", ChatSendRequest, "messaging", "send"),
         Operation("chat-webhook", "POST", "/api/v1/chat/webhook", ChatWebhookRequest, "messaging", "subscribe"),
         Operation("ruc", "GET", "/api/v1/ruc/{numero}", None, "lookups", "ruc"),

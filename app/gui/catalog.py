@@ -52,7 +52,7 @@ class Field:
 SEARCHABLE_CHOICES = 100  # a longer list (the 2,116 units of catalogue 03) is typed into, not scrolled
 
 
-def _searchable(combo: QComboBox) -> None:
+def searchable(combo: QComboBox) -> None:
     """Typing any part of a label («saco», «FOT», «yard») offers the choices that contain it; nothing typed is added
     as a new choice, so the field keeps a code of the list."""
     combo.setEditable(True)
@@ -99,7 +99,7 @@ class RecordEditor(QDialog):
                     combo.addItem(str(value), value)
                 combo.setCurrentIndex(max(combo.findData(value), 0))
                 if len(field.choices) > SEARCHABLE_CHOICES:
-                    _searchable(combo)
+                    searchable(combo)
                 widget = combo
             elif field.kind == "flag":
                 widget = QCheckBox()

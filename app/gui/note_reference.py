@@ -51,7 +51,10 @@ class NoteReferenceBox(QGroupBox):
             self.ref_tipo.addItem(label, code)
         self.ref_serie = QLineEdit()
         self.ref_serie.setMaxLength(4)
-        self.ref_serie.setPlaceholderText("F001")
+        self.ref_serie.setPlaceholderText("F001, o 0001 si es de papel")
+        self.ref_serie.setToolTip("Serie del comprobante que modifica: electrónica (F001, B001), de uno impreso en "
+                                  "papel o de contingencia (1 a 4 dígitos, p. ej. 0001) o del sistema de SUNAT "
+                                  "(E001, EB01).")
         self.ref_numero = QSpinBox()
         self.ref_numero.setRange(0, 99_999_999)
         self.ref_numero.setSpecialValueText(" ")  # 0 means «not typed yet»

@@ -49,6 +49,7 @@ from app.core.api import (
     sunat_catalogues,
 )
 
+from .catalog import searchable
 from .completion import CatalogCompleter, ScanField
 from .context import Context
 from .emission import emit, plain_outcome
@@ -56,6 +57,7 @@ from .instalments import InstalmentsBox
 from .note_reference import NoteReferenceBox, issued_vouchers
 from .numbers import parse_decimal
 from .printing import PrintPanel
+from .products import UNIT_CHOICES
 from .voucher_extras import DetraccionBox, DetraccionHint, ExtrasBox
 from .voucher_sale_terms import SaleTermsBox
 from .voucher_types import TYPES
@@ -92,8 +94,16 @@ DOCUMENT_INPUTS = {
     cat.SIN_DOCUMENTO: ("Sin documento: no hace falta número", r""),
 }
 ITEM_COLUMNS = ["Descripción", "Cantidad", "Valor unitario (sin IGV)", "Descuento (sin IGV)", "Afectación",
-                "Bolsa (ICBPER)", "Valor de venta", "IGV"]
+                "Bolsa (ICBPER)", "Valor de venta", "IGV", "Unidad"]
 DISCOUNT, AFFECTATION, BAG, VALUE, IGV = 3, 4, 5, 6, 7  # columns after the description, quantity and price
+UNIT = 8  # catalogue 03: the last column of the table, shown right after the quantity
+UNIT_WIDTH = 150
+# Catalogue 03 as the product editor offers it (UNIT_CHOICES: the shop's units with their Spanish names, then SUNAT's
+# code and description for the rest): each line's «Unidad» lists these labels, in this order (the code is the
+# label's position: a combo box filled with one addItems call, no per-item data).
+UNIT_CODES = [code for code, _ in UNIT_CHOICES]
+UNIT_LABELS = [label for _, label in UNIT_CHOICES]
+UNIT_INDEX = {code: index for index, code in enumerate(UNIT_CODES)}
 PRICE_HEADERS = {False: "Valor unitario (sin IGV)", True: "Precio unitario (con IGV)"}  # «Precios incluyen IGV»
 ERROR_BRUSH = QBrush(QColor("#f8d7da"))
 TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("inafectas", "Op. inafectas"),
@@ -105,6 +115,7 @@ TOTAL_ROWS = [("gravadas", "Op. gravadas"), ("exoneradas", "Op. exoneradas"), ("
 OPTIONAL_TOTALS = frozenset({"exportacion", "gratuitas", "descuentos", "icbper", "detraccion", "anticipos",
                              "percepcion", "total_con_percepcion", "retencion"})
 SOLES_TOTALS = frozenset({"detraccion", "percepcion", "total_con_percepcion"})  # SUNAT wants these in soles
+CONTINGENCY_SERIE = "0001"  # the first serie a contingency voucher is proposed (four digits, SUNAT's 1001)
 PREFERRED_SIZE = (1180, 860)  # on a screen that has room; fit_to_screen takes less on a smaller one
 MIN_VISIBLE_LINES = 5  # the lines table never shows fewer
 BANNER_DETAILS_HEIGHT = 70  # «Detalles» of a message, in a short screen's budget
@@ -266,6 +277,11 @@ class VoucherForm(QDialog):
             self.tipo.addItem(label, code)
         self.serie = QLineEdit("F001")
         self.serie.setMaxLength(4)
+        # A contingency voucher (SUNAT's systems down, or issued on paper and reported later) takes a numeric serie
+        # of four digits (0001) instead of F001/B001: docs/vouchers.md, SUNAT's 1001.
+        self.contingencia = QCheckBox("Contingencia")
+        self.contingencia.setToolTip("Comprobante de contingencia: serie de 4 dígitos (p. ej. 0001) en lugar de "
+                                     "F001 o B001.")
         self.numero = QSpinBox()
         self.numero.setRange(1, 99_999_999)
         # The number the engine proposed, while the box still shows it: «Emitir» then takes the serie's next number
@@ -286,6 +302,7 @@ class VoucherForm(QDialog):
         row = QHBoxLayout(serie_row)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.serie)
+        row.addWidget(self.contingencia)
         row.addWidget(QLabel("Número:"))
         row.addWidget(self.numero, 1)
         form.addRow("Serie:", self.errors.wrap(serie_row, "serie"))
@@ -296,6 +313,7 @@ class VoucherForm(QDialog):
         self.tipo.currentIndexChanged.connect(self._type_changed)
         self.emisor.currentIndexChanged.connect(self._issuer_changed)
         self.serie.editingFinished.connect(self.propose_numero)
+        self.contingencia.toggled.connect(self._contingency_toggled)
         self.forma_pago.currentIndexChanged.connect(self._payment_changed)
         return box
 
@@ -352,9 +370,10 @@ class VoucherForm(QDialog):
         layout = QVBoxLayout(box)
         self.items = QTableWidget(0, len(ITEM_COLUMNS))
         self.items.setHorizontalHeaderLabels(ITEM_COLUMNS)
+        self.items.horizontalHeader().moveSection(UNIT, 2)  # seen after «Cantidad»; its logical column is the last
         self.items.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column, width in ((1, 70), (2, 160), (DISCOUNT, 120), (AFFECTATION, AFFECTATION_WIDTH), (BAG, 100), (VALUE, 100),
-                              (IGV, 80)):  # and never narrower than the header's words (the price's two wordings)
+                              (IGV, 80), (UNIT, UNIT_WIDTH)):  # and never narrower than the header's words (the price's two wordings)
             texts = PRICE_HEADERS.values() if column == 2 else [ITEM_COLUMNS[column]]
             self.items.setColumnWidth(column, max(width, *(header_width(self.items, text) for text in texts)))
         self.items.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -493,11 +512,24 @@ class VoucherForm(QDialog):
         self._payment_changed()
         if note:
             self.note.set_note_type(code)
-            self.serie.setText(self.note.letter() + TYPES[code][1][1:])
             self.doc_type.setCurrentIndex(self.doc_type.findData(RUC if self.note.letter() == "F" else DNI))
         else:
-            self.serie.setText(TYPES[code][1])
             self.doc_type.setCurrentIndex(self.doc_type.findData(RUC if code == FACTURA else DNI))
+        self.serie.setText(self._default_serie())
+        self.propose_numero()
+
+    def _default_serie(self) -> str:
+        """The serie proposed for the type: a contingency voucher's numeric one, F001/B001, a note's letter of the
+        voucher it modifies."""
+        code = self.tipo.currentData()
+        if self.contingencia.isChecked():
+            return CONTINGENCY_SERIE
+        if code in NOTE_TYPES:
+            return self.note.letter() + TYPES[code][1][1:]
+        return str(TYPES[code][1])
+
+    def _contingency_toggled(self) -> None:
+        self.serie.setText(self._default_serie())
         self.propose_numero()
 
     def _payment_changed(self) -> None:
@@ -536,6 +568,8 @@ class VoucherForm(QDialog):
     def _reference_letter_changed(self, letter: str) -> None:
         """A note's serie starts with the letter of the voucher it modifies (F… factura, B… boleta)."""
         serie = self.serie.text().strip().upper()
+        if serie.isdigit():  # a contingency note's serie has no letter
+            return
         self.serie.setText(letter + (serie[1:] if len(serie) == 4 else TYPES[self.tipo.currentData()][1][1:]))
         self.propose_numero()
 
@@ -600,8 +634,9 @@ class VoucherForm(QDialog):
     # ------------------------------------------------------------ items and totals
 
     def add_line(self, descripcion: str = "", cantidad: str = "1", valor: str = "", afectacion: str = cat.GRAVADO,
-                 descuento: str = "", bolsas: bool = False) -> int:
-        """A line; a free line (afectación 11-16, 21, 31-37) takes its reference value as the price."""
+                 descuento: str = "", bolsas: bool = False, unidad: str = cat.UNIDAD) -> int:
+        """A line; a free line (afectación 11-16, 21, 31-37) takes its reference value as the price; its unit is any
+        code of catalogue 03 (NIU by default), typed into by any part of its name («saco», «FOT»)."""
         self.items.blockSignals(True)
         row = self.items.rowCount()
         self.items.insertRow(row)
@@ -623,6 +658,14 @@ class VoucherForm(QDialog):
         bag.setCheckState(Qt.CheckState.Checked if bolsas else Qt.CheckState.Unchecked)
         bag.setToolTip("Bolsa plástica (ICBPER): la cantidad es el número de bolsas; paga el impuesto por bolsa.")
         self.items.setItem(row, BAG, bag)
+        units = QComboBox()
+        units.addItems(UNIT_LABELS)
+        searchable(units)
+        units.setToolTip("Unidad de medida (catálogo 03 de SUNAT): escriba parte del nombre o del código, p. ej. "
+                         "«saco», «rollo», «pie».")
+        self.items.setCellWidget(row, UNIT, units)
+        self.set_line_unit(row, unidad)
+        units.currentIndexChanged.connect(self.autosave.start)
         for column in (VALUE, IGV):
             item = QTableWidgetItem("")
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
@@ -631,6 +674,27 @@ class VoucherForm(QDialog):
         self.items.blockSignals(False)
         self.update_totals()
         return row
+
+    def set_line_unit(self, row: int, unidad: str) -> None:
+        """The line's unit; a code outside catalogue 03 (a product imported from a CSV) is added as it is, after
+        the catalogue's, and the engine names it (2936)."""
+        units = cell_widget(self.items, row, UNIT, QComboBox)
+        index = UNIT_INDEX.get(unidad)
+        if index is None:
+            found = units.findText(unidad, Qt.MatchFlag.MatchExactly)
+            if found < 0:
+                units.addItem(unidad)
+                found = units.count() - 1
+            index = found
+        units.setCurrentIndex(index)
+
+    def line_unit(self, row: int) -> str:
+        """The code of the line's unit (catalogue 03, or the code a product brought as it is)."""
+        units = cell_widget(self.items, row, UNIT, QComboBox)
+        index = units.currentIndex()
+        if 0 <= index < len(UNIT_CODES):
+            return UNIT_CODES[index]
+        return units.currentText().strip() if index >= 0 else cat.UNIDAD
 
     def _fit_affectations(self) -> None:
         """The afectación column as wide as the longest one the lines show (a free line's names are long)."""
@@ -678,6 +742,7 @@ class VoucherForm(QDialog):
         combo = cell_widget(self.items, row, AFFECTATION, QComboBox)
         combo.setCurrentIndex(max(combo.findData(product.tipo_afectacion_igv), 0))
         cell(self.items, row, BAG).setCheckState(Qt.CheckState.Checked if product.icbper else Qt.CheckState.Unchecked)
+        self.set_line_unit(row, product.unidad or cat.UNIDAD)
         description.setData(LINE_PRODUCT, {"codigo": product.codigo, "unidad": product.unidad,
                                            "icbper": product.icbper, "codigo_detraccion": product.codigo_detraccion})
         self.items.blockSignals(False)
@@ -711,7 +776,7 @@ class VoucherForm(QDialog):
             return
         product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         values = {"descripcion": self._text(row, 0), "precio": self._text(row, 2), "codigo": product.get("codigo"),
-                  "unidad": product.get("unidad") or cat.UNIDAD, "tipo_afectacion_igv": self._affectation(row),
+                  "unidad": self.line_unit(row), "tipo_afectacion_igv": self._affectation(row),
                   "precio_incluye_igv": self.prices_with_igv.isChecked(), "icbper": self._bags(row)}
         self.product_editor = RecordEditor(self, self.context, ProductsPage.FIELDS, "producto",
                                            lambda data, _id: save_product(self.engine, data),
@@ -760,7 +825,7 @@ class VoucherForm(QDialog):
         """The line of `row` as a contract item with these amounts, and the product's code, unit and marks."""
         product = cell(self.items, row, 0).data(LINE_PRODUCT) or {}
         return {"descripcion": self._text(row, 0), "cantidad": cantidad, self._price_field(row): precio,
-                "tipo_afectacion_igv": self._affectation(row), "unidad": product.get("unidad") or cat.UNIDAD,
+                "tipo_afectacion_igv": self._affectation(row), "unidad": self.line_unit(row),
                 "codigo": product.get("codigo"), **({"descuento": descuento} if descuento else {}),
                 **({"codigo_detraccion": product["codigo_detraccion"]}
                    if product.get("codigo_detraccion") and self.tipo.currentData() == FACTURA else {}),
@@ -1047,7 +1112,8 @@ class VoucherForm(QDialog):
         """What the form holds as typed (numbers as their text), for a draft: `load_draft` fills the form back."""
         lines = [{"descripcion": self._text(row, 0), "cantidad": self._text(row, 1), "precio": self._text(row, 2),
                   "descuento": self._text(row, DISCOUNT), "tipo_afectacion_igv": self._affectation(row),
-                  "icbper": self._bags(row), "producto": cell(self.items, row, 0).data(LINE_PRODUCT) or None}
+                  "icbper": self._bags(row), "unidad": self.line_unit(row),
+                  "producto": cell(self.items, row, 0).data(LINE_PRODUCT) or None}
                  for row in range(self.items.rowCount())]
         return {"emisor": self.emisor.currentData(), "tipo": self.tipo.currentData(),
                 "serie": self.serie.text().strip().upper(), "fecha_emision": python_date(self.fecha.date()).isoformat(),
@@ -1069,6 +1135,9 @@ class VoucherForm(QDialog):
         choose(self.emisor, content.get("emisor"))
         choose(self.tipo, content.get("tipo"))  # proposes its serie and document type: the draft's follow
         if content.get("serie"):
+            self.contingencia.blockSignals(True)
+            self.contingencia.setChecked(str(content["serie"]).isdigit())
+            self.contingencia.blockSignals(False)
             self.serie.setText(str(content["serie"]))
         date = QDate.fromString(str(content.get("fecha_emision") or ""), Qt.DateFormat.ISODate)
         if date.isValid():
@@ -1085,7 +1154,8 @@ class VoucherForm(QDialog):
         for line in content.get("items") or []:
             row = self.add_line(line.get("descripcion") or "", line.get("cantidad") or "", line.get("precio") or "",
                                 line.get("tipo_afectacion_igv") or cat.GRAVADO, line.get("descuento") or "",
-                                bool(line.get("icbper")))
+                                bool(line.get("icbper")),
+                                line.get("unidad") or (line.get("producto") or {}).get("unidad") or cat.UNIDAD)
             if line.get("producto"):
                 cell(self.items, row, 0).setData(LINE_PRODUCT, line["producto"])
         if not self.items.rowCount():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -15,6 +16,8 @@ from app.core.contract import (
     FirmarResult,
     GenerarXmlRequest,
     GenerarXmlResult,
+    ValidarRequest,
+    ValidarResult,
     parse_model,
 )
 from app.core.errors import YupanaError, invalid
@@ -279,6 +282,13 @@ class InvoicingGroup:
             cond_domicilio=answer.cond_domicilio,
             cond_domicilio_nombre=sunat_catalogues.ADDRESS_CONDITIONS.get(answer.cond_domicilio, "-"),
             observaciones=answer.observaciones, valido=answer.estado_cp in sunat_catalogues.VALID_VOUCHER_STATES)
+
+    def validate(self, request: ValidarRequest | dict[str, Any]) -> ValidarResult:
+        """Beyond the contract: `check_validity` as the local API asks it (POST /api/v1/facturacion/validar)."""
+        asked = parse_model(ValidarRequest, request)
+        answer = self.check_validity(asked.ruc, asked.tipo, asked.serie, asked.numero, asked.fecha, asked.total,
+                                     asked.consultante)
+        return ValidarResult.model_validate(dataclasses.asdict(answer))
 
     def set_validity_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
         """The company's API credentials for SUNAT's consulta de validez (client_id and client_secret generated in

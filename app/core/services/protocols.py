@@ -32,6 +32,8 @@ if TYPE_CHECKING:
         GenerarXmlResult,
         PlacaRecord,
         RucRecord,
+        ValidarRequest,
+        ValidarResult,
     )
     from app.core.invoicing.backup_schedule import BackupStatus
     from app.core.invoicing.backups import BackupCheck
@@ -92,6 +94,8 @@ class Invoicing(Protocol):
     def send(self, request: EnviarRequest | dict[str, Any]) -> EnviarResult: ...
     # beyond the contract: a signed guía de remisión to SUNAT's GRE platform (POST /api/v1/guias/enviar)
     def send_guia(self, request: EnviarRequest | dict[str, Any]) -> EnviarResult: ...
+    # beyond the contract: SUNAT's consulta de validez of any voucher (POST /api/v1/facturacion/validar)
+    def validate(self, request: ValidarRequest | dict[str, Any]) -> ValidarResult: ...
 
     # the amounts a request would be built with, while it is typed (the voucher form's totals)
     def preview_totals(self, request: GenerarXmlRequest | dict[str, Any]) -> TotalsPreview: ...

@@ -45,4 +45,4 @@ def schemathesis(api: LocalApi, folder, *options: str) -> subprocess.CompletedPr
 def test_schemathesis_finds_no_server_error_and_no_answer_outside_the_schema(api, tmp_path):
     done = schemathesis(api, tmp_path)
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
-    assert "10 selected" in done.stdout  # the eight operations, the guías' route and health
+    assert "11 selected" in done.stdout  # the eight operations, the guías' route, the consulta de validez and health

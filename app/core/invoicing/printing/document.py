@@ -72,6 +72,14 @@ class Cuota:
     vencimiento: date
 
 
+@dataclass(frozen=True)
+class Detraccion:
+    codigo: str
+    porcentaje: Decimal
+    monto: Decimal  # in soles, whatever the voucher's currency
+    cuenta: str
+
+
 @dataclass
 class PrintedVoucher:
     tipo: str
@@ -114,6 +122,13 @@ class PrintedVoucher:
     # with the total the customer pays including it) and of the retención of the IGV (62).
     percepcion: tuple[Decimal, Decimal, Decimal] | None = None
     retencion: tuple[Decimal, Decimal] | None = None
+    percepcion_codigo: str = ""  # catalogue 53: 51, 52 or 53 (the regime the legend names)
+    # The SPOT (detracción): its catalogue 54 code, rate in percent, amount in soles and the seller's account at the
+    # Banco de la Nación, from cac:PaymentTerms and cac:PaymentMeans «Detraccion».
+    detraccion: Detraccion | None = None
+    # The legends of catalogue 52 other than 1000 (the amount in words, `leyenda`), (code, text) in the XML's order:
+    # 2006 the detracción, 1002 a free transfer, 2007 IVAP, 2005 itinerant sale…
+    leyendas: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -205,6 +220,12 @@ def parse(xml: bytes | str) -> PrintedVoucher:
                                                 namespaces=NS))[0])
     voucher.percepcion, voucher.retencion = _perception(root), _retention(root)
     voucher.anticipos_pagados = _advances(root)
+    voucher.percepcion_codigo = next((code for element in root.findall("cac:AllowanceCharge", NS)
+                                      if (code := _text(element, "cbc:AllowanceChargeReasonCode")) in PERCEPTIONS), "")
+    voucher.detraccion = _spot(root)
+    voucher.leyendas = [(note.get("languageLocaleID") or "", (note.text or "").strip())
+                        for note in root.iterfind("cbc:Note", NS)
+                        if note.get("languageLocaleID") not in (None, "1000") and (note.text or "").strip()]
     _payment(root, voucher)
     return voucher
 
@@ -271,9 +292,23 @@ def _advances(root: etree._Element) -> list[tuple[str, Decimal]]:
             for paid in root.findall("cac:PrepaidPayment", NS)]
 
 
+def _spot(root: etree._Element) -> Detraccion | None:
+    """The detracción's code, rate, amount (PEN) and account, or None when the voucher has none."""
+    terms = next((t for t in root.iterfind("cac:PaymentTerms", NS) if _text(t, "cbc:ID") == "Detraccion"), None)
+    if terms is None:
+        return None
+    means = next((m for m in root.iterfind("cac:PaymentMeans", NS) if _text(m, "cbc:ID") == "Detraccion"), None)
+    return Detraccion(_text(terms, "cbc:PaymentMeansID"), _optional_amount(terms, "cbc:PaymentPercent") or ZERO,
+                      _amount(terms, "cbc:Amount"),
+                      _text(means, "cac:PayeeFinancialAccount/cbc:ID") if means is not None else "")
+
+
+PERCEPTIONS = ("51", "52", "53")
+
+
 def _perception(root: etree._Element) -> tuple[Decimal, Decimal, Decimal] | None:
     """(rate, percepción, total with it) in soles, from its AllowanceCharge (51-53)."""
-    found = _rate_and_amount(root, ("51", "52", "53"))
+    found = _rate_and_amount(root, PERCEPTIONS)
     return None if found is None else (found[0], found[1], found[2] + found[1])
 
 

@@ -27,7 +27,7 @@ from app.core.invoicing.printing.document import (
     PrintedVoucher,
 )
 from app.core.invoicing.printing.fonts import PT, metrics, printable
-from app.core.invoicing.sunat_catalogues import CREDITO, PAYMENT_FORMS
+from app.core.invoicing.sunat_catalogues import CREDITO, DETRACCION_NOTICE, PAYMENT_FORMS
 from app.core.platform import formatting as fmt
 
 FORMATS = ("a4", "ticket")
@@ -271,9 +271,42 @@ def totals(voucher: PrintedVoucher, lines: list[PrintedLine]) -> list[tuple[str,
     return rows + _stated_beside(voucher)
 
 
+# What SUNAT's rules have the printed voucher say (issue 37): RS 183-2004/SUNAT, the SPOT's legend with the seller's
+# account at the Banco de la Nación; RS 058-2006/SUNAT, the percepción's legend; the retención the customer (a
+# retention agent, RS 037-2002/SUNAT) will make of the IGV.
+SPOT_LEGEND = "Operación sujeta al Sistema de Pago de Obligaciones Tributarias con el Gobierno Central (SPOT)"
+PERCEPTION_LEGEND = "COMPROBANTE DE PERCEPCIÓN - VENTA INTERNA"
+RETENTION_LEGEND = "Operación sujeta a retención del IGV: el cliente, agente de retención, retiene {rate} % ({amount})."
+
+
+def notices(voucher: PrintedVoucher) -> list[str]:
+    """The legends printed under the amount in words: the XML's legends of catalogue 52 (the detracción's in full,
+    with its code, rate, amount and account), and those of the percepción and the retención."""
+    found = []
+    for code, text in voucher.leyendas:
+        if code != DETRACCION_NOTICE:
+            found.append(text)
+    spot = voucher.detraccion
+    if spot is not None:
+        account = f" Cuenta en el Banco de la Nación N.° {spot.cuenta}." if spot.cuenta else ""
+        found.append(f"{SPOT_LEGEND}. Detracción: código {spot.codigo} ({spot.porcentaje.normalize():f} %), "
+                     f"{fmt.money(spot.monto, 'PEN')}.{account}")
+    elif any(code == DETRACCION_NOTICE for code, _ in voucher.leyendas):
+        found.append(SPOT_LEGEND + ".")
+    if voucher.percepcion:
+        found.append(PERCEPTION_LEGEND)
+    if voucher.retencion:
+        rate, amount = voucher.retencion
+        found.append(RETENTION_LEGEND.format(rate=rate, amount=fmt.money(amount, voucher.moneda)))
+    return found
+
+
 def _stated_beside(voucher: PrintedVoucher) -> list[tuple[str, str, bool]]:
-    """The percepción (in soles) and the retención, printed after the total they are not part of."""
+    """The detracción and percepción (in soles) and the retención, printed after the total they are not part of."""
     rows = []
+    if voucher.detraccion is not None:
+        spot = voucher.detraccion
+        rows.append((f"Detracción ({spot.porcentaje.normalize():f} %)", fmt.money(spot.monto, "PEN"), False))
     if voucher.percepcion:
         rate, amount, with_it = voucher.percepcion
         rows.append((f"Percepción ({rate} %)", fmt.money(amount, "PEN"), False))
@@ -555,6 +588,8 @@ def _a4_totals(sheet: Sheet, voucher: PrintedVoucher, lines: list[PrintedLine]) 
     sheet.y += 2
     if voucher.leyenda:
         sheet.paragraph(sheet.margin, f"SON: {voucher.leyenda}", sheet.right - sheet.margin, 9, True)
+    for notice in notices(voucher):
+        sheet.paragraph(sheet.margin, notice, sheet.right - sheet.margin, 8.5)
     needed = max(len(rows) * 5.2 + len(extra) * 4.0 + (4.5 if extra else 0), _a4_cuotas_height(voucher)) + 4
     sheet.ensure(needed)
     sheet.y += 2
@@ -724,6 +759,8 @@ def _ticket_totals(sheet: Sheet, voucher: PrintedVoucher, lines: list[PrintedLin
     sheet.y += 1
     if voucher.leyenda:
         sheet.paragraph(m, f"SON: {voucher.leyenda}", width, 7.5, True)
+    for notice in notices(voucher):
+        sheet.paragraph(m, notice, width, 7)
     if voucher.forma_pago == CREDITO:
         sheet.y += 1
         pending = fmt.money(voucher.pendiente if voucher.pendiente is not None else voucher.total, voucher.moneda)
