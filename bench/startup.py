@@ -53,8 +53,12 @@ while not window.painted and time.monotonic() < deadline:
     app.processEvents()
 shown_at = time.time()
 seconds = time.perf_counter() - t0
-while not (window.attached or window.open_error is not None) and time.monotonic() < deadline:
-    QTest.qWait(5)
+# The event loop runs as in the app (app.exec releases the interpreter's lock while idle: a polling loop here would
+# hold it and slow the worker's import two- or threefold).
+window.engine_attached.connect(app.quit)
+window.engine_open_failed.connect(lambda exc: app.quit())
+if not (window.attached or window.open_error is not None):
+    app.exec()
 if not window.attached:
     raise SystemExit(f"the engine was not attached: {window.open_error!r}")
 attached_at = time.time()

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -133,6 +133,8 @@ class MainWindow(QMainWindow):
 
     engine: Engine  # set by attach_engine
     context: Context
+    engine_attached = Signal()  # attach_engine filled the window
+    engine_open_failed = Signal(object)  # open_engine_when_painted could not open it (the exception)
 
     def __init__(self, engine: Engine | None = None, sandboxes: SandboxMode | None = None,
                  first_run: bool | None = None) -> None:
@@ -210,6 +212,7 @@ class MainWindow(QMainWindow):
         self.context.events.occurred.connect(self._on_event)
         QTimer.singleShot(0, self.refresh_status)
         self.backup_check.start()
+        self.engine_attached.emit()
 
     # ------------------------------------------------------------ opening the engine (the app's start)
 
@@ -259,6 +262,7 @@ class MainWindow(QMainWindow):
         self.opening.setText(f"{OPEN_FAILED}\n\n{reason}\n\nCierre Yupana, corrija lo indicado y vuelva a abrirlo.")
         self.opening.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.open_error = exc
+        self.engine_open_failed.emit(exc)
 
     # ------------------------------------------------------------ pages
 
