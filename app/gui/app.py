@@ -105,9 +105,11 @@ def started(window: MainWindow, engine: Engine) -> None:
 def shutdown(window: MainWindow) -> None:
     window.close()
     window.workers.wait(15_000)
+    app = QApplication.instance()
+    if app is not None and not window.attached:
+        app.processEvents()  # an engine opened while the window closed is handed back now, and closed
     if window.attached:
         window.engine.close()
-    app = QApplication.instance()
     parts = _parts.get(app) if app is not None else None
     if parts is not None and parts.collector is not None:
         parts.collector.stop()

@@ -258,3 +258,16 @@ def test_the_status_bar_says_whether_whatsapp_messages_arrive_in_a_shop_owners_w
     assert listener_words(ListenerState("error", error="puerto ocupado")) == \
         ("WhatsApp: no se pueden recibir mensajes", "Receptor de webhooks con error: puerto ocupado")
     assert listener_words(ListenerState("stopped"))[0] == "WhatsApp: sin recibir mensajes"
+
+
+def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot):
+    from app.gui.app import shutdown
+
+    main = MainWindow(first_run=False)
+    qtbot.addWidget(main)
+    main.open_engine_when_painted(str(home))
+    main.show()
+    qtbot.waitUntil(lambda: main.workers.running == 1)  # the worker is importing and opening the engine
+    shutdown(main)  # waits for the worker, then hands the engine back to be closed
+    assert not main.attached and not main.isVisible() and main.workers.running == 0
+    assert main.pages.currentWidget() is main.opening
