@@ -1,9 +1,11 @@
 """Cold start, from source, offscreen, each measured in a fresh interpreter against a baseline of the same run.
 
 - `yupana --version` (python -m app --version) against `python -c pass`: goal ≤ 2× (issue 33).
-- The main window, from spawning the process to the window shown (engine opened on a new data folder, window built,
-  shown and exposed), against a bare Qt window (QApplication and an empty QMainWindow of the same size, shown the
-  same way): goal ≤ 3× (issue 33), and ≤ 1.5 s.
+- The main window through the app's own start path (app.gui.app.start), from spawning the process to its first paint
+  (the frame saying «Abriendo sus datos…»; the engine is imported and opened on a worker after it), against a bare
+  Qt window (QApplication and an empty QMainWindow of the same size, shown the same way): goal ≤ 3× (issue 33), and
+  ≤ 1.5 s. The time until the engine is attached (a new data folder opened, the window filled) is printed beside it
+  (`engine_attached_seconds`, and its ratio to the bare window), so nothing is hidden.
 
 The four are measured in alternating rounds (the order flips every round, so a change of load falls on both sides);
 a ratio is the median of the rounds' ratios. The children keep their bytecode in a private cache, compiled in a
@@ -30,28 +32,39 @@ RUNS = size(5, 1)
 WARM_UP = size(1, 0)  # a round that compiles the bytecode; quick mode's figures mean nothing anyway
 VERSION_GOAL, WINDOW_GOAL, TARGET_SECONDS = 2.0, 3.0, 1.5
 
-# Both window children print: the wall-clock time the window was shown, seconds spent in Python, peak RSS in MB.
+# Both window children print: the wall-clock time the window was first painted, seconds spent in Python until then,
+# peak RSS in MB, and the wall-clock time its engine was attached (the bare window has none: its paint time again).
+# The app's own start path (app.gui.app.start): the window is shown and painted saying «Abriendo sus datos…», the
+# engine is imported and opened on a worker, then attached. What the app starts beside the engine once attached (the
+# webhook listener on its configured port, the sandboxes, the local API) is left out: a bench takes no fixed port.
 WINDOW = r"""
 import time
 t0 = time.perf_counter()
 import resource, sys
-from app.gui.app import application
-from app.core.api import Engine
-from app.gui.main_window import MainWindow
+import app.gui.app as gui
 from PySide6.QtTest import QTest
 
-app = application()
-engine = Engine()
-window = MainWindow(engine, first_run=False)
-window.show()
+gui.started = lambda window, engine: None
+app = gui.application()
+window = gui.start()
 QTest.qWaitForWindowExposed(window, 5000)
-app.processEvents()
+deadline = time.monotonic() + 60
+while not window.painted and time.monotonic() < deadline:
+    app.processEvents()
 shown_at = time.time()
 seconds = time.perf_counter() - t0
-window.close()
-engine.close()
+# The event loop runs as in the app (app.exec releases the interpreter's lock while idle: a polling loop here would
+# hold it and slow the worker's import two- or threefold).
+window.engine_attached.connect(app.quit)
+window.engine_open_failed.connect(lambda exc: app.quit())
+if not (window.attached or window.open_error is not None):
+    app.exec()
+if not window.attached:
+    raise SystemExit(f"the engine was not attached: {window.open_error!r}")
+attached_at = time.time()
+gui.shutdown(window)
 rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(shown_at, seconds, rss_kb / 1024)
+print(shown_at, seconds, rss_kb / 1024, attached_at)
 """
 
 BARE_WINDOW = r"""
@@ -71,7 +84,7 @@ shown_at = time.time()
 seconds = time.perf_counter() - t0
 window.close()
 rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(shown_at, seconds, rss_kb / 1024)
+print(shown_at, seconds, rss_kb / 1024, shown_at)
 """
 
 
@@ -91,14 +104,15 @@ def process_seconds(root: Path, bytecode: str, *args: str) -> float:
         return time.perf_counter() - spawned
 
 
-def window_run(root: Path, bytecode: str, code: str) -> tuple[float, float, float]:
-    """(seconds from spawning the process to the window shown, of which in Python code, peak RSS MB)."""
+def window_run(root: Path, bytecode: str, code: str) -> tuple[float, float, float, float]:
+    """(seconds from spawning the process to the window's first paint, of which in Python code, peak RSS MB, seconds
+    from spawning to the engine attached)."""
     with tempfile.TemporaryDirectory(prefix="yupana-bench-") as home:
         spawned = time.time()
         done = subprocess.run([sys.executable, "-c", code], cwd=root, env=child_env(root, home, bytecode),
                               capture_output=True, text=True, timeout=60, check=True)
-        shown_at, in_python, rss = done.stdout.split()[-3:]
-        return float(shown_at) - spawned, float(in_python), float(rss)
+        shown_at, in_python, rss, attached_at = done.stdout.split()[-4:]
+        return float(shown_at) - spawned, float(in_python), float(rss), float(attached_at) - spawned
 
 
 def one_round(root: Path, bytecode: str, flip: bool) -> dict[str, tuple[float, ...]]:
@@ -131,6 +145,8 @@ def summary(rounds: list[dict[str, tuple[float, ...]]]) -> dict[str, float | int
 
     return {
         "seconds": round(median("window"), 3), "python_seconds": round(median("window", 1), 3),
+        "engine_attached_seconds": round(median("window", 3), 3),
+        "engine_attached_ratio": round(statistics.median(r["window"][3] / r["bare_window"][0] for r in rounds), 2),
         "best_seconds": round(min(r["window"][0] for r in rounds), 3),
         "peak_rss_mb": round(max(r["window"][2] for r in rounds), 1),
         "bare_window_seconds": round(median("bare_window"), 3),
@@ -146,7 +162,8 @@ def main() -> None:
         rounds = measure(ROOT, bytecode, RUNS, WARM_UP)
     for r in rounds:
         window, bare = r["window"], r["bare_window"]
-        print(f"arranque: ventana {window[0]:.3f} s (código Python {window[1]:.3f} s, memoria máxima {window[2]:.0f} MB)"
+        print(f"arranque: ventana pintada {window[0]:.3f} s (código Python {window[1]:.3f} s, memoria máxima "
+              f"{window[2]:.0f} MB), datos abiertos {window[3]:.3f} s"
               f", ventana Qt vacía {bare[0]:.3f} s ({window[0] / bare[0]:.1f}×); --version {r['version'][0]:.3f} s, "
               f"python -c pass {r['pass'][0]:.3f} s ({r['version'][0] / r['pass'][0]:.1f}×)")
     print(json.dumps({"benchmark": "startup", **summary(rounds), "runs": RUNS, "target_seconds": TARGET_SECONDS,

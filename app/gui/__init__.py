@@ -1,7 +1,7 @@
 """The Qt windows. They reach the engine through its published face only (app.core.api: the Engine and its group
-services, records, events and vocabulary)."""
+services, records, events and vocabulary).
 
-# The engine's published module is loaded before Qt (issue 33, start-up): once PySide6 is imported, its import hook
-# (shibokensupport.feature) reads the source of every module imported after it (inspect.getsource, to look for
-# "PySide6"), which made loading the engine's few hundred modules a fifth to a third slower when the windows came first.
-import app.core.api  # noqa: E402,F401 - imported for its side effect of being loaded before PySide6
+app.core.api loads each name's module at its first reading, so the main window's frame is built and painted with a
+few light modules while the engine itself is imported on a worker (issue 33, start-up; app.gui.app.start). Those
+modules load after PySide6, whose import hook (shibokensupport.feature) reads the source of every later module: the
+worker pays that, not the first paint."""

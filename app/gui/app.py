@@ -1,4 +1,4 @@
-"""Start the windows: one QApplication, one engine, the main window."""
+"""Start the windows: one QApplication, the main window, and its engine opened on a worker."""
 
 from __future__ import annotations
 
@@ -71,10 +71,9 @@ def install_spanish_translation(app: QApplication) -> None:
     parts.ours = ours
 
 
-def start(home: str | None = None) -> tuple[Engine, MainWindow]:
-    """Open the engine and show the main window (with the crash hook); `run` adds the event loop."""
-    from app.core.api import Engine
-
+def start(home: str | None = None) -> MainWindow:
+    """Show the main window (with the crash hook) at once, saying «Abriendo sus datos…»; the engine is imported and
+    opened on a worker once the window has painted, then attached (issue 33, start-up). `run` adds the event loop."""
     from .collector import GuiThreadCollector
     from .crash import install_excepthook
     from .main_window import MainWindow
@@ -83,24 +82,34 @@ def start(home: str | None = None) -> tuple[Engine, MainWindow]:
     parts = parts_of(app)
     if parts.collector is None:
         parts.collector = GuiThreadCollector(app)
-    engine = Engine(home)
-    window = MainWindow(engine)
-    install_excepthook(window, engine.admin.log_file())
+    window = MainWindow()
+    install_excepthook(window, None)
+    window.open_engine_when_painted(home, then=lambda engine: started(window, engine))
     window.show()
+    return window
+
+
+def started(window: MainWindow, engine: Engine) -> None:
+    """Once the engine is attached: the crash hook names its log, and what starts with the app starts."""
+    from .crash import install_excepthook
+
+    install_excepthook(window, engine.admin.log_file())
     # The webhook listener starts with the app (a busy port shows in the status bar and in Mensajes);
     # in sandbox mode the local stand-ins start in the background once the window is up.
     window.workers.run(window, engine.messaging.start_listener, failed=lambda exc: window.refresh_status())
     window.workers.run(window, engine.invoicing.watch_summaries)  # RA/RC that `yupana` commands leave pending
     window.workers.run(window, window.start_sandbox_if_chosen)
     window.workers.run(window, window.start_api_if_chosen)
-    return engine, window
 
 
-def shutdown(engine: Engine, window: MainWindow) -> None:
+def shutdown(window: MainWindow) -> None:
     window.close()
     window.workers.wait(15_000)
-    engine.close()
     app = QApplication.instance()
+    if app is not None and not window.attached:
+        app.processEvents()  # an engine opened while the window closed is handed back now, and closed
+    if window.attached:
+        window.engine.close()
     parts = _parts.get(app) if app is not None else None
     if parts is not None and parts.collector is not None:
         parts.collector.stop()
@@ -108,8 +117,8 @@ def shutdown(engine: Engine, window: MainWindow) -> None:
 
 
 def run(home: str | None = None) -> int:
-    engine, window = start(home)
+    window = start(home)
     try:
         return application().exec()
     finally:
-        shutdown(engine, window)
+        shutdown(window)

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -115,13 +115,33 @@ def start_local_api(engine: Engine) -> str:
         return _local_api[1].base_url
 
 
+def open_engine(home: str | None) -> Engine:
+    """On a worker: import the engine (~360 ms of modules) and open the data folder (issue 33, start-up)."""
+    from app.core.api import Engine
+
+    return Engine(home)
+
+
+OPENING = "Abriendo sus datos…"
+OPEN_FAILED = "No se pudieron abrir sus datos."
+
+
 class MainWindow(QMainWindow):
-    def __init__(self, engine: Engine, sandboxes: SandboxMode | None = None, first_run: bool | None = None) -> None:
+    """The window's frame (navigation, pages, status bar) is built without the engine: the app's start shows it saying
+    «Abriendo sus datos…» while `open_engine` imports and opens the engine on a worker, then `attach_engine` fills it.
+    `MainWindow(engine)` attaches at once, as before."""
+
+    engine: Engine  # set by attach_engine
+    context: Context
+    engine_attached = Signal()  # attach_engine filled the window
+    engine_open_failed = Signal(object)  # open_engine_when_painted could not open it (the exception)
+
+    def __init__(self, engine: Engine | None = None, sandboxes: SandboxMode | None = None,
+                 first_run: bool | None = None) -> None:
         super().__init__()
-        self.engine = engine
         self.workers = Workers(parent=self)
         self.workers.on_error = self.show_error
-        self.context = Context(engine, self.workers, EngineEvents(engine, self), sandboxes or SandboxMode(engine))
+        self.attached = False
         self.first_run = first_run  # None: open the assistant when no company exists yet
         self.assistant: SetupAssistant | None = None
         # The passphrase dialog, or the box saying the keyring went away.
@@ -130,6 +150,9 @@ class MainWindow(QMainWindow):
         self.snapshot: dict[str, Any] = {}
         self.closing = False
         self.drafts_offered = False
+        self.painted = False
+        self.to_open: tuple[str | None, Callable[[Engine], object] | None] | None = None
+        self.open_error: BaseException | None = None  # why the engine could not be opened
         self.setWindowTitle(f"{APP_NAME} {__version__}")
         fit_to_screen(self, 1180, 760)  # a 1366×768 laptop's work area is 728 px high
         self.navigation = QListWidget()
@@ -142,6 +165,14 @@ class MainWindow(QMainWindow):
         self.built: dict[str, QWidget] = {}
         for _ in SECTIONS:
             self.pages.addWidget(QWidget())  # replaced by the real page when first opened
+        # Shown until the engine is attached: «Abriendo sus datos…», or why they could not be opened.
+        self.opening = QLabel(OPENING)
+        self.opening.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.opening.setWordWrap(True)
+        self.opening.setStyleSheet("QLabel { font-size: 15px; padding: 24px; }")
+        self.pages.addWidget(self.opening)
+        self.pages.setCurrentWidget(self.opening)
+        self.navigation.setEnabled(False)
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(0, 0, 0, 0)
@@ -155,19 +186,83 @@ class MainWindow(QMainWindow):
         column.addLayout(layout, 1)
         self.setCentralWidget(central)
         self._build_status_bar()
-        self.navigation.currentRowChanged.connect(self._open_row)
-        self.navigation.setCurrentRow(0)
-        self.context.events.occurred.connect(self._on_event)
         # Bursts of engine events (a voucher going generado → firmado → aceptado) refresh the bar once.
         self.status_timer = QTimer(self)
         self.status_timer.setSingleShot(True)
         self.status_timer.setInterval(100)
         self.status_timer.timeout.connect(self.refresh_status)
-        QTimer.singleShot(0, self.refresh_status)
         self.backup_check = QTimer(self)  # a backup grows old and a USB drive goes away with no event
         self.backup_check.setInterval(BACKUP_CHECK_MS)
         self.backup_check.timeout.connect(self.refresh_status)
+        if engine is not None:
+            self.attach_engine(engine, sandboxes)
+
+    def attach_engine(self, engine: Engine, sandboxes: SandboxMode | None = None) -> None:
+        """Fill the window from `engine`: its pages, its status bar and its events (once)."""
+        if self.attached:
+            raise RuntimeError("the main window already has its engine")
+        self.engine = engine
+        self.context = Context(engine, self.workers, EngineEvents(engine, self), sandboxes or SandboxMode(engine))
+        self.attached = True
+        self.navigation.setEnabled(True)
+        self.navigation.currentRowChanged.connect(self._open_row)
+        self.navigation.setCurrentRow(0)
+        self.pages.removeWidget(self.opening)
+        self.opening.deleteLater()
+        self.context.events.occurred.connect(self._on_event)
+        QTimer.singleShot(0, self.refresh_status)
         self.backup_check.start()
+        self.engine_attached.emit()
+
+    # ------------------------------------------------------------ opening the engine (the app's start)
+
+    def open_engine_when_painted(self, home: str | None, then: Callable[[Engine], object] | None = None) -> None:
+        """Open the engine of `home` on a worker once the window has first painted (so the frame is on screen before
+        the engine's modules load), attach it, then call `then(engine)` (what the app starts beside it). A failure is
+        said in the window, in Spanish."""
+        self.to_open = (home, then)
+        if self.painted:
+            self._open_now()
+        else:  # a window never exposed (started minimised) gets no paint: open anyway
+            QTimer.singleShot(1000, self._open_if_not_exposed)
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        if not self.painted:
+            self.painted = True
+            if self.to_open is not None:
+                QTimer.singleShot(0, self._open_now)
+
+    def _open_if_not_exposed(self) -> None:
+        handle = self.windowHandle()
+        if self.to_open is not None and not (handle is not None and handle.isExposed()):
+            self._open_now()
+
+    def _open_now(self) -> None:
+        if self.to_open is None or self.closing:
+            return
+        home, then = self.to_open
+        self.to_open = None
+        self.workers.run(self, open_engine, home, done=lambda engine: self._engine_opened(engine, then),
+                         failed=self._engine_failed)
+
+    def _engine_opened(self, engine: Engine, then: Callable[[Engine], object] | None) -> None:
+        if self.closing:  # closed while it opened
+            engine.close()
+            return
+        self.attach_engine(engine)
+        if then is not None:
+            then(engine)
+
+    def _engine_failed(self, exc: BaseException) -> None:
+        """The engine could not be opened (a folder in use, a newer schema, the shared database unreachable): said in
+        the window, with the technical detail logged."""
+        log.error("could not open the engine: %s", exc, exc_info=exc)
+        reason = str(exc) if isinstance(exc, YupanaError) else f"Detalle técnico: {type(exc).__name__}: {exc}"
+        self.opening.setText(f"{OPEN_FAILED}\n\n{reason}\n\nCierre Yupana, corrija lo indicado y vuelva a abrirlo.")
+        self.opening.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.open_error = exc
+        self.engine_open_failed.emit(exc)
 
     # ------------------------------------------------------------ pages
 
@@ -210,7 +305,7 @@ class MainWindow(QMainWindow):
             lambda n: self.busy_label.setText(f"Trabajando… ({n})" if n else ""))
 
     def refresh_status(self) -> None:
-        if self.closing:
+        if self.closing or not self.attached:
             return
         self.workers.run(self, status_snapshot, self.engine, done=self._show_status)
 
@@ -304,11 +399,12 @@ class MainWindow(QMainWindow):
 
             self.error_box = error_dialog(self, exc)
         else:
-            self.crash = crash_dialog(self, exc, self.engine.admin.log_file())
+            self.crash = crash_dialog(self, exc, self.engine.admin.log_file() if self.attached else None)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         self.closing = True
         self.status_timer.stop()
-        self.context.events.stop()
+        if self.attached:
+            self.context.events.stop()
         self.workers.wait(15_000)
         super().closeEvent(event)

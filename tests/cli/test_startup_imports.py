@@ -119,3 +119,54 @@ def test_the_main_window_starts_without_loading_what_it_does_not_show(tmp_path):
     loaded = sorted(name for name in names if any(name == top or name.startswith(f"{top}.")
                                                   for top in WINDOW_MUST_NOT_LOAD))
     assert loaded == []
+
+
+# The app's own start path (app.gui.app.start, what `yupana` runs): the list of modules is taken at the first paint of
+# any widget of the main window, then again once the engine is attached. What the app starts beside the engine (the
+# webhook listener on its configured port, the sandboxes, the local API) is left out: a test takes no fixed port.
+APP_START = """
+import json, sys
+listing = sys.argv[1]
+sys.argv = sys.argv[:1]
+import app.gui.app as gui
+from PySide6.QtCore import QEvent, QObject, QTimer
+from app.gui.main_window import MainWindow
+
+seen = {}
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if (event.type() == QEvent.Type.Paint and "painted" not in seen and hasattr(watched, "window")
+                and isinstance(watched.window(), MainWindow)):
+            seen["painted"] = sorted(sys.modules)
+            seen["opening"] = watched.window().opening.text()
+        return False
+
+gui.started = lambda window, engine: seen.setdefault("started", sorted(sys.modules))
+app = gui.application()
+spy = FirstPaint()
+app.installEventFilter(spy)
+window = gui.start()
+window.engine_attached.connect(app.quit)
+window.engine_open_failed.connect(lambda exc: app.quit())
+QTimer.singleShot(60_000, app.quit)  # a start that never ends fails below rather than hanging
+app.exec()
+seen["attached"] = window.attached
+gui.shutdown(window)
+open(listing, "w").write(json.dumps(seen))
+"""
+
+
+def test_the_app_s_start_paints_the_window_before_the_engine_is_imported(tmp_path):
+    listing = tmp_path / "seen.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), YUPANA_HOME=str(tmp_path / "home"), YUPANA_PASSPHRASE="frase-de-prueba",
+               YUPANA_KEYRING="0", QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", APP_START, str(listing)], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(listing.read_text(encoding="utf-8"))
+    assert seen["attached"] is True and seen["opening"] == "Abriendo sus datos…"
+    painted, started = set(seen["painted"]), set(seen["started"])
+    assert "app.gui.main_window" in painted and "app.core.engine" not in painted  # the frame first, then the engine
+    assert {"app.core.engine", "app.gui.vouchers"} <= started  # attached: the engine and the first page
+    assert heavy_among(painted & {"sqlite3", "_sqlite3", "sqlite_utils", "pydantic"}) == []

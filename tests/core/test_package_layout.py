@@ -271,7 +271,11 @@ DEFERRED = {
     ("platform/secrets.py", "keyring"): "21 ms: the system keyring, asked only when a secret is",
     ("platform/secrets.py", "keyring.backends"): "(with keyring)",
     ("platform/companies.py", "PIL"): "14 ms: PIL.Image (only a company logo being saved)",
-    ("api.py", "app.core.platform.http.asgi_server"): "24 ms: uvicorn (only the local HTTP API needs it)",
+    # app.core.api loads every published name's module at its first reading (importlib, from its table _PUBLISHED:
+    # the engine, ~360 ms, on a worker after the main window's first paint; uvicorn, 24 ms, only for the local HTTP
+    # API); these two are what its computed names need.
+    ("api.py", "app.core.invoicing.documents.registry"): "with the engine: SERIE_LETTER at its first reading",
+    ("api.py", "app.core.lookup"): "with the engine: the lookups' clock (registry_now, the local HTTP API)",
     # The web stack stays out of the window's start-up (tests/core/messaging/test_messaging_process.py), cheap or not:
     ("messaging/forwarding.py", "standardwebhooks"): "1 ms: standardwebhooks (the first delivery)",
     ("invoicing/printing/layout.py", "segno"): "5 ms: segno (the first QR code)",

@@ -57,7 +57,8 @@ def problems(annotation: object, where: str) -> list[str]:
 
 def _hints(function: object, module: types.ModuleType) -> dict[str, object]:
     # Protocols import their types under TYPE_CHECKING: resolve them with the published module's names.
-    namespace = {**vars(api), **vars(module), "Iterator": Iterator, "Callable": typing.Callable}
+    published = {name: getattr(api, name) for name in api.__all__}  # app.core.api loads each at its first reading
+    namespace = {**published, **vars(module), "Iterator": Iterator, "Callable": typing.Callable}
     return typing.get_type_hints(function, globalns=namespace)
 
 

@@ -127,14 +127,82 @@ def test_start_opens_the_window_and_shutdown_closes_cleanly(home, qtbot, monkeyp
     with Engine(home) as first:  # the listener `start` opens (and the API, if chosen) on ports the OS picks
         first.admin.config_set("listener_port", "0")
         first.admin.config_set("api_port", "0")
-    engine, main = start(str(home))
+    main = start(str(home))
     qtbot.waitExposed(main)
     assert isinstance(main, MainWindow) and main.isVisible()
     assert sys.excepthook is not sys.__excepthook__  # the crash dialog hook is in place
+    qtbot.waitUntil(lambda: main.attached, timeout=30_000)  # the engine, opened on a worker, is attached
     qtbot.waitUntil(lambda: main.assistant is not None)  # a new data folder: the assistant opens
     main.assistant.close()
-    shutdown(engine, main)
+    engine = main.engine
+    shutdown(main)
     assert not main.isVisible() and main.workers.pool.activeThreadCount() == 0
+    try:
+        engine.admin.config_get("environment")
+    except Exception:  # noqa: BLE001 - any refusal shows the engine was closed
+        closed = True
+    else:
+        closed = False
+    assert closed
+
+
+# ---------------------------------------------------------------- the window first, its engine later (issue 33)
+
+
+def test_the_window_shows_its_frame_before_the_engine_and_is_usable_once_attached(engine, company, qtbot):
+    main = MainWindow(first_run=False)
+    qtbot.addWidget(main)
+    main.show()
+    qtbot.waitExposed(main)
+    assert main.pages.currentWidget() is main.opening and main.opening.text() == "Abriendo sus datos…"
+    assert not main.navigation.isEnabled() and main.built == {}
+    main.refresh_status()  # nothing to read yet: no error, no worker
+    assert main.workers.running == 0
+    main.attach_engine(engine)
+    assert main.navigation.isEnabled() and main.navigation.currentRow() == 0
+    assert main.pages.currentWidget() is main.built["Comprobantes"]
+    qtbot.waitUntil(lambda: main.pending_label.text() == "Envíos pendientes: 0")  # the status bar read the engine
+    assert isinstance(main.show_section("Mensajes"), MessagesPage)
+    wait_idle(qtbot, main.workers)
+    main.close()
+
+
+def test_the_app_s_start_opens_the_engine_on_a_worker_after_the_first_paint(home, qtbot):
+    main = MainWindow(first_run=False)
+    qtbot.addWidget(main)
+    opened = []
+    main.open_engine_when_painted(str(home), then=opened.append)
+    assert main.workers.running == 0  # nothing opened before the window has painted
+    main.show()
+    qtbot.waitUntil(lambda: main.attached, timeout=30_000)
+    assert main.painted and opened == [main.engine]
+    assert main.engine.admin.database_file().parent == home
+    qtbot.waitUntil(lambda: main.pending_label.text() == "Envíos pendientes: 0")
+    wait_idle(qtbot, main.workers)
+    main.close()
+    main.engine.close()
+
+
+def test_a_folder_the_engine_cannot_open_is_said_in_the_window_in_spanish(home, qtbot):
+    import sqlite3
+
+    from app.core.engine import Engine
+
+    with Engine(home) as first:
+        database = first.admin.database_file()
+    with sqlite3.connect(database) as conn:  # a newer Yupana wrote this folder
+        conn.execute("INSERT INTO schema_version (version, how, applied_at) VALUES (9999, 'futuro', '2030-01-01')")
+    conn.close()
+    main = MainWindow(first_run=False)
+    qtbot.addWidget(main)
+    main.open_engine_when_painted(str(home))
+    main.show()
+    qtbot.waitUntil(lambda: main.open_error is not None, timeout=30_000)
+    assert not main.attached and main.crash is None and main.isVisible()
+    text = main.opening.text()
+    assert text.startswith("No se pudieron abrir sus datos.")
+    assert "esquema 9999, más nuevo" in text and "actualice Yupana" in text
+    main.close()
 
 
 def test_an_unhandled_engine_error_opens_a_non_blocking_dialog_with_details(window, qtbot):
@@ -190,3 +258,16 @@ def test_the_status_bar_says_whether_whatsapp_messages_arrive_in_a_shop_owners_w
     assert listener_words(ListenerState("error", error="puerto ocupado")) == \
         ("WhatsApp: no se pueden recibir mensajes", "Receptor de webhooks con error: puerto ocupado")
     assert listener_words(ListenerState("stopped"))[0] == "WhatsApp: sin recibir mensajes"
+
+
+def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot):
+    from app.gui.app import shutdown
+
+    main = MainWindow(first_run=False)
+    qtbot.addWidget(main)
+    main.open_engine_when_painted(str(home))
+    main.show()
+    qtbot.waitUntil(lambda: main.workers.running == 1)  # the worker is importing and opening the engine
+    shutdown(main)  # waits for the worker, then hands the engine back to be closed
+    assert not main.attached and not main.isVisible() and main.workers.running == 0
+    assert main.pages.currentWidget() is main.opening

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-PRELOADED = ("app.cli", "app.core.api")
+PRELOADED = ("app.cli", "app.core.api", "app.core.engine")  # the published module loads the engine lazily
 
 
 def _context() -> multiprocessing.context.ForkServerContext:

@@ -14,9 +14,11 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from app.core.records import ListenerState, PadronImport, StreamState
+if TYPE_CHECKING:  # annotations only: the records bring the contract's models (pydantic), which the window's frame
+    # does not need before its first paint (issue 33, start-up)
+    from app.core.records import ListenerState, PadronImport, StreamState
 
 # ---------------------------------------------------------------- invoicing
 VOUCHER_CHANGED = "voucher.changed"  # {id, status} or, for a batch block, {ids, status}

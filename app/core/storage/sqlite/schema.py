@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from app.core.errors import not_configured
 from app.core.storage import schema
 from app.core.storage.sqlite.database import Storage
 
@@ -28,7 +29,8 @@ def adopt(storage: Storage) -> int:
         row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
         version = 1 if row[0] is None else int(row[0])
         if version > schema.VERSION:  # a newer Yupana wrote this folder: refuse rather than misread it
-            raise RuntimeError(f"schema version {version} is newer than this version knows ({schema.VERSION})")
+            raise not_configured(f"La carpeta de datos tiene el esquema {version}, más nuevo que el que conoce esta "
+                                 f"versión de Yupana ({schema.VERSION}): actualice Yupana para abrirla.")
         now = datetime.now(UTC).isoformat(timespec="seconds")
         if row[0] is None:
             conn.execute("INSERT INTO schema_version (version, how, applied_at) VALUES (?, ?, ?)", (1, ADOPTED, now))
