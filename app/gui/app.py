@@ -87,19 +87,30 @@ def start(home: str | None = None) -> tuple[Engine, MainWindow]:
     window = MainWindow(engine)
     install_excepthook(window, engine.admin.log_file())
     window.show()
+    window.start_services = start_services
+    start_services(window)
+    return engine, window
+
+
+def start_services(window: MainWindow) -> None:
+    """What runs beside a main window (also the one a restore from the assistant opens on the restored folder)."""
+    engine = window.engine
     # The webhook listener starts with the app (a busy port shows in the status bar and in Mensajes);
     # in sandbox mode the local stand-ins start in the background once the window is up.
     window.workers.run(window, engine.messaging.start_listener, failed=lambda exc: window.refresh_status())
     window.workers.run(window, engine.invoicing.watch_summaries)  # RA/RC that `yupana` commands leave pending
     window.workers.run(window, window.start_sandbox_if_chosen)
     window.workers.run(window, window.start_api_if_chosen)
-    return engine, window
 
 
 def shutdown(engine: Engine, window: MainWindow) -> None:
-    window.close()
-    window.workers.wait(15_000)
-    engine.close()
+    current: MainWindow | None = window
+    while current is not None:  # a restore from the assistant replaced the first window (and its engine)
+        current.close()
+        current.workers.wait(15_000)
+        if not current.engine_released:
+            current.engine.close()
+        current = current.successor
     app = QApplication.instance()
     parts = _parts.get(app) if app is not None else None
     if parts is not None and parts.collector is not None:
