@@ -198,15 +198,17 @@ class RestoreDialog(QDialog):
     """The steps with their progress, the questions, and at the end the list of what was found.
 
     `release` (on the worker, after the backup verified) frees the data folder; `finished` (on the window thread)
-    takes the restored folder's open engine; without it the engine is closed once the list is shown."""
+    takes the restored folder's open engine; without it the engine is closed once the list is shown. `ended` (on the
+    window thread) is told what was done; `failed`, why nothing was."""
 
     def __init__(self, backup: str, home: Path, parent: QWidget | None = None, *,
                  release: Callable[[], None] | None = None,
                  finished: Callable[[Engine], None] | None = None,
-                 failed: Callable[[BaseException], None] | None = None) -> None:
+                 failed: Callable[[BaseException], None] | None = None,
+                 ended: Callable[[RestoreOutcome], None] | None = None) -> None:
         super().__init__(parent)
         self.backup, self.home = backup, Path(home)
-        self.release, self.on_finished, self.on_failed = release, finished, failed
+        self.release, self.on_finished, self.on_failed, self.on_ended = release, finished, failed, ended
         self.setWindowTitle("Restaurar desde una copia")
         self.workers = Workers(threads=1, parent=self)
         self.asker = Asker(self._show_question, self)
@@ -297,6 +299,8 @@ class RestoreDialog(QDialog):
             self.on_finished(engine)
         elif engine is not None:
             self.workers.run(self, engine.close)
+        if self.on_ended is not None:
+            self.on_ended(outcome)
 
     def _failed(self, exc: BaseException) -> None:
         self.error = exc
