@@ -4,6 +4,7 @@ copia» (issue 35): a backup put into this new data folder, its numbering checke
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -30,6 +31,20 @@ from .dialogs import choose_path
 from .environment import confirm_switch
 from .restore import RestoreDialog
 from .widgets import FieldErrors, MessageBanner, fit_to_screen
+
+
+@runtime_checkable
+class HandsOver(Protocol):
+    """The main window as a restore from the assistant uses it (app.gui.main_window.MainWindow)."""
+
+    engine_released: bool
+    restore_dialog: QWidget | None
+
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+    def release_engine(self) -> None: ...
+    def hand_over(self, engine: Engine) -> HandsOver: ...
+
 
 CERTIFICATE_FIELDS = {"password", "archivo", "clave", "certificado"}  # errors of the certificate page's fields
 ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.api.environments
@@ -251,10 +266,8 @@ class SetupAssistant(QWizard):
     def restore_from(self, backup: str) -> RestoreDialog:
         """The backup into this data folder, on a worker: only while the folder is new (no company, no vouchers);
         then Yupana goes on with the restored data in a new main window."""
-        from .main_window import MainWindow
-
         parent = self.parentWidget()
-        window = parent if isinstance(parent, MainWindow) else None
+        window = parent if isinstance(parent, HandsOver) else None
         home = Path(self.context.engine.admin.home())
         if window is not None:
             window.pause()  # stop asking the engine meanwhile

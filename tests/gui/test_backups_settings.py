@@ -13,8 +13,8 @@ import pytest
 from app.core.invoicing import backups
 from app.core.platform import clock
 from app.gui.settings import SettingsPage
-from tests.helpers.base import ISSUER_RUC
 from tests.gui.test_restore_window import answer, ended_or_asking
+from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, wait_idle
 from tests.helpers.voucher_matrix import factura, item
 
