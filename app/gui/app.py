@@ -76,7 +76,6 @@ def start(home: str | None = None) -> tuple[Engine, MainWindow]:
     from app.core.api import Engine
 
     from .collector import GuiThreadCollector
-    from .crash import install_excepthook
     from .main_window import MainWindow
 
     app = application()
@@ -85,7 +84,6 @@ def start(home: str | None = None) -> tuple[Engine, MainWindow]:
         parts.collector = GuiThreadCollector(app)
     engine = Engine(home)
     window = MainWindow(engine)
-    install_excepthook(window, engine.admin.log_file())
     window.show()
     window.start_services = start_services
     start_services(window)
@@ -94,7 +92,10 @@ def start(home: str | None = None) -> tuple[Engine, MainWindow]:
 
 def start_services(window: MainWindow) -> None:
     """What runs beside a main window (also the one a restore from the assistant opens on the restored folder)."""
+    from .crash import install_excepthook
+
     engine = window.engine
+    install_excepthook(window, engine.admin.log_file())  # on this window, the one that replaced it after a restore
     # The webhook listener starts with the app (a busy port shows in the status bar and in Mensajes);
     # in sandbox mode the local stand-ins start in the background once the window is up.
     window.workers.run(window, engine.messaging.start_listener, failed=lambda exc: window.refresh_status())

@@ -53,7 +53,7 @@ def shop_backup(voids_sandbox, tmp_path):
         shop.invoicing.issue(boleta("B001", 3, LINES))
         written = [f"01-F001-{n}" for n in (4, 5, 7)] + ["03-B001-3"]
         wait_for(lambda: all(any(usb.glob(f"comprobantes/*/R-{ISSUER_RUC}-{name}.xml")) for name in written),
-                 timeout=30)
+                 timeout=90)
     finally:
         shop.close()
     for lost in [*usb.glob("comprobantes/*/*F001-5.*"), *usb.glob("comprobantes/*/*F001-7.*")]:
@@ -92,6 +92,10 @@ def test_the_assistant_restores_a_backup_and_goes_on_with_the_numbering_checked(
     assert assistant.company_page.restore_button.text() == "Restaurar desde una copia…"
 
     dialog = assistant.restore_from(str(shop_backup))
+    qtbot.waitUntil(lambda: dialog.question is not None and dialog.question.isVisible(), timeout=60_000)
+    # asked while the steps wait on their worker: the window thread is free, the progress says where they are
+    assert dialog.running and not dialog.close_button.isEnabled() and window.closing
+    assert dialog.step.text().startswith("Comprobando la numeración") and dialog.progress.value() == 4
     asked = answer(qtbot, dialog, 4)  # B001-4 was printed too, its file lost: the person reads it off the roll
     assert asked.startswith(f"B001 (tipo 03, RUC {ISSUER_RUC}): SUNAT no responde la consulta del estado de boletas")
     assert "El último número conocido es el 3." in asked  # the backup's 2, the file written as made: 3
