@@ -44,7 +44,7 @@ import resource, sys
 import app.gui.app as gui
 from PySide6.QtTest import QTest
 
-gui.started = lambda window, engine: None
+gui.start_services = lambda window: None  # no listener, sandboxes or local API (no port bound)
 app = gui.application()
 window = gui.start()
 QTest.qWaitForWindowExposed(window, 5000)

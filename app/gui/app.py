@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QApplication
 from app import APP_NAME, __version__
 
 if TYPE_CHECKING:
-    from app.core.api import Engine
 
     from .collector import GuiThreadCollector
     from .main_window import MainWindow
@@ -75,25 +74,29 @@ def start(home: str | None = None) -> MainWindow:
     """Show the main window (with the crash hook) at once, saying «Abriendo sus datos…»; the engine is imported and
     opened on a worker once the window has painted, then attached (issue 33, start-up). `run` adds the event loop."""
     from .collector import GuiThreadCollector
-    from .crash import install_excepthook
     from .main_window import MainWindow
 
     app = application()
     parts = parts_of(app)
     if parts.collector is None:
         parts.collector = GuiThreadCollector(app)
+    from .crash import install_excepthook
+
     window = MainWindow()
     install_excepthook(window, None)
-    window.open_engine_when_painted(home, then=lambda engine: started(window, engine))
+    window.start_services = start_services
+    window.open_engine_when_painted(home, then=lambda engine: start_services(window))
     window.show()
     return window
 
 
-def started(window: MainWindow, engine: Engine) -> None:
-    """Once the engine is attached: the crash hook names its log, and what starts with the app starts."""
+def start_services(window: MainWindow) -> None:
+    """What runs beside a main window once its engine is attached (also beside the one a restore from the assistant
+    opens on the restored folder): the crash hook names its log, and what starts with the app starts."""
     from .crash import install_excepthook
 
-    install_excepthook(window, engine.admin.log_file())
+    engine = window.engine
+    install_excepthook(window, engine.admin.log_file())  # on this window, the one that replaced it after a restore
     # The webhook listener starts with the app (a busy port shows in the status bar and in Mensajes);
     # in sandbox mode the local stand-ins start in the background once the window is up.
     window.workers.run(window, engine.messaging.start_listener, failed=lambda exc: window.refresh_status())
@@ -103,13 +106,16 @@ def started(window: MainWindow, engine: Engine) -> None:
 
 
 def shutdown(window: MainWindow) -> None:
-    window.close()
-    window.workers.wait(15_000)
     app = QApplication.instance()
-    if app is not None and not window.attached:
-        app.processEvents()  # an engine opened while the window closed is handed back now, and closed
-    if window.attached:
-        window.engine.close()
+    current: MainWindow | None = window
+    while current is not None:  # a restore from the assistant replaced the first window (and its engine)
+        current.close()
+        current.workers.wait(15_000)
+        if app is not None and not current.attached:
+            app.processEvents()  # an engine opened while the window closed is handed back now, and closed
+        if current.attached and not current.engine_released:
+            current.engine.close()
+        current = current.successor
     parts = _parts.get(app) if app is not None else None
     if parts is not None and parts.collector is not None:
         parts.collector.stop()

@@ -1,12 +1,15 @@
-"""The first-run assistant: company profile, certificate, environment (sandbox by default)."""
+"""The first-run assistant: company profile, certificate, environment (sandbox by default); or «Restaurar desde una
+copia» (issue 35): a backup put into this new data folder, its numbering checked, Yupana going on with it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -20,13 +23,28 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core.api import Company, environments, unreadable_file
+from app.core.api import Company, Engine, backups, environments, invalid, unreadable_file
 
 from .company_form import CompanyForm
 from .context import Context
 from .dialogs import choose_path
 from .environment import confirm_switch
+from .restore import RestoreDialog
 from .widgets import FieldErrors, MessageBanner, fit_to_screen
+
+
+@runtime_checkable
+class HandsOver(Protocol):
+    """The main window as a restore from the assistant uses it (app.gui.main_window.MainWindow)."""
+
+    engine_released: bool
+    restore_dialog: QWidget | None
+
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+    def release_engine(self) -> None: ...
+    def hand_over(self, engine: Engine) -> HandsOver: ...
+
 
 CERTIFICATE_FIELDS = {"password", "archivo", "clave", "certificado"}  # errors of the certificate page's fields
 ENVIRONMENT_CHOICES = [  # the longer sentences of a first choice; names from app.core.api.environments
@@ -78,8 +96,16 @@ class CompanyPage(QWizardPage):
         layout = QVBoxLayout(self)
         self.banner = MessageBanner()
         self.form = CompanyForm(context, self.banner, with_list=False)
+        self.restore_button = QPushButton("Restaurar desde una copia…")
+        self.restore_button.setToolTip("¿Ya usaba Yupana en otro equipo? Ponga aquí una copia de seguridad "
+                                       "(yupana-respaldo-….zip) en lugar de empezar de cero")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("¿Ya usaba Yupana en otro equipo?"))
+        row.addWidget(self.restore_button)
+        row.addStretch(1)
         layout.addWidget(self.banner)
         layout.addWidget(self.form)
+        layout.addLayout(row)
 
 
 class CertificatePage(QWizardPage):
@@ -172,6 +198,8 @@ class SetupAssistant(QWizard):
         self.setButtonText(QWizard.WizardButton.BackButton, "< Atrás")
         self.setButtonText(QWizard.WizardButton.FinishButton, "Terminar")
         self.setButtonText(QWizard.WizardButton.CancelButton, "Ahora no")
+        self.restore_dialog: RestoreDialog | None = None
+        self.company_page.restore_button.clicked.connect(self.ask_restore)
         fit_to_screen(self, 720, 520)
         # In sandbox mode the RUC lookup of page 1 already answers from the local registry sandbox.
         context.workers.run(self, self._start_sandbox_if_chosen, failed=lambda exc: None)
@@ -226,3 +254,57 @@ class SetupAssistant(QWizard):
             self.certificate_page.show_errors(exc)
         else:
             self.environment_page.banner.show_error(exc)
+
+    # ------------------------------------------------------------ «Restaurar desde una copia»
+
+    def ask_restore(self) -> None:
+        chosen = QFileDialog.getOpenFileName(self, "Copia de seguridad a restaurar", "",
+                                             "Copias de Yupana (yupana-respaldo-*.zip);;Todos los archivos (*)")[0]
+        if chosen:
+            self.restore_from(chosen)
+
+    def restore_from(self, backup: str) -> RestoreDialog:
+        """The backup into this data folder, on a worker: only while the folder is new (no company, no vouchers);
+        then Yupana goes on with the restored data in a new main window."""
+        parent = self.parentWidget()
+        window = parent if isinstance(parent, HandsOver) else None
+        home = Path(self.context.engine.admin.home())
+        if window is not None:
+            window.pause()  # stop asking the engine meanwhile
+
+        def release() -> None:  # on the worker, once the backup verified
+            engine = self.context.engine
+            companies = engine.admin.companies()
+            if companies or engine.admin.database_file() != home / backups.DATABASE:
+                names = ", ".join(f"{company.razon_social} ({company.ruc})" for company in companies)
+                raise invalid("carpeta", f"La carpeta de datos «{home}» ya tiene datos de Yupana"
+                                         + (f" ({names})" if names else "") + ": una copia se restaura solo en una "
+                                         "carpeta nueva, vacía. Abra Yupana con otra carpeta (yupana --home "
+                                         "CARPETA_NUEVA) y restaure allí.")
+            if window is not None:
+                window.release_engine()
+            else:
+                engine.close()
+            for suffix in ("", "-wal", "-shm"):
+                (home / f"{backups.DATABASE}{suffix}").unlink(missing_ok=True)
+
+        def go_on(engine: Engine) -> None:
+            if window is None:
+                self.context.workers.run(self, engine.close)
+                return
+            successor = window.hand_over(engine)
+            dialog.setParent(successor, dialog.windowFlags())
+            successor.restore_dialog = dialog  # kept open over the new window
+            dialog.show()
+
+        def failed(_: BaseException) -> None:
+            if window is not None and not window.engine_released:  # refused before anything changed
+                window.resume()
+            elif window is not None:  # the folder was freed but nothing was restored: start again on it
+                dialog.workers.run(dialog, Engine, home, done=go_on)
+
+        dialog = RestoreDialog(backup, home, None, release=release, finished=go_on, failed=failed)
+        self.restore_dialog = dialog
+        dialog.show()
+        dialog.start()
+        return dialog

@@ -1,6 +1,7 @@
 """Ajustes → «Copias de seguridad» (issue 35): under the folder and schedule fields, the newest backup in the folder
 and this desk's last try with its result, «Hacer copia ahora» (made on the engine's backups loop, never here) and
-«Restaurar…» (a backup put into a new, empty data folder, on a worker). The main window's banner text comes from
+«Restaurar…» (a backup put into a new, empty data folder and its numbering checked, as `yupana respaldo restaurar`
+does, in restore.py's dialog). The main window's banner text comes from
 the same status (`engine.admin.backup_status().warning`)."""
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.api import MIN_PASSPHRASE_CHARS, BackupRun, BackupStatus, backups, clock
+from app.core.api import MIN_PASSPHRASE_CHARS, BackupRun, BackupStatus, clock
 
 from .context import Context
+from .restore import RestoreDialog, RestoreOutcome
 
 EXPLANATION = (
     "Yupana hace una copia verificada de sus datos cada día a la hora elegida y después de cada tantos comprobantes, "
@@ -96,6 +98,7 @@ class BackupsBox(QWidget):
         column.addWidget(self.status)
         column.addLayout(row)
         column.addWidget(self.result)
+        self.restore_dialog: RestoreDialog | None = None
         self.last_status: BackupStatus | None = None
         self.waiting_for: BackupRun | None = None
         self.waiting = False
@@ -169,21 +172,26 @@ class BackupsBox(QWidget):
         if target:
             self.restore(chosen, target)
 
-    def restore(self, backup: str, folder: str) -> None:
+    def restore(self, backup: str, folder: str) -> RestoreDialog:
+        """What `yupana respaldo restaurar` does, in a dialog with its progress and questions (restore.py); the
+        restored folder is then opened with Yupana."""
         self.result.setStyleSheet("")
-        self.result.setText("Restaurando la copia…")
-        self.context.workers.run(self, backups.restore, backup, Path(folder), done=self._restored,
-                                 failed=self._failed, busy=[self.restore_button])
+        self.result.setText(f"Restaurando la copia «{Path(backup).name}»…")
+        dialog = RestoreDialog(backup, Path(folder), self, failed=self._failed, ended=self._restored)
+        self.restore_dialog = dialog
+        dialog.show()
+        dialog.start()
+        return dialog
 
-    def _restored(self, restored: backups.Restored) -> None:
-        series = ", ".join(f"{serie['serie']} hasta el {serie['ultimo']}" for serie in restored.series)
-        self.result.setStyleSheet(OK_STYLE)
+    def _restored(self, outcome: RestoreOutcome) -> None:
+        home = Path(outcome.restored.database).parent
+        series = ", ".join(f"{serie['serie']} hasta el {serie['ultimo']}" for serie in outcome.restored.series)
+        self.result.setStyleSheet(OK_STYLE if outcome.numbering is not None else PROBLEM_STYLE)
         self.result.setText(
-            f"Copia restaurada en {Path(restored.database).parent}" + (f" (series: {series})" if series else "")
-            + ". Lo emitido después de la copia no está en ella: antes de emitir, compruebe la numeración con yupana "
-              f"--home \"{Path(restored.database).parent}\" numeracion verificar --tras-restaurar (consulta a SUNAT las series F y "
-              "pide el último número impreso de las demás); luego abra Yupana con yupana --home "
-              f"\"{Path(restored.database).parent}\".")
+            f"Copia «{Path(outcome.backup).name}» restaurada en {home}" + (f" (en la copia: {series})" if series else "")
+            + (". Numeración comprobada (archivos escritos al emitir, SUNAT para las series F, el último impreso de "
+               "las demás)" if outcome.numbering is not None else ". La numeración NO se comprobó")
+            + f". Para trabajar con esos datos, abra Yupana con esa carpeta: yupana --home \"{home}\".")
 
     def _failed(self, exc: BaseException) -> None:
         self.waiting = False

@@ -153,6 +153,10 @@ class MainWindow(QMainWindow):
         self.painted = False
         self.to_open: tuple[str | None, Callable[[Engine], object] | None] | None = None
         self.open_error: BaseException | None = None  # why the engine could not be opened
+        self.successor: MainWindow | None = None  # the window on a restored data folder that replaced this one
+        self.engine_released = False
+        self.restore_dialog: QWidget | None = None  # the list of what a restore found, over the window it opened
+        self.start_services: Callable[[MainWindow], None] | None = None  # app.start's: listener, API, sandboxes
         self.setWindowTitle(f"{APP_NAME} {__version__}")
         fit_to_screen(self, 1180, 760)  # a 1366×768 laptop's work area is 728 px high
         self.navigation = QListWidget()
@@ -388,6 +392,38 @@ class MainWindow(QMainWindow):
         self.assistant = assistant
         assistant.show()
         return assistant
+
+    # ------------------------------------------------------------ a restore replacing the data folder's database
+
+    def pause(self) -> None:
+        """Stop asking the engine: a restore from the assistant is about to replace its (new, empty) database."""
+        self.closing = True
+        self.status_timer.stop()
+        self.backup_check.stop()
+
+    def resume(self) -> None:
+        """The restore was refused before anything changed: back to work."""
+        self.closing = False
+        self.backup_check.start()
+        self.refresh_status()
+
+    def release_engine(self) -> None:
+        """On a worker, once paused: the running jobs end, the sandboxes stop and the engine closes its database."""
+        self.workers.pool.waitForDone(15_000)
+        self.context.sandboxes.stop()
+        self.engine.close()
+        self.engine_released = True
+
+    def hand_over(self, engine: Engine) -> MainWindow:
+        """Yupana goes on with `engine` (the restored data folder) in a new main window; this one closes."""
+        successor = MainWindow(engine)  # the assistant again only if the restored folder has no company
+        successor.start_services = self.start_services
+        self.successor = successor
+        successor.show()
+        if self.start_services is not None:
+            self.start_services(successor)
+        self.close()
+        return successor
 
     def show_error(self, owner: Any, exc: BaseException) -> None:
         """A failure no window handled: inline on the owner page if it can, otherwise a non-blocking dialog."""

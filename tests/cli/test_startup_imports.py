@@ -142,7 +142,7 @@ class FirstPaint(QObject):
             seen["opening"] = watched.window().opening.text()
         return False
 
-gui.started = lambda window, engine: seen.setdefault("started", sorted(sys.modules))
+gui.start_services = lambda window: seen.setdefault("started", sorted(sys.modules))
 app = gui.application()
 spy = FirstPaint()
 app.installEventFilter(spy)

@@ -346,6 +346,7 @@ def open_dialogs(app: QApplication, window: Any, area: QRect, voucher_id: int, h
     settle(app, window.workers)
     results.append(measure("Asistente", assistant, area))
     assistant.reject()
+    results += restore_dialogs(app, window, area, home)
     products = window.show_section("Productos")
     editor = products.open_editor(None)
     settle(app, window.workers)
@@ -380,6 +381,36 @@ def open_dialogs(app: QApplication, window: Any, area: QRect, voucher_id: int, h
     settle(app, window.workers)
     results.append(measure("Contraseña del certificado", password, area))
     password.reject()
+    return results
+
+
+def restore_dialogs(app: QApplication, window: Any, area: QRect, home: str) -> list[dict[str, Any]]:
+    """«Restaurar desde una copia»: the list of what was found (long lines, as a real restore writes them) and its
+    two questions, the recovery passphrase (after a wrong one) and the last boleta printed."""
+    from app.core.api import SerieFinding
+    from app.gui.restore import LAST_NUMBER_QUESTION, PASSPHRASE_QUESTION, RestoreDialog
+
+    dialog = RestoreDialog("yupana-respaldo-20261206-203015.zip", Path(home) / "otra-carpeta", window)
+    dialog.found.setPlainText("\n".join(
+        [f"Copia «yupana-respaldo-20261206-203015.zip» del 06/12/2026 15:30 restaurada en «{home}»: 300,000 "
+         "comprobantes.", "Recuperados de los archivos escritos al emitir: 120 (118 con su CDR): "
+         + ", ".join(f"F001-{n}" for n in range(1000, 1020)) + " …", "Numeración:"]
+        + [f"F00{n} (tipo 01, RUC {ISSUER}): sigue en 1235; en SUNAT después de la copia: 1230, 1231, 1233, 1234; "
+           "números dudosos (pueden estar impresos): 1232" for n in range(1, 10)]))
+    dialog.show()
+    settle(app, window.workers)
+    results = [measure("Restaurar desde una copia", dialog, area)]
+    boleta = SerieFinding(ISSUER, "03", "B001", 1200, 1210, False,
+                          motivo="SUNAT no responde la consulta del estado de boletas ni de sus notas")
+    for name, question in (("Restaurar: frase de recuperación",
+                            (PASSPHRASE_QUESTION, "La frase de recuperación no es correcta.")),
+                           ("Restaurar: último número impreso", (LAST_NUMBER_QUESTION, boleta))):
+        dialog._show_question(question, lambda _: None)
+        settle(app, window.workers)
+        assert dialog.question is not None
+        results.append(measure(name, dialog.question, area))
+        dialog.question.reject()
+    dialog.reject()
     return results
 
 

@@ -1,6 +1,6 @@
 """Issue 35, windows: Ajustes → «Copias de seguridad» (the folder and schedule fields, the newest backup and this
-desk's last try, «Hacer copia ahora» made on the engine's backups loop, «Restaurar…» into a new empty folder on a
-worker) and the main window's banner when the newest backup is older than 7 days or its folder is unreachable."""
+desk's last try, «Hacer copia ahora» made on the engine's backups loop, «Restaurar…» into a new empty folder with the
+numbering checked, in test_restore_window.py's dialog) and the main window's banner when the newest backup is older than 7 days or its folder is unreachable."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from app.core.invoicing import backups
 from app.core.platform import clock
 from app.gui.settings import SettingsPage
+from tests.gui.test_restore_window import answer, ended_or_asking
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, wait_idle
 from tests.helpers.voucher_matrix import factura, item
@@ -54,13 +55,20 @@ def test_the_tab_makes_a_backup_now_off_the_window_thread_and_restores_one(qtbot
 
     new_folder = tmp_path / "otra-pc"
     new_folder.mkdir()
-    box.restore(str(made[0]), str(new_folder))
-    qtbot.waitUntil(lambda: box.result.text().startswith("Copia restaurada en"), timeout=60_000)
-    assert "F001 hasta el 3" in box.result.text() and (new_folder / backups.DATABASE).is_file()
+    dialog = box.restore(str(made[0]), str(new_folder))  # the steps of `yupana respaldo restaurar`, in a dialog
+    while not ended_or_asking(qtbot, dialog):  # SUNAT not reachable here: the last number printed is asked
+        answer(qtbot, dialog, 3)
+    assert dialog.error is None
+    qtbot.waitUntil(lambda: box.result.text().startswith(f"Copia «{made[0].name}» restaurada en"), timeout=10_000)
+    assert "F001 hasta el 3" in box.result.text() and "Numeración comprobada" in box.result.text()
+    assert f'yupana --home "{new_folder}"' in box.result.text() and (new_folder / backups.DATABASE).is_file()
+    assert "F001 (tipo 01, RUC 20100066603): sigue en 4" in dialog.done_text()
+    wait_idle(qtbot, dialog.workers)  # the restored folder's engine is closed: another Yupana opens it
+    dialog.close()
 
-    box.restore(str(made[0]), str(new_folder))  # not an empty folder any more
+    dialog = box.restore(str(made[0]), str(new_folder))  # not an empty folder any more
     qtbot.waitUntil(lambda: "ya tiene una base de datos de Yupana" in box.result.text(), timeout=60_000)
-    assert "b71c1c" in box.result.styleSheet()
+    assert "b71c1c" in box.result.styleSheet() and "ya tiene una base de datos" in dialog.banner.text.text()
 
 
 def test_backup_now_without_a_folder_says_so(qtbot, context, company):

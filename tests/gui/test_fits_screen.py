@@ -44,7 +44,8 @@ EXPECTED = [
     "Anular", "Enviar por WhatsApp", "Frase secreta (frase_nueva)", "Frase secreta (abierto)", "Asistente",
     "Producto", "Importar productos (CSV)", "Contraseña del certificado", "Conectar WhatsApp",
     "Conectar WhatsApp (Meta)", "Nueva guía de remisión (desde un comprobante)",
-    "Nueva guía de remisión (transportista)",
+    "Nueva guía de remisión (transportista)", "Restaurar desde una copia", "Restaurar: frase de recuperación",
+    "Restaurar: último número impreso",
 ]
 VOUCHER_FORMS = [name for name in EXPECTED if name.startswith("Nuevo comprobante")]
 QT_SCALING = ("QT_FONT_DPI", "QT_SCALE_FACTOR", "QT_SCREEN_SCALE_FACTORS", "QT_ENABLE_HIGHDPI_SCALING",
@@ -107,7 +108,8 @@ def test_the_primary_buttons_are_on_the_screen(measured):
     for dialog in [*VOUCHER_FORMS, "Anular", "Enviar por WhatsApp", "Frase secreta (abierto)", "Asistente",
                    "Producto", "Importar productos (CSV)", "Contraseña del certificado", "Conectar WhatsApp",
                    "Conectar WhatsApp (Meta)", "Nueva guía de remisión (desde un comprobante)",
-                   "Nueva guía de remisión (transportista)"]:
+                   "Nueva guía de remisión (transportista)", "Restaurar desde una copia",
+                   "Restaurar: frase de recuperación", "Restaurar: último número impreso"]:
         assert windows[dialog]["buttons"] >= 1, dialog
 
 

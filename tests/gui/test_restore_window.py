@@ -1,0 +1,197 @@
+"""Issue 35, windows: «Restaurar desde una copia» in the first-start assistant and «Restaurar…» in Ajustes → «Copias
+de seguridad» run what `yupana respaldo restaurar` runs, on a worker with its progress: the backup verified and put into
+an empty data folder, its keys opened with the recovery passphrase (asked in a dialog), the vouchers written as files
+after the backup read back, SUNAT asked about the F series (the SUNAT sandbox on 127.0.0.1 port 0, getStatus and
+getStatusCdr as SUNAT answers them), the last boleta printed asked in a Spanish dialog; then the list of what was found.
+A wrong passphrase, a damaged backup and a folder that already has data are refused in Spanish, naming the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.invoicing import backups, statuses
+from app.core.platform import secrets
+from app.gui.restore import RestoreDialog
+from tests.core.invoicing.test_backup_recovery import RECOVERY, keyring_shop, this_pc_keyring  # noqa: F401
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.gui import wait_idle
+from tests.helpers.messaging_support import wait_for
+from tests.helpers.voids_support import issued
+from tests.helpers.voucher_matrix import boleta, factura, item
+
+LINES = [item("Arroz superior 5 kg", "2", "10.00")]
+pytestmark = pytest.mark.sunat_files
+
+
+@pytest.fixture
+def shop_backup(voids_sandbox, tmp_path):
+    """«The PC that died»: F001-1…3 and B001-1…2 in a backup; after it F001-4, 5 and 7 reach SUNAT (6 never did: a
+    number that may have been printed) and B001-3 is printed; the files written as they were made keep F001-4 and
+    B001-3 (those of F001-5 and 7 were lost with the disk)."""
+    from app.core.engine import Engine
+    from app.core.platform.companies import Company
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    shop = Engine(tmp_path / "pc-que-murio")
+    try:
+        shop.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                       direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
+        voids_sandbox.configure(shop)
+        shop.admin.config_set("sunat_timeout_s", "5")
+        shop.invoicing.create_test_certificate(ISSUER_RUC)
+        for n in range(1, 4):
+            issued(shop, factura("F001", n, LINES))
+        for n in (1, 2):
+            shop.invoicing.issue(boleta("B001", n, LINES))
+        path = shop.admin.create_backup(usb).path
+        shop.admin.config_set("backup_folder", str(usb))
+        for n in (4, 5, 7):
+            issued(shop, factura("F001", n, LINES))
+        shop.invoicing.issue(boleta("B001", 3, LINES))
+        written = [f"01-F001-{n}" for n in (4, 5, 7)] + ["03-B001-3"]
+        wait_for(lambda: all(any(usb.glob(f"comprobantes/*/R-{ISSUER_RUC}-{name}.xml")) for name in written),
+                 timeout=90)
+    finally:
+        shop.close()
+    for lost in [*usb.glob("comprobantes/*/*F001-5.*"), *usb.glob("comprobantes/*/*F001-7.*")]:
+        lost.unlink()
+    return Path(path)
+
+
+def answer(qtbot, dialog, value) -> str:
+    """Answer the question the dialog is showing; returns its text."""
+    qtbot.waitUntil(lambda: dialog.question is not None and dialog.question.isVisible(), timeout=60_000)
+    box = dialog.question
+    text = box.labelText()
+    if isinstance(value, int):
+        box.setIntValue(value)
+    else:
+        box.setTextValue(value)
+    box.accept()
+    return text
+
+
+def ended_or_asking(qtbot, dialog) -> bool:
+    """Wait until the restore ended (True) or asks something (False)."""
+    qtbot.waitUntil(lambda: dialog.outcome is not None or dialog.error is not None
+                    or (dialog.question is not None and dialog.question.isVisible()), timeout=120_000)
+    return dialog.outcome is not None or dialog.error is not None
+
+
+def test_the_assistant_restores_a_backup_and_goes_on_with_the_numbering_checked(qtbot, engine, shop_backup):
+    from app.gui.main_window import MainWindow
+
+    window = MainWindow(engine, first_run=False)
+    qtbot.addWidget(window)
+    window.show()
+    assistant = window.open_assistant()
+    wait_idle(qtbot, window.workers)
+    assert assistant.company_page.restore_button.text() == "Restaurar desde una copia…"
+
+    dialog = assistant.restore_from(str(shop_backup))
+    qtbot.waitUntil(lambda: dialog.question is not None and dialog.question.isVisible(), timeout=60_000)
+    # asked while the steps wait on their worker: the window thread is free, the progress says where they are
+    assert dialog.running and not dialog.close_button.isEnabled() and window.closing
+    assert dialog.step.text().startswith("Comprobando la numeración") and dialog.progress.value() == 4
+    asked = answer(qtbot, dialog, 4)  # B001-4 was printed too, its file lost: the person reads it off the roll
+    assert asked.startswith(f"B001 (tipo 03, RUC {ISSUER_RUC}): SUNAT no responde la consulta del estado de boletas")
+    assert "El último número conocido es el 3." in asked  # the backup's 2, the file written as made: 3
+    qtbot.waitUntil(lambda: dialog.outcome is not None or dialog.error is not None, timeout=120_000)
+    assert dialog.error is None
+    text = dialog.done_text()
+    assert f"Copia «{shop_backup.name}»" in text and "restaurada en" in text
+    assert "Recuperados de los archivos escritos al emitir: 2 (2 con su CDR): F001-4, B001-3" in text
+    assert (f"F001 (tipo 01, RUC {ISSUER_RUC}): sigue en 8; en SUNAT después "
+            "de la copia: 5, 7; números dudosos (pueden estar impresos): 6") in text
+    assert "F001-5: CDR recuperado" in text and "F001-7: CDR recuperado" in text
+    assert f"B001 (tipo 03, RUC {ISSUER_RUC}): sigue en 5; último impreso confirmado: 4" in text
+    assert dialog.progress.value() == dialog.progress.maximum()
+
+    qtbot.waitUntil(lambda: window.successor is not None, timeout=10_000)
+    successor = window.successor
+    qtbot.addWidget(successor)
+    try:
+        assert not window.isVisible() and successor.isVisible() and window.engine_released
+        assert dialog.parent() is successor and dialog.isVisible()
+        restored = successor.engine
+        assert restored.admin.home() == engine.admin.home()
+        assert restored.invoicing.next_number(ISSUER_RUC, "01", "F001") == 8
+        assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 5
+        detail = restored.invoicing.voucher(restored.invoicing.find_voucher("F001-4", ISSUER_RUC))
+        assert detail.status == statuses.ACEPTADO
+        wait_idle(qtbot, successor.workers)
+        assert successor.assistant is None  # the restored folder has its company: no assistant again
+    finally:
+        successor.close()
+        successor.workers.wait()
+        successor.engine.close()
+
+
+def test_the_assistant_refuses_a_damaged_backup_and_a_folder_with_data(qtbot, engine, shop_backup, tmp_path):
+    from app.core.platform.companies import Company
+    from app.gui.main_window import MainWindow
+
+    damaged = tmp_path / shop_backup.name
+    data = bytearray(shop_backup.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a flipped byte
+    damaged.write_bytes(bytes(data))
+    window = MainWindow(engine, first_run=False)
+    qtbot.addWidget(window)
+    window.show()
+    assistant = window.open_assistant()
+    wait_idle(qtbot, window.workers)
+
+    dialog = assistant.restore_from(str(damaged))
+    qtbot.waitUntil(lambda: dialog.error is not None, timeout=60_000)
+    assert dialog.banner.text.text().startswith(f"No se restaura «{damaged.name}»")
+    assert dialog.step.text() == f"No se restauró «{damaged.name}»."
+    assert not window.engine_released and not window.closing  # nothing changed: the window goes on
+    assert engine.admin.companies() == []
+    dialog.close()
+
+    engine.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="OTRA TIENDA S.A.C.", ubigeo="150101",
+                                     direccion="AV. ABANCAY 123"))
+    dialog = assistant.restore_from(str(shop_backup))
+    qtbot.waitUntil(lambda: dialog.error is not None, timeout=60_000)
+    assert "ya tiene datos de Yupana (OTRA TIENDA S.A.C." in dialog.banner.text.text()
+    assert engine.admin.company(ISSUER_RUC).razon_social == "OTRA TIENDA S.A.C."  # the folder untouched
+    assert not window.engine_released
+    window.close()
+
+
+def test_a_wrong_recovery_passphrase_is_refused_and_the_right_one_opens_the_keys(
+        qtbot, keyring_shop, tmp_path, monkeypatch):  # noqa: F811 - the imported fixture
+    from app.core.engine import Engine
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    shop = Engine(keyring_shop)
+    try:
+        path = shop.admin.create_backup(usb, RECOVERY).path
+    finally:
+        shop.close()
+    monkeypatch.setenv(secrets.KEYRING_ENV, "0")  # «another PC»: no keyring at all
+    new_home = tmp_path / "otro-equipo"
+    dialog = RestoreDialog(path, new_home)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.start()
+    first = answer(qtbot, dialog, "otra frase cualquiera")
+    assert f"Las claves de la copia «{Path(path).name}»" in first
+    again = answer(qtbot, dialog, RECOVERY)
+    assert "frase de recuperación no es correcta" in again and "Las claves de la copia" in again
+    while not ended_or_asking(qtbot, dialog):  # no SUNAT here: the last number printed is asked
+        answer(qtbot, dialog, 5)
+    assert dialog.error is None and dialog.outcome.keys_open
+    assert "Las claves de la copia (certificados, clave SOL) siguen cerradas" not in dialog.done_text()
+    wait_idle(qtbot, dialog.workers)  # the restored folder's engine closed: it opens with the keys from now on
+    monkeypatch.setenv(secrets.RECOVERY_ENV, RECOVERY)
+    again_engine = Engine(new_home)
+    try:
+        assert again_engine.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "claveSOLsecreta")
+    finally:
+        again_engine.close()
+    assert (new_home / backups.DATABASE).is_file()
