@@ -169,7 +169,7 @@ class Engine:
         repos = self._repositories
         self._companies = Companies(self._storage, repos.companies)
         # On a database several desks share, the keys open with the business's passphrase (issue 34, item 3).
-        self._secrets = SecretStore(repos.secrets, shared=is_shared(self._storage))
+        self._secrets = SecretStore(repos.secrets, shared=is_shared(self._storage), database=self._storage)
         self._certificates = CertificateStore(self._storage, repos.certificates, self._secrets)
         self._api_tokens = ApiTokens(self._storage, repos.api_tokens, self._secrets)
         self._addresses = Addresses(self._settings, self._sandbox_endpoints, self._secrets)
