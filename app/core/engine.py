@@ -163,8 +163,10 @@ class Engine:
 
     def _wire_platform(self) -> None:
         # Addresses of the sandboxes running for this folder: read by the sandbox environment only.
-        self._sandbox_endpoints = environments.SandboxEndpoints(
-            self._storage, self._repositories.sandbox_endpoints)
+        # On a shared database each desk's own (its data folder), never the table the desks share.
+        endpoints = (environments.DeskSandboxEndpoints(self._home) if is_shared(self._storage)
+                     else self._repositories.sandbox_endpoints)
+        self._sandbox_endpoints = environments.SandboxEndpoints(self._storage, endpoints)
         self._sandbox_endpoints.purge_dead()
         repos = self._repositories
         self._companies = Companies(self._storage, repos.companies)
