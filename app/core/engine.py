@@ -110,6 +110,9 @@ class CallResult:
         return iter((self.status, self.envelope))
 
 
+OPEN_RETRY_FIRST_S, OPEN_RETRY_MAX_S = 1.0, 10.0  # Engine.open_waiting: the shared database off at start
+
+
 class Engine:
     """The local engine of one data folder. Thread-safe: the GUI thread, workers and listeners share it."""
 
@@ -118,6 +121,26 @@ class Engine:
     messaging: Messaging
     lookups: Lookups
     admin: Administration
+
+    @classmethod
+    def open_waiting(cls, home: str | Path | None = None, *, waiting: Callable[[str, float], None],
+                     stopped: Callable[[float], bool]) -> Engine | None:
+        """The engine, opened once its shared database answers (issue 34, item 8: the server may be off when the app
+        or `yupana serve` starts). While the server is out of reach, `waiting(message, seconds)` is told why in
+        Spanish (naming the server) and when the next try comes, and `stopped(seconds)` waits that long (an event's
+        `wait`): True gives up (None). Any other refusal (a wrong password, a schema too new) raises at once."""
+        delay = OPEN_RETRY_FIRST_S
+        while True:
+            try:
+                return cls(home)
+            except YupanaError as exc:
+                if exc.code != ErrorCode.UPSTREAM_UNAVAILABLE:
+                    raise
+                log.info("shared database out of reach at start, trying again in %s s: %s", delay, exc.message)
+                waiting(exc.message, delay)
+            if stopped(delay):
+                return None
+            delay = min(delay * 2, OPEN_RETRY_MAX_S)
 
     def __init__(self, home: str | Path | None = None) -> None:
         self._home = data_home(home)

@@ -73,17 +73,19 @@ def install_spanish_translation(app: QApplication) -> None:
 
 def start(home: str | None = None) -> tuple[Engine, MainWindow]:
     """Open the engine and show the main window (with the crash hook); `run` adds the event loop."""
-    from app.core.api import Engine
 
     from .collector import GuiThreadCollector
     from .crash import install_excepthook
     from .main_window import MainWindow
+    from .shared_database import open_waiting
 
     app = application()
     parts = parts_of(app)
     if parts.collector is None:
         parts.collector = GuiThreadCollector(app)
-    engine = Engine(home)
+    engine = open_waiting(home)  # the shared database off: said, and tried again, instead of a crash
+    if engine is None:
+        raise SystemExit(0)  # the user left while waiting for it
     window = MainWindow(engine)
     install_excepthook(window, engine.admin.log_file())
     window.show()
