@@ -93,7 +93,8 @@ class VoucherStore:
         """Around a transaction of this thread that packs texts (outside it, never nested in another): once it has
         committed, the dictionaries written in it are known stored and never written again (one statement less per
         text: a round trip on a shared PostgreSQL). Nothing is kept when the block raises."""
-        self._keeping.written = written = set()
+        written: set[bytes] = set()
+        self._keeping.written = written
         try:
             yield
         finally:

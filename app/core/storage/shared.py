@@ -241,9 +241,9 @@ def _rewrapped(snapshot, passphrase: str) -> dict[str, Rows] | None:  # noqa: AN
     meta = dict(_rows(snapshot, "secret_meta", ("key", "value")))
     secrets = _rows(snapshot, "secrets", ("name", "blob", "updated_at"))
     tokens = _rows(snapshot, "api_token", ("id", "hash", "blob", "created_at"))
-    folder = SecretStore(_HeldSecrets(meta))  # type: ignore[arg-type]  # the repository's protocol, in memory
+    folder = SecretStore(_HeldSecrets(meta))
     held = _HeldSecrets({"folder_id": meta["folder_id"]} if "folder_id" in meta else {})
-    business = SecretStore(held, shared=True)  # type: ignore[arg-type]  # the same
+    business = SecretStore(held, shared=True)
     business.unlock(passphrase)  # its salt and probe made (a passphrase too short refused); kept in this desk's keyring
     try:
         folder.master_key(ask=False)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
 
@@ -43,8 +45,9 @@ KEEPALIVES = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "
 class CacheWatch:
     """The counter of other desks' changes to the cached tables, kept by a listener loop (see the module's doc)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, connect: Callable[..., psycopg.Connection]) -> None:
         self.url = url
+        self._connect: Callable[..., Any] = connect  # database.connect (with libpq's options)
         self._version = 0
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
@@ -75,13 +78,11 @@ class CacheWatch:
             self._version += 1
 
     def _round(self) -> Due:
-        from app.core.storage.postgres.database import connect
-
         try:
             if self._conn is None or self._suspect:
                 self._suspect = False
                 self._drop()
-                self._conn = connect(self.url, **KEEPALIVES)
+                self._conn = self._connect(self.url, **KEEPALIVES)
                 self._conn.execute(f"LISTEN {CHANNEL}")
                 self._bump()  # whatever was missed while not listening: every cache is read again
                 self._up = not self._suspect

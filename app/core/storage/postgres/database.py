@@ -199,7 +199,7 @@ class PostgresStorage:
         self.syncs = 0  # commits asked to be durable so far (the port's count; every commit here is)
         self.desk: tuple[str, str] | None = None  # (host, app version) of the desk it beats for, if any
         self._next_beat = 0.0
-        self.cache_watch = CacheWatch(url)  # other desks' changes to the cached tables (data_version)
+        self.cache_watch = CacheWatch(url, connect)  # other desks' changes to the cached tables (data_version)
 
     # ------------------------------------------------------------ connections
 
