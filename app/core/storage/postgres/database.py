@@ -97,6 +97,9 @@ class Connection:
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
         self.touched_cached = False  # the open transaction wrote a cached table (cache_watch): noted at its commit
+        # A transaction begun and not yet told to the server: its BEGIN goes with its first statement (one round trip
+        # less per transaction), or alone before anything that uses `raw` (`started`)
+        self.pending_begin = False
 
     @property
     def lost(self) -> bool:
@@ -106,7 +109,12 @@ class Connection:
         statement = translate(sql)
         try:
             cursor = self.raw.cursor()
-            cursor.execute(statement.text, tuple(params))
+            if self.pending_begin:  # BEGIN and the statement in one round trip: the cursor on the statement's result
+                self.pending_begin = False
+                cursor.execute(f"BEGIN; {statement.text}", tuple(params))
+                cursor.nextset()
+            else:
+                cursor.execute(statement.text, tuple(params))
             self._wrote(statement.written)
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise self._cut(exc) from None
@@ -117,7 +125,7 @@ class Connection:
         if rows:
             statement = translate(sql)
             try:
-                self.raw.cursor().executemany(statement.text, rows)
+                self.started().cursor().executemany(statement.text, rows)
                 self._wrote(statement.written)
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise self._cut(exc) from None
@@ -132,9 +140,24 @@ class Connection:
         else:
             self.touched_cached = True
 
+    def begin(self) -> None:
+        """BEGIN, sent with the transaction's first statement."""
+        self.pending_begin = True
+
+    def started(self) -> psycopg.Connection:
+        """The driver's connection, inside the transaction begun (its BEGIN sent now if it waits): for what goes to
+        psycopg directly (COPY, savepoints, executemany)."""
+        if self.pending_begin:
+            self.pending_begin = False
+            self.command("BEGIN")
+        return self.raw
+
     def commit(self) -> None:
         """COMMIT, the cached tables' note sent first inside the transaction when it wrote one (delivered only if it
-        commits)."""
+        commits); nothing at all for a transaction that ran no statement."""
+        if self.pending_begin:
+            self.pending_begin = False
+            return
         if self.touched_cached:
             self.touched_cached = False
             self.command(f"{CACHE_NOTE}; COMMIT", committing=True)
@@ -143,6 +166,7 @@ class Connection:
 
     def rolled_back(self) -> None:
         self.touched_cached = False
+        self.pending_begin = False
 
     def command(self, text: str, *, committing: bool = False) -> None:
         """BEGIN, COMMIT: the transaction's own statements, as they are."""
@@ -251,7 +275,7 @@ class PostgresStorage:
                 finally:
                     held.depth -= 1
                 return
-            held.conn.command("BEGIN")
+            held.conn.begin()
             held.depth = 1
             try:
                 yield held.conn
@@ -284,6 +308,9 @@ class PostgresStorage:
 
     @staticmethod
     def _roll_back(conn: Connection) -> None:
+        if conn.pending_begin:  # nothing was sent: nothing to undo
+            conn.rolled_back()
+            return
         conn.rolled_back()
         try:
             conn.raw.execute("ROLLBACK")
@@ -312,7 +339,7 @@ class PostgresStorage:
             return
         with self.write() as conn:
             name = f"step_{next(_EPOCHS)}"
-            conn.raw.execute(f"SAVEPOINT {name}")
+            conn.started().execute(f"SAVEPOINT {name}")
             try:
                 yield
             except BaseException:

@@ -107,7 +107,7 @@ def _converted(kinds: list[str]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]
 
 def _copy_rows(conn: Connection, table: str, columns: Iterable[str], rows: Iterable[tuple[Any, ...]]) -> int:
     count = 0
-    with conn.raw.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+    with conn.started().cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
             count += 1
