@@ -81,3 +81,38 @@ def test_a_dictionary_written_in_a_committed_keeping_block_is_not_written_again(
     reader = VoucherStore(engine_database, repos.vouchers, lambda: "sandbox")  # another desk reads them
     assert reader.unpack_bytes(first) == TEXT
     assert [reader.unpack_bytes(p) for p in again] == [TEXT + bytes([n]) for n in range(3)]
+
+
+@pytest.mark.postgres
+def test_a_transaction_sends_its_begin_with_its_first_statement_and_still_rolls_back_whole(postgres_server,
+                                                                                        monkeypatch):
+    import psycopg
+
+    from app.core.storage.postgres.database import PostgresStorage
+
+    storage = PostgresStorage(postgres_server.fresh_database())
+    try:
+        storage.conn()
+        sent: list[str] = []
+        execute = psycopg.Cursor.execute
+
+        def counted(cursor, query, params=None, **kwargs):
+            sent.append(str(query))
+            return execute(cursor, query, params, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+        monkeypatch.setattr(psycopg.Connection, "execute", lambda conn, query, params=None, **kw: counted(
+            conn.cursor(), query, params, **kw))
+        with storage.transaction():
+            pass  # nothing asked: nothing sent
+        assert sent == []
+        with storage.transaction():
+            storage.conn().execute("INSERT INTO settings (key, value) VALUES ('uno', '1')")
+        assert len(sent) == 2 and sent[0].startswith("BEGIN; INSERT")  # one round trip, then COMMIT
+        with pytest.raises(RuntimeError), storage.transaction():
+            storage.conn().execute("INSERT INTO settings (key, value) VALUES ('dos', '2')")
+            storage.conn().execute("INSERT INTO settings (key, value) VALUES ('tres', '3')")
+            raise RuntimeError("deshecho")
+        assert storage.query("SELECT key FROM settings ORDER BY key") == [{"key": "uno"}]  # both undone
+    finally:
+        storage.close()
