@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,10 +52,14 @@ def prepared_desk(home: Path, url: str, sandbox) -> None:
 
 
 def desk_home(folder: Path, url: str) -> Path:
+    """A new desk on `url`, using the sandbox configured for the main desk (a desk's sandbox addresses are its own,
+    in its folder)."""
+    from app.core.platform.environments import DESK_SANDBOX_FILE
     from app.core.platform.settings import DeskSettings
 
     home = Path(tempfile.mkdtemp(dir=folder, prefix="caja-"))
     DeskSettings(home).put("database_url", url)
+    shutil.copy(folder / "principal" / DESK_SANDBOX_FILE, home / DESK_SANDBOX_FILE)
     return home
 
 

@@ -47,7 +47,25 @@ def add_voucher_arguments(parser: argparse.ArgumentParser, example: str) -> None
 def open_engine(args: argparse.Namespace) -> Engine:
     from app.core.api import Engine
 
-    engine = Engine(getattr(args, "home", None))
+    return _prompting(Engine(getattr(args, "home", None)))
+
+
+def open_engine_waiting(args: argparse.Namespace, stop: threading.Event) -> Engine | None:
+    """A serving command's engine: a shared database out of reach at start is said on the standard error and tried
+    again until it answers; None when `stop` is set (SIGTERM) or Ctrl+C comes meanwhile."""
+    from app.core.api import Engine
+
+    def waiting(message: str, seconds: float) -> None:
+        print(f"{message} Se vuelve a intentar en {seconds:g} s (Ctrl+C para salir).", file=sys.stderr, flush=True)
+
+    try:
+        engine = Engine.open_waiting(getattr(args, "home", None), waiting=waiting, stopped=stop.wait)
+    except KeyboardInterrupt:
+        return None
+    return _prompting(engine) if engine is not None else None
+
+
+def _prompting(engine: Engine) -> Engine:
     if sys.stdin.isatty() and sys.stderr.isatty():
         engine.admin.set_passphrase_prompt(ask_passphrase)
     return engine

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -81,11 +82,37 @@ def cmd_use(args: argparse.Namespace) -> int:
     return 0
 
 
+def _business_passphrase() -> str | None:
+    """Asked (hidden, twice) only for a folder whose keys this computer's keyring protects, and only when a person is at
+    the terminal: under it they are copied to the shared database. None: they are left out, to enter again."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    import getpass
+
+    from app.core.api import MIN_PASSPHRASE_CHARS
+
+    print("Las claves de esta carpeta están protegidas por el llavero de este equipo. En la base compartida se "
+          "protegen con la frase secreta del negocio, que cada puesto escribe una vez (si la olvida, tendrá que "
+          "volver a importar los certificados: docs/security.md).", file=sys.stderr)
+    try:
+        while True:
+            first = getpass.getpass(f"Elija la frase secreta del negocio (al menos {MIN_PASSPHRASE_CHARS} "
+                                    "caracteres; no se muestra): ")
+            if len(first) < MIN_PASSPHRASE_CHARS:
+                print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
+                continue
+            if getpass.getpass("Repítala para confirmar: ") == first:
+                return first
+            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
+    except EOFError:
+        return None
+
+
 def cmd_migrate(args: argparse.Namespace) -> int:
     from app.core.api import shared_database
 
     print("Copiando los datos de este puesto a la base de datos compartida…", flush=True)
-    done = shared_database.migrate(_home(args), args.url)
+    done = shared_database.migrate(_home(args), args.url, _business_passphrase)
     print(f"Copiado a {done.where}:")
     width = max(len(count.label) for count in done.counts)
     for count in done.counts:
@@ -98,6 +125,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
                   f"{serie.last}, sigue el {serie.last + 1}")
     if done.desk_settings:
         print(f"Ajustes de este puesto, que quedan solo en él: {', '.join(done.desk_settings)}.")
+    if done.rewrapped:
+        print("Las claves de esta carpeta (certificados, clave SOL, tokens) estaban protegidas por el llavero de este "
+              "equipo: se copiaron protegidas ahora por la frase secreta del negocio, que los demás puestos piden una "
+              "vez.")
     if done.to_enter_again:
         print("Atención: las claves de esta carpeta estaban protegidas por el llavero de este equipo, que los demás "
               "puestos no alcanzan, y no se copiaron. En la base compartida se protegen con la frase secreta del "

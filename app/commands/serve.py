@@ -26,10 +26,14 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from app.api.local import LocalApi
-    from app.commands import open_engine
+    from app.commands import open_engine_waiting, stop_requested
     from app.core.api import YupanaError
 
-    with open_engine(args) as engine:
+    stop = stop_requested()  # SIGTERM while the shared database is still awaited ends the wait too
+    opened = open_engine_waiting(args, stop)
+    if opened is None:
+        return 0
+    with opened as engine:
         if args.new_token or args.show_token:
             print(engine.admin.new_api_token() if args.new_token else engine.admin.api_token())
             return 0
@@ -49,5 +53,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"name": "api", "base_url": api.start() + "/api/v1"}), flush=True)
         if listener_url:
             print(json.dumps({"name": "listener", "base_url": listener_url}), flush=True)
-        wait_until_stopped()
+        wait_until_stopped(stop)
         return 0

@@ -116,6 +116,9 @@ class CallResult:
         return iter((self.status, self.envelope))
 
 
+OPEN_RETRY_FIRST_S, OPEN_RETRY_MAX_S = 1.0, 10.0  # Engine.open_waiting: the shared database off at start
+
+
 class Engine:
     """The local engine of one data folder. Thread-safe: the GUI thread, workers and listeners share it."""
 
@@ -124,6 +127,26 @@ class Engine:
     messaging: Messaging
     lookups: Lookups
     admin: Administration
+
+    @classmethod
+    def open_waiting(cls, home: str | Path | None = None, *, waiting: Callable[[str, float], None],
+                     stopped: Callable[[float], bool]) -> Engine | None:
+        """The engine, opened once its shared database answers (issue 34, item 8: the server may be off when the app
+        or `yupana serve` starts). While the server is out of reach, `waiting(message, seconds)` is told why in
+        Spanish (naming the server) and when the next try comes, and `stopped(seconds)` waits that long (an event's
+        `wait`): True gives up (None). Any other refusal (a wrong password, a schema too new) raises at once."""
+        delay = OPEN_RETRY_FIRST_S
+        while True:
+            try:
+                return cls(home)
+            except YupanaError as exc:
+                if exc.code != ErrorCode.UPSTREAM_UNAVAILABLE:
+                    raise
+                log.info("shared database out of reach at start, trying again in %s s: %s", delay, exc.message)
+                waiting(exc.message, delay)
+            if stopped(delay):
+                return None
+            delay = min(delay * 2, OPEN_RETRY_MAX_S)
 
     def __init__(self, home: str | Path | None = None) -> None:
         self._home = data_home(home)
@@ -170,13 +193,15 @@ class Engine:
 
     def _wire_platform(self) -> None:
         # Addresses of the sandboxes running for this folder: read by the sandbox environment only.
-        self._sandbox_endpoints = environments.SandboxEndpoints(
-            self._storage, self._repositories.sandbox_endpoints)
+        # On a shared database each desk's own (its data folder), never the table the desks share.
+        endpoints = (environments.DeskSandboxEndpoints(self._home) if is_shared(self._storage)
+                     else self._repositories.sandbox_endpoints)
+        self._sandbox_endpoints = environments.SandboxEndpoints(self._storage, endpoints)
         self._sandbox_endpoints.purge_dead()
         repos = self._repositories
         self._companies = Companies(self._storage, repos.companies)
         # On a database several desks share, the keys open with the business's passphrase (issue 34, item 3).
-        self._secrets = SecretStore(repos.secrets, shared=is_shared(self._storage))
+        self._secrets = SecretStore(repos.secrets, shared=is_shared(self._storage), database=self._storage)
         self._certificates = CertificateStore(self._storage, repos.certificates, self._secrets)
         self._api_tokens = ApiTokens(self._storage, repos.api_tokens, self._secrets)
         self._addresses = Addresses(self._settings, self._sandbox_endpoints, self._secrets)

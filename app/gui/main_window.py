@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -21,7 +22,16 @@ from PySide6.QtWidgets import (
 )
 
 from app import APP_NAME, __version__
-from app.core.api import KEYRING_MISSING, SANDBOX, UNLOCKED, YupanaError, events, not_configured, statuses
+from app.core.api import (
+    KEYRING_MISSING,
+    SANDBOX,
+    UNLOCKED,
+    ErrorCode,
+    YupanaError,
+    events,
+    not_configured,
+    statuses,
+)
 from app.sandbox.mode import SandboxMode
 
 from .bridge import EngineEvents
@@ -37,6 +47,7 @@ if TYPE_CHECKING:
 
     from .assistant import SetupAssistant
     from .passphrase import PassphraseDialog
+    from .shared_database import DatabaseWait
     from .vouchers import VouchersPage
 
 log = logging.getLogger(__name__)
@@ -153,6 +164,7 @@ class MainWindow(QMainWindow):
         self.painted = False
         self.to_open: tuple[str | None, Callable[[Engine], object] | None] | None = None
         self.open_error: BaseException | None = None  # why the engine could not be opened
+        self.database_wait: DatabaseWait | None = None  # shown while the shared database does not answer at the start
         self.successor: MainWindow | None = None  # the window on a restored data folder that replaced this one
         self.engine_released = False
         self.restore_dialog: QWidget | None = None  # the list of what a restore found, over the window it opened
@@ -248,7 +260,7 @@ class MainWindow(QMainWindow):
         home, then = self.to_open
         self.to_open = None
         self.workers.run(self, open_engine, home, done=lambda engine: self._engine_opened(engine, then),
-                         failed=self._engine_failed)
+                         failed=lambda exc: self._engine_failed(exc, home, then))
 
     def _engine_opened(self, engine: Engine, then: Callable[[Engine], object] | None) -> None:
         if self.closing:  # closed while it opened
@@ -258,9 +270,37 @@ class MainWindow(QMainWindow):
         if then is not None:
             then(engine)
 
-    def _engine_failed(self, exc: BaseException) -> None:
-        """The engine could not be opened (a folder in use, a newer schema, the shared database unreachable): said in
-        the window, with the technical detail logged."""
+    def _engine_failed(self, exc: BaseException, home: str | None = None,
+                       then: Callable[[Engine], object] | None = None) -> None:
+        """The engine could not be opened (a folder in use, a newer schema): said in the window, with the technical
+        detail logged. The shared database not answering is waited for instead (issue 34): a dialog names the server
+        and tries again until it answers — the engine it opens is attached — or the user leaves, closing Yupana."""
+        if isinstance(exc, YupanaError) and exc.code == ErrorCode.UPSTREAM_UNAVAILABLE and not self.closing:
+            self._wait_for_database(home, exc.message, then)
+            return
+        self._say_open_failed(exc)
+
+    def _wait_for_database(self, home: str | None, first: str, then: Callable[[Engine], object] | None) -> None:
+        from .shared_database import DatabaseWait
+
+        dialog = DatabaseWait(home, first)
+        self.database_wait = dialog
+        dialog.finished.connect(lambda _result: self._database_waited(dialog, then))
+        dialog.open()
+
+    def _database_waited(self, dialog: DatabaseWait, then: Callable[[Engine], object] | None) -> None:
+        dialog.wait_finished()
+        self.database_wait = None
+        if dialog.failure is not None:
+            self._say_open_failed(dialog.failure)
+        elif dialog.result() == QDialog.DialogCode.Accepted and dialog.engine is not None:
+            self._engine_opened(dialog.engine, then)
+        else:  # «Salir»
+            if dialog.engine is not None:
+                dialog.engine.close()
+            self.close()
+
+    def _say_open_failed(self, exc: BaseException) -> None:
         log.error("could not open the engine: %s", exc, exc_info=exc)
         reason = str(exc) if isinstance(exc, YupanaError) else f"Detalle técnico: {type(exc).__name__}: {exc}"
         self.opening.setText(f"{OPEN_FAILED}\n\n{reason}\n\nCierre Yupana, corrija lo indicado y vuelva a abrirlo.")

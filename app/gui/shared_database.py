@@ -4,9 +4,13 @@ good or bad, is shown in Spanish under the button."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.api import Engine, shared_database
 
@@ -101,3 +105,80 @@ class SharedDatabaseBox(QWidget):
     def _failed(self, exc: BaseException) -> None:
         self.result.setStyleSheet(PROBLEM_STYLE)
         self.result.setText(getattr(exc, "message", None) or f"No se pudo probar la conexión: {exc}")
+
+
+# ---------------------------------------------------------------- the shared database off when the app starts (item 8)
+
+class _Relay(QObject):
+    """The opening worker's news, delivered on the GUI thread (queued signals)."""
+
+    told = Signal(str, float)
+    finished = Signal(object)  # the Engine, None (given up) or the exception that ended it
+
+
+class DatabaseWait(QDialog):
+    """Shown instead of a crash when the shared database does not answer as Yupana opens: the server named in Spanish,
+    tried again on a worker (Engine.open_waiting) until it answers — then the window opens — or the user leaves."""
+
+    def __init__(self, home: str | Path | None, first: str) -> None:
+        super().__init__()
+        self.setWindowTitle("Yupana: esperando la base de datos compartida")
+        self.setMinimumWidth(560)
+        self.message = QLabel(first)
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet(PROBLEM_STYLE)
+        self.status = QLabel("Se vuelve a intentar en unos segundos…")
+        hint = QLabel("Yupana se abre solo en cuanto el servidor responda. Para trabajar sin la base compartida, "
+                      "vuelva este puesto a su carpeta: «yupana db usar» sin dirección (docs/desks.md).")
+        hint.setWordWrap(True)
+        leave = QPushButton("Salir")
+        leave.clicked.connect(self.reject)
+        layout = QVBoxLayout(self)
+        for widget in (self.message, self.status, hint):
+            layout.addWidget(widget)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(leave)
+        layout.addLayout(row)
+        self.engine: Engine | None = None
+        self.failure: BaseException | None = None
+        self._stop = threading.Event()
+        self._relay = _Relay()
+        self._relay.told.connect(self._told)
+        self._relay.finished.connect(self._finished)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="database-wait")
+        self._pool.submit(self._open, home)
+
+    def _open(self, home: str | Path | None) -> None:
+        try:
+            result: object = Engine.open_waiting(home, waiting=self._relay.told.emit, stopped=self._stop.wait)
+        except BaseException as exc:  # said on the GUI thread (raised again there)
+            result = exc
+        self._relay.finished.emit(result)
+
+    def _told(self, message: str, seconds: float) -> None:
+        self.message.setText(message)
+        self.status.setText(f"Se vuelve a intentar en {seconds:g} s…")
+
+    def _finished(self, result: object) -> None:
+        if isinstance(result, BaseException):
+            self.failure = result
+        elif isinstance(result, Engine):
+            self.engine = result
+        if not self.isVisible():  # the user left meanwhile: `open_waiting` closes an engine that came too late
+            return
+        if self.engine is not None:
+            self.accept()
+        else:
+            self.reject()
+
+    def reject(self) -> None:
+        self._stop.set()
+        super().reject()
+
+    def wait_finished(self) -> None:
+        """After the dialog: the worker ended (a connection attempt under way takes at most its time-out); an engine
+        it opened as the user left is closed."""
+        self._stop.set()
+        self._pool.shutdown(wait=True)
+        QCoreApplication.sendPostedEvents(self)  # its last news, queued for this dialog

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.core.engine import Engine
+from app.core.errors import YupanaError
 from app.core.invoicing import statuses
 from app.core.platform.companies import Company
 from app.core.platform.paths import database_path
@@ -132,6 +133,7 @@ def test_a_used_folder_moves_into_postgresql_whole_and_stays_as_it_was(
         second.mkdir()
         assert run_cli("db", "usar", url, home=second).returncode == 0
         with Engine(second) as other:
+            voids_sandbox.configure(other)  # each desk's sandbox is its own (its folder's): this one's is the test's
             fourth = issued(other, factura("F001", 4, [item("Servicio de consultoría", "1", "30")]))
         assert desk.invoicing.voucher(fourth).status == statuses.ACEPTADO
         assert desk.invoicing.next_number(ISSUER_RUC, "01", "F001") == 5
@@ -314,5 +316,66 @@ def test_keys_a_desks_keyring_protected_are_left_out_and_entered_again_under_the
             assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
             old = desk.invoicing.voucher(desk.invoicing.find_voucher("F001-1")).xml_firmado
             assert old == signed.xml_firmado and desk.invoicing.verify_signature(old).valid
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_keys_a_desks_keyring_protected_are_wrapped_again_under_the_business_passphrase(postgres_server, home,
+                                                                                         tmp_path, monkeypatch):
+    """`yupana db migrar` on the computer whose keyring protects the folder's keys, with the business passphrase
+    (YUPANA_PASSPHRASE, or typed at the prompt): the keyring opens them and they are copied encrypted under the
+    passphrase — the same certificate signs on the shared database, the SOL key and the API token are the same, and
+    another desk (no keyring) opens them with the passphrase; the folder is left as it was."""
+    import keyring
+
+    from app.core.api import shared_database
+    from app.core.platform import secrets
+    from tests.core.platform.test_keyring_path import MemoryKeyring
+
+    monkeypatch.setenv(secrets.KEYRING_ENV, "1")
+    monkeypatch.delenv(secrets.PASSPHRASE_ENV)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    try:
+        with Engine(home) as engine:
+            engine.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                             direccion="AV. LIMA 1"))
+            certificado = engine.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
+            engine.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "moddatos")
+            token = engine.admin.api_token()
+            generated = engine.invoicing.generate_xml(factura("F001", 1, [item("Arroz Costeño 5 kg", "2", "25.37")]))
+            signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado})
+            stored = engine._storage.query_one("SELECT count(*) AS n FROM secrets")["n"]
+        folder = _fingerprint(home)
+        url = postgres_server.empty_database()
+        with pytest.raises(YupanaError, match="al menos"):  # a passphrase too short: refused, nothing copied
+            shared_database.migrate(home, url, lambda: "corta")
+        asked = []
+        done = shared_database.migrate(home, url, lambda: asked.append(1) or "frase del negocio 2026")
+        assert asked == [1] and done.rewrapped and done.to_enter_again == ()
+        assert _fingerprint(home) == folder  # the folder's file only read
+        shared = open_shared_database(url)
+        try:
+            assert shared.query_one("SELECT value FROM secret_meta WHERE key = 'key_source'") == {"value": "passphrase"}
+            assert shared.query_one("SELECT count(*) AS n FROM secrets") == {"n": stored}
+            assert shared.query_one("SELECT count(*) AS n FROM certificates") == {"n": 1}
+        finally:
+            shared.close()
+        with Engine(home) as desk:  # this desk: the business key it kept in its keyring at the copy, nothing asked
+            second = desk.invoicing.generate_xml(factura("F001", 2, [item("Arroz Costeño 5 kg", "1", "25.37")]))
+            resigned = desk.invoicing.sign({"xml": second.xml, "certificado_id": certificado}).xml_firmado
+            assert desk.invoicing.verify_signature(resigned).valid
+            assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
+            assert desk.admin.api_token() == token
+            old = desk.invoicing.voucher(desk.invoicing.find_voucher("F001-1")).xml_firmado
+            assert old == signed.xml_firmado and desk.invoicing.verify_signature(old).valid
+        other = tmp_path / "caja2"
+        other.mkdir()
+        (other / "puesto.json").write_text(json.dumps({"database_url": url}), encoding="utf-8")
+        monkeypatch.setenv(secrets.KEYRING_ENV, "0")  # another computer: no keyring, the passphrase typed
+        monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase del negocio 2026")
+        with Engine(other) as desk:
+            assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
+            assert desk.admin.api_token() == token
     finally:
         keyring.set_keyring(previous)

@@ -143,3 +143,84 @@ def test_this_desks_data_is_copied_from_the_tab_and_a_second_copy_is_refused(qtb
     finally:
         shared.close()
     assert "ya se copió" in copied() and "b71c1c" in box.result.styleSheet()
+
+
+@pytest.fixture
+def stopped_cluster(home):
+    """A server of this test's own holding the schema, named by the desk's puesto.json, stopped (the app opening
+    before it)."""
+    from app.core.platform.settings import DeskSettings
+    from app.core.storage.postgres.schema import create
+    from tests.helpers.postgres import require, restartable_postgres
+
+    require()
+    with restartable_postgres(durable=False) as server:
+        storage = PostgresStorage(server.url)
+        try:
+            create(storage)
+        finally:
+            storage.close()
+        DeskSettings(home).put("database_url", server.url)
+        server.stop()
+        yield server
+
+
+def test_the_app_opening_with_the_server_down_waits_saying_so_then_opens(qtbot, stopped_cluster, home):
+    from PySide6.QtWidgets import QDialog
+
+    from app.gui.shared_database import DatabaseWait
+
+    dialog = DatabaseWait(home, "primer aviso")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    where = f"127.0.0.1:{stopped_cluster.port}"
+    qtbot.waitUntil(lambda: where in dialog.message.text(), timeout=30_000)  # said by the worker, not the GUI thread
+    assert dialog.message.text().startswith("No se pudo conectar con la base de datos compartida")
+    assert dialog.status.text().startswith("Se vuelve a intentar en")
+    stopped_cluster.start()
+    qtbot.waitUntil(lambda: dialog.engine is not None, timeout=60_000)
+    assert dialog.result() == QDialog.DialogCode.Accepted and dialog.failure is None
+    dialog.wait_finished()
+    assert dialog.engine is not None
+    try:
+        assert dialog.engine.admin.config_get("database_url") == stopped_cluster.url
+        assert dialog.engine.admin.companies() == []
+    finally:
+        dialog.engine.close()
+
+
+def test_leaving_while_the_server_is_down_opens_nothing(qtbot, stopped_cluster, home):
+    from app.gui.shared_database import DatabaseWait
+
+    dialog = DatabaseWait(home, "primer aviso")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: "127.0.0.1" in dialog.message.text(), timeout=30_000)
+    dialog.reject()  # «Salir»
+    dialog.wait_finished()
+    assert dialog.engine is None and dialog.failure is None
+
+
+def test_the_app_s_start_with_the_server_down_waits_in_a_dialog_then_attaches_the_engine(qtbot, stopped_cluster, home):
+    """The app's own start (the window first, the engine opened on a worker, issue 33) meets the shared database off:
+    the waiting dialog names the server instead of the window's failure text, and once the server answers the
+    engine it opened is the window's."""
+    from app.gui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.open_engine_when_painted(str(home))
+    window.show()
+    qtbot.waitUntil(lambda: window.database_wait is not None, timeout=60_000)
+    dialog = window.database_wait
+    qtbot.waitUntil(lambda: f"127.0.0.1:{stopped_cluster.port}" in dialog.message.text(), timeout=30_000)
+    assert not window.attached and window.open_error is None
+    stopped_cluster.start()
+    qtbot.waitUntil(lambda: window.attached, timeout=60_000)
+    try:
+        assert window.engine.admin.config_get("database_url") == stopped_cluster.url
+        assert window.database_wait is None and window.isVisible()
+    finally:
+        window.close()
+        window.workers.wait(15_000)
+        window.engine.close()

@@ -200,7 +200,7 @@ class Emitter:
         held: Held | None = None
         sending = channel is not None and store.environment() == environment
         try:
-            with store.storage.transaction(durable=True):  # the number, the signature and the submission at once
+            with store.keeping(), store.storage.transaction(durable=True):  # number, signature, submission at once
                 status = ENVIADO if sending else FIRMADO
                 if numbered:
                     voucher_id, signed = self._add_numbered(sign, signed.draft.doc, certificado_id, status)

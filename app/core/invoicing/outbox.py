@@ -421,7 +421,7 @@ class Outbox:
         if answer.estado is None:  # 0100-1999 in a CDR: an exception, the number is not used up
             return self._fail(row, answer.codigo, answer.descripcion)
         voucher_id, estado = row.get("voucher_id"), answer.estado
-        with self.storage.transaction(durable=True):  # a CDR is what a power cut must never take
+        with self.vouchers.keeping(), self.storage.transaction(durable=True):  # a CDR: what a power cut must not take
             kept = self.submissions.store_cdr(  # kept as its XML: the zip is made again when read (m005)
                 row["id"], codigo=answer.codigo, descripcion=answer.descripcion,
                 notas=json.dumps(answer.notas, ensure_ascii=False), estado=answer.estado, hash_cdr=answer.hash_cdr,

@@ -9,15 +9,23 @@ The `environment` setting says which one is in use. Each voucher, submission, ca
 instance (with its messages and subscriptions) records the environment it belongs to and is only ever seen,
 numbered and sent there. The addresses of a running sandbox
 are not settings: they live in the `sandbox_endpoints` table while the sandbox runs (`SandboxEndpoints`), are
-read only in the sandbox environment and are cleared when it stops; beta and production read the settings.
+read only in the sandbox environment and are cleared when it stops; beta and production read the settings. On a
+database several desks share, each desk's sandboxes are its own (on its own computer): their addresses are kept in
+the desk's data folder instead (`DeskSandboxEndpoints`, beside puesto.json), never in the shared table.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from app.core.errors import YupanaError, invalid, not_configured
+from app.core.platform.file_lock import exclusive_file_lock
+from app.core.platform.paths import private_file
 from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.platform import SandboxEndpointRepository
@@ -114,33 +122,105 @@ def process_owner() -> str:
     return owner_of_this_process("sandbox")
 
 
+DESK_SANDBOX_FILE = "puesto-sandbox.json"  # beside puesto.json (settings.DESK_FILE)
+
+
+class DeskSandboxEndpoints:
+    """The SandboxEndpointRepository of a desk on a shared database: its own sandboxes' addresses in a private file
+    of its data folder ({key: {"value", "owner"}}), so two desks' sandboxes never take each other's place. Written
+    under a lock the desk's processes share (the app and `yupana sandbox --configure` beside it), replaced whole;
+    read again only when the file changed (a stat per read)."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = Path(home) / DESK_SANDBOX_FILE
+        self._lock = self.path.with_name(self.path.name + ".lock")
+        self._read: tuple[tuple[int, int, int] | None, dict[str, dict[str, str]]] = (None, {})
+
+    def _entries(self) -> dict[str, dict[str, str]]:
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            return {}
+        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+        read_stamp, entries = self._read
+        if stamp != read_stamp:
+            try:
+                stored = json.loads(self.path.read_text(encoding="utf-8"))
+            except (FileNotFoundError, ValueError):
+                return {}
+            entries = {str(key): {"value": str(entry.get("value", "")), "owner": str(entry.get("owner", ""))}
+                       for key, entry in stored.items() if isinstance(entry, dict)} if isinstance(stored, dict) else {}
+            self._read = (stamp, entries)
+        return entries
+
+    def _change(self, change: Callable[[dict[str, dict[str, str]]], None]) -> None:
+        with exclusive_file_lock(self._lock):
+            entries = {key: dict(entry) for key, entry in self._entries().items()}
+            change(entries)
+            private_file(self.path)
+            partial = self.path.with_name(self.path.name + ".part")
+            private_file(partial)
+            partial.write_text(json.dumps(entries, ensure_ascii=False, indent=2, sort_keys=True), encoding="utf-8")
+            os.replace(partial, self.path)
+
+    def put(self, values: dict[str, str], owner: str) -> None:
+        self._change(lambda entries: entries.update({key: {"value": value, "owner": owner}
+                                                     for key, value in values.items()}))
+
+    def remove(self, keys: list[str], owner: str) -> None:
+        def forget(entries: dict[str, dict[str, str]]) -> None:
+            for key in keys:
+                if entries.get(key, {}).get("owner") == owner:
+                    del entries[key]
+        self._change(forget)
+
+    def owners(self) -> set[str]:
+        return {entry["owner"] for entry in self._entries().values()}
+
+    def remove_owners(self, owners: set[str]) -> None:
+        def forget(entries: dict[str, dict[str, str]]) -> None:
+            for key in [key for key, entry in entries.items() if entry["owner"] in owners]:
+                del entries[key]
+        self._change(forget)
+
+    def all(self) -> dict[str, str]:
+        return {key: entry["value"] for key, entry in self._entries().items()}
+
+
 class SandboxEndpoints:
     """Addresses (and the public test tokens) of the sandboxes running for this data folder, by setting key or
     secret name. Written by `Sandbox.configure`, removed by `Sandbox.unconfigure`; the sandbox environment reads
-    them instead of the settings. Never in the settings table, so beta and production never see them."""
+    them instead of the settings. Never in the settings table, so beta and production never see them. In the
+    database's table (read through a ReadCache), or a desk's own file (`DeskSandboxEndpoints`, read as it is)."""
 
-    def __init__(self, database: Database, repository: SandboxEndpointRepository) -> None:
+    def __init__(self, database: Database, repository: SandboxEndpointRepository | DeskSandboxEndpoints) -> None:
         self._repository = repository
-        self._cache = ReadCache(database)
+        self._cache = None if isinstance(repository, DeskSandboxEndpoints) else ReadCache(database)
+
+    def _forget(self) -> None:
+        if self._cache is not None:
+            self._cache.clear()
 
     def put(self, values: dict[str, str], owner: str | None = None) -> None:
         self._repository.put(values, owner or process_owner())
-        self._cache.clear()
+        self._forget()
 
     def remove(self, keys: list[str], owner: str | None = None) -> None:
         """Forget these keys when `owner` wrote them last (another process's newer sandbox keeps its own)."""
         self._repository.remove(keys, owner or process_owner())
-        self._cache.clear()
+        self._forget()
 
     def purge_dead(self) -> int:
         """Drop what a process killed without stopping its sandboxes left behind; returns how many owners."""
         dead = {owner for owner in self._repository.owners() if not owner_alive(owner)}
         if dead:
             self._repository.remove_owners(dead)
-            self._cache.clear()
+            self._forget()
         return len(dead)
 
     def all(self) -> dict[str, str]:
+        if self._cache is None:
+            return self._repository.all()
         return self._cache.get("sandbox_endpoints", self._repository.all)
 
     def get(self, key: str) -> str | None:

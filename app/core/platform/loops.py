@@ -1,6 +1,6 @@
 """One background loop for the engine's workers (the outbox and its lease keeper, the voids' ticket poller, the
-forwarder, the SQLite checkpointer, the listener's writer, the desks' change feed, the scheduled backups and their
-file writer): a named daemon thread, started on demand, that runs
+forwarder, the SQLite checkpointer, the listener's writer, the desks' change feed and cache watch, the scheduled
+backups and their file writer): a named daemon thread, started on demand, that runs
 rounds until it is stopped.
 
 A round is a callable that does one pass of work and says when the next one is due:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from app.core.errors import ErrorCode, YupanaError, invalid, not_configured
 from app.core.platform.lazy import lazy_module
 from app.core.storage.ports.platform import SecretRepository
+from app.core.storage.read_cache import ReadCache, Versioned
 
 if TYPE_CHECKING:
     import cryptography.exceptions as crypto_exceptions
@@ -72,8 +73,11 @@ def _keyring_enabled() -> bool:
 class SecretStore:
     """Encrypts, keeps and returns the secrets of one data folder."""
 
-    def __init__(self, repository: SecretRepository, shared: bool = False) -> None:
+    def __init__(self, repository: SecretRepository, shared: bool = False, database: Versioned | None = None) -> None:
         self._repository = repository
+        # The stored (encrypted) blobs, kept until written here or by any other connection, when the database is
+        # given: every send reads the SOL credentials
+        self._blobs = ReadCache(database) if database is not None else None
         self.shared = shared  # a database several desks share: the business passphrase, remembered per desk
         self._key: bytes | None = None
         self._lock = threading.Lock()
@@ -358,14 +362,27 @@ class SecretStore:
     # -------------------------------------------------------------- named secrets
 
     def put(self, name: str, value: bytes) -> None:
-        self._repository.put(name, self.encrypt(value, name), _now_text())
+        try:
+            self._repository.put(name, self.encrypt(value, name), _now_text())
+        finally:
+            self._forget()
 
     def get(self, name: str) -> bytes | None:
-        blob = self._repository.get(name)
+        if self._blobs is None:
+            blob = self._repository.get(name)
+        else:
+            blob = self._blobs.get(name, lambda: self._repository.get(name))
         return self.decrypt(blob, name) if blob is not None else None
 
     def delete(self, name: str) -> bool:
-        return self._repository.delete(name)
+        try:
+            return self._repository.delete(name)
+        finally:
+            self._forget()
+
+    def _forget(self) -> None:
+        if self._blobs is not None:
+            self._blobs.clear()
 
 
 def _now_text() -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 
-class _Versioned(Protocol):
+class Versioned(Protocol):
     """What the cache asks of a database: whether other connections committed (and which steady-reads block is on)."""
 
     def data_version(self) -> int: ...
@@ -23,7 +23,7 @@ class ReadCache:
     while a `clear()` happened is returned but not kept.
     """
 
-    def __init__(self, storage: _Versioned) -> None:
+    def __init__(self, storage: Versioned) -> None:
         self._storage = storage
         self._values: dict[Any, Any] = {}
         self._generation = 0

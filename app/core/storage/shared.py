@@ -3,15 +3,17 @@ schema version, and the desks seen on a shared one. psycopg is loaded only when 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from app import __version__
 from app.core.errors import YupanaError, conflict, not_configured
+from app.core.platform import api_token
 from app.core.platform.paths import database_path
 from app.core.platform.processes import HOST
-from app.core.platform.secrets import SOURCE_KEYRING
+from app.core.platform.secrets import PASSPHRASE_ENV, SOURCE_KEYRING, SecretStore
 from app.core.platform.settings import SETTINGS, DeskSettings, checked
 from app.core.storage import schema
 from app.core.storage.engines import is_postgres_url, open_database
@@ -172,6 +174,9 @@ class Migration:
     # Spanish; empty when the keys were the passphrase's and came along.
     to_enter_again: tuple[str, ...] = ()
     desk_settings: tuple[str, ...] = ()  # the folder's settings that are each desk's own: kept for this desk alone
+    # What the folder's keyring protected, opened with it on this computer and wrapped again under the business
+    # passphrase (copied: nothing to enter again).
+    rewrapped: bool = False
 
 
 def _nothing_to_copy(path: Path) -> YupanaError:
@@ -194,11 +199,64 @@ def _source_version_refusal(found: int | None, path: Path) -> YupanaError | None
 KEYRING_PROTECTED = ("secret_meta", "secrets", "api_token", "certificates", "default_certificates")
 
 
+Rows = tuple[tuple[str, ...], list[tuple]]  # a table's columns and rows, given instead of the folder's
+
+
 @dataclass(frozen=True)
 class _Plan:
     left_out: tuple[str, ...]
     desk_settings: dict[str, str]  # the folder's values of each desk's own settings (a folder from before the split)
     to_enter_again: tuple[str, ...]
+    replaced: dict[str, Rows] | None = None  # the keyring's secrets wrapped again under the business passphrase
+
+
+class _HeldSecrets:
+    """A SecretRepository in memory: a folder's secret store opened from its snapshot, or the shared database's made
+    before it is written (`_rewrapped`)."""
+
+    def __init__(self, meta: dict[str, str], blobs: dict[str, bytes] | None = None) -> None:
+        self.metas, self.blobs = dict(meta), dict(blobs or {})
+
+    def meta(self, key: str) -> str | None:
+        return self.metas.get(key)
+
+    def set_meta_once(self, key: str, value: str) -> None:
+        self.metas.setdefault(key, value)
+
+    def put(self, name: str, blob: bytes, updated_at: str) -> None:
+        self.blobs[name] = blob
+
+    def get(self, name: str) -> bytes | None:
+        return self.blobs.get(name)
+
+    def delete(self, name: str) -> bool:
+        return self.blobs.pop(name, None) is not None
+
+
+def _rewrapped(snapshot, passphrase: str) -> dict[str, Rows] | None:  # noqa: ANN001 - a Snapshot
+    """The folder's secrets and API token, opened with this computer's keyring (where `yupana db migrar` runs: the
+    folder's own) and encrypted again under a key derived from the business passphrase, with that key's salt and
+    probe (and the folder's id, so this desk remembers the business key under it): the rows of `secret_meta`,
+    `secrets` and `api_token` for the shared database. None when the keyring does not open them."""
+    meta = dict(_rows(snapshot, "secret_meta", ("key", "value")))
+    secrets = _rows(snapshot, "secrets", ("name", "blob", "updated_at"))
+    tokens = _rows(snapshot, "api_token", ("id", "hash", "blob", "created_at"))
+    folder = SecretStore(_HeldSecrets(meta))
+    held = _HeldSecrets({"folder_id": meta["folder_id"]} if "folder_id" in meta else {})
+    business = SecretStore(held, shared=True)
+    business.unlock(passphrase)  # its salt and probe made (a passphrase too short refused); kept in this desk's keyring
+    try:
+        folder.master_key(ask=False)
+        wrapped = [(name, business.encrypt(folder.decrypt(bytes(blob), name), name), updated_at)
+                   for name, blob, updated_at in secrets]
+        token_rows = [(ident, bytes(digest), business.encrypt(folder.decrypt(bytes(blob), api_token.PURPOSE),
+                                                              api_token.PURPOSE), created)
+                      for ident, digest, blob, created in tokens]
+    except YupanaError:  # the keyring away or refusing: they are entered again on the shared database
+        return None
+    return {"secret_meta": (("key", "value"), sorted(held.metas.items())),
+            "secrets": (("name", "blob", "updated_at"), wrapped),
+            "api_token": (("id", "hash", "blob", "created_at"), token_rows)}
 
 
 def _rows(snapshot, table: str, columns: tuple[str, ...]) -> list[tuple]:  # noqa: ANN001 - a Snapshot
@@ -207,11 +265,15 @@ def _rows(snapshot, table: str, columns: tuple[str, ...]) -> list[tuple]:  # noq
     return [row for batch in snapshot.rows(table, columns) for row in batch]
 
 
-def _plan(snapshot) -> _Plan:  # noqa: ANN001 - a Snapshot
+def _plan(snapshot, passphrase: Callable[[], str | None]) -> _Plan:  # noqa: ANN001 - a Snapshot
     settings = dict(_rows(snapshot, "settings", ("key", "value")))
     desk = {key: value for key, value in settings.items() if key in SETTINGS and SETTINGS[key].desk}
     if dict(_rows(snapshot, "secret_meta", ("key", "value"))).get("key_source") != SOURCE_KEYRING:
         return _Plan((), desk, ())
+    typed = passphrase()
+    replaced = _rewrapped(snapshot, typed) if typed else None
+    if replaced is not None:
+        return _Plan((), desk, (), replaced)
     certificates = _rows(snapshot, "certificates", ("subject", "ruc"))
     again = [f"el certificado digital {subject} (RUC {ruc}): impórtelo de nuevo" for subject, ruc in certificates]
     if len(_rows(snapshot, "secrets", ("name",))) > len(certificates):
@@ -221,10 +283,14 @@ def _plan(snapshot) -> _Plan:  # noqa: ANN001 - a Snapshot
     return _Plan(KEYRING_PROTECTED, desk, tuple(again))
 
 
-def migrate(home: Path, url: str) -> Migration:
+def migrate(home: Path, url: str, passphrase: Callable[[], str | None] | None = None) -> Migration:
     """`yupana db migrar URL`: copy this desk's SQLite folder into the empty shared database at `url` (creating its
     tables when it has none), then make it this desk's database. The folder's file is only read. Refused, in Spanish,
-    when the shared database holds data already — this very folder copied before, or anything else."""
+    when the shared database holds data already — this very folder copied before, or anything else.
+
+    Keys the folder's keyring protects are opened with it and wrapped again under the business passphrase
+    (`YUPANA_PASSPHRASE`, else `passphrase()` asked only then); without one they are left out, to enter again."""
+    asked = passphrase or (lambda: None)
     clean = checked("database_url", url)
     if not clean:
         raise not_configured("Falta la dirección de la base de datos compartida, p. ej. "
@@ -236,7 +302,7 @@ def migrate(home: Path, url: str) -> Migration:
         refusal = _source_version_refusal(snapshot.schema_version(), source)
         if refusal is not None:
             raise refusal
-        plan = _plan(snapshot)
+        plan = _plan(snapshot, lambda: os.environ.get(PASSPHRASE_ENV) or asked())
         copied, numbering = _copy_into(snapshot, clean, plan, already_used=database_url(home) == clean)
     desk = DeskSettings(home)
     for key, value in plan.desk_settings.items():
@@ -246,7 +312,7 @@ def migrate(home: Path, url: str) -> Migration:
     return Migration(_without_password(clean), source,
                      tuple(CopiedCount(label, copied.get(table, 0)) for table, label in COUNTED.items()),
                      sum(rows for table, rows in copied.items() if table not in COUNTED), numbering,
-                     plan.to_enter_again, tuple(sorted(plan.desk_settings)))
+                     plan.to_enter_again, tuple(sorted(plan.desk_settings)), plan.replaced is not None)
 
 
 def _copy_into(snapshot, url: str, plan: _Plan, *,  # noqa: ANN001 - a Snapshot
@@ -263,7 +329,8 @@ def _copy_into(snapshot, url: str, plan: _Plan, *,  # noqa: ANN001 - a Snapshot
         _require_empty(target, snapshot, url, transfer, already_used)
         try:
             copied = {c.table: c.rows for c in transfer.copy(snapshot, target, left_out=plan.left_out,
-                                                             desk_settings=plan.desk_settings)}
+                                                             desk_settings=plan.desk_settings,
+                                                             replaced=plan.replaced or {})}
         except engine.DatabaseError as exc:  # one transaction: nothing of the folder stayed
             raise not_configured(f"La copia se detuvo y la base compartida quedó sin nada de esta carpeta: "
                                  f"{' '.join(str(exc).split())}") from None

@@ -10,6 +10,7 @@ import stat
 import pytest
 
 from app.core.platform.settings import DESK_FILE, SETTINGS, DeskSettings, Settings
+from tests.helpers.messaging_support import wait_for
 
 DESK_KEYS = {"environment", "sunat_rules_dir", "api_host", "api_port", "api_autostart", "api_docs", "listener_host",
              "listener_port", "listener_public_url", "log_level", "database_url",
@@ -68,7 +69,8 @@ def test_two_desks_on_one_database_have_their_own_environment_and_share_the_rest
         first.admin.config_set("sunat_timeout_s", "12")
         assert first.admin.config_get("environment") == "beta"
         assert second.admin.config_get("environment") == "sandbox"  # … the second one keeps training there
-        assert second.admin.config_get("sunat_timeout_s") == "12"  # the business's settings are shared
+        # the business's settings are shared: seen once the first desk's note arrives (the cache watch, milliseconds)
+        assert wait_for(lambda: second.admin.config_get("sunat_timeout_s") == "12", 10)
     finally:
         first.close()
         second.close()

@@ -386,12 +386,13 @@ def test_the_thread_scan_sees_every_form():
 
 def test_the_background_workers_run_on_the_helper():
     """The outbox and its lease keeper, the ticket poller, the forwarder, the checkpointer, the group commit's
-    writer (the listener's and the local API's), the Evolution event streams, the desks' change feed, the scheduled
-    backups and the backup folder's file writer."""
+    writer (the listener's and the local API's), the Evolution event streams, the desks' change feed and the shared
+    database's cache watch, the scheduled backups and the backup folder's file writer."""
     users = {path.relative_to(ROOT).as_posix() for path in CORE.rglob("*.py")
              if "BackgroundLoop(" in path.read_text(encoding="utf-8")} - {"app/core/platform/loops.py"}
     assert users == {"app/core/invoicing/outbox.py", "app/core/invoicing/voids/tickets.py",
                      "app/core/messaging/forwarding.py", "app/core/storage/sqlite/database.py",
                      "app/core/storage/group_commit.py", "app/core/messaging/evolution_stream.py",
-                     "app/core/storage/postgres/changes.py", "app/core/invoicing/backup_schedule.py",
+                     "app/core/storage/postgres/changes.py", "app/core/storage/postgres/cache_watch.py",
+                     "app/core/invoicing/backup_schedule.py",
                      "app/core/invoicing/backup_files.py"}

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.postgres
 
 RUC = "20100066603"
 WAIT = 10.0
+LISTENING = "LISTEN yupana_changes"  # the change feed's statement, as pg_stat_activity shows it
 
 
 class Heard:
@@ -49,17 +50,18 @@ def _desk(home: Path, url: str):
 
 
 def _listeners(admin_url: str, database: str) -> int:
-    """Connections LISTENing on the shared database (one per desk), as the server shows them."""
+    """Connections LISTENing for the desks' changes on the shared database (one per desk; the cache watch's listen on
+    a channel of their own), as the server shows them."""
     with connect(admin_url) as conn:
-        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND query LIKE 'LISTEN%%'",
-                           (database,)).fetchone()
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND query = %s",
+                           (database, LISTENING)).fetchone()
     return int(row[0]) if row else 0
 
 
 def _cut_listeners(admin_url: str, database: str) -> int:
     with connect(admin_url) as conn:
         rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
-                            "AND query LIKE 'LISTEN%%'", (database,)).fetchall()
+                            "AND query = %s", (database, LISTENING)).fetchall()
     return len(rows)
 
 

@@ -12,6 +12,7 @@ its own data folder naming the shared database, against the SUNAT sandbox runnin
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.platform.environments import DESK_SANDBOX_FILE
 from app.core.platform.settings import DeskSettings
 from tests.helpers.base import ISSUER_RUC, ROOT
 from tests.helpers.desk_process import SERIE
@@ -30,10 +32,15 @@ VOUCHERS_PER_DESK = int(os.environ.get("YUPANA_DESKS_VOUCHERS", "40"))
 PROCESS_S = 60 + VOUCHERS_PER_DESK * 0.5  # a desk's whole run, generous on a loaded 2-core machine
 
 
-def desk_home(tmp_path: Path, name: str, url: str) -> Path:
+def desk_home(tmp_path: Path, name: str, shared) -> Path:
+    """A desk's data folder on the first desk's database, using the sandboxes running for the first desk (this test's:
+    a desk's sandbox addresses are its own, in its folder)."""
     home = tmp_path / name
     home.mkdir()
-    DeskSettings(home).put("database_url", url)
+    DeskSettings(home).put("database_url", shared.url)
+    running = shared._home / DESK_SANDBOX_FILE
+    if running.exists():
+        shutil.copy(running, home / DESK_SANDBOX_FILE)
     return home
 
 
@@ -88,7 +95,7 @@ def shared(postgres_server, home, sandbox):
 
 def test_three_desks_issue_on_one_serie_at_once_one_killed_no_gap_no_duplicate_each_sent_once(shared, sandbox,
                                                                                                tmp_path):
-    homes = [desk_home(tmp_path, f"caja{n}", shared.url) for n in (1, 2, 3)]
+    homes = [desk_home(tmp_path, f"caja{n}", shared) for n in (1, 2, 3)]
     marks = [f"CLIENTE DE LA CAJA {n}" for n in (1, 2, 3)]
     desks = [start("issue", home, str(VOUCHERS_PER_DESK), mark) for home, mark in zip(homes, marks, strict=True)]
     go(*desks)
@@ -124,7 +131,7 @@ def test_a_desk_on_another_host_holding_a_voucher_is_taken_over_once_its_lease_r
         until = conn.execute("UPDATE sunat_submissions SET claimed_by = ?, next_attempt_at = 0,"
                              " claimed_until = extract(epoch from clock_timestamp()) + 3 RETURNING claimed_until",
                              ("caja-de-otra-pc/4242:muerta",)).fetchone()[0]
-    desk = start("issue", desk_home(tmp_path, "caja2", shared.url), "0", "NADIE", wait=False)
+    desk = start("issue", desk_home(tmp_path, "caja2", shared), "0", "NADIE", wait=False)
     assert finish(desk)[-1].startswith("done")  # its outbox took the voucher over once the lease ran out
     assert shared._storage.query_one("SELECT state FROM sunat_submissions") == {"state": "terminado"}
     stored = shared._storage.query_one("SELECT extract(epoch from CAST(received_at AS timestamptz)) AS at FROM sunat_cdrs")
@@ -134,7 +141,7 @@ def test_a_desk_on_another_host_holding_a_voucher_is_taken_over_once_its_lease_r
 
 def test_two_desks_voiding_at_once_on_one_day_number_their_summaries_once(shared, sandbox, tmp_path):
     ids = [shared.invoicing.issue(factura(SERIE, n, [item("Servicio", "1", "100")])).voucher_id for n in (1, 2)]
-    desks = [start("void", desk_home(tmp_path, f"caja{n}", shared.url), str(voucher_id))
+    desks = [start("void", desk_home(tmp_path, f"caja{n}", shared), str(voucher_id))
              for n, voucher_id in zip((1, 2), ids, strict=True)]
     go(*desks)
     idents = sorted(finish(desk)[-1] for desk in desks)
@@ -146,7 +153,7 @@ def test_two_desks_voiding_at_once_on_one_day_number_their_summaries_once(shared
 def test_two_desks_saving_one_product_over_the_same_version_one_is_refused(shared, tmp_path):
     product = shared.catalog.save_product({"codigo": "ARR-5", "descripcion": "Arroz Costeño 5 kg", "precio": "25.37"})
     assert product.version == 1
-    desks = [start("save-product", desk_home(tmp_path, f"caja{n}", shared.url), str(product.id), "1", price)
+    desks = [start("save-product", desk_home(tmp_path, f"caja{n}", shared), str(product.id), "1", price)
              for n, price in ((1, "26.00"), (2, "27.00"))]
     go(*desks)
     answers = sorted(finish(desk)[-1] for desk in desks)
@@ -180,7 +187,7 @@ def test_the_summary_poller_runs_on_one_desk_at_a_time_and_another_takes_over_wh
     ticket = shared.invoicing.void(voucher_id, "Error en el precio", wait=False).ticket
     assert ticket
     shared.close()  # this desk leaves: two others follow the ticket
-    desks = [start("follow", desk_home(tmp_path, f"caja{n}", shared.url)) for n in (1, 2)]
+    desks = [start("follow", desk_home(tmp_path, f"caja{n}", shared)) for n in (1, 2)]
     storage = open_shared_database(shared.url)
     try:
         before = sandbox.summaries.ticket(ticket).polls  # those of the desk that left
@@ -221,7 +228,7 @@ def test_a_webhook_posted_to_two_desks_listeners_at_once_is_stored_once_and_forw
         receiver.start()
         try:
             shared.messaging.subscribe({"instance": "demo", "url": receiver.url, "events": ["message.received"]})
-            desks = [start("listen", desk_home(tmp_path, f"caja{n}", shared.url), wait=False) for n in (1, 2)]
+            desks = [start("listen", desk_home(tmp_path, f"caja{n}", shared), wait=False) for n in (1, 2)]
             urls = [desk.stdout.readline().strip() for desk in desks]
             assert all(url.startswith("http://127.0.0.1:") for url in urls), urls
             post = gateway.webhook_body("message.received", "demo", body="Pedido 42")
@@ -279,10 +286,10 @@ def test_a_boleta_sent_alone_on_one_desk_while_another_makes_the_resumen_is_refu
     from tests.core.invoicing.test_one_path_per_boleta import signed_only
 
     first, _ = signed_only(shared, "B003", 1), signed_only(shared, "B003", 2)
-    summary = start("resumen", desk_home(tmp_path, "caja1", shared.url), "--hold")
+    summary = start("resumen", desk_home(tmp_path, "caja1", shared), "--hold")
     go(summary)
     said_checked(summary)
-    alone = start("resend", desk_home(tmp_path, "caja2", shared.url), str(first), wait=False)
+    alone = start("resend", desk_home(tmp_path, "caja2", shared), str(first), wait=False)
     assert until(lambda: waiting_on_a_lock(shared._storage, alone))
     go(summary)
     [reported] = finish(summary)
@@ -300,10 +307,10 @@ def test_a_boleta_queued_alone_on_one_desk_while_another_makes_the_resumen_is_le
     from tests.core.invoicing.test_one_path_per_boleta import signed_only
 
     alone, _ = signed_only(shared, "B004", 2), signed_only(shared, "B004", 1)
-    sender = start("resend", desk_home(tmp_path, "caja2", shared.url), str(alone), "--hold")
+    sender = start("resend", desk_home(tmp_path, "caja2", shared), str(alone), "--hold")
     go(sender)
     said_checked(sender)
-    summary = start("resumen", desk_home(tmp_path, "caja1", shared.url), wait=False)
+    summary = start("resumen", desk_home(tmp_path, "caja1", shared), wait=False)
     assert until(lambda: waiting_on_a_lock(shared._storage, summary))
     go(sender)
     [answer] = finish(sender)

@@ -28,6 +28,8 @@ from typing import Any
 import psycopg
 
 from app.core.storage.ports.database import database_unavailable
+from app.core.storage.postgres.cache_watch import CACHED_TABLES, CacheWatch
+from app.core.storage.postgres.cache_watch import NOTE as CACHE_NOTE
 from app.core.storage.postgres.dialect import translate
 from app.core.storage.sqlite.database import RequestGroup
 
@@ -43,12 +45,12 @@ SEE_DESK = ("INSERT INTO desks (host, app_version, first_seen, last_seen) VALUES
             "ON CONFLICT (host) DO UPDATE SET app_version = excluded.app_version, last_seen = excluded.last_seen")
 
 
-def connect(url: str) -> psycopg.Connection:
-    """A connection to the database at `url` in autocommit, with the engine's session settings. Client-side binding
-    (`ClientCursor`): values are sent inside the statement, as SQLite's untyped parameters behave (a `? IS NULL`
-    needs no declared type)."""
+def connect(url: str, **options: Any) -> psycopg.Connection:
+    """A connection to the database at `url` in autocommit, with the engine's session settings (and libpq's
+    `options`). Client-side binding (`ClientCursor`): values are sent inside the statement, as SQLite's untyped
+    parameters behave (a `? IS NULL` needs no declared type)."""
     conn = psycopg.connect(url, autocommit=True, cursor_factory=psycopg.ClientCursor,
-                           connect_timeout=CONNECT_TIMEOUT_S, application_name=APPLICATION_NAME)
+                           connect_timeout=CONNECT_TIMEOUT_S, application_name=APPLICATION_NAME, **options)
     conn.execute("SET synchronous_commit = on")
     conn.execute("SET TimeZone = 'UTC'")
     return conn
@@ -94,6 +96,10 @@ class Connection:
 
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
+        self.touched_cached = False  # the open transaction wrote a cached table (cache_watch): noted at its commit
+        # A transaction begun and not yet told to the server: its BEGIN goes with its first statement (one round trip
+        # less per transaction), or alone before anything that uses `raw` (`started`)
+        self.pending_begin = False
 
     @property
     def lost(self) -> bool:
@@ -103,7 +109,13 @@ class Connection:
         statement = translate(sql)
         try:
             cursor = self.raw.cursor()
-            cursor.execute(statement.text, tuple(params))
+            if self.pending_begin:  # BEGIN and the statement in one round trip: the cursor on the statement's result
+                self.pending_begin = False
+                cursor.execute(f"BEGIN; {statement.text}", tuple(params))
+                cursor.nextset()
+            else:
+                cursor.execute(statement.text, tuple(params))
+            self._wrote(statement.written)
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise self._cut(exc) from None
         return Cursor(cursor, statement.returns_key)
@@ -111,10 +123,50 @@ class Connection:
     def executemany(self, sql: str, rows: Any) -> None:
         rows = [tuple(row) for row in rows]
         if rows:
+            statement = translate(sql)
             try:
-                self.raw.cursor().executemany(translate(sql).text, rows)
+                self.started().cursor().executemany(statement.text, rows)
+                self._wrote(statement.written)
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise self._cut(exc) from None
+
+    def _wrote(self, table: str | None) -> None:
+        """A write to a cached table told the other desks (cache_watch): at the transaction's commit, or now when the
+        statement was its own (autocommitted) transaction."""
+        if table not in CACHED_TABLES:
+            return
+        if self.raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            self.raw.execute(CACHE_NOTE)
+        else:
+            self.touched_cached = True
+
+    def begin(self) -> None:
+        """BEGIN, sent with the transaction's first statement."""
+        self.pending_begin = True
+
+    def started(self) -> psycopg.Connection:
+        """The driver's connection, inside the transaction begun (its BEGIN sent now if it waits): for what goes to
+        psycopg directly (COPY, savepoints, executemany)."""
+        if self.pending_begin:
+            self.pending_begin = False
+            self.command("BEGIN")
+        return self.raw
+
+    def commit(self) -> None:
+        """COMMIT, the cached tables' note sent first inside the transaction when it wrote one (delivered only if it
+        commits); nothing at all for a transaction that ran no statement."""
+        if self.pending_begin:
+            self.pending_begin = False
+            return
+        if self.touched_cached:
+            self.touched_cached = False
+            self.command(f"{CACHE_NOTE}; COMMIT", committing=True)
+            return
+        self.command("COMMIT", committing=True)
+
+    def rolled_back(self) -> None:
+        self.touched_cached = False
+        self.pending_begin = False
 
     def command(self, text: str, *, committing: bool = False) -> None:
         """BEGIN, COMMIT: the transaction's own statements, as they are."""
@@ -171,6 +223,7 @@ class PostgresStorage:
         self.syncs = 0  # commits asked to be durable so far (the port's count; every commit here is)
         self.desk: tuple[str, str] | None = None  # (host, app version) of the desk it beats for, if any
         self._next_beat = 0.0
+        self.cache_watch = CacheWatch(url, connect)  # other desks' changes to the cached tables (data_version)
 
     # ------------------------------------------------------------ connections
 
@@ -181,6 +234,7 @@ class PostgresStorage:
         if held is not None and held.depth == 0 and held.conn.lost:  # cut since its last use: made anew
             self._release(held.conn)
             held = self._local.held = None
+            self.cache_watch.suspect()  # its notes may have been lost with it
         if held is None:
             try:
                 conn = Connection(connect(self.url))
@@ -221,7 +275,7 @@ class PostgresStorage:
                 finally:
                     held.depth -= 1
                 return
-            held.conn.command("BEGIN")
+            held.conn.begin()
             held.depth = 1
             try:
                 yield held.conn
@@ -230,7 +284,7 @@ class PostgresStorage:
                 self._roll_back(held.conn)
                 raise
             held.depth = 0
-            held.conn.command("COMMIT", committing=True)
+            held.conn.commit()
             if held.durable:
                 self.syncs += 1  # under the writer lock
             held.durable = False
@@ -254,6 +308,10 @@ class PostgresStorage:
 
     @staticmethod
     def _roll_back(conn: Connection) -> None:
+        if conn.pending_begin:  # nothing was sent: nothing to undo
+            conn.rolled_back()
+            return
+        conn.rolled_back()
         try:
             conn.raw.execute("ROLLBACK")
         except psycopg.Error:  # the connection broke: the server rolled back already
@@ -281,7 +339,7 @@ class PostgresStorage:
             return
         with self.write() as conn:
             name = f"step_{next(_EPOCHS)}"
-            conn.raw.execute(f"SAVEPOINT {name}")
+            conn.started().execute(f"SAVEPOINT {name}")
             try:
                 yield
             except BaseException:
@@ -314,6 +372,15 @@ class PostgresStorage:
         return getattr(self._steady, "epoch", 0)
 
     def data_version(self) -> int:
+        """What tells the cached reads (ReadCache) to read again: the cache watch's counter of the cached tables'
+        changes by any desk (cache_watch.py; nothing asked of the server) while its listener is up, else the
+        snapshot (`snapshot_version`)."""
+        watched = self.cache_watch.version()
+        if watched is not None:
+            return -1 - watched  # never a snapshot's value (those are >= 0): switching over clears the caches
+        return self.snapshot_version()
+
+    def snapshot_version(self) -> int:
         """The server's snapshot as this thread's connection sees it now: the set of transactions committed and
         running. Two equal snapshots show the same data, so a cache read under one stays true under the other; it
         changes whenever any connection commits (and when one starts writing). Inside a `steady_reads` block it is
@@ -328,7 +395,8 @@ class PostgresStorage:
         return version
 
     def change_counter(self) -> int:
-        return self.data_version()
+        """Changes whenever any connection commits (the local API's memory), as the port says: the snapshot."""
+        return self.snapshot_version()
 
     def quick_check(self, budget_s: float, *, clock: Callable[[], float] | None = None,
                     every: int = 10_000) -> tuple[list[str], bool]:
@@ -343,6 +411,7 @@ class PostgresStorage:
 
     def close(self) -> None:
         self._closed = True
+        self.cache_watch.close()
         with self._connections_lock:
             connections, self._connections = self._connections, []
         for conn in connections:

@@ -29,6 +29,7 @@ _NOW_TEXT = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 _JULIANDAY = re.compile(r"julianday\(\s*([A-Za-z_][A-Za-z_0-9.]*|'now')\s*\)")
 _INDEXED_BY = re.compile(r"\s+INDEXED BY\s+\w+", re.I)
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.I)
+_WRITTEN = re.compile(r"^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.I)
 
 
 def _generated_keys() -> dict[str, str]:
@@ -49,6 +50,7 @@ _KEYS = _generated_keys()
 class Statement:
     text: str  # psycopg's SQL
     returns_key: bool  # a RETURNING of the generated key was added (the cursor's lastrowid)
+    written: str | None = None  # the table an INSERT, UPDATE or DELETE writes (the cache watch: database.py)
 
 
 def _julian(found: re.Match[str]) -> str:
@@ -81,4 +83,5 @@ def translate(sql: str) -> Statement:
     if inserted and inserted.group(1) in _KEYS and not re.search(r"\bRETURNING\b", text, re.I):
         text = f"{text.rstrip().rstrip(';')} RETURNING {_KEYS[inserted.group(1)]}"
         returns_key = True
-    return Statement(_placeholders(text), returns_key)
+    written = _WRITTEN.match(text)
+    return Statement(_placeholders(text), returns_key, written.group(1).lower() if written else None)

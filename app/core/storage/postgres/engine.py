@@ -13,7 +13,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from app import __version__
-from app.core.errors import YupanaError, not_configured
+from app.core.errors import ErrorCode, YupanaError, not_configured
 from app.core.platform.processes import HOST
 from app.core.storage.postgres import (
     catalog,
@@ -91,6 +91,9 @@ def _unreachable(exc: BaseException, url: str) -> YupanaError:
     parts = conninfo_to_dict(url)
     host = parts.get("host") or "localhost"
     template = next((words for refusal, words in _REFUSALS if refusal.search(said)), UNREACHABLE)
+    if template is UNREACHABLE:  # the server may come back: UPSTREAM_UNAVAILABLE (Engine.open_waiting tries again)
+        return YupanaError(ErrorCode.UPSTREAM_UNAVAILABLE, UNREACHABLE.format(
+            place=f"{host}:{parts.get('port') or 5432}", said=said))
     return not_configured(template.format(place=f"{host}:{parts.get('port') or 5432}", host=host, said=said,
                                           user=parts.get("user") or _default_user(), database=parts.get("dbname") or "",
                                           pgpass=PGPASS))

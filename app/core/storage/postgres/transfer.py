@@ -14,7 +14,7 @@ FTS5 index holds no readable content) and the key sequences.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -107,7 +107,7 @@ def _converted(kinds: list[str]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]
 
 def _copy_rows(conn: Connection, table: str, columns: Iterable[str], rows: Iterable[tuple[Any, ...]]) -> int:
     count = 0
-    with conn.raw.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+    with conn.started().cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
             count += 1
@@ -153,16 +153,23 @@ def _continue_keys(conn: Connection, snapshot: Snapshot) -> None:
 
 
 def copy(snapshot: Snapshot, storage: PostgresStorage, *, left_out: Collection[str] = (),
-         desk_settings: Collection[str] = ()) -> list[Copied]:
+         desk_settings: Collection[str] = (),
+         replaced: Mapping[str, tuple[Sequence[str], list[tuple[Any, ...]]]] | None = None) -> list[Copied]:
     """Every described table of the folder into the (empty) shared database, in one transaction; the rows of each.
     The tables `left_out` and the settings `desk_settings` (each desk's own) are not copied; a table the folder does
-    not have yet (a folder of an earlier schema version) stays empty."""
+    not have yet (a folder of an earlier schema version) stays empty; a table `replaced` gets those (columns, rows)
+    instead of the folder's (its keys wrapped again under the business passphrase)."""
+    replaced = replaced or {}
     present = snapshot.tables() - set(left_out)
     business_setting: Callable[[tuple[Any, ...]], bool] = lambda row: row[0] not in desk_settings  # noqa: E731
     copied = []
     with storage.write(durable=True) as conn:
         for table in schema.TABLES:
             kept = business_setting if table.name == "settings" else _every
+            if table.name in replaced:
+                columns, rows = replaced[table.name]
+                copied.append(Copied(table.name, _copy_rows(conn, table.name, columns, rows)))
+                continue
             copied.append(Copied(table.name, _copy_table(conn, snapshot, table, kept) if table.name in present else 0))
         _index_vouchers(conn)
         _continue_keys(conn, snapshot)
