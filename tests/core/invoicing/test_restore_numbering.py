@@ -158,3 +158,53 @@ def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_b
         assert restored.invoicing.voucher(emission.voucher_id).numero == 7
     finally:
         restored.close()
+
+
+# ---------------------------------------------------------------- each environment's files apart
+
+def test_a_sandbox_trial_in_the_same_backup_folder_is_never_read_back_into_production(voiding, voids_sandbox, usb,
+                                                                                      tmp_path):
+    """A shop tries Yupana in the sandbox with its backup folder set, then issues for real: after a restore, the
+    sandbox's voucher and RA files in that folder are neither stored as production vouchers nor push production's
+    numbering (nor its RA counter); production's files written after the backup come back into production."""
+    from tests.helpers.messaging_support import wait_for
+
+    voiding.admin.config_set("backup_folder", str(usb))
+    trial = [voiding.invoicing.issue(boleta("B001", n, LINES)).voucher_id for n in range(1, 5)]  # sandbox B001-1…4
+    voided = voiding.invoicing.void(issued(voiding, factura("F001", 1, LINES)), "ERROR EN EL RUC")
+    assert voided.accepted and voided.ident.endswith("-1")
+    wait_for(lambda: _files_written(usb, [f"{ISSUER_RUC}-03-B001-{n}.xml" for n in range(1, 5)])
+             and any(usb.rglob(f"R-{ISSUER_RUC}-{voided.ident}.xml")), timeout=30)
+
+    voiding.admin.config_set("environment", "produccion")  # for real now: signed here (SUNAT is not asked)
+    real = {n: _signed_only(voiding, boleta("B001", n, LINES)) for n in (1, 2)}
+    path = voiding.admin.create_backup(usb).path
+    real[3] = _signed_only(voiding, boleta("B001", 3, LINES))  # after the backup: only its file keeps it
+    wait_for(lambda: all(any(path.read_bytes() == signed for path in usb.rglob(f"{ISSUER_RUC}-03-B001-{n}.xml"))
+                         for n, signed in real.items()), timeout=30)
+
+    restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
+    try:
+        restored.admin.config_set("environment", "produccion")  # the desk's setting: not in the backup
+        check = restored.invoicing.check_numbering(usb, after_restore=True)
+        assert check.archivos.stored == ["B001-3"] and check.archivos.skipped == []  # not the sandbox's B001-4
+        (b001,) = check.series
+        assert (b001.en_base, b001.en_archivos, b001.sigue_en) == (3, 3, 4)
+        assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 4
+        stored = restored.invoicing.voucher(restored.invoicing.find_voucher("B001-3", ISSUER_RUC))
+        assert stored.environment == "produccion" and stored.xml_firmado.encode("utf-8") == real[3]
+        ra = [row["sigue_en"] for row in check.resumenes if row["tipo"] == "RA"]
+        assert ra == [1 + numbering.SUMMARY_MARGIN]  # the sandbox's RA-…-1 does not count here
+        restored.admin.config_set("environment", "sandbox")  # the trial is still there, in its own environment
+        assert [restored.invoicing.find_voucher(f"B001-{n}", ISSUER_RUC) for n in range(1, 5)] == trial
+        assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 5
+    finally:
+        restored.close()
+    assert len(list(usb.rglob(f"{ISSUER_RUC}-03-B001-1.xml"))) == 2  # each environment's B001-1 kept apart
+
+
+def _signed_only(engine, request: dict) -> bytes:
+    """Operations 1 and 2 (generated and signed, not sent: no SUNAT in production here); the signed bytes."""
+    (item,) = list(engine.invoicing.issue_batch([request]))
+    assert item.success, item.refusal
+    return item.voucher.xml_firmado.encode("utf-8")
