@@ -115,7 +115,7 @@ def test_the_restore_command_lists_what_sunat_has_and_takes_the_last_boleta_prin
 # ---------------------------------------------------------------- item 2: the files written as made, read back
 
 def _files_written(folder: Path, names: list[str]) -> bool:
-    return all(any(folder.glob(f"comprobantes/*/{name}")) for name in names)
+    return all(any((folder / "comprobantes").rglob(name)) for name in names)
 
 
 def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_backup(voiding, voids_sandbox, usb,
@@ -162,8 +162,9 @@ def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_b
 
 # ---------------------------------------------------------------- each environment's files apart
 
+@pytest.mark.parametrize("checked_in", ["produccion", "sandbox"])
 def test_a_sandbox_trial_in_the_same_backup_folder_is_never_read_back_into_production(voiding, voids_sandbox, usb,
-                                                                                      tmp_path):
+                                                                                      tmp_path, checked_in):
     """A shop tries Yupana in the sandbox with its backup folder set, then issues for real: after a restore, the
     sandbox's voucher and RA files in that folder are neither stored as production vouchers nor push production's
     numbering (nor its RA counter); production's files written after the backup come back into production."""
@@ -185,18 +186,26 @@ def test_a_sandbox_trial_in_the_same_backup_folder_is_never_read_back_into_produ
 
     restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
     try:
-        restored.admin.config_set("environment", "produccion")  # the desk's setting: not in the backup
+        if checked_in == "produccion":
+            restored.admin.config_set("environment", "produccion")  # the desk's setting: not in the backup
         check = restored.invoicing.check_numbering(usb, after_restore=True)
-        assert check.archivos.stored == ["B001-3"] and check.archivos.skipped == []  # not the sandbox's B001-4
-        (b001,) = check.series
-        assert (b001.en_base, b001.en_archivos, b001.sigue_en) == (3, 3, 4)
+        restored.admin.config_set("environment", "produccion")
+        # Checked in production, production's B001-3 is read back (not the sandbox's B001-4 nor F001-1); checked in
+        # the sandbox (where a restored folder starts), production's file still goes into production.
+        assert check.archivos.stored == (["B001-3"] if checked_in == "produccion" else ["B001-3 (produccion)"])
+        assert check.archivos.skipped == []
+        b001 = {finding.serie: finding for finding in check.series}["B001"]
+        assert (b001.en_base, b001.en_archivos, b001.sigue_en) == ((3, 3, 4) if checked_in == "produccion"
+                                                                   else (4, 4, 5))  # the sandbox's own B001-1…4
         assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 4
-        stored = restored.invoicing.voucher(restored.invoicing.find_voucher("B001-3", ISSUER_RUC))
+        (listed,) = [row for row in restored.invoicing.vouchers() if row.serie_numero == "B001-3"]  # production's
+        stored = restored.invoicing.voucher(listed.id)
         assert stored.environment == "produccion" and stored.xml_firmado.encode("utf-8") == real[3]
-        ra = [row["sigue_en"] for row in check.resumenes if row["tipo"] == "RA"]
-        assert ra == [1 + numbering.SUMMARY_MARGIN]  # the sandbox's RA-…-1 does not count here
+        if checked_in == "produccion":
+            ra = [row["sigue_en"] for row in check.resumenes if row["tipo"] == "RA"]
+            assert ra == [1 + numbering.SUMMARY_MARGIN]  # the sandbox's RA-…-1 does not count here
         restored.admin.config_set("environment", "sandbox")  # the trial is still there, in its own environment
-        assert [restored.invoicing.find_voucher(f"B001-{n}", ISSUER_RUC) for n in range(1, 5)] == trial
+        assert sorted(row.id for row in restored.invoicing.vouchers() if row.serie == "B001") == trial
         assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 5
     finally:
         restored.close()
