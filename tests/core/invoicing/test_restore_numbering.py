@@ -118,8 +118,11 @@ def _files_written(folder: Path, names: list[str]) -> bool:
     return all(any((folder / "comprobantes").rglob(name)) for name in names)
 
 
+@pytest.mark.parametrize("layout", ["entorno", "sin-entorno"])
 def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_backup(voiding, voids_sandbox, usb,
-                                                                                   tmp_path):
+                                                                                   tmp_path, layout):
+    """`sin-entorno`: the files as versions before the environment was recorded wrote them (`comprobantes/AAAAMM/`,
+    `resumenes/RUC-….xml`): read back as the current environment's, as they always were."""
     from app.core.invoicing.xmldsig import verify_xml
     from tests.helpers.messaging_support import wait_for
 
@@ -132,10 +135,18 @@ def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_b
     cdrs = {n: voiding.invoicing.voucher_cdr(voucher_id) for n, voucher_id in after.items()}
     voided = voiding.invoicing.void(voiding.invoicing.find_voucher("F001-2", ISSUER_RUC), "ERROR EN EL RUC")
     assert voided.accepted and voided.ident.endswith("-1")  # RA-AAAAMMDD-1, made after the backup
-    ra_file = usb / "resumenes" / f"{ISSUER_RUC}-{voided.ident}.xml"
+    ra_file = usb / "resumenes" / "sandbox" / f"{ISSUER_RUC}-{voided.ident}.xml"
     wait_for(lambda: _files_written(usb, [f"R-{ISSUER_RUC}-01-F001-{n}.xml" for n in after])
-             and (usb / "resumenes" / f"R-{ISSUER_RUC}-{voided.ident}.xml").is_file(), timeout=30)
+             and (usb / "resumenes" / "sandbox" / f"R-{ISSUER_RUC}-{voided.ident}.xml").is_file(), timeout=30)
     assert ra_file.read_text(encoding="utf-8") == voided.xml_firmado  # every RA/RC written as it is made
+    if layout == "sin-entorno":  # moved where an older Yupana wrote them
+        for month in (usb / "comprobantes" / "sandbox").iterdir():
+            month.rename(usb / "comprobantes" / month.name)
+        for summary in (usb / "resumenes" / "sandbox").iterdir():
+            summary.rename(usb / "resumenes" / summary.name)
+        (usb / "comprobantes" / "sandbox").rmdir()
+        (usb / "resumenes" / "sandbox").rmdir()
+        assert len(list((usb / "comprobantes").glob("*/*.xml"))) == 2 * 6 and len(list(usb.rglob("*RA-*.xml"))) == 2
 
     restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
     try:
