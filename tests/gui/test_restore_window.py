@@ -52,11 +52,11 @@ def shop_backup(voids_sandbox, tmp_path):
             issued(shop, factura("F001", n, LINES))
         shop.invoicing.issue(boleta("B001", 3, LINES))
         written = [f"01-F001-{n}" for n in (4, 5, 7)] + ["03-B001-3"]
-        wait_for(lambda: all(any(usb.glob(f"comprobantes/*/R-{ISSUER_RUC}-{name}.xml")) for name in written),
+        wait_for(lambda: all(any(usb.glob(f"comprobantes/sandbox/*/R-{ISSUER_RUC}-{name}.xml")) for name in written),
                  timeout=90)
     finally:
         shop.close()
-    for lost in [*usb.glob("comprobantes/*/*F001-5.*"), *usb.glob("comprobantes/*/*F001-7.*")]:
+    for lost in [*usb.glob("comprobantes/sandbox/*/*F001-5.*"), *usb.glob("comprobantes/sandbox/*/*F001-7.*")]:
         lost.unlink()
     return Path(path)
 

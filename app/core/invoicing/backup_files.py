@@ -1,10 +1,17 @@
 """Between backups, every signed voucher and every CDR written to the backup folder as it is made (issue 35), so the
-newest work survives a dead disk too: `<backup_folder>/comprobantes/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml` (the signed
-XML, byte for byte as stored) and `R-RUC-TIPO-SERIE-NUMERO.xml` beside it (the CDR, the XML inside SUNAT's zip).
+newest work survives a dead disk too: `<backup_folder>/comprobantes/ENTORNO/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml` (the
+signed XML, byte for byte as stored) and `R-RUC-TIPO-SERIE-NUMERO.xml` beside it (the CDR, the XML inside SUNAT's zip).
 
-Every RA and RC is written too as it is made, into `<backup_folder>/resumenes/RUC-RA-AAAAMMDD-N.xml` (its signed
-XML; SUNAT's answer `R-….xml` beside it once there is one): after a restore the day's counters go on after the highest
-found there (app.core.invoicing.numbering).
+Every RA and RC is written too as it is made, into `<backup_folder>/resumenes/ENTORNO/RUC-RA-AAAAMMDD-N.xml` (its
+signed XML; SUNAT's answer `R-….xml` beside it once there is one): after a restore the day's counters go on after the
+highest found there (app.core.invoicing.numbering).
+
+ENTORNO is the environment the voucher or RA/RC belongs to (sandbox, beta, produccion: the `environment` setting's
+values), so a sandbox or beta trial written to the same folder is never read back as a production voucher after a
+restore: each file is read back into the environment it was recorded in, and a serie's numbering (or a day's RA/RC
+counter) takes only its own environment's files (`recorded_voucher_files`, `voucher_files`, `summary_files`). Versions
+before this wrote `comprobantes/AAAAMM/…` and `resumenes/RUC-….xml` with no environment; those files are still read,
+as before, as files of the environment in use when they are read back (their environment was never recorded).
 
 Issuing never waits for it: a voucher's change (the engine's events) only puts its id in a set, and a background
 loop writes the files. A folder that is unreachable or slow keeps the ids for a later try (every RETRY_S, or at once
@@ -16,6 +23,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import threading
 import zipfile
 from collections.abc import Callable, Iterable
@@ -23,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.invoicing.cdr import cdr_member
+from app.core.platform.environments import NAMES, get
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
 from app.core.platform.paths import private_file
 from app.core.records import VoucherCdr, VoucherDetail
@@ -33,6 +42,34 @@ FOLDER = "comprobantes"
 SUMMARIES = "resumenes"
 RETRY_S = 30.0
 BLOCK = 200  # ids written per round (the loop looks at its stop between rounds)
+_MONTH = re.compile(r"^\d{6}$")  # AAAAMM: the month folders of comprobantes/ (no environment before it: legacy)
+
+
+def recorded_voucher_files(folder: str | Path | None, current: str) -> list[tuple[str, Path]]:
+    """The XML files (vouchers and CDRs) of a backup folder with the environment each was recorded in, sorted:
+    `comprobantes/ENTORNO/AAAAMM/` of every environment, and those written before the environment was recorded
+    (`comprobantes/AAAAMM/`) as `current`'s, as always (module doc)."""
+    root = Path(folder).expanduser() / FOLDER if folder else None
+    if root is None or not root.is_dir():
+        return []
+    found = [(current, path) for path in root.glob("*/*.xml") if _MONTH.match(path.parent.name)]
+    for name in NAMES:
+        found += [(name, path) for path in (root / name).glob("*/*.xml")]
+    return sorted(found, key=lambda item: (item[0] != current, item[0], item[1]))
+
+
+def voucher_files(folder: str | Path | None, environment: str) -> list[Path]:
+    """The XML files of `environment` in a backup folder (its own and the legacy ones): never another's."""
+    return [path for recorded, path in recorded_voucher_files(folder, environment) if recorded == environment]
+
+
+def summary_files(folder: str | Path | None, environment: str) -> list[Path]:
+    """The RA/RC files of `environment` in a backup folder: `resumenes/ENTORNO/*.xml` and the legacy ones with no
+    environment (`resumenes/*.xml`, read as the environment's; module doc)."""
+    root = Path(folder).expanduser() / SUMMARIES if folder else None
+    if root is None or not root.is_dir():
+        return []
+    return sorted([*root.glob("*.xml"), *(root / get(environment).name).glob("*.xml")])
 
 
 class VoucherFileWriter:
@@ -110,7 +147,7 @@ class VoucherFileWriter:
         detail = self._detail(voucher_id)
         if detail is None or not detail.xml_firmado:
             return  # not signed (yet): nothing SUNAT-bound to keep
-        month = folder / FOLDER / detail.fecha_emision[:7].replace("-", "")
+        month = folder / FOLDER / get(detail.environment).name / detail.fecha_emision[:7].replace("-", "")
         month.mkdir(parents=True, exist_ok=True)
         self._put(month / detail.nombre_archivo, detail.xml_firmado.encode("utf-8"))
         cdr = self._cdr_of(voucher_id)
@@ -125,8 +162,8 @@ class VoucherFileWriter:
         outcome = self._summary(summary_id) if self._summary else None
         if outcome is None or not outcome.xml_firmado:
             return
-        target = folder / SUMMARIES
-        target.mkdir(exist_ok=True)
+        target = folder / SUMMARIES / get(outcome.environment).name
+        target.mkdir(parents=True, exist_ok=True)
         self._put(target / f"{outcome.emisor_ruc}-{outcome.ident}.xml", outcome.xml_firmado.encode("utf-8"))
         if outcome.cdr_zip:
             with zipfile.ZipFile(io.BytesIO(outcome.cdr_zip)) as received:

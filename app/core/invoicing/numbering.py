@@ -2,8 +2,10 @@
 item 2; `yupana numeracion verificar` runs it on demand).
 
 After a restore, the vouchers signed after the backup are first read back from those files (recovered.py). For each
-serie of the current environment, the last number known is the highest of the database and of the voucher
-files the backup folder received as they were made (backup_files: `comprobantes/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml`).
+serie of the current environment, the last number known is the highest of the database and of that environment's
+voucher files the backup folder received as they were made (backup_files: `comprobantes/ENTORNO/AAAAMM/RUC-TIPO-SERIE-
+NUMERO.xml`, and the older ones with no environment, `backup_files.voucher_files`): a sandbox or beta trial never
+pushes production's numbering.
 Then:
 
 - an F serie of facturas and their notes, where SUNAT's voucher status query answers (billConsultService getStatus;
@@ -18,7 +20,8 @@ Then:
   stands and the finding says it was not confirmed.
 
 The RA and RC counters of today (SUNAT cannot be asked for them) go on after the highest of the backup and of the
-RA/RC files the backup folder received as they were made (`resumenes/RUC-RA-AAAAMMDD-N.xml`), plus `SUMMARY_MARGIN`
+RA/RC files of the environment the backup folder received as they were made (`resumenes/ENTORNO/RUC-RA-AAAAMMDD-N.xml`,
+and the older `resumenes/RUC-RA-AAAAMMDD-N.xml`), plus `SUMMARY_MARGIN`
 (10): one made after the backup on the lost PC is never numbered again.
 """
 
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.invoicing.backup_files import FOLDER, SUMMARIES
+from app.core.invoicing.backup_files import summary_files, voucher_files
 from app.core.invoicing.recovered import RecoveredFiles, read_back
 from app.core.invoicing.soap import SoapFault, TransportFailure
 from app.core.invoicing.voids import rules
@@ -81,13 +84,10 @@ class NumberingCheck:
     archivos: RecoveredFiles = field(default_factory=RecoveredFiles)  # vouchers read back from the files (restore)
 
 
-def file_numbers(folder: str | Path | None) -> dict[tuple[str, str, str], int]:
-    """The highest number of each (RUC, tipo, serie) among the voucher files of a backup folder."""
+def file_numbers(folder: str | Path | None, environment: str) -> dict[tuple[str, str, str], int]:
+    """The highest number of each (RUC, tipo, serie) among the voucher files of `environment` in a backup folder."""
     found: dict[tuple[str, str, str], int] = {}
-    root = Path(folder).expanduser() / FOLDER if folder else None
-    if root is None or not root.is_dir():
-        return found
-    for path in root.glob("*/*.xml"):
+    for path in voucher_files(folder, environment):
         match = _FILE.match(path.name)
         if match:
             key = (match.group(1), match.group(2), match.group(3))
@@ -95,13 +95,11 @@ def file_numbers(folder: str | Path | None) -> dict[tuple[str, str, str], int]:
     return found
 
 
-def summary_counters(folder: str | Path | None) -> dict[tuple[str, str, str], int]:
-    """The highest counter of each (RUC, RA|RC, day as AAAA-MM-DD) among a backup folder's RA/RC files."""
+def summary_counters(folder: str | Path | None, environment: str) -> dict[tuple[str, str, str], int]:
+    """The highest counter of each (RUC, RA|RC, day as AAAA-MM-DD) among a backup folder's RA/RC files of
+    `environment`."""
     found: dict[tuple[str, str, str], int] = {}
-    root = Path(folder).expanduser() / SUMMARIES if folder else None
-    if root is None or not root.is_dir():
-        return found
-    for path in root.glob("*.xml"):
+    for path in summary_files(folder, environment):
         match = _SUMMARY_FILE.match(path.name)
         if match:
             day = f"{match.group(3)[:4]}-{match.group(3)[4:6]}-{match.group(3)[6:]}"
@@ -125,7 +123,7 @@ class Numbering:
               after_restore: bool = True) -> NumberingCheck:
         environment = self.store.environment()
         recovered = read_back(self.store, self.summaries, files_folder) if after_restore else RecoveredFiles()
-        files = file_numbers(files_folder)
+        files = file_numbers(files_folder, environment)
         known = {(row["emisor_ruc"], row["tipo"], row["serie"]): int(row["ultimo"]) for row in self.store.series()}
         findings = []
         for ruc, tipo, serie in sorted(set(known) | set(files)):
@@ -133,7 +131,7 @@ class Numbering:
             finding = self._serie(environment, ruc, tipo, serie, known.get(key, 0), files.get(key, 0), confirm)
             self.store.raise_numero(finding.emisor_ruc, finding.tipo, finding.serie, finding.sigue_en - 1)
             findings.append(finding)
-        counters = summary_counters(files_folder)
+        counters = summary_counters(files_folder, environment)
         rucs = {key[0] for key in known} | {key[0] for key in files} | {key[0] for key in counters}
         summaries = self._summaries(environment, rucs, counters) if after_restore else []
         return NumberingCheck(findings, summaries, recovered)

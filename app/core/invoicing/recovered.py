@@ -1,9 +1,13 @@
 """After a restore, the vouchers signed after the backup read back from the files the backup folder received as they
-were made (backup_files: `comprobantes/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml` and the CDR `R-….xml` beside it; issue 35,
-item 2).
+were made (backup_files: `comprobantes/ENTORNO/AAAAMM/RUC-TIPO-SERIE-NUMERO.xml` and the CDR `R-….xml` beside it;
+issue 35, item 2).
 
-Each file whose serie-número the restored database does not have is stored as a voucher of the current environment,
-byte for byte: the signed text split back into the canonical XML and its Signature (as operation 2 stores a signed
+Each file is read back into the environment it was recorded in (the folder it was written to,
+backup_files.recorded_voucher_files): a sandbox or beta trial's files in the same backup folder are never read back
+into production, nor production's into the sandbox (the environment a restored folder starts in, the setting being
+the desk's). Files written before the environment was recorded (`comprobantes/AAAAMM/`) are read as the current
+environment's, as always. Each file whose serie-número the restored database does not have in its environment is
+stored as a voucher of that environment, byte for byte (named «SERIE-NÚMERO (entorno)» when not the current one): the signed text split back into the canonical XML and its Signature (as operation 2 stores a signed
 voucher), its signature verified first (a file that does not verify is left out and named). Its CDR, when the file is
 there, is kept as a consulted CDR (as `yupana cdr` keeps one), and the voucher takes the status the CDR says; without
 one it is `firmado` (SUNAT's answer unknown: sending it again is answered by SUNAT as already registered, and the
@@ -24,7 +28,7 @@ from typing import Any
 from lxml import etree
 
 from app.core.invoicing import cdr as cdr_module
-from app.core.invoicing.backup_files import FOLDER
+from app.core.invoicing.backup_files import recorded_voucher_files
 from app.core.invoicing.cdr import safe_parser
 from app.core.invoicing.statuses import FIRMADO
 from app.core.invoicing.voucher_keys import bytes_hashes
@@ -98,16 +102,13 @@ def read_back(store: Any, consulted: Any, folder: str | Path | None) -> Recovere
     """Store the vouchers of `folder`'s files that the database lacks (module doc). `store` is the VoucherStore,
     `consulted` the repository that keeps consulted CDRs."""
     result = RecoveredFiles()
-    root = Path(folder).expanduser() / FOLDER if folder else None
-    if root is None or not root.is_dir():
-        return result
-    environment = store.environment()
-    for path in sorted(root.glob("*/*.xml")):
+    current = store.environment()
+    for environment, path in recorded_voucher_files(folder, current):
         match = _FILE.match(path.name)
         if match is None:
             continue  # a CDR (R-…), or another file
         ruc, tipo, serie, numero = match.group(1), match.group(2), match.group(3), int(match.group(4))
-        if store.id_of(ruc, tipo, serie, numero) is not None:
+        if store.id_of(ruc, tipo, serie, numero, environment) is not None:
             continue  # in the backup already
         received = _cdr_of(path)
         status = (received.estado if received is not None and received.estado else FIRMADO)
@@ -129,7 +130,7 @@ def read_back(store: Any, consulted: Any, folder: str | Path | None) -> Recovere
                         cdr_member=f"R-{path.name}")
         except NumberTaken:
             continue
-        result.stored.append(f"{serie}-{numero}")
+        result.stored.append(f"{serie}-{numero}" if environment == current else f"{serie}-{numero} ({environment})")
         if received is not None:
             result.with_cdr += 1
     return result

@@ -196,9 +196,10 @@ class VoucherStore:
 
     # ------------------------------------------------------------ finds
 
-    def id_of(self, emisor_ruc: str, tipo: str, serie: str, numero: int) -> int | None:
-        """The id of a serie-número in the current environment: one look in the unique index, no texts."""
-        return self.repository.id_of(self.environment(), emisor_ruc, tipo, serie, numero)
+    def id_of(self, emisor_ruc: str, tipo: str, serie: str, numero: int, environment: str | None = None) -> int | None:
+        """The id of a serie-número in the current environment (or `environment`): one look in the unique index, no
+        texts."""
+        return self.repository.id_of(environment or self.environment(), emisor_ruc, tipo, serie, numero)
 
     def find(self, emisor_ruc: str, tipo: str, serie: str, numero: int) -> dict | None:
         """A voucher of the current environment by its serie-número."""

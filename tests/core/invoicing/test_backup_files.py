@@ -58,8 +58,9 @@ def test_each_signed_voucher_and_cdr_is_written_to_the_backup_folder(shop, tmp_p
     expected = {name: data for voucher_id in ids for name, data in _expected(engine, voucher_id).items()}
     assert len(expected) == 6 and all(name.startswith(("R-", ISSUER_RUC)) for name in expected)
     wait_for(lambda: _written(folder) == expected, timeout=30)
-    assert {path.parent.name for path in (folder / "comprobantes").rglob("*.xml")} == {
-        engine.invoicing.voucher(ids[0]).fecha_emision[:7].replace("-", "")}
+    month = engine.invoicing.voucher(ids[0]).fecha_emision[:7].replace("-", "")
+    assert {path.parent.relative_to(folder).as_posix() for path in (folder / "comprobantes").rglob("*.xml")} == {
+        f"comprobantes/sandbox/{month}"}  # the environment's folder: a trial never mixes with real vouchers
     assert list((folder / "comprobantes").rglob("*.partial")) == []
 
 

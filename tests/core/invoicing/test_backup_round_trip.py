@@ -93,8 +93,8 @@ def test_round_trip_to_another_pc(first_pc, home, voids_sandbox, tmp_path, monke
         f_before, b_before = _split(BEFORE)
         after = _issue(engine, f_before + 1, b_before + 1, AFTER)
         wait_for(lambda: engine._backup_files.pending() == 0 and all(
-            any(usb.glob(f"comprobantes/*/{ISSUER_RUC}-{tipo}-{serie}-{n}.xml")) for tipo, serie, n in after)
-            and all(any(usb.glob(f"comprobantes/*/R-{ISSUER_RUC}-01-F001-{n}.xml"))
+            any(usb.glob(f"comprobantes/sandbox/*/{ISSUER_RUC}-{tipo}-{serie}-{n}.xml")) for tipo, serie, n in after)
+            and all(any(usb.glob(f"comprobantes/sandbox/*/R-{ISSUER_RUC}-01-F001-{n}.xml"))
                     for tipo, _, n in after if tipo == "01"), timeout=60)
         originals = _texts(engine, before + after)
     finally:

@@ -115,11 +115,14 @@ def test_the_restore_command_lists_what_sunat_has_and_takes_the_last_boleta_prin
 # ---------------------------------------------------------------- item 2: the files written as made, read back
 
 def _files_written(folder: Path, names: list[str]) -> bool:
-    return all(any(folder.glob(f"comprobantes/*/{name}")) for name in names)
+    return all(any((folder / "comprobantes").rglob(name)) for name in names)
 
 
+@pytest.mark.parametrize("layout", ["entorno", "sin-entorno"])
 def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_backup(voiding, voids_sandbox, usb,
-                                                                                   tmp_path):
+                                                                                   tmp_path, layout):
+    """`sin-entorno`: the files as versions before the environment was recorded wrote them (`comprobantes/AAAAMM/`,
+    `resumenes/RUC-….xml`): read back as the current environment's, as they always were."""
     from app.core.invoicing.xmldsig import verify_xml
     from tests.helpers.messaging_support import wait_for
 
@@ -132,10 +135,18 @@ def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_b
     cdrs = {n: voiding.invoicing.voucher_cdr(voucher_id) for n, voucher_id in after.items()}
     voided = voiding.invoicing.void(voiding.invoicing.find_voucher("F001-2", ISSUER_RUC), "ERROR EN EL RUC")
     assert voided.accepted and voided.ident.endswith("-1")  # RA-AAAAMMDD-1, made after the backup
-    ra_file = usb / "resumenes" / f"{ISSUER_RUC}-{voided.ident}.xml"
+    ra_file = usb / "resumenes" / "sandbox" / f"{ISSUER_RUC}-{voided.ident}.xml"
     wait_for(lambda: _files_written(usb, [f"R-{ISSUER_RUC}-01-F001-{n}.xml" for n in after])
-             and (usb / "resumenes" / f"R-{ISSUER_RUC}-{voided.ident}.xml").is_file(), timeout=30)
+             and (usb / "resumenes" / "sandbox" / f"R-{ISSUER_RUC}-{voided.ident}.xml").is_file(), timeout=30)
     assert ra_file.read_text(encoding="utf-8") == voided.xml_firmado  # every RA/RC written as it is made
+    if layout == "sin-entorno":  # moved where an older Yupana wrote them
+        for month in (usb / "comprobantes" / "sandbox").iterdir():
+            month.rename(usb / "comprobantes" / month.name)
+        for summary in (usb / "resumenes" / "sandbox").iterdir():
+            summary.rename(usb / "resumenes" / summary.name)
+        (usb / "comprobantes" / "sandbox").rmdir()
+        (usb / "resumenes" / "sandbox").rmdir()
+        assert len(list((usb / "comprobantes").glob("*/*.xml"))) == 2 * 6 and len(list(usb.rglob("*RA-*.xml"))) == 2
 
     restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
     try:
@@ -158,3 +169,62 @@ def test_a_restore_reads_back_the_vouchers_and_cdrs_written_as_files_after_the_b
         assert restored.invoicing.voucher(emission.voucher_id).numero == 7
     finally:
         restored.close()
+
+
+# ---------------------------------------------------------------- each environment's files apart
+
+@pytest.mark.parametrize("checked_in", ["produccion", "sandbox"])
+def test_a_sandbox_trial_in_the_same_backup_folder_is_never_read_back_into_production(voiding, voids_sandbox, usb,
+                                                                                      tmp_path, checked_in):
+    """A shop tries Yupana in the sandbox with its backup folder set, then issues for real: after a restore, the
+    sandbox's voucher and RA files in that folder are neither stored as production vouchers nor push production's
+    numbering (nor its RA counter); production's files written after the backup come back into production."""
+    from tests.helpers.messaging_support import wait_for
+
+    voiding.admin.config_set("backup_folder", str(usb))
+    trial = [voiding.invoicing.issue(boleta("B001", n, LINES)).voucher_id for n in range(1, 5)]  # sandbox B001-1…4
+    voided = voiding.invoicing.void(issued(voiding, factura("F001", 1, LINES)), "ERROR EN EL RUC")
+    assert voided.accepted and voided.ident.endswith("-1")
+    wait_for(lambda: _files_written(usb, [f"{ISSUER_RUC}-03-B001-{n}.xml" for n in range(1, 5)])
+             and any(usb.rglob(f"R-{ISSUER_RUC}-{voided.ident}.xml")), timeout=30)
+
+    voiding.admin.config_set("environment", "produccion")  # for real now: signed here (SUNAT is not asked)
+    real = {n: _signed_only(voiding, boleta("B001", n, LINES)) for n in (1, 2)}
+    path = voiding.admin.create_backup(usb).path
+    real[3] = _signed_only(voiding, boleta("B001", 3, LINES))  # after the backup: only its file keeps it
+    wait_for(lambda: all(any(path.read_bytes() == signed for path in usb.rglob(f"{ISSUER_RUC}-03-B001-{n}.xml"))
+                         for n, signed in real.items()), timeout=30)
+
+    restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
+    try:
+        if checked_in == "produccion":
+            restored.admin.config_set("environment", "produccion")  # the desk's setting: not in the backup
+        check = restored.invoicing.check_numbering(usb, after_restore=True)
+        restored.admin.config_set("environment", "produccion")
+        # Checked in production, production's B001-3 is read back (not the sandbox's B001-4 nor F001-1); checked in
+        # the sandbox (where a restored folder starts), production's file still goes into production.
+        assert check.archivos.stored == (["B001-3"] if checked_in == "produccion" else ["B001-3 (produccion)"])
+        assert check.archivos.skipped == []
+        b001 = {finding.serie: finding for finding in check.series}["B001"]
+        assert (b001.en_base, b001.en_archivos, b001.sigue_en) == ((3, 3, 4) if checked_in == "produccion"
+                                                                   else (4, 4, 5))  # the sandbox's own B001-1…4
+        assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 4
+        (listed,) = [row for row in restored.invoicing.vouchers() if row.serie_numero == "B001-3"]  # production's
+        stored = restored.invoicing.voucher(listed.id)
+        assert stored.environment == "produccion" and stored.xml_firmado.encode("utf-8") == real[3]
+        if checked_in == "produccion":
+            ra = [row["sigue_en"] for row in check.resumenes if row["tipo"] == "RA"]
+            assert ra == [1 + numbering.SUMMARY_MARGIN]  # the sandbox's RA-…-1 does not count here
+        restored.admin.config_set("environment", "sandbox")  # the trial is still there, in its own environment
+        assert sorted(row.id for row in restored.invoicing.vouchers() if row.serie == "B001") == trial
+        assert restored.invoicing.next_number(ISSUER_RUC, "03", "B001") == 5
+    finally:
+        restored.close()
+    assert len(list(usb.rglob(f"{ISSUER_RUC}-03-B001-1.xml"))) == 2  # each environment's B001-1 kept apart
+
+
+def _signed_only(engine, request: dict) -> bytes:
+    """Operations 1 and 2 (generated and signed, not sent: no SUNAT in production here); the signed bytes."""
+    (item,) = list(engine.invoicing.issue_batch([request]))
+    assert item.success, item.refusal
+    return item.voucher.xml_firmado.encode("utf-8")

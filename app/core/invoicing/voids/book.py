@@ -215,4 +215,5 @@ class SummaryBook:
                                    else status_of[line["voucher_id"]])
                     for line in lines if line["voucher_id"] in status_of]
         return SummaryOutcome(row["id"], row["emisor_ruc"], row["ident"], row["kind"], row["ticket"], row["state"], row["codigo"],
-                              row["descripcion"], row["xml_firmado"], vouchers, stored_zip(self.store, row))
+                              row["descripcion"], row["xml_firmado"], vouchers, stored_zip(self.store, row),
+                              environment=row["environment"])

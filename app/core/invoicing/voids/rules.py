@@ -68,6 +68,7 @@ class SummaryOutcome:
     vouchers: list[VoucherOutcome] = field(default_factory=list)
     cdr_zip: bytes | None = None
     aviso: str | None = None  # a warning in Spanish: an earlier baja of the voucher whose outcome was never learnt
+    environment: str = ""  # the environment it was made in (its backup file's folder, backup_files)
 
     @property
     def accepted(self) -> bool:
