@@ -83,16 +83,25 @@ def ask_passphrase(new: bool) -> str | None:
         print("Este equipo no tiene llavero del sistema: las claves de Yupana (certificados, clave SOL, tokens) "
               "se protegen con una frase secreta que solo usted conoce. No se guarda en ninguna parte: "
               "si la olvida, tendrá que volver a importar sus certificados (docs/security.md).", file=sys.stderr)
-        while True:
-            first = getpass.getpass(f"Elija una frase secreta (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
-            if len(first) < MIN_PASSPHRASE_CHARS:
-                print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
-                continue
-            if getpass.getpass("Repítala para confirmar: ") == first:
-                return first
-            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
+        return choose_passphrase(f"Elija una frase secreta (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
     except EOFError:
         return None
+
+
+def choose_passphrase(prompt: str) -> str:
+    """A new passphrase typed twice, hidden, until it is long enough and both match (EOFError: no one typed)."""
+    import getpass
+
+    from app.core.api import MIN_PASSPHRASE_CHARS
+
+    while True:
+        first = getpass.getpass(prompt)
+        if len(first) < MIN_PASSPHRASE_CHARS:
+            print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
+            continue
+        if getpass.getpass("Repítala para confirmar: ") == first:
+            return first
+        print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
 
 
 def print_json(data: Any) -> None:

@@ -87,23 +87,16 @@ def _business_passphrase() -> str | None:
     the terminal: under it they are copied to the shared database. None: they are left out, to enter again."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return None
-    import getpass
-
     from app.core.api import MIN_PASSPHRASE_CHARS
+
+    from . import choose_passphrase
 
     print("Las claves de esta carpeta están protegidas por el llavero de este equipo. En la base compartida se "
           "protegen con la frase secreta del negocio, que cada puesto escribe una vez (si la olvida, tendrá que "
           "volver a importar los certificados: docs/security.md).", file=sys.stderr)
     try:
-        while True:
-            first = getpass.getpass(f"Elija la frase secreta del negocio (al menos {MIN_PASSPHRASE_CHARS} "
-                                    "caracteres; no se muestra): ")
-            if len(first) < MIN_PASSPHRASE_CHARS:
-                print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
-                continue
-            if getpass.getpass("Repítala para confirmar: ") == first:
-                return first
-            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
+        return choose_passphrase(f"Elija la frase secreta del negocio (al menos {MIN_PASSPHRASE_CHARS} caracteres; "
+                                 "no se muestra): ")
     except EOFError:
         return None
 

@@ -74,7 +74,6 @@ def cmd_create(args: argparse.Namespace) -> int:
 def _new_recovery_passphrase() -> str:
     """The recovery passphrase of a keyring folder's first backup: from YUPANA_RECOVERY_PASSPHRASE, else typed twice
     at the terminal; without either the command stops saying how to give it."""
-    import getpass
     import os
 
     from app.core.api import MIN_PASSPHRASE_CHARS, RECOVERY_ENV, invalid
@@ -91,14 +90,9 @@ def _new_recovery_passphrase() -> str:
           "con la copia. Elija una frase de recuperación: la copia lleva la clave maestra cifrada con ella, y al "
           "restaurar en otro equipo se la pedirá. No se guarda en ninguna parte: anótela en un lugar seguro.",
           file=sys.stderr)
-    while True:
-        first = getpass.getpass(f"Frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
-        if len(first) < MIN_PASSPHRASE_CHARS:
-            print(f"Es muy corta: use al menos {MIN_PASSPHRASE_CHARS} caracteres.", file=sys.stderr)
-        elif getpass.getpass("Repítala para confirmar: ") == first:
-            return first
-        else:
-            print("Las dos frases no coinciden; empiece de nuevo.", file=sys.stderr)
+    from . import choose_passphrase
+
+    return choose_passphrase(f"Frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
