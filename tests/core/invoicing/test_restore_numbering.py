@@ -197,12 +197,14 @@ def test_a_sandbox_trial_in_the_same_backup_folder_is_never_read_back_into_produ
 
     restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
     try:
-        if checked_in == "produccion":
-            restored.admin.config_set("environment", "produccion")  # the desk's setting: not in the backup
+        assert restored.admin.config_get("environment") == "produccion"  # the backup's: made in production
+        if checked_in == "sandbox":
+            restored.admin.config_set("environment", "sandbox")  # the person switches before checking
         check = restored.invoicing.check_numbering(usb, after_restore=True)
         restored.admin.config_set("environment", "produccion")
         # Checked in production, production's B001-3 is read back (not the sandbox's B001-4 nor F001-1); checked in
-        # the sandbox (where a restored folder starts), production's file still goes into production.
+        # the sandbox (where an older backup without its environment restores), production's file still goes into
+        # production.
         assert check.archivos.stored == (["B001-3"] if checked_in == "produccion" else ["B001-3 (produccion)"])
         assert check.archivos.skipped == []
         b001 = {finding.serie: finding for finding in check.series}["B001"]
