@@ -161,6 +161,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
                                                      confirm_from(args.ultimo), after_restore=True)
     print(f"Copia del {restored.backup.created_at} restaurada en «{home}»: {restored.backup.vouchers:,} "
           "comprobantes.")
+    print(restored.environment_note())
     if restored.series:
         print("Último número de cada serie en la copia:")
         for serie in restored.series:

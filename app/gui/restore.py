@@ -171,7 +171,8 @@ def outcome_lines(outcome: RestoreOutcome) -> list[str]:
     info = outcome.restored.backup
     made = dt.datetime.fromisoformat(info.created_at).astimezone(clock.PERU).strftime("%d/%m/%Y %H:%M")
     lines = [f"Copia «{Path(outcome.backup).name}» del {made} restaurada en "
-             f"«{Path(outcome.restored.database).parent}»: {info.vouchers:,} comprobantes."]
+             f"«{Path(outcome.restored.database).parent}»: {info.vouchers:,} comprobantes.",
+             outcome.restored.environment_note()]
     if not outcome.keys_open:
         lines.append("Las claves de la copia (certificados, clave SOL) siguen cerradas: se abren con su frase de "
                      "recuperación, que Yupana pedirá al firmar o enviar.")

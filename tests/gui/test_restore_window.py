@@ -103,6 +103,7 @@ def test_the_assistant_restores_a_backup_and_goes_on_with_the_numbering_checked(
     assert dialog.error is None
     text = dialog.done_text()
     assert f"Copia «{shop_backup.name}»" in text and "restaurada en" in text
+    assert "Entorno de la copia: sandbox" in text  # the manifest's: the environment the folder was in
     assert "Recuperados de los archivos escritos al emitir: 2 (2 con su CDR): F001-4, B001-3" in text
     assert (f"F001 (tipo 01, RUC {ISSUER_RUC}): sigue en 8; en SUNAT después "
             "de la copia: 5, 7; números dudosos (pueden estar impresos): 6") in text
@@ -195,3 +196,46 @@ def test_a_wrong_recovery_passphrase_is_refused_and_the_right_one_opens_the_keys
     finally:
         again_engine.close()
     assert (new_home / backups.DATABASE).is_file()
+
+
+def test_the_restore_steps_put_a_production_backup_back_in_production_and_check_it_there(voids_sandbox, tmp_path):
+    """What the dialog runs on its worker: a backup made in production (its addresses the SUNAT sandbox's on
+    127.0.0.1) restores into production, and SUNAT is asked about production's F001."""
+    from app.gui.restore import restore_steps
+    from tests.core.invoicing.test_restore_numbering import _production_at_the_sandbox
+
+    class Steps:
+        def __init__(self) -> None:
+            self.reported: list[tuple[str, int, int]] = []
+
+        def report(self, step: tuple[str, int, int]) -> None:
+            self.reported.append(step)
+
+    from app.core.engine import Engine
+    from app.core.platform.companies import Company
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    shop = Engine(tmp_path / "pc-que-murio")
+    try:
+        shop.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                       direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
+        voids_sandbox.configure(shop)
+        shop.admin.config_set("sunat_timeout_s", "5")
+        shop.invoicing.create_test_certificate(ISSUER_RUC)
+        _production_at_the_sandbox(shop, voids_sandbox)
+        issued(shop, factura("F001", 1, LINES))
+        path = shop.admin.create_backup(usb).path
+        issued(shop, factura("F001", 2, LINES))
+    finally:
+        shop.close()
+    outcome = restore_steps(Steps(), path, tmp_path / "otro-equipo", lambda question: None)  # a Job's `report` only
+    try:
+        assert outcome.engine is not None and outcome.engine.admin.config_get("environment") == "produccion"
+        assert outcome.numbering is not None
+        (f001,) = outcome.numbering.series
+        assert f001.consultado and [item["numero"] for item in f001.encontrados] == [2] and f001.sigue_en == 3
+        assert outcome.lines[1].startswith("Entorno de la copia: produccion")
+    finally:
+        if outcome.engine is not None:
+            outcome.engine.close()

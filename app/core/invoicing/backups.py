@@ -36,9 +36,10 @@ from app import __version__
 from app.core.errors import invalid
 from app.core.invoicing.voucher_store import signed_text_of
 from app.core.invoicing.xmldsig import verify_xml
-from app.core.platform import clock
+from app.core.platform import clock, environments
 from app.core.platform.file_lock import exclusive_file_lock
 from app.core.platform.paths import private_file
+from app.core.platform.settings import DeskSettings
 from app.core.storage.sqlite import backup as sqlite_backup
 
 FORMAT = 1
@@ -83,19 +84,24 @@ class BackupFailed(Exception):
 
 
 def create(database: Path | Callable[[Path], None], folder: str | Path, data_home: Path, *,
-           now: dt.datetime | None = None, keys: dict[str, Any] | None = None) -> BackupCheck:
+           now: dt.datetime | None = None, keys: dict[str, Any] | None = None,
+           environment: str | None = None) -> BackupCheck:
     """Back up `database` (a SQLite file, or what writes a consistent copy of the desk's database into the path it is
     given: a shared database's, storage.engines.backup_snapshot) into `folder` (outside the data folder), verified;
     a 400 naming the problem otherwise. `keys` (where the master key comes from, whether a recovery passphrase wraps
-    it) goes into the manifest."""
+    it) and `environment` (the desk's, kept in puesto.json and so not in the database: restore puts it back) go into
+    the manifest."""
     target_folder = _backup_folder(folder, data_home)
+    extra: dict[str, Any] = {"claves": keys or {}}
+    if environment is not None:
+        extra[ENVIRONMENT] = environments.get(environment).name
     with exclusive_file_lock(target_folder / LOCK):
         _remove_leftovers(target_folder)
-        return _create_locked(database, target_folder, now, keys or {})
+        return _create_locked(database, target_folder, now, extra)
 
 
 def _create_locked(database: Path | Callable[[Path], None], target_folder: Path, now: dt.datetime | None,
-                   keys: dict[str, Any]) -> BackupCheck:
+                   extra: dict[str, Any]) -> BackupCheck:
     moment = (now or clock.now()).astimezone(dt.UTC)
     final = _free_name(target_folder, f"{PREFIX}{moment:%Y%m%d-%H%M%S}")
     with tempfile.TemporaryDirectory(prefix=WORK_PREFIX, dir=target_folder) as work:
@@ -104,7 +110,7 @@ def _create_locked(database: Path | Callable[[Path], None], target_folder: Path,
             sqlite_backup.snapshot(database, copy)
         else:
             database(copy)
-        manifest = _manifest(copy, moment) | {"claves": keys}
+        manifest = _manifest(copy, moment) | extra
         partial = final.with_name(final.name + ".partial")
         private_file(partial)
         # Level 1: the vouchers' texts are stored deflated already, so a higher level saves ~3 % of the size for
@@ -173,13 +179,30 @@ def _manifest(copy: Path, moment: dt.datetime) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- restoring
 
+ENVIRONMENT = "entorno"  # the manifest's key: the environment the backed-up folder's desk was in
+
+
 @dataclass(frozen=True)
 class Restored:
-    """A backup put back into an empty data folder: which, where, and the last numbers it holds per serie."""
+    """A backup put back into an empty data folder: which, where, the last numbers it holds per serie, and the
+    environment the new folder's desk was set to (`environment_recorded` False: an older backup that did not say
+    it, so the folder starts in the sandbox, as a new folder does)."""
 
     backup: BackupInfo
     database: str
     series: list[dict[str, Any]]
+    environment: str = environments.SANDBOX
+    environment_recorded: bool = True
+
+    def environment_note(self) -> str:
+        """What a person reads about the environment after a restore (the command's and the window's output)."""
+        if self.environment_recorded:
+            return (f"Entorno de la copia: {self.environment} ({environments.get(self.environment).label}); esta "
+                    "carpeta trabaja en él y la numeración se comprobó para él.")
+        return ("La copia no dice en qué entorno trabajaba la carpeta (se hizo con una versión anterior de Yupana): "
+                "esta carpeta empieza en el sandbox y la numeración se comprobó para el sandbox. Si trabajaba en "
+                "producción, cambie el entorno (yupana config set environment produccion, o Ajustes → Entorno) y "
+                "vuelva a comprobar la numeración (yupana numeracion verificar --tras-restaurar).")
 
 
 def restore(path: str | Path, data_home: Path) -> Restored:
@@ -193,6 +216,10 @@ def restore(path: str | Path, data_home: Path) -> Restored:
     check = verify(path)
     if not check.ok or check.info is None:
         raise invalid("respaldo", f"No se restaura «{Path(path).name}»: {' '.join(check.problems)}")
+    with zipfile.ZipFile(path) as archive:
+        manifest = json.loads(archive.read(MANIFEST))
+    recorded = manifest.get(ENVIRONMENT)
+    environment = environments.get(str(recorded)).name if recorded is not None else environments.SANDBOX
     partial = data_home / f".{DATABASE}.restaurando"
     data_home.mkdir(parents=True, exist_ok=True)
     private_file(partial)
@@ -204,9 +231,9 @@ def restore(path: str | Path, data_home: Path) -> Restored:
         raise invalid("respaldo", f"«{DATABASE}» cambió mientras se restauraba: vuelva a intentarlo.")
     _sync(partial)
     os.replace(partial, target)
-    with zipfile.ZipFile(path) as archive:
-        series = list(json.loads(archive.read(MANIFEST))["series"])
-    return Restored(check.info, str(target), series)
+    if recorded is not None:  # the desk's setting (puesto.json): the numbering check then runs for it
+        DeskSettings(data_home).put("environment", environment)
+    return Restored(check.info, str(target), list(manifest["series"]), environment, recorded is not None)
 
 
 def _manifest_sha(path: str | Path) -> str:

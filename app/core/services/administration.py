@@ -84,7 +84,7 @@ class AdministrationGroup:
             self._secrets.set_recovery(recovery_passphrase)
         keys = {"origen": self._secrets.key_source(), "frase_recuperacion": self._secrets.has_recovery()}
         source = self._backup_snapshot if self._backup_snapshot is not None else self._storage.path
-        return backups.create(source, folder, self._home, keys=keys)
+        return backups.create(source, folder, self._home, keys=keys, environment=self._addresses.current())
 
     def set_recovery_passphrase(self, passphrase: str) -> None:
         """Choose the recovery passphrase of a folder whose keys the keyring keeps (once; the same one again is

@@ -197,12 +197,14 @@ def test_a_sandbox_trial_in_the_same_backup_folder_is_never_read_back_into_produ
 
     restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
     try:
-        if checked_in == "produccion":
-            restored.admin.config_set("environment", "produccion")  # the desk's setting: not in the backup
+        assert restored.admin.config_get("environment") == "produccion"  # the backup's: made in production
+        if checked_in == "sandbox":
+            restored.admin.config_set("environment", "sandbox")  # the person switches before checking
         check = restored.invoicing.check_numbering(usb, after_restore=True)
         restored.admin.config_set("environment", "produccion")
         # Checked in production, production's B001-3 is read back (not the sandbox's B001-4 nor F001-1); checked in
-        # the sandbox (where a restored folder starts), production's file still goes into production.
+        # the sandbox (where an older backup without its environment restores), production's file still goes into
+        # production.
         assert check.archivos.stored == (["B001-3"] if checked_in == "produccion" else ["B001-3 (produccion)"])
         assert check.archivos.skipped == []
         b001 = {finding.serie: finding for finding in check.series}["B001"]
@@ -228,3 +230,70 @@ def _signed_only(engine, request: dict) -> bytes:
     (item,) = list(engine.invoicing.issue_batch([request]))
     assert item.success, item.refusal
     return item.voucher.xml_firmado.encode("utf-8")
+
+
+# ---------------------------------------------------------------- the environment the folder was in
+
+def _production_at_the_sandbox(engine, sandbox) -> None:
+    """Production's billService and billConsultService are the SUNAT sandbox's (never the internet), with the SOL
+    user it accepts; the folder then works in production."""
+    engine.admin.config_set("sunat_url_produccion", sandbox.bill_url)
+    engine.admin.config_set("sunat_url_consulta", sandbox.consult_url)
+    engine.invoicing.set_sol_credentials(ISSUER_RUC, sandbox.usuario, sandbox.clave)
+    engine.admin.config_set("environment", "produccion")
+
+
+def test_a_backup_made_in_production_restores_into_production_and_checks_production(voiding, voids_sandbox, usb,
+                                                                                   tmp_path):
+    """The environment is the desk's (puesto.json), not the database's: the backup's manifest records it, the
+    restored folder's desk takes it, and the numbering check asks SUNAT about production's F series. Production's
+    addresses point at the SUNAT sandbox on 127.0.0.1 (settings kept in the database: they come in the backup)."""
+    _production_at_the_sandbox(voiding, voids_sandbox)
+    for n in range(1, 3):
+        issued(voiding, factura("F001", n, LINES))
+    path = voiding.admin.create_backup(usb).path
+    issued(voiding, factura("F001", 3, LINES))  # after the backup, on the PC that dies
+
+    restored = _restored_engine(path, tmp_path / "otro-equipo", voids_sandbox)
+    try:
+        assert restored.admin.config_get("environment") == "produccion"
+        check = restored.invoicing.check_numbering(None, lambda finding: None, after_restore=True)
+        (f001,) = check.series
+        assert f001.consultado and [item["numero"] for item in f001.encontrados] == [3]
+        assert f001.sigue_en == 4 and restored.invoicing.next_number(ISSUER_RUC, "01", "F001") == 4
+    finally:
+        restored.close()
+
+
+def test_the_restore_command_says_which_environment_and_checks_it(voiding, voids_sandbox, usb, tmp_path):
+    _production_at_the_sandbox(voiding, voids_sandbox)
+    issued(voiding, factura("F001", 1, LINES))
+    path = voiding.admin.create_backup(usb).path
+    issued(voiding, factura("F001", 2, LINES))
+    new_home = tmp_path / "otro-equipo"
+    done = run_cli("--home", str(new_home), "respaldo", "restaurar", path, home=new_home)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert "Entorno de la copia: produccion" in out
+    assert "F001 (tipo 01, RUC 20100066603): sigue en 3; en SUNAT después de la copia: 2" in out
+
+
+def test_an_older_backup_without_its_environment_restores_into_the_sandbox_and_says_so(voiding, voids_sandbox, usb,
+                                                                                      tmp_path):
+    import json
+
+    issued(voiding, factura("F001", 1, LINES))
+    path = Path(voiding.admin.create_backup(usb).path)
+    older = path.with_name("yupana-respaldo-20260101-000000.zip")  # as a version before the environment was kept
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(older, "w", zipfile.ZIP_DEFLATED) as target:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == backups.MANIFEST:
+                manifest = json.loads(data)
+                del manifest["entorno"]
+                data = json.dumps(manifest).encode("utf-8")
+            target.writestr(name, data)
+    new_home = tmp_path / "otro-equipo"
+    done = run_cli("--home", str(new_home), "respaldo", "restaurar", str(older), "--ultimo", "F001=1", home=new_home)
+    assert done.returncode == 0, done.stderr
+    assert "no dice en qué entorno" in done.stdout.decode() and "sandbox" in done.stdout.decode()
