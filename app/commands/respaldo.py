@@ -210,19 +210,7 @@ def print_numbering(numbering: NumberingCheck) -> None:
         print(f"  No recuperado: {problem}", file=sys.stderr)
     print("Numeración:")
     for finding in numbering.series:
-        line = f"  {finding.serie} (tipo {finding.tipo}, RUC {finding.emisor_ruc}): sigue en {finding.sigue_en}"
-        if finding.en_archivos > finding.en_base:
-            line += f"; archivos escritos al emitir hasta {finding.en_archivos}"
-        if finding.consultado:
-            numbers = ", ".join(str(item["numero"]) for item in finding.encontrados)
-            line += f"; en SUNAT después de la copia: {numbers}" if numbers else "; SUNAT no tiene números posteriores"
-            if finding.dudosos:
-                line += f"; números dudosos (pueden estar impresos): {', '.join(map(str, finding.dudosos))}"
-        elif finding.confirmado is not None:
-            line += f"; último impreso confirmado: {finding.confirmado} ({finding.motivo})"
-        else:
-            line += f"; SIN CONFIRMAR el último número impreso ({finding.motivo}): use --ultimo {finding.serie}=N"
-        print(line)
+        print("  " + finding.line(f"use --ultimo {finding.serie}=N"))
         for item in finding.encontrados:
             if item["cdr"]:
                 print(f"    {finding.serie}-{item['numero']}: CDR recuperado en {item['cdr']}")

@@ -150,20 +150,7 @@ def _open_keys(engine: Engine, ask: Callable[[Any], Any]) -> bool:
 
 
 def finding_line(finding: SerieFinding) -> str:
-    line = f"{finding.serie} (tipo {finding.tipo}, RUC {finding.emisor_ruc}): sigue en {finding.sigue_en}"
-    if finding.en_archivos > finding.en_base:
-        line += f"; archivos escritos al emitir hasta el {finding.en_archivos}"
-    if finding.consultado:
-        numbers = ", ".join(str(item["numero"]) for item in finding.encontrados)
-        line += f"; en SUNAT después de la copia: {numbers}" if numbers else "; SUNAT no tiene números posteriores"
-        if finding.dudosos:
-            line += f"; números dudosos (pueden estar impresos): {', '.join(map(str, finding.dudosos))}"
-    elif finding.confirmado is not None:
-        line += f"; último impreso confirmado: {finding.confirmado} ({finding.motivo})"
-    else:
-        line += (f"; SIN CONFIRMAR el último número impreso ({finding.motivo}): compruébelo luego en Ajustes → «Copias "
-                 "de seguridad»")
-    return line
+    return finding.line("compruébelo luego en Ajustes → «Copias de seguridad»")
 
 
 def outcome_lines(outcome: RestoreOutcome) -> list[str]:

@@ -76,6 +76,23 @@ class SerieFinding:
         """The last number known here (database, files, SUNAT's answers)."""
         return max([self.en_base, self.en_archivos, *(int(item["numero"]) for item in self.encontrados)])
 
+    def line(self, unconfirmed_hint: str) -> str:
+        """The finding in one Spanish line, as the restore's command and window list it; `unconfirmed_hint` says
+        where an unconfirmed last number is confirmed (a command's option, a window's place)."""
+        line = f"{self.serie} (tipo {self.tipo}, RUC {self.emisor_ruc}): sigue en {self.sigue_en}"
+        if self.en_archivos > self.en_base:
+            line += f"; archivos escritos al emitir hasta el {self.en_archivos}"
+        if self.consultado:
+            numbers = ", ".join(str(item["numero"]) for item in self.encontrados)
+            line += f"; en SUNAT después de la copia: {numbers}" if numbers else "; SUNAT no tiene números posteriores"
+            if self.dudosos:
+                line += f"; números dudosos (pueden estar impresos): {', '.join(map(str, self.dudosos))}"
+        elif self.confirmado is not None:
+            line += f"; último impreso confirmado: {self.confirmado} ({self.motivo})"
+        else:
+            line += f"; SIN CONFIRMAR el último número impreso ({self.motivo}): {unconfirmed_hint}"
+        return line
+
 
 @dataclass(frozen=True)
 class NumberingCheck:
