@@ -199,8 +199,10 @@ DAYS_UNIT = "DAY"  # cbc:DurationMeasure/@unitCode of property 4005 (SUNAT's 431
 # ---------------------------------------------------------------- 52 legends
 
 AMOUNT_IN_WORDS, FREE_TRANSFER, DETRACCION_NOTICE, ITINERANT_SALE, IVAP_NOTICE = "1000", "1002", "2006", "2005", "2007"
+PERCEPCION_NOTICE = "2000"  # a factura or boleta with percepción (operation 2001, charge 51-53), issue 37
 LEGENDS = {AMOUNT_IN_WORDS: "Monto en letras",
            FREE_TRANSFER: "TRANSFERENCIA GRATUITA DE UN BIEN Y/O SERVICIO PRESTADO GRATUITAMENTE",
+           PERCEPCION_NOTICE: "COMPROBANTE DE PERCEPCIÓN",
            DETRACCION_NOTICE: OPERATION_TYPES[DETRACCION_OPERATION],
            # SUNAT's sheets pair the place of delivery (cac:Delivery/cac:DeliveryLocation) with this legend (4266).
            ITINERANT_SALE: "Venta realizada por emisor itinerante",

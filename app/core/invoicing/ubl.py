@@ -45,6 +45,7 @@ from app.core.invoicing.sunat_catalogues import (
     LEGENDS,
     LINE_CHARGE,
     LINE_DISCOUNT,
+    PERCEPCION_NOTICE,
     PRICE_WITH_IGV,
     REFERENCE_VALUE,
     RETENCION_IGV,
@@ -303,6 +304,8 @@ def _header(doc: Document, root: str, invoice: bool) -> str:
     parts.append(f'<cbc:Note languageLocaleID="{AMOUNT_IN_WORDS}">{esc(doc.leyenda)}</cbc:Note>')
     if doc.detraccion:
         parts.append(f'<cbc:Note languageLocaleID="{DETRACCION_LEGEND[0]}">{DETRACCION_LEGEND[1]}</cbc:Note>')
+    if doc.percepcion:
+        parts.append(f'<cbc:Note languageLocaleID="{PERCEPCION_NOTICE}">{LEGENDS[PERCEPCION_NOTICE]}</cbc:Note>')
     if doc.gratuitas:
         parts.append(f'<cbc:Note languageLocaleID="{FREE_TRANSFER}">{FREE_LEGEND}</cbc:Note>')
     if doc.entrega:

@@ -1,10 +1,10 @@
 """The printed voucher states what SUNAT's rules have it state for the sale's terms (issue 37), read back from the
 PDF with poppler's pdftotext: the detracción's legend (RS 183-2004/SUNAT: «Operación sujeta al Sistema de Pago de
 Obligaciones Tributarias con el Gobierno Central») with its code, rate, amount in soles and the seller's account at
-the Banco de la Nación; the percepción's legend (RS 058-2006/SUNAT: «Comprobante de Percepción - Venta Interna")
-with its amount and the total with it; the retención of the IGV and the net amount; each advance deducted; and the
-XML's other legends of catalogue 52 (IVAP 2007). The expected amounts are read from the signed XML with XPath, not
-from the renderer."""
+the Banco de la Nación; the percepción's legend (RS 058-2006/SUNAT: «Comprobante de Percepción - Venta Interna", the
+XML's legend 2000 with its regime) with its amount and the total with it; the retención of the IGV and the net
+amount; each advance deducted; and the XML's other legends of catalogue 52 (IVAP 2007). The expected amounts are
+read from the signed XML with XPath, not from the renderer."""
 
 from __future__ import annotations
 
@@ -88,7 +88,9 @@ def test_the_percepcion_is_printed_with_its_legend_and_the_total_with_it(engine,
     rate = percent(str(Decimal(xpath(root, f"{charge}/cbc:MultiplierFactorNumeric")) * 100))
     amount = fmt.money(Decimal(xpath(root, f"{charge}/cbc:Amount")), "PEN")
     with_it = fmt.money(Decimal(xpath(root, "cac:PaymentTerms[cbc:ID='Percepcion']/cbc:Amount")), "PEN")
-    assert "COMPROBANTE DE PERCEPCIÓN - VENTA INTERNA" in text
+    legend = xpath(root, "cbc:Note[@languageLocaleID='2000']")  # catalogue 52: «COMPROBANTE DE PERCEPCIÓN»
+    assert f"{legend} - VENTA INTERNA" in text  # the XML's legend, with the regime RS 058-2006/SUNAT prints
+    assert text.count("COMPROBANTE DE PERCEPCIÓN") == 1
     assert text.row(f"Percepción ({rate} %)", amount)
     assert text.row("Total con percepción", with_it)
     payable = Decimal(xpath(root, "cac:LegalMonetaryTotal/cbc:PayableAmount"))
@@ -130,6 +132,26 @@ def test_each_advance_deducted_is_printed_with_its_voucher_and_amount(engine, ce
 def test_the_xmls_other_legends_are_printed(engine, certificado_id, tmp_path):
     text, root = printed(engine, certificado_id, tmp_path, "factura-arroz-pilado-ivap")
     assert xpath(root, "cbc:Note[@languageLocaleID='2007']") in text  # «Operación sujeta al IVAP»
+
+
+@pytest.mark.parametrize("with_legend", [True, False])
+def test_the_percepcion_legend_is_the_xmls_and_printed_once(engine, certificado_id, with_legend):
+    """The printed legend is the XML's legend 2000; a voucher signed before it carried one (a stored XML) still
+    prints it, once."""
+    from app.core.invoicing.printing.document import parse
+
+    request = REQUESTS["factura-percepcion-venta-interna"]
+    generated = engine.invoicing.generate_xml(request)
+    signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado_id}).xml_firmado
+    root = etree.fromstring(signed.encode("utf-8"))
+    (note,) = root.xpath("cbc:Note[@languageLocaleID='2000']", namespaces=NS)
+    if with_legend:
+        note.text = "Comprobante de percepción (texto del XML)"
+    else:
+        root.remove(note)
+    found = layout.notices(parse(etree.tostring(root, encoding="unicode")))
+    expected = ("Comprobante de percepción (texto del XML)" if with_legend else "COMPROBANTE DE PERCEPCIÓN")
+    assert found == [f"{expected} - VENTA INTERNA"]
 
 
 def test_a_voucher_without_sale_terms_prints_no_notices(engine, certificado_id):

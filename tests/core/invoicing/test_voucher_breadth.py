@@ -530,6 +530,22 @@ def test_the_percepcion_is_stated_in_soles_beside_the_payable_amount(issued, nam
 
 
 @needs_xmlsec
+@pytest.mark.parametrize("name", ["factura-percepcion-venta-interna", "boleta-percepcion-combustible",
+                                  "factura-percepcion-usd-tasa-especial"])
+def test_a_voucher_with_percepcion_carries_legend_2000(issued, name):
+    """SUNAT's catalogue 52 (../shared/sunat/validation/commons/cpe/catalogo/cat_52.xml): code 2000, «COMPROBANTE DE
+    PERCEPCIÓN», once (SUNAT's sheets refuse a legend code repeated), beside the amount in words."""
+    root = issued(name)
+    assert _legends(root, "2000") == ["COMPROBANTE DE PERCEPCIÓN"]
+    assert len(_legends(root, "1000")) == 1
+
+
+@needs_xmlsec
+def test_a_voucher_without_percepcion_carries_no_legend_2000(issued):
+    assert _legends(issued("factura-retencion"), "2000") == []
+
+
+@needs_xmlsec
 def test_the_retencion_is_stated_and_never_changes_the_payable_amount(issued):
     root = issued("factura-retencion")
     retention = _allowance(root, "62")
