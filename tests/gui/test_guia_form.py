@@ -13,8 +13,8 @@ from app.gui.vouchers import VouchersPage
 from tests.gui.test_catalog_gui import _choose as choose
 from tests.gui.test_catalog_gui import popup_notices
 from tests.gui.test_pdf import open_detail
-from tests.helpers.gui import open_widget, save_pdf, wait_idle
 from tests.helpers.base import ISSUER_RUC
+from tests.helpers.gui import open_widget, save_pdf, wait_idle
 from tests.helpers.guia_matrix import CARRIER_RUC, DRIVERS, SUPPLIER_RUC
 from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
 from tests.helpers.voucher_matrix import CUSTOMER_NAME, CUSTOMER_RUC, factura, item
