@@ -50,7 +50,8 @@ CUSTOMS_DOCUMENTS = {code: sunat_catalogues.TRANSPORT_DOCUMENTS[code]
                      for code in (sunat_catalogues.DAM, sunat_catalogues.DECLARACION_SIMPLIFICADA)}
 PORT_KINDS = {"puerto": "Puerto", "aeropuerto": "Aeropuerto"}
 # The catalogue's kinds of remembered transport (engine.catalog.transport): what earlier guías used.
-VEHICULO, CONDUCTOR, TRANSPORTISTA = "vehiculo", "conductor", "transportista"
+VEHICULO, CONDUCTOR, TRANSPORTISTA, PUNTO = "vehiculo", "conductor", "transportista", "punto"
+PLACES = ("partida", "llegada")
 SECONDARY_VEHICLES = 2  # SUNAT's sheets: a principal vehicle and at most two secondary ones
 STATE_WORDS = {statuses.ACEPTADO: "Aceptada", statuses.OBSERVADO: "Aceptada con observaciones",
                statuses.RECHAZADO: "Rechazada"}
@@ -106,6 +107,48 @@ class VehicleRow(QWidget):
         if with_tuc:
             vehicle["tuc"] = self.tuc.text().strip().upper()
         return vehicle
+
+
+class PlaceFields:
+    """A departure or arrival point: its ubigeo, address and establishment code, and whose establishment that code
+    is when a remembered point named another RUC (shown beside the code; typing the code or address forgets it)."""
+
+    def __init__(self) -> None:
+        self.ubigeo, self.direccion, self.codigo = QLineEdit(), QLineEdit(), QLineEdit()
+        self.ubigeo.setPlaceholderText("ubigeo, p. ej. 150101")
+        self.ubigeo.setMaxLength(6)
+        self.codigo.setPlaceholderText("0000 el domicilio fiscal")
+        self.codigo.setToolTip("Código del establecimiento en SUNAT (4 dígitos); el traslado entre establecimientos"
+                               " lo pide en la partida y en la llegada")
+        self.codigo.setMaxLength(4)
+        fit_placeholder(self.codigo)
+        self.owner = QLabel("")
+        self.ruc = ""
+        self.establishment = QHBoxLayout()
+        self.establishment.addWidget(self.codigo)
+        self.establishment.addWidget(self.owner, 1)
+        for edit in (self.direccion, self.codigo):
+            edit.textEdited.connect(lambda _text: self.set_owner(""))
+
+    def set_owner(self, ruc: str, issuer: str = "") -> None:
+        """`ruc`: whose establishment the code is (sent with it); named beside it unless it is the issuer's."""
+        self.ruc = ruc
+        self.owner.setText(f"local del RUC {ruc}" if ruc and ruc != issuer else "")
+
+    def fill(self, place: dict[str, Any], issuer: str = "") -> None:
+        self.ubigeo.setText(place.get("ubigeo") or "")
+        self.direccion.setText(place.get("direccion") or "")
+        self.codigo.setText(place.get("codigo_establecimiento") or "")
+        self.set_owner((place.get("ruc") or "") if self.codigo.text() else "", issuer)
+
+    def value(self) -> dict[str, str]:
+        place = {"ubigeo": self.ubigeo.text().strip(), "direccion": self.direccion.text().strip()}
+        codigo = self.codigo.text().strip()
+        if codigo:
+            place["codigo_establecimiento"] = codigo
+            if self.ruc:
+                place["ruc"] = self.ruc
+        return place
 
 
 class GuiaForm(QDialog):
@@ -204,8 +247,9 @@ class GuiaForm(QDialog):
             self.partida_direccion.setText(companies[0].direccion)
 
     def _offer_remembered(self) -> None:
-        """The vehicles, drivers and carriers of earlier guías offered as one types their plate, document or RUC;
-        choosing one fills the rest (its TUC; the driver's names and licence; the carrier's name and MTC)."""
+        """The vehicles, drivers, carriers and points of earlier guías offered as one types their plate, document,
+        RUC or address; choosing one fills the rest (its TUC; the driver's names and licence; the carrier's name and
+        MTC; the point's ubigeo and establishment code)."""
         def search(kind: str) -> Callable[[str, int], list]:
             return lambda typed, limit: self.context.engine.catalog.transport(kind, typed, limit)
 
@@ -224,6 +268,12 @@ class GuiaForm(QDialog):
         carrier.chosen.connect(self.carrier_chosen)
         self.completions[CONDUCTOR].append(driver)
         self.completions[TRANSPORTISTA].append(carrier)
+        self.completions[PUNTO] = []
+        for place in PLACES:  # the departure and arrival points of earlier guías, as one types the address
+            fields = self.places[place]
+            completion = CatalogCompleter(self, self.context, fields.direccion, search(PUNTO), point_label)
+            completion.chosen.connect(lambda entry, chosen=fields: self.point_chosen(chosen, entry))
+            self.completions[PUNTO].append(completion)
 
     def vehicle_chosen(self, row: VehicleRow, entry: Any) -> None:
         row.placa.setText(entry.clave)
@@ -234,6 +284,11 @@ class GuiaForm(QDialog):
         self.conductor_nombres.setText(entry.nombres)
         self.conductor_apellidos.setText(entry.apellidos)
         self.conductor_licencia.setText(entry.licencia)
+
+    def point_chosen(self, place: PlaceFields, entry: Any) -> None:
+        place.fill({"ubigeo": entry.ubigeo, "direccion": entry.direccion,
+                    "codigo_establecimiento": entry.codigo_establecimiento, "ruc": entry.ruc},
+                   self.emisor.currentData() or "")
 
     def carrier_chosen(self, entry: Any) -> None:
         self.transportista_ruc.setText(entry.clave)
@@ -316,15 +371,15 @@ class GuiaForm(QDialog):
     def _places_box(self) -> QGroupBox:
         box = QGroupBox("Puntos de partida y llegada")
         form = QFormLayout(box)
-        self.partida_ubigeo, self.partida_direccion = QLineEdit(), QLineEdit()
-        self.llegada_ubigeo, self.llegada_direccion = QLineEdit(), QLineEdit()
-        for edit in (self.partida_ubigeo, self.llegada_ubigeo):
-            edit.setPlaceholderText("ubigeo, p. ej. 150101")
-            edit.setMaxLength(6)
-        self._row(form, "Partida (ubigeo):", self.partida_ubigeo, "partida.ubigeo")
-        self._row(form, "Partida (dirección):", self.partida_direccion, "partida.direccion", "partida")
-        self._row(form, "Llegada (ubigeo):", self.llegada_ubigeo, "llegada.ubigeo")
-        self._row(form, "Llegada (dirección):", self.llegada_direccion, "llegada.direccion", "llegada")
+        self.places = {place: PlaceFields() for place in PLACES}
+        self.partida_ubigeo, self.partida_direccion = self.places["partida"].ubigeo, self.places["partida"].direccion
+        self.llegada_ubigeo, self.llegada_direccion = self.places["llegada"].ubigeo, self.places["llegada"].direccion
+        for place, fields in self.places.items():
+            name = place.capitalize()
+            self._row(form, f"{name} (ubigeo):", fields.ubigeo, f"{place}.ubigeo")
+            self._row(form, f"{name} (dirección):", fields.direccion, f"{place}.direccion", place)
+            self._row(form, f"{name} (establecimiento):", fields.establishment, f"{place}.codigo_establecimiento",
+                      f"{place}.ruc")
         return box
 
     def _transport_box(self) -> QGroupBox:
@@ -436,10 +491,8 @@ class GuiaForm(QDialog):
         select(self.tipo_documento, destinatario.get("tipo_documento"))
         self.numero_documento.setText(destinatario.get("numero_documento") or "")
         self.razon_social.setText(destinatario.get("razon_social") or "")
-        for place, ubigeo, direccion in (("partida", self.partida_ubigeo, self.partida_direccion),
-                                         ("llegada", self.llegada_ubigeo, self.llegada_direccion)):
-            ubigeo.setText((request.get(place) or {}).get("ubigeo") or "")
-            direccion.setText((request.get(place) or {}).get("direccion") or "")
+        for place, fields in self.places.items():
+            fields.fill(request.get(place) or {}, ruc)
         self.related = list(request.get("documentos_relacionados") or [])
         names = ", ".join(f"{sunat_catalogues.TRANSPORT_DOCUMENTS.get(d['tipo'], d['tipo'])} {d['numero']}"
                           for d in self.related)
@@ -458,8 +511,7 @@ class GuiaForm(QDialog):
                              "razon_social": self.razon_social.text().strip()},
             "fecha_inicio_traslado": self.inicio.date().toString("yyyy-MM-dd"), "peso_bruto": self.peso.text().strip(),
             "unidad_peso": self.unidad_peso.currentData(),
-            "partida": {"ubigeo": self.partida_ubigeo.text().strip(), "direccion": self.partida_direccion.text().strip()},
-            "llegada": {"ubigeo": self.llegada_ubigeo.text().strip(), "direccion": self.llegada_direccion.text().strip()},
+            "partida": self.places["partida"].value(), "llegada": self.places["llegada"].value(),
             "items": self._lines(),
         }
         related = list(self.related)
@@ -560,6 +612,12 @@ class GuiaForm(QDialog):
             return None
         detail = self.detail = self.open_voucher(self.emission.voucher_id)
         return detail
+
+
+def point_label(entry: Any) -> str:
+    """A remembered point in the suggestions: its address, ubigeo and establishment code."""
+    code = f" · establecimiento {entry.codigo_establecimiento}" if entry.codigo_establecimiento else ""
+    return f"{entry.direccion} ({entry.ubigeo}){code}"
 
 
 def open_guia_form(context: Context, open_voucher: Callable[[int], QDialog], parent: QWidget | None = None,

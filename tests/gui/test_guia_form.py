@@ -13,6 +13,7 @@ from app.gui.vouchers import VouchersPage
 from tests.gui.test_catalog_gui import _choose as choose
 from tests.gui.test_catalog_gui import popup_notices
 from tests.gui.test_pdf import open_detail
+from tests.helpers.base import ISSUER_RUC
 from tests.helpers.gui import open_widget, save_pdf, wait_idle
 from tests.helpers.guia_matrix import CARRIER_RUC, DRIVERS, SUPPLIER_RUC
 from tests.helpers.oracles import decode_qr, needs_poppler, pdf_text
@@ -257,6 +258,57 @@ def test_vehicles_drivers_and_carriers_of_a_guia_are_offered_as_one_types_in_the
     choose(qtbot, fourth.completions["transportista"][0])
     assert (fourth.transportista_ruc.text(), fourth.transportista_nombre.text(), fourth.transportista_mtc.text()) == (
         CARRIER_RUC, "TRANSPORTES RAPIDOS DEL SUR S.A.C.", "151234567")
+
+
+@popup_notices
+def test_departure_and_arrival_points_of_a_guia_are_offered_as_one_types_the_address_in_the_next(
+        qtbot, context, engine, company, sunat, guias):
+    """Issue 36, point 4: a guía's departure and arrival points (ubigeo, address, establishment code) are remembered;
+    in the next guía, typing the first words of an address (in any case, without its punctuation) offers them, and
+    choosing one fills its ubigeo, address and establishment code, sent with the request."""
+    first = open_empty(qtbot, context)  # between the issuer's own establishments (motive 04): both codes asked
+    first.motivo.setCurrentIndex(first.motivo.findData("04"))
+    first.tipo_documento.setCurrentIndex(first.tipo_documento.findData("6"))
+    first.numero_documento.setText(ISSUER_RUC)
+    first.razon_social.setText("COMERCIAL YUPANA S.A.C.")
+    first.add_line({"descripcion": "Cemento Portland tipo I, bolsa de 42.5 kg", "cantidad": "25", "unidad": "BG"})
+    type_transport(first)
+    assert (first.partida_ubigeo.text(), first.partida_direccion.text()) == ("150101", "AV. ABANCAY 123")
+    first.places["partida"].codigo.setText("0000")
+    first.llegada_direccion.setText("Jr. Los Olivos 456 - San Juan de Lurigancho")
+    first.places["llegada"].codigo.setText("0002")
+    issue_from(qtbot, context, first)
+    assert first.emission is not None and first.emission.outcome is not None
+    assert first.emission.outcome.estado == statuses.ACEPTADO, first.state.text()
+    assert sorted(entry.codigo_establecimiento for entry in engine.catalog.transport("punto")) == ["0000", "0002"]
+
+    second = open_empty(qtbot, context)
+    second.show()
+    second.llegada_direccion.setFocus()
+    qtbot.keyClicks(second.llegada_direccion, "jr los oli")
+    completion = second.completions["punto"][1]
+    choose(qtbot, completion)
+    assert [entry.direccion for entry in completion.matches] == ["Jr. Los Olivos 456 - San Juan de Lurigancho"]
+    llegada = second.places["llegada"]
+    assert (llegada.ubigeo.text(), llegada.direccion.text(), llegada.codigo.text()) == (
+        "150132", "Jr. Los Olivos 456 - San Juan de Lurigancho", "0002")
+    assert llegada.owner.text() == ""  # the issuer's own establishment: no other RUC named
+    second.partida_direccion.clear()  # the issuer's address, prefilled: typed over
+    second.partida_direccion.setFocus()
+    qtbot.keyClicks(second.partida_direccion, "AV. ABAN")
+    choose(qtbot, second.completions["punto"][0])
+    assert (second.partida_ubigeo.text(), second.places["partida"].codigo.text()) == ("150101", "0000")
+    request = second.request()
+    assert request["partida"] == {"ubigeo": "150101", "direccion": "AV. ABANCAY 123", "codigo_establecimiento": "0000",
+                                  "ruc": ISSUER_RUC}
+    assert request["llegada"]["codigo_establecimiento"] == "0002"
+    assert request["llegada"]["ruc"] == ISSUER_RUC
+    llegada.direccion.setFocus()
+    with qtbot.waitSignal(completion.answered, timeout=10_000):  # the search of what was typed has answered
+        qtbot.keyClicks(llegada.direccion, " int. 2")  # the address typed on: no longer the remembered point
+    wait_idle(qtbot, context.workers)
+    assert completion.matches == []
+    assert "ruc" not in second.request()["llegada"]
 
 
 def test_the_engines_problems_are_shown_under_the_windows_labels(qtbot, context, company):

@@ -60,11 +60,12 @@ class CatalogGroup:
         return self._products.delete(product_id)
 
     def transport(self, kind: str, search: str = "", limit: int = 200) -> list[TransportEntry]:
-        """The vehicles («vehiculo»), drivers («conductor») or carriers («transportista») earlier guías used, for
-        the guía's window to offer as one types: those whose plate, document or RUC begins with what was typed, or
+        """The vehicles («vehiculo»), drivers («conductor»), carriers («transportista») or departure and arrival
+        points («punto») earlier guías used, for the guía's window to offer as one types: those whose plate,
+        document, RUC or address begins with what was typed (an address's case, accents and punctuation aside), or
         the ones used last when nothing was typed."""
         if kind not in KINDS:
-            raise invalid("kind", f"«{kind}» no es vehiculo, conductor ni transportista.")
+            raise invalid("kind", f"«{kind}» no es vehiculo, conductor, transportista ni punto.")
         return self._transport.entries(kind, search, limit)
 
     def _file(self, kind: str) -> csvfiles.CatalogFile:

@@ -434,8 +434,9 @@ TABLES: tuple[Table, ...] = (
         received_at TEXT NOT NULL DEFAULT {now}
         UNIQUE (environment, ruc, tipo, serie, numero)
     """),
-    # The vehicles (by plate), drivers (by document) and carriers (by RUC) the guías used, with what they said of
-    # each (JSON) and when one was used last (app.core.invoicing.catalog.transport).
+    # The vehicles (by plate), drivers (by document), carriers (by RUC) and departure and arrival points (kind
+    # «punto», by address, ubigeo and establishment code) the guías used, with what they said of each (JSON) and
+    # when one was used last (app.core.invoicing.catalog.transport).
     Table("transport_entries", """
         kind TEXT NOT NULL
         clave TEXT NOT NULL

@@ -326,17 +326,19 @@ def _raise(problems: dict[str, str]) -> None:
         raise invalid_many([ErrorDetail(name, message) for name, message in problems.items()])
 
 
-# ---------------------------------------------------------------- the guías' vehicles, drivers and carriers
+# ---------------------------------------------------------------- the guías' vehicles, drivers, carriers and places
 
-VEHICULO, CONDUCTOR, TRANSPORTISTA = "vehiculo", "conductor", "transportista"
-KINDS = (VEHICULO, CONDUCTOR, TRANSPORTISTA)
+VEHICULO, CONDUCTOR, TRANSPORTISTA, PUNTO = "vehiculo", "conductor", "transportista", "punto"
+KINDS = (VEHICULO, CONDUCTOR, TRANSPORTISTA, PUNTO)
 
 
 @dataclass(frozen=True)
 class TransportEntry:
-    """A vehicle (`clave` its plate), a driver (`clave` the document number) or a carrier (`clave` its RUC)."""
+    """A vehicle (`clave` its plate), a driver (`clave` the document number), a carrier (`clave` its RUC) or a
+    departure or arrival point (`clave` from point_key: its address as the search folds it, its ubigeo and its
+    establishment code)."""
 
-    kind: str  # vehiculo, conductor or transportista
+    kind: str  # vehiculo, conductor, transportista or punto
     clave: str
     tuc: str = ""  # a vehicle's tarjeta única de circulación
     tipo_documento: str = ""  # a driver's (catalogue 06)
@@ -344,6 +346,10 @@ class TransportEntry:
     apellidos: str = ""  # a driver's
     licencia: str = ""  # a driver's
     registro_mtc: str = ""  # a carrier's
+    ubigeo: str = ""  # a point's
+    direccion: str = ""  # a point's, as the guía wrote it
+    codigo_establecimiento: str = ""  # a point's, when the guía gave one
+    ruc: str = ""  # whose establishment that code is (the issuer's, or a supplier's on a purchase)
     used_at: str | None = None
 
     def data(self) -> str:
@@ -356,3 +362,10 @@ class TransportEntry:
         values: dict[str, Any] = json.loads(data or "{}")
         return cls(kind, clave, used_at=used_at, **{key: str(value) for key, value in values.items()
                                                    if key in cls.__dataclass_fields__})
+
+
+def point_key(direccion: str, ubigeo: str, codigo_establecimiento: str = "") -> str:
+    """A departure or arrival point's key: its address's words folded (case, accents and punctuation aside, so that
+    what one types of it is a prefix of the key), then its ubigeo and establishment code; «Jr. Los Olivos 456»,
+    150132 → «jr los olivos 456|150132|»."""
+    return f"{text.key(direccion)}|{ubigeo.strip()}|{codigo_establecimiento.strip()}"

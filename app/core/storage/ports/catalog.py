@@ -130,7 +130,7 @@ class ProductRepository(Protocol):
 
 
 class TransportRepository(Protocol):
-    """The vehicles, drivers and carriers the guías used (`transport_entries`), unique by kind and key."""
+    """The vehicles, drivers, carriers and points the guías used (`transport_entries`), unique by kind and key."""
 
     def remember(self, entries: Iterable[TransportEntry]) -> None:
         """Insert each entry, or give the stored one of its kind and key this data; each marked used now."""
