@@ -54,6 +54,13 @@ def test_two_desks_each_send_through_their_own_messaging_sandbox(postgres_server
                     second.messaging.send_message(mine, "+51912345678", "Por la pasarela de la caja 1")
                 assert len(first_gateway.sent_messages()) == 1
 
+                # The second desk's listener moves: it tells its own sandbox, never the first desk's.
+                told_first = first_gateway.webhook_of(mine)
+                second.admin.config_set("listener_public_url", "https://caja2.example.pe")
+                assert second.messaging.reregister_webhooks() == []
+                assert second_gateway.webhook_of(theirs).startswith("https://caja2.example.pe/")
+                assert first_gateway.webhook_of(mine) == told_first
+
                 # A real instance of the business is shared: saved on one desk, seen and used on the other.
                 first_gateway.create_instance("tienda")
                 first.messaging.save_instance("tienda", "evolution", first_gateway.base_url,
