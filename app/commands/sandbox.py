@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     parser.add_argument("event", nargs="?", metavar="EVENTO",
                         help="con emit: message.received, message.delivered, message.read, instance.connected o "
                              "instance.disconnected")
-    parser.add_argument("--instance", default="demo", help="con emit: la instancia (por defecto demo)")
+    parser.add_argument("--instance", help="con emit: la instancia (por defecto la de prueba de este puesto: demo, o "
+                                           "demo-<equipo>-… en una base compartida)")
     parser.add_argument("--from", dest="sender", default="+51987654321", help="con emit: número del remitente")
     parser.add_argument("--body", default="Hola, ¿me envía mi comprobante?", help="con emit: texto del mensaje")
     parser.add_argument("--name", dest="sender_name", default="Cliente", help="con emit: nombre del remitente")
@@ -56,6 +57,7 @@ def emit(args: argparse.Namespace) -> int:
     try:
         sender = normalise_phone(args.sender, "from")
         with open_engine(args) as engine:
+            args.instance = args.instance or engine.messaging.sandbox_instance_name()
             base_url = engine.messaging.instance_base_url(args.instance)  # a sandbox's, whatever is in use
     except YupanaError as exc:
         print(exc.message, file=sys.stderr)

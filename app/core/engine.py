@@ -52,7 +52,7 @@ from app.core.invoicing.voucher_store import VoucherStore
 from app.core.lookup import padron, providers
 from app.core.lookup.registry import Registry
 from app.core.messaging.forwarding import Forwarder
-from app.core.messaging.service import MessagingService
+from app.core.messaging.service import SANDBOX_INSTANCE, MessagingService, desk_sandbox_instance
 from app.core.platform import environments, events
 from app.core.platform.addresses import Addresses
 from app.core.platform.api_token import ApiTokens
@@ -61,6 +61,7 @@ from app.core.platform.desk_events import DeskRelay
 from app.core.platform.events import EventBus
 from app.core.platform.logs import close_logging, setup_logging
 from app.core.platform.paths import data_home, database_path
+from app.core.platform.processes import HOST
 from app.core.platform.secrets import SecretStore
 from app.core.platform.settings import DeskSettings, Settings
 from app.core.platform.turns import DeskTurn
@@ -262,12 +263,17 @@ class Engine:
             numbering=Numbering(self._vouchers, summaries, self._sunat_clients, self._home, lambda: self._voids.today()),
             validity=self._validity)
 
+    def _sandbox_instance(self) -> str:
+        """This desk's gateway sandbox instance: «demo» in a folder's own database, one of its own on a shared one."""
+        return desk_sandbox_instance(self._home, HOST) if is_shared(self._storage) else SANDBOX_INSTANCE
+
     def _wire_messaging(self) -> None:
         # The service, the webhook listener (started by the app and `yupana serve`) and the forwarder.
         self._messaging = MessagingService(self._storage, self._repositories.messaging, self._secrets,
                                            self._settings, self._events,
                                            listener_base_url=lambda: self._messaging_group.listener_base_url(),
-                                           after_ingest=lambda: self._forwarder.wake())
+                                           after_ingest=lambda: self._forwarder.wake(),
+                                           sandbox_instance=self._sandbox_instance(), shared=is_shared(self._storage))
         self._forwarder = Forwarder(self._messaging.store, self._messaging.subscription_secret, self._events,
                                     turn=self._desk_turn("forwarder"))
         self.messaging = self._messaging_group = MessagingGroup(

@@ -132,7 +132,7 @@ class GatewayHandler(QuietHandler):
         sandbox = self.sandbox
         try:
             if parts == ["emit"]:
-                statuses = sandbox.emit(str(body.get("event")), str(body.get("instance") or DEMO_INSTANCE),
+                statuses = sandbox.emit(str(body.get("event")), str(body.get("instance") or sandbox.instance_name),
                                         sender=body.get("from") or DEFAULT_SENDER, body=body.get("body") or "Hola",
                                         name=body.get("name") or "Cliente", message_id=body.get("message_id"),
                                         times=int(body.get("times") or 1))
@@ -160,6 +160,7 @@ class GatewaySandbox(Sandbox):
         super().__init__(host, port)
         self._lock = threading.Lock()
         self.instances: dict[str, dict[str, Any]] = {}
+        self.instance_name = DEMO_INSTANCE  # the engine's sandbox instance, once configured (a desk's own name)
         self.sent: list[dict[str, Any]] = []
         self.sent_event = threading.Condition(self._lock)
         self._failures: list[str] = []
@@ -286,9 +287,11 @@ class GatewaySandbox(Sandbox):
         except httpx.HTTPError:
             return 0  # Evolution logs and moves on when the webhook is down
 
-    def emit(self, event: str, instance: str = DEMO_INSTANCE, *, sender: str = DEFAULT_SENDER, body: str = "Hola",
+    def emit(self, event: str, instance: str | None = None, *, sender: str = DEFAULT_SENDER, body: str = "Hola",
              name: str = "Cliente", message_id: str | None = None, times: int = 1) -> list[int]:
-        """Post one event `times` times (identical posts: duplicates); returns the listener's statuses."""
+        """Post one event `times` times (identical posts: duplicates); returns the listener's statuses. `instance`:
+        the configured sandbox instance by default."""
+        instance = instance or self.instance_name
         if instance not in self.instances:
             raise KeyError(f"la instancia {instance!r} no existe en la pasarela de prueba")
         post = self.webhook_body(event, instance, sender=sender, body=body, name=name, message_id=message_id)
@@ -310,15 +313,17 @@ class GatewaySandbox(Sandbox):
 
     def configure(self, engine: Engine) -> None:
         """An instance `demo` here and in the engine's sandbox environment while this sandbox runs (its process
-        the owner, as for the sandbox addresses), with the gateway told to post to the engine's listener."""
+        the owner, as for the sandbox addresses), with the gateway told to post to the engine's listener. On a
+        database several desks share, the desk's own name (`engine.messaging.sandbox_instance_name()`)."""
         super().configure(engine)
-        self.create_instance(DEMO_INSTANCE)
-        engine.messaging.save_sandbox_instance(DEMO_INSTANCE, "evolution", self.base_url,
-                                               {"apikey": self.apikey(DEMO_INSTANCE)}, process_owner())
+        self.instance_name = name = engine.messaging.sandbox_instance_name()
+        self.create_instance(name)
+        engine.messaging.save_sandbox_instance(name, "evolution", self.base_url, {"apikey": self.apikey(name)},
+                                               process_owner())
 
     def unconfigure(self, engine: Engine) -> None:
         """The engine forgets `demo` (and its credentials) before this sandbox stops; its messages stay."""
-        engine.messaging.remove_sandbox_instance(DEMO_INSTANCE, process_owner())
+        engine.messaging.remove_sandbox_instance(engine.messaging.sandbox_instance_name(), process_owner())
         super().unconfigure(engine)
 
 

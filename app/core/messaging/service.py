@@ -7,11 +7,13 @@ An instance belongs to the environment it was saved in (app.core.platform.enviro
 subscribed to only there; elsewhere it is «not found», and it is back when its environment is chosen again.
 The listener still accepts its gateway's posts (stored in the instance's environment, so nothing is lost).
 The sandbox gateway's «demo» has its sandbox process as owner: `remove_sandbox_instance` when that sandbox
-stops, `purge_stopped_sandboxes` (at every start) when it was killed.
+stops, `purge_stopped_sandboxes` (at every start) when it was killed. On a database several desks share, each desk's
+sandbox instance is its own (`sandbox_instance`: «demo-<desk>»): another desk's is neither listed nor used here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import logging
 import re
@@ -133,18 +135,34 @@ def check_subscriber_url(field: str, url: str) -> str:
     return url
 
 
+SANDBOX_INSTANCE = "demo"  # the gateway sandbox's instance on a folder's own database
+
+
+def desk_sandbox_instance(home: Path, host: str) -> str:
+    """The sandbox instance of the desk with data folder `home` on computer `host`, on a database several desks
+    share: «demo-<host>-<6 hex of the folder>» (two desks of one computer differ by their folder)."""
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "-", host).strip("-.")[:32] or "puesto"
+    tag = hashlib.sha256(str(Path(home).resolve()).encode()).hexdigest()[:6]
+    return f"{SANDBOX_INSTANCE}-{readable}-{tag}"
+
+
 class MessagingService:
     def __init__(self, database: Database, repository: MessagingRepository, secrets: SecretStore, settings: Settings,
                  bus: EventBus, *,
                  listener_base_url: Callable[[], str | None] = lambda: None,
-                 after_ingest: Callable[[], None] = lambda: None) -> None:
+                 after_ingest: Callable[[], None] = lambda: None,
+                 sandbox_instance: str = SANDBOX_INSTANCE, shared: bool = False) -> None:
         """`listener_base_url`: where our webhook listener runs, when it does; `after_ingest`: told after new events
-        were stored (the forwarder's wake-up)."""
+        were stored (the forwarder's wake-up); `sandbox_instance`: the name of this desk's gateway sandbox instance;
+        `shared`: the database is several desks' (another desk's sandbox instance is not this one's)."""
+        self.sandbox_instance = sandbox_instance
+        self.shared = shared
         self.store = MessagingStore(database, repository, self.environment)
         self.secrets = secrets
         self.settings = settings
         self.bus = bus
-        self._configs: dict[str, tuple[GatewayConfig, str]] = {}  # name → (configuration, its environment)
+        # name → (configuration, its environment, whether it is another desk's sandbox instance)
+        self._configs: dict[str, tuple[GatewayConfig, str, bool]] = {}
         self._pings: dict[str, bool] = {}
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
@@ -230,20 +248,28 @@ class MessagingService:
             self._configs.pop(name, None)
         self.bus.emit(InstanceSaved(name, deleted=True))
 
+    def another_desks(self, row: dict[str, Any]) -> bool:
+        """The instance is another desk's sandbox instance (its gateway runs on that desk's computer): neither listed,
+        nor used, nor told our listener's address here."""
+        return self.shared and bool(row.get("owner")) and row["name"] != self.sandbox_instance
+
     def instance(self, name: str, anywhere: bool = False) -> dict[str, Any]:
         row = self.store.instance(name, anywhere)
-        if row is None:
+        if row is None or (not anywhere and self.another_desks(row)):
             raise self._unknown(name)
         row["credentials"] = {key: self.secrets.get(secret_name(name, key)) is not None
                               for key in credential_keys(row["gateway"])}
         return row
 
     def instances(self) -> list[dict[str, Any]]:
-        return [self.instance(row["name"]) for row in self.store.instances()]
+        return [self.instance(row["name"]) for row in self.store.instances() if not self.another_desks(row)]
 
     def _unknown(self, name: str) -> YupanaError:
         """An instance not found here; the message says so when it is another environment's."""
         other = self.store.instance(name, anywhere=True)
+        if other is not None and self.another_desks(other):
+            return not_found("instance", f"La instancia «{name}» es la de prueba de otro puesto (su pasarela de prueba "
+                                         f"corre en ese equipo): en este puesto use «{self.sandbox_instance}».")
         if other is not None:
             theirs, ours = environments.get(other["environment"]).label, environments.get(self.environment()).label
             return not_found("instance", f"La instancia «{name}» es del entorno «{theirs}» y no se usa en «{ours}»: "
@@ -256,10 +282,10 @@ class MessagingService:
         (`anywhere`: the listener checking a post, the sandbox registering its webhook)."""
         with self._lock:
             cached = self._configs.get(name)
-        if cached is not None and (anywhere or cached[1] == self.environment()):
+        if cached is not None and (anywhere or (cached[1] == self.environment() and not cached[2])):
             return cached[0]
         row = self.store.instance(name, anywhere)
-        if row is None:
+        if row is None or (not anywhere and self.another_desks(row)):
             raise self._unknown(name)
         keys = (*credential_keys(row["gateway"]), "webhook_token")
         credentials = {}
@@ -269,7 +295,7 @@ class MessagingService:
                 credentials[key] = value.decode()
         config = GatewayConfig(name, row["gateway"], row["base_url"], row["options"], credentials)
         with self._lock:
-            self._configs[name] = (config, row["environment"])
+            self._configs[name] = (config, row["environment"], self.another_desks(row))
         return config
 
     def forget_configs(self) -> None:

@@ -94,6 +94,11 @@ class MessagingGroup:
     def remove_sandbox_instance(self, name: str, owner: str) -> bool:
         return self._service.remove_sandbox_instance(name, owner)
 
+    def sandbox_instance_name(self) -> str:
+        """The name of this desk's gateway sandbox instance: «demo» on a folder's own database; on a database several
+        desks share, one of this desk's own («demo-<equipo>-<carpeta>»), so two desks' sandboxes never collide."""
+        return self._service.sandbox_instance
+
     def instance_base_url(self, name: str) -> str:
         """Where an instance's gateway is, in any environment (a sandbox's, whatever is in use)."""
         return self._service.config(name, anywhere=True).base_url
@@ -186,8 +191,8 @@ class MessagingGroup:
         need nothing (their stream does not go through the port); Meta's URL is set by hand in its dashboard."""
         failures = []
         for row in self._service.store.instances(anywhere=True):
-            if row["gateway"] != EvolutionGateway.kind:
-                continue
+            if row["gateway"] != EvolutionGateway.kind or self._service.another_desks(row):
+                continue  # another desk's sandbox instance: its own listener tells it
             name = row["name"]
             try:
                 if events_via(self._service.config(name, anywhere=True)) == VIA_WEBHOOK:

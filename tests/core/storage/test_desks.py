@@ -227,12 +227,12 @@ def test_a_webhook_posted_to_two_desks_listeners_at_once_is_stored_once_and_forw
         receiver = Subscriber()
         receiver.start()
         try:
-            shared.messaging.subscribe({"instance": "demo", "url": receiver.url, "events": ["message.received"]})
+            shared.messaging.subscribe({"instance": gateway.instance_name, "url": receiver.url, "events": ["message.received"]})
             desks = [start("listen", desk_home(tmp_path, f"caja{n}", shared), wait=False) for n in (1, 2)]
             urls = [desk.stdout.readline().strip() for desk in desks]
             assert all(url.startswith("http://127.0.0.1:") for url in urls), urls
-            post = gateway.webhook_body("message.received", "demo", body="Pedido 42")
-            registered = httpx.URL(wait_for(lambda: gateway.webhook_of("demo"), timeout=30))  # a desk told it
+            post = gateway.webhook_body("message.received", gateway.instance_name, body="Pedido 42")
+            registered = httpx.URL(wait_for(lambda: gateway.webhook_of(gateway.instance_name), timeout=30))  # a desk told it
             path = f"{registered.path}?{registered.query.decode()}"  # with the instance's token
             with ThreadPoolExecutor(2) as pool:  # both at once
                 answers = list(pool.map(lambda url: httpx.post(url + path, json=post, timeout=30).status_code, urls))
