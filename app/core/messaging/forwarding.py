@@ -80,6 +80,9 @@ class _Lane:
         self.pool = ThreadPoolExecutor(slots, thread_name_prefix=f"yupana-forward-{subscription_id[-6:]}")
         self.claimed: dict[str, Due] = {}
         self.cancelled: set[str] = set()  # held when the subscriber answered 410: not sent (cancelled with it)
+        # After a 410: inf until the subscription's disabling is written, then when it was. A delivery claimed before
+        # that (the store still had it active) is cancelled with the subscription, never sent.
+        self.disabled_at = float("-inf")
 
     def close(self) -> list[Due]:
         """The attempts under way end (each bounded by the client's timeout); the queued ones are not tried:
@@ -211,13 +214,14 @@ class Forwarder:
         most = QUEUED * self.per_subscription
         # A lane more than half full is not refilled yet (one claim per `slots` attempts, not one per attempt).
         room_of = {sub_id: most if count > self.per_subscription else count for sub_id, count in busy.items()}
+        claimed_at = time.monotonic()
         claimed = self.store.claim_due(clock.now(), most, LEASE_S, busy=room_of)
         if claimed and not any(busy.values()):
             self._renewed_at = time.monotonic()  # fresh leases: the first renewal is RENEW_EVERY_S from now
         if self.turn is not None and not claimed and not any(busy.values()):
             self.turn.give_up()  # nothing under way here: the next desk with work forwards at once
         for due in claimed:
-            self._submit(due)
+            self._submit(due, claimed_at)
             busy[due.subscription_id] = busy.get(due.subscription_id, 0) + 1
         full = sorted(sub_id for sub_id, count in busy.items() if count > self.per_subscription)
         due_at = self.store.next_due_at(full)
@@ -243,12 +247,14 @@ class Forwarder:
             return
         self._renewed_at = time.monotonic()
 
-    def _submit(self, due: Due) -> None:
+    def _submit(self, due: Due, claimed_at: float) -> None:
         with self._lock:
             lane = self._lanes.get(due.subscription_id)
             if lane is None:
                 lane = self._lanes[due.subscription_id] = _Lane(due.subscription_id, self.per_subscription)
             lane.claimed[due.id] = due
+            if claimed_at < lane.disabled_at:  # claimed while a 410 was being written: cancelled with it
+                lane.cancelled.add(due.id)
         lane.pool.submit(self._deliver, lane, due)
 
     def _deliver(self, lane: _Lane, due: Due) -> None:
@@ -260,10 +266,17 @@ class Forwarder:
                     lane.cancelled.discard(due.id)
                     return
             outcome = self._attempt(lane.client, due)
-            if outcome[1] == 410:
+            gone = outcome[1] == 410
+            if gone:
                 with self._lock:
                     lane.cancelled.update(set(lane.claimed) - {due.id})
-            self._outcomes.record(outcome)
+                    lane.disabled_at = float("inf")
+            try:
+                self._outcomes.record(outcome)
+            finally:
+                if gone:
+                    with self._lock:
+                        lane.disabled_at = time.monotonic()
             if outcome[3] == DELIVERY_DONE:
                 with self._lock:
                     self.delivered += 1
