@@ -118,28 +118,29 @@ class VoucherFileWriter:
                 self._pending.clear()
                 self._summaries.clear()
             return IDLE
-        with self._lock:
-            summaries = list(self._summaries)[:BLOCK]
-        for summary_id in summaries:
-            try:
-                self._write_summary(Path(folder).expanduser(), summary_id)
-            except OSError as exc:
-                log.warning("summary files not written to %s (retried in %.0f s): %s", folder, RETRY_S, exc)
-                return RETRY_S
-            with self._lock:
-                self._summaries.pop(summary_id, None)
-        with self._lock:
-            block = list(self._pending)[:BLOCK]
-        for voucher_id in block:
-            try:
-                self._write(Path(folder).expanduser(), voucher_id)
-            except OSError as exc:
-                log.warning("voucher files not written to %s (retried in %.0f s): %s", folder, RETRY_S, exc)
-                return RETRY_S
-            with self._lock:
-                self._pending.pop(voucher_id, None)
-        with self._lock:
-            return 0 if self._pending or self._summaries else IDLE
+        target = Path(folder).expanduser()
+        budget = BLOCK
+        for due, write, what in ((self._summaries, self._write_summary, "summary"),
+                                 (self._pending, self._write, "voucher")):
+            # Each id leaves the set before its files are read and written: a change told meanwhile (the CDR
+            # stored while the signed XML was being written) puts it back for the next round instead of being lost.
+            while True:
+                with self._lock:
+                    if not due:
+                        break
+                    if budget == 0:  # the rest in the next round (the loop looks at its stop between rounds)
+                        return 0
+                    budget -= 1
+                    item_id = next(iter(due))
+                    due.pop(item_id)
+                try:
+                    write(target, item_id)
+                except OSError as exc:
+                    with self._lock:
+                        due[item_id] = None  # kept for the next try (moved to the end: the order matters little)
+                    log.warning("%s files not written to %s (retried in %.0f s): %s", what, folder, RETRY_S, exc)
+                    return RETRY_S
+        return IDLE
 
     def _write(self, folder: Path, voucher_id: int) -> None:
         if not folder.is_dir():

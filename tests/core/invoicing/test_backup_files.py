@@ -98,3 +98,28 @@ def test_a_slow_folder_never_delays_issuing(shop, tmp_path, monkeypatch):
     release.set()
     expected = {name: data for voucher_id in ids for name, data in _expected(engine, voucher_id).items()}
     wait_for(lambda: _written(folder) == expected, timeout=30)
+
+
+def test_a_change_told_while_its_files_are_written_is_written_again(shop):
+    """The CDR's change can be told while the loop is writing the same voucher's signed XML (read before the CDR was
+    stored): the id goes back into the set and is written again, instead of being dropped with the first write (a CI
+    run lost a CDR this way)."""
+    engine, folder = shop
+    [voucher_id] = _issued(engine, 1, 1)
+    writer = engine._backup_files
+    wait_for(lambda: writer.pending() == 0 and len(_written(folder)) == 2, timeout=30)
+    writer.loop.stop()  # the rounds run here, in order, from now on
+    reads_of = []
+    reads = writer._detail
+
+    def detail_then_told(read_id):  # fault injection: the change arrives in the middle of the write
+        reads_of.append(read_id)
+        found = reads(read_id)
+        if len(reads_of) == 1:
+            writer.changed([read_id])
+        return found
+
+    writer._detail = detail_then_told
+    writer.changed([voucher_id])
+    writer._round()
+    assert reads_of == [voucher_id, voucher_id] and writer.pending() == 0  # read again after the change, not lost
