@@ -183,6 +183,19 @@ def test_the_app_s_start_opens_the_engine_on_a_worker_after_the_first_paint(home
     main.engine.close()
 
 
+def test_a_window_never_painted_opens_its_engine_all_the_same(home, qtbot):
+    """A window that gets no paint (started minimised, which the offscreen platform paints anyway: here, not shown)
+    still opens its engine, once the fallback finds it not exposed."""
+    main = MainWindow(first_run=False)
+    qtbot.addWidget(main)
+    main.open_engine_when_painted(str(home))
+    qtbot.waitUntil(lambda: main.attached, timeout=30_000)
+    assert not main.painted and main.engine.admin.database_file().parent == home
+    wait_idle(qtbot, main.workers)
+    main.close()
+    main.engine.close()
+
+
 def test_a_folder_the_engine_cannot_open_is_said_in_the_window_in_spanish(home, qtbot):
     import sqlite3
 
