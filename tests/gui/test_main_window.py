@@ -171,11 +171,12 @@ def test_the_app_s_start_opens_the_engine_on_a_worker_after_the_first_paint(home
     main = MainWindow(first_run=False)
     qtbot.addWidget(main)
     opened = []
-    main.open_engine_when_painted(str(home), then=opened.append)
+    main.start_services = opened.append  # what the app starts beside the engine, once attached
+    main.open_engine_when_painted(str(home))
     assert main.workers.running == 0  # nothing opened before the window has painted
     main.show()
     qtbot.waitUntil(lambda: main.attached, timeout=30_000)
-    assert main.painted and opened == [main.engine]
+    assert main.painted and opened == [main]
     assert main.engine.admin.database_file().parent == home
     qtbot.waitUntil(lambda: main.pending_label.text() == "Envíos pendientes: 0")
     wait_idle(qtbot, main.workers)
