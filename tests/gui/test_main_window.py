@@ -274,9 +274,19 @@ def test_the_status_bar_says_whether_whatsapp_messages_arrive_in_a_shop_owners_w
     assert listener_words(ListenerState("stopped"))[0] == "WhatsApp: sin recibir mensajes"
 
 
-def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot):
+def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot, monkeypatch):
+    import pytest
+
+    from app.gui import main_window
     from app.gui.app import shutdown
 
+    opened, really_open = [], main_window.open_engine  # the engine the worker opens (the real one), to see it closed
+
+    def open_engine(home):
+        opened.append(really_open(home))
+        return opened[-1]
+
+    monkeypatch.setattr(main_window, "open_engine", open_engine)
     main = MainWindow(first_run=False)
     qtbot.addWidget(main)
     main.open_engine_when_painted(str(home))
@@ -285,3 +295,5 @@ def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot):
     shutdown(main)  # waits for the worker, then hands the engine back to be closed
     assert not main.attached and not main.isVisible() and main.workers.running == 0
     assert main.pages.currentWidget() is main.opening
+    with pytest.raises(RuntimeError, match="storage is closed"):  # closed, not left open with nobody to close it
+        opened[0].admin.companies()
