@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import multiprocessing
 
-PRELOADED = ("app.cli", "app.core.api", "app.core.engine",  # `yupana` (the published module loads the engine lazily)
-             "tests.helpers.kill_storm_sender", "tests.helpers.gre_storm_sender")  # the storm's senders
+PRELOADED = (
+    # `yupana` (the published module loads the engine lazily)
+    "app.cli",
+    "app.core.api",
+    "app.core.engine",
+    # the storm's senders
+    "tests.helpers.kill_storm_sender",
+    "tests.helpers.gre_storm_sender",
+)
 
 
 def context() -> multiprocessing.context.ForkServerContext:

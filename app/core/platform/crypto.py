@@ -29,5 +29,15 @@ else:
     rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
     pkcs12 = lazy_module("cryptography.hazmat.primitives.serialization.pkcs12")
 
-__all__ = ["aead", "crypto_exceptions", "hashes", "kdf_scrypt", "padding", "pkcs12", "rsa", "serialization", "x509",
-           "x509_oid"]
+__all__ = [
+    "aead",
+    "crypto_exceptions",
+    "hashes",
+    "kdf_scrypt",
+    "padding",
+    "pkcs12",
+    "rsa",
+    "serialization",
+    "x509",
+    "x509_oid",
+]
