@@ -84,8 +84,8 @@ def start(home: str | None = None) -> MainWindow:
 
     window = MainWindow()
     install_excepthook(window, None)
-    window.start_services = start_services
-    window.open_engine_when_painted(home, then=lambda engine: start_services(window))
+    window.start_services = start_services  # once the engine is attached (and on the window a restore opens)
+    window.open_engine_when_painted(home)
     window.show()
     return window
 

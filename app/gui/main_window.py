@@ -162,7 +162,7 @@ class MainWindow(QMainWindow):
         self.closing = False
         self.drafts_offered = False
         self.painted = False
-        self.to_open: tuple[str | None, Callable[[Engine], object] | None] | None = None
+        self.to_open: tuple[str | None] | None = None  # (the data folder) until its engine is asked for
         self.open_error: BaseException | None = None  # why the engine could not be opened
         self.database_wait: DatabaseWait | None = None  # shown while the shared database does not answer at the start
         self.successor: MainWindow | None = None  # the window on a restored data folder that replaced this one
@@ -232,11 +232,11 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ opening the engine (the app's start)
 
-    def open_engine_when_painted(self, home: str | None, then: Callable[[Engine], object] | None = None) -> None:
+    def open_engine_when_painted(self, home: str | None) -> None:
         """Open the engine of `home` on a worker once the window has first painted (so the frame is on screen before
-        the engine's modules load), attach it, then call `then(engine)` (what the app starts beside it). A failure is
-        said in the window, in Spanish."""
-        self.to_open = (home, then)
+        the engine's modules load), attach it, then run `start_services` (what the app starts beside it). A failure
+        is said in the window, in Spanish."""
+        self.to_open = (home,)
         if self.painted:
             self._open_now()
         else:  # a window never exposed (started minimised) gets no paint: open anyway
@@ -257,44 +257,43 @@ class MainWindow(QMainWindow):
     def _open_now(self) -> None:
         if self.to_open is None or self.closing:
             return
-        home, then = self.to_open
+        (home,) = self.to_open
         self.to_open = None
-        self.workers.run(self, open_engine, home, done=lambda engine: self._engine_opened(engine, then),
-                         failed=lambda exc: self._engine_failed(exc, home, then))
+        self.workers.run(self, open_engine, home, done=self._engine_opened,
+                         failed=lambda exc: self._engine_failed(exc, home))
 
-    def _engine_opened(self, engine: Engine, then: Callable[[Engine], object] | None) -> None:
+    def _engine_opened(self, engine: Engine) -> None:
         if self.closing:  # closed while it opened
             engine.close()
             return
         self.attach_engine(engine)
-        if then is not None:
-            then(engine)
+        if self.start_services is not None:
+            self.start_services(self)
 
-    def _engine_failed(self, exc: BaseException, home: str | None = None,
-                       then: Callable[[Engine], object] | None = None) -> None:
+    def _engine_failed(self, exc: BaseException, home: str | None = None) -> None:
         """The engine could not be opened (a folder in use, a newer schema): said in the window, with the technical
         detail logged. The shared database not answering is waited for instead (issue 34): a dialog names the server
         and tries again until it answers — the engine it opens is attached — or the user leaves, closing Yupana."""
         if isinstance(exc, YupanaError) and exc.code == ErrorCode.UPSTREAM_UNAVAILABLE and not self.closing:
-            self._wait_for_database(home, exc.message, then)
+            self._wait_for_database(home, exc.message)
             return
         self._say_open_failed(exc)
 
-    def _wait_for_database(self, home: str | None, first: str, then: Callable[[Engine], object] | None) -> None:
+    def _wait_for_database(self, home: str | None, first: str) -> None:
         from .shared_database import DatabaseWait
 
         dialog = DatabaseWait(home, first)
         self.database_wait = dialog
-        dialog.finished.connect(lambda _result: self._database_waited(dialog, then))
+        dialog.finished.connect(lambda _result: self._database_waited(dialog))
         dialog.open()
 
-    def _database_waited(self, dialog: DatabaseWait, then: Callable[[Engine], object] | None) -> None:
+    def _database_waited(self, dialog: DatabaseWait) -> None:
         dialog.wait_finished()
         self.database_wait = None
         if dialog.failure is not None:
             self._say_open_failed(dialog.failure)
         elif dialog.result() == QDialog.DialogCode.Accepted and dialog.engine is not None:
-            self._engine_opened(dialog.engine, then)
+            self._engine_opened(dialog.engine)
         else:  # «Salir»
             if dialog.engine is not None:
                 dialog.engine.close()

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,8 +42,21 @@ def imported_modules(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedPr
     return done, set(json.loads(listing.read_text(encoding="utf-8")))
 
 
-def heavy_among(names: set[str]) -> list[str]:
-    return sorted(name for name in names if any(name == top or name.startswith(f"{top}.") for top in HEAVY))
+def heavy_among(names: set[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The names that are one of the `heavy` modules or under one."""
+    return sorted(name for name in names if any(name == top or name.startswith(f"{top}.") for top in heavy))
+
+
+def window_start(tmp_path: Path, script: str) -> Any:
+    """Run a start of the windows (`script`, Qt offscreen, a new data folder) in a fresh interpreter; the JSON it wrote
+    to the file named by its first argument."""
+    listing = tmp_path / "listing.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), YUPANA_HOME=str(tmp_path / "home"), YUPANA_PASSPHRASE="frase-de-prueba",
+               YUPANA_KEYRING="0", QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", script, str(listing)], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(listing.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("args", [("--version",), ("--help",)], ids=["version", "help"])
@@ -108,17 +122,9 @@ open(listing, "w").write(json.dumps(names))
 
 
 def test_the_main_window_starts_without_loading_what_it_does_not_show(tmp_path):
-    listing = tmp_path / "modules.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), YUPANA_HOME=str(tmp_path / "home"), YUPANA_PASSPHRASE="frase-de-prueba",
-               YUPANA_KEYRING="0", QT_QPA_PLATFORM="offscreen")
-    done = subprocess.run([sys.executable, "-c", WINDOW_START, str(listing)], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    names = set(json.loads(listing.read_text(encoding="utf-8")))
+    names = set(window_start(tmp_path, WINDOW_START))
     assert {"app.gui.main_window", "app.core.engine", "app.gui.vouchers"} <= names  # the window and its first page
-    loaded = sorted(name for name in names if any(name == top or name.startswith(f"{top}.")
-                                                  for top in WINDOW_MUST_NOT_LOAD))
-    assert loaded == []
+    assert heavy_among(names, WINDOW_MUST_NOT_LOAD) == []
 
 
 # The app's own start path (app.gui.app.start, what `yupana` runs): the list of modules is taken at the first paint of
@@ -158,15 +164,9 @@ open(listing, "w").write(json.dumps(seen))
 
 
 def test_the_app_s_start_paints_the_window_before_the_engine_is_imported(tmp_path):
-    listing = tmp_path / "seen.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), YUPANA_HOME=str(tmp_path / "home"), YUPANA_PASSPHRASE="frase-de-prueba",
-               YUPANA_KEYRING="0", QT_QPA_PLATFORM="offscreen")
-    done = subprocess.run([sys.executable, "-c", APP_START, str(listing)], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(listing.read_text(encoding="utf-8"))
+    seen = window_start(tmp_path, APP_START)
     assert seen["attached"] is True and seen["opening"] == "Abriendo sus datos…"
     painted, started = set(seen["painted"]), set(seen["started"])
     assert "app.gui.main_window" in painted and "app.core.engine" not in painted  # the frame first, then the engine
     assert {"app.core.engine", "app.gui.vouchers"} <= started  # attached: the engine and the first page
-    assert heavy_among(painted & {"sqlite3", "_sqlite3", "sqlite_utils", "pydantic"}) == []
+    assert heavy_among(painted, ("sqlite3", "_sqlite3", "sqlite_utils", "pydantic")) == []

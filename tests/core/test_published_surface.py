@@ -4,6 +4,7 @@ Mapping, TypedDict, object, Any, callable or untyped tuple — and the group ser
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import datetime as dt
 import enum
@@ -108,3 +109,21 @@ def test_each_group_service_implements_its_protocol_exactly(engine, group):
         theirs = inspect.signature(getattr(protocol, name))
         ours = inspect.signature(getattr(type(service), name))
         assert list(ours.parameters) == list(theirs.parameters), (group, name)
+
+
+def test_the_published_table_is_exactly_what_the_type_checker_reads():
+    """app.core.api writes each name three times for three readers: an import under TYPE_CHECKING (mypy), a row of
+    _PUBLISHED (the name's module, imported at its first reading) and __all__ (ruff, `import *`, dir). They agree:
+    same names, each from the same module and attribute (the two names computed in api.py aside)."""
+    tree = ast.parse(Path(api.__file__).read_text(encoding="utf-8"))
+    typed: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for child in node.body:
+                if isinstance(child, ast.ImportFrom):
+                    typed |= {alias.asname or alias.name: (str(child.module), alias.name) for alias in child.names}
+    computed = {"SERIE_LETTER", "registry_now"}
+    assert len(typed) > 150
+    assert api._PUBLISHED == typed
+    assert sorted(api.__all__) == sorted({*typed, *computed})
+    assert len(api.__all__) == len(set(api.__all__))

@@ -171,13 +171,27 @@ def test_the_app_s_start_opens_the_engine_on_a_worker_after_the_first_paint(home
     main = MainWindow(first_run=False)
     qtbot.addWidget(main)
     opened = []
-    main.open_engine_when_painted(str(home), then=opened.append)
+    main.start_services = opened.append  # what the app starts beside the engine, once attached
+    main.open_engine_when_painted(str(home))
     assert main.workers.running == 0  # nothing opened before the window has painted
     main.show()
     qtbot.waitUntil(lambda: main.attached, timeout=30_000)
-    assert main.painted and opened == [main.engine]
+    assert main.painted and opened == [main]
     assert main.engine.admin.database_file().parent == home
     qtbot.waitUntil(lambda: main.pending_label.text() == "Envíos pendientes: 0")
+    wait_idle(qtbot, main.workers)
+    main.close()
+    main.engine.close()
+
+
+def test_a_window_never_painted_opens_its_engine_all_the_same(home, qtbot):
+    """A window that gets no paint (started minimised, which the offscreen platform paints anyway: here, not shown)
+    still opens its engine, once the fallback finds it not exposed."""
+    main = MainWindow(first_run=False)
+    qtbot.addWidget(main)
+    main.open_engine_when_painted(str(home))
+    qtbot.waitUntil(lambda: main.attached, timeout=30_000)
+    assert not main.painted and main.engine.admin.database_file().parent == home
     wait_idle(qtbot, main.workers)
     main.close()
     main.engine.close()
@@ -260,9 +274,19 @@ def test_the_status_bar_says_whether_whatsapp_messages_arrive_in_a_shop_owners_w
     assert listener_words(ListenerState("stopped"))[0] == "WhatsApp: sin recibir mensajes"
 
 
-def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot):
+def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot, monkeypatch):
+    import pytest
+
+    from app.gui import main_window
     from app.gui.app import shutdown
 
+    opened, really_open = [], main_window.open_engine  # the engine the worker opens (the real one), to see it closed
+
+    def open_engine(home):
+        opened.append(really_open(home))
+        return opened[-1]
+
+    monkeypatch.setattr(main_window, "open_engine", open_engine)
     main = MainWindow(first_run=False)
     qtbot.addWidget(main)
     main.open_engine_when_painted(str(home))
@@ -271,3 +295,5 @@ def test_a_window_closed_while_its_engine_opens_does_not_attach_it(home, qtbot):
     shutdown(main)  # waits for the worker, then hands the engine back to be closed
     assert not main.attached and not main.isVisible() and main.workers.running == 0
     assert main.pages.currentWidget() is main.opening
+    with pytest.raises(RuntimeError, match="storage is closed"):  # closed, not left open with nobody to close it
+        opened[0].admin.companies()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import io
-import multiprocessing
 import os
 import runpy
 import subprocess
@@ -20,13 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-PRELOADED = ("app.cli", "app.core.api", "app.core.engine")  # the published module loads the engine lazily
-
-
-def _context() -> multiprocessing.context.ForkServerContext:
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(PRELOADED))  # taken by the server when it starts (the first call)
-    return context
+from tests.helpers import forkserver
 
 
 def _redirect(fd: int, path: str, flags: int) -> None:
@@ -70,7 +63,7 @@ def run(args: tuple[str, ...], stdin: bytes | None, env: dict[str, str], cwd: Pa
         for path in paths[1:]:
             Path(path).touch()
         argv = [str(cwd / "app" / "__main__.py"), *args]
-        process = _context().Process(target=_main_in_child, args=(argv, env, str(cwd), paths))
+        process = forkserver.context().Process(target=_main_in_child, args=(argv, env, str(cwd), paths))
         process.start()
         process.join(timeout)
         if process.exitcode is None:

@@ -9,7 +9,6 @@ fifty-odd restarts no longer pay Python's and the engine's imports each time (th
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import random
 import subprocess
@@ -19,15 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-# The sender modules the forkserver imports once; every sender forked from it starts with them loaded.
-SENDER_MODULES = ("tests.helpers.kill_storm_sender", "tests.helpers.gre_storm_sender")
+from tests.helpers import forkserver
+
 _numbers = itertools.count()
-
-
-def _forkserver() -> multiprocessing.context.ForkServerContext:
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(SENDER_MODULES))
-    return context
 
 
 def _run_sender(main: Callable[[str], None], home: str, output: str, environment: dict[str, str]) -> None:
@@ -46,7 +39,7 @@ class ForkedSender:
     def __init__(self, main: Callable[[str], None], home: Path) -> None:
         self._output = home.parent / f"sender-{os.getpid()}-{next(_numbers)}.out"
         arguments = (main, str(home), str(self._output), dict(os.environ))
-        self._process = _forkserver().Process(target=_run_sender, args=arguments)
+        self._process = forkserver.context().Process(target=_run_sender, args=arguments)
         self._process.start()
 
     def poll(self) -> int | None:

@@ -14,30 +14,16 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core.errors import conflict, invalid, not_found
 from app.core.platform import clock
+from app.core.platform.crypto import hashes, pkcs12, rsa, serialization, x509, x509_oid
 from app.core.platform.identifiers import check_ruc, ruc_problem
-from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
 from app.core.storage.ports.certificates import CertificateRepository
 from app.core.storage.ports.database import Database
 from app.core.storage.read_cache import ReadCache
-
-if TYPE_CHECKING:
-    import cryptography.x509.oid as x509_oid
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.hazmat.primitives.serialization import pkcs12
-else:
-    x509 = lazy_module("cryptography.x509")
-    hashes = lazy_module("cryptography.hazmat.primitives.hashes")
-    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
-    rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
-    pkcs12 = lazy_module("cryptography.hazmat.primitives.serialization.pkcs12")
-    x509_oid = lazy_module("cryptography.x509.oid")
 
 log = logging.getLogger(__name__)
 

@@ -40,17 +40,7 @@ from app.core.invoicing import packed_texts, xmldsig
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.voucher_keys import bytes_hashes, content_key_of, request_json, splice_signature
 from app.core.invoicing.voucher_store import VoucherStore
-from app.core.platform.lazy import lazy_module
-
-if TYPE_CHECKING:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import padding, rsa
-else:
-    x509 = lazy_module("cryptography.x509")
-    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
-    padding = lazy_module("cryptography.hazmat.primitives.asymmetric.padding")
-    rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
+from app.core.platform.crypto import padding, rsa, serialization, x509
 
 if TYPE_CHECKING:
     from app.core.invoicing import ubl

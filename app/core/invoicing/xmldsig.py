@@ -27,7 +27,6 @@ import hashlib
 import re
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -35,20 +34,7 @@ from app.core.errors import invalid
 from app.core.invoicing import ubl
 from app.core.invoicing.namespaces import CAC, CBC, DS, EXT  # noqa: F401 - CAC, CBC are read through this module too
 from app.core.platform import xml_limits
-from app.core.platform.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import cryptography.exceptions as crypto_exceptions
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import padding, rsa
-else:
-    x509 = lazy_module("cryptography.x509")
-    crypto_exceptions = lazy_module("cryptography.exceptions")
-    hashes = lazy_module("cryptography.hazmat.primitives.hashes")
-    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
-    padding = lazy_module("cryptography.hazmat.primitives.asymmetric.padding")
-    rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
+from app.core.platform.crypto import crypto_exceptions, hashes, padding, rsa, serialization, x509
 
 C14N_10 = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
 ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"

@@ -29,21 +29,11 @@ import secrets as random
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from app.core.errors import ErrorCode, YupanaError, invalid, not_configured
-from app.core.platform.lazy import lazy_module
+from app.core.platform.crypto import aead, crypto_exceptions, kdf_scrypt
 from app.core.storage.ports.platform import SecretRepository
 from app.core.storage.read_cache import ReadCache, Versioned
-
-if TYPE_CHECKING:
-    import cryptography.exceptions as crypto_exceptions
-    import cryptography.hazmat.primitives.ciphers.aead as aead
-    import cryptography.hazmat.primitives.kdf.scrypt as kdf_scrypt
-else:
-    crypto_exceptions = lazy_module("cryptography.exceptions")
-    aead = lazy_module("cryptography.hazmat.primitives.ciphers.aead")
-    kdf_scrypt = lazy_module("cryptography.hazmat.primitives.kdf.scrypt")
 
 log = logging.getLogger(__name__)
 PASSPHRASE_ENV = "YUPANA_PASSPHRASE"
