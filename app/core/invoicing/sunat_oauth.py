@@ -9,7 +9,8 @@ consulta integrada de validez.
   client_id, client_secret).
 
 Both answer {access_token, token_type, expires_in}. `SunatOAuth` keeps the token until it expires (less a margin)
-and `call` makes one call with it: a 401 renews the token once and repeats the call once. SUNAT's error bodies:
+and `call` makes one call with it: a 401 renews the token once and repeats the call once. `SunatTokens` is what a
+service holds: one HTTP client (made at the first call) and one `SunatOAuth` per credentials, kept across calls. SUNAT's error bodies:
 4xx {cod, msg, errors: [{cod, msg}]} (the first detailed error names it), 5xx: no usable answer.
 """
 
@@ -83,6 +84,39 @@ def refusal(response: httpx.Response) -> SunatRefused:
     return SunatRefused(response.status_code,
                         str(first.get("cod") or body.get("cod") or body.get("errorCode") or response.status_code),
                         str(first.get("msg") or body.get("msg") or body.get("message") or ""))
+
+
+class SunatTokens:
+    """One HTTP client, made at the first call (httpx loads then: a quicker start), and one `SunatOAuth` per
+    security address, credentials and scope, kept across calls until the credentials change. Thread-safe."""
+
+    def __init__(self, timeout_s: Callable[[], float]) -> None:
+        self.timeout_s = timeout_s
+        self._http: httpx.Client | None = None
+        self._tokens: dict[tuple[str, str, str, str], SunatOAuth] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def http(self) -> httpx.Client:
+        with self._lock:
+            if self._http is None:
+                self._http = httpx.Client(timeout=self.timeout_s())
+            return self._http
+
+    def oauth(self, security_url: str, credentials: Credentials, scope: str = GRE_SCOPE) -> SunatOAuth:
+        key = (security_url, credentials.client_id, credentials.username, scope)
+        http = self.http
+        with self._lock:
+            oauth = self._tokens.get(key)
+            if oauth is None or oauth.credentials != credentials:
+                oauth = self._tokens[key] = SunatOAuth(security_url, credentials, http, scope=scope)
+            return oauth
+
+    def close(self) -> None:
+        with self._lock:
+            http, self._http = self._http, None
+        if http is not None:
+            http.close()
 
 
 class SunatOAuth:

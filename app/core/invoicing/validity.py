@@ -16,10 +16,8 @@ one consulta, of its real records —, the running SUNAT sandbox in the sandbox 
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid, not_configured
 from app.core.invoicing import sunat_catalogues as catalogues
@@ -28,19 +26,14 @@ from app.core.invoicing.sunat_oauth import (
     Credentials,
     SunatOAuth,
     SunatRefused,
+    SunatTokens,
     SunatUnavailable,
     json_body,
 )
 from app.core.platform import environments
 from app.core.platform.addresses import Addresses
 from app.core.platform.identifiers import check_ruc
-from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
-
-if TYPE_CHECKING:
-    import httpx
-else:
-    httpx = lazy_module("httpx")  # loaded at the first request (issue 33, start-up)
 
 PRODUCTION_API = "https://api.sunat.gob.pe/v1"
 # The SUNAT sandbox's public test credentials (it accepts these and no others).
@@ -107,9 +100,7 @@ class ValidityQueries:
     def __init__(self, addresses: Addresses, secrets: SecretStore) -> None:
         self.addresses = addresses
         self.secrets = secrets
-        self._http: httpx.Client | None = None  # made at the first query: the windows start without httpx
-        self._tokens: dict[tuple[str, str], SunatOAuth] = {}
-        self._lock = threading.Lock()
+        self.tokens = SunatTokens(lambda: float(addresses.settings.get("sunat_timeout_s")))
 
     def set_api_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
         check_ruc(ruc)
@@ -125,12 +116,7 @@ class ValidityQueries:
         auth = self.addresses.endpoint("sunat_validez_auth_url", environment)
         if not api or not auth:
             raise environments.sandbox_not_running("el SUNAT de prueba")
-        credentials = self._credentials(environment, consultante)
-        with self._lock:
-            oauth = self._tokens.get((auth, credentials.client_id))
-            if oauth is None or oauth.credentials != credentials:
-                oauth = self._tokens[(auth, credentials.client_id)] = SunatOAuth(
-                    auth, credentials, self._client(), scope=VALIDITY_SCOPE)
+        oauth = self.tokens.oauth(auth, self._credentials(environment, consultante), VALIDITY_SCOPE)
         name = f"{query.serie}-{query.numero}"
         try:
             return ValidityClient(api, oauth).check(consultante, query)
@@ -145,13 +131,7 @@ class ValidityQueries:
                               ) from failure
 
     def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
-
-    def _client(self) -> httpx.Client:
-        if self._http is None:
-            self._http = httpx.Client(timeout=float(self.addresses.settings.get("sunat_timeout_s")))
-        return self._http
+        self.tokens.close()
 
     def _credentials(self, environment: str, ruc: str) -> Credentials:
         if environment == environments.SANDBOX:
