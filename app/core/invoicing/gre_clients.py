@@ -17,7 +17,13 @@ from collections.abc import Callable
 from app.core.errors import not_configured
 from app.core.invoicing.gre_channel import GreChannel
 from app.core.invoicing.gre_rest import Credentials, GreClient
-from app.core.invoicing.sunat_oauth import SunatTokens
+from app.core.invoicing.sunat_oauth import (
+    SANDBOX_CLIENT_ID,
+    SANDBOX_CLIENT_SECRET,
+    SunatTokens,
+    keep_api_credentials,
+    stored_api_credentials,
+)
 from app.core.platform.addresses import Addresses
 from app.core.platform.environments import BETA, PRODUCCION
 from app.core.platform.secrets import SecretStore
@@ -25,13 +31,10 @@ from app.core.storage.ports.gre_tickets import GreTicketRepository
 
 log = logging.getLogger(__name__)
 
-# The sandbox's public test credentials (the GRE sandbox accepts these and no others).
-SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET = "yupana-sandbox", "sandbox-secreto"
 SolCredentials = Callable[[str, str], tuple[str, str]]  # (ruc, ambiente) -> (usuario, clave)
 
 
-def api_secret_names(ruc: str) -> tuple[str, str]:
-    return f"gre.{ruc}.client_id", f"gre.{ruc}.client_secret"
+SECRETS = "gre"  # the credentials' names in the secret store (sunat_oauth.api_secret_names)
 
 
 class GreClients:
@@ -45,9 +48,7 @@ class GreClients:
 
     def set_api_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
         """Keep a company's GRE API credentials in the secret store (encrypted; never a setting)."""
-        id_name, secret_name = api_secret_names(ruc)
-        self.secrets.put(id_name, client_id.strip().encode("utf-8"))
-        self.secrets.put(secret_name, client_secret.strip().encode("utf-8"))
+        keep_api_credentials(self.secrets, SECRETS, ruc, client_id, client_secret, "guías")
 
     def channel(self, environment: str, ruc: str) -> GreChannel:
         api, auth = self._urls(environment)
@@ -76,13 +77,12 @@ class GreClients:
                              "«yupana sandbox --configure».")
 
     def _credentials(self, environment: str, ruc: str) -> Credentials:
-        id_name, secret_name = api_secret_names(ruc)
-        client_id, client_secret = self.secrets.get(id_name), self.secrets.get(secret_name)
+        stored = stored_api_credentials(self.secrets, SECRETS, ruc)
         ambiente = PRODUCCION if environment == PRODUCCION else BETA
         usuario, clave = self.sol_credentials(ruc, ambiente)
-        if client_id is None or client_secret is None:
+        if stored is None:
             if environment == PRODUCCION:
                 raise not_configured(f"La empresa {ruc} no tiene credenciales de la API de guías (client_id y "
                                      "client_secret, generadas en SOL): regístrelas antes de enviar guías.")
             return Credentials(SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, f"{ruc}{usuario}", clave)
-        return Credentials(client_id.decode(), client_secret.decode(), f"{ruc}{usuario}", clave)
+        return Credentials(*stored, f"{ruc}{usuario}", clave)

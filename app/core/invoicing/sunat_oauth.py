@@ -22,7 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.core.errors import invalid
+from app.core.platform.identifiers import check_ruc
 from app.core.platform.lazy import lazy_module
+from app.core.platform.secrets import SecretStore
 
 if TYPE_CHECKING:
     import httpx
@@ -36,6 +39,8 @@ TIMEOUT_S = 30.0
 PASSWORD_REALM, CLIENT_REALM = "clientessol", "clientesextranet"
 GRE_SCOPE = "https://api-cpe.sunat.gob.pe"
 VALIDITY_SCOPE = "https://api.sunat.gob.pe/v1/contribuyente/contribuyentes"
+# The SUNAT sandboxes' public test credentials (they accept these and no others).
+SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET = "yupana-sandbox", "sandbox-secreto"
 
 
 class SunatUnavailable(Exception):
@@ -63,6 +68,31 @@ class Credentials:
     @property
     def grant(self) -> str:
         return "password" if self.username else "client_credentials"
+
+
+def api_secret_names(service: str, ruc: str) -> tuple[str, str]:
+    """Where a company's API credentials of one SUNAT API («gre», «validez») are kept in the secret store."""
+    return f"{service}.{ruc}.client_id", f"{service}.{ruc}.client_secret"
+
+
+def keep_api_credentials(secrets: SecretStore, service: str, ruc: str, client_id: str, client_secret: str,
+                         api_name: str) -> None:
+    """Keep a company's API credentials (generated in SOL) in the secret store (encrypted; never a setting)."""
+    check_ruc(ruc)
+    if not client_id.strip() or not client_secret.strip():
+        raise invalid("client_id", f"El client_id y el client_secret de la API de {api_name} son obligatorios.")
+    id_name, secret_name = api_secret_names(service, ruc)
+    secrets.put(id_name, client_id.strip().encode("utf-8"))
+    secrets.put(secret_name, client_secret.strip().encode("utf-8"))
+
+
+def stored_api_credentials(secrets: SecretStore, service: str, ruc: str) -> tuple[str, str] | None:
+    """The company's (client_id, client_secret) of one SUNAT API, or None when it has none."""
+    id_name, secret_name = api_secret_names(service, ruc)
+    client_id, client_secret = secrets.get(id_name), secrets.get(secret_name)
+    if client_id is None or client_secret is None:
+        return None
+    return client_id.decode(), client_secret.decode()
 
 
 def json_body(response: httpx.Response) -> dict[str, Any]:

@@ -19,9 +19,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid, not_configured
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError, not_configured
 from app.core.invoicing import sunat_catalogues as catalogues
 from app.core.invoicing.sunat_oauth import (
+    SANDBOX_CLIENT_ID,
+    SANDBOX_CLIENT_SECRET,
     VALIDITY_SCOPE,
     Credentials,
     SunatOAuth,
@@ -29,19 +31,15 @@ from app.core.invoicing.sunat_oauth import (
     SunatTokens,
     SunatUnavailable,
     json_body,
+    keep_api_credentials,
+    stored_api_credentials,
 )
 from app.core.platform import environments
 from app.core.platform.addresses import Addresses
-from app.core.platform.identifiers import check_ruc
 from app.core.platform.secrets import SecretStore
 
 PRODUCTION_API = "https://api.sunat.gob.pe/v1"
-# The SUNAT sandbox's public test credentials (it accepts these and no others).
-SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET = "yupana-sandbox", "sandbox-secreto"
-
-
-def api_secret_names(ruc: str) -> tuple[str, str]:
-    return f"validez.{ruc}.client_id", f"validez.{ruc}.client_secret"
+SECRETS = "validez"  # the credentials' names in the secret store (sunat_oauth.api_secret_names)
 
 
 @dataclass(frozen=True)
@@ -103,12 +101,7 @@ class ValidityQueries:
         self.tokens = SunatTokens(lambda: float(addresses.settings.get("sunat_timeout_s")))
 
     def set_api_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
-        check_ruc(ruc)
-        if not client_id.strip() or not client_secret.strip():
-            raise invalid("client_id", "El client_id y el client_secret de la API de consulta son obligatorios.")
-        id_name, secret_name = api_secret_names(ruc)
-        self.secrets.put(id_name, client_id.strip().encode("utf-8"))
-        self.secrets.put(secret_name, client_secret.strip().encode("utf-8"))
+        keep_api_credentials(self.secrets, SECRETS, ruc, client_id, client_secret, "consulta")
 
     def check(self, consultante: str, query: ValidityQuery) -> ValidityAnswer:
         environment = self.addresses.current()
@@ -136,10 +129,9 @@ class ValidityQueries:
     def _credentials(self, environment: str, ruc: str) -> Credentials:
         if environment == environments.SANDBOX:
             return Credentials(SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET)
-        id_name, secret_name = api_secret_names(ruc)
-        client_id, client_secret = self.secrets.get(id_name), self.secrets.get(secret_name)
-        if client_id is None or client_secret is None:
+        stored = stored_api_credentials(self.secrets, SECRETS, ruc)
+        if stored is None:
             raise not_configured(f"La empresa {ruc} no tiene credenciales de la API de consulta de SUNAT (client_id "
                                  "y client_secret, generadas en SOL: «Credenciales de API SUNAT»): regístrelas con "
                                  "`yupana sol api RUC --servicio validez`.")
-        return Credentials(client_id.decode(), client_secret.decode())
+        return Credentials(*stored)
