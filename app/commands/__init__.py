@@ -8,6 +8,7 @@ commands never import it back (opening the engine and printing JSON live here).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import signal
 import sys
@@ -33,6 +34,14 @@ def wait_until_stopped(stop: threading.Event | None = None) -> None:
         stop.wait()
     except KeyboardInterrupt:
         pass
+
+
+def iso_date(text: str) -> dt.date:
+    """An argument's date as AAAA-MM-DD (argparse `type=`): a wrong one is told in Spanish."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"«{text}» no es una fecha AAAA-MM-DD") from None
 
 
 def add_voucher_arguments(parser: argparse.ArgumentParser, example: str) -> None:

@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"«{text}» no es una fecha AAAA-MM-DD") from None
-
-
-_date.__name__ = "fecha"  # argparse names the type in its message: «valor fecha no válido»
+from app.commands import iso_date
 
 
 def register(sub: argparse._SubParsersAction, summary: str) -> None:
@@ -23,8 +14,8 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
         description="Escribe un zip para el contador con el XML firmado y el CDR de cada comprobante emitido entre "
                     "dos fechas (con los nombres de archivo de SUNAT) y el registro de ventas en .csv y .xlsx, con "
                     "las columnas del archivo de importación del RVIE de SIRE. La última línea es la ruta del zip.")
-    parser.add_argument("--desde", required=True, type=_date, metavar="AAAA-MM-DD", help="primer día (incluido)")
-    parser.add_argument("--hasta", required=True, type=_date, metavar="AAAA-MM-DD", help="último día (incluido)")
+    parser.add_argument("--desde", required=True, type=iso_date, metavar="AAAA-MM-DD", help="primer día (incluido)")
+    parser.add_argument("--hasta", required=True, type=iso_date, metavar="AAAA-MM-DD", help="último día (incluido)")
     parser.add_argument("--salida", required=True, metavar="ARCHIVO", help="el zip a escribir, p. ej. noviembre.zip")
     parser.add_argument("--silencioso", action="store_true", help="sin barra de progreso")
     parser.set_defaults(func=cmd_export)

@@ -4,15 +4,9 @@ validez of any voucher (ours or a supplier's)."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from decimal import Decimal, InvalidOperation
 
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"«{text}» no es una fecha AAAA-MM-DD") from None
+from app.commands import iso_date
 
 
 def _amount(text: str) -> Decimal:
@@ -38,7 +32,7 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
                                                       "de crédito de recibos")
     parser.add_argument("serie", metavar="SERIE", help="p. ej. F001 (o 0001 en papel)")
     parser.add_argument("numero", metavar="NUMERO", type=int, help="p. ej. 7")
-    parser.add_argument("--fecha", metavar="AAAA-MM-DD", type=_date, required=True,
+    parser.add_argument("--fecha", metavar="AAAA-MM-DD", type=iso_date, required=True,
                         help="fecha de emisión del comprobante (SUNAT la pide)")
     parser.add_argument("--total", metavar="IMPORTE", type=_amount, help="importe total del comprobante, p. ej. 118.00")
     parser.add_argument("--empresa", metavar="RUC", help="empresa de Yupana que consulta (por defecto, la única)")

@@ -215,9 +215,7 @@ class ConnectWhatsAppDialog(QDialog):
 
     def _failed(self, exc: BaseException) -> None:
         self.state_label.setText("—")
-        unplaced = self.errors.show(exc)
-        if unplaced or not getattr(exc, "details", None):
-            self.banner.show_error(exc)
+        self.errors.show_or_tell(exc, self.banner)
 
     def _show(self, state: PairingState) -> None:
         previous = self.state
@@ -321,9 +319,7 @@ class ConnectWhatsAppDialog(QDialog):
                                  "success")
 
     def _meta_failed(self, exc: BaseException) -> None:
-        unplaced = self.meta_errors.show(exc)
-        if unplaced or not getattr(exc, "details", None):
-            self.banner.show_error(exc)
+        self.meta_errors.show_or_tell(exc, self.banner)
 
     # ------------------------------------------------------------ closing
 

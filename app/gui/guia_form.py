@@ -297,7 +297,7 @@ class GuiaForm(QDialog):
 
     # ------------------------------------------------------------ the fields
 
-    def _row(self, form: QFormLayout, label: str, field: QWidget | QHBoxLayout, *keys: str) -> QWidget:
+    def _row(self, form: QFormLayout, label: str | QLabel, field: QWidget | QHBoxLayout, *keys: str) -> QWidget:
         """A row of `form`, with the engine's problems of the request's fields `keys` under it; returns the widget
         given (a layout is put in one), by which the row is shown or hidden."""
         if not isinstance(field, QWidget):
@@ -395,22 +395,23 @@ class GuiaForm(QDialog):
         self.transportista_ruc, self.transportista_nombre, self.transportista_mtc = QLineEdit(), QLineEdit(), QLineEdit()
         self._row(form, "Modalidad:", self.modalidad, "modalidad_transporte")
         self._row(form, "", self.m1l, "vehiculo_m1_l")
-        self.vehicle_rows = [self._row(form, "Vehículo principal:", self.vehicles[0], "vehiculos[0].placa", "vehiculos[0].tuc",
+        self.vehicle_rows = [
+            self._row(form, "Vehículo principal:", self.vehicles[0], "vehiculos[0].placa", "vehiculos[0].tuc",
                       "vehiculos"),
-                             *(self._row(form, f"Vehículo secundario {n}:", vehicle, f"vehiculos[{n}].placa", f"vehiculos[{n}].tuc")
-                               for n, vehicle in enumerate(self.vehicles[1:], 1))]
-        self.driver_rows = [self._row(form, "DNI del conductor:", self.conductor_dni, "conductores[0].numero_documento", "conductores",
-                      "conductores[0].tipo_documento"),
-                            self._row(form, "Nombres del conductor:", self.conductor_nombres, "conductores[0].nombres"),
-                            self._row(form, "Apellidos del conductor:", self.conductor_apellidos, "conductores[0].apellidos"),
-                            self._row(form, "Licencia de conducir:", self.conductor_licencia, "conductores[0].licencia")]
-        self.carrier_rows = [self._row(form, "RUC del transportista:", self.transportista_ruc, "transportista.ruc", "transportista"),
-                             self._row(form, "Razón social del transportista:", self.transportista_nombre,
+            *(self._row(form, f"Vehículo secundario {n}:", vehicle, f"vehiculos[{n}].placa", f"vehiculos[{n}].tuc")
+              for n, vehicle in enumerate(self.vehicles[1:], 1))]
+        self.driver_rows = [
+            self._row(form, "DNI del conductor:", self.conductor_dni, "conductores[0].numero_documento",
+                      "conductores", "conductores[0].tipo_documento"),
+            self._row(form, "Nombres del conductor:", self.conductor_nombres, "conductores[0].nombres"),
+            self._row(form, "Apellidos del conductor:", self.conductor_apellidos, "conductores[0].apellidos"),
+            self._row(form, "Licencia de conducir:", self.conductor_licencia, "conductores[0].licencia")]
+        self.carrier_rows = [
+            self._row(form, "RUC del transportista:", self.transportista_ruc, "transportista.ruc", "transportista"),
+            self._row(form, "Razón social del transportista:", self.transportista_nombre,
                       "transportista.razon_social")]
-        self.mtc_label = QLabel("Registro MTC:")
-        held = self.errors.wrap(self.transportista_mtc, "transportista.registro_mtc")
-        form.addRow(self.mtc_label, held)
-        self._rows[self.transportista_mtc] = (form, held)
+        self.mtc_label = QLabel("Registro MTC:")  # a transportista's guía says «Su registro MTC:»
+        self._row(form, self.mtc_label, self.transportista_mtc, "transportista.registro_mtc")
         return box
 
     def _customs_box(self) -> QGroupBox:
@@ -433,7 +434,8 @@ class GuiaForm(QDialog):
         self._row(form, "Documento aduanero:", self.dam_tipo)
         self._row(form, "Número de la DAM o DS:", self.dam_numero)
         self._row(form, "Número de bultos:", self.bultos, "numero_bultos", "contenedores")
-        self.port_row = self._row(form, "Puerto o aeropuerto:", port, "puerto", "puerto.tipo", "puerto.codigo", "puerto.nombre")
+        self.port_row = self._row(form, "Puerto o aeropuerto:", port, "puerto", "puerto.tipo", "puerto.codigo",
+                                  "puerto.nombre")
         return box
 
     @property

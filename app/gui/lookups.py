@@ -108,9 +108,7 @@ class LookupsPage(QWidget):
 
     def _lookup_failed(self, exc: BaseException) -> None:
         self.card.hide()
-        unplaced = self.errors.show(exc)
-        if unplaced or not getattr(exc, "details", None):
-            self.banner.show_error(exc)
+        self.errors.show_or_tell(exc, self.banner)
 
     # ------------------------------------------------------------ the register
 

@@ -357,9 +357,7 @@ class MessagesPage(QWidget):
         self.refresh()
 
     def _send_failed(self, exc: BaseException) -> None:
-        unplaced = self.errors.show(exc)
-        if unplaced or not getattr(exc, "details", None):
-            self.banner.show_error(exc)
+        self.errors.show_or_tell(exc, self.banner)
 
     # ------------------------------------------------------------ instances
 
@@ -525,9 +523,7 @@ class MessagesPage(QWidget):
         self.refresh()
 
     def _instance_failed(self, exc: BaseException) -> None:
-        unplaced = self.instance_errors.show(exc)
-        if unplaced or not getattr(exc, "details", None):
-            self.banner.show_error(exc)
+        self.instance_errors.show_or_tell(exc, self.banner)
 
     def _show_instances(self, instances: list[Instance]) -> None:
         self.instances = instances

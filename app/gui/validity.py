@@ -101,9 +101,7 @@ class ValidityDialog(QDialog):
                                  failed=self._failed, busy=[self.consult_button])
 
     def _failed(self, exc: BaseException) -> None:
-        unplaced = self.errors.show(exc)
-        if unplaced or not getattr(exc, "details", None):
-            self.banner.show_error(exc)
+        self.errors.show_or_tell(exc, self.banner)
 
     def show_answer(self, answer: VoucherValidity) -> None:
         self.answer = answer

@@ -212,6 +212,12 @@ class FieldErrors:
             label.show()
         return unplaced
 
+    def show_or_tell(self, exc: BaseException, banner: MessageBanner) -> None:
+        """Each detail under its field; the whole error in `banner` too when one has no place in the form or it
+        names no field."""
+        if self.show(exc) or not getattr(exc, "details", None):
+            banner.show_error(exc)
+
     def _match(self, field: str | None) -> QLabel | None:
         if not field:
             return None

@@ -25,9 +25,7 @@ import collections
 import hashlib
 import io
 import json
-import secrets
 import threading
-import time
 import urllib.parse
 import uuid
 import zipfile
@@ -37,6 +35,7 @@ from typing import TYPE_CHECKING, ClassVar
 from app.core.sandbox_kit import clock, identify, safe_parser, sunat_errors, sunat_rules, verify_xml
 from app.sandbox import sunat_signer
 from app.sandbox.base import QuietHandler, Sandbox
+from app.sandbox.oauth_tokens import SandboxTokens
 from app.sandbox.sunat_wire import Outcome, application_response
 
 if TYPE_CHECKING:
@@ -171,13 +170,11 @@ class SunatGreSandbox(Sandbox):
         self.token_lifetime_s = token_lifetime_s
         self.lock = threading.Lock()
         self._sends = threading.Condition(self.lock)  # notified at each guía received whole
-        self.clock = time.monotonic  # the tokens' expiry (tests move it)
-        self._tokens: dict[str, float] = {}  # token -> when it expires
+        self.tokens = SandboxTokens(token_lifetime_s, self.lock)
         self._failures: collections.deque[str] = collections.deque()
         self._tickets: dict[str, Judged] = {}
         self.registered: dict[str, Judged] = {}  # RUC-TT-SERIE-NUMERO -> the first guía's outcome
         self.received_counts: collections.Counter[str] = collections.Counter()  # sends per guía
-        self.tokens_issued = 0
         self.signer = sunat_signer.SandboxSigner()
 
     @property
@@ -204,7 +201,7 @@ class SunatGreSandbox(Sandbox):
         with self.lock:
             mode = self._failures.popleft() if self._failures else ""
             if mode == "401":  # every token issued so far is refused from now on
-                self._tokens.clear()
+                self.tokens.refuse_all()
         return mode
 
     def sends(self) -> int:
@@ -219,7 +216,11 @@ class SunatGreSandbox(Sandbox):
 
     def expire_tokens(self) -> None:
         with self.lock:
-            self._tokens = {token: 0.0 for token in self._tokens}
+            self.tokens.refuse_all()
+
+    @property
+    def tokens_issued(self) -> int:
+        return self.tokens.issued
 
     # ------------------------------------------------------------ the platform
 
@@ -229,16 +230,10 @@ class SunatGreSandbox(Sandbox):
             return None
         if not form.get("username", "").upper().endswith(self.usuario) or form.get("password") != self.clave:
             return None
-        token = secrets.token_urlsafe(24)
-        with self.lock:
-            self._tokens[token] = self.clock() + self.token_lifetime_s
-            self.tokens_issued += 1
-        return token
+        return self.tokens.issue()
 
     def token_valid(self, token: str) -> bool:
-        with self.lock:
-            expiry = self._tokens.get(token)
-            return expiry is not None and self.clock() < expiry
+        return self.tokens.valid(token)
 
     def ticket(self, ticket: str) -> Judged | None:
         with self.lock:

@@ -22,9 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import secrets
 import threading
-import time
 import urllib.parse
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -33,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol
 from lxml import etree
 
 from app.core.sandbox_kit import CAC, CBC, CLIENT_REALM, VALIDITY_SCOPE, safe_parser, sunat_catalogues, sunat_codes
+from app.sandbox.oauth_tokens import SandboxTokens
 from app.sandbox.sunat_wire import voucher_key
 
 if TYPE_CHECKING:
@@ -79,13 +78,11 @@ class ValidityDesk:
     def __init__(self, host: Host, token_lifetime_s: int = 3600) -> None:
         self.host = host
         self.token_lifetime_s = token_lifetime_s
-        self.clock = time.monotonic  # the tokens' expiry (tests move it)
-        self._tokens: dict[str, float] = {}
+        self.tokens = SandboxTokens(token_lifetime_s, host.lock)
         self.facts: dict[str, Facts] = {}  # voucher key -> what the query matches; under host.lock
         self.taxpayers: dict[str, tuple[str, str]] = {}  # RUC -> (estadoRuc, condDomiRuc)
         self.printed: list[tuple[str, str, str, int, int]] = []  # (ruc, tipo, serie, from, to) authorised
         self.queries = 0
-        self.tokens_issued = 0
 
     # ------------------------------------------------------------ test controls
 
@@ -99,7 +96,11 @@ class ValidityDesk:
 
     def expire_tokens(self) -> None:
         with self.host.lock:
-            self._tokens.clear()
+            self.tokens.refuse_all()
+
+    @property
+    def tokens_issued(self) -> int:
+        return self.tokens.issued
 
     def remember(self, key: str, xml: bytes) -> None:
         facts = facts_of(xml)
@@ -125,7 +126,7 @@ class ValidityDesk:
         if failure == "401":
             self.expire_tokens()
         token = (request.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-        if not self._valid(token):
+        if not self.tokens.valid(token):
             _json(request, 401, {"message": "Unauthorized"})
             return
         if failure == "500":
@@ -159,16 +160,7 @@ class ValidityDesk:
                     "client_secret": CLIENT_SECRET}
         if client_id != CLIENT_ID or any(form.get(key) != value for key, value in expected.items()):
             return None
-        token = secrets.token_urlsafe(24)
-        with self.host.lock:
-            self._tokens[token] = self.clock() + self.token_lifetime_s
-            self.tokens_issued += 1
-        return token
-
-    def _valid(self, token: str) -> bool:
-        with self.host.lock:
-            expiry = self._tokens.get(token)
-            return expiry is not None and self.clock() < expiry
+        return self.tokens.issue()
 
     def _answer(self, consultante: str, fields: dict) -> dict:
         ruc, tipo, serie = str(fields["numRuc"]), str(fields["codComp"]), str(fields["numeroSerie"]).upper()

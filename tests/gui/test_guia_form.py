@@ -117,6 +117,13 @@ def open_empty(qtbot, context) -> GuiaForm:
     return form
 
 
+def type_and_choose(qtbot, completion, typed: str) -> None:
+    """Type into the completion's field, as a person does, and take the first suggestion."""
+    completion.line.setFocus()
+    qtbot.keyClicks(completion.line, typed)
+    choose(qtbot, completion)
+
+
 def issue_from(qtbot, context, form: GuiaForm) -> None:
     form.emit_button.click()
     qtbot.waitUntil(lambda: form.emission is not None or form.banner.isVisible(), timeout=20_000)
@@ -225,13 +232,9 @@ def test_vehicles_drivers_and_carriers_of_a_guia_are_offered_as_one_types_in_the
     second = open_empty(qtbot, context)
     second.tipo.setCurrentIndex(second.tipo.findData("31"))
     second.show()
-    second.placa.setFocus()
-    qtbot.keyClicks(second.placa, "c3")
-    choose(qtbot, second.completions["vehiculo"][0])
+    type_and_choose(qtbot, second.completions["vehiculo"][0], "c3")
     assert (second.placa.text(), second.tuc.text()) == ("C3D456", "15M21028553F")
-    second.conductor_dni.setFocus()
-    qtbot.keyClicks(second.conductor_dni, "4567")
-    choose(qtbot, second.completions["conductor"][0])
+    type_and_choose(qtbot, second.completions["conductor"][0], "4567")
     driver = DRIVERS[0]
     assert (second.conductor_nombres.text(), second.conductor_apellidos.text(), second.conductor_licencia.text()) == (
         driver["nombres"], driver["apellidos"], driver["licencia"])
@@ -253,9 +256,7 @@ def test_vehicles_drivers_and_carriers_of_a_guia_are_offered_as_one_types_in_the
     fourth = open_empty(qtbot, context)
     fourth.modalidad.setCurrentIndex(fourth.modalidad.findData("01"))
     fourth.show()
-    fourth.transportista_ruc.setFocus()
-    qtbot.keyClicks(fourth.transportista_ruc, "2013")
-    choose(qtbot, fourth.completions["transportista"][0])
+    type_and_choose(qtbot, fourth.completions["transportista"][0], "2013")
     assert (fourth.transportista_ruc.text(), fourth.transportista_nombre.text(), fourth.transportista_mtc.text()) == (
         CARRIER_RUC, "TRANSPORTES RAPIDOS DEL SUR S.A.C.", "151234567")
 
@@ -284,19 +285,15 @@ def test_departure_and_arrival_points_of_a_guia_are_offered_as_one_types_the_add
 
     second = open_empty(qtbot, context)
     second.show()
-    second.llegada_direccion.setFocus()
-    qtbot.keyClicks(second.llegada_direccion, "jr los oli")
     completion = second.completions["punto"][1]
-    choose(qtbot, completion)
+    type_and_choose(qtbot, completion, "jr los oli")
     assert [entry.direccion for entry in completion.matches] == ["Jr. Los Olivos 456 - San Juan de Lurigancho"]
     llegada = second.places["llegada"]
     assert (llegada.ubigeo.text(), llegada.direccion.text(), llegada.codigo.text()) == (
         "150132", "Jr. Los Olivos 456 - San Juan de Lurigancho", "0002")
     assert llegada.owner.text() == ""  # the issuer's own establishment: no other RUC named
     second.partida_direccion.clear()  # the issuer's address, prefilled: typed over
-    second.partida_direccion.setFocus()
-    qtbot.keyClicks(second.partida_direccion, "AV. ABAN")
-    choose(qtbot, second.completions["punto"][0])
+    type_and_choose(qtbot, second.completions["punto"][0], "AV. ABAN")
     assert (second.partida_ubigeo.text(), second.places["partida"].codigo.text()) == ("150101", "0000")
     request = second.request()
     assert request["partida"] == {"ubigeo": "150101", "direccion": "AV. ABANCAY 123", "codigo_establecimiento": "0000",

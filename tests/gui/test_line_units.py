@@ -6,12 +6,11 @@ draft, and a factura of sacos, rollos and pies made in the form is accepted by t
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
 from app.gui.products import UNIT_CHOICES, save_product
 from app.gui.voucher_form import UNIT, VoucherForm
-from tests.helpers.gui import open_widget, wait_idle
+from tests.helpers.gui import complete_unit, open_widget, wait_idle
 from tests.helpers.voucher_matrix import CUSTOMER_RUC
 
 popup_notices = pytest.mark.qt_log_ignore("This plugin does not support (raise|grabbing the keyboard)")
@@ -45,17 +44,7 @@ def test_every_code_of_catalogue_03_is_offered_on_a_line_as_in_the_product_edito
 def test_typing_part_of_a_unit_on_a_line_completes_it(qtbot, context, company):
     form = open_widget(qtbot, context, VoucherForm, show=True)
     form.fill_example(CUSTOMER_RUC, "FERRETERÍA EL PERNO S.A.C.", [("Alambre negro N.° 16", "3", "85", "10")])
-    box = unit_box(form, 0)
-    box.setFocus()
-    box.lineEdit().selectAll()
-    qtbot.keyClicks(box.lineEdit(), "rollo")
-    popup = box.completer().popup()
-    qtbot.waitUntil(popup.isVisible)
-    model = box.completer().completionModel()
-    shown = [model.index(row, 0).data() for row in range(model.rowCount())]
-    assert "RO — rollo" in shown
-    popup.setCurrentIndex(model.index(shown.index("RO — rollo"), 0))
-    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    complete_unit(qtbot, unit_box(form, 0), "rollo", "RO — rollo")
     qtbot.waitUntil(lambda: form.line_unit(0) == "RO")
     assert form.request()["items"][0]["unidad"] == "RO"
 

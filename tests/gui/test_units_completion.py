@@ -5,13 +5,13 @@ any part of the label; the product saved carries the code."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
 
 from app.core.api import sunat_catalogues
 from app.gui.products import UNIT_CHOICES
 from tests.core.invoicing.test_sunat_catalogues import CATALOGUES
 from tests.gui.test_catalog_gui import _products_page, popup_notices
 from tests.helpers import shared
+from tests.helpers.gui import complete_unit
 
 
 def test_every_code_of_catalogue_03_is_offered_curated_names_first():
@@ -42,16 +42,7 @@ def test_typing_part_of_a_unit_completes_it_and_the_product_keeps_the_code(qtbot
     editor.inputs["precio"].setText("28.90")
     unit = editor.inputs["unidad"]
     assert unit.isEditable() and unit.currentData() == "NIU"
-    unit.setFocus()
-    unit.lineEdit().selectAll()
-    qtbot.keyClicks(unit.lineEdit(), "saco")
-    popup = unit.completer().popup()
-    qtbot.waitUntil(popup.isVisible)
-    model = unit.completer().completionModel()
-    offered = [model.index(row, 0).data() for row in range(model.rowCount())]
-    assert "SA — saco" in offered
-    popup.setCurrentIndex(model.index(offered.index("SA — saco"), 0))
-    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    complete_unit(qtbot, unit, "saco", "SA — saco")
     qtbot.waitUntil(lambda: unit.currentData() == "SA")
     editor.save_button.click()
     qtbot.waitUntil(lambda: page.editor is None)

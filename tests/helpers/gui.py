@@ -25,3 +25,20 @@ def save_pdf(qtbot, context, panel, target) -> None:
     dialog.fileSelected.emit(str(target))
     dialog.close()
     wait_idle(qtbot, context.workers)
+
+
+def complete_unit(qtbot, box, typed: str, label: str) -> None:
+    """Type `typed` into an editable unit box (catalogue 03) and pick `label` from its completer's popup, as a person
+    does; asserts the popup offered it."""
+    from PySide6.QtCore import Qt
+
+    box.setFocus()
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), typed)
+    popup = box.completer().popup()
+    qtbot.waitUntil(popup.isVisible)
+    model = box.completer().completionModel()
+    offered = [model.index(row, 0).data() for row in range(model.rowCount())]
+    assert label in offered
+    popup.setCurrentIndex(model.index(offered.index(label), 0))
+    qtbot.keyClick(popup, Qt.Key.Key_Return)

@@ -6,39 +6,35 @@
 - beta: SUNAT publishes no beta for guías: the running sandbox, or a third party's test server set by hand
   (`sunat_gre_url_beta`, logged as not SUNAT's).
 
-One OAuth token per credentials, kept across submissions until it expires (gre_rest.SunatOAuth).
+One OAuth token per credentials, kept across submissions until it expires (sunat_oauth.SunatTokens).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from app.core.errors import not_configured
 from app.core.invoicing.gre_channel import GreChannel
-from app.core.invoicing.gre_rest import Credentials, GreClient, SunatOAuth
+from app.core.invoicing.gre_rest import Credentials, GreClient
+from app.core.invoicing.sunat_oauth import (
+    SANDBOX_CLIENT_ID,
+    SANDBOX_CLIENT_SECRET,
+    SunatTokens,
+    keep_api_credentials,
+    stored_api_credentials,
+)
 from app.core.platform.addresses import Addresses
 from app.core.platform.environments import BETA, PRODUCCION
-from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
 from app.core.storage.ports.gre_tickets import GreTicketRepository
 
-if TYPE_CHECKING:
-    import httpx
-else:
-    httpx = lazy_module("httpx")
-
 log = logging.getLogger(__name__)
 
-# The sandbox's public test credentials (the GRE sandbox accepts these and no others).
-SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET = "yupana-sandbox", "sandbox-secreto"
 SolCredentials = Callable[[str, str], tuple[str, str]]  # (ruc, ambiente) -> (usuario, clave)
 
 
-def api_secret_names(ruc: str) -> tuple[str, str]:
-    return f"gre.{ruc}.client_id", f"gre.{ruc}.client_secret"
+SECRETS = "gre"  # the credentials' names in the secret store (sunat_oauth.api_secret_names)
 
 
 class GreClients:
@@ -48,40 +44,20 @@ class GreClients:
         self.secrets = secrets
         self.sol_credentials = sol_credentials
         self.tickets = tickets
-        self._http: httpx.Client | None = None  # made at the first guía sent (httpx loads then: a quicker start)
-        self._tokens: dict[tuple[str, str, str], SunatOAuth] = {}
-        self._lock = threading.Lock()
-        self._http_lock = threading.Lock()
-
-    @property
-    def http(self) -> httpx.Client:
-        with self._http_lock:
-            if self._http is None:
-                self._http = httpx.Client(timeout=float(self.addresses.settings.get("sunat_timeout_s")))
-            return self._http
+        self.tokens = SunatTokens(lambda: float(addresses.settings.get("sunat_timeout_s")))
 
     def set_api_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
         """Keep a company's GRE API credentials in the secret store (encrypted; never a setting)."""
-        id_name, secret_name = api_secret_names(ruc)
-        self.secrets.put(id_name, client_id.strip().encode("utf-8"))
-        self.secrets.put(secret_name, client_secret.strip().encode("utf-8"))
+        keep_api_credentials(self.secrets, SECRETS, ruc, client_id, client_secret, "guías")
 
     def channel(self, environment: str, ruc: str) -> GreChannel:
         api, auth = self._urls(environment)
         credentials = self._credentials(environment, ruc)
-        key = (auth, credentials.client_id, credentials.username)
-        with self._lock:
-            oauth = self._tokens.get(key)
-            if oauth is None or oauth.credentials != credentials:
-                oauth = self._tokens[key] = SunatOAuth(auth, credentials, self.http)
-        return GreChannel(GreClient(api, oauth), self.tickets, environment,
+        return GreChannel(GreClient(api, self.tokens.oauth(auth, credentials)), self.tickets, environment,
                           float(self.addresses.settings.get("sunat_gre_wait_s")))
 
     def close(self) -> None:
-        with self._http_lock:
-            http, self._http = self._http, None
-        if http is not None:
-            http.close()
+        self.tokens.close()
 
     def _urls(self, environment: str) -> tuple[str, str]:
         if environment == PRODUCCION:
@@ -101,13 +77,12 @@ class GreClients:
                              "«yupana sandbox --configure».")
 
     def _credentials(self, environment: str, ruc: str) -> Credentials:
-        id_name, secret_name = api_secret_names(ruc)
-        client_id, client_secret = self.secrets.get(id_name), self.secrets.get(secret_name)
+        stored = stored_api_credentials(self.secrets, SECRETS, ruc)
         ambiente = PRODUCCION if environment == PRODUCCION else BETA
         usuario, clave = self.sol_credentials(ruc, ambiente)
-        if client_id is None or client_secret is None:
+        if stored is None:
             if environment == PRODUCCION:
                 raise not_configured(f"La empresa {ruc} no tiene credenciales de la API de guías (client_id y "
                                      "client_secret, generadas en SOL): regístrelas antes de enviar guías.")
             return Credentials(SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, f"{ruc}{usuario}", clave)
-        return Credentials(client_id.decode(), client_secret.decode(), f"{ruc}{usuario}", clave)
+        return Credentials(*stored, f"{ruc}{usuario}", clave)

@@ -23,14 +23,6 @@ import zipfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.core.platform.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import httpx
-else:
-    httpx = lazy_module("httpx")
-
-
 from app.core.invoicing.sunat_oauth import (
     PRODUCTION_SECURITY,
     Credentials,
@@ -40,6 +32,9 @@ from app.core.invoicing.sunat_oauth import (
     json_body,
     refusal,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["PRODUCTION_API", "PRODUCTION_SECURITY", "Credentials", "GreClient", "GreRefused", "GreUnavailable",
            "Package", "SunatOAuth", "Ticket", "TicketStatus", "package"]

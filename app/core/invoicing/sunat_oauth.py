@@ -9,7 +9,8 @@ consulta integrada de validez.
   client_id, client_secret).
 
 Both answer {access_token, token_type, expires_in}. `SunatOAuth` keeps the token until it expires (less a margin)
-and `call` makes one call with it: a 401 renews the token once and repeats the call once. SUNAT's error bodies:
+and `call` makes one call with it: a 401 renews the token once and repeats the call once. `SunatTokens` is what a
+service holds: one HTTP client (made at the first call) and one `SunatOAuth` per credentials, kept across calls. SUNAT's error bodies:
 4xx {cod, msg, errors: [{cod, msg}]} (the first detailed error names it), 5xx: no usable answer.
 """
 
@@ -21,7 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.core.errors import invalid
+from app.core.platform.identifiers import check_ruc
 from app.core.platform.lazy import lazy_module
+from app.core.platform.secrets import SecretStore
 
 if TYPE_CHECKING:
     import httpx
@@ -35,6 +39,8 @@ TIMEOUT_S = 30.0
 PASSWORD_REALM, CLIENT_REALM = "clientessol", "clientesextranet"
 GRE_SCOPE = "https://api-cpe.sunat.gob.pe"
 VALIDITY_SCOPE = "https://api.sunat.gob.pe/v1/contribuyente/contribuyentes"
+# The SUNAT sandboxes' public test credentials (they accept these and no others).
+SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET = "yupana-sandbox", "sandbox-secreto"
 
 
 class SunatUnavailable(Exception):
@@ -64,6 +70,31 @@ class Credentials:
         return "password" if self.username else "client_credentials"
 
 
+def api_secret_names(service: str, ruc: str) -> tuple[str, str]:
+    """Where a company's API credentials of one SUNAT API («gre», «validez») are kept in the secret store."""
+    return f"{service}.{ruc}.client_id", f"{service}.{ruc}.client_secret"
+
+
+def keep_api_credentials(secrets: SecretStore, service: str, ruc: str, client_id: str, client_secret: str,
+                         api_name: str) -> None:
+    """Keep a company's API credentials (generated in SOL) in the secret store (encrypted; never a setting)."""
+    check_ruc(ruc)
+    if not client_id.strip() or not client_secret.strip():
+        raise invalid("client_id", f"El client_id y el client_secret de la API de {api_name} son obligatorios.")
+    id_name, secret_name = api_secret_names(service, ruc)
+    secrets.put(id_name, client_id.strip().encode("utf-8"))
+    secrets.put(secret_name, client_secret.strip().encode("utf-8"))
+
+
+def stored_api_credentials(secrets: SecretStore, service: str, ruc: str) -> tuple[str, str] | None:
+    """The company's (client_id, client_secret) of one SUNAT API, or None when it has none."""
+    id_name, secret_name = api_secret_names(service, ruc)
+    client_id, client_secret = secrets.get(id_name), secrets.get(secret_name)
+    if client_id is None or client_secret is None:
+        return None
+    return client_id.decode(), client_secret.decode()
+
+
 def json_body(response: httpx.Response) -> dict[str, Any]:
     try:
         body = response.json()
@@ -83,6 +114,39 @@ def refusal(response: httpx.Response) -> SunatRefused:
     return SunatRefused(response.status_code,
                         str(first.get("cod") or body.get("cod") or body.get("errorCode") or response.status_code),
                         str(first.get("msg") or body.get("msg") or body.get("message") or ""))
+
+
+class SunatTokens:
+    """One HTTP client, made at the first call (httpx loads then: a quicker start), and one `SunatOAuth` per
+    security address, credentials and scope, kept across calls until the credentials change. Thread-safe."""
+
+    def __init__(self, timeout_s: Callable[[], float]) -> None:
+        self.timeout_s = timeout_s
+        self._http: httpx.Client | None = None
+        self._tokens: dict[tuple[str, str, str, str], SunatOAuth] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def http(self) -> httpx.Client:
+        with self._lock:
+            if self._http is None:
+                self._http = httpx.Client(timeout=self.timeout_s())
+            return self._http
+
+    def oauth(self, security_url: str, credentials: Credentials, scope: str = GRE_SCOPE) -> SunatOAuth:
+        key = (security_url, credentials.client_id, credentials.username, scope)
+        http = self.http
+        with self._lock:
+            oauth = self._tokens.get(key)
+            if oauth is None or oauth.credentials != credentials:
+                oauth = self._tokens[key] = SunatOAuth(security_url, credentials, http, scope=scope)
+            return oauth
+
+    def close(self) -> None:
+        with self._lock:
+            http, self._http = self._http, None
+        if http is not None:
+            http.close()
 
 
 class SunatOAuth:

@@ -570,13 +570,14 @@ def _catch(catch: Catch | None, unit: str) -> str:
     """The catalogue 55 properties 3001-3006 of a hydrobiological line (SUNAT's 3063, 3130-3135)."""
     if catch is None:
         return ""
-    names = ITEM_PROPERTIES
     texts = (("3001", catch.matricula), ("3002", catch.embarcacion), ("3003", catch.especie), ("3004", catch.lugar))
-    return ("".join(_property(code, names[code], f"<cbc:Value>{esc(text)}</cbc:Value>") for code, text in texts)
-            + _property("3005", names["3005"], f"<cac:UsabilityPeriod><cbc:StartDate>{catch.fecha.isoformat()}"
-                        "</cbc:StartDate></cac:UsabilityPeriod>")
-            + _property("3006", names["3006"],
+    return ("".join(_text_property(code, text) for code, text in texts) + _dated("3005", catch.fecha)
+            + _property("3006", ITEM_PROPERTIES["3006"],
                         f'<cbc:ValueQuantity unitCode="{esc_attr(unit)}">{plain(catch.cantidad)}</cbc:ValueQuantity>'))
+
+
+def _text_property(code: str, text: str) -> str:
+    return _property(code, ITEM_PROPERTIES[code], f"<cbc:Value>{esc(text)}</cbc:Value>")
 
 
 def _dated(code: str, when: date) -> str:
@@ -589,18 +590,17 @@ def _guest(guest: Guest | None) -> str:
     4001-4006 (3140-3145), the days of stay (4005) counted from the dates."""
     if guest is None:
         return ""
-    names = ITEM_PROPERTIES
     texts = [("4000", guest.pais_pasaporte), ("4007", guest.nombre), ("4008", guest.tipo_documento),
              ("4009", guest.numero_documento)]
     if guest.pais_residencia:
         texts.append(("4001", guest.pais_residencia))
-    out = "".join(_property(code, names[code], f"<cbc:Value>{esc(text)}</cbc:Value>") for code, text in texts)
+    out = "".join(_text_property(code, text) for code, text in texts)
     dates = (("4002", guest.fecha_ingreso_pais), ("4003", guest.fecha_ingreso), ("4004", guest.fecha_salida),
              ("4006", guest.fecha_consumo))
     out += "".join(_dated(code, when) for code, when in dates if when is not None)
     if guest.fecha_ingreso and guest.fecha_salida:
         days = (guest.fecha_salida - guest.fecha_ingreso).days
-        out += _property("4005", names["4005"], f'<cac:UsabilityPeriod><cbc:DurationMeasure unitCode="{DAYS_UNIT}">'
+        out += _property("4005", ITEM_PROPERTIES["4005"], f'<cac:UsabilityPeriod><cbc:DurationMeasure unitCode="{DAYS_UNIT}">'
                          f"{days}</cbc:DurationMeasure></cac:UsabilityPeriod>")
     return out
 

@@ -16,39 +16,30 @@ one consulta, of its real records —, the running SUNAT sandbox in the sandbox 
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-from app.core.errors import ErrorCode, ErrorDetail, YupanaError, invalid, not_configured
+from app.core.errors import ErrorCode, ErrorDetail, YupanaError, not_configured
 from app.core.invoicing import sunat_catalogues as catalogues
 from app.core.invoicing.sunat_oauth import (
+    SANDBOX_CLIENT_ID,
+    SANDBOX_CLIENT_SECRET,
     VALIDITY_SCOPE,
     Credentials,
     SunatOAuth,
     SunatRefused,
+    SunatTokens,
     SunatUnavailable,
     json_body,
+    keep_api_credentials,
+    stored_api_credentials,
 )
 from app.core.platform import environments
 from app.core.platform.addresses import Addresses
-from app.core.platform.identifiers import check_ruc
-from app.core.platform.lazy import lazy_module
 from app.core.platform.secrets import SecretStore
 
-if TYPE_CHECKING:
-    import httpx
-else:
-    httpx = lazy_module("httpx")  # loaded at the first request (issue 33, start-up)
-
 PRODUCTION_API = "https://api.sunat.gob.pe/v1"
-# The SUNAT sandbox's public test credentials (it accepts these and no others).
-SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET = "yupana-sandbox", "sandbox-secreto"
-
-
-def api_secret_names(ruc: str) -> tuple[str, str]:
-    return f"validez.{ruc}.client_id", f"validez.{ruc}.client_secret"
+SECRETS = "validez"  # the credentials' names in the secret store (sunat_oauth.api_secret_names)
 
 
 @dataclass(frozen=True)
@@ -107,17 +98,10 @@ class ValidityQueries:
     def __init__(self, addresses: Addresses, secrets: SecretStore) -> None:
         self.addresses = addresses
         self.secrets = secrets
-        self._http: httpx.Client | None = None  # made at the first query: the windows start without httpx
-        self._tokens: dict[tuple[str, str], SunatOAuth] = {}
-        self._lock = threading.Lock()
+        self.tokens = SunatTokens(lambda: float(addresses.settings.get("sunat_timeout_s")))
 
     def set_api_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
-        check_ruc(ruc)
-        if not client_id.strip() or not client_secret.strip():
-            raise invalid("client_id", "El client_id y el client_secret de la API de consulta son obligatorios.")
-        id_name, secret_name = api_secret_names(ruc)
-        self.secrets.put(id_name, client_id.strip().encode("utf-8"))
-        self.secrets.put(secret_name, client_secret.strip().encode("utf-8"))
+        keep_api_credentials(self.secrets, SECRETS, ruc, client_id, client_secret, "consulta")
 
     def check(self, consultante: str, query: ValidityQuery) -> ValidityAnswer:
         environment = self.addresses.current()
@@ -125,12 +109,7 @@ class ValidityQueries:
         auth = self.addresses.endpoint("sunat_validez_auth_url", environment)
         if not api or not auth:
             raise environments.sandbox_not_running("el SUNAT de prueba")
-        credentials = self._credentials(environment, consultante)
-        with self._lock:
-            oauth = self._tokens.get((auth, credentials.client_id))
-            if oauth is None or oauth.credentials != credentials:
-                oauth = self._tokens[(auth, credentials.client_id)] = SunatOAuth(
-                    auth, credentials, self._client(), scope=VALIDITY_SCOPE)
+        oauth = self.tokens.oauth(auth, self._credentials(environment, consultante), VALIDITY_SCOPE)
         name = f"{query.serie}-{query.numero}"
         try:
             return ValidityClient(api, oauth).check(consultante, query)
@@ -145,21 +124,14 @@ class ValidityQueries:
                               ) from failure
 
     def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
-
-    def _client(self) -> httpx.Client:
-        if self._http is None:
-            self._http = httpx.Client(timeout=float(self.addresses.settings.get("sunat_timeout_s")))
-        return self._http
+        self.tokens.close()
 
     def _credentials(self, environment: str, ruc: str) -> Credentials:
         if environment == environments.SANDBOX:
             return Credentials(SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET)
-        id_name, secret_name = api_secret_names(ruc)
-        client_id, client_secret = self.secrets.get(id_name), self.secrets.get(secret_name)
-        if client_id is None or client_secret is None:
+        stored = stored_api_credentials(self.secrets, SECRETS, ruc)
+        if stored is None:
             raise not_configured(f"La empresa {ruc} no tiene credenciales de la API de consulta de SUNAT (client_id "
                                  "y client_secret, generadas en SOL: «Credenciales de API SUNAT»): regístrelas con "
                                  "`yupana sol api RUC --servicio validez`.")
-        return Credentials(client_id.decode(), client_secret.decode())
+        return Credentials(*stored)

@@ -364,9 +364,6 @@ class InvoicingGroup:
     def set_gre_credentials(self, ruc: str, client_id: str, client_secret: str) -> None:
         """The company's API credentials for SUNAT's guías (client_id and client_secret generated in SOL), kept
         encrypted in the secret store; the guías also use the SOL user and password."""
-        check_ruc(ruc)
-        if not client_id.strip() or not client_secret.strip():
-            raise invalid("client_id", "El client_id y el client_secret de la API de guías son obligatorios.")
         self._sunat_clients.gre.set_api_credentials(ruc, client_id, client_secret)
 
     # ------------------------------------------------------------ the voucher form's drafts

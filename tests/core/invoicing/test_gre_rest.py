@@ -26,7 +26,7 @@ from app.core.invoicing.gre_rest import (
     SunatOAuth,
     package,
 )
-from app.core.invoicing.sunat_oauth import TOKEN_MARGIN_S
+from app.core.invoicing.sunat_oauth import TOKEN_MARGIN_S, VALIDITY_SCOPE, SunatTokens
 
 RUC = "20100066603"
 CREDENTIALS = Credentials("client-abc", "secret-xyz", f"{RUC}MODDATOS", "moddatos")
@@ -211,3 +211,21 @@ def test_sunat_s_error_bodies_are_read_as_its_manual_describes_them(client, suna
     unreachable = GreClient(nowhere, SunatOAuth(nowhere, CREDENTIALS))
     with pytest.raises(GreUnavailable):
         unreachable.send(guia(1))
+
+
+def test_one_token_per_credentials_and_scope_is_kept_on_one_http_client(sunat):
+    """SunatTokens, what the guías and the consulta de validez both hold: a token asked once is reused; another
+    secret, another scope or another security address is another token; all share the one HTTP client."""
+    tokens = SunatTokens(lambda: 5.0)
+    try:
+        first = tokens.oauth(sunat.url, CREDENTIALS)
+        first.token()
+        assert tokens.oauth(sunat.url, CREDENTIALS) is first and first.issued == 1
+        renewed = Credentials(CREDENTIALS.client_id, "otro-secreto", CREDENTIALS.username, CREDENTIALS.password)
+        assert tokens.oauth(sunat.url, renewed) is not first
+        other_scope = tokens.oauth(sunat.url, CREDENTIALS, VALIDITY_SCOPE)
+        assert other_scope is not tokens.oauth(sunat.url, renewed) and other_scope.scope == VALIDITY_SCOPE
+        assert first.http is other_scope.http is tokens.http
+    finally:
+        tokens.close()
+    assert first.http.is_closed

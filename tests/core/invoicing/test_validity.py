@@ -12,8 +12,17 @@ import pytest
 
 from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import sunat_catalogues as catalogues
-from app.core.invoicing.sunat_oauth import VALIDITY_SCOPE, Credentials, SunatOAuth, SunatRefused, SunatUnavailable
-from app.core.invoicing.validity import SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, ValidityClient, ValidityQuery
+from app.core.invoicing.sunat_oauth import (
+    SANDBOX_CLIENT_ID,
+    SANDBOX_CLIENT_SECRET,
+    VALIDITY_SCOPE,
+    Credentials,
+    SunatOAuth,
+    SunatRefused,
+    SunatUnavailable,
+    stored_api_credentials,
+)
+from app.core.invoicing.validity import ValidityClient, ValidityQuery
 from app.core.platform import clock
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.voids_support import issued
@@ -98,3 +107,20 @@ def test_the_engine_names_the_states_and_refuses_in_spanish(voiding, voids_sandb
         voiding.invoicing.check_validity(ISSUER_RUC, "01", "F001", 43, clock.today())
     assert unavailable.value.code == ErrorCode.UPSTREAM_UNAVAILABLE
     assert "No se pudo consultar a SUNAT la validez de F001-43" in unavailable.value.message
+
+
+def test_each_api_s_credentials_are_kept_apart_trimmed_and_refused_when_empty(engine):
+    """The guías' and the consulta's API credentials: one home (sunat_oauth.keep_api_credentials), kept under each
+    API's own names in the secret store, the RUC checked and an empty value refused naming client_id."""
+    engine.invoicing.set_gre_credentials(ISSUER_RUC, " gre-id ", " gre-secreto ")
+    engine.invoicing.set_validity_credentials(ISSUER_RUC, "validez-id", "validez-secreto")
+    assert stored_api_credentials(engine._secrets, "gre", ISSUER_RUC) == ("gre-id", "gre-secreto")
+    assert stored_api_credentials(engine._secrets, "validez", ISSUER_RUC) == ("validez-id", "validez-secreto")
+    assert stored_api_credentials(engine._secrets, "validez", "20100070970") is None
+    for setter, api in ((engine.invoicing.set_gre_credentials, "guías"),
+                        (engine.invoicing.set_validity_credentials, "consulta")):
+        with pytest.raises(YupanaError) as empty:
+            setter(ISSUER_RUC, "id", "  ")
+        assert empty.value.details[0].field == "client_id" and f"API de {api}" in empty.value.message
+        with pytest.raises(YupanaError):
+            setter("2010007097", "id", "secreto")  # ten digits: not a RUC

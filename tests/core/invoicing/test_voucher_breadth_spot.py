@@ -108,6 +108,7 @@ def test_code_027_without_the_route_is_refused_naming_the_line(engine, company):
     ({"origen_direccion": "  "}, "items[0].transporte_carga.origen_direccion", "3117"),
     ({"destino_direccion": ""}, "items[0].transporte_carga.destino_direccion", "3119"),
     ({"detalle_viaje": ""}, "items[0].transporte_carga.detalle_viaje", "3120"),
+    ({"detalle_viaje": "Lima\x01Arequipa"}, "items[0].transporte_carga.detalle_viaje", "3120"),  # not XML
     ({"valor_referencial_carga_util": Decimal("-1")}, "items[0].transporte_carga.valor_referencial_carga_util",
      "3123"),
 ])
@@ -118,6 +119,7 @@ def test_a_bad_route_is_refused_naming_the_field_and_sunats_code(engine, company
 @pytest.mark.parametrize(("changes", "field"), [
     ({"matricula_embarcacion": "X" * 16}, "items[0].recurso_hidrobiologico.matricula_embarcacion"),
     ({"especie": " "}, "items[0].recurso_hidrobiologico.especie"),
+    ({"lugar_descarga": "Muelle\x02de Chimbote"}, "items[0].recurso_hidrobiologico.lugar_descarga"),  # not XML
     ({"cantidad_especie": Decimal("0")}, "items[0].recurso_hidrobiologico.cantidad_especie"),
 ])
 def test_a_bad_catch_is_refused_naming_the_field(engine, company, changes, field):

@@ -100,6 +100,12 @@ def test_a_bad_guest_is_refused_naming_the_field(engine, company, changes, field
     assert _refused(engine, _paquete(**changes))[field][1] == "4280"
 
 
+@pytest.mark.parametrize("name", ["nombre", "numero_documento"])
+def test_a_guest_text_that_is_not_xml_is_refused(engine, company, name):
+    refused = _refused(engine, _paquete(**{name: "AB\x01CD"}))
+    assert "caracteres de control" in refused[f"items[0].huesped.{name}"][0]
+
+
 def test_a_stay_that_ends_before_it_begins_is_refused(engine, company):
     refused = _refused(engine, _hospedaje(fecha_salida=date(2026, 11, 27)))
     assert refused["items[0].huesped.fecha_salida"][1] == "4281"

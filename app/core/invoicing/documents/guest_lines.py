@@ -36,6 +36,8 @@ def guest(problems: pv.Problems, index: int, item: Item) -> ubl.Guest | None:
     if not 3 <= len(numero) <= 20:
         problems.add(f"{field}.numero_documento", f"El campo «{field}.numero_documento» («{given.numero_documento}»)"
                      " debe tener de 3 a 20 caracteres (propiedad 4009 de SUNAT).", "4280")
+    pv.check_characters(problems, f"{field}.nombre", nombre)
+    pv.check_characters(problems, f"{field}.numero_documento", numero)
     for name in ("pais_pasaporte", "pais_residencia"):
         country = getattr(given, name)
         if country is not None and not COUNTRY.match(country):

@@ -20,9 +20,9 @@ from app.core.invoicing.sunat_catalogues import (
 
 SPOT_OPERATIONS = frozenset({DETRACCION_OPERATION, HYDROBIOLOGICAL_OPERATION, FREIGHT_OPERATION})
 UBIGEO = re.compile(r"^[0-9]{6}$")  # catalogue 13 (INEI): department, province, district
-# SUNAT's lengths of the catalogue 55 texts (its 4280): matrícula 15, vessel 100, species 150, landing place 100.
-CATCH_LENGTHS = {"matricula_embarcacion": (15, "3001"), "nombre_embarcacion": (100, "3002"),
-                 "especie": (150, "3003"), "lugar_descarga": (100, "3004")}
+# SUNAT's lengths of the catalogue 55 texts (its 4280): matrícula 15 (property 3001), vessel 100 (3002), species
+# 150 (3003), landing place 100 (3004).
+CATCH_LENGTHS = {"matricula_embarcacion": 15, "nombre_embarcacion": 100, "especie": 150, "lugar_descarga": 100}
 ADDRESS_LENGTH = 200  # SUNAT's 3119 and 3117 ask for a non-empty line; UBL's usual bound for an address line
 DETAIL_LENGTH = 100  # cac:Despatch/cbc:Instructions, SUNAT's 3120
 
@@ -44,27 +44,22 @@ def route(problems: pv.Problems, index: int, item: Item) -> ubl.FreightRoute | N
     if given is None:
         return None
     field = f"items[{index}].transporte_carga"
-    ok = True
+    before = len(problems.details)
     for end, code in (("origen", "3116"), ("destino", "3118")):
         ubigeo = getattr(given, f"{end}_ubigeo")
         if not UBIGEO.match(ubigeo):
             problems.add(f"{field}.{end}_ubigeo", f"El campo «{field}.{end}_ubigeo» («{ubigeo}») debe ser el ubigeo "
                          "del INEI: 6 dígitos (p. ej. 150101 Lima).", code)
-            ok = False
     for name, code, bound in (("origen_direccion", "3117", ADDRESS_LENGTH), ("destino_direccion", "3119",
                               ADDRESS_LENGTH), ("detalle_viaje", "3120", DETAIL_LENGTH)):
-        text = getattr(given, name).strip()
-        if not text or len(text) > bound:
-            problems.add(f"{field}.{name}", f"El campo «{field}.{name}» debe tener de 1 a {bound} caracteres.", code)
-            ok = False
+        pv.check_text(problems, f"{field}.{name}", getattr(given, name).strip(), bound, code)
     valores = (given.valor_referencial_servicio, given.valor_referencial_carga_efectiva,
                given.valor_referencial_carga_util)
     for name, value in zip(("valor_referencial_servicio", "valor_referencial_carga_efectiva",
                             "valor_referencial_carga_util"), valores, strict=True):
         if value < 0:
             problems.add(f"{field}.{name}", f"El campo «{field}.{name}» ({value}) no puede ser negativo.", "3123")
-            ok = False
-    if not ok:
+    if len(problems.details) != before:
         return None
     return ubl.FreightRoute(given.origen_ubigeo, given.origen_direccion.strip(), given.destino_ubigeo,
                             given.destino_direccion.strip(), given.detalle_viaje.strip(), valores)
@@ -75,18 +70,13 @@ def catch(problems: pv.Problems, index: int, item: Item) -> ubl.Catch | None:
     if given is None:
         return None
     field = f"items[{index}].recurso_hidrobiologico"
-    ok = True
-    for name, (bound, code) in CATCH_LENGTHS.items():
-        text = getattr(given, name).strip()
-        if not text or len(text) > bound:
-            problems.add(f"{field}.{name}", f"El campo «{field}.{name}» debe tener de 1 a {bound} caracteres "
-                         f"(SUNAT, propiedad {code}).", "4280")
-            ok = False
+    before = len(problems.details)
+    for name, bound in CATCH_LENGTHS.items():
+        pv.check_text(problems, f"{field}.{name}", getattr(given, name).strip(), bound, "4280")
     if given.cantidad_especie <= 0:
         problems.add(f"{field}.cantidad_especie", f"El campo «{field}.cantidad_especie» debe ser mayor que cero.",
                      "4281")
-        ok = False
-    if not ok:
+    if len(problems.details) != before:
         return None
     return ubl.Catch(given.matricula_embarcacion.strip(), given.nombre_embarcacion.strip(), given.especie.strip(),
                      given.lugar_descarga.strip(), given.fecha_descarga, given.cantidad_especie)

@@ -122,7 +122,6 @@ class PrintedVoucher:
     # with the total the customer pays including it) and of the retención of the IGV (62).
     percepcion: tuple[Decimal, Decimal, Decimal] | None = None
     retencion: tuple[Decimal, Decimal] | None = None
-    percepcion_codigo: str = ""  # catalogue 53: 51, 52 or 53 (the regime the legend names)
     # The SPOT (detracción): its catalogue 54 code, rate in percent, amount in soles and the seller's account at the
     # Banco de la Nación, from cac:PaymentTerms and cac:PaymentMeans «Detraccion».
     detraccion: Detraccion | None = None
@@ -220,8 +219,6 @@ def parse(xml: bytes | str) -> PrintedVoucher:
                                                 namespaces=NS))[0])
     voucher.percepcion, voucher.retencion = _perception(root), _retention(root)
     voucher.anticipos_pagados = _advances(root)
-    voucher.percepcion_codigo = next((code for element in root.findall("cac:AllowanceCharge", NS)
-                                      if (code := _text(element, "cbc:AllowanceChargeReasonCode")) in PERCEPTIONS), "")
     voucher.detraccion = _spot(root)
     voucher.leyendas = [(note.get("languageLocaleID") or "", (note.text or "").strip())
                         for note in root.iterfind("cbc:Note", NS)
