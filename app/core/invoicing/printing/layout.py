@@ -272,22 +272,19 @@ def totals(voucher: PrintedVoucher, lines: list[PrintedLine]) -> list[tuple[str,
 
 
 # What SUNAT's rules have the printed voucher say (issue 37): RS 183-2004/SUNAT, the SPOT's legend with the seller's
-# account at the Banco de la Nación; RS 058-2006/SUNAT, the percepción's legend: the XML's legend 2000 (catalogue 52)
-# with the regime it is printed with; the retención the customer (a retention agent, RS 037-2002/SUNAT) will make of
-# the IGV.
+# account at the Banco de la Nación; the percepción's legend as the XML states it (legend 2000 of catalogue 52, one
+# text for every regime 51-53: a regime's own printed wording was never checked against its resolution, so none is
+# added); the retención the customer (a retention agent, RS 037-2002/SUNAT) will make of the IGV.
 SPOT_LEGEND = "Operación sujeta al Sistema de Pago de Obligaciones Tributarias con el Gobierno Central (SPOT)"
-PERCEPTION_REGIME = " - VENTA INTERNA"
 RETENTION_LEGEND = "Operación sujeta a retención del IGV: el cliente, agente de retención, retiene {rate} % ({amount})."
 
 
 def notices(voucher: PrintedVoucher) -> list[str]:
     """The legends printed under the amount in words: the XML's legends of catalogue 52 (the detracción's in full,
-    with its code, rate, amount and account; the percepción's with its regime), and the retención's."""
+    with its code, rate, amount and account), and the retención's."""
     found = []
     for code, text in voucher.leyendas:
-        if code == PERCEPCION_NOTICE:
-            found.append(text + PERCEPTION_REGIME)
-        elif code != DETRACCION_NOTICE:
+        if code != DETRACCION_NOTICE:
             found.append(text)
     spot = voucher.detraccion
     if spot is not None:
@@ -297,7 +294,7 @@ def notices(voucher: PrintedVoucher) -> list[str]:
     elif any(code == DETRACCION_NOTICE for code, _ in voucher.leyendas):
         found.append(SPOT_LEGEND + ".")
     if voucher.percepcion and not any(code == PERCEPCION_NOTICE for code, _ in voucher.leyendas):
-        found.append(LEGENDS[PERCEPCION_NOTICE] + PERCEPTION_REGIME)  # a voucher signed before it carried legend 2000
+        found.append(LEGENDS[PERCEPCION_NOTICE])  # a voucher signed before it carried legend 2000
     if voucher.retencion:
         rate, amount = voucher.retencion
         found.append(RETENTION_LEGEND.format(rate=rate, amount=fmt.money(amount, voucher.moneda)))
