@@ -150,16 +150,9 @@ def stopped_cluster(home):
     """A server of this test's own holding the schema, named by the desk's puesto.json, stopped (the app opening
     before it)."""
     from app.core.platform.settings import DeskSettings
-    from app.core.storage.postgres.schema import create
-    from tests.helpers.postgres import require, restartable_postgres
+    from tests.helpers.postgres import cluster_with_schema
 
-    require()
-    with restartable_postgres(durable=False) as server:
-        storage = PostgresStorage(server.url)
-        try:
-            create(storage)
-        finally:
-            storage.close()
+    with cluster_with_schema() as server:
         DeskSettings(home).put("database_url", server.url)
         server.stop()
         yield server

@@ -5,14 +5,12 @@ and while the listener is away every read asks the server's snapshot as before."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from app.core.platform.settings import DeskSettings
 from app.core.storage.postgres.database import PostgresStorage
 from app.core.storage.read_cache import ReadCache
 from tests.helpers.messaging_support import wait_for
+from tests.helpers.postgres import desk_engine
 
 pytestmark = pytest.mark.postgres
 
@@ -145,21 +143,13 @@ def _once_back(call):
         return call()
 
 
-def _engine(home: Path, url: str):
-    from app.core.engine import Engine
-
-    home.mkdir(parents=True, exist_ok=True)
-    DeskSettings(home).put("database_url", url)
-    return Engine(home)
-
-
 def test_two_engines_see_each_others_settings_and_sol_credentials(postgres_server, tmp_path, monkeypatch):
     monkeypatch.setenv("YUPANA_PASSPHRASE", "frase de la prueba de la cache")
     monkeypatch.setenv("YUPANA_KEYRING", "0")
     url = postgres_server.fresh_database()
-    first = _engine(tmp_path / "caja1", url)
+    first = desk_engine(tmp_path / "caja1", url)
     try:
-        second = _engine(tmp_path / "caja2", url)
+        second = desk_engine(tmp_path / "caja2", url)
         try:
             assert first.admin.config_get("sunat_timeout_s") == second.admin.config_get("sunat_timeout_s")
             second.admin.config_set("sunat_timeout_s", "37")

@@ -5,22 +5,12 @@ business's real instances stay shared."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from app.core.platform.settings import DeskSettings
 from app.sandbox.gateway import DEMO_INSTANCE, GatewaySandbox
+from tests.helpers.postgres import desk_engine
 
 pytestmark = pytest.mark.postgres
-
-
-def _desk(home: Path, url: str):
-    from app.core.engine import Engine
-
-    home.mkdir(parents=True, exist_ok=True)
-    DeskSettings(home).put("database_url", url)
-    return Engine(home)
 
 
 def _names(engine) -> list[str]:
@@ -32,9 +22,9 @@ def test_two_desks_each_send_through_their_own_messaging_sandbox(postgres_server
     monkeypatch.setenv("YUPANA_KEYRING", "0")
     url = postgres_server.fresh_database()
     with GatewaySandbox() as first_gateway, GatewaySandbox() as second_gateway:
-        first = _desk(tmp_path / "caja1", url)
+        first = desk_engine(tmp_path / "caja1", url)
         try:
-            second = _desk(tmp_path / "caja2", url)
+            second = desk_engine(tmp_path / "caja2", url)
             try:
                 first_gateway.configure(first)
                 second_gateway.configure(second)  # configured last: the first desk keeps its own instance
