@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.errors import YupanaError
 from app.sandbox.gateway import DEMO_INSTANCE, GatewaySandbox
 from tests.helpers.postgres import desk_engine
 
@@ -40,7 +41,7 @@ def test_two_desks_each_send_through_their_own_messaging_sandbox(postgres_server
                 second.messaging.send_message(theirs, "+51912345678", "Desde la caja 2")
                 assert [m["text"] for m in first_gateway.sent_messages()] == ["Desde la caja 1"]
                 assert [m["text"] for m in second_gateway.sent_messages()] == ["Desde la caja 2"]
-                with pytest.raises(Exception, match="no existe|otro puesto"):  # never through the other desk's
+                with pytest.raises(YupanaError, match="de prueba de otro puesto"):  # never through the other desk's
                     second.messaging.send_message(mine, "+51912345678", "Por la pasarela de la caja 1")
                 assert len(first_gateway.sent_messages()) == 1
 
