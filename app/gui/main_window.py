@@ -282,7 +282,7 @@ class MainWindow(QMainWindow):
     def _wait_for_database(self, home: str | None, first: str) -> None:
         from .shared_database import DatabaseWait
 
-        dialog = DatabaseWait(home, first)
+        dialog = DatabaseWait(home, first, self.workers)
         self.database_wait = dialog
         dialog.finished.connect(lambda _result: self._database_waited(dialog))
         dialog.open()

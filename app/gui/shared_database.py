@@ -4,18 +4,17 @@ good or bad, is shown in Spanish under the button."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.api import Engine, shared_database
 
 from .context import Context
 from .dialogs import confirm
+from .workers import Job, Workers
 
 EXPLANATION = (
     "Varias cajas o computadoras de un mismo negocio pueden trabajar sobre una sola base de datos PostgreSQL: todas "
@@ -109,18 +108,16 @@ class SharedDatabaseBox(QWidget):
 
 # ---------------------------------------------------------------- the shared database off when the app starts (item 8)
 
-class _Relay(QObject):
-    """The opening worker's news, delivered on the GUI thread (queued signals)."""
-
-    told = Signal(str, float)
-    finished = Signal(object)  # the Engine, None (given up) or the exception that ended it
+def _open_waiting(job: Job, home: str | Path | None) -> Engine | None:
+    """On a worker: the engine once the shared database answers, each wait told as progress; None once cancelled."""
+    return Engine.open_waiting(home, waiting=job.report, stopped=job.cancelled.wait)
 
 
 class DatabaseWait(QDialog):
     """Shown instead of a crash when the shared database does not answer as Yupana opens: the server named in Spanish,
     tried again on a worker (Engine.open_waiting) until it answers — then the window opens — or the user leaves."""
 
-    def __init__(self, home: str | Path | None, first: str) -> None:
+    def __init__(self, home: str | Path | None, first: str, workers: Workers) -> None:
         super().__init__()
         self.setWindowTitle("Yupana: esperando la base de datos compartida")
         self.setMinimumWidth(560)
@@ -142,43 +139,38 @@ class DatabaseWait(QDialog):
         layout.addLayout(row)
         self.engine: Engine | None = None
         self.failure: BaseException | None = None
-        self._stop = threading.Event()
-        self._relay = _Relay()
-        self._relay.told.connect(self._told)
-        self._relay.finished.connect(self._finished)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="database-wait")
-        self._pool.submit(self._open, home)
+        self._job = workers.run(self, _open_waiting, home, pass_job=True, progress=self._told, done=self._opened,
+                                failed=self._failed)
 
-    def _open(self, home: str | Path | None) -> None:
-        try:
-            result: object = Engine.open_waiting(home, waiting=self._relay.told.emit, stopped=self._stop.wait)
-        except BaseException as exc:  # said on the GUI thread (raised again there)
-            result = exc
-        self._relay.finished.emit(result)
-
-    def _told(self, message: str, seconds: float) -> None:
+    def _told(self, told: tuple[str, float]) -> None:
+        message, seconds = told
         self.message.setText(message)
         self.status.setText(f"Se vuelve a intentar en {seconds:g} s…")
 
-    def _finished(self, result: object) -> None:
-        if isinstance(result, BaseException):
-            self.failure = result
-        elif isinstance(result, Engine):
-            self.engine = result
-        if not self.isVisible():  # the user left meanwhile: `open_waiting` closes an engine that came too late
+    def _opened(self, engine: Engine | None) -> None:
+        self.engine = engine
+        if not self.isVisible():  # the user left meanwhile: whoever showed the dialog closes an engine come too late
             return
-        if self.engine is not None:
+        if engine is not None:
             self.accept()
         else:
             self.reject()
 
+    def _failed(self, exc: BaseException) -> None:
+        self.failure = exc
+        if self.isVisible():
+            self.reject()
+
     def reject(self) -> None:
-        self._stop.set()
+        self._job.cancel()
         super().reject()
 
     def wait_finished(self) -> None:
-        """After the dialog: the worker ended (a connection attempt under way takes at most its time-out); an engine
-        it opened as the user left is closed."""
-        self._stop.set()
-        self._pool.shutdown(wait=True)
-        QCoreApplication.sendPostedEvents(self)  # its last news, queued for this dialog
+        """After the dialog: the worker ended (a connection attempt under way takes at most its time-out) and its
+        outcome delivered here (`engine`, or `failure`): an engine it opened as the user left is the caller's to
+        close."""
+        self._job.cancel()
+        self._job.done.wait()
+        relay = self._job.relay
+        if relay is not None:
+            QCoreApplication.sendPostedEvents(relay)  # its last news, queued for the GUI thread

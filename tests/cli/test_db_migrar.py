@@ -11,6 +11,8 @@ import hashlib
 import json
 import sqlite3
 import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -268,67 +270,21 @@ def test_a_copy_that_fails_leaves_the_shared_database_without_any_of_the_folder(
     assert _fingerprint(home) == folder and not (home / "puesto.json").exists()
 
 
-def test_keys_a_desks_keyring_protected_are_left_out_and_entered_again_under_the_business_passphrase(
-        postgres_server, home, monkeypatch):
-    """A folder whose keys this computer's keyring protects (tests/core/platform/test_keyring_path.py's backend): its
-    ciphertexts open on no other desk, so the certificates, SOL key, tokens and API token are not copied and the
-    output says what to enter again; then, on the shared database, a certificate imported again under the business
-    passphrase signs, and the folder's signed vouchers still verify."""
+@dataclass(frozen=True)
+class KeyringFolder:
+    certificado: str
+    token: str  # the local API's
+    signed: str  # F001-1's signed XML
+    secrets: int  # rows of the folder's secrets table
+
+
+@pytest.fixture
+def keyring_folder(home, monkeypatch) -> Iterator[KeyringFolder]:
+    """A folder whose keys this computer's keyring protects (tests/core/platform/test_keyring_path.py's backend, in
+    memory; no business passphrase given): its company, a test certificate, the SOL key, the API token and F001-1
+    signed."""
     import keyring
 
-    from app.core.platform import secrets
-    from tests.core.platform.test_keyring_path import MemoryKeyring
-
-    monkeypatch.setenv(secrets.KEYRING_ENV, "1")
-    monkeypatch.delenv(secrets.PASSPHRASE_ENV)
-    previous = keyring.get_keyring()
-    keyring.set_keyring(MemoryKeyring())
-    try:
-        with Engine(home) as engine:
-            engine.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
-                                             direccion="AV. LIMA 1"))
-            certificado = engine.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
-            engine.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "moddatos")
-            engine.admin.api_token()
-            generated = engine.invoicing.generate_xml(factura("F001", 1, [item("Arroz Costeño 5 kg", "2", "25.37")]))
-            signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado})
-        url = postgres_server.empty_database()
-        done = run_cli("db", "migrar", url, home=home)
-        out = done.stdout.decode()
-        assert done.returncode == 0, out + done.stderr.decode()
-        assert "estaban protegidas por el llavero de este equipo" in out
-
-        assert "(RUC 20100066603): impórtelo de nuevo" in out and "la clave SOL y los tokens" in out
-        assert "el token de la API local: se genera otro" in out
-        shared = open_shared_database(url)
-        try:
-            for table in ("secret_meta", "secrets", "api_token", "certificates", "default_certificates"):
-                assert shared.query_one(f"SELECT count(*) AS n FROM {table}") == {"n": 0}, table
-            assert shared.query_one("SELECT count(*) AS n FROM vouchers") == {"n": 1}
-        finally:
-            shared.close()
-        monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase del negocio 2026")  # typed once on this desk
-        with Engine(home) as desk:
-            again = desk.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
-            second = desk.invoicing.generate_xml(factura("F001", 2, [item("Arroz Costeño 5 kg", "1", "25.37")]))
-            assert "<ds:Signature" in desk.invoicing.sign({"xml": second.xml, "certificado_id": again}).xml_firmado
-            desk.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "moddatos")
-            assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
-            old = desk.invoicing.voucher(desk.invoicing.find_voucher("F001-1")).xml_firmado
-            assert old == signed.xml_firmado and desk.invoicing.verify_signature(old).valid
-    finally:
-        keyring.set_keyring(previous)
-
-
-def test_keys_a_desks_keyring_protected_are_wrapped_again_under_the_business_passphrase(postgres_server, home,
-                                                                                         tmp_path, monkeypatch):
-    """`yupana db migrar` on the computer whose keyring protects the folder's keys, with the business passphrase
-    (YUPANA_PASSPHRASE, or typed at the prompt): the keyring opens them and they are copied encrypted under the
-    passphrase — the same certificate signs on the shared database, the SOL key and the API token are the same, and
-    another desk (no keyring) opens them with the passphrase; the folder is left as it was."""
-    import keyring
-
-    from app.core.api import shared_database
     from app.core.platform import secrets
     from tests.core.platform.test_keyring_path import MemoryKeyring
 
@@ -344,38 +300,85 @@ def test_keys_a_desks_keyring_protected_are_wrapped_again_under_the_business_pas
             engine.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "moddatos")
             token = engine.admin.api_token()
             generated = engine.invoicing.generate_xml(factura("F001", 1, [item("Arroz Costeño 5 kg", "2", "25.37")]))
-            signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado})
+            signed = engine.invoicing.sign({"xml": generated.xml, "certificado_id": certificado}).xml_firmado
             stored = engine._storage.query_one("SELECT count(*) AS n FROM secrets")["n"]
-        folder = _fingerprint(home)
-        url = postgres_server.empty_database()
-        with pytest.raises(YupanaError, match="al menos"):  # a passphrase too short: refused, nothing copied
-            shared_database.migrate(home, url, lambda: "corta")
-        asked = []
-        done = shared_database.migrate(home, url, lambda: asked.append(1) or "frase del negocio 2026")
-        assert asked == [1] and done.rewrapped and done.to_enter_again == ()
-        assert _fingerprint(home) == folder  # the folder's file only read
-        shared = open_shared_database(url)
-        try:
-            assert shared.query_one("SELECT value FROM secret_meta WHERE key = 'key_source'") == {"value": "passphrase"}
-            assert shared.query_one("SELECT count(*) AS n FROM secrets") == {"n": stored}
-            assert shared.query_one("SELECT count(*) AS n FROM certificates") == {"n": 1}
-        finally:
-            shared.close()
-        with Engine(home) as desk:  # this desk: the business key it kept in its keyring at the copy, nothing asked
-            second = desk.invoicing.generate_xml(factura("F001", 2, [item("Arroz Costeño 5 kg", "1", "25.37")]))
-            resigned = desk.invoicing.sign({"xml": second.xml, "certificado_id": certificado}).xml_firmado
-            assert desk.invoicing.verify_signature(resigned).valid
-            assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
-            assert desk.admin.api_token() == token
-            old = desk.invoicing.voucher(desk.invoicing.find_voucher("F001-1")).xml_firmado
-            assert old == signed.xml_firmado and desk.invoicing.verify_signature(old).valid
-        other = tmp_path / "caja2"
-        other.mkdir()
-        (other / "puesto.json").write_text(json.dumps({"database_url": url}), encoding="utf-8")
-        monkeypatch.setenv(secrets.KEYRING_ENV, "0")  # another computer: no keyring, the passphrase typed
-        monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase del negocio 2026")
-        with Engine(other) as desk:
-            assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
-            assert desk.admin.api_token() == token
+        yield KeyringFolder(certificado, token, signed, stored)
     finally:
         keyring.set_keyring(previous)
+
+
+def test_keys_a_desks_keyring_protected_are_left_out_and_entered_again_under_the_business_passphrase(
+        postgres_server, home, keyring_folder, monkeypatch):
+    """A folder whose keys this computer's keyring protects (tests/core/platform/test_keyring_path.py's backend): its
+    ciphertexts open on no other desk, so the certificates, SOL key, tokens and API token are not copied and the
+    output says what to enter again; then, on the shared database, a certificate imported again under the business
+    passphrase signs, and the folder's signed vouchers still verify."""
+    from app.core.platform import secrets
+
+    url = postgres_server.empty_database()
+    done = run_cli("db", "migrar", url, home=home)
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    assert "estaban protegidas por el llavero de este equipo" in out
+
+    assert "(RUC 20100066603): impórtelo de nuevo" in out and "la clave SOL y los tokens" in out
+    assert "el token de la API local: se genera otro" in out
+    shared = open_shared_database(url)
+    try:
+        for table in ("secret_meta", "secrets", "api_token", "certificates", "default_certificates"):
+            assert shared.query_one(f"SELECT count(*) AS n FROM {table}") == {"n": 0}, table
+        assert shared.query_one("SELECT count(*) AS n FROM vouchers") == {"n": 1}
+    finally:
+        shared.close()
+    monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase del negocio 2026")  # typed once on this desk
+    with Engine(home) as desk:
+        again = desk.invoicing.create_test_certificate(ISSUER_RUC).certificado_id
+        second = desk.invoicing.generate_xml(factura("F001", 2, [item("Arroz Costeño 5 kg", "1", "25.37")]))
+        assert "<ds:Signature" in desk.invoicing.sign({"xml": second.xml, "certificado_id": again}).xml_firmado
+        desk.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "moddatos")
+        assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
+        old = desk.invoicing.voucher(desk.invoicing.find_voucher("F001-1")).xml_firmado
+        assert old == keyring_folder.signed and desk.invoicing.verify_signature(old).valid
+
+
+def test_keys_a_desks_keyring_protected_are_wrapped_again_under_the_business_passphrase(postgres_server, home,
+                                                                                         keyring_folder, tmp_path,
+                                                                                         monkeypatch):
+    """`yupana db migrar` on the computer whose keyring protects the folder's keys, with the business passphrase
+    (YUPANA_PASSPHRASE, or typed at the prompt): the keyring opens them and they are copied encrypted under the
+    passphrase — the same certificate signs on the shared database, the SOL key and the API token are the same, and
+    another desk (no keyring) opens them with the passphrase; the folder is left as it was."""
+    from app.core.api import shared_database
+    from app.core.platform import secrets
+
+    folder = _fingerprint(home)
+    url = postgres_server.empty_database()
+    with pytest.raises(YupanaError, match="al menos"):  # a passphrase too short: refused, nothing copied
+        shared_database.migrate(home, url, lambda: "corta")
+    asked = []
+    done = shared_database.migrate(home, url, lambda: asked.append(1) or "frase del negocio 2026")
+    assert asked == [1] and done.rewrapped and done.to_enter_again == ()
+    assert _fingerprint(home) == folder  # the folder's file only read
+    shared = open_shared_database(url)
+    try:
+        assert shared.query_one("SELECT value FROM secret_meta WHERE key = 'key_source'") == {"value": "passphrase"}
+        assert shared.query_one("SELECT count(*) AS n FROM secrets") == {"n": keyring_folder.secrets}
+        assert shared.query_one("SELECT count(*) AS n FROM certificates") == {"n": 1}
+    finally:
+        shared.close()
+    with Engine(home) as desk:  # this desk: the business key it kept in its keyring at the copy, nothing asked
+        second = desk.invoicing.generate_xml(factura("F001", 2, [item("Arroz Costeño 5 kg", "1", "25.37")]))
+        resigned = desk.invoicing.sign({"xml": second.xml, "certificado_id": keyring_folder.certificado}).xml_firmado
+        assert desk.invoicing.verify_signature(resigned).valid
+        assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
+        assert desk.admin.api_token() == keyring_folder.token
+        old = desk.invoicing.voucher(desk.invoicing.find_voucher("F001-1")).xml_firmado
+        assert old == keyring_folder.signed and desk.invoicing.verify_signature(old).valid
+    other = tmp_path / "caja2"
+    other.mkdir()
+    (other / "puesto.json").write_text(json.dumps({"database_url": url}), encoding="utf-8")
+    monkeypatch.setenv(secrets.KEYRING_ENV, "0")  # another computer: no keyring, the passphrase typed
+    monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase del negocio 2026")
+    with Engine(other) as desk:
+        assert desk.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "moddatos")
+        assert desk.admin.api_token() == keyring_folder.token

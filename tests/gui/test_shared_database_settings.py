@@ -150,16 +150,9 @@ def stopped_cluster(home):
     """A server of this test's own holding the schema, named by the desk's puesto.json, stopped (the app opening
     before it)."""
     from app.core.platform.settings import DeskSettings
-    from app.core.storage.postgres.schema import create
-    from tests.helpers.postgres import require, restartable_postgres
+    from tests.helpers.postgres import cluster_with_schema
 
-    require()
-    with restartable_postgres(durable=False) as server:
-        storage = PostgresStorage(server.url)
-        try:
-            create(storage)
-        finally:
-            storage.close()
+    with cluster_with_schema() as server:
         DeskSettings(home).put("database_url", server.url)
         server.stop()
         yield server
@@ -169,8 +162,10 @@ def test_the_app_opening_with_the_server_down_waits_saying_so_then_opens(qtbot, 
     from PySide6.QtWidgets import QDialog
 
     from app.gui.shared_database import DatabaseWait
+    from app.gui.workers import Workers
 
-    dialog = DatabaseWait(home, "primer aviso")
+    workers = Workers()
+    dialog = DatabaseWait(home, "primer aviso", workers)
     qtbot.addWidget(dialog)
     dialog.show()
     where = f"127.0.0.1:{stopped_cluster.port}"
@@ -181,6 +176,7 @@ def test_the_app_opening_with_the_server_down_waits_saying_so_then_opens(qtbot, 
     qtbot.waitUntil(lambda: dialog.engine is not None, timeout=60_000)
     assert dialog.result() == QDialog.DialogCode.Accepted and dialog.failure is None
     dialog.wait_finished()
+    assert workers.wait()
     assert dialog.engine is not None
     try:
         assert dialog.engine.admin.config_get("database_url") == stopped_cluster.url
@@ -191,13 +187,16 @@ def test_the_app_opening_with_the_server_down_waits_saying_so_then_opens(qtbot, 
 
 def test_leaving_while_the_server_is_down_opens_nothing(qtbot, stopped_cluster, home):
     from app.gui.shared_database import DatabaseWait
+    from app.gui.workers import Workers
 
-    dialog = DatabaseWait(home, "primer aviso")
+    workers = Workers()
+    dialog = DatabaseWait(home, "primer aviso", workers)
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitUntil(lambda: "127.0.0.1" in dialog.message.text(), timeout=30_000)
     dialog.reject()  # «Salir»
     dialog.wait_finished()
+    assert workers.wait()
     assert dialog.engine is None and dialog.failure is None
 
 

@@ -95,6 +95,34 @@ def restartable_postgres(database: str = "yupana", durable: bool = True) -> Iter
 
 
 @contextlib.contextmanager
+def cluster_with_schema(durable: bool = False) -> Iterator[Cluster]:
+    """A test's own restartable cluster (the session's server is shared: never stopped) whose database holds the
+    current schema; the calling test is skipped where PostgreSQL is missing (`require`)."""
+    require()
+    from app.core.storage.postgres.database import PostgresStorage
+    from app.core.storage.postgres.schema import create
+
+    with restartable_postgres(durable=durable) as cluster:
+        storage = PostgresStorage(cluster.url)
+        try:
+            create(storage)
+        finally:
+            storage.close()
+        yield cluster
+
+
+def desk_engine(home: Path, url: str) -> Any:
+    """A desk's engine on the shared database at `url`: its data folder `home` (made if missing) names it in
+    puesto.json, as `yupana db usar` leaves it."""
+    from app.core.engine import Engine
+    from app.core.platform.settings import DeskSettings
+
+    home.mkdir(parents=True, exist_ok=True)
+    DeskSettings(home).put("database_url", url)
+    return Engine(home)
+
+
+@contextlib.contextmanager
 def throwaway_postgres(database: str = "yupana", durable: bool = True) -> Iterator[str]:
     """restartable_postgres's database URL alone (see there)."""
     with restartable_postgres(database, durable) as cluster:

@@ -16,8 +16,6 @@ the desk's data folder instead (`DeskSandboxEndpoints`, beside puesto.json), nev
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import Protocol
 
 from app.core.errors import YupanaError, invalid, not_configured
 from app.core.platform.file_lock import exclusive_file_lock
-from app.core.platform.paths import private_file
+from app.core.platform.paths import PrivateJsonFile
 from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.platform import SandboxEndpointRepository
@@ -129,39 +127,27 @@ class DeskSandboxEndpoints:
     """The SandboxEndpointRepository of a desk on a shared database: its own sandboxes' addresses in a private file
     of its data folder ({key: {"value", "owner"}}), so two desks' sandboxes never take each other's place. Written
     under a lock the desk's processes share (the app and `yupana sandbox --configure` beside it), replaced whole;
-    read again only when the file changed (a stat per read)."""
+    read again only when the file changed (a stat per read: PrivateJsonFile)."""
 
     def __init__(self, home: Path) -> None:
-        self.path = Path(home) / DESK_SANDBOX_FILE
-        self._lock = self.path.with_name(self.path.name + ".lock")
-        self._read: tuple[tuple[int, int, int] | None, dict[str, dict[str, str]]] = (None, {})
+        self._file = PrivateJsonFile(Path(home) / DESK_SANDBOX_FILE)
+        self._lock = self._file.path.with_name(DESK_SANDBOX_FILE + ".lock")
 
     def _entries(self) -> dict[str, dict[str, str]]:
         try:
-            info = self.path.stat()
-        except FileNotFoundError:
+            stored = self._file.read()
+        except ValueError:  # not JSON (edited by hand): no sandbox known, written whole at the next change
             return {}
-        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
-        read_stamp, entries = self._read
-        if stamp != read_stamp:
-            try:
-                stored = json.loads(self.path.read_text(encoding="utf-8"))
-            except (FileNotFoundError, ValueError):
-                return {}
-            entries = {str(key): {"value": str(entry.get("value", "")), "owner": str(entry.get("owner", ""))}
-                       for key, entry in stored.items() if isinstance(entry, dict)} if isinstance(stored, dict) else {}
-            self._read = (stamp, entries)
-        return entries
+        if not isinstance(stored, dict):
+            return {}
+        return {str(key): {"value": str(entry.get("value", "")), "owner": str(entry.get("owner", ""))}
+                for key, entry in stored.items() if isinstance(entry, dict)}
 
     def _change(self, change: Callable[[dict[str, dict[str, str]]], None]) -> None:
         with exclusive_file_lock(self._lock):
-            entries = {key: dict(entry) for key, entry in self._entries().items()}
+            entries = self._entries()
             change(entries)
-            private_file(self.path)
-            partial = self.path.with_name(self.path.name + ".part")
-            private_file(partial)
-            partial.write_text(json.dumps(entries, ensure_ascii=False, indent=2, sort_keys=True), encoding="utf-8")
-            os.replace(partial, self.path)
+            self._file.write(entries)
 
     def put(self, values: dict[str, str], owner: str) -> None:
         self._change(lambda entries: entries.update({key: {"value": value, "owner": owner}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -42,6 +44,39 @@ def private_file(path: Path) -> None:
     for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         if candidate.exists() and candidate.stat().st_mode & 0o077:
             os.chmod(candidate, 0o600)
+
+
+class PrivateJsonFile:
+    """A private JSON file of a data folder (a desk's puesto.json, its sandboxes' addresses), read again only when it
+    changed, by this process or another (its stamp: inode, size, mtime; `write` replaces the file, a new inode each
+    time), and written whole through a private `.part` file moved over it (a reader never sees half of it)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._read: tuple[tuple[int, int, int] | None, Any] = (None, None)
+
+    def read(self) -> Any:
+        """The file's JSON, parsed again only when it changed; None when there is no file (ValueError: not JSON)."""
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            return None
+        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+        read_stamp, stored = self._read
+        if stamp != read_stamp:
+            try:
+                stored = json.loads(self.path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                return None
+            self._read = (stamp, stored)
+        return stored
+
+    def write(self, value: Any) -> None:
+        private_file(self.path)
+        partial = self.path.with_name(self.path.name + ".part")
+        private_file(partial)
+        partial.write_text(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(partial, self.path)
 
 
 def database_path(home: Path) -> Path:

@@ -12,7 +12,6 @@ why.
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import re
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from app.core.errors import invalid
 from app.core.platform.environments import NAMES as ENVIRONMENT_NAMES
-from app.core.platform.paths import private_file
+from app.core.platform.paths import PrivateJsonFile
 from app.core.storage.ports.database import Database
 from app.core.storage.ports.platform import SettingsRepository
 from app.core.storage.read_cache import ReadCache
@@ -344,25 +343,13 @@ class DeskSettings:
 
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / DESK_FILE
-        # The file as last read, by its stamp (inode, size, mtime): read on every operation (the environment), so parsed
-        # again only when it changed, by this process or another (`yupana config set` beside the open windows).
-        self._read: tuple[tuple[int, int, int] | None, dict[str, str]] = (None, {})
+        # Read on every operation (the environment): parsed again only when it changed, by this process or another
+        # (`yupana config set` beside the open windows).
+        self._file = PrivateJsonFile(self.path)
 
     def all(self) -> dict[str, str]:
-        try:
-            info = self.path.stat()
-        except FileNotFoundError:
-            return {}
-        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)  # `put` replaces the file: a new inode each time
-        read_stamp, values = self._read
-        if stamp != read_stamp:
-            try:
-                stored = json.loads(self.path.read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                return {}
-            values = {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
-            self._read = (stamp, values)
-        return dict(values)
+        stored = self._file.read()
+        return {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
 
     def get(self, key: str) -> str:
         return self.all().get(key, SETTINGS[key].default)
@@ -372,12 +359,7 @@ class DeskSettings:
         return self.all().get(key)
 
     def put(self, key: str, value: str) -> None:
-        values = self.all() | {key: value}
-        private_file(self.path)
-        partial = self.path.with_name(self.path.name + ".part")
-        private_file(partial)
-        partial.write_text(json.dumps(values, ensure_ascii=False, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(partial, self.path)
+        self._file.write(self.all() | {key: value})
 
 
 # What the app remembers for itself in the settings table, beside the settings: never shown in Ajustes, `yupana

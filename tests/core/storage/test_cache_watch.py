@@ -5,14 +5,12 @@ and while the listener is away every read asks the server's snapshot as before."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from app.core.platform.settings import DeskSettings
 from app.core.storage.postgres.database import PostgresStorage
 from app.core.storage.read_cache import ReadCache
 from tests.helpers.messaging_support import wait_for
+from tests.helpers.postgres import desk_engine
 
 pytestmark = pytest.mark.postgres
 
@@ -94,14 +92,27 @@ def test_another_desks_change_to_a_cached_table_is_seen(desks, autocommit):
 
 
 def test_a_rolled_back_change_sends_no_note(desks):
+    """What the server delivers on the channel, in order, to a listener of the test's own: between the rolled-back
+    change and a marker sent last, only the committed change's note (the desk's counter moves with it too)."""
+    from app.core.storage.postgres.cache_watch import CHANNEL
+    from app.core.storage.postgres.database import connect
+
     desk, other = desks
     heard = desk.cache_watch.heard
-    with pytest.raises(RuntimeError), other.transaction():
-        _set(other, "55")
-        raise RuntimeError("deshecho")
-    _set(other, "42")  # a note after it: the first one heard is this one's
+    with connect(other.url) as listener:
+        listener.execute(f"LISTEN {CHANNEL}")
+        with pytest.raises(RuntimeError), other.transaction():
+            _set(other, "55")
+            raise RuntimeError("deshecho")
+        _set(other, "42")
+        listener.execute(f"SELECT pg_notify('{CHANNEL}', 'marca')")
+        notes = []
+        for note in listener.notifies(timeout=WAIT):
+            notes.append(note.payload)
+            if note.payload == "marca":
+                break
+    assert notes == ["", "marca"]  # one note before the marker: the committed change's
     assert wait_for(lambda: desk.cache_watch.heard > heard, WAIT)
-    assert desk.cache_watch.heard == heard + 1
 
 
 def test_without_the_listener_every_steady_block_asks_the_server(desks):
@@ -145,21 +156,13 @@ def _once_back(call):
         return call()
 
 
-def _engine(home: Path, url: str):
-    from app.core.engine import Engine
-
-    home.mkdir(parents=True, exist_ok=True)
-    DeskSettings(home).put("database_url", url)
-    return Engine(home)
-
-
 def test_two_engines_see_each_others_settings_and_sol_credentials(postgres_server, tmp_path, monkeypatch):
     monkeypatch.setenv("YUPANA_PASSPHRASE", "frase de la prueba de la cache")
     monkeypatch.setenv("YUPANA_KEYRING", "0")
     url = postgres_server.fresh_database()
-    first = _engine(tmp_path / "caja1", url)
+    first = desk_engine(tmp_path / "caja1", url)
     try:
-        second = _engine(tmp_path / "caja2", url)
+        second = desk_engine(tmp_path / "caja2", url)
         try:
             assert first.admin.config_get("sunat_timeout_s") == second.admin.config_get("sunat_timeout_s")
             second.admin.config_set("sunat_timeout_s", "37")

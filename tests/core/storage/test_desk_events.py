@@ -6,15 +6,14 @@ the others' changes again."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 
 from app.core.platform import events
 from app.core.platform.companies import Company
-from app.core.platform.settings import DeskSettings
 from app.core.storage.postgres.database import connect
 from tests.helpers.messaging_support import wait_for
+from tests.helpers.postgres import desk_engine
 from tests.helpers.voucher_matrix import factura, item
 
 pytestmark = pytest.mark.postgres
@@ -41,14 +40,6 @@ class Heard:
             return [e for e in self.events if isinstance(e, kind)]
 
 
-def _desk(home: Path, url: str):
-    from app.core.engine import Engine
-
-    home.mkdir(parents=True, exist_ok=True)
-    DeskSettings(home).put("database_url", url)
-    return Engine(home)
-
-
 def _listeners(admin_url: str, database: str) -> int:
     """Connections LISTENing for the desks' changes on the shared database (one per desk; the cache watch's listen on
     a channel of their own), as the server shows them."""
@@ -70,7 +61,7 @@ def two_desks(postgres_server, tmp_path):
     url = postgres_server.fresh_database()
     database = url.rsplit("/", 1)[1]
     admin_url = postgres_server.database_url("postgres").replace("yupana@", "postgres@")
-    first, second = _desk(tmp_path / "caja1", url), _desk(tmp_path / "caja2", url)
+    first, second = desk_engine(tmp_path / "caja1", url), desk_engine(tmp_path / "caja2", url)
     try:
         assert wait_for(lambda: _listeners(admin_url, database) == 2, WAIT)
         yield first, second, admin_url, database

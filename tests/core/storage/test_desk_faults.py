@@ -11,7 +11,7 @@ import pytest
 from app.core.errors import ErrorCode, YupanaError
 from app.core.platform.companies import Company
 from app.core.platform.settings import DeskSettings
-from tests.helpers.postgres import require, restartable_postgres
+from tests.helpers.postgres import cluster_with_schema, desk_engine
 from tests.helpers.voucher_matrix import factura, item
 
 pytestmark = pytest.mark.postgres
@@ -22,25 +22,13 @@ RUC = "20100066603"
 @pytest.fixture
 def cluster():
     """A server of this test's own: it is stopped and started again (the session's server is shared)."""
-    require()
-    from app.core.storage.postgres.database import PostgresStorage
-    from app.core.storage.postgres.schema import create
-
-    with restartable_postgres(durable=False) as server:
-        storage = PostgresStorage(server.url)
-        try:
-            create(storage)
-        finally:
-            storage.close()
+    with cluster_with_schema() as server:
         yield server
 
 
 @pytest.fixture
 def desk(cluster, home):
-    from app.core.engine import Engine
-
-    DeskSettings(home).put("database_url", cluster.url)
-    engine = Engine(home)
+    engine = desk_engine(home, cluster.url)
     engine.admin.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                      direccion="AV. ABANCAY 123"))
     yield engine

@@ -5,22 +5,13 @@ business's real instances stay shared."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from app.core.platform.settings import DeskSettings
+from app.core.errors import YupanaError
 from app.sandbox.gateway import DEMO_INSTANCE, GatewaySandbox
+from tests.helpers.postgres import desk_engine
 
 pytestmark = pytest.mark.postgres
-
-
-def _desk(home: Path, url: str):
-    from app.core.engine import Engine
-
-    home.mkdir(parents=True, exist_ok=True)
-    DeskSettings(home).put("database_url", url)
-    return Engine(home)
 
 
 def _names(engine) -> list[str]:
@@ -32,9 +23,9 @@ def test_two_desks_each_send_through_their_own_messaging_sandbox(postgres_server
     monkeypatch.setenv("YUPANA_KEYRING", "0")
     url = postgres_server.fresh_database()
     with GatewaySandbox() as first_gateway, GatewaySandbox() as second_gateway:
-        first = _desk(tmp_path / "caja1", url)
+        first = desk_engine(tmp_path / "caja1", url)
         try:
-            second = _desk(tmp_path / "caja2", url)
+            second = desk_engine(tmp_path / "caja2", url)
             try:
                 first_gateway.configure(first)
                 second_gateway.configure(second)  # configured last: the first desk keeps its own instance
@@ -50,7 +41,7 @@ def test_two_desks_each_send_through_their_own_messaging_sandbox(postgres_server
                 second.messaging.send_message(theirs, "+51912345678", "Desde la caja 2")
                 assert [m["text"] for m in first_gateway.sent_messages()] == ["Desde la caja 1"]
                 assert [m["text"] for m in second_gateway.sent_messages()] == ["Desde la caja 2"]
-                with pytest.raises(Exception, match="no existe|otro puesto"):  # never through the other desk's
+                with pytest.raises(YupanaError, match="de prueba de otro puesto"):  # never through the other desk's
                     second.messaging.send_message(mine, "+51912345678", "Por la pasarela de la caja 1")
                 assert len(first_gateway.sent_messages()) == 1
 

@@ -4,14 +4,12 @@ Their addresses are kept in each desk's folder (beside puesto.json), never in th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from app.core.platform.companies import Company
 from app.core.platform.environments import DESK_SANDBOX_FILE
-from app.core.platform.settings import DeskSettings
 from app.sandbox.sunat import SunatSandbox
+from tests.helpers.postgres import desk_engine
 from tests.helpers.voucher_matrix import factura, item
 
 pytestmark = pytest.mark.postgres
@@ -19,22 +17,14 @@ pytestmark = pytest.mark.postgres
 RUC = "20100066603"
 
 
-def _desk(home: Path, url: str):
-    from app.core.engine import Engine
-
-    home.mkdir(parents=True, exist_ok=True)
-    DeskSettings(home).put("database_url", url)
-    return Engine(home)
-
-
 def test_two_desks_each_send_to_their_own_sandbox(postgres_server, tmp_path, monkeypatch):
     monkeypatch.setenv("YUPANA_PASSPHRASE", "frase de la prueba de los sandbox")
     monkeypatch.setenv("YUPANA_KEYRING", "0")
     url = postgres_server.fresh_database()
     with SunatSandbox() as first_sunat, SunatSandbox() as second_sunat:
-        first = _desk(tmp_path / "caja1", url)
+        first = desk_engine(tmp_path / "caja1", url)
         try:
-            second = _desk(tmp_path / "caja2", url)
+            second = desk_engine(tmp_path / "caja2", url)
             try:
                 first.admin.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
                                                 direccion="AV. ABANCAY 123"))

@@ -35,12 +35,8 @@ def test_the_snapshot_is_asked_once_per_steady_block_and_anew_in_the_next(postgr
         other.close()
 
 
-@pytest.mark.parametrize("engine_database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-                         indirect=True)
-def test_a_dictionary_read_back_is_not_written_again(engine_database, repos):
-    first = VoucherStore(engine_database, repos.vouchers, lambda: "sandbox")
-    with engine_database.transaction():
-        packed = first.pack_bytes(SCOPE, TEXT)  # the scope's first text becomes its dictionary, written here
+def _dictionary_writes(repos) -> list[bytes]:
+    """The digests of the texts' dictionaries written from now on (each a row of the vouchers' repository)."""
     written: list[bytes] = []
     keep = repos.vouchers.keep_dictionary
 
@@ -49,6 +45,14 @@ def test_a_dictionary_read_back_is_not_written_again(engine_database, repos):
         keep(digest, scope, data)
 
     repos.vouchers.keep_dictionary = counted
+    return written
+
+
+def test_a_dictionary_read_back_is_not_written_again(engine_database, repos):
+    first = VoucherStore(engine_database, repos.vouchers, lambda: "sandbox")
+    with engine_database.transaction():
+        packed = first.pack_bytes(SCOPE, TEXT)  # the scope's first text becomes its dictionary, written here
+    written = _dictionary_writes(repos)
     later = VoucherStore(engine_database, repos.vouchers, lambda: "sandbox")  # another desk, or this one reopened
     with engine_database.transaction():
         again = [later.pack_bytes(SCOPE, TEXT + bytes([n])) for n in range(3)]
@@ -57,18 +61,9 @@ def test_a_dictionary_read_back_is_not_written_again(engine_database, repos):
                                                                                              for n in range(3)]
 
 
-@pytest.mark.parametrize("engine_database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-                         indirect=True)
 def test_a_dictionary_written_in_a_committed_keeping_block_is_not_written_again(engine_database, repos):
     store = VoucherStore(engine_database, repos.vouchers, lambda: "sandbox")
-    written: list[bytes] = []
-    keep = repos.vouchers.keep_dictionary
-
-    def counted(digest: bytes, scope: str, data: bytes) -> None:
-        written.append(digest)
-        keep(digest, scope, data)
-
-    repos.vouchers.keep_dictionary = counted
+    written = _dictionary_writes(repos)
     with pytest.raises(RuntimeError), store.keeping(), engine_database.transaction():
         store.pack_bytes(SCOPE, TEXT)  # the scope's dictionary written here, then rolled back with the text
         raise RuntimeError("deshecho")

@@ -308,10 +308,10 @@ class PostgresStorage:
 
     @staticmethod
     def _roll_back(conn: Connection) -> None:
-        if conn.pending_begin:  # nothing was sent: nothing to undo
-            conn.rolled_back()
-            return
+        sent = not conn.pending_begin  # a BEGIN still waiting: nothing was sent, nothing to undo
         conn.rolled_back()
+        if not sent:
+            return
         try:
             conn.raw.execute("ROLLBACK")
         except psycopg.Error:  # the connection broke: the server rolled back already
