@@ -37,13 +37,12 @@ from app.core.api import (
     YupanaError,
     backups,
     clock,
-    invalid,
 )
 
 from .widgets import MessageBanner, fit_to_screen
 from .workers import Job, Workers
 
-STEPS = 5
+STEPS = 4
 PASSPHRASE_QUESTION = "frase"
 LAST_NUMBER_QUESTION = "ultimo"
 OK_STYLE = "color: #1b5e20;"
@@ -102,24 +101,18 @@ class Asker(QObject):
 
 def restore_steps(job: Job, backup: str, home: Path, ask: Callable[[Any], Any],
                   release: Callable[[], None] | None = None) -> RestoreOutcome:
-    """On a worker: verify, (release the folder's empty database,) restore, open the keys, check the numbering."""
-    name = Path(backup).name
-    job.report((f"Verificando la copia «{name}»…", 0, STEPS))
-    check = backups.verify(backup)
-    if not check.ok:
-        raise invalid("respaldo", f"No se restaura «{name}»: {' '.join(check.problems)}")
-    if release is not None:
-        release()
-    job.report((f"Restaurando «{name}» en «{home}»…", 1, STEPS))
-    restored = backups.restore(backup, home)
-    job.report(("Abriendo los datos restaurados…", 2, STEPS))
+    """On a worker: restore (the backup verified, then the folder's empty database released), open the keys, check
+    the numbering."""
+    job.report((f"Verificando la copia «{Path(backup).name}» y restaurándola en «{home}»…", 0, STEPS))
+    restored = backups.restore(backup, home, release)
+    job.report(("Abriendo los datos restaurados…", 1, STEPS))
     engine = Engine(home)
     try:
         outcome = RestoreOutcome(backup, restored, engine)
-        job.report(("Abriendo las claves de la copia…", 3, STEPS))
+        job.report(("Abriendo las claves de la copia…", 2, STEPS))
         outcome.keys_open = _open_keys(engine, ask)
         job.report(("Comprobando la numeración: archivos escritos al emitir y consulta a SUNAT de las series F…",
-                    4, STEPS))
+                    3, STEPS))
         try:
             outcome.numbering = engine.invoicing.check_numbering(
                 Path(backup).resolve().parent, lambda finding: ask((LAST_NUMBER_QUESTION, finding)),
