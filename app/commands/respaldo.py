@@ -202,18 +202,5 @@ def confirm_from(given: list[str]) -> Callable[[SerieFinding], int | None]:
 
 def print_numbering(numbering: NumberingCheck) -> None:
     """What the check found, serie by serie, and where each goes on."""
-    files = numbering.archivos
-    if files.stored:
-        print(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
-              f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{' …' if len(files.stored) > 20 else ''}")
-    for problem in files.skipped:
-        print(f"  No recuperado: {problem}", file=sys.stderr)
-    print("Numeración:")
-    for finding in numbering.series:
-        print("  " + finding.line(f"use --ultimo {finding.serie}=N"))
-        for item in finding.encontrados:
-            if item["cdr"]:
-                print(f"    {finding.serie}-{item['numero']}: CDR recuperado en {item['cdr']}")
-    for summary in numbering.resumenes:
-        print(f"  {summary['tipo']} del {summary['dia']} (RUC {summary['emisor_ruc']}): sigue en {summary['sigue_en']} "
-              "(10 números de margen: SUNAT no permite consultarlos)")
+    for line in numbering.lines(lambda finding: f"use --ultimo {finding.serie}=N"):
+        print(line)

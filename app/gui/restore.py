@@ -142,10 +142,6 @@ def _open_keys(engine: Engine, ask: Callable[[Any], Any]) -> bool:
     return True
 
 
-def finding_line(finding: SerieFinding) -> str:
-    return finding.line("compruébelo luego en Ajustes → «Copias de seguridad»")
-
-
 def outcome_lines(outcome: RestoreOutcome) -> list[str]:
     """What was found, in Spanish, as the command prints it."""
     info = outcome.restored.backup
@@ -160,18 +156,7 @@ def outcome_lines(outcome: RestoreOutcome) -> list[str]:
     if numbering is None:
         lines.append(f"No se pudo comprobar la numeración: {outcome.problem} Antes de emitir, vuelva a comprobarla.")
         return lines
-    files = numbering.archivos
-    if files.stored:
-        lines.append(f"Recuperados de los archivos escritos al emitir: {len(files.stored)} ({files.with_cdr} con su "
-                     f"CDR): {', '.join(files.stored[:20])}{' …' if len(files.stored) > 20 else ''}")
-    lines.extend(f"No recuperado: {problem}" for problem in files.skipped)
-    lines.append("Numeración:")
-    for finding in numbering.series:
-        lines.append(finding_line(finding))
-        lines.extend(f"    {finding.serie}-{item['numero']}: CDR recuperado" for item in finding.encontrados
-                     if item["cdr"])
-    lines.extend(f"{row['tipo']} del {row['dia']} (RUC {row['emisor_ruc']}): sigue en {row['sigue_en']} (10 números "
-                 "de margen: SUNAT no permite consultarlos)" for row in numbering.resumenes)
+    lines.extend(numbering.lines(lambda _: "compruébelo luego en Ajustes → «Copias de seguridad»"))
     return lines
 
 

@@ -104,7 +104,7 @@ def test_the_assistant_restores_a_backup_and_goes_on_with_the_numbering_checked(
     text = dialog.done_text()
     assert f"Copia «{shop_backup.name}»" in text and "restaurada en" in text
     assert "Entorno de la copia: sandbox" in text  # the manifest's: the environment the folder was in
-    assert "Recuperados de los archivos escritos al emitir: 2 (2 con su CDR): F001-4, B001-3" in text
+    assert "Comprobantes recuperados de los archivos escritos al emitir: 2 (2 con su CDR): F001-4, B001-3" in text
     assert (f"F001 (tipo 01, RUC {ISSUER_RUC}): sigue en 8; en SUNAT después "
             "de la copia: 5, 7; números dudosos (pueden estar impresos): 6") in text
     assert "F001-5: CDR recuperado" in text and "F001-7: CDR recuperado" in text

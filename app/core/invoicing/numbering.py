@@ -100,6 +100,24 @@ class NumberingCheck:
     resumenes: list[dict[str, Any]]  # {emisor_ruc, tipo: RA|RC, dia, sigue_en}
     archivos: RecoveredFiles = field(default_factory=RecoveredFiles)  # vouchers read back from the files (restore)
 
+    def lines(self, unconfirmed_hint: Callable[[SerieFinding], str]) -> list[str]:
+        """What the check found, in Spanish, as the restore's command and window list it: the vouchers read back
+        from the files, serie by serie where each goes on (`SerieFinding.line`), and today's RA/RC counters."""
+        files, lines = self.archivos, []
+        if files.stored:
+            more = " …" if len(files.stored) > 20 else ""
+            lines.append(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
+                         f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{more}")
+        lines.extend(f"  No recuperado: {problem}" for problem in files.skipped)
+        lines.append("Numeración:")
+        for finding in self.series:
+            lines.append("  " + finding.line(unconfirmed_hint(finding)))
+            lines.extend(f"    {finding.serie}-{item['numero']}: CDR recuperado en {item['cdr']}"
+                         for item in finding.encontrados if item["cdr"])
+        lines.extend(f"  {row['tipo']} del {row['dia']} (RUC {row['emisor_ruc']}): sigue en {row['sigue_en']} "
+                     f"({SUMMARY_MARGIN} números de margen: SUNAT no permite consultarlos)" for row in self.resumenes)
+        return lines
+
 
 def file_numbers(folder: str | Path | None, environment: str) -> dict[tuple[str, str, str], int]:
     """The highest number of each (RUC, tipo, serie) among the voucher files of `environment` in a backup folder."""
