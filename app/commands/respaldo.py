@@ -127,19 +127,18 @@ def _open_restored_keys(engine: Engine) -> None:
     YUPANA_RECOVERY_PASSPHRASE, or typed), then live in this PC's keyring when it has one."""
     import getpass
 
-    from app.core.api import LOCKED, UNLOCKED, YupanaError
+    from app.core.api import LOCKED, UNLOCKED
 
+    def typed(error: str) -> str | None:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return None
+        if error:
+            print(error, file=sys.stderr)
+        return getpass.getpass("Frase de recuperación de la copia (la que eligió al hacer la primera copia; "
+                               "no se muestra): ")
+
+    engine.admin.open_locked_secrets(typed)
     state = engine.admin.secret_state()
-    while state == LOCKED and sys.stdin.isatty() and sys.stderr.isatty():
-        typed = getpass.getpass("Frase de recuperación de la copia (la que eligió al hacer la primera copia; "
-                                "no se muestra): ")
-        if not typed:
-            break
-        try:
-            engine.admin.unlock_secrets(typed)
-        except YupanaError as exc:
-            print(exc.message, file=sys.stderr)
-        state = engine.admin.secret_state()
     if state == UNLOCKED:
         print("Claves abiertas: los certificados y la clave SOL de la copia están disponibles.", file=sys.stderr)
     elif state == LOCKED:

@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.api import (
-    LOCKED,
     Engine,
     NumberingCheck,
     SerieFinding,
@@ -110,7 +109,7 @@ def restore_steps(job: Job, backup: str, home: Path, ask: Callable[[Any], Any],
     try:
         outcome = RestoreOutcome(backup, restored, engine)
         job.report(("Abriendo las claves de la copia…", 2, STEPS))
-        outcome.keys_open = _open_keys(engine, ask)
+        outcome.keys_open = engine.admin.open_locked_secrets(lambda error: ask((PASSPHRASE_QUESTION, error)))
         job.report(("Comprobando la numeración: archivos escritos al emitir y consulta a SUNAT de las series F…",
                     3, STEPS))
         try:
@@ -125,21 +124,6 @@ def restore_steps(job: Job, backup: str, home: Path, ask: Callable[[Any], Any],
     except BaseException:
         engine.close()
         raise
-
-
-def _open_keys(engine: Engine, ask: Callable[[Any], Any]) -> bool:
-    """The backup's keys kept by the other PC's keyring: its recovery passphrase opens them here (asked until right
-    or declined)."""
-    error = ""
-    while engine.admin.secret_state() == LOCKED:
-        typed = ask((PASSPHRASE_QUESTION, error))
-        if not typed:
-            return False
-        try:
-            engine.admin.unlock_secrets(typed)
-        except YupanaError as exc:
-            error = exc.message
-    return True
 
 
 def outcome_lines(outcome: RestoreOutcome) -> list[str]:
