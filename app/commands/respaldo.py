@@ -127,19 +127,18 @@ def _open_restored_keys(engine: Engine) -> None:
     YUPANA_RECOVERY_PASSPHRASE, or typed), then live in this PC's keyring when it has one."""
     import getpass
 
-    from app.core.api import LOCKED, UNLOCKED, YupanaError
+    from app.core.api import LOCKED, UNLOCKED
 
+    def typed(error: str) -> str | None:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return None
+        if error:
+            print(error, file=sys.stderr)
+        return getpass.getpass("Frase de recuperación de la copia (la que eligió al hacer la primera copia; "
+                               "no se muestra): ")
+
+    engine.admin.open_locked_secrets(typed)
     state = engine.admin.secret_state()
-    while state == LOCKED and sys.stdin.isatty() and sys.stderr.isatty():
-        typed = getpass.getpass("Frase de recuperación de la copia (la que eligió al hacer la primera copia; "
-                                "no se muestra): ")
-        if not typed:
-            break
-        try:
-            engine.admin.unlock_secrets(typed)
-        except YupanaError as exc:
-            print(exc.message, file=sys.stderr)
-        state = engine.admin.secret_state()
     if state == UNLOCKED:
         print("Claves abiertas: los certificados y la clave SOL de la copia están disponibles.", file=sys.stderr)
     elif state == LOCKED:
@@ -202,18 +201,5 @@ def confirm_from(given: list[str]) -> Callable[[SerieFinding], int | None]:
 
 def print_numbering(numbering: NumberingCheck) -> None:
     """What the check found, serie by serie, and where each goes on."""
-    files = numbering.archivos
-    if files.stored:
-        print(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
-              f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{' …' if len(files.stored) > 20 else ''}")
-    for problem in files.skipped:
-        print(f"  No recuperado: {problem}", file=sys.stderr)
-    print("Numeración:")
-    for finding in numbering.series:
-        print("  " + finding.line(f"use --ultimo {finding.serie}=N"))
-        for item in finding.encontrados:
-            if item["cdr"]:
-                print(f"    {finding.serie}-{item['numero']}: CDR recuperado en {item['cdr']}")
-    for summary in numbering.resumenes:
-        print(f"  {summary['tipo']} del {summary['dia']} (RUC {summary['emisor_ruc']}): sigue en {summary['sigue_en']} "
-              "(10 números de margen: SUNAT no permite consultarlos)")
+    for line in numbering.lines(lambda finding: f"use --ultimo {finding.serie}=N"):
+        print(line)

@@ -30,20 +30,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.api import (
-    LOCKED,
     Engine,
     NumberingCheck,
     SerieFinding,
     YupanaError,
     backups,
     clock,
-    invalid,
 )
 
 from .widgets import MessageBanner, fit_to_screen
 from .workers import Job, Workers
 
-STEPS = 5
+STEPS = 4
 PASSPHRASE_QUESTION = "frase"
 LAST_NUMBER_QUESTION = "ultimo"
 OK_STYLE = "color: #1b5e20;"
@@ -102,24 +100,18 @@ class Asker(QObject):
 
 def restore_steps(job: Job, backup: str, home: Path, ask: Callable[[Any], Any],
                   release: Callable[[], None] | None = None) -> RestoreOutcome:
-    """On a worker: verify, (release the folder's empty database,) restore, open the keys, check the numbering."""
-    name = Path(backup).name
-    job.report((f"Verificando la copia «{name}»…", 0, STEPS))
-    check = backups.verify(backup)
-    if not check.ok:
-        raise invalid("respaldo", f"No se restaura «{name}»: {' '.join(check.problems)}")
-    if release is not None:
-        release()
-    job.report((f"Restaurando «{name}» en «{home}»…", 1, STEPS))
-    restored = backups.restore(backup, home)
-    job.report(("Abriendo los datos restaurados…", 2, STEPS))
+    """On a worker: restore (the backup verified, then the folder's empty database released), open the keys, check
+    the numbering."""
+    job.report((f"Verificando la copia «{Path(backup).name}» y restaurándola en «{home}»…", 0, STEPS))
+    restored = backups.restore(backup, home, release)
+    job.report(("Abriendo los datos restaurados…", 1, STEPS))
     engine = Engine(home)
     try:
         outcome = RestoreOutcome(backup, restored, engine)
-        job.report(("Abriendo las claves de la copia…", 3, STEPS))
-        outcome.keys_open = _open_keys(engine, ask)
+        job.report(("Abriendo las claves de la copia…", 2, STEPS))
+        outcome.keys_open = engine.admin.open_locked_secrets(lambda error: ask((PASSPHRASE_QUESTION, error)))
         job.report(("Comprobando la numeración: archivos escritos al emitir y consulta a SUNAT de las series F…",
-                    4, STEPS))
+                    3, STEPS))
         try:
             outcome.numbering = engine.invoicing.check_numbering(
                 Path(backup).resolve().parent, lambda finding: ask((LAST_NUMBER_QUESTION, finding)),
@@ -132,25 +124,6 @@ def restore_steps(job: Job, backup: str, home: Path, ask: Callable[[Any], Any],
     except BaseException:
         engine.close()
         raise
-
-
-def _open_keys(engine: Engine, ask: Callable[[Any], Any]) -> bool:
-    """The backup's keys kept by the other PC's keyring: its recovery passphrase opens them here (asked until right
-    or declined)."""
-    error = ""
-    while engine.admin.secret_state() == LOCKED:
-        typed = ask((PASSPHRASE_QUESTION, error))
-        if not typed:
-            return False
-        try:
-            engine.admin.unlock_secrets(typed)
-        except YupanaError as exc:
-            error = exc.message
-    return True
-
-
-def finding_line(finding: SerieFinding) -> str:
-    return finding.line("compruébelo luego en Ajustes → «Copias de seguridad»")
 
 
 def outcome_lines(outcome: RestoreOutcome) -> list[str]:
@@ -167,18 +140,7 @@ def outcome_lines(outcome: RestoreOutcome) -> list[str]:
     if numbering is None:
         lines.append(f"No se pudo comprobar la numeración: {outcome.problem} Antes de emitir, vuelva a comprobarla.")
         return lines
-    files = numbering.archivos
-    if files.stored:
-        lines.append(f"Recuperados de los archivos escritos al emitir: {len(files.stored)} ({files.with_cdr} con su "
-                     f"CDR): {', '.join(files.stored[:20])}{' …' if len(files.stored) > 20 else ''}")
-    lines.extend(f"No recuperado: {problem}" for problem in files.skipped)
-    lines.append("Numeración:")
-    for finding in numbering.series:
-        lines.append(finding_line(finding))
-        lines.extend(f"    {finding.serie}-{item['numero']}: CDR recuperado" for item in finding.encontrados
-                     if item["cdr"])
-    lines.extend(f"{row['tipo']} del {row['dia']} (RUC {row['emisor_ruc']}): sigue en {row['sigue_en']} (10 números "
-                 "de margen: SUNAT no permite consultarlos)" for row in numbering.resumenes)
+    lines.extend(numbering.lines(lambda _: "compruébelo luego en Ajustes → «Copias de seguridad»"))
     return lines
 
 

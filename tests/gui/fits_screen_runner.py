@@ -393,7 +393,7 @@ def restore_dialogs(app: QApplication, window: Any, area: QRect, home: str) -> l
     dialog = RestoreDialog("yupana-respaldo-20261206-203015.zip", Path(home) / "otra-carpeta", window)
     dialog.found.setPlainText("\n".join(
         [f"Copia «yupana-respaldo-20261206-203015.zip» del 06/12/2026 15:30 restaurada en «{home}»: 300,000 "
-         "comprobantes.", "Recuperados de los archivos escritos al emitir: 120 (118 con su CDR): "
+         "comprobantes.", "Comprobantes recuperados de los archivos escritos al emitir: 120 (118 con su CDR): "
          + ", ".join(f"F001-{n}" for n in range(1000, 1020)) + " …", "Numeración:"]
         + [f"F00{n} (tipo 01, RUC {ISSUER}): sigue en 1235; en SUNAT después de la copia: 1230, 1231, 1233, 1234; "
            "números dudosos (pueden estar impresos): 1232" for n in range(1, 10)]))

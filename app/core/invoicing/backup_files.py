@@ -9,7 +9,7 @@ highest found there (app.core.invoicing.numbering).
 ENTORNO is the environment the voucher or RA/RC belongs to (sandbox, beta, produccion: the `environment` setting's
 values), so a sandbox or beta trial written to the same folder is never read back as a production voucher after a
 restore: each file is read back into the environment it was recorded in, and a serie's numbering (or a day's RA/RC
-counter) takes only its own environment's files (`recorded_voucher_files`, `voucher_files`, `summary_files`). Versions
+counter) takes only its own environment's files (`recorded_voucher_files`, `summary_files`). Versions
 before this wrote `comprobantes/AAAAMM/…` and `resumenes/RUC-….xml` with no environment; those files are still read,
 as before, as files of the environment in use when they are read back (their environment was never recorded).
 
@@ -56,11 +56,6 @@ def recorded_voucher_files(folder: str | Path | None, current: str) -> list[tupl
     for name in NAMES:
         found += [(name, path) for path in (root / name).glob("*/*.xml")]
     return sorted(found, key=lambda item: (item[0] != current, item[0], item[1]))
-
-
-def voucher_files(folder: str | Path | None, environment: str) -> list[Path]:
-    """The XML files of `environment` in a backup folder (its own and the legacy ones): never another's."""
-    return [path for recorded, path in recorded_voucher_files(folder, environment) if recorded == environment]
 
 
 def summary_files(folder: str | Path | None, environment: str) -> list[Path]:

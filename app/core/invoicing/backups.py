@@ -205,40 +205,43 @@ class Restored:
                 "vuelva a comprobar la numeración (yupana numeracion verificar --tras-restaurar).")
 
 
-def restore(path: str | Path, data_home: Path) -> Restored:
+def restore(path: str | Path, data_home: Path, release: Callable[[], None] | None = None) -> Restored:
     """Put a verified backup's database into `data_home`, which must hold no database (a new folder, another PC):
-    refused, naming the problem, when the backup does not verify or the folder is in use."""
-    target = data_home / DATABASE
-    leftovers = [data_home / f"{DATABASE}{suffix}" for suffix in ("", "-wal", "-shm")]
-    if any(leftover.exists() for leftover in leftovers):
-        raise invalid("carpeta", f"La carpeta de datos «{data_home}» ya tiene una base de datos de Yupana: restaure "
-                                 "en una carpeta vacía (yupana --home CARPETA_NUEVA respaldo restaurar …).")
-    check = verify(path)
-    if not check.ok or check.info is None:
-        raise invalid("respaldo", f"No se restaura «{Path(path).name}»: {' '.join(check.problems)}")
-    with zipfile.ZipFile(path) as archive:
-        manifest = json.loads(archive.read(MANIFEST))
+    refused, naming the problem, when the backup does not verify or the folder is in use. The zip is read once: the
+    database verification extracts (into the data folder) is the one moved into place. `release` (the first-start
+    assistant's new folder, whose empty database is open) runs once the backup verified, before the folder must be
+    free of a database."""
+    if release is None:
+        _refuse_used(data_home)
+    created = not data_home.exists()
+    data_home.mkdir(parents=True, exist_ok=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix=".yupana-restaurando-", dir=data_home) as work:
+            copy = Path(work) / DATABASE
+            private_file(copy)
+            check, manifest = _verified(Path(path), copy)
+            if not check.ok or check.info is None or manifest is None:
+                raise invalid("respaldo", f"No se restaura «{Path(path).name}»: {' '.join(check.problems)}")
+            if release is not None:
+                release()
+                _refuse_used(data_home)
+            _sync(copy)
+            os.replace(copy, data_home / DATABASE)
+    except BaseException:
+        if created and not any(data_home.iterdir()):
+            data_home.rmdir()  # a refused restore leaves no new folder behind
+        raise
     recorded = manifest.get(ENVIRONMENT)
     environment = environments.get(str(recorded)).name if recorded is not None else environments.SANDBOX
-    partial = data_home / f".{DATABASE}.restaurando"
-    data_home.mkdir(parents=True, exist_ok=True)
-    private_file(partial)
-    with zipfile.ZipFile(path) as archive, archive.open(DATABASE) as source, open(partial, "wb") as out:
-        for chunk in iter(lambda: source.read(CHUNK), b""):
-            out.write(chunk)
-    if _sha256(partial) != _manifest_sha(path):
-        partial.unlink()
-        raise invalid("respaldo", f"«{DATABASE}» cambió mientras se restauraba: vuelva a intentarlo.")
-    _sync(partial)
-    os.replace(partial, target)
     if recorded is not None:  # the desk's setting (puesto.json): the numbering check then runs for it
         DeskSettings(data_home).put("environment", environment)
-    return Restored(check.info, str(target), list(manifest["series"]), environment, recorded is not None)
+    return Restored(check.info, str(data_home / DATABASE), list(manifest["series"]), environment, recorded is not None)
 
 
-def _manifest_sha(path: str | Path) -> str:
-    with zipfile.ZipFile(path) as archive:
-        return str(json.loads(archive.read(MANIFEST))["base"]["sha256"])
+def _refuse_used(data_home: Path) -> None:
+    if any(data_home.joinpath(f"{DATABASE}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
+        raise invalid("carpeta", f"La carpeta de datos «{data_home}» ya tiene una base de datos de Yupana: restaure "
+                                 "en una carpeta vacía (yupana --home CARPETA_NUEVA respaldo restaurar …).")
 
 
 # ---------------------------------------------------------------- rotation
@@ -295,26 +298,30 @@ def _info(path: Path, manifest: dict[str, Any]) -> BackupInfo:
 
 def verify(path: str | Path) -> BackupCheck:
     """Every check of a backup (module doc); the first one that cannot go on ends it."""
-    target = Path(path)
-    if not target.is_file():
-        return BackupCheck(str(target), [f"No existe el archivo «{path}»."])
     with tempfile.TemporaryDirectory(prefix=".yupana-verificar-") as work:
-        problems: list[str] = []
-        manifest = _read_members(target, Path(work), problems)
-        if manifest is None:
-            return BackupCheck(str(target), problems)
-        copy = Path(work) / DATABASE
-        problems += _file_problems(copy, manifest)
-        if problems:
-            return BackupCheck(str(target), problems)
-        problems += _content_problems(copy, manifest)
-        checked, signature_problems = _signature_problems(copy)
-        problems += signature_problems
-        return BackupCheck(str(target), problems, _info(target, manifest), checked)
+        return _verified(Path(path), Path(work) / DATABASE)[0]
 
 
-def _read_members(target: Path, work: Path, problems: list[str]) -> dict[str, Any] | None:
-    """The manifest, with the database extracted into `work`; None (and why, in `problems`) when either fails."""
+def _verified(target: Path, copy: Path) -> tuple[BackupCheck, dict[str, Any] | None]:
+    """`verify`'s checks with the database extracted into `copy` (left there) and the manifest read (None when the
+    zip or the manifest cannot be read)."""
+    if not target.is_file():
+        return BackupCheck(str(target), [f"No existe el archivo «{target}»."]), None
+    problems: list[str] = []
+    manifest = _read_members(target, copy, problems)
+    if manifest is None:
+        return BackupCheck(str(target), problems), None
+    problems += _file_problems(copy, manifest)
+    if problems:
+        return BackupCheck(str(target), problems), manifest
+    problems += _content_problems(copy, manifest)
+    checked, signature_problems = _signature_problems(copy)
+    problems += signature_problems
+    return BackupCheck(str(target), problems, _info(target, manifest), checked), manifest
+
+
+def _read_members(target: Path, copy: Path, problems: list[str]) -> dict[str, Any] | None:
+    """The manifest, with the database extracted into `copy`; None (and why, in `problems`) when either fails."""
     try:
         with zipfile.ZipFile(target) as archive:
             names = set(archive.namelist())
@@ -323,7 +330,7 @@ def _read_members(target: Path, work: Path, problems: list[str]) -> dict[str, An
                 problems.append(f"Al respaldo «{target.name}» le falta {' y '.join(f'«{m}»' for m in missing)}.")
                 return None
             manifest = _parsed_manifest(archive, problems)
-            _extract(archive, work / DATABASE, problems)
+            _extract(archive, copy, problems)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         problems.append(f"«{target.name}» no es un zip de respaldo legible ({exc}).")
         return None

@@ -4,8 +4,8 @@ item 2; `yupana numeracion verificar` runs it on demand).
 After a restore, the vouchers signed after the backup are first read back from those files (recovered.py). For each
 serie of the current environment, the last number known is the highest of the database and of that environment's
 voucher files the backup folder received as they were made (backup_files: `comprobantes/ENTORNO/AAAAMM/RUC-TIPO-SERIE-
-NUMERO.xml`, and the older ones with no environment, `backup_files.voucher_files`): a sandbox or beta trial never
-pushes production's numbering.
+NUMERO.xml`, and the older ones with no environment, `backup_files.recorded_voucher_files`): a sandbox or beta
+trial never pushes production's numbering.
 Then:
 
 - an F serie of facturas and their notes, where SUNAT's voucher status query answers (billConsultService getStatus;
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.invoicing.backup_files import summary_files, voucher_files
+from app.core.invoicing.backup_files import recorded_voucher_files, summary_files
 from app.core.invoicing.recovered import RecoveredFiles, read_back
 from app.core.invoicing.soap import SoapFault, TransportFailure
 from app.core.invoicing.voids import rules
@@ -100,11 +100,30 @@ class NumberingCheck:
     resumenes: list[dict[str, Any]]  # {emisor_ruc, tipo: RA|RC, dia, sigue_en}
     archivos: RecoveredFiles = field(default_factory=RecoveredFiles)  # vouchers read back from the files (restore)
 
+    def lines(self, unconfirmed_hint: Callable[[SerieFinding], str]) -> list[str]:
+        """What the check found, in Spanish, as the restore's command and window list it: the vouchers read back
+        from the files, serie by serie where each goes on (`SerieFinding.line`), and today's RA/RC counters."""
+        files, lines = self.archivos, []
+        if files.stored:
+            more = " …" if len(files.stored) > 20 else ""
+            lines.append(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
+                         f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{more}")
+        lines.extend(f"  No recuperado: {problem}" for problem in files.skipped)
+        lines.append("Numeración:")
+        for finding in self.series:
+            lines.append("  " + finding.line(unconfirmed_hint(finding)))
+            lines.extend(f"    {finding.serie}-{item['numero']}: CDR recuperado en {item['cdr']}"
+                         for item in finding.encontrados if item["cdr"])
+        lines.extend(f"  {row['tipo']} del {row['dia']} (RUC {row['emisor_ruc']}): sigue en {row['sigue_en']} "
+                     f"({SUMMARY_MARGIN} números de margen: SUNAT no permite consultarlos)" for row in self.resumenes)
+        return lines
 
-def file_numbers(folder: str | Path | None, environment: str) -> dict[tuple[str, str, str], int]:
-    """The highest number of each (RUC, tipo, serie) among the voucher files of `environment` in a backup folder."""
+
+def file_numbers(recorded: list[tuple[str, Path]], environment: str) -> dict[tuple[str, str, str], int]:
+    """The highest number of each (RUC, tipo, serie) among the voucher files of `environment` in a backup folder's
+    `recorded_voucher_files`."""
     found: dict[tuple[str, str, str], int] = {}
-    for path in voucher_files(folder, environment):
+    for path in (path for where, path in recorded if where == environment):
         match = _FILE.match(path.name)
         if match:
             key = (match.group(1), match.group(2), match.group(3))
@@ -139,8 +158,9 @@ class Numbering:
     def check(self, files_folder: str | Path | None, confirm: Confirm | None = None,
               after_restore: bool = True) -> NumberingCheck:
         environment = self.store.environment()
-        recovered = read_back(self.store, self.summaries, files_folder) if after_restore else RecoveredFiles()
-        files = file_numbers(files_folder, environment)
+        recorded = recorded_voucher_files(files_folder, environment)  # the folder walked once for both
+        recovered = read_back(self.store, self.summaries, recorded) if after_restore else RecoveredFiles()
+        files = file_numbers(recorded, environment)
         known = {(row["emisor_ruc"], row["tipo"], row["serie"]): int(row["ultimo"]) for row in self.store.series()}
         findings = []
         for ruc, tipo, serie in sorted(set(known) | set(files)):

@@ -28,7 +28,6 @@ from typing import Any
 from lxml import etree
 
 from app.core.invoicing import cdr as cdr_module
-from app.core.invoicing.backup_files import recorded_voucher_files
 from app.core.invoicing.cdr import safe_parser
 from app.core.invoicing.statuses import FIRMADO
 from app.core.invoicing.voucher_keys import bytes_hashes
@@ -98,12 +97,13 @@ def voucher_of_file(environment: str, path: Path, status: str) -> NewVoucher | s
         signature_value=_local(root, "UBLExtensions/UBLExtension/ExtensionContent/Signature/SignatureValue") or None)
 
 
-def read_back(store: Any, consulted: Any, folder: str | Path | None) -> RecoveredFiles:
-    """Store the vouchers of `folder`'s files that the database lacks (module doc). `store` is the VoucherStore,
-    `consulted` the repository that keeps consulted CDRs."""
+def read_back(store: Any, consulted: Any, recorded: list[tuple[str, Path]]) -> RecoveredFiles:
+    """Store the vouchers of a backup folder's files (`backup_files.recorded_voucher_files`, of the current
+    environment) that the database lacks (module doc). `store` is the VoucherStore, `consulted` the repository that
+    keeps consulted CDRs."""
     result = RecoveredFiles()
     current = store.environment()
-    for environment, path in recorded_voucher_files(folder, current):
+    for environment, path in recorded:
         match = _FILE.match(path.name)
         if match is None:
             continue  # a CDR (R-…), or another file

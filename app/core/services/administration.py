@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from app.core.errors import invalid
+from app.core.errors import YupanaError, invalid
 from app.core.invoicing import backup_schedule, backups
 from app.core.invoicing.backup_schedule import BackupScheduler, BackupStatus
 from app.core.invoicing.backups import BackupCheck
@@ -19,7 +19,7 @@ from app.core.platform.addresses import Addresses
 from app.core.platform.api_token import ApiTokens
 from app.core.platform.companies import Companies, Company, PrintOptions
 from app.core.platform.events import EventBus, Listener
-from app.core.platform.secrets import SecretStore
+from app.core.platform.secrets import LOCKED, SecretStore
 from app.core.platform.settings import Settings, SettingValue
 from app.core.records import DatabaseCheck, EventHandle, TokenState
 from app.core.storage.group_commit import MAX_BATCH, GroupCommit, GroupCommitHandle
@@ -181,6 +181,21 @@ class AdministrationGroup:
         """Open the saved keys with the passphrase typed by the person (the first one becomes the folder's)."""
         self._secrets.unlock(passphrase)
         self._bus.emit(events.SecretsUnlocked())
+
+    def open_locked_secrets(self, ask: Callable[[str], str | None]) -> bool:
+        """Keys only a passphrase opens here (a restored backup's: the other PC's keyring stayed behind), asked until
+        right or declined: `ask(why the last one typed failed, "" at first)` gives the passphrase, None or "" to stop.
+        True unless they stay locked (`yupana respaldo restaurar` and the restore window)."""
+        error = ""
+        while self.secret_state() == LOCKED:
+            typed = ask(error)
+            if not typed:
+                return False
+            try:
+                self.unlock_secrets(typed)
+            except YupanaError as exc:
+                error = exc.message
+        return True
 
     def set_passphrase_prompt(self, prompt: Callable[[bool], str | None] | None) -> None:
         """How the secret store asks for the passphrase when it needs one (the command line asks in the terminal)."""

@@ -13,9 +13,9 @@ import pytest
 from app.core.invoicing import backups
 from app.core.invoicing.xmldsig import verify_xml
 from app.core.platform import secrets
-from app.core.platform.companies import Company
 from app.core.platform.settings import DeskSettings
 from tests.helpers.base import ISSUER_RUC
+from tests.helpers.golden import COMPANY
 from tests.helpers.voucher_matrix import factura, item
 
 pytestmark = pytest.mark.postgres
@@ -34,8 +34,7 @@ def test_a_shared_database_is_backed_up_and_restored_as_a_folder(postgres_server
     usb.mkdir()
     desk = Engine(desk_folder)
     try:
-        desk.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
-                                       direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
+        desk.admin.set_company(COMPANY)
         desk.invoicing.create_test_certificate(ISSUER_RUC)
         desk.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "claveSOLsecreta")
         assert all(answer.success for answer in desk.invoicing.issue_batch(

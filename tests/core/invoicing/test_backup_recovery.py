@@ -17,9 +17,9 @@ from app.core.errors import ErrorCode, YupanaError
 from app.core.invoicing import backups
 from app.core.invoicing.xmldsig import verify_xml
 from app.core.platform import secrets
-from app.core.platform.companies import Company
 from tests.helpers.base import ISSUER_RUC, run_cli
 from tests.helpers.file_keyring import BACKEND, FILE_ENV, FileKeyring
+from tests.helpers.golden import COMPANY
 from tests.helpers.voucher_matrix import factura, item
 
 RECOVERY = "la tienda de Rosa 2026"
@@ -45,8 +45,7 @@ def keyring_shop(home, this_pc_keyring):
 
     engine = Engine(home)
     try:
-        engine.admin.set_company(Company(ruc=ISSUER_RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
-                                         direccion="AV. ABANCAY 123", nombre_comercial="YUPANA"))
+        engine.admin.set_company(COMPANY)
         engine.invoicing.create_test_certificate(ISSUER_RUC)
         engine.invoicing.set_sol_credentials(ISSUER_RUC, "MODDATOS", "claveSOLsecreta")
         assert all(answer.success for answer in engine.invoicing.issue_batch(
@@ -87,9 +86,11 @@ def test_the_first_backup_of_a_keyring_folder_needs_a_recovery_passphrase_and_ca
     assert run_cli("respaldo", "crear", str(usb), home=keyring_shop).returncode == 0
 
 
-def _backup(home: Path, usb: Path, monkeypatch) -> str:
+def _backup(home: Path, usb: Path) -> str:
+    """A backup of `home` into a new folder `usb`, its recovery passphrase chosen (a short one refused first)."""
     from app.core.engine import Engine
 
+    usb.mkdir()
     engine = Engine(home)
     try:
         with pytest.raises(YupanaError, match="al menos 8 caracteres"):
@@ -103,9 +104,7 @@ def test_restored_on_a_pc_without_keyring_the_recovery_passphrase_opens_the_keys
                                                                                   monkeypatch):
     from app.core.engine import Engine
 
-    usb = tmp_path / "usb"
-    usb.mkdir()
-    path = _backup(keyring_shop, usb, monkeypatch)
+    path = _backup(keyring_shop, tmp_path / "usb")
     monkeypatch.setenv(secrets.KEYRING_ENV, "0")  # «another PC»: no keyring at all
     new_home = tmp_path / "otro-equipo"
     done = run_cli("--home", str(new_home), "respaldo", "restaurar", path, home=new_home)
@@ -141,9 +140,7 @@ def test_restored_on_a_pc_with_its_own_keyring_the_key_is_kept_there_after_the_p
                                                                                          monkeypatch):
     from app.core.engine import Engine
 
-    usb = tmp_path / "usb"
-    usb.mkdir()
-    path = _backup(keyring_shop, usb, monkeypatch)
+    path = _backup(keyring_shop, tmp_path / "usb")
     second_pc = tmp_path / "llavero-pc2.json"
     monkeypatch.setenv(FILE_ENV, str(second_pc))  # another PC's keyring: empty, no entry for this folder
     monkeypatch.setenv(secrets.RECOVERY_ENV, RECOVERY)
