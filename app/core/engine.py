@@ -282,14 +282,14 @@ class Engine:
         self._closers += [self._messaging.close, self._forwarder.stop, self._messaging_group.stop_listener]
 
     def _wire_backups(self) -> None:
-        """The scheduled backups (issue 35): their loop counts the vouchers this desk signs from the events; another
-        loop writes each voucher's signed XML and CDR into the backup folder as they are made (backup_files)."""
-        scheduler = self._backup_scheduler = BackupScheduler(lambda folder: self.admin.create_backup(folder),
-                                                             self._settings.get)
-
+        """The scheduled backups (issue 35): their loop counts the vouchers signed from the events; another loop
+        writes each voucher's signed XML and CDR into the backup folder as they are made (backup_files). On a shared
+        database, the desk holding the backups' turn does both (the writer's loop keeps the turn)."""
         files = self._backup_files = VoucherFileWriter(lambda: self._settings.get("backup_folder"),
                                                        self.invoicing.voucher, self.invoicing.voucher_cdr,
-                                                       self._voids.outcome)
+                                                       self._voids.outcome, turn=self._desk_turn("backups"))
+        scheduler = self._backup_scheduler = BackupScheduler(lambda folder: self.admin.create_backup(folder),
+                                                             self._settings.get, files.holding)
 
         def on_voucher(_name: str, payload: events.Event) -> None:
             if isinstance(payload, events.SummaryChanged):
@@ -304,6 +304,7 @@ class Engine:
     def _start_workers(self) -> None:
         """The background workers start at once only when something waits for them."""
         self._backup_scheduler.start()
+        self._backup_files.start()
         self._outbox.start_if_pending()
         self._voids.start_if_pending()
         self._forwarder.start_if_pending()
@@ -316,8 +317,7 @@ class Engine:
         if key.startswith("backup_"):  # a new folder or schedule: looked at now
             self._backup_scheduler.start()
             self._backup_scheduler.wake()
-            if self._backup_files.pending():
-                self._backup_files.loop.wake()
+            self._backup_files.start()
         if key in ("listener_host", "listener_port"):
             self._messaging_group.restart_listener_if_running()
 

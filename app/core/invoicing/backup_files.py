@@ -16,6 +16,14 @@ as before, as files of the environment in use when they are read back (their env
 Issuing never waits for it: a voucher's change (the engine's events) only puts its id in a set, and a background
 loop writes the files. A folder that is unreachable or slow keeps the ids for a later try (every RETRY_S, or at once
 when the folder setting changes); each file is written beside its name and renamed, so a file is whole or absent.
+
+On a database several desks share (issue 34) every desk hears every voucher's change (platform.desk_events), and
+one desk writes the files: the one holding the backups' turn (platform.turns; the scheduled backups go with it). Its
+loop runs while a folder is set, renewing the turn; a desk with a folder and without the turn looks for it every
+LOOK_AGAIN_S while it keeps ids, and keeps the ids it heard KEEP_S (twice the turn's duration) and at most KEEP_MOST
+of them, oldest dropped first: when the holder dies before writing them, the desk that takes its turn over (at once
+when its process is of this host and gone, else once the turn runs out) writes them. A file written twice (a handover,
+a holder so slow its turn ran out) is only the same bytes again: `_put` leaves a file that has them alone.
 """
 
 from __future__ import annotations
@@ -25,7 +33,9 @@ import logging
 import os
 import re
 import threading
+import time
 import zipfile
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -34,6 +44,7 @@ from app.core.invoicing.cdr import cdr_member
 from app.core.platform.environments import NAMES, get
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
 from app.core.platform.paths import private_file
+from app.core.platform.turns import LOOK_AGAIN_S, TURN_S, DeskTurn
 from app.core.records import VoucherCdr, VoucherDetail
 
 log = logging.getLogger(__name__)
@@ -42,6 +53,9 @@ FOLDER = "comprobantes"
 SUMMARIES = "resumenes"
 RETRY_S = 30.0
 BLOCK = 200  # ids written per round (the loop looks at its stop between rounds)
+RENEW_S = TURN_S / 3  # several desks: the turn's holder renews it this often while it has nothing to write
+KEEP_S = 2 * TURN_S  # several desks: how long a desk without the turn keeps the ids it heard (module doc)
+KEEP_MOST = 100_000  # ... and how many of each kind at most
 _MONTH = re.compile(r"^\d{6}$")  # AAAAMM: the month folders of comprobantes/ (no environment before it: legacy)
 
 
@@ -68,43 +82,84 @@ def summary_files(folder: str | Path | None, environment: str) -> list[Path]:
 
 
 class VoucherFileWriter:
-    """The loop that writes vouchers' files into the backup folder (module doc)."""
+    """The loop that writes vouchers' files into the backup folder (module doc). `turn`: on a shared database, the
+    backups' turn (None: this desk always writes); `monotonic`: the clock the kept ids age by (tests pass their own)."""
 
     def __init__(self, folder: Callable[[], str], detail: Callable[[int], VoucherDetail | None],
                  cdr_of: Callable[[int], VoucherCdr | None],
-                 summary: Callable[[int], Any] | None = None) -> None:
+                 summary: Callable[[int], Any] | None = None, *, turn: DeskTurn | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self._folder = folder
         self._detail = detail
         self._cdr_of = cdr_of
         self._summary = summary  # a RA/RC's SummaryOutcome by id (its signed XML, SUNAT's answer)
-        self._pending: dict[int, None] = {}  # ids in arrival order
-        self._summaries: dict[int, None] = {}  # RA/RC ids in arrival order
+        self.turn = turn
+        self._monotonic = monotonic
+        self._pending: OrderedDict[int, float] = OrderedDict()  # id -> when it was last heard, oldest first
+        self._summaries: OrderedDict[int, float] = OrderedDict()  # RA/RC ids, the same way
         self._lock = threading.Lock()
+        self._holding = False  # several desks: the turn's last answer,
+        self._looked_at: float | None = None  # ... asked at this `monotonic()` (again LOOK_AGAIN_S later)
         self.written = 0  # files written so far (tests wait on it)
         self.loop = BackgroundLoop("yupana-backup-files", self._round, what="backup files", logger=log)
 
+    def start(self) -> None:
+        """At the engine's start and when the folder setting changes: on a shared database with a folder the loop
+        runs from now on (it takes the turn or looks for it); elsewhere it runs while ids wait."""
+        if self._folder() and (self.turn is not None or self.pending()):
+            self.loop.wake()
+
     def changed(self, ids: Iterable[int]) -> None:
         """Vouchers changed (signed, answered by SUNAT): their files are due. Only a set and a wake: never slow."""
-        if not self._folder():
-            return
-        with self._lock:
-            self._pending.update(dict.fromkeys(ids))
-        self.loop.wake()
+        if self._folder():
+            self._heard(self._pending, ids)
 
     def summaries_changed(self, ids: Iterable[int]) -> None:
         """RA/RC stored or answered: their files are due (as `changed`)."""
-        if not self._folder() or self._summary is None:
-            return
-        with self._lock:
-            self._summaries.update(dict.fromkeys(ids))
-        self.loop.wake()
+        if self._folder() and self._summary is not None:
+            self._heard(self._summaries, ids)
 
     def pending(self) -> int:
+        """Ids waiting to be written (on a desk without the turn: kept, module doc)."""
         with self._lock:
             return len(self._pending) + len(self._summaries)
 
+    def holding(self) -> bool:
+        """Whether this desk writes the files: always on a folder's own database, on a shared one while it holds the
+        turn (its last answer: the loop asks again every LOOK_AGAIN_S)."""
+        return self.turn is None or self._holding
+
     def stop(self) -> None:
         self.loop.stop()
+
+    def _heard(self, due: OrderedDict[int, float], ids: Iterable[int]) -> None:
+        now = self._monotonic()
+        with self._lock:
+            for item_id in ids:
+                due[item_id] = now
+                due.move_to_end(item_id)  # the newest at the end: the oldest are dropped first (`_keep`)
+        self.loop.wake()
+
+    def _my_turn(self) -> bool:
+        """Whether this desk writes now (`holding`): the turn asked again (taken, renewed) once LOOK_AGAIN_S passed."""
+        if self.turn is None:
+            return True
+        now = self._monotonic()
+        if self._looked_at is None or now - self._looked_at >= LOOK_AGAIN_S:
+            self._holding, self._looked_at = self.turn.mine(), now
+        return self._holding
+
+    def _keep(self) -> Due:
+        """A desk without the turn: the ids heard in the last KEEP_S kept (at most KEEP_MOST of each kind), for the
+        case the holder dies before writing them; the next look at the turn is due LOOK_AGAIN_S after the last one
+        while some are kept, RENEW_S after it when none is."""
+        now = self._monotonic()
+        with self._lock:
+            for kept in (self._pending, self._summaries):
+                while kept and (len(kept) > KEEP_MOST or next(iter(kept.values())) < now - KEEP_S):
+                    kept.popitem(last=False)
+            every = LOOK_AGAIN_S if self._pending or self._summaries else RENEW_S
+        return max(0.0, (self._looked_at or now) + every - now)
 
     def _round(self) -> Due:
         folder = self._folder()
@@ -112,7 +167,12 @@ class VoucherFileWriter:
             with self._lock:
                 self._pending.clear()
                 self._summaries.clear()
+            if self.turn is not None:
+                self._holding, self._looked_at = False, None
+                self.turn.give_up()  # a desk with a folder writes from now on
             return IDLE
+        if not self._my_turn():
+            return self._keep()
         target = Path(folder).expanduser()
         budget = BLOCK
         for due, write, what in ((self._summaries, self._write_summary, "summary"),
@@ -126,16 +186,15 @@ class VoucherFileWriter:
                     if budget == 0:  # the rest in the next round (the loop looks at its stop between rounds)
                         return 0
                     budget -= 1
-                    item_id = next(iter(due))
-                    due.pop(item_id)
+                    item_id, _heard_at = due.popitem(last=False)
                 try:
                     write(target, item_id)
                 except OSError as exc:
                     with self._lock:
-                        due[item_id] = None  # kept for the next try (moved to the end: the order matters little)
+                        due.setdefault(item_id, self._monotonic())  # kept for the next try (at the end, as if heard now)
                     log.warning("%s files not written to %s (retried in %.0f s): %s", what, folder, RETRY_S, exc)
                     return RETRY_S
-        return IDLE
+        return IDLE if self.turn is None else RENEW_S  # the turn's holder renews it while a folder is set
 
     def _write(self, folder: Path, voucher_id: int) -> None:
         if not folder.is_dir():

@@ -10,6 +10,11 @@ The wall clock is app.core.platform.clock (tests move it with `clock.frozen`); t
 hour has come today in Peru and no backup in the folder (this desk's or one made with `yupana respaldo crear`) was
 made since that moment. The N vouchers are counted from the engine's events while it runs: a restart starts the
 count again (the daily backup still comes).
+
+On a database several desks share, the daily and N-voucher backups are made by the desk holding the backups' turn
+(the one whose loop writes the voucher files: backup_files), into its folder; the vouchers it counts are every desk's
+(each desk hears the others' events). A desk without the turn drops its count when one is due and looks again later
+(it makes them once it takes the turn over). «Hacer copia ahora» is made on the desk where it was asked, turn or not.
 """
 
 from __future__ import annotations
@@ -80,9 +85,11 @@ class BackupScheduler:
     """The loop that makes the scheduled backups (module doc). `backup(folder)` makes one verified backup (the
     engine's `admin.create_backup`); `setting(key)` reads a setting."""
 
-    def __init__(self, backup: Callable[[str], BackupCheck], setting: Callable[[str], str]) -> None:
+    def __init__(self, backup: Callable[[str], BackupCheck], setting: Callable[[str], str],
+                 holding: Callable[[], bool] | None = None) -> None:
         self._backup = backup
         self._setting = setting
+        self._holding = holding  # several desks: whether this desk holds the backups' turn (None: always)
         self._lock = threading.Lock()
         self._signed = 0  # vouchers signed since the last backup started
         self._asked = False
@@ -134,6 +141,9 @@ class BackupScheduler:
                 return min(CHECK_EVERY_S, self._until_daily(now))
             if reason != ASKED and last_made is not None and now < last_made + MIN_GAP:
                 return (last_made + MIN_GAP - now).total_seconds()  # the triggers merge into the next backup
+            if reason != ASKED and self._holding is not None and not self._holding():
+                self._signed = 0  # another desk's turn: it counts the same vouchers and makes the backup
+                return CHECK_EVERY_S
             self._signed, self._asked, self._last_started = 0, False, now
         self.last = self._make(folder, reason, now)
         return 0  # look again at once: what came during the backup
