@@ -1,0 +1,122 @@
+"""Issue 35 on several desks (one PostgreSQL, issue 34): every desk hears every voucher, and the desk holding the
+backups' turn alone writes the backup folder's files and makes the scheduled backups; when it leaves, the other desk
+takes the turn over and writes what came afterwards and what it kept (the files the holder never wrote). «Hacer copia
+ahora» is made on the desk where it is asked. Which desk wrote what is observed on each desk's writer."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from app.core.invoicing import backups
+from app.core.invoicing.backup_schedule import ASKED, VOUCHERS
+from app.core.platform import clock, secrets
+from tests.helpers.base import ISSUER_RUC
+from tests.helpers.golden import COMPANY
+from tests.helpers.messaging_support import wait_for
+from tests.helpers.postgres import desk_engine
+from tests.helpers.voucher_matrix import factura, item
+
+pytestmark = pytest.mark.postgres
+LINES = [item("Arroz superior 5 kg", "2", "10.00")]
+MORNING = dt.datetime(2026, 12, 7, 10, 0, tzinfo=clock.PERU)  # before the daily hour (20): no daily backup due
+
+
+@pytest.fixture
+def desks(postgres_server, tmp_path, monkeypatch):
+    """Two desks on one fresh database, both with the same backup folder; the first holds the backups' turn."""
+    monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase del negocio 2026")
+    url = postgres_server.fresh_database()
+    folder = tmp_path / "carpeta-compartida"
+    folder.mkdir()
+    opened = []
+    try:
+        with clock.frozen(MORNING):
+            for name in ("caja1", "caja2"):
+                desk = desk_engine(tmp_path / name, url)
+                opened.append(desk)
+                if name == "caja1":
+                    desk.admin.set_company(COMPANY)
+                    desk.invoicing.create_test_certificate(ISSUER_RUC)
+                desk.admin.config_set("backup_hour", "20")
+                desk.admin.config_set("backup_every_vouchers", "0")
+                desk.admin.config_set("backup_folder", str(folder))
+                if name == "caja1":
+                    wait_for(desk._backup_files.holding, timeout=30)  # the first desk with a folder takes the turn
+            yield opened, folder
+    finally:
+        for desk in opened:
+            desk.close()
+
+
+def _watch_puts(desk, monkeypatch) -> list[str]:
+    """The names this desk's writer puts into the folder (observation: the real write goes on)."""
+    names: list[str] = []
+    writer = desk._backup_files
+    real_put = writer._put
+
+    def put(target: Path, data: bytes) -> None:
+        names.append(target.name)
+        real_put(target, data)
+
+    monkeypatch.setattr(writer, "_put", put)
+    return names
+
+
+def _issue(desk, serie: str, numbers: range) -> set[str]:
+    """Issue (sign) vouchers; the names of their signed XML files."""
+    answers = list(desk.invoicing.issue_batch([factura(serie, n, LINES) for n in numbers]))
+    assert all(answer.success for answer in answers), answers
+    return {answer.voucher.nombre_archivo for answer in answers}
+
+
+def _files(folder: Path) -> set[str]:
+    return {path.name for path in (folder / "comprobantes").rglob("*.xml")}
+
+
+def test_one_desk_writes_every_desks_files_and_the_other_takes_over_what_it_kept_when_the_holder_leaves(
+        desks, monkeypatch):
+    (first, second), folder = desks
+    by_first, by_second = _watch_puts(first, monkeypatch), _watch_puts(second, monkeypatch)
+    expected = _issue(first, "F001", range(1, 6)) | _issue(second, "F002", range(1, 6))
+    wait_for(lambda: _files(folder) == expected, timeout=60)
+    assert set(by_first) == expected and by_second == []  # one writer: the turn's holder, for both desks' vouchers
+    wait_for(lambda: second._backup_files.pending() == 10, timeout=30)  # kept, in case the holder dies
+    assert not second._backup_files.holding()
+
+    def dying_put(target: Path, data: bytes) -> None:  # fault injection: the holder never gets these written
+        raise OSError("el puesto se cuelga")
+
+    monkeypatch.setattr(first._backup_files, "_put", dying_put)
+    unwritten = _issue(first, "F001", range(6, 9))
+    wait_for(lambda: second._backup_files.pending() == 13, timeout=30)  # heard and kept by the other desk
+    wait_for(lambda: first._backup_files.pending() == 3, timeout=30)  # tried and failed on the holder
+    assert _files(folder) == expected and first._backup_files.holding() and not second._backup_files.holding()
+    first.close()  # the holder leaves with its files unwritten; its turn is free
+
+    later = _issue(second, "F002", range(6, 8))
+    wait_for(lambda: _files(folder) == expected | unwritten | later, timeout=60)
+    assert second._backup_files.holding() and unwritten | later <= set(by_second)
+    assert set(by_first) == expected  # the holder wrote nothing after it stopped writing
+
+
+def test_the_scheduled_backups_are_made_by_the_turns_holder_and_backup_now_on_any_desk(desks):
+    (first, second), folder = desks
+    with clock.frozen(MORNING):
+        for desk in (first, second):
+            desk.admin.config_set("backup_every_vouchers", "2")
+        _issue(second, "F002", range(1, 3))  # signed on the desk without the turn: counted on both
+        run = wait_for(lambda: first.admin.backup_status().last_run, timeout=120)
+        assert run.ok and run.reason == VOUCHERS, run.message
+        loop = second._backup_scheduler.loop
+        after = loop.rounds
+        loop.wake()
+        assert loop.wait_round(after, timeout=60)  # the other desk's loop looked too, and left it to the holder
+        assert second.admin.backup_status().last_run is None
+        assert [path.name for path in folder.iterdir() if backups.NAME.match(path.name)] == [Path(run.path).name]
+
+        second.admin.backup_now()  # asked by a person: made where asked, turn or not
+        asked = wait_for(lambda: second.admin.backup_status().last_run, timeout=120)
+        assert asked.ok and asked.reason == ASKED, asked.message
