@@ -288,16 +288,18 @@ SETTINGS: dict[str, Setting] = {
         Setting("backup_folder", "",
                 "Carpeta donde Yupana deja sus copias de seguridad programadas, fuera de la carpeta de datos (una "
                 "memoria USB o una carpeta sincronizada con OneDrive, Google Drive o Dropbox). Vacío: sin copias "
-                "programadas. Es de este puesto.", _folder,
+                "programadas. Es de este puesto; con una base compartida, las copias programadas y los archivos de cada "
+                "comprobante los hace un solo puesto con carpeta (el que tiene el turno de las copias), en la suya: "
+                "elija la misma en todos.", _folder,
                 label="Carpeta de las copias", group="Copias de seguridad", desk=True),
         Setting("backup_hour", "20",
                 "Hora del día (0 a 23, hora de Perú) de la copia diaria; si Yupana no estaba abierto a esa hora, la "
                 "copia se hace al abrirlo.", _integer(0, 23),
                 label="Hora de la copia diaria", group="Copias de seguridad", desk=True),
         Setting("backup_every_vouchers", "50",
-                "Además de la diaria, una copia después de cada tantos comprobantes emitidos en este puesto (0: "
-                "solo la diaria). Nunca más de una copia cada 10 minutos: lo emitido mientras tanto va en la "
-                "siguiente.", _integer(0, 100_000),
+                "Además de la diaria, una copia después de cada tantos comprobantes emitidos en este puesto, o en "
+                "todos si comparten una base (0: solo la diaria). Nunca más de una copia cada 10 minutos: lo emitido "
+                "mientras tanto va en la siguiente.", _integer(0, 100_000),
                 label="Copia cada N comprobantes", group="Copias de seguridad", desk=True),
         Setting("database_url", "",
                 "Base de datos PostgreSQL que comparten los puestos de un negocio, p. ej. "
