@@ -104,9 +104,10 @@ class VoucherFileWriter:
         self.loop = BackgroundLoop("yupana-backup-files", self._round, what="backup files", logger=log)
 
     def start(self) -> None:
-        """At the engine's start and when the folder setting changes: on a shared database with a folder the loop
-        runs from now on (it takes the turn or looks for it); elsewhere it runs while ids wait."""
-        if self._folder() and (self.turn is not None or self.pending()):
+        """At the engine's start and when the folder setting changes: the loop looks now when ids wait, and on a
+        shared database whenever a folder is set (from then on it runs: it takes the turn or looks for it) or was
+        just cleared (its turn given up at once)."""
+        if self.pending() or (self.turn is not None and (self.loop.running or self._folder())):
             self.loop.wake()
 
     def changed(self, ids: Iterable[int]) -> None:
@@ -159,7 +160,8 @@ class VoucherFileWriter:
                 while kept and (len(kept) > KEEP_MOST or next(iter(kept.values())) < now - KEEP_S):
                     kept.popitem(last=False)
             every = LOOK_AGAIN_S if self._pending or self._summaries else RENEW_S
-        return max(0.0, (self._looked_at or now) + every - now)
+        looked = now if self._looked_at is None else self._looked_at
+        return max(0.0, looked + every - now)
 
     def _round(self) -> Due:
         folder = self._folder()

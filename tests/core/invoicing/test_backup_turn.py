@@ -50,3 +50,20 @@ def test_a_desk_without_the_turn_keeps_what_it_heard_for_a_bounded_time_and_writ
         assert not holder.mine()  # the turn is the writer's now
     finally:
         storage.close()
+
+
+def test_a_desk_whose_folder_is_cleared_gives_the_turn_up_for_a_desk_with_a_folder(tmp_path):
+    storage = open_database(tmp_path / "yupana.db")
+    try:
+        turns = repositories(storage).desk_turns
+        folder = [str(tmp_path)]
+        writer = VoucherFileWriter(lambda: folder[0], lambda _id: None, lambda _id: None,
+                                   turn=DeskTurn(turns, "backups", owner=owner_of_this_process("caja1")))
+        writer.loop.stop()  # its rounds run here
+        assert writer._round() == backup_files.RENEW_S and writer.holding()  # a folder: the turn taken, renewed
+        folder[0] = ""
+        writer.changed([1])  # heard with no folder: nothing to keep
+        assert writer._round() is None and not writer.holding() and writer.pending() == 0
+        assert turns.current("backups") is None  # free: the next desk with a folder takes it at once
+    finally:
+        storage.close()
