@@ -24,6 +24,10 @@ data folder whose `database_url` names the shared PostgreSQL (or none: SQLite in
     python -m tests.helpers.desk_process follow HOME
         Follows the pending summaries' tickets as `yupana serve` and the app do (`watch_summaries`); at each line
         `count` on its standard input prints how many getStatus this desk has asked, and ends at `stop`.
+    python -m tests.helpers.desk_process backups HOME
+        A desk with a backup folder (its puesto.json's): prints `holding` once it holds the backups' turn; at each line
+        `count` on its standard input prints how many vouchers' and RA/RC's files it has still to write, and ends at
+        `stop`.
 
 With `--wait` a desk prints `ready` once open and starts its job when a line comes on its standard input: several
 desks then start at once.
@@ -114,6 +118,17 @@ def follow(engine: Engine) -> None:
         print(asked[0], flush=True)
 
 
+def backups(engine: Engine) -> None:
+    writer = engine._backup_files
+    while not writer.holding():
+        writer.loop.wait_round(writer.loop.rounds, timeout=10)
+    print("holding", flush=True)
+    for line in sys.stdin:
+        if line.strip() == "stop":
+            break
+        print(writer.pending(), flush=True)
+
+
 def held(call):
     """`call`, then `checked` said and a line on the standard input waited for (where the test runs the other desk)."""
     def holding(*args, **kwargs):
@@ -179,6 +194,8 @@ def main(argv: list[str]) -> None:
             listen(engine)
         elif job == "follow":
             follow(engine)
+        elif job == "backups":
+            backups(engine)
         else:
             raise SystemExit(f"unknown job {job}")
 

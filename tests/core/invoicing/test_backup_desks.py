@@ -1,11 +1,17 @@
 """Issue 35 on several desks (one PostgreSQL, issue 34): every desk hears every voucher, and the desk holding the
 backups' turn alone writes the backup folder's files and makes the scheduled backups; when it leaves, the other desk
 takes the turn over and writes what came afterwards and what it kept (the files the holder never wrote). «Hacer copia
-ahora» is made on the desk where it is asked. Which desk wrote what is observed on each desk's writer."""
+ahora» is made on the desk where it is asked; a holder SIGKILLed (a desk process, tests/helpers/desk_process.py) is
+replaced at once, and what it never wrote is written by the desk that takes over. Which desk wrote what is observed on
+each desk's writer."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +19,8 @@ import pytest
 from app.core.invoicing import backups
 from app.core.invoicing.backup_schedule import ASKED, VOUCHERS
 from app.core.platform import clock, secrets
-from tests.helpers.base import ISSUER_RUC
+from app.core.platform.settings import DeskSettings
+from tests.helpers.base import ISSUER_RUC, ROOT
 from tests.helpers.golden import COMPANY
 from tests.helpers.messaging_support import wait_for
 from tests.helpers.postgres import desk_engine
@@ -120,3 +127,51 @@ def test_the_scheduled_backups_are_made_by_the_turns_holder_and_backup_now_on_an
         second.admin.backup_now()  # asked by a person: made where asked, turn or not
         asked = wait_for(lambda: second.admin.backup_status().last_run, timeout=120)
         assert asked.ok and asked.reason == ASKED, asked.message
+
+
+def _ask(desk: subprocess.Popen, line: str) -> str:
+    assert desk.stdin is not None and desk.stdout is not None
+    desk.stdin.write(line + "\n")
+    desk.stdin.flush()
+    return desk.stdout.readline().strip()
+
+
+def test_the_turns_holder_killed_the_other_desk_takes_over_at_once_and_writes_what_it_left(
+        postgres_server, tmp_path, monkeypatch):
+    monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase del negocio 2026")
+    url = postgres_server.fresh_database()
+    unplugged = tmp_path / "usb-caja1"
+    unplugged.mkdir()
+    home = tmp_path / "caja1"
+    home.mkdir()
+    DeskSettings(home).put("database_url", url)
+    DeskSettings(home).put("backup_folder", str(unplugged))
+    holder = subprocess.Popen([sys.executable, "-m", "tests.helpers.desk_process", "backups", str(home)], cwd=ROOT,
+                              env=dict(os.environ, YUPANA_HOME=str(home)), text=True, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    second = None
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        unplugged.rmdir()  # the holder's USB drive pulled out: it hears the vouchers and cannot write them
+        folder = tmp_path / "carpeta-caja2"
+        folder.mkdir()
+        second = desk_engine(tmp_path / "caja2", url)
+        second.admin.set_company(COMPANY)
+        second.invoicing.create_test_certificate(ISSUER_RUC)
+        second.admin.config_set("backup_every_vouchers", "0")
+        second.admin.config_set("backup_folder", str(folder))
+        expected = _issue(second, "F001", range(1, 4))
+        wait_for(lambda: _ask(holder, "count") == "3", timeout=60)  # the holder tried: kept for its retry
+        wait_for(lambda: second._backup_files.pending() == 3, timeout=30)  # and the other desk kept them too
+        assert not second._backup_files.holding() and _files(folder) == set()
+
+        os.kill(holder.pid, signal.SIGKILL)  # the holder's PC dies: its turn is left behind, its files unwritten
+        holder.communicate(timeout=30)
+        wait_for(lambda: _files(folder) == expected, timeout=60)  # its process gone: the turn taken over (DeskTurn)
+        assert second._backup_files.holding()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.communicate()
+        if second is not None:
+            second.close()
