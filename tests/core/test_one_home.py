@@ -8,6 +8,7 @@ reason compared with a code spelled in place fails."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import typing
 from pathlib import Path
@@ -49,9 +50,16 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
-def string_constants(path: Path) -> list[tuple[int, str]]:
+@functools.cache
+def parsed(path: Path) -> tuple[ast.AST, frozenset[int]]:
+    """A source file's tree and its docstrings' node ids, parsed once per test process (both scans read every file
+    of app/; they do not change during a run)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    skip = _docstrings(tree)
+    return tree, frozenset(_docstrings(tree))
+
+
+def string_constants(path: Path) -> list[tuple[int, str]]:
+    tree, skip = parsed(path)
     return [(node.lineno, node.value) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip]
 
@@ -79,6 +87,7 @@ def misplaced(path: Path, relative: str) -> list[tuple[int, str]]:
     return found
 
 
+@functools.cache  # two tests read the same scan of app/
 def scan(root: Path = ROOT) -> dict[str, set[str]]:
     spelled: dict[str, set[str]] = {}
     for path in sorted((root / "app").rglob("*.py")):
@@ -202,8 +211,7 @@ def catalogue_spellings(path: Path, relative: str) -> list[tuple[int, str]]:
     """(line, what) of every catalogue label, code collection or compared code spelled in `path` outside the home."""
     if relative == CATALOGUE_HOME:
         return []
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    skip = _docstrings(tree)
+    tree, skip = parsed(path)
     found = []
     for node in ast.walk(tree):
         if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
@@ -220,6 +228,7 @@ def catalogue_spellings(path: Path, relative: str) -> list[tuple[int, str]]:
     return found
 
 
+@functools.cache  # two tests read the same scan of app/
 def catalogue_scan(root: Path = ROOT) -> dict[str, set[str]]:
     spelled: dict[str, set[str]] = {}
     for path in sorted((root / "app").rglob("*.py")):
