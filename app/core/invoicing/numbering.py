@@ -37,6 +37,7 @@ from typing import Any
 
 from app.core.invoicing.backup_files import recorded_voucher_files, summary_files
 from app.core.invoicing.recovered import RecoveredFiles, read_back
+from app.core.invoicing.recovered_summaries import SUMMARY_FILE, read_back_summaries
 from app.core.invoicing.soap import SoapFault, TransportFailure
 from app.core.invoicing.voids import rules
 from app.core.platform.paths import private_file
@@ -48,7 +49,6 @@ SUMMARY_MARGIN = 10  # RA/RC counters skipped after a restore
 RECOVERED = "recuperados"  # the data folder's folder of the CDRs recovered from SUNAT
 SUMMARY_KINDS = ("RA", "RC")
 _FILE = re.compile(r"^(\d{11})-(\d{2})-([A-Z0-9]{4})-(\d{1,8})\.xml$")
-_SUMMARY_FILE = re.compile(r"^(\d{11})-(RA|RC)-(\d{8})-(\d{1,5})\.xml$")
 HELD = (rules.QUERY_ACCEPTED, rules.QUERY_REJECTED, rules.QUERY_VOIDED)
 
 # confirm(finding) → the last number printed the person typed (None: they did not answer)
@@ -109,6 +109,13 @@ class NumberingCheck:
             lines.append(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
                          f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{more}")
         lines.extend(f"  No recuperado: {problem}" for problem in files.skipped)
+        if files.summaries:
+            lines.append(f"Bajas y resúmenes diarios recuperados de los archivos escritos al emitir, con la respuesta "
+                         f"de SUNAT: {', '.join(files.summaries)}")
+        if files.voided:
+            lines.append(f"Comprobantes anulados después de la copia (bajas aceptadas por SUNAT): "
+                         f"{', '.join(files.voided)}")
+        lines.extend(f"  Resultado desconocido: {summary}" for summary in files.unknown_summaries)
         lines.append("Numeración:")
         for finding in self.series:
             lines.append("  " + finding.line(unconfirmed_hint(finding)))
@@ -136,7 +143,7 @@ def summary_counters(folder: str | Path | None, environment: str) -> dict[tuple[
     `environment`."""
     found: dict[tuple[str, str, str], int] = {}
     for path in summary_files(folder, environment):
-        match = _SUMMARY_FILE.match(path.name)
+        match = SUMMARY_FILE.match(path.name)
         if match:
             day = f"{match.group(3)[:4]}-{match.group(3)[4:6]}-{match.group(3)[6:]}"
             key = (match.group(1), match.group(2), day)
@@ -159,7 +166,10 @@ class Numbering:
               after_restore: bool = True) -> NumberingCheck:
         environment = self.store.environment()
         recorded = recorded_voucher_files(files_folder, environment)  # the folder walked once for both
-        recovered = read_back(self.store, self.summaries, recorded) if after_restore else RecoveredFiles()
+        recovered = RecoveredFiles()
+        if after_restore:
+            recovered = read_back(self.store, self.summaries, recorded)
+            read_back_summaries(self.store, self.summaries, files_folder, recovered)  # after the vouchers they void
         files = file_numbers(recorded, environment)
         known = {(row["emisor_ruc"], row["tipo"], row["serie"]): int(row["ultimo"]) for row in self.store.series()}
         findings = []

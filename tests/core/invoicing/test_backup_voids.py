@@ -70,3 +70,39 @@ def test_voids_made_after_the_backup_are_voided_again_after_a_restore(voiding, v
         assert voided.ident.endswith(f"-{counter + numbering.SUMMARY_MARGIN + 1}")
     finally:
         restored.close()
+
+
+def test_a_void_waiting_for_sunat_in_the_backup_takes_the_answer_written_after_it(voiding, voids_sandbox, tmp_path):
+    """The backup holds the RA still waiting for its ticket; SUNAT accepted it after the backup. Restored where SUNAT
+    does not answer its ticket (getStatus fails), the answer in the folder settles it."""
+    from app.core.engine import Engine
+    from app.core.invoicing import backups
+
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    voiding.admin.config_set("backup_folder", str(usb))
+    ids = {n: issued(voiding, factura("F001", n, LINES)) for n in range(1, 3)}
+    voids_sandbox.summaries.hold()
+    waiting = voiding.invoicing.void(ids[2], "ERROR EN EL RUC", wait=False)
+    assert waiting.state == statuses.SUBMISSION_PENDING and waiting.ticket
+    path = voiding.admin.create_backup(usb).path
+    voids_sandbox.summaries.release()  # the background poller gets SUNAT's answer; its file is written
+    answer = usb / "resumenes" / "sandbox" / f"R-{ISSUER_RUC}-{waiting.ident}.xml"
+    wait_for(answer.is_file, timeout=30)
+    assert voiding.invoicing.voucher(ids[2]).status == statuses.ANULADO
+
+    voids_sandbox.fail_next("500", count=1000, operation="getStatus")  # the restored desk's poller learns nothing
+    new_home = tmp_path / "otro-equipo"
+    backups.restore(path, new_home)
+    restored = Engine(new_home)
+    try:
+        assert restored.invoicing.voucher(ids[2]).status == statuses.ACEPTADO  # as the backup has it
+        check = restored.invoicing.check_numbering(usb, after_restore=True)
+        assert check.archivos.summaries == [f"{waiting.ident} (aceptada)"] and check.archivos.voided == ["F001-2"]
+        assert check.archivos.unknown_summaries == [] and check.archivos.skipped == []
+        assert restored.invoicing.voucher(ids[2]).status == statuses.ANULADO
+        (summary,) = restored.invoicing.summaries()
+        assert (summary.ident, summary.state, summary.codigo) == (waiting.ident, statuses.SUBMISSION_DONE, "0")
+    finally:
+        restored.close()
+        voids_sandbox.reset_failures()
