@@ -52,10 +52,15 @@ def recorded_summary_files(folder: str | Path | None, current: str) -> list[tupl
     for name in NAMES:
         if name != current:
             found += [(name, path) for path in summary_files(folder, name) if path.parent.name == name]
-    named = [(environment, path, SUMMARY_FILE.match(path.name)) for environment, path in found]
-    return [(environment, path) for environment, path, match in sorted(
-        (item for item in named if item[2] is not None),
-        key=lambda item: (item[0], item[2].group(1), item[2].group(3), item[2].group(2), int(item[2].group(4))))]
+    return sorted(((environment, path) for environment, path in found if SUMMARY_FILE.match(path.name)),
+                  key=_order)
+
+
+def _order(item: tuple[str, Path]) -> tuple[str, str, str, str, int]:
+    """Environment, RUC, day, kind, then the counter as a number (RA-…-10 after RA-…-9)."""
+    match = SUMMARY_FILE.match(item[1].name)
+    assert match is not None  # only those are sorted
+    return item[0], match.group(1), match.group(3), match.group(2), int(match.group(4))
 
 
 def read_back_summaries(store: Any, repository: Any, folder: str | Path | None, result: RecoveredFiles) -> None:
