@@ -63,14 +63,15 @@ def _order(item: tuple[str, Path]) -> tuple[str, str, str, str, int]:
     return item[0], match.group(1), match.group(3), match.group(2), int(match.group(4))
 
 
-def read_back_summaries(store: Any, repository: Any, folder: str | Path | None, result: RecoveredFiles) -> None:
-    """Store the RA/RC of a backup folder's files that the database lacks or holds unanswered (module doc), adding
-    to `result` what was recorded, the vouchers voided and what is unknown. `store` is the VoucherStore,
-    `repository` the SummaryRepository."""
+def read_back_summaries(store: Any, repository: Any, recorded: list[tuple[str, Path]], result: RecoveredFiles) -> None:
+    """Store the RA/RC of a backup folder's files (`recorded_summary_files`) that the database lacks or holds
+    unanswered (module doc), adding to `result` what was recorded, the vouchers voided and what is unknown. `store` is
+    the VoucherStore, `repository` the SummaryRepository."""
     current = store.environment()
-    for environment, path in recorded_summary_files(folder, current):
+    for environment, path in recorded:
         match = SUMMARY_FILE.match(path.name)
-        assert match is not None  # recorded_summary_files keeps only those
+        if match is None:
+            continue
         ruc, ident = match.group(1), f"{match.group(2)}-{match.group(3)}-{int(match.group(4))}"
         name = ident if environment == current else f"{ident} ({environment})"
         known = repository.find(environment, ruc, ident)
@@ -167,9 +168,10 @@ def _record(store: Any, repository: Any, summary_id: int, ruc: str, ident: str, 
 def _told(result: RecoveredFiles, name: str, suffix: str, answer: cdr_module.Cdr,
           lines: Sequence[dict[str, Any]]) -> None:
     """What a summary recorded from the files did, for the person."""
+    ending = "a" if name.startswith("RA") else "o"  # la comunicación de baja, el resumen diario
     if answer.estado not in ACCEPTED:
-        result.summaries.append(f"{name} (rechazada por SUNAT: {answer.codigo} {answer.descripcion})")
+        result.summaries.append(f"{name} (rechazad{ending} por SUNAT: {answer.codigo} {answer.descripcion})")
         return
-    result.summaries.append(f"{name} (aceptada)")
+    result.summaries.append(f"{name} (aceptad{ending})")
     result.voided += [f"{line['serie']}-{line['numero']}{suffix}" for line in lines
                       if line["condition"] == summaries.CONDITION_VOID]
