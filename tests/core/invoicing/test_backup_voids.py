@@ -1,7 +1,7 @@
 """Issue 35, item 2: a void made after the backup is not lost with the PC. Every RA/RC is written into the backup
 folder as it is made, with SUNAT's answer beside it once there is one (backup_files); a restore reads them back: those
-SUNAT accepted are recorded and the vouchers they void are `anulado` again — one voided that the backup holds, and one
-issued after it that comes back from its file —, while one whose answer is not in the folder is listed for the person
+SUNAT accepted are recorded and the vouchers they void are `anulado` again — by a RA, a factura the backup holds and
+one issued after it that comes back from its file; by a resumen diario (RC, status 3), a boleta —, while one whose answer is not in the folder is listed for the person
 as unknown (its voucher left as it was: nothing guessed). The SUNAT sandbox runs on 127.0.0.1, port 0."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from app.core.invoicing import numbering, statuses
 from tests.helpers.base import ISSUER_RUC, run_cli
 from tests.helpers.messaging_support import wait_for
 from tests.helpers.voids_support import issued
-from tests.helpers.voucher_matrix import factura, item
+from tests.helpers.voucher_matrix import boleta, factura, item
 
 pytestmark = pytest.mark.sunat_files
 LINES = [item("Arroz superior 5 kg", "2", "10.00")]
@@ -25,17 +25,20 @@ def test_voids_made_after_the_backup_are_voided_again_after_a_restore(voiding, v
     usb.mkdir()
     voiding.admin.config_set("backup_folder", str(usb))
     ids = {n: issued(voiding, factura("F001", n, LINES)) for n in range(1, 4)}
+    ticket = voiding.invoicing.issue(boleta("B001", 1, LINES)).voucher_id
     path = voiding.admin.create_backup(usb).path
     ids.update({n: issued(voiding, factura("F001", n, LINES)) for n in range(4, 6)})
-    # After the backup: F001-2 (in the backup) and F001-5 (issued after it) voided and accepted; F001-4's RA
-    # accepted too, but its answer never reached the folder (the disk died first).
+    # After the backup: F001-2 (in the backup) and F001-5 (issued after it) voided and accepted, and B001-1 by a
+    # resumen diario (RC, status 3); F001-4's RA accepted too, but its answer never reached the folder (the disk died
+    # first).
     old = voiding.invoicing.void(ids[2], "ERROR EN EL RUC")
     new = voiding.invoicing.void(ids[5], "ERROR EN LA DESCRIPCION")
+    by_rc = voiding.invoicing.void(ticket, "ERROR EN EL MONTO")
     lost = voiding.invoicing.void(ids[4], "ERROR EN EL MONTO")
-    assert old.accepted and new.accepted and lost.accepted
+    assert old.accepted and new.accepted and by_rc.accepted and lost.accepted and by_rc.kind == "RC"
     folder = usb / "resumenes" / "sandbox"
     wait_for(lambda: voiding._backup_files.pending() == 0 and all(
-        (folder / f"R-{ISSUER_RUC}-{summary.ident}.xml").is_file() for summary in (old, new, lost))
+        (folder / f"R-{ISSUER_RUC}-{summary.ident}.xml").is_file() for summary in (old, new, by_rc, lost))
         and any(usb.rglob(f"R-{ISSUER_RUC}-01-F001-5.xml")), timeout=30)
     (folder / f"R-{ISSUER_RUC}-{lost.ident}.xml").unlink()
     voiding.close()
@@ -45,7 +48,8 @@ def test_voids_made_after_the_backup_are_voided_again_after_a_restore(voiding, v
     done = run_cli("--home", str(new_home), "respaldo", "restaurar", path, home=new_home)
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
-    assert "Comprobantes anulados después de la copia (bajas aceptadas por SUNAT): F001-2, F001-5" in out
+    assert "Comprobantes anulados después de la copia (bajas aceptadas por SUNAT): F001-2, F001-5, B001-1" in out
+    assert f"{by_rc.ident} (aceptado)" in out
     assert f"{lost.ident} (F001-4): sin la respuesta de SUNAT en la carpeta" in out
 
     from app.core.engine import Engine
@@ -56,8 +60,9 @@ def test_voids_made_after_the_backup_are_voided_again_after_a_restore(voiding, v
                   for n in range(1, 6)}
         assert status == {1: statuses.ACEPTADO, 2: statuses.ANULADO, 3: statuses.ACEPTADO, 4: statuses.ACEPTADO,
                           5: statuses.ANULADO}
+        assert restored.invoicing.voucher(ticket).status == statuses.ANULADO
         kept = {summary.ident: summary for summary in restored.invoicing.summaries()}
-        assert set(kept) == {old.ident, new.ident}  # the unknown one is not recorded: nothing guessed
+        assert set(kept) == {old.ident, new.ident, by_rc.ident}  # the unknown one is not recorded: nothing guessed
         assert all(summary.state == statuses.SUBMISSION_DONE and summary.codigo == "0" for summary in kept.values())
         assert kept[new.ident].comprobantes == "F001-5"
         (by_voucher,) = restored.invoicing.voucher_summaries(restored.invoicing.find_voucher("F001-2", ISSUER_RUC))
