@@ -73,12 +73,12 @@ def read_back_summaries(store: Any, repository: Any, recorded: list[tuple[str, P
         if match is None:
             continue
         ruc, ident = match.group(1), f"{match.group(2)}-{match.group(3)}-{int(match.group(4))}"
-        name = ident if environment == current else f"{ident} ({environment})"
+        suffix = "" if environment == current else f" ({environment})"
+        name = ident + suffix
         known = repository.find(environment, ruc, ident)
         if known is not None and known["state"] != SUBMISSION_PENDING:
             continue  # the backup has its outcome
         answer, why = _answer_of(path, ident)
-        suffix = "" if environment == current else f" ({environment})"
         if known is not None:
             if answer is not None:  # waiting in the backup, answered after it
                 with store.storage.transaction(durable=True):
@@ -86,19 +86,16 @@ def read_back_summaries(store: Any, repository: Any, recorded: list[tuple[str, P
                 _told(result, name, suffix, answer, repository.lines(known["id"]))
             continue
         try:
-            read = _read(path, ruc, ident)
+            data = path.read_bytes()
+            read = _read(data, ruc, ident)
         except (ValueError, etree.XMLSyntaxError, OSError) as exc:
             result.skipped.append(f"{name}: el archivo no se puede leer ({exc})")
             continue
         if isinstance(read, str):
             result.skipped.append(f"{name}: {read}")
             continue
-        vouchers = ", ".join(f"{line.serie}-{line.numero}" for line in read.lines)
         if answer is None:
-            result.unknown_summaries.append(
-                f"{name} ({vouchers}): sin la respuesta de SUNAT en la carpeta ({why}), no se sabe si SUNAT aceptó "
-                f"esta {document_name(read.kind)}; consulte en SUNAT Operaciones en Línea el estado de esos "
-                "comprobantes y, si no están de baja, vuelva a anularlos")
+            result.unknown_summaries.append(_unknown(name, read, why))
             continue
         entries = _entries(store, environment, ruc, read, name, result)
         if not entries:
@@ -107,7 +104,7 @@ def read_back_summaries(store: Any, repository: Any, recorded: list[tuple[str, P
             summary_id = repository.add(
                 environment=environment, emisor_ruc=ruc, kind=read.kind, ident=ident,
                 issue_date=read.issue_date.isoformat(), counter=int(match.group(4)),
-                reference_date=read.reference_date.isoformat(), xml_firmado=path.read_text(encoding="utf-8"),
+                reference_date=read.reference_date.isoformat(), xml_firmado=data.decode("utf-8"),
                 lines=entries)
             _record(store, repository, summary_id, ruc, ident, answer)
         _told(result, name, suffix, answer, repository.lines(summary_id))
@@ -128,9 +125,20 @@ def _answer_of(path: Path, ident: str) -> tuple[cdr_module.Cdr | None, str]:
     return answer, ""
 
 
-def _read(path: Path, ruc: str, ident: str) -> summaries.ReadSummary | str:
+def _unknown(name: str, read: summaries.ReadSummary, why: str) -> str:
+    """A RA/RC without SUNAT's answer in the folder, for the person (Spanish): its vouchers stay as the backup has
+    them."""
+    vouchers = ", ".join(f"{line.serie}-{line.numero}" for line in read.lines)
+    told = (f"{name} ({vouchers}): sin la respuesta de SUNAT en la carpeta ({why}), no se sabe si SUNAT aceptó "
+            f"{'esta' if read.kind == 'RA' else 'este'} {document_name(read.kind)}; ")
+    if any(line.condition == summaries.CONDITION_VOID for line in read.lines):
+        return told + ("consulte en SUNAT Operaciones en Línea si esos comprobantes están de baja y, si no, vuelva a "
+                       "anularlos")
+    return told + "sus boletas quedan como las tiene la copia y se informan en el siguiente resumen diario"
+
+
+def _read(data: bytes, ruc: str, ident: str) -> summaries.ReadSummary | str:
     """The RA/RC a file holds, or why it is not taken (Spanish)."""
-    data = path.read_bytes()
     outcome = verify_xml(data)
     if not outcome.valid:
         return f"la firma no es válida ({outcome.reason})"
