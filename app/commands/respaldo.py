@@ -1,4 +1,4 @@
-"""`yupana respaldo crear|listar|verificar`: verified backups of this desk's database (issue 35, docs/backups.md)."""
+"""`yupana respaldo crear|listar|verificar|restaurar|frase`: verified backups of this desk's database (issue 35, docs/backups.md)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction, summary: str) -> None:
     back.add_argument("archivo", metavar="ARCHIVO", help="yupana-respaldo-AAAAMMDD-HHMMSS.zip")
     add_numbering_arguments(back)
     back.set_defaults(func=cmd_restore)
+    phrase = actions.add_parser("frase", help="elige o cambia la frase de recuperación de las copias",
+                                description="Con las claves en el llavero del sistema, elige la frase de recuperación "
+                                            "o la cambia por otra: las copias que se hagan desde ahora se abren con "
+                                            "la nueva; las hechas antes, con la anterior. La frase nueva se escribe "
+                                            "dos veces en una terminal o se toma de YUPANA_RECOVERY_PASSPHRASE.")
+    phrase.set_defaults(func=cmd_passphrase)
 
 
 def add_numbering_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,9 +77,22 @@ def cmd_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _new_recovery_passphrase() -> str:
-    """The recovery passphrase of a keyring folder's first backup: from YUPANA_RECOVERY_PASSPHRASE, else typed twice
-    at the terminal; without either the command stops saying how to give it."""
+FIRST_RECOVERY = ("Las claves de esta carpeta (certificados, clave SOL) las guarda el llavero de este equipo: la "
+                  "primera copia necesita una frase de recuperación para abrirlas en otro equipo.")
+FIRST_RECOVERY_HELP = (
+    "Las claves de Yupana (certificados, clave SOL, tokens) las guarda el llavero de este equipo, que no viaja con la "
+    "copia. Elija una frase de recuperación: la copia lleva la clave maestra cifrada con ella, y al restaurar en otro "
+    "equipo se la pedirá. No se guarda en ninguna parte: anótela en un lugar seguro.")
+NEW_RECOVERY_HELP = (
+    "Elija la nueva frase de recuperación: las copias que se hagan desde ahora llevarán la clave maestra cifrada con "
+    "ella. Las copias hechas antes siguen abriéndose solo con la frase anterior. No se guarda en ninguna parte: "
+    "anótela en un lugar seguro.")
+
+
+def _new_recovery_passphrase(why: str = FIRST_RECOVERY, explanation: str = FIRST_RECOVERY_HELP) -> str:
+    """A recovery passphrase to choose (a keyring folder's first backup, or a new one): from
+    YUPANA_RECOVERY_PASSPHRASE, else typed twice at the terminal after `explanation`; without either the command
+    stops saying `why` and how to give it."""
     import os
 
     from app.core.api import MIN_PASSPHRASE_CHARS, RECOVERY_ENV, invalid
@@ -82,17 +101,37 @@ def _new_recovery_passphrase() -> str:
     if given:
         return given
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        raise invalid("frase_recuperacion", "Las claves de esta carpeta (certificados, clave SOL) las guarda el "
-                                            "llavero de este equipo: la primera copia necesita una frase de "
-                                            "recuperación para abrirlas en otro equipo. Escríbala con Yupana en una "
-                                            f"terminal o dela en la variable de entorno {RECOVERY_ENV}.")
-    print("Las claves de Yupana (certificados, clave SOL, tokens) las guarda el llavero de este equipo, que no viaja "
-          "con la copia. Elija una frase de recuperación: la copia lleva la clave maestra cifrada con ella, y al "
-          "restaurar en otro equipo se la pedirá. No se guarda en ninguna parte: anótela en un lugar seguro.",
-          file=sys.stderr)
+        raise invalid("frase_recuperacion", f"{why} Escríbala con Yupana en una terminal o dela en la variable de "
+                                            f"entorno {RECOVERY_ENV}.")
+    print(explanation, file=sys.stderr)
     from . import choose_passphrase
 
     return choose_passphrase(f"Frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): ")
+
+
+def cmd_passphrase(args: argparse.Namespace) -> int:
+    from app.commands import open_engine
+
+    with open_engine(args) as engine:
+        changing = engine.admin.has_recovery_passphrase()
+        if not changing and not engine.admin.needs_recovery_passphrase():
+            print("Esta carpeta no necesita una frase de recuperación: sus claves no las guarda el llavero del "
+                  "sistema (se abren con la frase secreta de Yupana, o todavía no tiene ninguna).", file=sys.stderr)
+            return 1
+        if changing:
+            passphrase = _new_recovery_passphrase("Para cambiar la frase de recuperación hay que escribir la nueva.",
+                                                  NEW_RECOVERY_HELP)
+        else:
+            passphrase = _new_recovery_passphrase()
+        engine.admin.change_recovery_passphrase(passphrase)
+    if changing:
+        print("Frase de recuperación cambiada: las copias que se hagan desde ahora se abren con la nueva. Las copias "
+              "hechas antes siguen abriéndose solo con la frase anterior: guárdela mientras las conserve, o haga una "
+              "copia ahora (yupana respaldo crear CARPETA).")
+    else:
+        print("Frase de recuperación guardada: las copias llevan la clave maestra cifrada con ella. Anótela en un "
+              "lugar seguro: Yupana no la guarda.")
+    return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:

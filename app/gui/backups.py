@@ -39,8 +39,13 @@ POLL_MS = 500  # while a backup asked for here is under way
 RECOVERY_PROMPT = (f"Las claves de Yupana las guarda el llavero de este equipo, que no viaja con las copias. Elija una "
                    f"frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): al restaurar una copia en "
                    "otro equipo se la pedirá. Yupana no la guarda: anótela en un lugar seguro.")
-RECOVERY_NOT_NEEDED = ("Esta carpeta no necesita una frase de recuperación: sus claves se abren con la frase secreta "
-                       "de Yupana (o todavía no tiene ninguna), o ya tiene su frase de recuperación.")
+NEW_RECOVERY_PROMPT = (f"Escriba la nueva frase de recuperación (al menos {MIN_PASSPHRASE_CHARS} caracteres): las "
+                       "copias que se hagan desde ahora se abrirán con ella. Las copias hechas antes siguen abriéndose "
+                       "solo con la frase anterior. Yupana no la guarda: anótela en un lugar seguro.")
+RECOVERY_NOT_NEEDED = ("Esta carpeta no necesita una frase de recuperación: sus claves no las guarda el llavero del "
+                       "sistema (se abren con la frase secreta de Yupana, o todavía no tiene ninguna).")
+CHOOSE_RECOVERY = "Frase de recuperación…"
+CHANGE_RECOVERY = "Cambiar frase de recuperación…"
 
 
 def _when(iso: str) -> str:
@@ -83,7 +88,7 @@ class BackupsBox(QWidget):
         self.restore_button.setToolTip("Pone una copia en una carpeta de datos nueva y vacía (otro equipo, un "
                                        "disco nuevo); luego se abre Yupana con esa carpeta")
         self.restore_button.clicked.connect(self.ask_restore)
-        self.recovery_button = QPushButton("Frase de recuperación…")
+        self.recovery_button = QPushButton(CHOOSE_RECOVERY)
         self.recovery_button.setToolTip("Con el llavero del sistema, la frase que abre los certificados y la clave SOL "
                                         "de una copia restaurada en otro equipo")
         self.recovery_button.clicked.connect(self.ask_recovery)
@@ -102,10 +107,12 @@ class BackupsBox(QWidget):
         self.last_status: BackupStatus | None = None
         self.waiting_for: BackupRun | None = None
         self.waiting = False
+        self.recovery: tuple[bool, bool] | None = None  # (has one, needs one), read on a worker
         self.poll = QTimer(self)
         self.poll.setInterval(POLL_MS)
         self.poll.timeout.connect(self.refresh)
         self.refresh()
+        self.refresh_recovery()
 
     def refresh(self) -> None:
         self.context.workers.run(self, self.context.engine.admin.backup_status, done=self._show)
@@ -133,23 +140,40 @@ class BackupsBox(QWidget):
         self.backup_button.setEnabled(False)
         self.poll.start()
 
+    def refresh_recovery(self) -> None:
+        """Whether the folder has a recovery passphrase (the button then offers to change it), read on a worker."""
+        admin = self.context.engine.admin
+        self.context.workers.run(self, lambda: (admin.has_recovery_passphrase(), admin.needs_recovery_passphrase()),
+                                 done=self._show_recovery)
+
+    def _show_recovery(self, recovery: tuple[bool, bool]) -> None:
+        self.recovery = recovery
+        self.recovery_button.setText(CHANGE_RECOVERY if recovery[0] else CHOOSE_RECOVERY)
+
     def ask_recovery(self) -> None:
-        """The recovery passphrase, typed twice (hidden)."""
-        if not self.context.engine.admin.needs_recovery_passphrase():
+        """The recovery passphrase, typed twice (hidden): the first one, or a new one replacing it."""
+        if self.recovery is None:
+            return  # still being read: the button is pressed again in a moment
+        has, needs = self.recovery
+        if not (has or needs):
             QMessageBox.information(self, "Frase de recuperación", RECOVERY_NOT_NEEDED)
             return
-        first, ok = QInputDialog.getText(self, "Frase de recuperación", RECOVERY_PROMPT, QLineEdit.EchoMode.Password)
+        title = "Cambiar frase de recuperación" if has else "Frase de recuperación"
+        first, ok = QInputDialog.getText(self, title, NEW_RECOVERY_PROMPT if has else RECOVERY_PROMPT,
+                                         QLineEdit.EchoMode.Password)
         if not ok or not first:
             return
-        again, ok = QInputDialog.getText(self, "Frase de recuperación", "Repítala para confirmar:",
-                                         QLineEdit.EchoMode.Password)
+        again, ok = QInputDialog.getText(self, title, "Repítala para confirmar:", QLineEdit.EchoMode.Password)
         if not ok:
             return
         if again != first:
             self.result.setStyleSheet(PROBLEM_STYLE)
             self.result.setText("Las dos frases no coinciden: no se guardó ninguna.")
             return
-        self.set_recovery(first)
+        if has:
+            self.change_recovery(first)
+        else:
+            self.set_recovery(first)
 
     def set_recovery(self, passphrase: str) -> None:
         """Kept on a worker (scrypt takes a moment)."""
@@ -157,11 +181,26 @@ class BackupsBox(QWidget):
         self.context.workers.run(self, self.context.engine.admin.set_recovery_passphrase, passphrase,
                                  done=self._recovery_set, failed=self._failed, busy=[self.recovery_button])
 
+    def change_recovery(self, passphrase: str) -> None:
+        """A new recovery passphrase for the backups made from now on, on a worker."""
+        self.result.setStyleSheet("")
+        self.context.workers.run(self, self.context.engine.admin.change_recovery_passphrase, passphrase,
+                                 done=self._recovery_changed, failed=self._failed, busy=[self.recovery_button])
+
     def _recovery_set(self, _: object) -> None:
         self.result.setStyleSheet(OK_STYLE)
         self.result.setText("Frase de recuperación guardada: las copias llevan la clave de sus secretos cifrada con "
                             "ella. Anótela en un lugar seguro: Yupana no la guarda.")
         self.refresh()
+        self.refresh_recovery()
+
+    def _recovery_changed(self, _: object) -> None:
+        self.result.setStyleSheet(OK_STYLE)
+        self.result.setText("Frase de recuperación cambiada: las copias que se hagan desde ahora se abren con la "
+                            "nueva. Las copias hechas antes siguen abriéndose solo con la frase anterior: guárdela "
+                            "mientras las conserve, o haga una copia ahora.")
+        self.refresh()
+        self.refresh_recovery()
 
     def ask_restore(self) -> None:
         chosen, _ = QFileDialog.getOpenFileName(self, "Copia de seguridad a restaurar", "",

@@ -119,3 +119,25 @@ def test_the_tab_keeps_a_recovery_passphrase_on_a_worker(qtbot, context, company
     box.set_recovery("frase de recuperación de la tienda")
     qtbot.waitUntil(lambda: box.result.text().startswith("Frase de recuperación guardada"), timeout=30_000)
     assert context.engine._secrets.has_recovery() and "1b5e20" in box.result.styleSheet()
+
+
+def test_the_tab_offers_to_change_the_recovery_passphrase_once_there_is_one(qtbot, context, company):
+    from app.core.errors import YupanaError
+    from app.gui.backups import CHANGE_RECOVERY, CHOOSE_RECOVERY
+
+    page = open_widget(qtbot, context, SettingsPage)
+    box = page.backups
+    qtbot.waitUntil(lambda: box.recovery is not None, timeout=10_000)
+    assert box.recovery_button.text() == CHOOSE_RECOVERY
+    box.set_recovery("frase de recuperación de la tienda")
+    qtbot.waitUntil(lambda: box.recovery_button.text() == CHANGE_RECOVERY, timeout=30_000)
+    box.change_recovery("corta")
+    qtbot.waitUntil(lambda: "al menos 8 caracteres" in box.result.text(), timeout=10_000)
+    box.change_recovery("la nueva frase de la tienda")
+    qtbot.waitUntil(lambda: box.result.text().startswith("Frase de recuperación cambiada"), timeout=30_000)
+    assert "Las copias hechas antes siguen abriéndose solo con la frase anterior" in box.result.text()
+    kept = context.engine._secrets
+    assert kept._unwrap("la nueva frase de la tienda") == kept.master_key()  # the backups from now on
+    with pytest.raises(YupanaError, match="no es correcta"):
+        kept._unwrap("frase de recuperación de la tienda")
+    assert box.recovery_button.text() == CHANGE_RECOVERY

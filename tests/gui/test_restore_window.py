@@ -45,7 +45,7 @@ def _shop(home: Path, voids_sandbox):
 @pytest.fixture
 def shop_backup(voids_sandbox, tmp_path):
     """«The PC that died»: F001-1…3 and B001-1…2 in a backup; after it F001-4, 5 and 7 reach SUNAT (6 never did: a
-    number that may have been printed) and B001-3 is printed; the files written as they were made keep F001-4 and
+    number that may have been printed), B001-3 is printed and F001-2 voided (its RA accepted); the files written as they were made keep F001-4 and
     B001-3 (those of F001-5 and 7 were lost with the disk)."""
     usb = tmp_path / "usb"
     usb.mkdir()
@@ -60,9 +60,11 @@ def shop_backup(voids_sandbox, tmp_path):
         for n in (4, 5, 7):
             issued(shop, factura("F001", n, LINES))
         shop.invoicing.issue(boleta("B001", 3, LINES))
+        voided = shop.invoicing.void(shop.invoicing.find_voucher("F001-2", ISSUER_RUC), "ERROR EN EL RUC")
+        assert voided.accepted
         written = [f"01-F001-{n}" for n in (4, 5, 7)] + ["03-B001-3"]
-        wait_for(lambda: all(any(usb.glob(f"comprobantes/sandbox/*/R-{ISSUER_RUC}-{name}.xml")) for name in written),
-                 timeout=90)
+        wait_for(lambda: all(any(usb.glob(f"comprobantes/sandbox/*/R-{ISSUER_RUC}-{name}.xml")) for name in written)
+                 and (usb / "resumenes" / "sandbox" / f"R-{ISSUER_RUC}-{voided.ident}.xml").is_file(), timeout=90)
     finally:
         shop.close()
     for lost in [*usb.glob("comprobantes/sandbox/*/*F001-5.*"), *usb.glob("comprobantes/sandbox/*/*F001-7.*")]:
@@ -114,6 +116,7 @@ def test_the_assistant_restores_a_backup_and_goes_on_with_the_numbering_checked(
     assert f"Copia «{shop_backup.name}»" in text and "restaurada en" in text
     assert "Entorno de la copia: sandbox" in text  # the manifest's: the environment the folder was in
     assert "Comprobantes recuperados de los archivos escritos al emitir: 2 (2 con su CDR): F001-4, B001-3" in text
+    assert "Comprobantes anulados después de la copia (bajas aceptadas por SUNAT): F001-2" in text
     assert (f"F001 (tipo 01, RUC {ISSUER_RUC}): sigue en 8; en SUNAT después "
             "de la copia: 5, 7; números dudosos (pueden estar impresos): 6") in text
     assert "F001-5: CDR recuperado" in text and "F001-7: CDR recuperado" in text

@@ -1,7 +1,8 @@
 """After a restore, where each serie's numbering goes on, so a restored folder never gives a number twice (issue 35,
 item 2; `yupana numeracion verificar` runs it on demand).
 
-After a restore, the vouchers signed after the backup are first read back from those files (recovered.py). For each
+After a restore, the vouchers signed after the backup are first read back from those files (recovered.py), then the
+RA/RC made after it with SUNAT's answers, so the vouchers they voided are `anulado` again (recovered_summaries.py). For each
 serie of the current environment, the last number known is the highest of the database and of that environment's
 voucher files the backup folder received as they were made (backup_files: `comprobantes/ENTORNO/AAAAMM/RUC-TIPO-SERIE-
 NUMERO.xml`, and the older ones with no environment, `backup_files.recorded_voucher_files`): a sandbox or beta
@@ -35,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.invoicing.backup_files import recorded_voucher_files, summary_files
+from app.core.invoicing.backup_files import recorded_voucher_files
 from app.core.invoicing.recovered import RecoveredFiles, read_back
+from app.core.invoicing.recovered_summaries import SUMMARY_FILE, read_back_summaries, recorded_summary_files
 from app.core.invoicing.soap import SoapFault, TransportFailure
 from app.core.invoicing.voids import rules
 from app.core.platform.paths import private_file
@@ -48,7 +50,6 @@ SUMMARY_MARGIN = 10  # RA/RC counters skipped after a restore
 RECOVERED = "recuperados"  # the data folder's folder of the CDRs recovered from SUNAT
 SUMMARY_KINDS = ("RA", "RC")
 _FILE = re.compile(r"^(\d{11})-(\d{2})-([A-Z0-9]{4})-(\d{1,8})\.xml$")
-_SUMMARY_FILE = re.compile(r"^(\d{11})-(RA|RC)-(\d{8})-(\d{1,5})\.xml$")
 HELD = (rules.QUERY_ACCEPTED, rules.QUERY_REJECTED, rules.QUERY_VOIDED)
 
 # confirm(finding) → the last number printed the person typed (None: they did not answer)
@@ -109,6 +110,13 @@ class NumberingCheck:
             lines.append(f"Comprobantes recuperados de los archivos escritos al emitir: {len(files.stored)} "
                          f"({files.with_cdr} con su CDR): {', '.join(files.stored[:20])}{more}")
         lines.extend(f"  No recuperado: {problem}" for problem in files.skipped)
+        if files.summaries:
+            lines.append(f"Bajas y resúmenes diarios recuperados de los archivos escritos al emitir, con la respuesta "
+                         f"de SUNAT: {', '.join(files.summaries)}")
+        if files.voided:
+            lines.append(f"Comprobantes anulados después de la copia (bajas aceptadas por SUNAT): "
+                         f"{', '.join(files.voided)}")
+        lines.extend(f"  Resultado desconocido: {summary}" for summary in files.unknown_summaries)
         lines.append("Numeración:")
         for finding in self.series:
             lines.append("  " + finding.line(unconfirmed_hint(finding)))
@@ -131,12 +139,12 @@ def file_numbers(recorded: list[tuple[str, Path]], environment: str) -> dict[tup
     return found
 
 
-def summary_counters(folder: str | Path | None, environment: str) -> dict[tuple[str, str, str], int]:
-    """The highest counter of each (RUC, RA|RC, day as AAAA-MM-DD) among a backup folder's RA/RC files of
-    `environment`."""
+def summary_counters(recorded: list[tuple[str, Path]], environment: str) -> dict[tuple[str, str, str], int]:
+    """The highest counter of each (RUC, RA|RC, day as AAAA-MM-DD) among the RA/RC files of `environment` in a
+    backup folder's `recorded_summary_files`."""
     found: dict[tuple[str, str, str], int] = {}
-    for path in summary_files(folder, environment):
-        match = _SUMMARY_FILE.match(path.name)
+    for path in (path for where, path in recorded if where == environment):
+        match = SUMMARY_FILE.match(path.name)
         if match:
             day = f"{match.group(3)[:4]}-{match.group(3)[4:6]}-{match.group(3)[6:]}"
             key = (match.group(1), match.group(2), day)
@@ -158,8 +166,12 @@ class Numbering:
     def check(self, files_folder: str | Path | None, confirm: Confirm | None = None,
               after_restore: bool = True) -> NumberingCheck:
         environment = self.store.environment()
-        recorded = recorded_voucher_files(files_folder, environment)  # the folder walked once for both
-        recovered = read_back(self.store, self.summaries, recorded) if after_restore else RecoveredFiles()
+        recorded = recorded_voucher_files(files_folder, environment)  # the folders walked once for both
+        recorded_summaries = recorded_summary_files(files_folder, environment)
+        recovered = RecoveredFiles()
+        if after_restore:
+            recovered = read_back(self.store, self.summaries, recorded)
+            read_back_summaries(self.store, self.summaries, recorded_summaries, recovered)  # after their vouchers
         files = file_numbers(recorded, environment)
         known = {(row["emisor_ruc"], row["tipo"], row["serie"]): int(row["ultimo"]) for row in self.store.series()}
         findings = []
@@ -168,7 +180,7 @@ class Numbering:
             finding = self._serie(environment, ruc, tipo, serie, known.get(key, 0), files.get(key, 0), confirm)
             self.store.raise_numero(finding.emisor_ruc, finding.tipo, finding.serie, finding.sigue_en - 1)
             findings.append(finding)
-        counters = summary_counters(files_folder, environment)
+        counters = summary_counters(recorded_summaries, environment)
         rucs = {key[0] for key in known} | {key[0] for key in files} | {key[0] for key in counters}
         summaries = self._summaries(environment, rucs, counters) if after_restore else []
         return NumberingCheck(findings, summaries, recovered)

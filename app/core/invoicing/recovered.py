@@ -42,11 +42,16 @@ _SIGNATURE = re.compile(r"<ext:ExtensionContent>(<ds:Signature[\s>].*?</ds:Signa
 
 @dataclass
 class RecoveredFiles:
-    """What the read-back stored (serie-número by serie-número) and what it left out, with why (Spanish)."""
+    """What the read-back stored (serie-número by serie-número) and what it left out, with why (Spanish); of the
+    RA/RC files (recovered_summaries), those recorded with SUNAT's answer, the vouchers they voided and those whose
+    outcome is unknown."""
 
     stored: list[str] = field(default_factory=list)
     with_cdr: int = 0
     skipped: list[str] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)  # «RA-20261207-2 (aceptada)»
+    voided: list[str] = field(default_factory=list)  # serie-número of the vouchers voided again
+    unknown_summaries: list[str] = field(default_factory=list)  # Spanish: a RA/RC without SUNAT's answer
 
 
 def _local(root: etree._Element, path: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from lxml import etree
 
+from app.core.invoicing.cdr import safe_parser
 from app.core.invoicing.namespaces import CAC, CBC, EXT, SAC, SUMMARY_DOCUMENTS, UBL, VOIDED_DOCUMENTS
 from app.core.invoicing.sunat_catalogues import BOLETA, FACTURA, NOTES
 from app.core.invoicing.ubl import ICBPER, IGV, TaxScheme
@@ -193,6 +194,58 @@ def build_summary(issuer: Issuer, ident: str, reference_date: date, issue_date: 
         if line.icbper > 0:
             _tax_total(row, line.icbper, line.moneda, ICBPER)
     return _serialize(root)
+
+
+@dataclass(frozen=True)
+class ReadLine:
+    """One voucher a signed RA/RC names (read back from its file): its identity, the line's condition (a RA's are
+    all CONDITION_VOID) and the reason (a RA's; "" in a RC)."""
+
+    tipo: str
+    serie: str
+    numero: int
+    condition: str
+    motivo: str = ""
+
+
+@dataclass(frozen=True)
+class ReadSummary:
+    """A signed RA/RC read back (`read_summary`): what storing it again needs."""
+
+    kind: str
+    ident: str
+    emisor_ruc: str
+    reference_date: date
+    issue_date: date
+    lines: list[ReadLine]
+
+
+def read_summary(xml: bytes) -> ReadSummary:
+    """The RA or RC `build_voided` / `build_summary` made (signed or not), read back; ValueError when it is not one."""
+    root = etree.fromstring(xml, safe_parser())
+    kind = {VOIDED_DOCUMENTS: "RA", SUMMARY_DOCUMENTS: "RC"}.get(etree.QName(root).namespace or "")
+    ident = (root.findtext(f"{{{CBC}}}ID") or "").strip()
+    if kind is None or not ident.startswith(f"{kind}-"):
+        raise ValueError(f"not a RA/RC: {etree.QName(root).localname} {ident!r}")
+    parse_summary_id(ident)
+    lines = []
+    if kind == "RA":
+        for row in root.iter(f"{{{SAC}}}VoidedDocumentsLine"):
+            lines.append(ReadLine(_text(row, CBC, "DocumentTypeCode"), _text(row, SAC, "DocumentSerialID"),
+                                  int(_text(row, SAC, "DocumentNumberID")), CONDITION_VOID,
+                                  _text(row, SAC, "VoidReasonDescription")))
+    else:
+        for row in root.iter(f"{{{SAC}}}SummaryDocumentsLine"):
+            serie, _, numero = _text(row, CBC, "ID").partition("-")
+            condition = (row.findtext(f"{{{CAC}}}Status/{{{CBC}}}ConditionCode") or "").strip()
+            lines.append(ReadLine(_text(row, CBC, "DocumentTypeCode"), serie, int(numero), condition))
+    supplier = root.findtext(f"{{{CAC}}}AccountingSupplierParty/{{{CBC}}}CustomerAssignedAccountID") or ""
+    return ReadSummary(kind, ident, supplier.strip(), date.fromisoformat(_text(root, CBC, "ReferenceDate")),
+                       date.fromisoformat(_text(root, CBC, "IssueDate")), lines)
+
+
+def _text(parent: etree._Element, namespace: str, tag: str) -> str:
+    return (parent.findtext(f"{{{namespace}}}{tag}") or "").strip()
 
 
 def _tax_total(row: etree._Element, amount: Decimal, currency: str, tax: TaxScheme) -> None:

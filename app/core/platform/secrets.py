@@ -170,17 +170,30 @@ class SecretStore:
         return self._meta("recovery_key") is not None
 
     def set_recovery(self, passphrase: str) -> None:
-        """Keep the master key wrapped by `passphrase` (once: a folder's recovery passphrase does not change)."""
-        if len(passphrase) < MIN_PASSPHRASE_CHARS:
-            raise invalid("frase_recuperacion",
-                          f"La frase de recuperación debe tener al menos {MIN_PASSPHRASE_CHARS} caracteres.")
+        """Keep the master key wrapped by `passphrase` (once: another one replaces it only by `change_recovery`)."""
+        _check_recovery(passphrase)
         if self.has_recovery():
             self._unwrap(passphrase)  # the same one again is fine; another one is refused there
             return
-        key = self.master_key()
+        self._set_meta("recovery_key", self._wrapped(self.master_key(), passphrase))
+
+    def change_recovery(self, passphrase: str) -> None:
+        """Replace the recovery passphrase (the first one when there is none): the master key is kept wrapped by the
+        new one, so the backups made from now on carry it; those made before carry the key wrapped by the old one,
+        and keep opening with it. Only where the master key is open (this PC's keyring, or the recovery passphrase
+        typed here): the old phrase is not asked, so a forgotten one can be replaced."""
+        _check_recovery(passphrase)
+        if not self.has_recovery():
+            self.set_recovery(passphrase)
+            return
+        key = self.master_key(ask=False)  # not open here: the keys' own Spanish message
+        self._repository.set_meta("recovery_key", self._wrapped(key, passphrase))
+
+    def _wrapped(self, key: bytes, passphrase: str) -> str:
+        """The master key wrapped by a recovery passphrase, as `recovery_key` keeps it."""
         nonce = os.urandom(12)
         wrapped = nonce + aead.AESGCM(self._derive(passphrase, "recovery_salt")).encrypt(nonce, key, b"recovery")
-        self._set_meta("recovery_key", base64.b64encode(wrapped).decode())
+        return base64.b64encode(wrapped).decode()
 
     def _unwrap(self, passphrase: str) -> bytes:
         raw = base64.b64decode(self._meta("recovery_key") or "")
@@ -373,6 +386,12 @@ class SecretStore:
     def _forget(self) -> None:
         if self._blobs is not None:
             self._blobs.clear()
+
+
+def _check_recovery(passphrase: str) -> None:
+    if len(passphrase) < MIN_PASSPHRASE_CHARS:
+        raise invalid("frase_recuperacion",
+                      f"La frase de recuperación debe tener al menos {MIN_PASSPHRASE_CHARS} caracteres.")
 
 
 def _now_text() -> str:

@@ -91,6 +91,15 @@ class AdministrationGroup:
         accepted, another refused): the master key is kept wrapped by it, so every backup carries it."""
         self._secrets.set_recovery(passphrase)
 
+    def change_recovery_passphrase(self, passphrase: str) -> None:
+        """Replace the recovery passphrase (chosen the first time when there is none) where the keys are open: the
+        backups made from now on open with the new one, those made before still with the old one."""
+        self._secrets.change_recovery(passphrase)
+
+    def has_recovery_passphrase(self) -> bool:
+        """True once a recovery passphrase was chosen (the window then offers to change it)."""
+        return self._secrets.has_recovery()
+
     def needs_recovery_passphrase(self) -> bool:
         """True when this folder's keys live in the keyring and no recovery passphrase was chosen yet: a backup
         without one opens its certificates and SOL password on no other PC (docs/backups.md)."""

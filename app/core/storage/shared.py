@@ -223,6 +223,9 @@ class _HeldSecrets:
     def set_meta_once(self, key: str, value: str) -> None:
         self.metas.setdefault(key, value)
 
+    def set_meta(self, key: str, value: str) -> None:
+        self.metas[key] = value
+
     def put(self, name: str, blob: bytes, updated_at: str) -> None:
         self.blobs[name] = blob
 

@@ -180,3 +180,80 @@ def test_scheduled_backups_without_a_recovery_passphrase_warn_until_one_is_chose
             engine.admin.set_recovery_passphrase("otra frase distinta")  # never silently replaced
     finally:
         engine.close()
+
+
+NEW_RECOVERY = "la nueva frase de Rosa 2027"
+
+
+def _opened_by(path: str, home: Path, monkeypatch) -> dict[str, bool]:
+    """Restored on «another PC» (no keyring): which of the two phrases opens the keys."""
+    from app.core.engine import Engine
+
+    monkeypatch.setenv(secrets.KEYRING_ENV, "0")
+    backups.restore(path, home)
+    engine = Engine(home)
+    try:
+        with pytest.raises(YupanaError, match="frase de recuperación"):  # the keys are not open here: no change
+            engine.admin.change_recovery_passphrase("una tercera frase larga")
+        opened = {}
+        for phrase in (RECOVERY, NEW_RECOVERY):
+            try:
+                engine.admin.unlock_secrets(phrase)
+                opened[phrase] = engine.invoicing.sol_credentials(ISSUER_RUC) == ("MODDATOS", "claveSOLsecreta")
+            except YupanaError as exc:
+                assert exc.code == ErrorCode.UNAUTHORIZED
+                opened[phrase] = False
+        return opened
+    finally:
+        engine.close()
+        monkeypatch.setenv(secrets.KEYRING_ENV, "1")
+
+
+def test_the_recovery_passphrase_changes_for_the_backups_made_from_then_on(keyring_shop, tmp_path, monkeypatch):
+    from app.core.engine import Engine
+
+    engine = Engine(keyring_shop)
+    try:
+        (tmp_path / "antes").mkdir()
+        (tmp_path / "despues").mkdir()
+        before = engine.admin.create_backup(tmp_path / "antes", RECOVERY).path
+        assert engine.admin.has_recovery_passphrase()
+        with pytest.raises(YupanaError, match="al menos 8 caracteres"):
+            engine.admin.change_recovery_passphrase("corta")
+        engine.admin.change_recovery_passphrase(NEW_RECOVERY)  # the keyring opens the keys: the old one not asked
+        assert engine.admin.has_recovery_passphrase() and not engine.admin.needs_recovery_passphrase()
+        engine.admin.set_recovery_passphrase(NEW_RECOVERY)  # the one in force now: accepted as before
+        after = engine.admin.create_backup(tmp_path / "despues").path
+    finally:
+        engine.close()
+    assert _opened_by(before, tmp_path / "pc-a", monkeypatch) == {RECOVERY: True, NEW_RECOVERY: False}
+    assert _opened_by(after, tmp_path / "pc-b", monkeypatch) == {RECOVERY: False, NEW_RECOVERY: True}
+
+
+def test_the_command_changes_the_recovery_passphrase(keyring_shop, tmp_path, monkeypatch):
+    refused = run_cli("respaldo", "frase", home=keyring_shop)  # no terminal, no variable: refused, nothing chosen
+    assert refused.returncode == 1 and secrets.RECOVERY_ENV in refused.stderr.decode()
+    monkeypatch.setenv(secrets.RECOVERY_ENV, RECOVERY)
+    first = run_cli("respaldo", "frase", home=keyring_shop)  # none yet: this one is the first
+    assert first.returncode == 0, first.stderr
+    assert "Frase de recuperación guardada" in first.stdout.decode()
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    before = run_cli("respaldo", "crear", str(usb), home=keyring_shop)
+    assert before.returncode == 0, before.stderr
+
+    monkeypatch.setenv(secrets.RECOVERY_ENV, NEW_RECOVERY)
+    changed = run_cli("respaldo", "frase", home=keyring_shop)
+    assert changed.returncode == 0, changed.stderr
+    assert "Las copias hechas antes siguen abriéndose solo con la frase anterior" in changed.stdout.decode()
+    monkeypatch.delenv(secrets.RECOVERY_ENV)
+    assert _opened_by(before.stdout.decode().strip().splitlines()[-1], tmp_path / "pc-a", monkeypatch) == {
+        RECOVERY: True, NEW_RECOVERY: False}
+
+
+def test_the_command_says_a_passphrase_folder_needs_no_recovery_passphrase(home, monkeypatch):
+    monkeypatch.setenv(secrets.KEYRING_ENV, "0")
+    monkeypatch.setenv(secrets.PASSPHRASE_ENV, "frase secreta de la carpeta")
+    monkeypatch.setenv(secrets.RECOVERY_ENV, RECOVERY)
+    done = run_cli("respaldo", "frase", home=home)
+    assert done.returncode == 1 and "no necesita una frase de recuperación" in done.stderr.decode()

@@ -110,3 +110,20 @@ def test_a_summary_of_no_voucher_is_refused():
     for build in (summaries.build_voided, summaries.build_summary):
         with pytest.raises(ValueError, match="at least one voucher"):
             build(issuer, "RA-20261124-1", date(2026, 11, 24), date(2026, 11, 24), [])
+
+
+def test_a_signed_summary_is_read_back_as_it_was_built(signer):
+    """After a restore a RA/RC file is stored again from what it says (app.core.invoicing.recovered_summaries)."""
+    ident, xml = voided()
+    read = s.read_summary(sign_xml(xml, *signer).xml)
+    assert (read.kind, read.ident, read.emisor_ruc) == ("RA", ident, ISSUER.ruc)
+    assert (read.reference_date, read.issue_date) == (TODAY - dt.timedelta(days=2), TODAY)
+    assert read.lines == [s.ReadLine("01", "F001", 482, s.CONDITION_VOID, "ERROR EN EL RUC DEL CLIENTE Ñ <&>"),
+                          s.ReadLine("07", "FC01", 3, s.CONDITION_VOID, "OPERACIÓN ANULADA POR EL CLIENTE")]
+    ident, xml = summary()
+    read = s.read_summary(xml)
+    assert (read.kind, read.ident, read.reference_date) == ("RC", ident, TODAY - dt.timedelta(days=1))
+    assert [(line.tipo, line.serie, line.numero, line.condition) for line in read.lines] == [
+        ("03", "B001", 215, "1"), ("03", "B001", 198, "3"), ("07", "BC01", 12, "1"), ("03", "B002", 7, "1")]
+    with pytest.raises(ValueError, match="not a RA/RC"):
+        s.read_summary(b"<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'/>")

@@ -31,7 +31,7 @@ from typing import Any
 
 from app.core.invoicing import summaries
 from app.core.invoicing.soap import StatusResponse
-from app.core.invoicing.statuses import ACEPTADO, ANULADO, SUBMISSION_DONE, SUMMARY_UNCONFIRMED
+from app.core.invoicing.statuses import SUBMISSION_DONE, SUMMARY_UNCONFIRMED
 from app.core.invoicing.voids import rules
 from app.core.invoicing.voids.book import SummaryBook
 from app.core.platform import clock
@@ -125,8 +125,7 @@ class LostTickets:
         if not self.book.finish(row["id"], SUBMISSION_DONE, rules.QUERY_VOIDED, text, notify=False):
             return  # another poll got there first
         for line in lines:
-            voided = line["condition"] == summaries.CONDITION_VOID
-            self.book.store.set_status(line["voucher_id"], ANULADO if voided else ACEPTADO)
+            self.book.store.set_status(line["voucher_id"], rules.status_once_accepted(line["condition"]))
         self.book.changed(row["id"])
         log.info("summary %s: accepted, learnt from the voucher status query", row["ident"])
 

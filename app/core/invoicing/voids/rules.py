@@ -15,7 +15,7 @@ from app.core.errors import ErrorCode, ErrorDetail, YupanaError, conflict, inval
 from app.core.invoicing import summaries
 from app.core.invoicing.cdr import safe_parser
 from app.core.invoicing.namespaces import CAC, CBC
-from app.core.invoicing.statuses import ACCEPTED, ANULADO, SUBMISSION_DONE, SUBMISSION_PENDING
+from app.core.invoicing.statuses import ACCEPTED, ACEPTADO, ANULADO, SUBMISSION_DONE, SUBMISSION_PENDING
 from app.core.invoicing.sunat_catalogues import FACTURA, NOTES
 from app.core.platform.environments import PRODUCCION, SANDBOX
 
@@ -96,6 +96,12 @@ def ticket_named(text: str | None) -> str | None:
 def reports_vouchers(lines: list[dict]) -> bool:
     """Whether a summary's lines report vouchers to SUNAT (a RC's status 1 or 2), rather than only void them."""
     return any(line["condition"] != summaries.CONDITION_VOID for line in lines)
+
+
+def status_once_accepted(condition: str) -> str:
+    """The status a voucher takes once SUNAT accepted a RA/RC line of this condition: status 3 voids it; a boleta
+    added (1) or modified (2) is informed to SUNAT."""
+    return ANULADO if condition == summaries.CONDITION_VOID else ACEPTADO
 
 
 def status_query_answers(tipo: str, serie: str) -> bool:

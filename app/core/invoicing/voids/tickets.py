@@ -17,7 +17,6 @@ from app.core.invoicing.soap import TICKET_DONE, TICKET_PENDING, SoapFault, Stat
 from app.core.invoicing.statuses import (
     ACCEPTED,
     ACEPTADO,
-    ANULADO,
     SUBMISSION_DONE,
     SUBMISSION_FAILED,
     SUBMISSION_PENDING,
@@ -30,6 +29,7 @@ from app.core.invoicing.voids.rules import (
     SummaryOutcome,
     received_without_ticket,
     reports_vouchers,
+    status_once_accepted,
 )
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
 from app.core.platform.turns import LOOK_AGAIN_S, DeskTurn
@@ -120,8 +120,7 @@ class Tickets:
                                  answer.descripcion, answer, notify=False)
         if accepted and first:  # status 3 voids; a boleta added (1) or modified (2) is now informed to SUNAT
             for line in lines:
-                voided = line["condition"] == summaries.CONDITION_VOID
-                self.book.store.set_status(line["voucher_id"], ANULADO if voided else ACEPTADO)
+                self.book.store.set_status(line["voucher_id"], status_once_accepted(line["condition"]))
         elif first and answer.codigo == INFORMED_BEFORE:
             self._informed_before(row, lines)
         if first:  # told once the vouchers have their new status

@@ -76,6 +76,10 @@ class SummaryRepository(Protocol):
 
     def get(self, summary_id: int) -> dict[str, Any] | None: ...
 
+    def find(self, environment: str, emisor_ruc: str, ident: str) -> dict[str, Any] | None:
+        """id and state of an environment's and issuer's summary named `ident` (RA-AAAAMMDD-N), or None."""
+        ...
+
     def brief(self, summary_id: int) -> dict[str, Any] | None:
         """id, ident, state and ticket (what the engine's event tells)."""
         ...

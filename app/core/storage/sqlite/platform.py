@@ -91,6 +91,11 @@ class SqliteSecretRepository:
             conn.execute("INSERT INTO secret_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
                          (key, value))
 
+    def set_meta(self, key: str, value: str) -> None:
+        with self._db.write() as conn:
+            conn.execute("INSERT INTO secret_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
+                         " value = excluded.value", (key, value))
+
     def put(self, name: str, blob: bytes, updated_at: str) -> None:
         with self._db.write() as conn:
             conn.execute("INSERT INTO secrets (name, blob) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "

@@ -123,6 +123,10 @@ class SqliteSummaryRepository:
     def get(self, summary_id: int) -> dict[str, Any] | None:
         return self._db.query_one("SELECT * FROM sunat_summaries WHERE id = ?", (summary_id,))
 
+    def find(self, environment: str, emisor_ruc: str, ident: str) -> dict[str, Any] | None:
+        return self._db.query_one("SELECT id, state FROM sunat_summaries WHERE environment = ? AND emisor_ruc = ? AND"
+                                  " ident = ? ORDER BY id DESC LIMIT 1", (environment, emisor_ruc, ident))
+
     def brief(self, summary_id: int) -> dict[str, Any] | None:
         return self._db.query_one("SELECT id, ident, state, ticket FROM sunat_summaries WHERE id = ?", (summary_id,))
 
