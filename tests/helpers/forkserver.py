@@ -10,6 +10,8 @@ from __future__ import annotations
 import multiprocessing
 
 PRELOADED = (
+    # the tests' lower costs (scrypt, a pool of RSA keys), as in the test process
+    "tests.helpers.costs",
     # `yupana` (the published module loads the engine lazily)
     "app.cli",
     "app.core.api",

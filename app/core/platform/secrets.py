@@ -60,6 +60,30 @@ def _keyring_enabled() -> bool:
     return os.environ.get(KEYRING_ENV, "1") not in ("0", "false", "no")
 
 
+# scrypt's cost for the salts made from now on. A salt records its cost beside it only when it is not this default
+# (`salt_record`), so every folder's record reads as before; the tests lower it in their own process (each new test
+# folder otherwise spends ~0.1 s of CPU deriving its key, ~870 times a run), and a folder made so opens anywhere.
+UNRECORDED_N = 2 ** 15  # the cost of a salt recorded without one (every folder made before costs were recorded)
+SCRYPT_N = UNRECORDED_N
+SCRYPT_N_RANGE = (2 ** 10, 2 ** 20)  # a recorded cost outside it is refused: the record is damaged
+
+
+def salt_record(salt: bytes, cost: int) -> str:
+    """What `secret_meta` keeps of a salt: its base64, and `$cost` after it when the cost is not SCRYPT_N's default."""
+    text = base64.b64encode(salt).decode()
+    return text if cost == UNRECORDED_N else f"{text}${cost}"
+
+
+def read_salt_record(record: str) -> tuple[bytes, int]:
+    """(salt, scrypt cost) of a `salt_record` (UNRECORDED_N when it records none)."""
+    text, _, cost_text = record.partition("$")
+    cost = int(cost_text) if cost_text.isdigit() else UNRECORDED_N
+    if cost_text and not cost_text.isdigit() or not SCRYPT_N_RANGE[0] <= cost <= SCRYPT_N_RANGE[1] \
+            or cost & (cost - 1):
+        raise ValueError(f"unreadable scrypt cost in a salt record: {cost_text!r}")
+    return base64.b64decode(text), cost
+
+
 class SecretStore:
     """Encrypts, keeps and returns the secrets of one data folder."""
 
@@ -151,9 +175,9 @@ class SecretStore:
     def _derive(self, passphrase: str, salt_name: str = "scrypt_salt") -> bytes:
         """The one derivation of a key from a passphrase (the folder's, the business's, the recovery one)."""
         if self._meta(salt_name) is None:
-            self._set_meta(salt_name, base64.b64encode(os.urandom(16)).decode())
-        salt = base64.b64decode(self._meta(salt_name) or "")
-        return kdf_scrypt.Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(passphrase.encode("utf-8"))
+            self._set_meta(salt_name, salt_record(os.urandom(16), SCRYPT_N))
+        salt, cost = read_salt_record(self._meta(salt_name) or "")
+        return kdf_scrypt.Scrypt(salt=salt, length=32, n=cost, r=8, p=1).derive(passphrase.encode("utf-8"))
 
     # -------------------------------------------------------------- the recovery passphrase (backups)
 
