@@ -33,21 +33,24 @@ def usb(engine, company, tmp_path) -> Path:
 
 
 def test_the_tab_makes_a_backup_now_off_the_window_thread_and_restores_one(qtbot, context, usb, tmp_path):
-    context.engine.admin.config_set("backup_folder", str(usb))
-    page = open_widget(qtbot, context, SettingsPage)
-    titles = [page.tabs.tabText(n) for n in range(page.tabs.count())]
-    assert TAB in titles
-    form = page.forms[TAB]
-    assert form.value("backup_folder") == str(usb) and form.value("backup_hour") == "20"
-    assert form.value("backup_every_vouchers") == "50"
-    box = page.backups
-    assert box.status.text().startswith(f"Todavía no hay ninguna copia de seguridad en «{usb}»")
+    # Before the day's backup hour (20:00 in Peru): from 20:00 the folder set would make the daily backup first,
+    # and the result shown would be that one (a failure seen at 20:25)
+    with clock.frozen(NIGHT):
+        context.engine.admin.config_set("backup_folder", str(usb))
+        page = open_widget(qtbot, context, SettingsPage)
+        titles = [page.tabs.tabText(n) for n in range(page.tabs.count())]
+        assert TAB in titles
+        form = page.forms[TAB]
+        assert form.value("backup_folder") == str(usb) and form.value("backup_hour") == "20"
+        assert form.value("backup_every_vouchers") == "50"
+        box = page.backups
+        assert box.status.text().startswith(f"Todavía no hay ninguna copia de seguridad en «{usb}»")
 
-    box.backup_button.click()
-    qtbot.waitUntil(lambda: "verificada" in box.result.text(), timeout=60_000)
-    made = [path for path in usb.iterdir() if backups.NAME.match(path.name)]
-    assert len(made) == 1 and backups.verify(made[0]).ok
-    assert "1b5e20" in box.result.styleSheet() and "(pedida a mano)" in box.result.text()
+        box.backup_button.click()
+        qtbot.waitUntil(lambda: "verificada" in box.result.text(), timeout=60_000)
+        made = [path for path in usb.iterdir() if backups.NAME.match(path.name)]
+        assert len(made) == 1 and backups.verify(made[0]).ok
+        assert "1b5e20" in box.result.styleSheet() and "(pedida a mano)" in box.result.text()
     loop_thread = context.engine._backup_scheduler.loop.thread
     assert loop_thread is None or loop_thread is not threading.main_thread()
     wait_idle(qtbot, context.workers)
