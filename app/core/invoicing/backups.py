@@ -4,8 +4,9 @@ A backup is one zip, `yupana-respaldo-AAAAMMDD-HHMMSS.zip`, holding:
 
 - `yupana.db`: a consistent copy of the database (storage/sqlite/backup.py: `VACUUM INTO`, one read transaction,
   issuing goes on meanwhile), deflated. The main database only: the padrón and the logs are not in it. Secrets go in
-  as they are stored, encrypted under the folder's master key (keyring or passphrase): the copy opens their secrets
-  only where that key is (docs/security.md; the recovery passphrase of the issue is not built).
+  as they are stored, encrypted under the folder's master key (keyring or passphrase); a keyring folder's manifest
+  carries that key wrapped by its recovery passphrase (platform.secrets; `yupana respaldo frase` changes it), a
+  shared database's keys open with the business passphrase (docs/security.md).
 - `manifiesto.json`: Yupana's version, the date, the copy's size and SHA-256, the rows of every table, the last
   number of every serie and the last RA/RC counter of every day.
 

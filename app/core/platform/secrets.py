@@ -75,12 +75,14 @@ def salt_record(salt: bytes, cost: int) -> str:
 
 
 def read_salt_record(record: str) -> tuple[bytes, int]:
-    """(salt, scrypt cost) of a `salt_record` (UNRECORDED_N when it records none)."""
+    """(salt, scrypt cost) of a `salt_record` (UNRECORDED_N when it records none); ValueError when it is damaged."""
     text, _, cost_text = record.partition("$")
-    cost = int(cost_text) if cost_text.isdigit() else UNRECORDED_N
-    if cost_text and not cost_text.isdigit() or not SCRYPT_N_RANGE[0] <= cost <= SCRYPT_N_RANGE[1] \
-            or cost & (cost - 1):
+    if cost_text and not cost_text.isdigit():
         raise ValueError(f"unreadable scrypt cost in a salt record: {cost_text!r}")
+    cost = int(cost_text) if cost_text else UNRECORDED_N
+    low, high = SCRYPT_N_RANGE
+    if not low <= cost <= high or cost & (cost - 1):  # scrypt takes a power of two
+        raise ValueError(f"scrypt cost out of range in a salt record: {cost}")
     return base64.b64decode(text), cost
 
 

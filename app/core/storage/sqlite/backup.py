@@ -3,8 +3,9 @@
 The one place that reads every table: a backup is of the whole database, not of one aggregate. The copy is made by
 `VACUUM INTO`, which reads the database inside one read transaction (a consistent snapshot, whatever commits
 meanwhile: WAL readers never block writers) and writes a compact file that needs no WAL beside it. The facts are
-read from the copy, never from the live database, so the manifest describes exactly what was copied. (PostgreSQL,
-issue 34, will export through its repositories or COPY in the same format; not built.)
+read from the copy, never from the live database, so the manifest describes exactly what was copied. A shared
+PostgreSQL database is exported in the same format (app/core/storage/postgres/backup.py, through
+`database_from_rows` below).
 """
 
 from __future__ import annotations
