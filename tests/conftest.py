@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import costs, shared
+from tests.helpers import costs, shared  # noqa: F401 - costs: imported for what it sets (tests/helpers/costs.py)
 from tests.helpers.base import ISSUER_RUC, ROOT, TEST_PASSPHRASE
 
 # The SUNAT submission and messaging fixtures (sandbox, sunat_engine, gateway…) live beside their helpers.
@@ -19,7 +19,6 @@ pytest_plugins = ["tests.helpers.sunat_support", "tests.helpers.messaging_suppor
                   "tests.helpers.registry_support", "tests.helpers.postgres"]
 
 GUI_TESTS = ROOT / "tests" / "gui"
-assert costs.POOL  # imported for what it sets: the lower scrypt cost and the pool of RSA keys (tests/helpers/costs.py)
 
 
 # Under `make mutation` (mutmut names the mutant in MUTANT_UNDER_TEST) the fast exact tests go first: a mutant they

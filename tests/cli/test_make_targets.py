@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from tests.gui.test_screenshots_deterministic import assert_identical, pictures_in, render
 from tests.helpers.base import ROOT
+from tests.helpers.screenshots import assert_identical, pictures_in, render
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")]
