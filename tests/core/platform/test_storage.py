@@ -190,3 +190,44 @@ def test_close_leaves_an_empty_wal(home):
     assert _wal_bytes(store) > 0
     store.close()
     assert _wal_bytes(store) == 0
+
+
+def test_closing_waits_for_a_write_another_thread_is_making_and_refuses_later_ones(tmp_path, monkeypatch):
+    """A window's worker still saving when the engine closes: its write ends before its connection is closed (closed
+    under it, a test process crashed with a segmentation fault in CI). The worker takes the writer lock just after
+    close's final checkpoint let it go, as it did there."""
+    storage = Storage.open(tmp_path / "yupana.db", SETS)
+    inside, go_on, written = threading.Event(), threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            with storage.write() as conn:
+                inside.set()
+                assert go_on.wait(30)
+                conn.execute("CREATE TABLE late (x)")
+            written.set()
+        except BaseException as exc:  # noqa: BLE001 - what the worker met is the test's finding
+            failed.append(exc)
+
+    writing = threading.Thread(target=worker)
+    checkpoint = storage.checkpoint
+
+    def checkpoint_then_a_write_begins(*args: object) -> object:
+        done = checkpoint(*args)
+        writing.start()
+        assert inside.wait(30)
+        return done
+
+    monkeypatch.setattr(storage, "checkpoint", checkpoint_then_a_write_begins)
+    closing = threading.Thread(target=storage.close)
+    closing.start()
+    assert inside.wait(30)
+    closing.join(0.5)  # close waits for the write now; before, it closed the connection under it at once
+    go_on.set()
+    writing.join(30)
+    closing.join(30)
+    assert failed == [] and written.is_set() and not closing.is_alive()
+    with pytest.raises(RuntimeError, match="closed"):
+        with storage.write():
+            pass

@@ -154,6 +154,8 @@ class Storage:
         block makes the outer transaction's commit durable."""
         conn = self.conn()
         with self._write_lock:
+            if self._closed:  # closed while this thread waited for the lock: its connection is closed too
+                raise RuntimeError("storage is closed")
             if conn.in_transaction:  # nested use inside a write block joins the outer transaction
                 if durable:
                     self._local.sync_after = True  # the pragma cannot change inside a transaction: see below
@@ -301,7 +303,10 @@ class Storage:
             except sqlite3.Error:
                 log.warning("final checkpoint of %s failed", self.path, exc_info=True)
         self._closed = True
-        with self._connections_lock:
+        # Under the writer lock: a write another thread is making (a window's worker still saving when the engine
+        # closes) ends before its connection is closed under it, which crashed the process (SQLite used after
+        # close); a write that starts later finds the storage closed (`write`).
+        with self._write_lock, self._connections_lock:
             for conn in self._connections:
                 try:
                     conn.close()
