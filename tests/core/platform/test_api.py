@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -14,7 +15,7 @@ from app.core.contract import MAX_BODY_BYTES
 from app.core.engine import Engine
 from app.core.errors import YupanaError
 from app.core.platform.settings import is_loopback
-from tests.helpers.base import ROOT
+from tests.helpers.base import ROOT, run_cli
 
 
 @pytest.fixture
@@ -201,12 +202,16 @@ def serve(home, *args):
 
 
 def test_two_processes_on_a_new_folder_agree_on_one_token(tmp_path):
-    """Reported: `yupana serve` and `yupana serve --show-token` started together each created a token."""
+    """Reported: `yupana serve` and `yupana serve --show-token` started together each created a token. Three real
+    processes at once, forked from a process that imported the command already (run_cli): the race is between the
+    processes, not their interpreters' start-up."""
     for attempt in range(3):
         home = tmp_path / f"nueva-{attempt}"
         home.mkdir()
-        processes = [serve(home, "--show-token") for _ in range(3)]
-        tokens = {proc.communicate(timeout=60)[0].strip() for proc in processes}
+        with ThreadPoolExecutor(3) as starter:
+            done = list(starter.map(lambda _: run_cli("serve", "--show-token", home=home, timeout=60), range(3)))
+        assert all(process.returncode == 0 for process in done), [process.stderr for process in done]
+        tokens = {process.stdout.decode().strip() for process in done}
         assert len(tokens) == 1 and "" not in tokens
         with Engine(home) as engine:
             assert engine.admin.api_token() in tokens
