@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -142,6 +143,10 @@ def test_the_turns_holder_killed_the_other_desk_takes_over_at_once_and_writes_wh
     url = postgres_server.fresh_database()
     unplugged = tmp_path / "usb-caja1"
     unplugged.mkdir()
+    # The holder is a process of its own, where the test's frozen clock does not reach: a backup made just now (its
+    # name is what the schedule reads) keeps its daily backup from being due, whatever the hour (after 20:00 in Peru
+    # it made one at once, into the folder this test pulls out).
+    (unplugged / f"yupana-respaldo-{clock.now().astimezone(dt.UTC):%Y%m%d-%H%M%S}.zip").write_bytes(b"")
     home = tmp_path / "caja1"
     home.mkdir()
     DeskSettings(home).put("database_url", url)
@@ -152,7 +157,7 @@ def test_the_turns_holder_killed_the_other_desk_takes_over_at_once_and_writes_wh
     second = None
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        unplugged.rmdir()  # the holder's USB drive pulled out: it hears the vouchers and cannot write them
+        shutil.rmtree(unplugged)  # the holder's USB drive pulled out: it hears the vouchers and cannot write them
         folder = tmp_path / "carpeta-caja2"
         folder.mkdir()
         second = desk_engine(tmp_path / "caja2", url)
