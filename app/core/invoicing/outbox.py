@@ -50,7 +50,7 @@ from app.core.invoicing.ubl_identity import DocumentId
 from app.core.invoicing.voucher_store import VoucherStore
 from app.core.platform.environments import ambiente_of
 from app.core.platform.events import EventBus, SunatCdrStored
-from app.core.platform.loops import UNTIL_WOKEN, BackgroundLoop
+from app.core.platform.loops import BackgroundLoop
 from app.core.platform.processes import owner_alive, owner_of_this_process
 from app.core.platform.settings import Settings
 from app.core.storage.ports.database import Database
@@ -540,7 +540,9 @@ class Outbox:
 class _LeaseKeeper:
     """Renews the leases of an outbox's attempts while they run: each one every third of the lease's length, so an
     attempt waiting on a slow SUNAT keeps its row however long the answer takes. One background loop per outbox,
-    started with the first lease and idle (waiting for the next one) while none is held.
+    started with the first lease. Holding a lease never wakes it (an «Emitir» holds one for each send, and a wake
+    cost the sender a thread switch and a settings read at the moment it zips and posts): the loop looks at the held
+    leases at least every third of a lease, held or not, so a new lease is renewed on time all the same.
 
     `renew(submission_id, lease, seconds)` extends a lease on the database's clock (False once it is no longer this
     attempt's: finished, or taken over after this process stalled past its expiry); `seconds()` is the lease's length.
@@ -561,7 +563,7 @@ class _LeaseKeeper:
         with self._changed:
             self._held[lease] = (submission_id, time.monotonic())
             self._changed.notify_all()
-        self._loop.wake()  # started with the first lease; the wait until the next renewal computed again
+        self._loop.start()  # with the first lease; it looks again before this one is due (`_renew_due`)
 
     def let_go(self, lease: str) -> None:
         with self._changed:
@@ -572,7 +574,8 @@ class _LeaseKeeper:
         self._loop.stop(timeout)
 
     def _renew_due(self) -> float:
-        """One round: the leases due renewed; the seconds until the next one is due (UNTIL_WOKEN: none held)."""
+        """One round: the leases due renewed; the seconds until the next one is due, and at most a third of a lease
+        (a lease held meanwhile is due no earlier: it is renewed on time without a wake)."""
         every = max(0.05, self._seconds() / 3)  # read outside the lock: a setting
         with self._changed:
             now = time.monotonic()
@@ -583,7 +586,7 @@ class _LeaseKeeper:
                 self._renew_one(lease, submission_id, seconds)
         with self._changed:
             now = time.monotonic()
-            return min((at + every - now for _id, at in self._held.values()), default=UNTIL_WOKEN)
+            return min((at + every - now for _id, at in self._held.values()), default=every)
 
     def _renew_one(self, lease: str, submission_id: int, seconds: float) -> None:
         kept: bool | None

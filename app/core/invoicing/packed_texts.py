@@ -83,16 +83,31 @@ def unpack_bytes(value: bytes | None, dictionary_of: Callable[[bytes], bytes]) -
     return _inflate(value, dictionary_of) if value.startswith(MAGIC) else value
 
 
+# digest → the dictionary object found to have it. A store hands out the same bytes object for a digest each time
+# (it keeps them), so the check is made once per dictionary, not per text: hashing 32 KiB cost more than unpacking a
+# voucher's XML (issue 33). Other bytes for a digest are checked again. A few entries: one per issuer and kind.
+_checked: dict[bytes, bytes] = {}
+MAX_CHECKED = 256
+
+
+def _checked_dictionary(digest: bytes, dictionary_of: Callable[[bytes], bytes]) -> bytes:
+    dictionary = dictionary_of(digest)
+    if _checked.get(digest) is not dictionary:
+        if digest_of(dictionary) != digest:
+            raise ValueError("the dictionary's bytes are not the ones its name says")
+        if len(_checked) >= MAX_CHECKED:
+            _checked.clear()
+        _checked[digest] = dictionary
+    return dictionary
+
+
 def _inflate(value: bytes, dictionary_of: Callable[[bytes], bytes]) -> bytes:
     digest = bytes(value[len(MAGIC):len(MAGIC) + DIGEST_BYTES])
     body = value[len(MAGIC) + DIGEST_BYTES:]
     if digest == bytes(DIGEST_BYTES):
         unpacker = zlib.decompressobj(-15)
     else:
-        dictionary = dictionary_of(digest)
-        if digest_of(dictionary) != digest:
-            raise ValueError("the dictionary's bytes are not the ones its name says")
-        unpacker = zlib.decompressobj(-15, zdict=dictionary)
+        unpacker = zlib.decompressobj(-15, zdict=_checked_dictionary(digest, dictionary_of))
     data = unpacker.decompress(body) + unpacker.flush()
     if not unpacker.eof:
         raise ValueError("a packed text is cut short")

@@ -78,7 +78,7 @@ def zip_document(xml_name: str, xml: bytes) -> tuple[str, bytes]:
     """The zip SUNAT expects: named like the XML, with that one XML inside."""
     stem = xml_name[:-4] if xml_name.lower().endswith(".xml") else xml_name
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         archive.writestr(f"{stem}.xml", xml)
     return f"{stem}.zip", buffer.getvalue()
 

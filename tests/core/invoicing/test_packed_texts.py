@@ -49,6 +49,23 @@ def test_pack_round_trip_and_refusals():
         packed_texts.unpack(packed_texts.pack(text)[:-5], {}.__getitem__)
 
 
+def test_a_dictionary_is_checked_once_per_object_and_other_bytes_under_its_name_again(monkeypatch):
+    text = "<Invoice>" + "y" * 3000 + "</Invoice>"
+    dictionary = ("<Invoice>" + "y" * 2000 + "<!-- once -->").encode()
+    digest = packed_texts.digest_of(dictionary)
+    packed = packed_texts.pack(text, dictionary)
+    hashed: list[bytes] = []
+    real_digest_of = packed_texts.digest_of
+    monkeypatch.setattr(packed_texts, "digest_of", lambda data: hashed.append(data) or real_digest_of(data))
+    for _ in range(3):
+        assert packed_texts.unpack(packed, {digest: dictionary}.__getitem__) == text
+    assert hashed == [dictionary]  # the store's one object: hashed the first time only
+    forged = bytes(len(dictionary))  # another object under the same name: checked, and refused
+    with pytest.raises(ValueError):
+        packed_texts.unpack(packed, lambda _digest: forged)
+    assert packed_texts.unpack(packed, {digest: dictionary}.__getitem__) == text
+
+
 @needs_xmlsec
 def test_a_signed_voucher_read_back_from_compressed_storage_verifies(engine, company, certificado_id, tmp_path):
     generated = engine.invoicing.generate_xml(factura("F001", 1, LINES))
