@@ -16,7 +16,7 @@ from tests.helpers.base import ISSUER_RUC, ROOT, TEST_PASSPHRASE
 
 # The SUNAT submission and messaging fixtures (sandbox, sunat_engine, gateway…) live beside their helpers.
 pytest_plugins = ["tests.helpers.sunat_support", "tests.helpers.messaging_support", "tests.helpers.voids_support",
-                  "tests.helpers.registry_support", "tests.helpers.postgres"]
+                  "tests.helpers.registry_support", "tests.helpers.postgres", "tests.helpers.keyrings"]
 
 GUI_TESTS = ROOT / "tests" / "gui"
 

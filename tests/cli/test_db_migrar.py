@@ -280,13 +280,13 @@ class KeyringFolder:
 
 @pytest.fixture
 def keyring_folder(home, monkeypatch) -> Iterator[KeyringFolder]:
-    """A folder whose keys this computer's keyring protects (tests/core/platform/test_keyring_path.py's backend, in
+    """A folder whose keys this computer's keyring protects (tests/helpers/keyrings.py's backend, in
     memory; no business passphrase given): its company, a test certificate, the SOL key, the API token and F001-1
     signed."""
     import keyring
 
     from app.core.platform import secrets
-    from tests.core.platform.test_keyring_path import MemoryKeyring
+    from tests.helpers.keyrings import MemoryKeyring
 
     monkeypatch.setenv(secrets.KEYRING_ENV, "1")
     monkeypatch.delenv(secrets.PASSPHRASE_ENV)

@@ -209,7 +209,8 @@ def test_two_processes_on_a_new_folder_agree_on_one_token(tmp_path):
         home = tmp_path / f"nueva-{attempt}"
         home.mkdir()
         with ThreadPoolExecutor(3) as starter:
-            done = list(starter.map(lambda _: run_cli("serve", "--show-token", home=home, timeout=60), range(3)))
+            started = [starter.submit(run_cli, "serve", "--show-token", home=home, timeout=60) for _ in range(3)]
+            done = [process.result() for process in started]
         assert all(process.returncode == 0 for process in done), [process.stderr for process in done]
         tokens = {process.stdout.decode().strip() for process in done}
         assert len(tokens) == 1 and "" not in tokens

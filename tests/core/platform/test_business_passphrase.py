@@ -12,7 +12,6 @@ import pytest
 from app.core.errors import ErrorCode, YupanaError
 from app.core.platform import secrets
 from app.core.platform.settings import DeskSettings
-from tests.core.platform.test_keyring_path import MemoryKeyring
 from tests.helpers.base import ISSUER_RUC
 
 pytestmark = pytest.mark.postgres
@@ -56,19 +55,6 @@ def test_every_desk_opens_the_keys_with_the_business_passphrase(shared_url, tmp_
         assert caught.value.code == ErrorCode.UNAUTHORIZED and "frase secreta no es correcta" in caught.value.message
     finally:
         third.close()
-
-
-@pytest.fixture
-def memory_keyring(monkeypatch):
-    import keyring
-
-    monkeypatch.setenv(secrets.KEYRING_ENV, "1")
-    monkeypatch.delenv(secrets.PASSPHRASE_ENV, raising=False)
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def test_a_desk_with_a_keyring_asks_once_then_remembers_the_business_key(shared_url, tmp_path, memory_keyring):

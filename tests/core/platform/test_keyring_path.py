@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import base64
 
-import keyring
-import keyring.backend
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -17,36 +15,6 @@ from app.core.platform import secrets
 from app.core.platform.paths import database_path
 
 SECRET = "clave-del-proveedor-que-nadie-debe-leer-7f3a"
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keyring of our own, in memory: the same interface as the system's."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.passwords.pop((service, username), None)
-
-
-@pytest.fixture
-def memory_keyring(monkeypatch):
-    monkeypatch.setenv(secrets.KEYRING_ENV, "1")
-    monkeypatch.delenv(secrets.PASSPHRASE_ENV, raising=False)  # only the keyring can open the keys
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def _database_bytes(home) -> bytes:
