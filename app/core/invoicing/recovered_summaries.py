@@ -20,6 +20,7 @@ observado), and only when it answers that very RA/RC (its ReferenceID).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Sequence
@@ -34,8 +35,8 @@ from app.core.invoicing import summaries
 from app.core.invoicing.backup_files import summary_files
 from app.core.invoicing.recovered import RecoveredFiles
 from app.core.invoicing.statuses import ACCEPTED, SUBMISSION_DONE, SUBMISSION_FAILED, SUBMISSION_PENDING
+from app.core.invoicing.voids.book import record_answer
 from app.core.invoicing.voids.rules import document_name, status_once_accepted
-from app.core.invoicing.voucher_keys import now_text
 from app.core.invoicing.xmldsig import verify_xml
 from app.core.platform.environments import NAMES
 from app.core.storage.ports.summaries import SummaryEntry
@@ -165,9 +166,8 @@ def _record(store: Any, repository: Any, summary_id: int, ruc: str, ident: str, 
     """SUNAT's answer recorded on a summary inside the caller's transaction and, accepted, its vouchers' new status,
     as when its ticket is answered (voids.tickets)."""
     accepted = answer.estado in ACCEPTED
-    repository.finish(summary_id, state=SUBMISSION_DONE if accepted else SUBMISSION_FAILED, codigo=answer.codigo,
-                      descripcion=answer.descripcion, cdr_xml=store.pack_bytes("cdr-xml:summaries", answer.xml),
-                      cdr_member=f"R-{ruc}-{ident}.xml", updated_at=now_text())
+    record_answer(store, repository, summary_id, SUBMISSION_DONE if accepted else SUBMISSION_FAILED, answer.codigo,
+                  answer.descripcion, dataclasses.replace(answer, member=f"R-{ruc}-{ident}.xml"))
     if accepted:
         for line in repository.lines(summary_id):
             store.write_status(line["voucher_id"], status_once_accepted(line["condition"]))

@@ -183,10 +183,7 @@ class SummaryBook:
         """Record SUNAT's answer once: False when another poll (the background one, another window) got there first.
         A CDR is kept as its XML and member name (m004)."""
         with self.storage.transaction(durable=True):
-            cdr_xml = None if answer is None else self.store.pack_bytes("cdr-xml:summaries", answer.xml)
-            first = self.repository.finish(summary_id, state=state, codigo=codigo, descripcion=descripcion,
-                                          cdr_xml=cdr_xml, cdr_member=answer.member if answer else None,
-                                          updated_at=now_text())
+            first = record_answer(self.store, self.repository, summary_id, state, codigo, descripcion, answer)
         if first and notify:
             self.changed(summary_id)
         return first
@@ -217,3 +214,13 @@ class SummaryBook:
         return SummaryOutcome(row["id"], row["emisor_ruc"], row["ident"], row["kind"], row["ticket"], row["state"], row["codigo"],
                               row["descripcion"], row["xml_firmado"], vouchers, stored_zip(self.store, row),
                               environment=row["environment"])
+
+
+def record_answer(store: VoucherStore, repository: Any, summary_id: int, state: str, codigo: str | None,
+                  descripcion: str, answer: cdr_module.Cdr | None = None) -> bool:
+    """SUNAT's answer recorded on a summary inside the caller's transaction, once (False when it was recorded
+    before): its state, code and text, and a CDR kept as its XML and member name (m004). `SummaryBook.finish` and a
+    restore reading the RA/RC's answers back from the files (app.core.invoicing.recovered_summaries) record it so."""
+    cdr_xml = None if answer is None else store.pack_bytes("cdr-xml:summaries", answer.xml)
+    return repository.finish(summary_id, state=state, codigo=codigo, descripcion=descripcion, cdr_xml=cdr_xml,
+                             cdr_member=answer.member if answer else None, updated_at=now_text())
