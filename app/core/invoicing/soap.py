@@ -78,6 +78,8 @@ def zip_document(xml_name: str, xml: bytes) -> tuple[str, bytes]:
     """The zip SUNAT expects: named like the XML, with that one XML inside."""
     stem = xml_name[:-4] if xml_name.lower().endswith(".xml") else xml_name
     buffer = io.BytesIO()
+    # Deflate's level 1: a ten-line factura's signed XML (16 kB) zips to 3.6 kB against 3.2 kB at level 6, in half
+    # the time or less, on «Emitir»'s way to the send (issue 33)
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         archive.writestr(f"{stem}.xml", xml)
     return f"{stem}.zip", buffer.getvalue()
