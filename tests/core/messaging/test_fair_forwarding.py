@@ -214,6 +214,39 @@ def test_after_a_410_the_lane_sends_nothing_more_of_that_subscription(tmp_path):
         storage.close()
 
 
+def test_a_delivery_claimed_while_a_410_is_being_written_is_cancelled_with_it(tmp_path):
+    """The race fixed in 640855a (seen once in a make test with four processes, never on demand), made to happen: as
+    the 410 is being written, another event comes and the loop claims its delivery (the store still has the
+    subscription active). Fault injection: the outcome's writing waits, inside the lane, until that claim is made."""
+    gone = Subscriber(status=410)
+    gone.start()
+    storage, store = shop(tmp_path / "shop.db", {"sub_a_gone": gone.url}, 1)
+    forwarder = Forwarder(store, lambda _sub: SECRET, workers=1)
+    record = forwarder._outcomes.record
+    claimed_meanwhile = threading.Event()
+
+    def record_after_another_claim(outcome) -> None:
+        if outcome[1] == 410 and not claimed_meanwhile.is_set():
+            store.ingest([received(1)], now=1_001.0)
+            forwarder.wake()
+            wait_for(lambda: forwarder.claimed().get("sub_a_gone") == 2)  # the first, and the one claimed now
+            claimed_meanwhile.set()
+        record(outcome)
+
+    forwarder._outcomes.record = record_after_another_claim  # type: ignore[method-assign]
+    try:
+        forwarder.start()
+        wait_for(claimed_meanwhile.is_set)
+        wait_for(lambda: store.subscription("sub_a_gone")["state"] == "disabled")
+        wait_for(lambda: not forwarder.claimed().get("sub_a_gone"))
+        assert len(gone.received) == 1  # the delivery claimed during the 410 was never sent
+        assert collections.Counter(d["state"] for d in store.deliveries("sub_a_gone")) == {"cancelled": 2}
+    finally:
+        forwarder.stop()
+        gone.stop()
+        storage.close()
+
+
 # ---------------------------------------------------------------- a kill re-sends only what was in flight
 
 
