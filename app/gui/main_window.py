@@ -288,16 +288,31 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def _database_waited(self, dialog: DatabaseWait) -> None:
+        if dialog.user_left:
+            self._database_left(dialog)
+            return
         dialog.wait_finished()
         self.database_wait = None
         if dialog.failure is not None:
             self._say_open_failed(dialog.failure)
         elif dialog.result() == QDialog.DialogCode.Accepted and dialog.engine is not None:
             self._engine_opened(dialog.engine)
-        else:  # «Salir»
-            if dialog.engine is not None:
-                dialog.engine.close()
-            self.close()
+        else:  # nothing opened, nothing failed: left
+            self._database_left(dialog)
+
+    def _database_left(self, dialog: DatabaseWait) -> None:
+        """«Salir»: Yupana closes. A connection attempt under way runs to its time-out (a server that drops packets:
+        up to 10 s): the window leaves the screen now, its events still running, and closes when the attempt ends
+        (an engine it opened meanwhile is closed)."""
+        if not dialog.ended:
+            self.hide()
+            dialog.worker_ended.connect(lambda: self._database_left(dialog))
+            return
+        dialog.wait_finished()  # the worker ended: at once
+        self.database_wait = None
+        if dialog.engine is not None:
+            dialog.engine.close()
+        self.close()
 
     def _say_open_failed(self, exc: BaseException) -> None:
         log.error("could not open the engine: %s", exc, exc_info=exc)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.core.api import Engine, shared_database
@@ -115,10 +115,18 @@ def _open_waiting(job: Job, home: str | Path | None) -> Engine | None:
 
 class DatabaseWait(QDialog):
     """Shown instead of a crash when the shared database does not answer as Yupana opens: the server named in Spanish,
-    tried again on a worker (Engine.open_waiting) until it answers — then the window opens — or the user leaves."""
+    tried again on a worker (Engine.open_waiting) until it answers — then the window opens — or the user leaves.
+
+    `user_left`: the dialog was left («Salir», Esc) with nothing opened and nothing failed; `worker_ended` (and
+    `ended`) once the worker's outcome is here: after «Salir» a connection attempt under way still runs to its
+    time-out, and whoever showed the dialog waits for this signal instead of blocking its window."""
+
+    worker_ended = Signal()
 
     def __init__(self, home: str | Path | None, first: str, workers: Workers) -> None:
         super().__init__()
+        self.user_left = False
+        self.ended = False
         self.setWindowTitle("Yupana: esperando la base de datos compartida")
         self.setMinimumWidth(560)
         self.message = QLabel(first)
@@ -149,6 +157,7 @@ class DatabaseWait(QDialog):
 
     def _opened(self, engine: Engine | None) -> None:
         self.engine = engine
+        self._ended()
         if not self.isVisible():  # the user left meanwhile: whoever showed the dialog closes an engine come too late
             return
         if engine is not None:
@@ -158,10 +167,16 @@ class DatabaseWait(QDialog):
 
     def _failed(self, exc: BaseException) -> None:
         self.failure = exc
+        self._ended()
         if self.isVisible():
             self.reject()
 
+    def _ended(self) -> None:
+        self.ended = True
+        self.worker_ended.emit()
+
     def reject(self) -> None:
+        self.user_left = self.user_left or (self.engine is None and self.failure is None)
         self._job.cancel()
         super().reject()
 

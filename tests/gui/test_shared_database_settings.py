@@ -223,3 +223,41 @@ def test_the_app_s_start_with_the_server_down_waits_in_a_dialog_then_attaches_th
         window.close()
         window.workers.wait(15_000)
         window.engine.close()
+
+
+def test_leaving_during_a_connection_attempt_never_freezes_the_window(qtbot, stopped_cluster, home, monkeypatch):
+    """«Salir» while a connection attempt is under way (a server that drops packets answers nothing until the
+    connect time-out, up to 10 s): the window leaves the screen at once and its events keep running; it closes when
+    the attempt ends. Fault injection: the attempt under way is one that waits for the test."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    from app.gui import shared_database
+    from app.gui.main_window import MainWindow
+
+    attempt_may_end, attempt_ended = threading.Event(), threading.Event()
+
+    def slow_attempt(job, _home):
+        job.report(("No se pudo conectar con la base de datos compartida en 127.0.0.1:5432.", 1.0))
+        attempt_may_end.wait(5)  # on the old code the window's thread waits here for it: 5 s, not a minute
+        attempt_ended.set()
+
+    monkeypatch.setattr(shared_database, "_open_waiting", slow_attempt)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.open_engine_when_painted(str(home))
+    window.show()
+    qtbot.waitUntil(lambda: window.database_wait is not None, timeout=60_000)
+    dialog = window.database_wait
+    qtbot.waitUntil(lambda: "127.0.0.1:5432" in dialog.message.text(), timeout=10_000)
+    dialog.reject()  # «Salir»
+    ticked: list[bool] = []
+    QTimer.singleShot(0, lambda: ticked.append(attempt_ended.is_set()))
+    qtbot.waitUntil(lambda: bool(ticked), timeout=10_000)
+    assert ticked == [False]  # the window's events ran while the attempt was still under way
+    assert not window.isVisible() and window.database_wait is dialog
+    attempt_may_end.set()
+    qtbot.waitUntil(lambda: window.database_wait is None, timeout=10_000)
+    assert not window.attached and not window.isVisible()
+    window.workers.wait(15_000)
