@@ -200,10 +200,9 @@ def test_leaving_while_the_server_is_down_opens_nothing(qtbot, stopped_cluster, 
     assert dialog.engine is None and dialog.failure is None
 
 
-def test_the_app_s_start_with_the_server_down_waits_in_a_dialog_then_attaches_the_engine(qtbot, stopped_cluster, home):
-    """The app's own start (the window first, the engine opened on a worker, issue 33) meets the shared database off:
-    the waiting dialog names the server instead of the window's failure text, and once the server answers the
-    engine it opened is the window's."""
+def window_waiting_for_the_database(qtbot, home, server: str):
+    """The app's own start (the window first, the engine opened on a worker) meeting the shared database off: the
+    window and its waiting dialog, once the dialog names `server`."""
     from app.gui.main_window import MainWindow
 
     window = MainWindow()
@@ -212,7 +211,15 @@ def test_the_app_s_start_with_the_server_down_waits_in_a_dialog_then_attaches_th
     window.show()
     qtbot.waitUntil(lambda: window.database_wait is not None, timeout=60_000)
     dialog = window.database_wait
-    qtbot.waitUntil(lambda: f"127.0.0.1:{stopped_cluster.port}" in dialog.message.text(), timeout=30_000)
+    qtbot.waitUntil(lambda: server in dialog.message.text(), timeout=30_000)
+    return window, dialog
+
+
+def test_the_app_s_start_with_the_server_down_waits_in_a_dialog_then_attaches_the_engine(qtbot, stopped_cluster, home):
+    """The app's own start (the window first, the engine opened on a worker, issue 33) meets the shared database off:
+    the waiting dialog names the server instead of the window's failure text, and once the server answers the
+    engine it opened is the window's."""
+    window, dialog = window_waiting_for_the_database(qtbot, home, f"127.0.0.1:{stopped_cluster.port}")
     assert not window.attached and window.open_error is None
     stopped_cluster.start()
     qtbot.waitUntil(lambda: window.attached, timeout=60_000)
@@ -234,7 +241,6 @@ def test_leaving_during_a_connection_attempt_never_freezes_the_window(qtbot, sto
     from PySide6.QtCore import QTimer
 
     from app.gui import shared_database
-    from app.gui.main_window import MainWindow
 
     attempt_may_end, attempt_ended = threading.Event(), threading.Event()
 
@@ -244,13 +250,7 @@ def test_leaving_during_a_connection_attempt_never_freezes_the_window(qtbot, sto
         attempt_ended.set()
 
     monkeypatch.setattr(shared_database, "_open_waiting", slow_attempt)
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.open_engine_when_painted(str(home))
-    window.show()
-    qtbot.waitUntil(lambda: window.database_wait is not None, timeout=60_000)
-    dialog = window.database_wait
-    qtbot.waitUntil(lambda: "127.0.0.1:5432" in dialog.message.text(), timeout=10_000)
+    window, dialog = window_waiting_for_the_database(qtbot, home, "127.0.0.1:5432")
     dialog.reject()  # «Salir»
     ticked: list[bool] = []
     QTimer.singleShot(0, lambda: ticked.append(attempt_ended.is_set()))
