@@ -16,6 +16,7 @@ from app.core.platform import secrets
 from app.gui.restore import RestoreDialog
 from tests.core.invoicing.test_backup_recovery import RECOVERY, keyring_shop, this_pc_keyring  # noqa: F401
 from tests.helpers.base import ISSUER_RUC
+from tests.helpers.damaged_backups import flipped_byte_copy
 from tests.helpers.golden import COMPANY
 from tests.helpers.gui import wait_idle
 from tests.helpers.messaging_support import wait_for
@@ -147,10 +148,7 @@ def test_the_assistant_refuses_a_damaged_backup_and_a_folder_with_data(qtbot, en
     from app.core.platform.companies import Company
     from app.gui.main_window import MainWindow
 
-    damaged = tmp_path / shop_backup.name
-    data = bytearray(shop_backup.read_bytes())
-    data[len(data) // 2] ^= 0xFF  # a flipped byte
-    damaged.write_bytes(bytes(data))
+    damaged = flipped_byte_copy(shop_backup, tmp_path / shop_backup.name, 0xFF)  # a flip that changes the data
     window = MainWindow(engine, first_run=False)
     qtbot.addWidget(window)
     window.show()

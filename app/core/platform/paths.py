@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +74,21 @@ class PrivateJsonFile:
         return stored
 
     def write(self, value: Any) -> None:
-        private_file(self.path)
-        partial = self.path.with_name(self.path.name + ".part")
-        private_file(partial)
-        partial.write_text(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True), encoding="utf-8")
-        os.replace(partial, self.path)
+        """The whole file replaced at once. Each write has a temporary file of its own (two threads writing at once
+        never share one), created private, and the file itself is never created empty first: a reader sees no file,
+        the previous text or the new one."""
+        text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8")
+        handle, partial = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "wb") as stream:  # mkstemp: readable and writable by its owner only
+                stream.write(text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(partial, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise
 
 
 def database_path(home: Path) -> Path:

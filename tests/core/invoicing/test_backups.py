@@ -20,6 +20,7 @@ from app.core.errors import YupanaError
 from app.core.invoicing import backups, statuses
 from app.core.platform import clock
 from tests.helpers.base import ISSUER_RUC, run_cli
+from tests.helpers.damaged_backups import flipped_byte_copy
 from tests.helpers.voids_support import issued
 from tests.helpers.voucher_matrix import factura, item
 
@@ -155,15 +156,7 @@ def _rewritten(source: Path, target: Path, *, drop: str | None = None, manifest:
 
 
 def test_verificar_refuses_a_flipped_byte_in_the_database(good_backup, tmp_path):
-    with zipfile.ZipFile(good_backup) as archive:
-        info = archive.getinfo(backups.DATABASE)
-    data = bytearray(good_backup.read_bytes())
-    header = info.header_offset
-    start = header + 30 + int.from_bytes(data[header + 26:header + 28], "little") \
-        + int.from_bytes(data[header + 28:header + 30], "little")
-    data[start + info.compress_size // 2] ^= 0x01
-    damaged = tmp_path / "volteado.zip"
-    damaged.write_bytes(bytes(data))
+    damaged = flipped_byte_copy(good_backup, tmp_path / "volteado.zip")  # a byte whose flip changes the data
     check = backups.verify(damaged)
     assert not check.ok and len(check.problems) == 1
     assert check.problems[0].startswith("«yupana.db» está dañado dentro del respaldo")

@@ -74,3 +74,55 @@ def test_two_desks_on_one_database_have_their_own_environment_and_share_the_rest
     finally:
         first.close()
         second.close()
+
+
+def test_a_reader_never_sees_the_desk_file_empty_or_half_written_while_it_is_first_written(tmp_path, monkeypatch):
+    """Seen in CI: the window's worker starting the sandboxes read puesto.json while a setting wrote it the first
+    time, and got an empty file (JSONDecodeError). Fault injection: another desk reads at the moment the finished
+    text is about to replace the file."""
+    import os
+
+    from app.core.platform import paths
+
+    path = tmp_path / DESK_FILE
+    seen: list[object] = []
+    replace = os.replace
+
+    def read_then_replace(source, target):
+        seen.append(paths.PrivateJsonFile(path).read())  # raised ValueError on the empty file, before
+        replace(source, target)
+
+    monkeypatch.setattr(paths.os, "replace", read_then_replace)
+    DeskSettings(tmp_path).put("environment", "beta")
+    DeskSettings(tmp_path).put("environment", "produccion")
+    assert seen == [None, {"environment": "beta"}]  # no file yet, then the whole previous one
+    assert DeskSettings(tmp_path).get("environment") == "produccion"
+    assert not list(tmp_path.glob("*.part")) and stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_two_threads_writing_the_desk_file_at_once_leave_it_whole(tmp_path):
+    """Each write goes through its own temporary file: two writers never write into one `.part` at once."""
+    import json
+    import threading
+
+    desk = DeskSettings(tmp_path)
+    start = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def write(key: str) -> None:
+        start.wait()
+        try:
+            for n in range(200):
+                desk._file.write({key: str(n), "padding": "x" * 4000})
+        except OSError as exc:  # one shared `.part`: the other writer had moved it away (FileNotFoundError)
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(key,)) for key in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    written = json.loads((tmp_path / DESK_FILE).read_text(encoding="utf-8"))
+    assert written in ({"a": "199", "padding": "x" * 4000}, {"b": "199", "padding": "x" * 4000})
+    assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob(".*tmp*"))
