@@ -195,10 +195,27 @@ def test_close_leaves_an_empty_wal(home):
 def test_closing_waits_for_a_write_another_thread_is_making_and_refuses_later_ones(tmp_path, monkeypatch):
     """A window's worker still saving when the engine closes: its write ends before its connection is closed (closed
     under it, a test process crashed with a segmentation fault in CI). The worker takes the writer lock just after
-    close's final checkpoint let it go, as it did there."""
+    close's final checkpoint let it go, as it did there; the worker goes on once close has reached its connections
+    (the old code: closed them at once) or waits for the writer lock to reach them (the fix)."""
     storage = Storage.open(tmp_path / "yupana.db", SETS)
     inside, go_on, written = threading.Event(), threading.Event(), threading.Event()
+    close_reached = threading.Event()  # close, past its checkpoint, asked for either lock
+    checkpointed = threading.Event()
     failed: list[BaseException] = []
+
+    class Watched:
+        """A lock whose entry by the closing thread, after its checkpoint, is told to the test."""
+
+        def __init__(self, lock) -> None:
+            self.lock = lock
+
+        def __enter__(self):
+            if threading.current_thread() is closing and checkpointed.is_set():
+                close_reached.set()
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
 
     def worker() -> None:
         try:
@@ -217,13 +234,15 @@ def test_closing_waits_for_a_write_another_thread_is_making_and_refuses_later_on
         done = checkpoint(*args)
         writing.start()
         assert inside.wait(30)
+        checkpointed.set()
         return done
 
     monkeypatch.setattr(storage, "checkpoint", checkpoint_then_a_write_begins)
+    monkeypatch.setattr(storage, "_write_lock", Watched(storage._write_lock))
+    monkeypatch.setattr(storage, "_connections_lock", Watched(storage._connections_lock))
     closing = threading.Thread(target=storage.close)
     closing.start()
-    assert inside.wait(30)
-    closing.join(0.5)  # close waits for the write now; before, it closed the connection under it at once
+    assert close_reached.wait(30)
     go_on.set()
     writing.join(30)
     closing.join(30)
