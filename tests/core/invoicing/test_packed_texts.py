@@ -1,11 +1,13 @@
-"""Stored texts compressed (issue 19, point 6): new vouchers keep their XML, request and signature as zlib BLOBs
-against a dictionary; read back, the signed XML is byte for byte what operation 2 returned and verifies with xmlsec1;
+"""Stored texts compressed (issue 19, point 6): new vouchers keep their XML, request and signature as zstd BLOBs
+against a dictionary (zlib before issue 33: still read); read back, the signed XML is byte for byte what operation 2 returned and verifies with xmlsec1;
 texts stored before (TEXT) stay readable; a rolled-back dictionary never leaves a row unreadable."""
 
 from __future__ import annotations
 
 import base64
 import shutil
+import threading
+import zlib
 
 import pytest
 
@@ -47,6 +49,41 @@ def test_pack_round_trip_and_refusals():
         packed_texts.unpack(packed_texts.pack(text, dictionary), lambda digest: b"other bytes")
     with pytest.raises(ValueError):
         packed_texts.unpack(packed_texts.pack(text)[:-5], {}.__getitem__)
+
+
+def test_a_text_packed_with_deflate_before_zstd_is_still_read():
+    """Written as Yupana wrote it before issue 33, with zlib itself (not our code): the old magic, the digest, a raw
+    deflate stream against the dictionary."""
+    text = "<Invoice>ñandú " + "z" * 3000 + "</Invoice>"
+    dictionary = ("<Invoice>" + "z" * 2000).encode()
+    packer = zlib.compressobj(3, zlib.DEFLATED, -15, zdict=dictionary)
+    old = packed_texts.DEFLATE_MAGIC + packed_texts.digest_of(dictionary) + packer.compress(text.encode()) + packer.flush()
+    assert packed_texts.unpack(old, {packed_texts.digest_of(dictionary): dictionary}.__getitem__) == text
+    plain = zlib.compressobj(3, zlib.DEFLATED, -15)
+    without = packed_texts.DEFLATE_MAGIC + bytes(8) + plain.compress(b"<a/>") + plain.flush()
+    assert packed_texts.unpack_bytes(without, {}.__getitem__) == b"<a/>"
+    with pytest.raises(ValueError):
+        packed_texts.unpack(old[:-3], {packed_texts.digest_of(dictionary): dictionary}.__getitem__)
+
+
+def test_threads_packing_and_unpacking_at_once_each_get_their_own_texts():
+    """Each thread keeps its own prepared coders (a zstd coder is not shared between threads)."""
+    dictionary = packed_texts.Dictionary.of(("<Invoice>" + "w" * 4000).encode())
+    lookup = {dictionary.digest: dictionary.data}.__getitem__
+    wrong: list[str] = []
+
+    def work(number: int) -> None:
+        for n in range(300):
+            text = f"<Invoice>{number}-{n}" + "w" * (3000 + n) + "</Invoice>"
+            if packed_texts.unpack(dictionary.pack_bytes(text.encode()), lookup) != text:
+                wrong.append(text)
+
+    threads = [threading.Thread(target=work, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not wrong
 
 
 def test_a_dictionary_is_checked_once_per_object_and_other_bytes_under_its_name_again(monkeypatch):
