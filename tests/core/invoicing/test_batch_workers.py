@@ -7,13 +7,14 @@ import base64
 import os
 import signal
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 
 from app.core.invoicing import batches, xmldsig
-from app.core.invoicing.workers import SigningPool
+from app.core.invoicing.workers import Fallback, Maker, SigningPool, outcome_of, wire
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.voucher_matrix import factura, item
 
@@ -48,6 +49,21 @@ def test_a_batch_is_made_by_one_worker_per_core_that_stays_for_the_next(engine, 
     assert [worker.process.pid for worker in pool.workers] == pids  # the same processes: reused, not started again
     assert not any(about["qt_loaded"] for about in pool.about())
     assert stored_numbers(engine) == list(range(1, 46))
+
+
+def test_an_outcome_crosses_the_pipe_as_a_tuple_and_comes_back_equal(engine, company, certificado_id):
+    signer = batches._Signer(engine._batches.signing, certificado_id)
+    maker = Maker(engine._batches.generation, signer.material, signer.algorithm)
+    request = factura("F910", 1, [item("Arroz extra 5 kg", "2", "18.50"), item("Servicio", "1", "100.10")])
+    made = maker.make(3, request)
+    assert not isinstance(made, Fallback) and made.doc.total == Decimal("161.78")  # (37.00 + 100.10) × 1.18
+    values = wire(made)
+    assert all(isinstance(value, str | int | bytes | list | tuple | bool | None) for value in values)
+    back = outcome_of(values)
+    assert back == made and back.doc.total.as_tuple() == made.doc.total.as_tuple()  # the same digits and exponent
+    assert back.doc.fecha == made.doc.fecha and type(back.doc.receptor) is type(made.doc.receptor)
+    assert outcome_of(wire(Fallback(7, "20601030013"))) == Fallback(7, "20601030013")
+    assert outcome_of(wire(Fallback(8))) == Fallback(8)
 
 
 def test_a_voucher_in_a_batch_has_no_sync_of_its_own(engine, company, certificado_id, pooled):
