@@ -355,7 +355,10 @@ class Batches:
             return stored
         self.store.keep_dictionaries(_dictionary_samples(made))  # before the block: written once, not per text
         ids, docs = [], []
-        with self.store.storage.transaction(durable=True):  # one sync for the block's numbers
+        # One sync for the block's numbers; the environment and settings each insert reads, looked up once for it
+        storage = self.store.storage
+        with storage.steady_reads(), storage.transaction(durable=True):
+            block = self.store.block_stamp()
             for number, item in enumerate(made, 1):
                 if number % PUMP_EVERY == 0:
                     pump()
@@ -365,7 +368,7 @@ class Batches:
                                                 xml_sha256=item.xml_sha256, content_key=item.content_key,
                                                 request_json=item.request, xml=item.xml, signed=signed,
                                                 certificado_id=item.certificado_id,
-                                                packed_signature=item.packed_signature)
+                                                packed_signature=item.packed_signature, block=block)
                 except NumberTaken:  # issued before, or by another writer meanwhile
                     continue
                 stored[item.index] = signed

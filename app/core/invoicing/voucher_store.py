@@ -164,14 +164,16 @@ class VoucherStore:
     def add(self, doc: Built, *, name: str, xml_hash: str, xml_sha256: str, content_key: str,
             request_json: str | bytes, xml: str | bytes, signed: CanonicalSignature | None = None,
             certificado_id: str | None = None, status: str | None = None,
-            packed_signature: bytes | None = None) -> int:
+            packed_signature: bytes | None = None, block: tuple[str, str] | None = None) -> int:
         """Insert a voucher inside the caller's transaction (`transaction(durable=True)`: a number handed out must
         survive a power cut): generated, or already signed in memory (a batch, «Emitir»); `doc` is the document as its
         type built it; a text given as bytes (and `packed_signature`) was packed already (`_pack`); `status` when it is not the plain one («Emitir» stores it on its way to SUNAT). Raises
-        NumberTaken when its serie-número was issued in this environment (any other failure as it comes)."""
+        NumberTaken when its serie-número was issued in this environment (any other failure as it comes). `block`: the
+        (environment, updated_at) of a batch's block, worked out once for all of its vouchers (`block_stamp`)."""
+        environment, updated_at = block or self.block_stamp()
         request_scope, xml_scope, _signature_scope = self.scopes_of(doc)
         voucher = NewVoucher(
-            self.environment(), doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml_hash, xml_sha256,
+            environment, doc.emisor_ruc, doc.tipo, doc.serie, doc.numero, name, xml_hash, xml_sha256,
             content_key, status or (FIRMADO if signed else GENERADO), doc.receptor.tipo_documento, doc.receptor.numero_documento,
             doc.receptor.nombre, doc.moneda, f"{doc.total:.2f}", doc.fecha.isoformat(),
             self._pack(request_scope, request_json), self._pack(xml_scope, xml))
@@ -179,8 +181,12 @@ class VoucherStore:
             voucher.signature = packed_signature or self._pack(f"signature:{certificado_id}", signed.signature)
             voucher.signature_offset, voucher.signed_sha256 = signed.offset, signed.sha256
             voucher.digest_value, voucher.signature_value = signed.digest_value, signed.signature_value
-            voucher.certificado_id, voucher.updated_at = certificado_id, now_text()
+            voucher.certificado_id, voucher.updated_at = certificado_id, updated_at
         return self.repository.add(voucher)
+
+    def block_stamp(self) -> tuple[str, str]:
+        """(the current environment, now as stored): what `add` writes in every voucher of one transaction."""
+        return self.environment(), now_text()
 
     def add_recovered(self, voucher: NewVoucher) -> int:
         """Insert a signed voucher read back from a file (app.core.invoicing.recovered) inside the caller's

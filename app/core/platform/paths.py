@@ -55,12 +55,13 @@ class PrivateJsonFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._name = os.fspath(path)  # os.stat on the text: pathlib's stat costs more, and it runs per setting read
         self._read: tuple[tuple[int, int, int] | None, Any] = (None, None)
 
     def read(self) -> Any:
         """The file's JSON, parsed again only when it changed; None when there is no file (ValueError: not JSON)."""
         try:
-            info = self.path.stat()
+            info = os.stat(self._name)
         except FileNotFoundError:
             return None
         stamp = (info.st_ino, info.st_size, info.st_mtime_ns)

@@ -348,10 +348,18 @@ class DeskSettings:
         # Read on every operation (the environment): parsed again only when it changed, by this process or another
         # (`yupana config set` beside the open windows).
         self._file = PrivateJsonFile(self.path)
+        # (the file's JSON as read, the values made of it): one object, so threads never pair one's with another's
+        self._made: tuple[object, dict[str, str]] = (None, {})
 
     def all(self) -> dict[str, str]:
+        """The desk's settings (a dict the caller must not change: it is kept until the file changes). «Emitir» reads
+        six of them and a batch one per voucher: made again only from a new reading of the file (issue 33)."""
         stored = self._file.read()
-        return {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+        parsed, values = self._made
+        if stored is not parsed:
+            values = {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+            self._made = (stored, values)
+        return values
 
     def get(self, key: str) -> str:
         return self.all().get(key, SETTINGS[key].default)
