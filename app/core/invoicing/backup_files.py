@@ -23,15 +23,24 @@ loop runs while a folder is set, renewing the turn; a desk with a folder and wit
 LOOK_AGAIN_S while it keeps ids, and keeps the ids it heard KEEP_S (twice the turn's duration) and at most KEEP_MOST
 of them, oldest dropped first: when the holder dies before writing them, the desk that takes its turn over (at once
 when its process is of this host and gone, else once the turn runs out) writes them. A file written twice (a handover,
-a holder so slow its turn ran out) is only the same bytes again: `_put` leaves a file that has them alone.
+a holder so slow its turn ran out) is only the same bytes again: `_put` leaves a file that has them alone, and each
+write has a temporary file of its own (two desks writing one file at once never share one).
+
+A holder whose folder stays unreachable (its USB drive pulled out) for UNREACHABLE_S lets the turn go, so a desk that
+can write takes it over, writes what it kept and what comes after, and makes the scheduled backups. The desk that let
+go keeps its own ids however long the folder is away (as a single desk does), does not look for the turn meanwhile,
+and once its folder is back writes them into it and competes for the turn again. On a folder's own database (no turn)
+nothing of this applies: the ids wait for the folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
 import re
+import tempfile
 import threading
 import time
 import zipfile
@@ -43,7 +52,6 @@ from typing import Any
 from app.core.invoicing.cdr import cdr_member
 from app.core.platform.environments import NAMES, get
 from app.core.platform.loops import IDLE, BackgroundLoop, Due
-from app.core.platform.paths import private_file
 from app.core.platform.turns import LOOK_AGAIN_S, TURN_S, DeskTurn
 from app.core.records import VoucherCdr, VoucherDetail
 
@@ -56,6 +64,11 @@ BLOCK = 200  # ids written per round (the loop looks at its stop between rounds)
 RENEW_S = TURN_S / 3  # several desks: the turn's holder renews it this often while it has nothing to write
 KEEP_S = 2 * TURN_S  # several desks: how long a desk without the turn keeps the ids it heard (module doc)
 KEEP_MOST = 100_000  # ... and how many of each kind at most
+# Several desks: a turn's holder whose folder has been unreachable this long (the first failed try and two retries
+# RETRY_S apart) lets the turn go. Long enough that a USB drive pushed back in or a network folder's short outage does
+# not move the turn; short enough that the desk taking it over still keeps (KEEP_S, twice this) what was heard since
+# the folder went away.
+UNREACHABLE_S = 2 * RETRY_S
 _MONTH = re.compile(r"^\d{6}$")  # AAAAMM: the month folders of comprobantes/ (no environment before it: legacy)
 
 
@@ -100,6 +113,8 @@ class VoucherFileWriter:
         self._lock = threading.Lock()
         self._holding = False  # several desks: the turn's last answer,
         self._looked_at: float | None = None  # ... asked at this `monotonic()` (again LOOK_AGAIN_S later)
+        self._failing_since: float | None = None  # when the folder was first found unreachable (`monotonic()`)
+        self._let_go = False  # several desks: the turn let go for an unreachable folder, not looked for until it is back
         self.written = 0  # files written so far (tests wait on it)
         self.loop = BackgroundLoop("yupana-backup-files", self._round, what="backup files", logger=log)
 
@@ -166,16 +181,72 @@ class VoucherFileWriter:
     def _round(self) -> Due:
         folder = self._folder()
         if not folder:
-            with self._lock:
-                self._pending.clear()
-                self._summaries.clear()
-            if self.turn is not None:
-                self._holding, self._looked_at = False, None
-                self.turn.give_up()  # a desk with a folder writes from now on
-            return IDLE
-        if not self._my_turn():
-            return self._keep()
+            return self._no_folder()
         target = Path(folder).expanduser()
+        if self._let_go:
+            return self._after_letting_go(target)
+        if not self._my_turn():
+            self._failing_since = None  # another desk writes: its folder's failures are its own
+            return self._keep()
+        return self._write_as_holder(target)
+
+    def _no_folder(self) -> Due:
+        with self._lock:
+            self._pending.clear()
+            self._summaries.clear()
+        self._failing_since, self._let_go = None, False
+        if self.turn is not None:
+            self._holding, self._looked_at = False, None
+            self.turn.give_up()  # a desk with a folder writes from now on
+        return IDLE
+
+    def _write_as_holder(self, target: Path) -> Due:
+        """Every id due written (a block per round); a failure retried RETRY_S later, and on a shared database the
+        turn let go once the folder has failed for UNREACHABLE_S. The holder looks at its folder even with nothing
+        to write: the scheduled backups go with the turn."""
+        try:
+            if self.turn is not None and not target.is_dir():
+                log.warning("backup folder %s unreachable (looked at again in %.0f s)", target, RETRY_S)
+                return self._failed(target)
+            if not self._write_block(target):
+                return 0  # the rest in the next round (the loop looks at its stop between rounds)
+        except OSError:
+            return self._failed(target)
+        self._failing_since = None
+        return IDLE if self.turn is None else RENEW_S  # the turn's holder renews it while a folder is set
+
+    def _failed(self, target: Path) -> Due:
+        now = self._monotonic()
+        if self._failing_since is None:
+            self._failing_since = now
+        if self.turn is not None and now - self._failing_since >= UNREACHABLE_S:
+            self._give_the_turn_up(target)
+        return RETRY_S
+
+    def _give_the_turn_up(self, target: Path) -> None:
+        """The folder unreachable for UNREACHABLE_S: the turn left to a desk that can write (module doc)."""
+        log.warning("backup folder %s unreachable for %.0f s: the backups' turn is left to a desk that can write; "
+                    "this desk keeps its files to write until the folder is back", target, UNREACHABLE_S)
+        self._let_go, self._holding, self._looked_at = True, False, None
+        if self.turn is not None:
+            self.turn.give_up()
+
+    def _after_letting_go(self, target: Path) -> Due:
+        """A desk that let the turn go: its ids kept (never dropped, as on a single desk) until its folder is back,
+        then written into it; then it competes for the turn again (at once: the next round)."""
+        if not target.is_dir():
+            return RETRY_S  # still away: the turn stays with a desk that can write
+        try:
+            if not self._write_block(target):
+                return 0
+        except OSError:
+            return RETRY_S
+        log.info("backup folder %s reachable again: this desk looks for the backups' turn again", target)
+        self._let_go, self._failing_since = False, None
+        return 0
+
+    def _write_block(self, target: Path) -> bool:
+        """Up to BLOCK ids written; whether none is left. An id that fails is kept for the next try (OSError raised)."""
         budget = BLOCK
         for due, write, what in ((self._summaries, self._write_summary, "summary"),
                                  (self._pending, self._write, "voucher")):
@@ -185,8 +256,8 @@ class VoucherFileWriter:
                 with self._lock:
                     if not due:
                         break
-                    if budget == 0:  # the rest in the next round (the loop looks at its stop between rounds)
-                        return 0
+                    if budget == 0:
+                        return False
                     budget -= 1
                     item_id, _heard_at = due.popitem(last=False)
                 try:
@@ -194,9 +265,9 @@ class VoucherFileWriter:
                 except OSError as exc:
                     with self._lock:
                         due.setdefault(item_id, self._monotonic())  # kept for the next try (at the end, as if heard now)
-                    log.warning("%s files not written to %s (retried in %.0f s): %s", what, folder, RETRY_S, exc)
-                    return RETRY_S
-        return IDLE if self.turn is None else RENEW_S  # the turn's holder renews it while a folder is set
+                    log.warning("%s files not written to %s (retried in %.0f s): %s", what, target, RETRY_S, exc)
+                    raise
+        return True
 
     def _write(self, folder: Path, voucher_id: int) -> None:
         if not folder.is_dir():
@@ -230,8 +301,13 @@ class VoucherFileWriter:
     def _put(self, target: Path, data: bytes) -> None:
         if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
             return
-        partial = target.with_name(target.name + ".partial")
-        private_file(partial)
-        partial.write_bytes(data)
-        os.replace(partial, target)
+        handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as stream:  # mkstemp: readable and writable by its owner only
+                stream.write(data)
+            os.replace(partial, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise
         self.written += 1

@@ -14,7 +14,9 @@ count again (the daily backup still comes).
 On a database several desks share, the daily and N-voucher backups are made by the desk holding the backups' turn
 (the one whose loop writes the voucher files: backup_files), into its folder; the vouchers it counts are every desk's
 (each desk hears the others' events). A desk without the turn drops its count when one is due and looks again later
-(it makes them once it takes the turn over). «Hacer copia ahora» is made on the desk where it was asked, turn or not.
+(it makes them once it takes the turn over). A holder whose folder stays unreachable lets the turn go (backup_files):
+the backups go on in the folder of a desk that can write them. «Hacer copia ahora» is made on the desk where it was
+asked, turn or not.
 """
 
 from __future__ import annotations

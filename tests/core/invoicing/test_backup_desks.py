@@ -2,8 +2,9 @@
 backups' turn alone writes the backup folder's files and makes the scheduled backups; when it leaves, the other desk
 takes the turn over and writes what came afterwards and what it kept (the files the holder never wrote). «Hacer copia
 ahora» is made on the desk where it is asked; a holder SIGKILLed (a desk process, tests/helpers/desk_process.py) is
-replaced at once, and what it never wrote is written by the desk that takes over. Which desk wrote what is observed on
-each desk's writer."""
+replaced at once, and what it never wrote is written by the desk that takes over. A holder whose USB drive stays out
+lets the turn go to the other desk, which writes what it kept and makes the day's backup; its drive back, it writes
+what it kept into it and competes for the turn again. Which desk wrote what is observed on each desk's writer."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from app.core.invoicing import backups
-from app.core.invoicing.backup_schedule import ASKED, VOUCHERS
+from app.core.invoicing.backup_schedule import ASKED, DAILY, VOUCHERS
 from app.core.platform import clock, secrets
 from app.core.platform.settings import DeskSettings
 from tests.helpers.base import ISSUER_RUC, ROOT
@@ -30,6 +31,7 @@ from tests.helpers.voucher_matrix import factura, item
 pytestmark = pytest.mark.postgres
 LINES = [item("Arroz superior 5 kg", "2", "10.00")]
 MORNING = dt.datetime(2026, 12, 7, 10, 0, tzinfo=clock.PERU)  # before the daily hour (20): no daily backup due
+EVENING = dt.datetime(2026, 12, 7, 20, 30, tzinfo=clock.PERU)  # past it: the day's backup is due
 
 
 @pytest.fixture
@@ -130,6 +132,39 @@ def test_the_scheduled_backups_are_made_by_the_turns_holder_and_backup_now_on_an
         assert asked.ok and asked.reason == ASKED, asked.message
 
 
+def test_a_holder_whose_usb_drive_stays_out_lets_the_turn_go_to_a_desk_that_can_write_and_competes_again_once_back(
+        desks, tmp_path):
+    (first, second), folder = desks
+    usb = tmp_path / "usb-caja1"
+    usb.mkdir()
+    first.admin.config_set("backup_folder", str(usb))  # the holder writes into its own USB drive, the other desk not
+    assert first._backup_files.holding()
+    shutil.rmtree(usb)  # pulled out, and left out
+    expected = _issue(first, "F001", range(1, 4)) | _issue(second, "F002", range(1, 3))
+    wait_for(second._backup_files.holding, timeout=180)  # the holder let the turn go (UNREACHABLE_S); the other took it
+    wait_for(lambda: _files(folder) == expected, timeout=60)  # what it kept while the holder could not write
+    assert not first._backup_files.holding() and first._backup_files.pending() == 5  # and the holder still keeps them
+    later = _issue(first, "F001", range(4, 6))  # issued on the desk that let go: written by the turn's holder
+    wait_for(lambda: _files(folder) == expected | later, timeout=60)
+    wait_for(lambda: first._backup_files.pending() == 7, timeout=30)  # ... and kept by the desk whose folder is out
+
+    with clock.frozen(EVENING):  # the day's backup is due: made by the turn's holder, into its folder
+        second._backup_scheduler.wake()
+        run = wait_for(lambda: second.admin.backup_status().last_run, timeout=120)
+        assert run.ok and run.reason == DAILY and Path(run.path).parent == folder, run.message
+        loop = first._backup_scheduler.loop
+        after = loop.rounds
+        loop.wake()
+        assert loop.wait_round(after, timeout=60)  # the desk that let go looked too, and left it to the holder
+        assert first.admin.backup_status().last_run is None
+
+    usb.mkdir()  # plugged in again: the desk that let go writes what it kept into its own folder
+    wait_for(lambda: _files(usb) == expected | later and first._backup_files.pending() == 0, timeout=90)
+    assert second._backup_files.holding() and not first._backup_files.holding()  # the turn stays with its holder
+    second.close()  # until it leaves: the desk whose folder is back competes again, and takes the turn
+    wait_for(first._backup_files.holding, timeout=60)
+
+
 def _ask(desk: subprocess.Popen, line: str) -> str:
     assert desk.stdin is not None and desk.stdout is not None
     desk.stdin.write(line + "\n")
@@ -157,7 +192,6 @@ def test_the_turns_holder_killed_the_other_desk_takes_over_at_once_and_writes_wh
     second = None
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        shutil.rmtree(unplugged)  # the holder's USB drive pulled out: it hears the vouchers and cannot write them
         folder = tmp_path / "carpeta-caja2"
         folder.mkdir()
         second = desk_engine(tmp_path / "caja2", url)
@@ -165,6 +199,9 @@ def test_the_turns_holder_killed_the_other_desk_takes_over_at_once_and_writes_wh
         second.invoicing.create_test_certificate(ISSUER_RUC)
         second.admin.config_set("backup_every_vouchers", "0")
         second.admin.config_set("backup_folder", str(folder))
+        # The holder's USB drive pulled out: it hears the vouchers and cannot write them (it keeps the turn until its
+        # folder has been unreachable for UNREACHABLE_S; it is killed as soon as it has tried).
+        shutil.rmtree(unplugged)
         expected = _issue(second, "F001", range(1, 4))
         wait_for(lambda: _ask(holder, "count") == "3", timeout=60)  # the holder tried: kept for its retry
         wait_for(lambda: second._backup_files.pending() == 3, timeout=30)  # and the other desk kept them too

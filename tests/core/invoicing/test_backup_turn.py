@@ -1,7 +1,8 @@
 """Issue 35 on several desks: the backup folder's files are written by the desk holding the backups' turn
 (app/core/invoicing/backup_files.py); a desk without it keeps the ids it heard for a bounded time, so the desk that
-takes the turn over writes what the holder may not have written. Here the keeping alone, on a real turn (a folder's
-own database) and a clock the test moves; two desks on one PostgreSQL in test_backup_desks.py."""
+takes the turn over writes what the holder may not have written; a holder whose folder stays unreachable lets the
+turn go. Here the keeping and the letting go alone, on a real turn (a folder's own database) and a clock the test
+moves; two desks on one PostgreSQL in test_backup_desks.py."""
 
 from __future__ import annotations
 
@@ -65,5 +66,43 @@ def test_a_desk_whose_folder_is_cleared_gives_the_turn_up_for_a_desk_with_a_fold
         writer.changed([1])  # heard with no folder: nothing to keep
         assert writer._round() is None and not writer.holding() and writer.pending() == 0
         assert turns.current("backups") is None  # free: the next desk with a folder takes it at once
+    finally:
+        storage.close()
+
+
+def test_a_holder_whose_folder_stays_unreachable_lets_the_turn_go_and_writes_its_own_ids_when_the_folder_is_back(
+        tmp_path):
+    storage = open_database(tmp_path / "yupana.db")
+    try:
+        turns = repositories(storage).desk_turns
+        other = DeskTurn(turns, "backups", owner=owner_of_this_process("caja2"))  # a live desk with a reachable folder
+        now = [1000.0]
+        asked: list[int] = []
+        usb = tmp_path / "usb"  # pulled out: never made yet
+        writer = VoucherFileWriter(lambda: str(usb), lambda voucher_id: asked.append(voucher_id), lambda _id: None,
+                                   turn=DeskTurn(turns, "backups", owner=owner_of_this_process("caja1")),
+                                   monotonic=lambda: now[0])
+        writer.loop.stop()  # its rounds run here, in order
+
+        assert writer._round() == backup_files.RETRY_S and writer.holding()  # the turn taken, the folder missing
+        writer.changed([1, 2])
+        now[0] += backup_files.RETRY_S
+        assert writer._round() == backup_files.RETRY_S and writer.holding()  # not yet: a USB drive pushed back in
+        assert not other.mine()
+        now[0] = 1000.0 + backup_files.UNREACHABLE_S
+        assert writer._round() == backup_files.RETRY_S and not writer.holding()  # unreachable long enough: let go
+        assert turns.current("backups") is None and other.mine()  # a desk that can write takes it at once
+
+        writer.changed([3])
+        now[0] += 10 * KEEP_S  # its own ids are kept, however long the folder is away (as on a single desk)
+        assert writer._round() == backup_files.RETRY_S and writer.pending() == 3 and not writer.holding()
+        assert turns.current("backups") == (other.owner, True) and asked == []  # the turn not taken back
+
+        usb.mkdir()  # plugged in again: its own ids written into its folder, then it competes for the turn again
+        assert writer._round() == 0 and asked == [1, 2, 3] and writer.pending() == 0
+        assert writer._round() == backup_files.RENEW_S and not writer.holding()  # the other desk still holds it
+        other.give_up()
+        now[0] += LOOK_AGAIN_S
+        assert writer._round() == backup_files.RENEW_S and writer.holding()
     finally:
         storage.close()
