@@ -9,8 +9,9 @@ running the same file again answers every stored voucher from the store (operati
 
 On every core (issue 33): a batch of POOL_FROM requests or more is made by the engine's worker processes
 (app.core.invoicing.workers: one per core, started at the first such batch and kept), each block split between
-them, while this process writes the block before it; a worker that gives back its part gets its part of the next
-block at once. The requests are read from their stream a block at a time. The workers also pack the texts against
+them, while this process writes the block before it. The workers hold two blocks at a time, the one they make and
+the next (each part pickled before it is handed out): a worker goes from one part to the next without waiting for
+this process, even while it commits. The requests are read from their stream a block at a time. The workers also pack the texts against
 the stored dictionaries (a few hundred bytes through the pipe instead of 14 kB, nothing left to compress for the
 writer); the first texts of a new scope come unpacked and the writer packs them, storing their dictionary once,
 before the block, in a commit of its own. A block is stored only once every worker gave back its whole part, in the
@@ -31,6 +32,7 @@ import json
 import logging
 import os
 from array import array
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -41,7 +43,7 @@ from app.core.errors import ErrorCode, YupanaError, invalid, unreadable_file
 from app.core.invoicing.generation import Generation
 from app.core.invoicing.signing import Signing
 from app.core.invoicing.voucher_store import NumberTaken, VoucherStore
-from app.core.invoicing.workers import Fallback, Issuer, Made, Maker, Material, Outcome, SigningPool, WorkerLost
+from app.core.invoicing.workers import Fallback, Issuer, Made, Maker, Material, Outcome, Part, SigningPool, WorkerLost
 from app.core.invoicing.xmldsig import CanonicalSignature
 from app.core.records import BatchItem, SignedVoucher
 
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 BLOCK = 250  # vouchers per transaction: large enough to make a commit's cost vanish, small for progress
 POOL_FROM = 64  # a smaller batch is made in this process: starting the workers (about a second) costs more
 ATTEMPTS = 2  # times a block is given to the workers before this process makes it itself
+AHEAD = 2  # blocks in the workers' hands: the one they make and the next, waiting in each one's pipe
 PUMP_EVERY = 8  # vouchers stored (or items handed out) between two looks at what the workers sent meanwhile
 
 
@@ -218,54 +221,63 @@ class Batches:
         pool = self.pool
         pool.configure(signer.algorithm, self.generation.settings.get("sunat_rules_dir"))
         pool.forget_issuers()  # each batch checks its certificates again (a default changed, one expired)
-        first, block = next(blocks)
-        self._learn_issuer(signer, _issuer_ruc(_payload(block[0])))
-        lost = self._hand_out(block, first)
+        ahead: deque[tuple[int, list[Any]]] = deque([next(blocks)])  # in the workers' hands, oldest first
+        self._learn_issuer(signer, _issuer_ruc(_payload(ahead[0][1][0])))
+        lost = self._hand_out(*ahead[0])
+        lost = self._top_up(ahead, blocks) or lost
         try:
-            while True:
-                following = next(blocks, None)  # handed to each worker as it finishes its part of this block
-                made, handed = self._gather(signer, block, first, lost, following)
+            while ahead:
+                first, block = ahead[0]
+                made = self._gather(signer, ahead, lost)
+                ahead.popleft()
+                lost = self._top_up(ahead, blocks)  # the workers get the next block before this one is stored
                 yield from self._finish(signer, block, first, made, pool.pump)
                 pool.set_dictionaries(self.store.kept_dictionaries())  # new scopes: packed by the workers from now on
-                if following is None:
-                    log.info("batch of %d requests made by %d signing processes: %s", first + len(block),
-                             len(pool.workers), pool.describe())
-                    return
-                (first, block), lost = following, not handed
+            log.info("batch of %d requests made by %d signing processes: %s", first + len(block), len(pool.workers),
+                     pool.describe())
         finally:
             self._drain()
 
-    def _parts(self, block: list[Any], first: int) -> list[tuple[int, list[Any]]]:
-        """`block` split between the workers, one (first index, requests) each, in order."""
-        count = len(self.pool.workers)
-        share = -(-len(block) // count) if count else 0
-        return [(first + number * share, block[number * share:(number + 1) * share]) for number in range(count)]
+    def _top_up(self, ahead: deque[tuple[int, list[Any]]], blocks: Iterator[tuple[int, list[Any]]]) -> bool:
+        """Hand the workers the blocks that follow until they hold AHEAD; True when one was found gone."""
+        lost = False
+        while len(ahead) < AHEAD and (following := next(blocks, None)) is not None:
+            ahead.append(following)
+            lost = self._hand_out(*following) or lost
+        return lost
 
-    def _hand_out(self, block: list[Any], first: int) -> bool:
+    def _shares(self, count: int, first: int) -> list[tuple[int, int]]:
+        """A block of `count` requests from `first` split between the workers: (first index, size) each, in order."""
+        workers = len(self.pool.workers)
+        share = -(-count // workers) if workers else 0
+        return [(first + number * share, max(0, min(share, count - number * share))) for number in range(workers)]
+
+    def _hand_out(self, first: int, block: list[Any]) -> bool:
         """Give each worker its part of `block`; True when it could not (a worker was found gone)."""
         if not self.pool.workers:  # closed meanwhile (the engine's close)
             return True
         try:
-            for worker, (part_first, part) in zip(self.pool.workers, self._parts(block, first), strict=True):
-                if part:
-                    self.pool.send(worker, part_first, part)
+            for worker, (part_first, size) in zip(self.pool.workers, self._shares(len(block), first), strict=True):
+                if size:
+                    offset = part_first - first
+                    self.pool.send(worker, Part.of(part_first, block[offset:offset + size]))
         except WorkerLost:
             log.warning("batch: a signing worker was gone when handed its part", exc_info=True)
             return True
         return False
 
-    def _gather(self, signer: _Signer, block: list[Any], first: int, lost: bool,
-                following: tuple[int, list[Any]] | None) -> tuple[list[Outcome], bool]:
-        """The block's vouchers as the workers made them (a block whose worker was lost is made again whole), and
-        whether `following` went to the workers meanwhile, each worker's part as soon as it was free."""
+    def _gather(self, signer: _Signer, ahead: deque[tuple[int, list[Any]]], lost: bool) -> list[Outcome]:
+        """The oldest block's vouchers as the workers made them. A block whose worker was lost is made again whole
+        by new workers, who are handed the blocks behind it too."""
+        first, block = ahead[0]
         for attempt in range(ATTEMPTS):
             if attempt or lost:
                 if not self._restarted():
                     break
-                if self._hand_out(block, first):
+                if any([self._hand_out(*handed) for handed in ahead]):
                     continue
             try:
-                made, handed = self._collect(following)
+                made = self._collect(first, block)
                 if len(made) != len(block):
                     raise WorkerLost(f"{len(made)} of {len(block)} vouchers came back")
             except WorkerLost:
@@ -275,27 +287,29 @@ class Batches:
             for outcome in made:
                 if isinstance(outcome, Fallback) and outcome.unknown_ruc:
                     self._learn_issuer(signer, outcome.unknown_ruc)  # for the blocks that follow
-            return made, handed
+            return made
         log.error("batch: the signing workers failed on vouchers %d-%d: made in this process", first + 1,
                   first + len(block))
-        self._restarted()  # for the blocks that follow
-        return self._made_here(signer, block, first), False
+        if self._restarted():  # for the blocks that follow
+            for handed in list(ahead)[1:]:
+                self._hand_out(*handed)
+        return self._made_here(signer, block, first)
 
-    def _collect(self, following: tuple[int, list[Any]] | None) -> tuple[list[Outcome], bool]:
-        """Each worker's part, in order; as each one is free, its part of `following`. (outcomes, whether every part
-        of `following` was handed out)."""
-        parts = self._parts(following[1], following[0]) if following is not None else []
-        made: list[Outcome] = []
-        handed = True
-        for number, worker in enumerate(self.pool.workers):
-            if worker.busy:
-                made += self.pool.receive(worker)
-            if number < len(parts) and parts[number][1]:
-                try:
-                    self.pool.send(worker, *parts[number])
-                except WorkerLost:  # found gone: the following block is handed out again whole
-                    handed = False
-        return made, handed and following is not None
+    def _collect(self, first: int, block: list[Any]) -> list[Outcome]:
+        """The block's parts, each taken as soon as its worker sent it whole, in order of the requests."""
+        workers = self.pool.workers
+        holding = []
+        for number, (part_first, size) in enumerate(self._shares(len(block), first)):
+            if size and not workers[number].holds(part_first):
+                raise WorkerLost(f"vouchers {part_first + 1}-{part_first + size} are in no worker's hands")
+            if size:
+                holding.append(workers[number])
+        made: dict[int, list[Outcome]] = {}
+        while holding:
+            worker = self.pool.first_finished(holding)
+            holding.remove(worker)
+            made[workers.index(worker)] = self.pool.receive(worker)
+        return [outcome for number in sorted(made) for outcome in made[number]]
 
     def _restarted(self) -> bool:
         try:

@@ -28,11 +28,13 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import date
 from decimal import Decimal
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any, cast
 
 from app.core.contract import GenerarXmlRequest, parse_json, parse_model
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SEND_EVERY = 25  # vouchers per message back: a worker's part of a block arrives in pieces, as it is made
+READ_EVERY = 4  # vouchers between two looks at the engine's messages, while a worker makes a part
 STOP_WAIT_S = 5.0
 
 
@@ -110,6 +113,8 @@ class Made:
     # is a few hundred bytes where the text is 14 kB: through the pipe, and for the writer, which packs the rest.
     request: str | bytes
     xml: str | bytes
+    # The ds:Signature element (2.3 kB, two thirds of what a worker sends of a voucher): "" when it comes packed
+    # (a few hundred bytes), unpacked by the writer; the less a worker sends, the less it waits on a full pipe.
     signature: str
     packed_signature: bytes | None
     offset: int  # where the Signature goes in the text
@@ -121,9 +126,12 @@ class Made:
     observaciones: list[str]
 
     def signed(self, unpack: Callable[[bytes], bytes]) -> CanonicalSignature:
-        """The signature with its signed document, the generated text unpacked when it came packed."""
+        """The signature with its signed document, the texts unpacked when they came packed."""
         xml = self.xml if isinstance(self.xml, str) else unpack(self.xml).decode("utf-8")
-        return xmldsig.CanonicalSignature(self.signature, self.offset, splice_signature(xml, self.offset, self.signature),
+        signature = self.signature
+        if not signature and self.packed_signature is not None:
+            signature = unpack(self.packed_signature).decode("utf-8")
+        return xmldsig.CanonicalSignature(signature, self.offset, splice_signature(xml, self.offset, signature),
                                           self.digest_value, self.signature_value, self.signed_sha256)
 
 
@@ -137,6 +145,21 @@ class Fallback:
 
 
 Outcome = Made | Fallback
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A worker's part of a block: requests `first` onwards, already pickled as the message the worker receives.
+    Made by `Part.of` before the worker is free: pickling a part of 125 requests takes 2-4 ms, which the worker
+    would spend waiting (issue 33)."""
+
+    first: int
+    size: int
+    message: bytes = field(repr=False)
+
+    @classmethod
+    def of(cls, first: int, raws: list[Any]) -> Part:
+        return cls(first, len(raws), bytes(ForkingPickler.dumps(("make", first, raws))))
 Material = tuple[str, "rsa.RSAPrivateKey", "x509.Certificate", bool]  # (certificado_id, key, certificate, por_vencer)
 
 
@@ -213,11 +236,11 @@ class Maker:
                            doc.fecha)
         request_scope, xml_scope, signature_scope = VoucherStore.scopes_of(doc, certificado_id)
         signature_dictionary = self.dictionaries.get(signature_scope or "")
+        packed_signature = (signature_dictionary.pack_bytes(signed.signature.encode("utf-8"))
+                            if signature_dictionary else None)
         return Made(index, issued, name, xml_hash, xml_sha256, content_key_of(canonical_request),
                     self._packed(request_scope, canonical_request), self._packed(xml_scope, xml, encoded),
-                    signed.signature,
-                    signature_dictionary.pack_bytes(signed.signature.encode("utf-8")) if signature_dictionary else None,
-                    signed.offset, signed.sha256, signed.digest_value, signed.signature_value, certificado_id,
+                    "" if packed_signature is not None else signed.signature, packed_signature, signed.offset, signed.sha256, signed.digest_value, signed.signature_value, certificado_id,
                     por_vencer, observaciones)
 
     def _packed(self, scope: str, text: str, encoded: bytes | None = None) -> str | bytes:
@@ -275,23 +298,27 @@ def _name_unknown(ruc: str) -> str | None:
 
 
 def serve(conn: Connection) -> None:
-    """A worker's life: answer the engine's messages until the pipe closes or it says stop."""
+    """A worker's life: answer the engine's messages, in order, until the pipe closes or it says stop. The engine
+    gives a worker its next part while it makes the current one (the messages that arrive meanwhile wait in
+    `waiting`): a worker need not wait for the engine between two parts."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle (it cancels the batch)
     state = _WorkerState()
+    waiting: deque[tuple[Any, ...]] = deque()
     try:
-        while _answer(conn, state, conn.recv()):
+        while _answer(conn, state, waiting.popleft() if waiting else conn.recv(), waiting):
             pass
     except (EOFError, OSError):  # the engine closed the pipe (it ended, or let this worker go mid-part)
         return
 
 
-def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...]) -> bool:
+def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...],
+            waiting: deque[tuple[Any, ...]]) -> bool:
     """Answer one message; False to stop."""
     kind = message[0]
     if kind == "setup":
         state.update(message[1])
     elif kind == "make":
-        _make_part(conn, state, message[1], message[2])
+        _make_part(conn, state, message[1], message[2], waiting)
     elif kind == "about":
         conn.send(("about", {"pid": os.getpid(), "peak_rss_bytes": peak_rss_bytes(), "cpu_s": time.process_time(),
                              "qt_loaded": any(name.startswith("PySide6") for name in sys.modules),
@@ -299,14 +326,20 @@ def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...]) -> 
     return kind != "stop"
 
 
-def _make_part(conn: Connection, state: _WorkerState, first: int, raws: list[Any]) -> None:
+def _make_part(conn: Connection, state: _WorkerState, first: int, raws: list[Any],
+               waiting: deque[tuple[Any, ...]]) -> None:
     """Make a part, sending it back a few vouchers at a time (a pipe holds 64 KiB, about three vouchers: the engine
-    reads them as they come, `SigningPool.pump`, so that this process seldom waits on a full pipe)."""
+    reads them as they come, `SigningPool.pump`, so that this process seldom waits on a full pipe). The engine's
+    messages are read meanwhile into `waiting`: its next part, which it could not finish sending (a Windows pipe
+    holds 8 KiB) before this worker reads."""
     if state.maker is None:
         conn.send(("failed", "the worker was not set up"))
         return
     made: list[Outcome] = []
     for offset, raw in enumerate(raws):
+        if offset % READ_EVERY == 0:
+            while conn.poll():
+                waiting.append(conn.recv())
         try:
             made.append(state.maker.make(first + offset, raw))
         except Exception as exc:  # a bug outside the voucher's own work: the engine makes this part again
@@ -347,11 +380,24 @@ class _Worker:
         self.conn = conn
         self.keys_sent: set[str] = set()
         self.setup_version = -1
-        self.busy = False  # given a part the engine has not taken back yet
-        self.pieces: list[list[Outcome]] = []  # what it sent of its part so far
-        self.sent_all = False  # its last piece is among them
-        self.lost: str | None = None  # why its part will never come whole
+        self.parts: deque[Part] = deque()  # given and not taken back yet, oldest first: the one it makes, the next
+        self.pieces: list[list[Outcome]] = []  # what it sent so far of the oldest part not sent whole
+        self.finished: deque[list[Outcome]] = deque()  # the oldest parts, sent whole, not taken back yet
+        self.lost: str | None = None  # why its parts will never come whole
         self.signed = 0  # vouchers it generated and signed since it started (the batch's log line, the Wine smoke)
+
+    @property
+    def busy(self) -> bool:
+        """Given a part the engine has not taken back yet."""
+        return bool(self.parts)
+
+    def holds(self, first: int) -> bool:
+        """Its oldest part not taken back is the one that starts at request `first`."""
+        return bool(self.parts) and self.parts[0].first == first
+
+    def expecting(self) -> bool:
+        """It still has to send (part of) a part it was given."""
+        return self.lost is None and len(self.finished) < len(self.parts)
 
     def alive(self) -> bool:
         return bool(self.process.is_alive())
@@ -439,37 +485,49 @@ class SigningPool:
 
     # ------------------------------------------------------------ parts of a block
 
-    def send(self, worker: _Worker, first: int, raws: list[Any]) -> None:
-        """Give `worker` its part of a block (request `first` onwards); WorkerLost if it is gone."""
+    def send(self, worker: _Worker, part: Part) -> None:
+        """Give `worker` a part of a block, after those it has (it makes them in order); WorkerLost if it is gone."""
+        if worker.lost is not None:
+            raise WorkerLost(worker.lost)
         try:
             self._send_setup(worker)
-            worker.conn.send(("make", first, raws))
+            worker.conn.send_bytes(part.message)
         except (OSError, ValueError) as exc:  # a closed or broken pipe
             raise WorkerLost(f"{worker.process.name}: {exc!r}") from exc
-        worker.busy, worker.pieces, worker.sent_all, worker.lost = True, [], False, None
+        worker.parts.append(part)
 
     def pump(self) -> None:
         """Take what the workers have sent so far, without waiting: the writer calls it between its inserts, so that
         a worker never waits long on a full pipe while the block before is stored."""
         for worker in self._workers:
-            while worker.busy and not worker.sent_all and worker.lost is None and worker.conn.poll():
+            while worker.expecting() and worker.conn.poll():
                 self._take(worker)
 
+    def first_finished(self, candidates: list[_Worker]) -> _Worker:
+        """The first of `candidates` (busy workers) to have sent its oldest part whole or to be lost, waiting for it:
+        each part is taken back as soon as it is whole, whichever worker finishes first."""
+        while True:
+            for worker in candidates:
+                while worker.expecting() and not worker.finished and worker.conn.poll():
+                    self._take(worker)
+                if worker.finished or worker.lost is not None:
+                    return worker
+            wait([handle for worker in candidates for handle in (worker.conn, worker.process.sentinel)])
+
     def receive(self, worker: _Worker) -> list[Outcome]:
-        """`worker`'s whole part, once it has sent it; WorkerLost when it ended or failed first."""
-        while not worker.sent_all and worker.lost is None:
+        """`worker`'s oldest part, once it has sent it whole; WorkerLost when it ended or failed first."""
+        while not worker.finished and worker.lost is None:
             if not worker.conn.poll():
                 wait([worker.conn, worker.process.sentinel])  # a message, or the process's end
             self._take(worker)
-        worker.busy = False
-        if worker.lost is not None:
+        if not worker.finished:
             raise WorkerLost(worker.lost)
-        pieces, worker.pieces = worker.pieces, []
-        return [outcome for piece in pieces for outcome in piece]
+        worker.parts.popleft()
+        return worker.finished.popleft()
 
     @staticmethod
     def _take(worker: _Worker) -> None:
-        """One message of `worker`'s part."""
+        """One message of `worker`'s oldest part not sent whole."""
         try:
             kind, payload = worker.conn.recv()
         except (EOFError, OSError):
@@ -482,7 +540,9 @@ class SigningPool:
         piece = [outcome_of(values) for values in payload]
         worker.pieces.append(piece)
         worker.signed += sum(isinstance(outcome, Made) for outcome in piece)
-        worker.sent_all = kind == "done"
+        if kind == "done":
+            pieces, worker.pieces = worker.pieces, []
+            worker.finished.append([outcome for piece in pieces for outcome in piece])
 
     def about(self) -> list[dict[str, Any]]:
         """Each running worker's pid, peak memory, processor time so far, whether Qt got into it and how many
@@ -507,7 +567,8 @@ class SigningPool:
 
     def discard(self, worker: _Worker) -> None:
         """Let `worker` go: its pipe closed (it ends at its next message), killed if it has not in a few seconds."""
-        worker.busy = False
+        worker.parts.clear()
+        worker.finished.clear()
         try:
             worker.conn.close()
         except OSError:

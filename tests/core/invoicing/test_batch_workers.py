@@ -14,7 +14,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from app.core.invoicing import batches, xmldsig
-from app.core.invoicing.workers import Fallback, Maker, SigningPool, outcome_of, wire
+from app.core.invoicing.workers import Fallback, Maker, Part, SigningPool, outcome_of, wire
 from tests.helpers.base import ISSUER_RUC
 from tests.helpers.voucher_matrix import factura, item
 
@@ -160,7 +160,8 @@ def test_the_requests_are_taken_a_block_at_a_time(engine, company, certificado_i
 
     results = engine.invoicing.issue_batch(stream(), certificado_id)
     first = next(results)
-    assert first.success and taken <= 2 * batches.BLOCK  # the first block, and the one the workers make meanwhile
+    # The first block (stored), and the AHEAD blocks the workers hold meanwhile: the one they make, the next
+    assert first.success and taken <= (1 + batches.AHEAD) * batches.BLOCK < 4 * batches.BLOCK
     results.close()  # cancelled: what was handed out is stored, the workers are left idle for the next batch
     assert list(engine.invoicing.issue_batch(facturas(2000, 3), certificado_id))[0].success
     assert stored_numbers(engine)[:batches.BLOCK] == list(range(1, batches.BLOCK + 1))
@@ -185,3 +186,64 @@ def test_the_key_goes_to_each_worker_once_through_its_pipe(engine, company, cert
             for part in ("cmdline", "environ"):
                 shown = Path(f"/proc/{worker.process.pid}/{part}").read_bytes()
                 assert der not in shown and base64.b64encode(der)[:64] not in shown and b"PRIVATE KEY" not in shown
+
+
+def test_while_a_block_is_stored_each_worker_holds_the_next_two(engine, company, certificado_id, pooled, monkeypatch):
+    made = engine._batches
+    pool = made.pool
+    finish = made._finish
+    held: dict[int, list[list[int]]] = {}
+
+    def look_then_finish(signer, block, first, *rest):
+        held[first] = [[part.first for part in worker.parts] for worker in pool.workers]
+        yield from finish(signer, block, first, *rest)
+
+    monkeypatch.setattr(made, "_finish", look_then_finish)
+    count = 3 * batches.BLOCK + 2 * len(pool.workers or [0, 0])
+    results = list(engine.invoicing.issue_batch(facturas(1, count), certificado_id))
+    assert all(r.success for r in results) and stored_numbers(engine) == list(range(1, count + 1))
+    share = -(-batches.BLOCK // len(pool.workers))
+    # Block 1 stored while each worker makes its part of block 2 and has its part of block 3 waiting: never idle
+    assert held[0] == [[batches.BLOCK + n * share, 2 * batches.BLOCK + n * share] for n in range(len(pool.workers))]
+    assert all(not worker.parts for worker in pool.workers)  # every part taken back at the end
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGSTOP is POSIX")
+def test_a_part_is_taken_back_as_soon_as_it_is_whole_whichever_worker_finishes_first(engine, company,
+                                                                                      certificado_id, pooled):
+    list(engine.invoicing.issue_batch(facturas(1, 2), certificado_id))  # the workers started and set up
+    pool = engine._batches.pool
+    if len(pool.workers) < 2:
+        pytest.skip("one core: one worker")
+    slow, quick = pool.workers[0], pool.workers[1]
+    os.kill(slow.process.pid, signal.SIGSTOP)  # it cannot finish its part until it is let go on
+    try:
+        pool.send(slow, Part.of(0, facturas(100, 3)))
+        pool.send(quick, Part.of(3, facturas(103, 3)))
+        assert pool.first_finished([slow, quick]) is quick  # not held up by the first in line
+        assert [outcome.index for outcome in pool.receive(quick)] == [3, 4, 5]
+    finally:
+        os.kill(slow.process.pid, signal.SIGCONT)
+    assert [outcome.index for outcome in pool.receive(slow)] == [0, 1, 2] and not slow.busy
+
+
+def test_a_packed_signature_crosses_the_pipe_alone_and_is_unpacked_by_the_writer(engine, company, certificado_id,
+                                                                                 pooled):
+    list(engine.invoicing.issue_batch(facturas(1, batches.BLOCK + 1), certificado_id))  # its dictionaries stored
+    store = engine._batches.store
+    signer = batches._Signer(engine._batches.signing, certificado_id)
+    request = facturas(batches.BLOCK + 2, 1)[0]
+    plain = Maker(engine._batches.generation, signer.material, signer.algorithm).make(0, request)
+    packing = Maker(engine._batches.generation, signer.material, signer.algorithm, store.kept_dictionaries())
+    packed = packing.make(0, request)
+    assert not isinstance(plain, Fallback) and not isinstance(packed, Fallback)
+    assert packed.signature == "" and packed.packed_signature and plain.signature.startswith("<ds:Signature")
+    assert len(repr(wire(packed))) < len(repr(wire(plain))) - 1500  # the 2.3 kB element is not sent twice
+
+    def unpack(data: bytes) -> bytes:
+        text = store.unpack_bytes(data)
+        assert text is not None
+        return text
+
+    assert packed.signed(unpack) == plain.signed(unpack)
+    assert xmldsig.verify_xml(packed.signed(unpack).xml).valid
