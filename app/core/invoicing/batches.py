@@ -11,9 +11,9 @@ On every core (issue 33): a batch of POOL_FROM requests or more is made by the e
 (app.core.invoicing.workers: one per core, started at the first such batch and kept), each block split between
 them, while this process writes the block before it. The workers hold two blocks at a time, the one they make and
 the next (each part pickled before it is handed out): a worker goes from one part to the next without waiting for
-this process, even while it commits. The requests are read from their stream a block at a time. The workers also pack the texts against
-the stored dictionaries (a few hundred bytes through the pipe instead of 14 kB, nothing left to compress for the
-writer); the first texts of a new scope come unpacked and the writer packs them, storing their dictionary once,
+this process, even while it commits. The requests are read from their stream a block at a time (at most AHEAD + 1
+blocks in memory). The workers also pack the texts against the stored dictionaries (a few hundred bytes through
+the pipe instead of 14 kB, nothing left to compress for the writer); the first texts of a new scope come unpacked and the writer packs them, storing their dictionary once,
 before the block, in a commit of its own. A block is stored only once every worker gave back its whole part, in the
 writer's one transaction, where its numbers are taken: a worker that dies mid-block leaves nothing of the block
 behind (its transaction never began), and the block is made again by new workers (then, should those fail too, by

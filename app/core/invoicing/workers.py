@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import operator
 import os
+import queue
 import signal
 import sys
 import threading
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SEND_EVERY = 25  # vouchers per message back: a worker's part of a block arrives in pieces, as it is made
-READ_EVERY = 4  # vouchers between two looks at the engine's messages, while a worker makes a part
 STOP_WAIT_S = 5.0
 
 
@@ -240,8 +240,9 @@ class Maker:
                             if signature_dictionary else None)
         return Made(index, issued, name, xml_hash, xml_sha256, content_key_of(canonical_request),
                     self._packed(request_scope, canonical_request), self._packed(xml_scope, xml, encoded),
-                    "" if packed_signature is not None else signed.signature, packed_signature, signed.offset, signed.sha256, signed.digest_value, signed.signature_value, certificado_id,
-                    por_vencer, observaciones)
+                    "" if packed_signature is not None else signed.signature, packed_signature, signed.offset,
+                    signed.sha256, signed.digest_value, signed.signature_value, certificado_id, por_vencer,
+                    observaciones)
 
     def _packed(self, scope: str, text: str, encoded: bytes | None = None) -> str | bytes:
         dictionary = self.dictionaries.get(scope)
@@ -298,27 +299,43 @@ def _name_unknown(ruc: str) -> str | None:
 
 
 def serve(conn: Connection) -> None:
-    """A worker's life: answer the engine's messages, in order, until the pipe closes or it says stop. The engine
-    gives a worker its next part while it makes the current one (the messages that arrive meanwhile wait in
-    `waiting`): a worker need not wait for the engine between two parts."""
+    """A worker's life: answer the engine's messages, in order, until the pipe closes or it says stop.
+
+    The engine gives a worker its next part while it makes the current one, so that it never waits for the engine
+    between two parts. A thread of the worker reads every message as it comes (`_read`): the engine's send of a
+    part larger than a pipe holds ends even while this worker is blocked sending a piece the engine has not read
+    yet (each would otherwise wait for the other to read; test_batch_workers.py). The thread sleeps in the pipe's
+    read and holds the interpreter only to unpickle a message, once per part."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle (it cancels the batch)
     state = _WorkerState()
-    waiting: deque[tuple[Any, ...]] = deque()
+    inbox: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+    threading.Thread(target=_read, args=(conn, inbox), name="yupana-firma-lectura", daemon=True).start()
     try:
-        while _answer(conn, state, waiting.popleft() if waiting else conn.recv(), waiting):
+        while (message := inbox.get()) is not None and _answer(conn, state, message):
             pass
     except (EOFError, OSError):  # the engine closed the pipe (it ended, or let this worker go mid-part)
         return
 
 
-def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...],
-            waiting: deque[tuple[Any, ...]]) -> bool:
+def _read(conn: Connection, inbox: queue.SimpleQueue[tuple[Any, ...] | None]) -> None:
+    """Put each of the engine's messages in `inbox` as it arrives; None once the pipe is closed or after stop."""
+    try:
+        while True:
+            message = conn.recv()
+            inbox.put(message)
+            if message[0] == "stop":
+                return
+    except (EOFError, OSError):
+        inbox.put(None)
+
+
+def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...]) -> bool:
     """Answer one message; False to stop."""
     kind = message[0]
     if kind == "setup":
         state.update(message[1])
     elif kind == "make":
-        _make_part(conn, state, message[1], message[2], waiting)
+        _make_part(conn, state, message[1], message[2])
     elif kind == "about":
         conn.send(("about", {"pid": os.getpid(), "peak_rss_bytes": peak_rss_bytes(), "cpu_s": time.process_time(),
                              "qt_loaded": any(name.startswith("PySide6") for name in sys.modules),
@@ -326,20 +343,14 @@ def _answer(conn: Connection, state: _WorkerState, message: tuple[Any, ...],
     return kind != "stop"
 
 
-def _make_part(conn: Connection, state: _WorkerState, first: int, raws: list[Any],
-               waiting: deque[tuple[Any, ...]]) -> None:
+def _make_part(conn: Connection, state: _WorkerState, first: int, raws: list[Any]) -> None:
     """Make a part, sending it back a few vouchers at a time (a pipe holds 64 KiB, about three vouchers: the engine
-    reads them as they come, `SigningPool.pump`, so that this process seldom waits on a full pipe). The engine's
-    messages are read meanwhile into `waiting`: its next part, which it could not finish sending (a Windows pipe
-    holds 8 KiB) before this worker reads."""
+    reads them as they come, `SigningPool.pump`, so that this process seldom waits on a full pipe)."""
     if state.maker is None:
         conn.send(("failed", "the worker was not set up"))
         return
     made: list[Outcome] = []
     for offset, raw in enumerate(raws):
-        if offset % READ_EVERY == 0:
-            while conn.poll():
-                waiting.append(conn.recv())
         try:
             made.append(state.maker.make(first + offset, raw))
         except Exception as exc:  # a bug outside the voucher's own work: the engine makes this part again

@@ -7,6 +7,7 @@ import base64
 import os
 import signal
 import sys
+import threading
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from app.core.invoicing import batches, xmldsig
 from app.core.invoicing.workers import Fallback, Maker, Part, SigningPool, outcome_of, wire
 from tests.helpers.base import ISSUER_RUC
+from tests.helpers.messaging_support import wait_for
 from tests.helpers.voucher_matrix import factura, item
 
 
@@ -28,6 +30,12 @@ def facturas(first: int, count: int, serie: str = "F910") -> list[dict]:
 def pooled(monkeypatch):
     """Every batch, however small, is made by the workers."""
     monkeypatch.setattr(batches, "POOL_FROM", 1)
+
+
+def sleeping(pid: int) -> bool:
+    """The process waits in the kernel (Linux: its state in /proc; elsewhere assumed)."""
+    stat = Path(f"/proc/{pid}/stat")
+    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "S"
 
 
 def stored_numbers(engine, serie: str = "F910") -> list[int]:
@@ -247,3 +255,49 @@ def test_a_packed_signature_crosses_the_pipe_alone_and_is_unpacked_by_the_writer
 
     assert packed.signed(unpack) == plain.signed(unpack)
     assert xmldsig.verify_xml(packed.signed(unpack).xml).valid
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGSTOP is POSIX")
+def test_large_vouchers_never_leave_the_engine_and_a_worker_each_waiting_for_the_other_to_read(
+        engine, company, certificado_id, pooled, monkeypatch):
+    """Reproduces a deadlock: the engine hands a worker its next part (larger than a pipe holds) while that worker
+    is blocked sending a piece of the part it makes (larger too) that the engine does not read meanwhile. Each
+    worker's messages are read by a thread of its own, so the engine's send always ends."""
+    def lines(numero: int) -> list[dict]:
+        return [item(f"Producto {n:03d} del pedido {numero}, con una descripción larga " + "x" * 60, "3", f"{n}.25")
+                for n in range(1, 61)]
+
+    requests = [factura("F910", n, lines(n)) for n in range(1, 3 * batches.BLOCK + 1)]  # a part: ~2 MB
+    list(engine.invoicing.issue_batch(facturas(5000, 2, "F911"), certificado_id))  # the workers started
+    made = engine._batches
+    pool = made.pool
+    if len(pool.workers) < 2:
+        pytest.skip("one core: one worker")
+    ahead_of_the_other, behind = pool.workers
+    collect = made._collect
+
+    def one_worker_far_ahead(first, block):
+        if first == 0:  # the first worker finishes its part and is blocked sending a piece of the next one
+            os.kill(behind.process.pid, signal.SIGSTOP)
+            try:
+                pool.first_finished([ahead_of_the_other])
+                # It sent a piece and sleeps mid-part: blocked sending the next (the engine reads nothing now)
+                wait_for(lambda: ahead_of_the_other.conn.poll() and sleeping(ahead_of_the_other.process.pid),
+                         timeout=60)
+            finally:
+                os.kill(behind.process.pid, signal.SIGCONT)
+        return collect(first, block)
+
+    monkeypatch.setattr(made, "_collect", one_worker_far_ahead)
+    results: list = []
+    batch = threading.Thread(target=lambda: results.extend(engine.invoicing.issue_batch(requests, certificado_id)))
+    batch.start()
+    batch.join(120)
+    stuck = batch.is_alive()
+    if stuck:  # let the test end: the workers' deaths break the engine's send
+        for worker in pool.workers:
+            os.kill(worker.process.pid, signal.SIGKILL)
+        batch.join(60)
+    assert not stuck, "the engine and a worker waited for each other"
+    assert len(results) == len(requests) and all(r.success for r in results)
+    assert stored_numbers(engine) == list(range(1, len(requests) + 1))
