@@ -58,5 +58,7 @@ def decode_qr(path: Path, tmp_path: Path) -> list[str]:
     uncompressed PGM, where a colour PNG cost two thirds of the time in encoding and decoding it again)."""
     image = tmp_path / "qr"
     subprocess.run(["pdftoppm", "-r", "200", "-gray", "-singlefile", str(path), str(image)], check=True)
-    done = subprocess.run(["zbarimg", "-q", "--raw", str(image) + ".pgm"], capture_output=True)
+    # QR codes only: the other symbologies read a false barcode in some lines of text (a ticket's «C25D», 07-12-2026)
+    done = subprocess.run(["zbarimg", "-q", "--raw", "-Sdisable", "-Sqrcode.enable", str(image) + ".pgm"],
+                          capture_output=True)
     return done.stdout.decode("utf-8").split()

@@ -344,6 +344,8 @@ THREADS_ALLOWED = {
     "app/core/platform/http/asgi_server.py": "an HTTP server's thread: uvicorn's serve loop, stopped through it",
     "app/core/platform/http/httpserver.py": "an HTTP server's thread: http.server's serve_forever",
     "app/core/services/lookups.py": "the padrón import: one job run once, its progress handed to a reader",
+    "app/core/invoicing/workers.py": "a signing worker's pipe reader, in the worker's own process: it sleeps in the "
+                                     "read and queues each message, so that the engine's send never waits on it",
 }
 
 
