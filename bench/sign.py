@@ -96,19 +96,30 @@ def processor_seconds(engine) -> float:
     return time.process_time() + sum(worker["cpu_s"] for worker in engine._batches.pool.about())
 
 
+def issuing_engine(home: str):
+    """An engine on `home` with the issuer's company and a test certificate: (engine, certificado_id). The caller
+    closes the engine."""
+    os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
+    os.environ["YUPANA_KEYRING"] = "0"
+    from app.core.api import Company, Engine
+
+    engine = Engine(home)
+    try:
+        engine.admin.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
+                                         direccion="AV. ABANCAY 123"))
+        return engine, engine.invoicing.create_test_certificate(RUC).certificado_id
+    except BaseException:
+        engine.close()
+        raise
+
+
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else size(2000, 80)
     with tempfile.TemporaryDirectory() as home:
-        os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
-        os.environ["YUPANA_KEYRING"] = "0"
-        from app.core.api import Company, Engine
         from app.core.invoicing import batches
 
-        engine = Engine(home)
+        engine, certificado_id = issuing_engine(home)
         try:
-            engine.admin.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
-                                       direccion="AV. ABANCAY 123"))
-            certificado_id = engine.invoicing.create_test_certificate(RUC).certificado_id
             warm = engine.invoicing.generate_xml(ten_line_factura(99_999_999))
             engine.invoicing.sign({"xml": warm.xml, "certificado_id": certificado_id})  # loads the key once
             # A warm-up batch large enough for the workers: they start (and learn the key) before the clock runs.

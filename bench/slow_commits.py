@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from _sizes import size  # noqa: E402 - bench/ is the script's folder
-from sign import RUC, processor_seconds, ten_line_factura  # noqa: E402
+from sign import issuing_engine, processor_seconds, ten_line_factura  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -47,16 +47,10 @@ def main() -> None:
     delay_s = (float(sys.argv[2]) if len(sys.argv) > 2 else 30.0) / 1000
     rounds = size(ROUNDS, 1)
     with tempfile.TemporaryDirectory() as home:
-        os.environ.setdefault("YUPANA_PASSPHRASE", "bench")
-        os.environ["YUPANA_KEYRING"] = "0"
-        from app.core.api import Company, Engine
         from app.core.invoicing import batches
 
-        engine = Engine(home)
+        engine, certificado_id = issuing_engine(home)
         try:
-            engine.admin.set_company(Company(ruc=RUC, razon_social="COMERCIAL YUPANA S.A.C.", ubigeo="150101",
-                                             direccion="AV. ABANCAY 123"))
-            certificado_id = engine.invoicing.create_test_certificate(RUC).certificado_id
             timed_batch(engine, certificado_id, 90_000_000, max(batches.POOL_FROM, count // 4))  # workers started
             workers = len(engine._batches.pool.workers)
             cores = min(workers, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
