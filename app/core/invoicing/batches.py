@@ -13,11 +13,12 @@ them, while this process writes the block before it. The workers hold two blocks
 the next (each part pickled before it is handed out): a worker goes from one part to the next without waiting for
 this process, even while it commits. The requests are read from their stream a block at a time (at most AHEAD + 1
 blocks in memory). The workers also pack the texts against the stored dictionaries (a few hundred bytes through
-the pipe instead of 14 kB, nothing left to compress for the writer); the first texts of a new scope come unpacked and the writer packs them, storing their dictionary once,
-before the block, in a commit of its own. A block is stored only once every worker gave back its whole part, in the
-writer's one transaction, where its numbers are taken: a worker that dies mid-block leaves nothing of the block
-behind (its transaction never began), and the block is made again by new workers (then, should those fail too, by
-this process): no gap, no number used twice. A smaller batch, or one that finds the workers busy with another, is
+the pipe instead of 14 kB, nothing left to compress for the writer); the first texts of a new scope come unpacked
+and the writer packs them, storing their dictionary once, before the block, in a commit of its own. A block is
+stored only once every worker gave back its whole part, in the writer's one transaction, where its numbers are
+taken: a worker that dies mid-block leaves nothing of the block behind (its transaction never began), and the block
+is made again by new workers, with the one queued behind it (then, should those fail too, by this process): no gap,
+no number used twice. A smaller batch, or one that finds the workers busy with another, is
 made in this process, the same way.
 
 Anything that is not the plain case (a number issued before, a refusal, a race with another writer) goes
@@ -274,7 +275,7 @@ class Batches:
             if attempt or lost:
                 if not self._restarted():
                     break
-                if any([self._hand_out(*handed) for handed in ahead]):
+                if any([self._hand_out(*handed) for handed in ahead]):  # a list: every block handed, even after a loss
                     continue
             try:
                 made = self._collect(first, block)
@@ -297,19 +298,17 @@ class Batches:
 
     def _collect(self, first: int, block: list[Any]) -> list[Outcome]:
         """The block's parts, each taken as soon as its worker sent it whole, in order of the requests."""
-        workers = self.pool.workers
-        holding = []
-        for number, (part_first, size) in enumerate(self._shares(len(block), first)):
-            if size and not workers[number].holds(part_first):
+        parts = [(worker, part_first, size) for worker, (part_first, size)
+                 in zip(self.pool.workers, self._shares(len(block), first), strict=True) if size]
+        for worker, part_first, size in parts:
+            if not worker.holds(part_first):
                 raise WorkerLost(f"vouchers {part_first + 1}-{part_first + size} are in no worker's hands")
-            if size:
-                holding.append(workers[number])
+        holding = {worker: part_first for worker, part_first, _size in parts}  # each worker, its part's first index
         made: dict[int, list[Outcome]] = {}
         while holding:
-            worker = self.pool.first_finished(holding)
-            holding.remove(worker)
-            made[workers.index(worker)] = self.pool.receive(worker)
-        return [outcome for number in sorted(made) for outcome in made[number]]
+            worker = self.pool.first_finished(list(holding))
+            made[holding.pop(worker)] = self.pool.receive(worker)
+        return [outcome for part_first in sorted(made) for outcome in made[part_first]]
 
     def _restarted(self) -> bool:
         try:

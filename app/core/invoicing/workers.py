@@ -160,6 +160,8 @@ class Part:
     @classmethod
     def of(cls, first: int, raws: list[Any]) -> Part:
         return cls(first, len(raws), bytes(ForkingPickler.dumps(("make", first, raws))))
+
+
 Material = tuple[str, "rsa.RSAPrivateKey", "x509.Certificate", bool]  # (certificado_id, key, certificate, por_vencer)
 
 
@@ -523,14 +525,12 @@ class SigningPool:
                     self._take(worker)
                 if worker.finished or worker.lost is not None:
                     return worker
+            # A message, or a process's end
             wait([handle for worker in candidates for handle in (worker.conn, worker.process.sentinel)])
 
     def receive(self, worker: _Worker) -> list[Outcome]:
         """`worker`'s oldest part, once it has sent it whole; WorkerLost when it ended or failed first."""
-        while not worker.finished and worker.lost is None:
-            if not worker.conn.poll():
-                wait([worker.conn, worker.process.sentinel])  # a message, or the process's end
-            self._take(worker)
+        self.first_finished([worker])
         if not worker.finished:
             raise WorkerLost(worker.lost)
         worker.parts.popleft()
